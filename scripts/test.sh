@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command: install, start the real servers, run the suite, stop what was started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+bash scripts/services.sh start
+trap 'bash scripts/services.sh stop' EXIT
+python3 -m pytest -q -p no:cacheprovider "$@"

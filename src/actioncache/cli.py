@@ -1,0 +1,238 @@
+"""The ``actioncache`` command.
+
+Sub-commands that belong to a face live in that face's package and are imported only when
+asked for (``run`` → agents, ``exec`` → runs, ``mcp`` → scratchpad), so ``actioncache exec``
+on a cache hit pays for as little import time as possible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+# name -> (module with main(argv) -> int, one-line help)
+FACE_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("actioncache.agents.cli", "run a YAML agent and print the final state as JSON"),
+    "exec": ("actioncache.runs.cli", "run a command through the cache (verifiers, reads, read-only LLM steps)"),
+    "mcp": ("actioncache.scratchpad.mcp_server", "serve the session scratchpad as MCP tools over stdio"),
+}
+
+
+def _store_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL or the user cache dir)")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines instead of a table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="actioncache",
+        description="Durable, content-keyed caching for agent actions.",
+        epilog="face commands: " + "; ".join(f"{n}: {h}" for n, (_, h) in FACE_COMMANDS.items()),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in FACE_COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+
+    p = sub.add_parser("stats", help="hits, misses, time saved and size, in total and per action")
+    _store_args(p)
+    p.add_argument("--since", metavar="WHEN", help="only count runs since WHEN (ISO time or 1h/2d); needs a run log")
+
+    p = sub.add_parser("get", help="show one entry without running anything")
+    p.add_argument("key")
+    p.add_argument("--metadata", action="store_true", help="include the entry's metadata")
+    _store_args(p)
+
+    p = sub.add_parser("invalidate", help="delete entries by key, glob pattern, action or metadata")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--key", help="one exact key")
+    group.add_argument("--pattern", help="a glob over keys, e.g. 'cache:extract:*'")
+    group.add_argument("--action", help="every entry stored by this action")
+    group.add_argument("--metadata", metavar="JSON", help='a metadata filter, e.g. \'{"_cache_type": "action_result"}\'')
+    _store_args(p)
+
+    p = sub.add_parser("cleanup", help="delete expired entries (uses the expiry index)")
+    p.add_argument("--limit", type=int, help="delete at most this many")
+    _store_args(p)
+
+    p = sub.add_parser("hash", help="content hash of a file or URL (local, s3://, gs://, az://)")
+    p.add_argument("path")
+    p.add_argument("--algorithm", default="sha256", choices=["sha256", "md5", "blake2b"])
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _open_cache(url: str | None) -> Any:
+    from .cache import Cache
+
+    return Cache(url, cleanup_probability=0.0)
+
+
+def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    for row in cells[1:]:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def _progress(label: str) -> Callable[[int, int | None], None]:
+    interactive = sys.stderr.isatty()
+
+    def report(done: int, total: int | None) -> None:
+        if not interactive:
+            return
+        of = f"/{total}" if total else ""
+        sys.stderr.write(f"\r{label}: {done}{of}")
+        sys.stderr.flush()
+
+    return report
+
+
+def _done_progress() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    cache = _open_cache(args.store)
+    stats = cache.stats()
+    if args.since:
+        stats["since"] = args.since
+        try:
+            from .runs.stats import stats_since  # provided by the agent-loop face
+
+            stats["runs_since"] = stats_since(cache, args.since)
+        except ImportError:
+            stats["runs_since_error"] = "--since needs the run log of `actioncache exec`"
+    if args.json:
+        print(json.dumps(stats, indent=2, sort_keys=True))
+        return 0 if stats.get("success") else 1
+    if stats.get("error"):
+        print(f"warning: store error: {stats['error']}", file=sys.stderr)
+    print(f"store    {stats['store']}")
+    print(f"entries  {stats.get('entries', '?')}  ({_human_bytes(stats.get('size_bytes', 0) or 0)})")
+    headers = ["action", "hits", "misses", "hit rate", "stores", "errors", "time saved"]
+    rows = [["TOTAL", stats["hits"], stats["misses"], f"{stats['hit_rate']:.0%}", stats["stores"], stats["errors"],
+             f"{stats['time_saved_s']:.1f}s"]]
+    for action, b in sorted(stats["by_action"].items()):
+        rows.append([action, b["hits"], b["misses"], f"{b['hit_rate']:.0%}", b["stores"], b["errors"], f"{b['time_saved_s']:.1f}s"])
+    print(_table(rows, headers))
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    cache = _open_cache(args.store)
+    result = cache.get(args.key, include_metadata=args.metadata)
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True, default=repr))
+    elif not result.get("success"):
+        print(f"error: {result.get('error')}", file=sys.stderr)
+    elif not result["found"]:
+        print(f"not found: {args.key}", file=sys.stderr)
+    else:
+        state = "expired" if result["expired"] else "live"
+        print(f"key      {result.get('key', args.key)}  ({state})")
+        if args.metadata:
+            for name, value in sorted((result.get("metadata") or {}).items()):
+                print(f"{name:<20} {value}")
+        print(json.dumps(result["value"], indent=2, default=repr))
+    if not result.get("success"):
+        return 1
+    return 0 if result["found"] else 3
+
+
+def cmd_invalidate(args: argparse.Namespace) -> int:
+    cache = _open_cache(args.store)
+    if args.metadata:
+        try:
+            metadata_filter = json.loads(args.metadata)
+        except ValueError as exc:
+            print(f"error: --metadata is not JSON ({exc}); example: --metadata '{{\"_cache_action\": \"extract\"}}'",
+                  file=sys.stderr)
+            return 2
+        if not isinstance(metadata_filter, dict):
+            print("error: --metadata must be a JSON object of field: value", file=sys.stderr)
+            return 2
+        result = cache.invalidate(metadata_filter=metadata_filter, progress=_progress("invalidating"))
+    elif args.action:
+        result = cache.invalidate(metadata_filter={"_cache_action": args.action}, progress=_progress("invalidating"))
+    else:
+        result = cache.invalidate(key=args.key, pattern=args.pattern, progress=_progress("invalidating"))
+    _done_progress()
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif result["success"]:
+        print(f"deleted {result['deleted_count']} entr{'y' if result['deleted_count'] == 1 else 'ies'}")
+    else:
+        print(f"error: {result['error']}", file=sys.stderr)
+    return 0 if result["success"] else 1
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    cache = _open_cache(args.store)
+    result = cache.cleanup(limit=args.limit, progress=_progress("deleting expired"))
+    _done_progress()
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif result["success"]:
+        print(f"deleted {result['deleted_count']} expired entr{'y' if result['deleted_count'] == 1 else 'ies'}")
+    else:
+        print(f"error: {result['error']}", file=sys.stderr)
+    return 0 if result["success"] else 1
+
+
+def cmd_hash(args: argparse.Namespace) -> int:
+    from .hashing import storage_hash
+
+    result = storage_hash(args.path, args.algorithm)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif result["success"]:
+        print(f"{result['hash']}  {result['path']}  ({result['algorithm']}, {result['size_bytes']} bytes)")
+    else:
+        print(f"error: {result['error']}", file=sys.stderr)
+    return 0 if result["success"] else 1
+
+
+COMMANDS = {"stats": cmd_stats, "get": cmd_get, "invalidate": cmd_invalidate, "cleanup": cmd_cleanup, "hash": cmd_hash}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in FACE_COMMANDS:
+        module_name = FACE_COMMANDS[argv[0]][0]
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            print(f"actioncache {argv[0]}: not available ({exc})", file=sys.stderr)
+            return 2
+        return int(module.main(argv[1:]) or 0)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    from .errors import StoreError
+
+    try:
+        return COMMANDS[args.command](args)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""Value encoding. JSON by default; signed pickle only when asked.
+
+Every encoded value starts with one format byte:
+
+* ``j`` plain JSON: the value held only JSON types (dict with str keys, list, str, int, float,
+  bool, None). Decoding is one ``json.loads``.
+* ``t`` tagged JSON: the value also held tuples, bytes, datetimes, dates, sets or dicts with
+  non-string keys. They are written as ``{"__ac__": TYPE, "v": ...}`` and come back as the same
+  Python type, so the round trip is lossless.
+* ``p`` HMAC-SHA256-signed pickle, written only by :class:`SignedPickleCodec` and only for values
+  JSON cannot hold. Without the secret, or with a bad signature, it is never unpickled.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import hashlib
+import hmac
+import json
+import os
+import pickle
+from typing import Any, Protocol
+
+from .errors import CodecError, CorruptEntryError, UnsupportedEntryError
+
+PLAIN = b"j"
+TAGGED = b"t"
+PICKLED = b"p"
+TAG = "__ac__"
+SECRET_ENV = "ACTIONCACHE_SECRET"
+
+
+class Codec(Protocol):
+    name: str
+
+    def encode(self, value: Any) -> bytes: ...
+
+    def decode(self, data: bytes) -> Any: ...
+
+
+class _NeedsTags(Exception):
+    pass
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _is_plain(value: Any) -> bool:
+    """True when json.dumps/json.loads gives back exactly this value."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if kind is list:
+            stack.extend(item)
+        elif kind is dict:
+            for k, v in item.items():
+                if type(k) is not str or k == TAG:
+                    return False
+                stack.append(v)
+        else:
+            return False
+    return True
+
+
+def _tag(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list:
+        return [_tag(v) for v in value]
+    if kind is dict:
+        if all(type(k) is str and k != TAG for k in value):
+            return {k: _tag(v) for k, v in value.items()}
+        return {TAG: "dict", "v": [[_tag(k), _tag(v)] for k, v in value.items()]}
+    if kind is tuple:
+        return {TAG: "tuple", "v": [_tag(v) for v in value]}
+    if kind in (bytes, bytearray):
+        return {TAG: "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
+    if kind is _dt.datetime:
+        return {TAG: "datetime", "v": value.isoformat()}
+    if kind is _dt.date:
+        return {TAG: "date", "v": value.isoformat()}
+    if kind in (set, frozenset):
+        return {TAG: kind.__name__, "v": [_tag(v) for v in value]}
+    raise CodecError(
+        f"a {kind.__name__} is not a JSON value, so it is not cached (the fresh result is returned); "
+        f"return JSON data (dict, list, str, numbers, bool, None; tuples, bytes, datetimes and sets also round-trip), "
+        f"or opt in to signed pickle with Cache(codec='pickle', secret=...)"
+    )
+
+
+def _untag(obj: dict[str, Any]) -> Any:
+    tag = obj.get(TAG)
+    if tag is None:
+        return obj
+    v = obj["v"]
+    if tag == "tuple":
+        return tuple(v)
+    if tag == "bytes":
+        return base64.b64decode(v)
+    if tag == "datetime":
+        return _dt.datetime.fromisoformat(v)
+    if tag == "date":
+        return _dt.date.fromisoformat(v)
+    if tag == "set":
+        return set(v)
+    if tag == "frozenset":
+        return frozenset(v)
+    if tag == "dict":
+        return {_freeze(k): val for k, val in v}
+    raise CorruptEntryError(f"unknown tag {tag!r} in a cached value")
+
+
+def _freeze(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key
+
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode
+
+
+class JSONCodec:
+    """The default codec: JSON, with a lossless tagged form for a few common Python types."""
+
+    name = "json"
+
+    def encode(self, value: Any) -> bytes:
+        if _is_plain(value):
+            return PLAIN + _dumps(value).encode("utf-8")
+        return TAGGED + _dumps(_tag(value)).encode("utf-8")
+
+    def decode(self, data: bytes) -> Any:
+        fmt = data[:1]
+        try:
+            if fmt == PLAIN:
+                return json.loads(data[1:])
+            if fmt == TAGGED:
+                return json.loads(data[1:], object_hook=_untag)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CorruptEntryError(f"cached value is not valid JSON: {exc}") from exc
+        if fmt == PICKLED:
+            raise UnsupportedEntryError(
+                "entry was written as signed pickle; open the cache with codec='pickle' and the same secret to read it"
+            )
+        raise CorruptEntryError(f"cached value has unknown format byte {fmt!r}")
+
+
+class SignedPickleCodec(JSONCodec):
+    """JSON when the value allows it; otherwise pickle signed with HMAC-SHA256.
+
+    A shared cache must not become a remote-code-execution channel: a pickle is only ever
+    loaded after its signature verifies against ``secret``.
+    """
+
+    name = "pickle"
+
+    def __init__(self, secret: bytes | str) -> None:
+        if isinstance(secret, str):
+            secret = secret.encode("utf-8")
+        if len(secret) < 16:
+            raise ValueError("the pickle signing secret must be at least 16 bytes; use e.g. secrets.token_hex(32)")
+        self._secret = secret
+
+    def _sign(self, payload: bytes) -> bytes:
+        return hmac.new(self._secret, payload, hashlib.sha256).digest()
+
+    def encode(self, value: Any) -> bytes:
+        try:
+            return super().encode(value)
+        except CodecError:
+            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            return PICKLED + self._sign(payload) + payload
+
+    def decode(self, data: bytes) -> Any:
+        if data[:1] != PICKLED:
+            return super().decode(data)
+        signature, payload = data[1:33], data[33:]
+        if len(signature) != 32 or not hmac.compare_digest(signature, self._sign(payload)):
+            raise CorruptEntryError("pickled entry failed its signature check; it was not loaded")
+        return pickle.loads(payload)  # noqa: S301 - signature verified above
+
+
+def make_codec(codec: str | Codec | None = None, secret: bytes | str | None = None) -> Codec:
+    if codec is None or codec == "json":
+        return JSONCodec()
+    if codec == "pickle":
+        secret = secret if secret is not None else os.environ.get(SECRET_ENV)
+        if not secret:
+            raise ValueError(
+                f"codec='pickle' needs a signing secret: pass secret=... or set ${SECRET_ENV}; "
+                f"unsigned pickle is never used"
+            )
+        return SignedPickleCodec(secret)
+    if isinstance(codec, str):
+        raise ValueError(f"unknown codec {codec!r}; use 'json' (default) or 'pickle' (signed, with a secret)")
+    return codec

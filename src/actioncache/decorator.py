@@ -1,0 +1,318 @@
+"""``@cached``: memoize sync and async functions in a :class:`Cache`.
+
+The key is ``cache:{module.qualname}:{sha256}`` over the canonical JSON of the call's arguments
+bound through the signature (defaults applied, so ``f(1)``, ``f(x=1)`` and ``f(1, y=2)`` with a
+default ``y=2`` share one entry), minus ``ignore=`` names, plus ``version=`` and, with
+``code_hash=True``, a hash of the function's code that ignores line numbers.
+
+A hit returns the stored value itself. Exceptions propagate and, like results with
+``success: false``, are never stored. The hit path is the one to keep short: no signature
+binding when the call is positional-only, one SELECT, one decode.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import time
+import types
+from typing import Any, Callable, Iterable, TypeVar
+
+from .cache import Cache, _is_failure, default_cache, resolve_ttl
+from .errors import KeyStrategyError
+from .keys import KEY_PREFIX, canonical_json
+from .stores.base import escape_glob
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SELF_NAMES = ("self", "cls")
+
+
+def code_fingerprint(fn: Callable[..., Any]) -> str:
+    """A hash of what a function does: bytecode, constants and names, recursively; no line numbers."""
+    digest = hashlib.sha256()
+
+    def feed(code: types.CodeType) -> None:
+        digest.update(code.co_code)
+        digest.update(repr(code.co_names).encode())
+        digest.update(repr(code.co_varnames).encode())
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                feed(const)
+            else:
+                digest.update(repr(const).encode())
+
+    target = inspect.unwrap(fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        raise TypeError(f"code_hash=True needs a Python function, not {type(fn).__name__}")
+    feed(code)
+    return digest.hexdigest()[:16]
+
+
+class _KeyBuilder:
+    """Turns a call's arguments into a cache key; the positional-only fast path avoids bind()."""
+
+    def __init__(self, fn: Callable[..., Any], name: str, ignore: Iterable[str], key: Callable[..., Any] | None,
+                 version: Any, code_hash: bool) -> None:
+        self.signature = inspect.signature(fn)
+        params = list(self.signature.parameters.values())
+        self.ignore = set(ignore)
+        unknown = self.ignore - {p.name for p in params}
+        if unknown:
+            raise ValueError(f"ignore= names {sorted(unknown)} that are not parameters of {name}")
+        if params and params[0].name in _SELF_NAMES:
+            self.ignore.add(params[0].name)
+        self.key_fn = key
+        self.prefix = f"{KEY_PREFIX}{name}:"
+        extras: dict[str, Any] = {}
+        if version is not None:
+            extras["v"] = version
+        if code_hash:
+            extras["c"] = code_fingerprint(fn)
+        self.extras = canonical_json(extras)[1:-1] if extras else ""
+        simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+        self.fast_names = [p.name for p in params] if simple else None
+        self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
+
+    def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        names = self.fast_names
+        if names is not None and not kwargs and len(args) <= len(names):
+            bound = dict(zip(names, args))
+            if len(args) < len(names):
+                for name in names[len(args):]:
+                    if name not in self.defaults:
+                        raise TypeError(f"missing required argument {name!r}")
+                    bound[name] = self.defaults[name]
+        else:
+            ba = self.signature.bind(*args, **kwargs)
+            ba.apply_defaults()
+            bound = dict(ba.arguments)
+        for name in self.ignore:
+            bound.pop(name, None)
+        return bound
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        if self.key_fn is not None:
+            custom = self.key_fn(*args, **kwargs)
+            if not isinstance(custom, str):
+                custom = canonical_json(custom)
+            return self.prefix + hashlib.sha256(custom.encode("utf-8")).hexdigest()
+        body = canonical_json(self.arguments(args, kwargs))
+        if self.extras:
+            body = body + "\x00" + self.extras
+        return self.prefix + hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def cached(
+    fn: Callable[..., Any] | None = None,
+    *,
+    cache: Cache | None = None,
+    ttl_seconds: float | None = None,
+    ttl_hours: float | None = None,
+    ttl_days: float | None = None,
+    key: Callable[..., Any] | None = None,
+    ignore: Iterable[str] = (),
+    version: Any = None,
+    code_hash: bool = False,
+    scope: str | None = None,
+    skip_cache: bool = False,
+    lock: bool = False,
+    lock_timeout_s: float = 60.0,
+    name: str | None = None,
+) -> Any:
+    """Memoize ``fn`` (sync or async) in ``cache`` (default: the process-wide default cache).
+
+    Works bare (``@cached``) or configured (``@cached(ttl_seconds=3600, ignore=["verbose"])``).
+    The wrapper gains ``cache_key(*a, **kw)``, ``invalidate(*a, **kw)`` (no arguments: every
+    entry of this function), ``refresh(*a, **kw)`` (run and overwrite) and ``uncached``.
+    """
+
+    def decorate(func: F) -> F:
+        return _Memoized(func, cache, ttl_seconds, ttl_hours, ttl_days, key, ignore, version, code_hash,
+                         scope, skip_cache, lock, lock_timeout_s, name).build()  # type: ignore[return-value]
+
+    if fn is not None:
+        if not callable(fn):
+            raise TypeError("@cached takes keyword options only, e.g. @cached(ttl_seconds=60)")
+        return decorate(fn)
+    return decorate
+
+
+class _Memoized:
+    def __init__(self, func: Callable[..., Any], cache: Cache | None, ttl_seconds: float | None,
+                 ttl_hours: float | None, ttl_days: float | None, key: Callable[..., Any] | None,
+                 ignore: Iterable[str], version: Any, code_hash: bool, scope: str | None, skip_cache: bool,
+                 lock: bool, lock_timeout_s: float, name: str | None) -> None:
+        self.func = func
+        self._cache = cache
+        self.name = name or f"{func.__module__}.{func.__qualname__}"
+        self.keys = _KeyBuilder(func, self.name, ignore, key, version, code_hash)
+        self.ttl_override = None if ttl_seconds is ttl_hours is ttl_days is None else resolve_ttl(ttl_seconds, ttl_hours, ttl_days)
+        self.scope = scope
+        self.skip_cache = skip_cache
+        self.lock = lock
+        self.lock_timeout_s = lock_timeout_s
+
+    @property
+    def cache(self) -> Cache:
+        return self._cache if self._cache is not None else default_cache()
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Cache) -> str | None:
+        try:
+            return self.keys(args, kwargs)
+        except KeyStrategyError as exc:
+            cache._count(self.name, errors=1)
+            import warnings
+            from .cache import CacheWarning
+
+            warnings.warn(f"{self.name}: running uncached: {exc}", CacheWarning, stacklevel=4)
+            return None
+
+    def _store(self, cache: Cache, key: str, value: Any, duration_ms: float) -> None:
+        if _is_failure(value):
+            cache._count(self.name, failures=1)
+            return
+        ttl = self.ttl_override if self.ttl_override is not None else cache.default_ttl_seconds
+        cache._store_result(key, self.name, value, ttl_s=ttl, duration_ms=duration_ms, cache_type="function_result",
+                            metadata=None, cleanup_probability=cache.cleanup_probability,
+                            cleanup_limit=cache.cleanup_limit)
+
+    def build(self) -> Callable[..., Any]:
+        func = self.func
+        if inspect.iscoroutinefunction(func):
+            wrapper = self._async_wrapper()
+        else:
+            wrapper = self._sync_wrapper()
+        functools.update_wrapper(wrapper, func)
+        wrapper.cache_key = lambda *a, **kw: self.keys(a, kw)  # type: ignore[attr-defined]
+        wrapper.invalidate = self._invalidate  # type: ignore[attr-defined]
+        wrapper.uncached = func  # type: ignore[attr-defined]
+        wrapper.cache_name = self.name  # type: ignore[attr-defined]
+        return wrapper
+
+    def _invalidate(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if args or kwargs:
+            return self.cache.invalidate(key=self.keys(args, kwargs))
+        return self.cache.invalidate(pattern=escape_glob(self.keys.prefix) + "*")
+
+    def _policy(self, cache: Cache) -> tuple[bool, bool]:
+        if self.skip_cache:
+            return False, True
+        if cache.policy is None:
+            return True, True
+        decision = cache._decide(self.scope, self.name)
+        return decision.lookup, decision.store
+
+    def _sync_wrapper(self) -> Callable[..., Any]:
+        func, name = self.func, self.name
+
+        def run_and_store(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], store: bool) -> Any:
+            started = time.perf_counter()
+            value = func(*args, **kwargs)
+            if store:
+                self._store(cache, key, value, (time.perf_counter() - started) * 1000)
+            return value
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            cache = self._cache if self._cache is not None else default_cache()
+            lookup, store = self._policy(cache)
+            key = self._key(args, kwargs, cache) if (lookup or store) else None
+            if key is None:
+                return func(*args, **kwargs)
+            if lookup:
+                found = cache._lookup(key, name)
+                if found.hit:
+                    cache._record_hit(found.entry, name)  # type: ignore[arg-type]
+                    return found.value
+                cache._count(name, misses=1)
+            if not store:
+                return func(*args, **kwargs)
+            with cache._flight(key):
+                if lookup:
+                    found = cache._lookup(key, name)
+                    if found.hit:
+                        cache._record_hit(found.entry, name)  # type: ignore[arg-type]
+                        return found.value
+                token = None
+                if self.lock:
+                    token, found_l = cache._lease(key, self.lock_timeout_s)
+                    if found_l is not None:
+                        cache._release_lease(key, token)
+                        cache._record_hit(found_l.entry, name)  # type: ignore[arg-type]
+                        return found_l.value
+                try:
+                    return run_and_store(cache, key, args, kwargs, store)
+                finally:
+                    cache._release_lease(key, token)
+
+        def refresh(*args: Any, **kwargs: Any) -> Any:
+            cache = self.cache
+            key = self._key(args, kwargs, cache)
+            if key is None:
+                return func(*args, **kwargs)
+            with cache._flight(key):
+                return run_and_store(cache, key, args, kwargs, True)
+
+        wrapper.refresh = refresh  # type: ignore[attr-defined]
+        return wrapper
+
+    def _async_wrapper(self) -> Callable[..., Any]:
+        func, name = self.func, self.name
+
+        async def run_and_store(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], store: bool) -> Any:
+            started = time.perf_counter()
+            value = await func(*args, **kwargs)
+            if store:
+                self._store(cache, key, value, (time.perf_counter() - started) * 1000)
+            return value
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            cache = self._cache if self._cache is not None else default_cache()
+            lookup, store = self._policy(cache)
+            key = self._key(args, kwargs, cache) if (lookup or store) else None
+            if key is None:
+                return await func(*args, **kwargs)
+            if lookup:
+                found = cache._lookup(key, name)
+                if found.hit:
+                    cache._record_hit(found.entry, name)  # type: ignore[arg-type]
+                    return found.value
+                cache._count(name, misses=1)
+            if not store:
+                return await func(*args, **kwargs)
+            slot = cache._async_slot(key)
+            try:
+                async with slot[0]:
+                    if lookup:
+                        found = cache._lookup(key, name)
+                        if found.hit:
+                            cache._record_hit(found.entry, name)  # type: ignore[arg-type]
+                            return found.value
+                    token = None
+                    if self.lock:
+                        import asyncio
+
+                        token, found_l = await asyncio.to_thread(cache._lease, key, self.lock_timeout_s)
+                        if found_l is not None:
+                            cache._release_lease(key, token)
+                            cache._record_hit(found_l.entry, name)  # type: ignore[arg-type]
+                            return found_l.value
+                    try:
+                        return await run_and_store(cache, key, args, kwargs, store)
+                    finally:
+                        cache._release_lease(key, token)
+            finally:
+                cache._async_release(key, slot)
+
+        async def refresh(*args: Any, **kwargs: Any) -> Any:
+            cache = self.cache
+            key = self._key(args, kwargs, cache)
+            if key is None:
+                return await func(*args, **kwargs)
+            return await run_and_store(cache, key, args, kwargs, True)
+
+        wrapper.refresh = refresh  # type: ignore[attr-defined]
+        return wrapper
+

@@ -1,0 +1,38 @@
+"""Exceptions. Each message names the problem and the fix."""
+
+from __future__ import annotations
+
+
+class ActionCacheError(Exception):
+    """Base class of every error actioncache raises."""
+
+
+class StoreError(ActionCacheError):
+    """A store could not do what was asked (down, locked, corrupt, misconfigured).
+
+    The cache core catches it: a failing store never fails the user's action.
+    """
+
+
+class StoreURLError(StoreError, ValueError):
+    """A store URL that cannot be parsed or names an unknown scheme."""
+
+
+class CodecError(ActionCacheError):
+    """A value cannot be encoded (so it is not cached) or an entry cannot be decoded."""
+
+
+class CorruptEntryError(CodecError):
+    """A stored entry is damaged or its signature does not verify; it is a miss and is removed."""
+
+
+class UnsupportedEntryError(CodecError):
+    """An entry in a format this cache is not configured to read (e.g. signed pickle without the secret)."""
+
+
+class KeyStrategyError(ActionCacheError, ValueError):
+    """A key cannot be computed from the arguments given."""
+
+
+class HashError(ActionCacheError):
+    """Content could not be hashed (missing file, unreadable URL, unknown algorithm)."""

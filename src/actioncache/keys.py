@@ -1,0 +1,140 @@
+"""Cache keys: canonical JSON, the key strategies of ``Cache.wrap``, and function-call keys.
+
+Canonical JSON is the one spelling every process agrees on: keys sorted, no whitespace, UTF-8.
+Keys must not depend on dict order or keyword order (``tests/test_keys.py`` proves it with
+hypothesis), so everything that enters a key goes through :func:`canonical_json`.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as _dt
+import enum
+import hashlib
+import json
+import os
+import uuid
+from typing import Any, Callable, Mapping
+
+from .errors import HashError, KeyStrategyError
+
+KEY_PREFIX = "cache:"
+KEY_STRATEGIES = ("args", "sha256", "custom", "file_content")
+
+
+def _key_default(value: Any) -> Any:
+    """Spell the common non-JSON argument types deterministically; refuse the rest clearly."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"__bytes_sha256__": hashlib.sha256(bytes(value)).hexdigest()}
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return sorted((canonical_json(v) for v in value))
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return _key_default(value.value) if not isinstance(value.value, (str, int, float)) else value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__dataclass__": type(value).__qualname__, **dataclasses.asdict(value)}
+    raise KeyStrategyError(
+        f"cannot build a cache key from a {type(value).__name__} argument; pass JSON-like values, "
+        f"exclude the argument with ignore=[...], or give key=callable that returns a string"
+    )
+
+
+_canonical = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_key_default, allow_nan=True
+).encode
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, non-ASCII kept as UTF-8; tuples spell like lists."""
+    try:
+        return _canonical(value)
+    except TypeError as exc:  # non-string dict keys of mixed types cannot be sorted
+        raise KeyStrategyError(f"cannot build a cache key: {exc}; use string dict keys") from exc
+    except ValueError as exc:  # circular reference
+        raise KeyStrategyError(f"cannot build a cache key: {exc}") from exc
+
+
+def sha256_hex(value: Any) -> str:
+    """SHA-256 of bytes as they are, of text as UTF-8, of anything else as canonical JSON."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+    elif isinstance(value, str):
+        data = value.encode("utf-8")
+    else:
+        data = canonical_json(value).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def args_key(action: str, args: Any) -> str:
+    return f"{KEY_PREFIX}{action}:{hashlib.sha256(canonical_json(args).encode('utf-8')).hexdigest()}"
+
+
+def compute_key(
+    action: str,
+    args: Mapping[str, Any] | None,
+    *,
+    key: str | None = None,
+    key_strategy: str = "args",
+    key_source: str | None = None,
+    file_hasher: Callable[[str], str] | None = None,
+) -> str:
+    """The key ``Cache.wrap`` stores under.
+
+    * explicit ``key`` (any strategy, and required by ``custom``): ``cache:{key}``
+    * ``args``: ``cache:{action}:{sha256(canonical_json(args))}``
+    * ``sha256``: ``cache:{action}:{sha256(content)}`` where content is ``args[key_source]``,
+      or ``key_source`` itself when no argument has that name
+    * ``file_content``: ``cache:{action}:{hash}`` over the file's content hash and the *other*
+      arguments, so the same file moved or renamed hits, and other options still count.
+
+    Raises :class:`KeyStrategyError` (bad input) or :class:`HashError` (file unreadable).
+    """
+    if key is not None:
+        if not isinstance(key, str) or not key:
+            raise KeyStrategyError("key must be a non-empty string")
+        return key if key.startswith(KEY_PREFIX) else KEY_PREFIX + key
+    args = dict(args or {})
+    if key_strategy == "args":
+        return args_key(action, args)
+    if key_strategy == "custom":
+        raise KeyStrategyError("key_strategy 'custom' needs key=...: the key text (or a Jinja expression in YAML)")
+    if key_strategy == "sha256":
+        if key_source is None:
+            raise KeyStrategyError("key_strategy 'sha256' needs key_source: the argument name (or value) to hash")
+        content = args[key_source] if key_source in args else key_source
+        return f"{KEY_PREFIX}{action}:{sha256_hex(content)}"
+    if key_strategy == "file_content":
+        if not key_source:
+            raise KeyStrategyError("key_strategy 'file_content' needs key_source: the argument that holds the file path")
+        if key_source not in args:
+            raise KeyStrategyError(
+                f"key_source {key_source!r} is not among the arguments ({', '.join(sorted(args)) or 'none'})"
+            )
+        path = args[key_source]
+        if not isinstance(path, (str, os.PathLike)):
+            raise KeyStrategyError(f"argument {key_source!r} must be a file path or URL, not {type(path).__name__}")
+        if file_hasher is None:
+            from .hashing import content_sha256
+
+            file_hasher = content_sha256
+        try:
+            digest = file_hasher(os.fspath(path))
+        except HashError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any I/O failure is a hash failure (AC-18)
+            raise HashError(f"cannot hash {path!r}: {exc}") from exc
+        keyed = dict(args)
+        keyed[key_source] = {"sha256": digest}
+        return args_key(action, keyed)
+    raise KeyStrategyError(f"unknown key_strategy {key_strategy!r}; use one of {', '.join(KEY_STRATEGIES)}")
+
+
+def bytes_token(value: bytes) -> str:
+    """Short printable token for bytes inside keys (used by the CLI and tests)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(value).digest()[:12]).decode("ascii")

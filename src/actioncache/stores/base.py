@@ -1,0 +1,225 @@
+"""The store protocol every backend implements, and the URL registry that opens them.
+
+A store keeps opaque entries: a text key, an encoded value (bytes), a flat JSON metadata
+dict and two timestamps. It knows nothing about codecs, TTL policy or key strategies; that
+is the cache core's job. Keeping the protocol this small is what lets one conformance suite
+(``tests/stores/``) prove every backend the same way.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+from ..errors import StoreError, StoreURLError
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One stored entry.
+
+    ``created_at`` and ``expires_at`` are Unix epoch seconds (UTC). ``expires_at=None``
+    means the entry never expires. ``metadata`` is a flat JSON object; backends keep it
+    queryable by top-level equality.
+    """
+
+    key: str
+    value: bytes
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+    expires_at: float | None = None
+
+    def is_expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@runtime_checkable
+class CacheStore(Protocol):
+    """What the cache core needs from a backend. Every method is safe to call from any thread.
+
+    Contract (proved by ``tests/stores/test_conformance.py``):
+
+    * ``get`` never returns a half-written entry; ``put`` is an atomic upsert.
+    * ``find`` matches ``pattern`` as a glob (``*``, ``?``, ``[...]``, as :func:`fnmatch.fnmatchcase`)
+      over the whole key and ``metadata_filter`` as equality on top-level metadata fields; both
+      given means both must hold. Callers escape user text with :func:`escape_glob`.
+    * ``delete_expired`` removes at most ``limit`` entries whose ``expires_at <= now``, found
+      through an index on the expiry time, never a scan of every entry.
+    * Counters (``add_counters``/``counters``) are shared by every process using the store.
+    * Leases give cross-process mutual exclusion on a name for at most ``ttl_s`` seconds.
+    * Every query is parameterized: keys are opaque text and may contain anything.
+    """
+
+    url: str
+
+    def get(self, key: str) -> Entry | None: ...
+
+    def put(self, entry: Entry) -> None: ...
+
+    def delete(self, key: str) -> bool: ...
+
+    def delete_many(self, keys: Iterable[str]) -> int: ...
+
+    def find(
+        self,
+        pattern: str | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[str]: ...
+
+    def delete_expired(self, now: float, limit: int | None = None) -> int: ...
+
+    def count(self) -> int: ...
+
+    def size_bytes(self) -> int: ...
+
+    def add_counters(self, deltas: Mapping[str, float]) -> None: ...
+
+    def counters(self, prefix: str = "") -> dict[str, float]: ...
+
+    def acquire_lease(self, name: str, ttl_s: float) -> str | None: ...
+
+    def release_lease(self, name: str, token: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+_GLOB_SPECIALS = re.compile(r"([*?\[])")
+
+
+def escape_glob(text: str) -> str:
+    """Escape ``*``, ``?`` and ``[`` so that ``text`` matches only itself as a glob."""
+    return _GLOB_SPECIALS.sub(r"[\1]", text)
+
+
+def glob_matches(pattern: str, key: str) -> bool:
+    """The reference glob semantics every backend must agree with."""
+    return fnmatch.fnmatchcase(key, pattern)
+
+
+def glob_literal_prefix(pattern: str) -> str:
+    """The longest prefix of ``pattern`` with no glob metacharacter (an escaped one counts as literal).
+
+    Backends use it to narrow a scan with an index range before matching the rest.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch in "*?":
+            break
+        if ch == "[":
+            # A bracket holding exactly one metacharacter is an escape made by escape_glob.
+            if i + 2 < len(pattern) and pattern[i + 2] == "]" and pattern[i + 1] in "*?[":
+                out.append(pattern[i + 1])
+                i += 3
+                continue
+            break
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def metadata_matches(metadata: Mapping[str, Any], metadata_filter: Mapping[str, Any] | None) -> bool:
+    if not metadata_filter:
+        return True
+    for name, wanted in metadata_filter.items():
+        if name not in metadata:
+            return False
+        have = metadata[name]
+        # JSON has one number type and distinguishes booleans; mirror that.
+        if isinstance(have, bool) != isinstance(wanted, bool) or have != wanted:
+            return False
+    return True
+
+
+# --- URL registry ----------------------------------------------------------------------------
+
+# scheme -> "module:factory". Modules import lazily so an extra that is not installed costs
+# nothing until a URL asks for it.
+_REGISTRY: dict[str, str] = {
+    "memory": "actioncache.stores.memory:MemoryStore.from_url",
+    "sqlite": "actioncache.stores.sqlite:SQLiteStore.from_url",
+    "duckdb": "actioncache.stores.duckdb:DuckDBStore.from_url",
+    "libsql": "actioncache.stores.turso:TursoStore.from_url",
+    "libsql+file": "actioncache.stores.turso:TursoStore.from_url",
+    "turso": "actioncache.stores.turso:TursoStore.from_url",
+    "firestore": "actioncache.stores.firestore:FirestoreStore.from_url",
+    "redis": "actioncache.stores.redis:RedisStore.from_url",
+    "rediss": "actioncache.stores.redis:RedisStore.from_url",
+    "postgresql": "actioncache.stores.postgres:PostgresStore.from_url",
+    "postgres": "actioncache.stores.postgres:PostgresStore.from_url",
+    "blob-sqlite": "actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url",
+}
+
+# Which extra provides a scheme, for the error message when its module cannot import.
+_EXTRA_FOR_SCHEME = {
+    "duckdb": "duckdb",
+    "libsql": "turso",
+    "libsql+file": "turso",
+    "turso": "turso",
+    "firestore": "firestore",
+    "redis": "redis",
+    "rediss": "redis",
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "blob-sqlite": "s3|gcs|azure",
+}
+
+
+def register_store(scheme: str, target: str) -> None:
+    """Map a URL scheme to ``"module:callable"``; the callable takes the URL and returns a store."""
+    _REGISTRY[scheme.lower()] = target
+
+
+def registered_schemes() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def _scheme_of(url: str) -> str:
+    scheme = urlsplit(url).scheme.lower()
+    if scheme.startswith("blob-sqlite+"):
+        return "blob-sqlite"
+    return scheme
+
+
+def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStore:
+    """Open the store a URL names (``sqlite:///abs/path.db``, ``memory://``, ``redis://…``, …).
+
+    ``None`` means ``$ACTIONCACHE_URL``, else a SQLite file in the user cache directory.
+    A store object passes through unchanged.
+    """
+    if url is not None and not isinstance(url, str):
+        return url
+    if url is None:
+        from .. import config
+
+        url = config.default_store_url()
+    if "://" not in url:
+        raise StoreURLError(
+            f"not a store URL: {url!r}. Use a URL such as 'sqlite:///abs/path.db' or 'memory://'; "
+            f"known schemes: {', '.join(registered_schemes())}"
+        )
+    scheme = _scheme_of(url)
+    target = _REGISTRY.get(scheme)
+    if target is None:
+        raise StoreURLError(
+            f"unknown store scheme {scheme!r} in {url!r}; known schemes: {', '.join(registered_schemes())}"
+        )
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        extra = _EXTRA_FOR_SCHEME.get(scheme, scheme)
+        raise StoreError(
+            f"the {scheme!r} store needs an optional dependency that is not installed ({exc}); "
+            f"install it with: pip install 'actioncache[{extra}]'"
+        ) from exc
+    factory: Any = module
+    for part in attr.split("."):
+        factory = getattr(factory, part)
+    return factory(url, **options)

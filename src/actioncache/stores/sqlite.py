@@ -1,0 +1,328 @@
+"""The embedded default: one SQLite file in WAL mode.
+
+Why it is shaped this way:
+
+* WAL lets readers run while one writer commits, across processes, and a reader never sees a
+  half-written row. The read path is a single autocommit SELECT: no write transaction.
+* A connection per thread (sqlite3 objects are not thread-safe to share), re-created after
+  ``fork`` (a connection must never cross a fork; the inherited ones are left untouched).
+* ``expires_at`` is indexed so cleanup deletes the oldest expired rows without a table scan.
+* The connection opens lazily: a missing directory, a locked or garbage file surfaces as a
+  :class:`StoreError` on first use, which the cache core turns into a fresh run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..errors import StoreError, StoreURLError
+from .base import Entry, glob_literal_prefix, glob_matches, metadata_matches
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key         TEXT PRIMARY KEY,
+    value       BLOB NOT NULL,
+    metadata    TEXT NOT NULL,
+    created_at  REAL NOT NULL,
+    expires_at  REAL,
+    action      TEXT
+);
+CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_action ON entries(action) WHERE action IS NOT NULL;
+CREATE TABLE IF NOT EXISTS counters (
+    name   TEXT PRIMARY KEY,
+    value  REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS leases (
+    name        TEXT PRIMARY KEY,
+    token       TEXT NOT NULL,
+    expires_at  REAL NOT NULL
+);
+"""
+
+_UPSERT = (
+    "INSERT INTO entries(key, value, metadata, created_at, expires_at, action) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(key) DO UPDATE SET value = excluded.value, metadata = excluded.metadata, "
+    "created_at = excluded.created_at, expires_at = excluded.expires_at, action = excluded.action"
+)
+_GET = "SELECT value, metadata, created_at, expires_at FROM entries WHERE key = ?"
+_DELETE_EXPIRED = (
+    "DELETE FROM entries WHERE rowid IN "
+    "(SELECT rowid FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?)"
+)
+
+# Metadata fields promoted to an indexed column: invalidation by action must not scan.
+_ACTION_FIELD = "_cache_action"
+_BATCH = 500
+
+
+def _upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` (BINARY collation)."""
+    while prefix:
+        last = ord(prefix[-1])
+        if last < 0x10FFFF:
+            return prefix[:-1] + chr(last + 1)
+        prefix = prefix[:-1]
+    return None
+
+
+class SQLiteStore:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0, synchronous: str = "NORMAL") -> None:
+        self.path = Path(path)
+        self.url = "sqlite:///" + str(self.path).lstrip("/")
+        self.timeout = float(timeout)
+        if synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
+            raise StoreURLError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
+        self.synchronous = synchronous.upper()
+        self._local = threading.local()
+        self._pid = os.getpid()
+        self._all_connections: list[sqlite3.Connection] = []
+        self._conn_lock = threading.Lock()
+        self._schema_ready = False
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> "SQLiteStore":
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            raise StoreURLError(
+                f"sqlite URL {url!r} has a host part; use three slashes and an absolute path: sqlite:///abs/path.db"
+            )
+        path = unquote(parts.path)
+        if not path or path == "/":
+            raise StoreURLError(f"sqlite URL {url!r} names no file; use sqlite:///abs/path.db")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        for name in ("timeout", "synchronous"):
+            if name in query:
+                options.setdefault(name, float(query[name]) if name == "timeout" else query[name])
+        return cls(path, **options)
+
+    # --- connections --------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        if os.getpid() != self._pid:
+            # Forked: the parent's connections belong to the parent. Start over without
+            # touching them (closing them here could disturb the parent's locks).
+            self._pid = os.getpid()
+            self._local = threading.local()
+            self._all_connections = []
+            self._conn_lock = threading.Lock()
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                str(self.path), timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if not self._schema_ready:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.executescript(SCHEMA)
+                self._schema_ready = True
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        except sqlite3.DatabaseError as exc:
+            raise self._error("open", exc) from exc
+        except OSError as exc:
+            raise StoreError(f"cannot open SQLite store at {self.path}: {exc}") from exc
+        with self._conn_lock:
+            self._all_connections.append(conn)
+        return conn
+
+    def _error(self, op: str, exc: BaseException) -> StoreError:
+        text = str(exc)
+        if "not a database" in text or "malformed" in text:
+            hint = "the file is not a healthy SQLite database; move it aside (nothing is deleted) or point to a new path"
+        elif "locked" in text or "busy" in text:
+            hint = f"another process held the lock longer than the busy timeout ({self.timeout}s); raise ?timeout= in the URL"
+        elif "readonly" in text:
+            hint = "the file or its directory is read-only; choose a writable path"
+        else:
+            hint = "see the SQLite error above"
+        return StoreError(f"SQLite store {self.path}: {op} failed: {text} ({hint})")
+
+    def _run(self, op: str, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+        try:
+            return self._conn().execute(sql, tuple(params))
+        except sqlite3.Error as exc:
+            raise self._error(op, exc) from exc
+
+    # --- protocol -----------------------------------------------------------------------
+
+    def get(self, key: str) -> Entry | None:
+        try:
+            row = self._conn().execute(_GET, (key,)).fetchone()
+        except sqlite3.Error as exc:
+            raise self._error("get", exc) from exc
+        if row is None:
+            return None
+        value, metadata, created_at, expires_at = row
+        try:
+            meta = json.loads(metadata)
+        except ValueError:
+            meta = {"_corrupt_metadata": True}
+        return Entry(key, value, meta, created_at, expires_at)
+
+    def put(self, entry: Entry) -> None:
+        action = entry.metadata.get(_ACTION_FIELD)
+        self._run(
+            "put",
+            _UPSERT,
+            (
+                entry.key,
+                sqlite3.Binary(entry.value),
+                json.dumps(dict(entry.metadata), separators=(",", ":"), ensure_ascii=False),
+                entry.created_at,
+                entry.expires_at,
+                action if isinstance(action, str) else None,
+            ),
+        )
+
+    def delete(self, key: str) -> bool:
+        return self._run("delete", "DELETE FROM entries WHERE key = ?", (key,)).rowcount > 0
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        keys = list(keys)
+        deleted = 0
+        conn = self._conn()
+        try:
+            for start in range(0, len(keys), _BATCH):
+                chunk = keys[start : start + _BATCH]
+                marks = ",".join("?" * len(chunk))
+                deleted += conn.execute(f"DELETE FROM entries WHERE key IN ({marks})", chunk).rowcount
+        except sqlite3.Error as exc:
+            raise self._error("delete", exc) from exc
+        return deleted
+
+    def find(
+        self,
+        pattern: str | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[str]:
+        where: list[str] = []
+        params: list[Any] = []
+        if pattern is not None:
+            prefix = glob_literal_prefix(pattern)
+            if prefix:
+                where.append("key >= ?")
+                params.append(prefix)
+                upper = _upper_bound(prefix)
+                if upper is not None:
+                    where.append("key < ?")
+                    params.append(upper)
+        for name, wanted in (metadata_filter or {}).items():
+            if name == _ACTION_FIELD and isinstance(wanted, str):
+                where.append("action = ?")
+                params.append(wanted)
+            elif isinstance(wanted, str) or (isinstance(wanted, (int, float)) and not isinstance(wanted, bool)):
+                where.append("json_extract(metadata, ?) = ?")
+                params.extend(['$."' + name.replace('"', '""') + '"', wanted])
+        sql = "SELECT key, metadata FROM entries"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        out: list[str] = []
+        for key, metadata in self._run("find", sql, params):
+            if pattern is not None and not glob_matches(pattern, key):
+                continue
+            if metadata_filter:
+                try:
+                    meta = json.loads(metadata)
+                except ValueError:
+                    continue
+                if not metadata_matches(meta, metadata_filter):
+                    continue
+            out.append(key)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def delete_expired(self, now: float, limit: int | None = None) -> int:
+        return self._run("cleanup", _DELETE_EXPIRED, (now, -1 if limit is None else int(limit))).rowcount
+
+    def count(self) -> int:
+        return int(self._run("count", "SELECT count(*) FROM entries").fetchone()[0])
+
+    def size_bytes(self) -> int:
+        return int(self._run("size", "SELECT coalesce(sum(length(value)), 0) FROM entries").fetchone()[0])
+
+    def add_counters(self, deltas: Mapping[str, float]) -> None:
+        if not deltas:
+            return
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT INTO counters(name, value) VALUES (?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+                    list(deltas.items()),
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._error("counters", exc) from exc
+
+    def counters(self, prefix: str = "") -> dict[str, float]:
+        rows = self._run(
+            "counters",
+            "SELECT name, value FROM counters WHERE substr(name, 1, ?) = ?",
+            (len(prefix), prefix),
+        )
+        return {name: value for name, value in rows}
+
+    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
+        token = uuid.uuid4().hex
+        now = time.time()
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute("SELECT expires_at FROM leases WHERE name = ?", (name,)).fetchone()
+                if row is not None and row[0] > now:
+                    conn.execute("ROLLBACK")
+                    return None
+                conn.execute(
+                    "INSERT INTO leases(name, token, expires_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at",
+                    (name, token, now + ttl_s),
+                )
+                conn.execute("COMMIT")
+                return token
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._error("lease", exc) from exc
+
+    def release_lease(self, name: str, token: str) -> None:
+        self._run("lease", "DELETE FROM leases WHERE name = ? AND token = ?", (name, token))
+
+    def integrity_check(self) -> str:
+        return str(self._run("integrity_check", "PRAGMA integrity_check").fetchone()[0])
+
+    def close(self) -> None:
+        if os.getpid() != self._pid:
+            return
+        with self._conn_lock:
+            conns, self._all_connections = self._all_connections, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self._local = threading.local()

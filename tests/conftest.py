@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from actioncache import Cache  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_default_store(tmp_path, monkeypatch):
+    """No test touches the user's real cache: the default store is a file in tmp_path."""
+    monkeypatch.setenv("ACTIONCACHE_URL", f"sqlite:///{tmp_path}/default.db")
+    from actioncache import cache as cache_module
+
+    cache_module.set_default_cache(None)
+    yield
+    cache_module.set_default_cache(None)
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path}/cache.db"
+
+
+@pytest.fixture
+def cache(sqlite_url) -> Cache:
+    c = Cache(sqlite_url, cleanup_probability=0.0)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def src_env() -> dict[str, str]:
+    """Environment for subprocesses that must import this checkout's actioncache."""
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    return env
