@@ -119,7 +119,7 @@ class Cache:
         default_ttl_seconds: float = DEFAULT_TTL_SECONDS,
         cleanup_probability: float = DEFAULT_CLEANUP_PROBABILITY,
         cleanup_limit: int = DEFAULT_CLEANUP_LIMIT,
-        policy: PolicyHook | None = None,
+        policy_hook: PolicyHook | None = None,
         stats_flush_s: float = 5.0,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.time,
@@ -132,7 +132,7 @@ class Cache:
         _check_probability(cleanup_probability)
         self.cleanup_probability = cleanup_probability
         self.cleanup_limit = cleanup_limit
-        self.policy = policy
+        self.policy_hook = policy_hook
         self.stats_flush_s = stats_flush_s
         self._rng = rng or random.Random()
         self._clock = clock
@@ -231,9 +231,9 @@ class Cache:
     # --- policy -------------------------------------------------------------------------
 
     def _decide(self, scope: str | None, action: str) -> Decision:
-        if self.policy is None:
+        if self.policy_hook is None:
             return ALWAYS
-        decision = self.policy.decide(scope, action)
+        decision = self.policy_hook.decide(scope, action)
         if not (decision.lookup and decision.store):
             self._count(action, policy_bypass=1)
         return decision

@@ -200,7 +200,7 @@ class _Memoized:
     def _policy(self, cache: Cache) -> tuple[bool, bool]:
         if self.skip_cache:
             return False, True
-        if cache.policy is None:
+        if cache.policy_hook is None:
             return True, True
         decision = cache._decide(self.scope, self.name)
         return decision.lookup, decision.store
