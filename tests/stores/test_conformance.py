@@ -1,0 +1,244 @@
+"""The one conformance suite: every backend in backends.BACKENDS must pass all of it."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actioncache import Cache
+from actioncache.stores.base import Entry, escape_glob
+
+NOW = 1_900_000_000.0
+
+
+def entry(key: str, value: bytes = b"jv", *, expires_in: float | None = 3600.0, **meta) -> Entry:
+    return Entry(key, value, dict(meta), NOW, None if expires_in is None else NOW + expires_in)
+
+
+def test_get_missing_is_none(store):
+    assert store.get("cache:nothing:here") is None
+
+
+def test_put_then_get_round_trips_everything(store):
+    e = entry("cache:a:1", b"\x00\xffbinary", _cache_action="a", n=3, ok=True, nested={"x": [1, 2]})
+    store.put(e)
+    got = store.get("cache:a:1")
+    assert got is not None
+    assert got.key == e.key and got.value == e.value
+    assert dict(got.metadata) == dict(e.metadata)
+    assert got.created_at == pytest.approx(NOW) and got.expires_at == pytest.approx(NOW + 3600)
+
+
+def test_put_is_an_upsert(store):
+    store.put(entry("k", b"one", v=1))
+    store.put(entry("k", b"two", v=2, expires_in=None))
+    got = store.get("k")
+    assert got.value == b"two" and got.metadata["v"] == 2 and got.expires_at is None
+    assert store.count() == 1
+
+
+def test_delete_and_delete_many(store):
+    for i in range(5):
+        store.put(entry(f"k{i}"))
+    assert store.delete("k0") is True
+    assert store.delete("k0") is False
+    assert store.delete_many(["k1", "k2", "nope"]) == 2
+    assert sorted(store.find(pattern="k*")) == ["k3", "k4"]
+
+
+def test_find_by_glob(store):
+    keys = ["cache:extract:1", "cache:extract:2", "cache:extractor:3", "cache:llm.call:4"]
+    for k in keys:
+        store.put(entry(k))
+    assert sorted(store.find(pattern="cache:extract:*")) == ["cache:extract:1", "cache:extract:2"]
+    assert sorted(store.find(pattern="cache:extract*")) == keys[:3]
+    assert store.find(pattern="cache:llm?call:4") == ["cache:llm.call:4"]
+    assert sorted(store.find(pattern="*")) == sorted(keys)
+    assert len(store.find(pattern="cache:*", limit=2)) == 2
+
+
+def test_glob_metacharacters_in_keys_are_escapable(store):
+    hostile = ["cache:a*b:1", "cache:a?b:2", "cache:a[b]:3", "cache:a%b_:4", "cache:aXb:5"]
+    for k in hostile:
+        store.put(entry(k))
+    assert store.find(pattern=escape_glob("cache:a*b:") + "*") == ["cache:a*b:1"]
+    assert store.find(pattern=escape_glob("cache:a?b:") + "*") == ["cache:a?b:2"]
+    assert store.find(pattern=escape_glob("cache:a[b]:") + "*") == ["cache:a[b]:3"]
+    # SQL wildcards are just characters
+    assert store.find(pattern=escape_glob("cache:a%b_:4")) == ["cache:a%b_:4"]
+
+
+def test_find_by_metadata_equality(store):
+    store.put(entry("k1", _cache_action="extract", _cache_type="action_result", n=1, flag=True))
+    store.put(entry("k2", _cache_action="extract", _cache_type="function_result", n=2, flag=False))
+    store.put(entry("k3", _cache_action="llm.call", _cache_type="action_result", n=1, flag=True))
+    assert sorted(store.find(metadata_filter={"_cache_action": "extract"})) == ["k1", "k2"]
+    assert sorted(store.find(metadata_filter={"_cache_type": "action_result", "n": 1})) == ["k1", "k3"]
+    assert store.find(metadata_filter={"flag": False}) == ["k2"]
+    assert store.find(metadata_filter={"n": 3}) == []
+    assert store.find(metadata_filter={"missing": "x"}) == []
+    # both given: both must hold
+    assert store.find(pattern="k1*", metadata_filter={"_cache_action": "extract"}) == ["k1"]
+
+
+def test_metadata_filter_distinguishes_bool_from_int(store):
+    store.put(entry("k1", v=1))
+    store.put(entry("k2", v=True))
+    assert store.find(metadata_filter={"v": 1}) == ["k1"]
+    assert store.find(metadata_filter={"v": True}) == ["k2"]
+
+
+def test_delete_expired_respects_limit_and_time(store):
+    for i in range(7):
+        store.put(Entry(f"old{i}", b"jx", {}, NOW - 100, NOW - 50 + i))
+    store.put(entry("live"))
+    store.put(entry("forever", expires_in=None))
+    assert store.delete_expired(NOW, limit=3) == 3
+    assert store.delete_expired(NOW, limit=None) == 4
+    assert store.delete_expired(NOW, limit=None) == 0
+    assert sorted(store.find(pattern="*")) == ["forever", "live"]
+
+
+def test_delete_expired_takes_oldest_first(store):
+    store.put(Entry("older", b"j1", {}, NOW, NOW - 20))
+    store.put(Entry("newer", b"j1", {}, NOW, NOW - 10))
+    assert store.delete_expired(NOW, limit=1) == 1
+    assert store.get("newer") is not None and store.get("older") is None
+
+
+def test_upsert_moves_expiry(store):
+    store.put(Entry("k", b"j1", {}, NOW, NOW - 10))
+    store.put(Entry("k", b"j2", {}, NOW, NOW + 1000))
+    assert store.delete_expired(NOW, None) == 0
+    assert store.get("k").value == b"j2"
+
+
+def test_count_and_size(store):
+    store.put(entry("a", b"x" * 100))
+    store.put(entry("b", b"y" * 50))
+    assert store.count() == 2
+    assert store.size_bytes() >= 150
+
+
+def test_counters_accumulate(store):
+    store.add_counters({"stats:hits": 2, "stats:misses": 1, "other": 5})
+    store.add_counters({"stats:hits": 3, "stats:time_saved_ms": 1.5})
+    got = store.counters("stats:")
+    assert got == {"stats:hits": 5, "stats:misses": 1, "stats:time_saved_ms": 1.5}
+
+
+def test_lease_is_exclusive_until_released_or_expired(store):
+    token = store.acquire_lease("lease:x", 30)
+    assert token
+    assert store.acquire_lease("lease:x", 30) is None
+    store.release_lease("lease:x", "not-the-token")
+    assert store.acquire_lease("lease:x", 30) is None
+    store.release_lease("lease:x", token)
+    short = store.acquire_lease("lease:x", 0.2)
+    assert short
+    time.sleep(0.4)
+    assert store.acquire_lease("lease:x", 30) is not None
+
+
+def test_large_value_10mb(store):
+    blob = os.urandom(10 * 1024 * 1024)
+    store.put(entry("big", blob))
+    assert store.get("big").value == blob
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.text(min_size=1, max_size=200).filter(lambda s: "\x00" not in s), value=st.binary(max_size=256))
+def test_any_key_round_trips(store, key, value):
+    store.put(entry(key, value, note=key))
+    got = store.get(key)
+    assert got is not None and got.value == value and got.metadata["note"] == key
+    assert key in store.find(pattern=escape_glob(key))
+    assert store.delete(key)
+
+
+def test_unicode_and_hostile_keys(store):
+    keys = ["cache:ünïcødé:日本語", "cache:'; DROP TABLE entries; --", 'cache:"quoted"', "cache:a/b/c", "cache:..",
+            "cache:emoji:🙂", "cache:" + "x" * 1000, "__name__", "cache:back\\slash"]
+    for k in keys:
+        store.put(entry(k, k.encode()))
+    for k in keys:
+        assert store.get(k).value == k.encode()
+    assert sorted(store.find(pattern="*")) == sorted(keys)
+
+
+def test_concurrent_writers_threads(store):
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(40):
+                store.put(entry(f"shared:{i % 10}", f"w{n}-{i}".encode(), writer=n))
+                store.put(entry(f"own:{n}:{i}", b"j1"))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(store.find(pattern="own:*")) == 160
+    for i in range(10):
+        got = store.get(f"shared:{i}")
+        assert got.value.decode().startswith(f"w{got.metadata['writer']}-")
+
+
+def test_reader_never_sees_a_torn_entry(store):
+    """Values and metadata written together are always read together."""
+    stop = threading.Event()
+    bad: list[str] = []
+    size = 64 * 1024
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            fill = bytes([i % 251]) * size
+            store.put(entry("torn", fill, fill=i % 251))
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        deadline = time.monotonic() + 1.5
+        reads = 0
+        while time.monotonic() < deadline:
+            got = store.get("torn")
+            if got is None:
+                continue
+            reads += 1
+            expected = bytes([got.metadata["fill"]]) * size
+            if got.value != expected:
+                bad.append("value and metadata disagree")
+                break
+    finally:
+        stop.set()
+        t.join()
+    assert reads > 0 and not bad
+
+
+def test_cache_over_store_end_to_end(store):
+    cache = Cache(store=store, cleanup_probability=0.0)
+    calls = []
+
+    def work(x):
+        calls.append(x)
+        return {"x": x, "s": "ü"}
+
+    first = cache.wrap("work", work, {"x": 1})
+    second = cache.wrap("work", work, {"x": 1})
+    assert first["_cache_hit"] is False and second["_cache_hit"] is True
+    assert second["result"] == {"x": 1, "s": "ü"} and calls == [1]
+    assert cache.invalidate(metadata_filter={"_cache_action": "work"})["deleted_count"] == 1
+    stats = cache.stats()
+    assert stats["hits"] == 1 and stats["misses"] == 1 and stats["stores"] == 1
