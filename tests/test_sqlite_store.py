@@ -1,0 +1,141 @@
+"""SQLite specifics: WAL, the expiry index, fork safety, many processes, and SIGKILL mid-write."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from actioncache import Cache, open_store
+from actioncache.stores.base import Entry
+from actioncache.stores.sqlite import SQLiteStore
+
+
+def test_wal_mode_and_default_location(tmp_path, monkeypatch):
+    store = open_store(f"sqlite:///{tmp_path}/x.db")
+    store.put(Entry("k", b"j1", {}, 0, None))
+    assert sqlite3.connect(tmp_path / "x.db").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    monkeypatch.delenv("ACTIONCACHE_URL")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    default = Cache()
+    assert default.url == "sqlite://" + str(tmp_path / "xdg" / "actioncache" / "actioncache.db")
+    default.wrap("a", lambda: 1, {})
+    assert (tmp_path / "xdg" / "actioncache" / "actioncache.db").exists()
+
+
+def test_cleanup_uses_the_expiry_index(tmp_path):
+    store = SQLiteStore(tmp_path / "x.db")
+    store.count()
+    from actioncache.stores.sqlite import _DELETE_EXPIRED
+
+    plan = store._conn().execute("EXPLAIN QUERY PLAN " + _DELETE_EXPIRED, (1.0, 5)).fetchall()
+    details = [str(row[-1]) for row in plan]
+    assert any("entries_expires_at" in d for d in details), details
+    assert not any(d.startswith("SCAN entries") for d in details), details
+
+
+def test_action_filter_uses_the_action_index(tmp_path):
+    store = SQLiteStore(tmp_path / "x.db")
+    store.count()
+    plan = store._conn().execute("EXPLAIN QUERY PLAN SELECT key, metadata FROM entries WHERE action = ?", ("a",)).fetchall()
+    assert "entries_action" in " ".join(str(r[-1]) for r in plan)
+
+
+def test_bad_urls_name_the_fix():
+    with pytest.raises(ValueError, match="three slashes"):
+        open_store("sqlite://host/x.db")
+    with pytest.raises(ValueError, match="names no file"):
+        open_store("sqlite:///")
+    with pytest.raises(ValueError, match="unknown store scheme 'nosuch'"):
+        open_store("nosuch://x")
+    with pytest.raises(ValueError, match="not a store URL"):
+        open_store("/just/a/path.db")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_store_is_usable_after_fork(tmp_path):
+    cache = Cache(f"sqlite:///{tmp_path}/f.db", cleanup_probability=0)
+    cache.wrap("a", lambda: 1, {})
+    pid = os.fork()
+    if pid == 0:  # child: same objects, new connections
+        try:
+            ok = cache.wrap("a", lambda: 2, {})["_cache_hit"] and cache.wrap("b", lambda: 3, {})["success"]
+            os._exit(0 if ok else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert cache.wrap("b", lambda: 9, {})["result"] == 3
+
+
+HAMMER = """
+import sys, random
+from actioncache import Cache
+cache = Cache(sys.argv[1], cleanup_probability=0.2, cleanup_limit=3)
+writer = int(sys.argv[2])
+rng = random.Random(writer)
+for i in range(300):
+    k = rng.randrange(40)
+    r = cache.wrap("hammer", lambda k: {"k": k, "writer": writer}, {"k": k}, ttl_seconds=3600)
+    assert r["success"] and r["result"]["k"] == k, r
+    assert "_cache_error" not in r, r
+cache.close()
+"""
+
+
+def test_four_processes_hammer_one_file(tmp_path, src_env):
+    url = f"sqlite:///{tmp_path}/hammer.db"
+    procs = [subprocess.Popen([sys.executable, "-c", HAMMER, url, str(n)], env=src_env, stderr=subprocess.PIPE)
+             for n in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+    cache = Cache(url)
+    keys = cache.store.find(pattern="cache:hammer:*")
+    assert 0 < len(keys) <= 40
+    for key in keys:
+        value = cache.get(key)["value"]
+        assert value["writer"] in range(4)
+    stats = cache.stats()
+    assert stats["hits"] + stats["misses"] == 1200 and stats["errors"] == 0
+
+
+WRITER = """
+import os, sys
+from actioncache.stores.sqlite import SQLiteStore
+from actioncache.stores.base import Entry
+store = SQLiteStore(sys.argv[1], synchronous="FULL")
+i = 0
+while True:
+    body = os.urandom(32) * 2048  # 64 KiB, checksummed through metadata
+    import hashlib
+    store.put(Entry(f"k{i % 50}", body, {"sha": hashlib.sha256(body).hexdigest(), "i": i}, 0.0, None))
+    if i == 20:
+        print("ready", flush=True)
+    i += 1
+"""
+
+
+def test_sigkill_mid_write_leaves_a_healthy_store(tmp_path, src_env):
+    import hashlib
+
+    path = tmp_path / "killed.db"
+    for round_ in range(4):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], env=src_env, stdout=subprocess.PIPE)
+        assert proc.stdout.readline().strip() == b"ready"
+        time.sleep(0.05 + 0.07 * round_)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        store = SQLiteStore(path)
+        assert store.integrity_check() == "ok"
+        keys = store.find(pattern="k*")
+        assert keys
+        for key in keys:
+            entry = store.get(key)
+            assert hashlib.sha256(entry.value).hexdigest() == entry.metadata["sha"]
+        store.close()
