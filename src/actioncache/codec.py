@@ -119,6 +119,9 @@ def _freeze(key: Any) -> Any:
     return tuple(key) if isinstance(key, list) else key
 
 
+# The C scanner directly: json.loads adds a regex pass and encoding detection on every hit.
+_scan_once = json.JSONDecoder().scan_once
+
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode
 
 
@@ -136,9 +139,15 @@ class JSONCodec:
         fmt = data[:1]
         try:
             if fmt == PLAIN:
-                return json.loads(data[1:])
+                text = data[1:].decode("utf-8")
+                value, end = _scan_once(text, 0)
+                if end != len(text):
+                    raise ValueError(f"extra data at offset {end}")
+                return value
             if fmt == TAGGED:
                 return json.loads(data[1:], object_hook=_untag)
+        except StopIteration as exc:
+            raise CorruptEntryError("cached value is not valid JSON") from exc
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptEntryError(f"cached value is not valid JSON: {exc}") from exc
         if fmt == PICKLED:

@@ -45,9 +45,25 @@ def _key_default(value: Any) -> Any:
     )
 
 
-_canonical = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_key_default, allow_nan=True
-).encode
+def _make_canonical_encoder() -> Callable[[Any], str]:
+    encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                               default=_key_default, allow_nan=True)
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pure-Python json (PyPy etc.)
+        return encoder.encode
+    # One C encoder built once: JSONEncoder.encode builds a new one per call, which costs more
+    # than encoding a typical argument list. Circular data surfaces as RecursionError.
+    c_encode = c_make_encoder(None, _key_default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            return json.encoder.encode_basestring(value)
+        return "".join(c_encode(value, 0))
+
+    return encode
+
+
+_canonical = _make_canonical_encoder()
 
 
 def canonical_json(value: Any) -> str:
@@ -56,8 +72,8 @@ def canonical_json(value: Any) -> str:
         return _canonical(value)
     except TypeError as exc:  # non-string dict keys of mixed types cannot be sorted
         raise KeyStrategyError(f"cannot build a cache key: {exc}; use string dict keys") from exc
-    except ValueError as exc:  # circular reference
-        raise KeyStrategyError(f"cannot build a cache key: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # circular reference
+        raise KeyStrategyError(f"cannot build a cache key: {type(exc).__name__}: {exc}") from exc
 
 
 def sha256_hex(value: Any) -> str:

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import Any, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from ..errors import StoreError, StoreURLError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Entry:
     """One stored entry.
 
@@ -35,6 +36,51 @@ class Entry:
 
     def is_expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+
+class LazyMetadata(Mapping[str, Any]):
+    """Metadata parsed from its JSON text only when a field the store did not pre-read is asked for.
+
+    A decorator hit needs one field (``_cache_duration_ms``, for time saved); parsing the whole
+    object on every hit would cost more than the indexed SELECT itself.
+    """
+
+    __slots__ = ("_raw", "_preset", "_parsed")
+
+    def __init__(self, raw: str | bytes, preset: dict[str, Any] | None = None) -> None:
+        self._raw = raw
+        self._preset = preset or {}
+        self._parsed: dict[str, Any] | None = None
+
+    def _data(self) -> dict[str, Any]:
+        if self._parsed is None:
+            try:
+                parsed = json.loads(self._raw)
+            except ValueError:
+                parsed = {"_corrupt_metadata": True}
+            self._parsed = parsed if isinstance(parsed, dict) else {"_corrupt_metadata": True}
+        return self._parsed
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in self._preset:
+            value = self._preset[name]
+            return default if value is None else value
+        return self._data().get(name, default)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._data()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self._data()) == (dict(other) if isinstance(other, Mapping) else other)
+
+    def __repr__(self) -> str:
+        return f"LazyMetadata({self._data()!r})"
 
 
 @runtime_checkable

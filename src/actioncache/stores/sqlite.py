@@ -19,12 +19,13 @@ import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, glob_literal_prefix, glob_matches, metadata_matches
+from .base import Entry, LazyMetadata, glob_literal_prefix, glob_matches, metadata_matches
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -53,7 +54,11 @@ _UPSERT = (
     "ON CONFLICT(key) DO UPDATE SET value = excluded.value, metadata = excluded.metadata, "
     "created_at = excluded.created_at, expires_at = excluded.expires_at, action = excluded.action"
 )
-_GET = "SELECT value, metadata, created_at, expires_at FROM entries WHERE key = ?"
+# The duration is pre-read by SQLite so a hit can count time saved without parsing metadata.
+_GET = (
+    "SELECT value, metadata, created_at, expires_at, json_extract(metadata, '$._cache_duration_ms') "
+    "FROM entries WHERE key = ?"
+)
 _DELETE_EXPIRED = (
     "DELETE FROM entries WHERE rowid IN "
     "(SELECT rowid FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?)"
@@ -74,6 +79,22 @@ def _upper_bound(prefix: str) -> str | None:
     return None
 
 
+_open_stores: "weakref.WeakSet[SQLiteStore]" = weakref.WeakSet()
+
+
+def _track_for_fork(store: "SQLiteStore") -> None:
+    _open_stores.add(store)
+
+
+def _reset_after_fork() -> None:
+    for store in list(_open_stores):
+        store._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 class SQLiteStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0, synchronous: str = "NORMAL") -> None:
         self.path = Path(path)
@@ -87,6 +108,7 @@ class SQLiteStore:
         self._all_connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
         self._schema_ready = False
+        _track_for_fork(self)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "SQLiteStore":
@@ -106,19 +128,20 @@ class SQLiteStore:
 
     # --- connections --------------------------------------------------------------------
 
+    def _after_fork(self) -> None:
+        # The parent's connections belong to the parent. Start over without touching them
+        # (closing them here could disturb the parent's locks).
+        self._pid = os.getpid()
+        self._local = threading.local()
+        self._all_connections = []
+        self._conn_lock = threading.Lock()
+
     def _conn(self) -> sqlite3.Connection:
-        if os.getpid() != self._pid:
-            # Forked: the parent's connections belong to the parent. Start over without
-            # touching them (closing them here could disturb the parent's locks).
-            self._pid = os.getpid()
-            self._local = threading.local()
-            self._all_connections = []
-            self._conn_lock = threading.Lock()
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+        try:
+            return self._local.conn
+        except AttributeError:
+            conn = self._local.conn = self._connect()
+            return conn
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -163,17 +186,17 @@ class SQLiteStore:
 
     def get(self, key: str) -> Entry | None:
         try:
-            row = self._conn().execute(_GET, (key,)).fetchone()
+            try:
+                conn = self._local.conn
+            except AttributeError:
+                conn = self._conn()
+            row = conn.execute(_GET, (key,)).fetchone()
         except sqlite3.Error as exc:
             raise self._error("get", exc) from exc
         if row is None:
             return None
-        value, metadata, created_at, expires_at = row
-        try:
-            meta = json.loads(metadata)
-        except ValueError:
-            meta = {"_corrupt_metadata": True}
-        return Entry(key, value, meta, created_at, expires_at)
+        value, metadata, created_at, expires_at, duration_ms = row
+        return Entry(key, value, LazyMetadata(metadata, {"_cache_duration_ms": duration_ms}), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
         action = entry.metadata.get(_ACTION_FIELD)
