@@ -331,16 +331,21 @@ class Cache:
     # --- single flight ------------------------------------------------------------------
 
     @contextmanager
-    def _flight(self, key: str) -> Iterator[None]:
-        """Serialize computations of one key among this process's threads."""
+    def _flight(self, key: str) -> Iterator[bool]:
+        """Serialize computations of one key among this process's threads.
+
+        Yields True when another thread was already computing this key: only then can the
+        entry have appeared since our lookup, so only then is a second lookup worth its SELECT.
+        """
         with self._inflight_lock:
             slot = self._inflight.get(key)
             if slot is None:
                 slot = self._inflight[key] = [threading.Lock(), 0]
             slot[1] += 1
+            contended = slot[1] > 1
         try:
             with slot[0]:
-                yield
+                yield contended
         finally:
             with self._inflight_lock:
                 slot[1] -= 1
@@ -348,6 +353,7 @@ class Cache:
                     self._inflight.pop(key, None)
 
     def _async_slot(self, key: str) -> list[Any]:
+        """[lock, waiters]: like _flight, for the tasks of one event loop."""
         loop_key = (id(asyncio.get_running_loop()), key)
         slot = self._async_inflight.get(loop_key)
         if slot is None:
@@ -424,8 +430,8 @@ class Cache:
             return call.hit_response
         if call.key is None or not call.decision.store:
             return self._respond_fresh(call, *self._run_sync(fn, call.args))
-        with self._flight(call.key):
-            if call.decision.lookup:
+        with self._flight(call.key) as contended:
+            if contended and call.decision.lookup:
                 found = self._lookup(call.key, action)
                 if found.hit:
                     return self._respond_hit(call, found)

@@ -229,8 +229,8 @@ class _Memoized:
                 cache._count(name, misses=1)
             if not store:
                 return func(*args, **kwargs)
-            with cache._flight(key):
-                if lookup:
+            with cache._flight(key) as contended:
+                if contended and lookup:
                     found = cache._lookup(key, name)
                     if found.hit:
                         cache._record_hit(found.entry, name)  # type: ignore[arg-type]
