@@ -137,6 +137,7 @@ class Cache:
         self._rng = rng or random.Random()
         self._clock = clock
         self._pending: dict[str | tuple[str, str], float] = {}
+        self._hit_tally: dict[str, list[float]] = {}
         self._session: dict[str, float] = {}
         self._stats_lock = threading.Lock()
         self._last_flush = clock()
@@ -184,6 +185,7 @@ class Cache:
     def flush_stats(self) -> str | None:
         """Write buffered counters to the store; on failure keep them for the next try."""
         with self._stats_lock:
+            self._fold_hits()
             pending, self._pending = self._pending, {}
             self._last_flush = self._clock()
         if not pending:
@@ -224,7 +226,9 @@ class Cache:
             _finish_counts(bucket)
         out.update(totals)
         out["by_action"] = by_action
-        session = dict(self._session)
+        with self._stats_lock:
+            self._fold_hits()
+            session = dict(self._session)
         _finish_counts(session)
         out["session"] = session
         return out
@@ -265,22 +269,29 @@ class Cache:
         return _Lookup(True, value, entry)
 
     def _record_hit(self, entry: Entry, action: str) -> None:
-        # The hot path of every hit: the same bookkeeping as _count, spelled out.
+        # The hot path of every hit: one lock, one small list per action; folded into the
+        # named counters when stats are flushed or read.
         duration = entry.metadata.get("_cache_duration_ms", 0)
         if not isinstance(duration, (int, float)):
             duration = 0.0
         with self._stats_lock:
-            pending, session = self._pending, self._session
-            pending["hits"] = pending.get("hits", 0) + 1
-            pending["time_saved_ms"] = pending.get("time_saved_ms", 0) + duration
-            session["hits"] = session.get("hits", 0) + 1
-            session["time_saved_ms"] = session.get("time_saved_ms", 0) + duration
-            key = (action, "hits")
-            pending[key] = pending.get(key, 0) + 1
-            key = (action, "time_saved_ms")
-            pending[key] = pending.get(key, 0) + duration
+            tally = self._hit_tally.get(action)
+            if tally is None:
+                tally = self._hit_tally[action] = [0, 0.0]
+            tally[0] += 1
+            tally[1] += duration
         if self._clock() - self._last_flush >= self.stats_flush_s:
             self.flush_stats()
+
+    def _fold_hits(self) -> None:
+        """Move the hit tallies into the pending and session counters (call with the lock held)."""
+        tallies, self._hit_tally = self._hit_tally, {}
+        pending, session = self._pending, self._session
+        for action, (hits, saved_ms) in tallies.items():
+            for name, delta in (("hits", hits), ("time_saved_ms", saved_ms)):
+                pending[name] = pending.get(name, 0) + delta
+                session[name] = session.get(name, 0) + delta
+                pending[(action, name)] = pending.get((action, name), 0) + delta
 
     def _store_result(
         self,

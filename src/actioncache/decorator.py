@@ -27,6 +27,8 @@ from .stores.base import escape_glob
 F = TypeVar("F", bound=Callable[..., Any])
 
 _SELF_NAMES = ("self", "cls")
+_MEMO_TYPES = frozenset({str, int, float, bool, type(None)})
+_MEMO_SIZE = 4096
 
 
 def code_fingerprint(fn: Callable[..., Any]) -> str:
@@ -75,6 +77,7 @@ class _KeyBuilder:
         simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
         self.fast_names = [p.name for p in params] if simple else None
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        self._memo: dict[tuple[Any, ...], str] = {}
 
     def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         names = self.fast_names
@@ -94,6 +97,26 @@ class _KeyBuilder:
         return bound
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        # Calls whose arguments are all plain scalars (the common case on a hot path) remember
+        # their key: hashing a small tuple is far cheaper than canonical JSON plus SHA-256.
+        # The argument types are part of the memo key because 1, 1.0 and True are equal in
+        # Python but spell differently in JSON, and so get different cache keys.
+        if not kwargs and self.key_fn is None:
+            try:
+                memo_key = (args, tuple(map(type, args)))
+                return self._memo[memo_key]
+            except KeyError:
+                if all(type(a) in _MEMO_TYPES for a in args):
+                    key = self._compute(args, kwargs)
+                    if len(self._memo) >= _MEMO_SIZE:
+                        self._memo.clear()
+                    self._memo[memo_key] = key
+                    return key
+            except TypeError:  # unhashable argument
+                pass
+        return self._compute(args, kwargs)
+
+    def _compute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if self.key_fn is not None:
             custom = self.key_fn(*args, **kwargs)
             if not isinstance(custom, str):
@@ -215,10 +238,21 @@ class _Memoized:
                 self._store(cache, key, value, (time.perf_counter() - started) * 1000)
             return value
 
+        keys = self.keys
+        plain = not self.skip_cache
+
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             cache = self._cache if self._cache is not None else default_cache()
-            lookup, store = self._policy(cache)
-            key = self._key(args, kwargs, cache) if (lookup or store) else None
+            if plain and cache.policy_hook is None:
+                # The hot path: no policy to consult, so look up straight away.
+                lookup = store = True
+                try:
+                    key: str | None = keys(args, kwargs)
+                except KeyStrategyError:
+                    key = self._key(args, kwargs, cache)
+            else:
+                lookup, store = self._policy(cache)
+                key = self._key(args, kwargs, cache) if (lookup or store) else None
             if key is None:
                 return func(*args, **kwargs)
             if lookup:
