@@ -363,14 +363,14 @@ class Cache:
                 if slot[1] == 0:
                     self._inflight.pop(key, None)
 
-    def _async_slot(self, key: str) -> list[Any]:
-        """[lock, waiters]: like _flight, for the tasks of one event loop."""
+    def _async_slot(self, key: str) -> tuple[list[Any], bool]:
+        """([lock, waiters], contended): like _flight, for the tasks of one event loop."""
         loop_key = (id(asyncio.get_running_loop()), key)
         slot = self._async_inflight.get(loop_key)
         if slot is None:
             slot = self._async_inflight[loop_key] = [asyncio.Lock(), 0]
         slot[1] += 1
-        return slot
+        return slot, slot[1] > 1
 
     def _async_release(self, key: str, slot: list[Any]) -> None:
         slot[1] -= 1
@@ -481,10 +481,10 @@ class Cache:
             return call.hit_response
         if call.key is None or not call.decision.store:
             return self._respond_fresh(call, *await self._run_async(fn, call.args))
-        slot = self._async_slot(call.key)
+        slot, contended = self._async_slot(call.key)
         try:
             async with slot[0]:
-                if call.decision.lookup:
+                if contended and call.decision.lookup:
                     found = self._lookup(call.key, action)
                     if found.hit:
                         return self._respond_hit(call, found)

@@ -171,24 +171,22 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
         result = cache.invalidate(metadata_filter={"_cache_action": args.action}, progress=_progress("invalidating"))
     else:
         result = cache.invalidate(key=args.key, pattern=args.pattern, progress=_progress("invalidating"))
-    _done_progress()
-    if args.json:
-        print(json.dumps(result, indent=2))
-    elif result["success"]:
-        print(f"deleted {result['deleted_count']} entr{'y' if result['deleted_count'] == 1 else 'ies'}")
-    else:
-        print(f"error: {result['error']}", file=sys.stderr)
-    return 0 if result["success"] else 1
+    return _report_deleted(args, result, "")
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
     cache = _open_cache(args.store)
     result = cache.cleanup(limit=args.limit, progress=_progress("deleting expired"))
+    return _report_deleted(args, result, "expired ")
+
+
+def _report_deleted(args: argparse.Namespace, result: dict[str, Any], kind: str) -> int:
     _done_progress()
     if args.json:
         print(json.dumps(result, indent=2))
     elif result["success"]:
-        print(f"deleted {result['deleted_count']} expired entr{'y' if result['deleted_count'] == 1 else 'ies'}")
+        n = result["deleted_count"]
+        print(f"deleted {n} {kind}entr{'y' if n == 1 else 'ies'}")
     else:
         print(f"error: {result['error']}", file=sys.stderr)
     return 0 if result["success"] else 1

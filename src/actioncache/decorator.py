@@ -228,6 +228,23 @@ class _Memoized:
         decision = cache._decide(self.scope, self.name)
         return decision.lookup, decision.store
 
+    def _plan(self, cache: Cache, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | None, bool, bool]:
+        """(key, lookup, store) for one call; key None means run uncached."""
+        if not self.skip_cache and cache.policy_hook is None:
+            # The hot path: no policy to consult.
+            try:
+                return self.keys(args, kwargs), True, True
+            except KeyStrategyError:
+                return self._key(args, kwargs, cache), True, True
+        lookup, store = self._policy(cache)
+        return (self._key(args, kwargs, cache) if (lookup or store) else None), lookup, store
+
+    def _hit(self, cache: Cache, key: str) -> tuple[bool, Any]:
+        found = cache._lookup(key, self.name)
+        if found.hit:
+            cache._record_hit(found.entry, self.name)  # type: ignore[arg-type]
+        return found.hit, found.value
+
     def _sync_wrapper(self) -> Callable[..., Any]:
         func, name = self.func, self.name
 
@@ -238,37 +255,23 @@ class _Memoized:
                 self._store(cache, key, value, (time.perf_counter() - started) * 1000)
             return value
 
-        keys = self.keys
-        plain = not self.skip_cache
-
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             cache = self._cache if self._cache is not None else default_cache()
-            if plain and cache.policy_hook is None:
-                # The hot path: no policy to consult, so look up straight away.
-                lookup = store = True
-                try:
-                    key: str | None = keys(args, kwargs)
-                except KeyStrategyError:
-                    key = self._key(args, kwargs, cache)
-            else:
-                lookup, store = self._policy(cache)
-                key = self._key(args, kwargs, cache) if (lookup or store) else None
+            key, lookup, store = self._plan(cache, args, kwargs)
             if key is None:
                 return func(*args, **kwargs)
             if lookup:
-                found = cache._lookup(key, name)
-                if found.hit:
-                    cache._record_hit(found.entry, name)  # type: ignore[arg-type]
-                    return found.value
+                hit, value = self._hit(cache, key)
+                if hit:
+                    return value
                 cache._count(name, misses=1)
             if not store:
                 return func(*args, **kwargs)
             with cache._flight(key) as contended:
                 if contended and lookup:
-                    found = cache._lookup(key, name)
-                    if found.hit:
-                        cache._record_hit(found.entry, name)  # type: ignore[arg-type]
-                        return found.value
+                    hit, value = self._hit(cache, key)
+                    if hit:
+                        return value
                 token = None
                 if self.lock:
                     token, found_l = cache._lease(key, self.lock_timeout_s)
@@ -304,26 +307,23 @@ class _Memoized:
 
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
             cache = self._cache if self._cache is not None else default_cache()
-            lookup, store = self._policy(cache)
-            key = self._key(args, kwargs, cache) if (lookup or store) else None
+            key, lookup, store = self._plan(cache, args, kwargs)
             if key is None:
                 return await func(*args, **kwargs)
             if lookup:
-                found = cache._lookup(key, name)
-                if found.hit:
-                    cache._record_hit(found.entry, name)  # type: ignore[arg-type]
-                    return found.value
+                hit, value = self._hit(cache, key)
+                if hit:
+                    return value
                 cache._count(name, misses=1)
             if not store:
                 return await func(*args, **kwargs)
-            slot = cache._async_slot(key)
+            slot, contended = cache._async_slot(key)
             try:
                 async with slot[0]:
-                    if lookup:
-                        found = cache._lookup(key, name)
-                        if found.hit:
-                            cache._record_hit(found.entry, name)  # type: ignore[arg-type]
-                            return found.value
+                    if contended and lookup:
+                        hit, value = self._hit(cache, key)
+                        if hit:
+                            return value
                     token = None
                     if self.lock:
                         import asyncio

@@ -183,6 +183,36 @@ def metadata_matches(metadata: Mapping[str, Any], metadata_filter: Mapping[str, 
     return True
 
 
+def select_keys(
+    rows: Iterable[tuple[str, Mapping[str, Any] | str | bytes | None]],
+    pattern: str | None,
+    metadata_filter: Mapping[str, Any] | None,
+    limit: int | None,
+) -> list[str]:
+    """The exact ``find`` semantics over candidate ``(key, metadata)`` rows a backend narrowed down.
+
+    Backends push what they can into their query (a key prefix, an indexed field) and let this
+    apply the rest, so every backend agrees with the reference glob and equality rules.
+    Metadata may be a mapping or its JSON text (parsed only when a filter needs it).
+    """
+    out: list[str] = []
+    for key, metadata in rows:
+        if pattern is not None and not glob_matches(pattern, key):
+            continue
+        if metadata_filter:
+            if isinstance(metadata, (str, bytes)):
+                try:
+                    metadata = json.loads(metadata)
+                except ValueError:
+                    continue
+            if not isinstance(metadata, Mapping) or not metadata_matches(metadata, metadata_filter):
+                continue
+        out.append(key)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
 # --- URL registry ----------------------------------------------------------------------------
 
 # scheme -> "module:factory". Modules import lazily so an extra that is not installed costs

@@ -13,7 +13,7 @@ import uuid
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from .base import Entry, glob_literal_prefix, glob_matches, metadata_matches
+from .base import Entry, glob_literal_prefix, select_keys
 
 _NAMED: dict[str, "MemoryStore"] = {}
 _NAMED_LOCK = threading.Lock()
@@ -64,19 +64,9 @@ class MemoryStore:
         limit: int | None = None,
     ) -> list[str]:
         prefix = glob_literal_prefix(pattern) if pattern is not None else ""
-        out: list[str] = []
         with self._lock:
-            for key, entry in self._entries.items():
-                if prefix and not key.startswith(prefix):
-                    continue
-                if pattern is not None and not glob_matches(pattern, key):
-                    continue
-                if not metadata_matches(entry.metadata, metadata_filter):
-                    continue
-                out.append(key)
-                if limit is not None and len(out) >= limit:
-                    break
-        return out
+            rows = [(k, e.metadata) for k, e in self._entries.items() if k.startswith(prefix)]
+        return select_keys(rows, pattern, metadata_filter, limit)
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
         deleted = 0

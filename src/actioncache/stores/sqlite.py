@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, glob_literal_prefix, glob_matches, metadata_matches
+from .base import Entry, LazyMetadata, glob_literal_prefix, select_keys
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -256,21 +256,7 @@ class SQLiteStore:
         sql = "SELECT key, metadata FROM entries"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        out: list[str] = []
-        for key, metadata in self._run("find", sql, params):
-            if pattern is not None and not glob_matches(pattern, key):
-                continue
-            if metadata_filter:
-                try:
-                    meta = json.loads(metadata)
-                except ValueError:
-                    continue
-                if not metadata_matches(meta, metadata_filter):
-                    continue
-            out.append(key)
-            if limit is not None and len(out) >= limit:
-                break
-        return out
+        return select_keys(self._run("find", sql, params), pattern, metadata_filter, limit)
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
         return self._run("cleanup", _DELETE_EXPIRED, (now, -1 if limit is None else int(limit))).rowcount
