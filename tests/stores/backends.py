@@ -28,12 +28,46 @@ def sqlite_store(tmp_path: Path) -> CacheStore:
     return open_store(f"sqlite:///{tmp_path}/conformance.db")
 
 
+def _server_store(name: str, base_url: str, option: str) -> CacheStore:
+    """A store on a shared server, isolated by a unique Redis prefix / PostgreSQL table, removed at exit."""
+    import atexit
+    from urllib.parse import urlsplit
+
+    import services
+
+    services.require(name, urlsplit(base_url).hostname or "127.0.0.1", urlsplit(base_url).port or 0)
+    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{option}={unique('ac_')}")
+    atexit.register(lambda: _quietly(store.drop))
+    return store
+
+
+def _quietly(fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - best-effort tidy-up of a shared server at exit
+        pass
+
+
+def redis_store(tmp_path: Path) -> CacheStore:
+    import services
+
+    return _server_store("redis", services.REDIS_URL, "prefix")
+
+
+def postgres_store(tmp_path: Path) -> CacheStore:
+    import services
+
+    return _server_store("postgres", services.POSTGRES_URL, "table")
+
+
 # name -> factory. Backend engineers: add yours (keep the names short; they are test ids).
 BACKENDS: dict[str, Factory] = {
     "memory": memory_store,
     "sqlite": sqlite_store,
+    "redis": redis_store,
+    "postgres": postgres_store,
 }
 
 # Backends whose store objects can be opened again from their URL by another process
 # (used by the cross-process tests).
-SHAREABLE: set[str] = {"sqlite"}
+SHAREABLE: set[str] = {"redis", "postgres", "sqlite"}

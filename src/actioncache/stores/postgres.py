@@ -1,0 +1,386 @@
+"""PostgreSQL: a shared cache in a database many processes and machines already trust.
+
+One table per store (``?table=`` in the URL, default ``actioncache``; ``?schema=`` to put it in
+another schema) plus ``<table>_counters`` and ``<table>_leases``:
+
+* ``key text COLLATE "C" PRIMARY KEY``: byte order, so a glob's literal prefix becomes an
+  index range (``LIKE 'prefix%'``) and the rest is matched with fnmatch in Python.
+* ``metadata jsonb`` with a GIN index (``jsonb_path_ops``) for ``metadata @> filter``, plus an
+  ``action`` column with a b-tree index: invalidating one action never scans the table.
+* ``expires_at double precision`` with a partial index: cleanup deletes the oldest expired rows
+  (``FOR UPDATE SKIP LOCKED``, so concurrent cleaners do not queue behind each other).
+* ``INSERT … ON CONFLICT DO UPDATE``: every put is one atomic upsert; readers see the old row or
+  the new one, never a mix (MVCC).
+* Leases are rows timed by the server's clock (``clock_timestamp()``), so clients with skewed
+  clocks agree on when a lease lapses.
+
+Connections: one per thread, opened lazily (a ``Cache`` over a server that is down still
+constructs), autocommit, dropped after a connection error and re-made on the next call, and
+never shared across ``fork``. Every query is parameterized; identifiers are quoted by psycopg.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import uuid
+from typing import Any, Callable, Iterable, Mapping, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..errors import StoreError, StoreURLError
+from .base import Entry, LazyMetadata, glob_literal_prefix, glob_matches, metadata_matches
+from .sqlite import _upper_bound
+
+try:
+    import psycopg
+    from psycopg import sql
+    from psycopg.types.json import Jsonb
+except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
+    raise ImportError(f"psycopg (version 3) is not installed ({exc})") from exc
+
+T = TypeVar("T")
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
+_ACTION_FIELD = "_cache_action"
+_BATCH = 500
+_OUR_OPTIONS = ("table", "schema")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {entries} (
+    key         text COLLATE "C" PRIMARY KEY,
+    value       bytea NOT NULL,
+    metadata    jsonb NOT NULL,
+    created_at  double precision NOT NULL,
+    expires_at  double precision,
+    action      text
+);
+CREATE INDEX IF NOT EXISTS {expires_idx} ON {entries} (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS {action_idx} ON {entries} (action) WHERE action IS NOT NULL;
+CREATE INDEX IF NOT EXISTS {meta_idx} ON {entries} USING gin (metadata jsonb_path_ops);
+CREATE TABLE IF NOT EXISTS {counters} (name text PRIMARY KEY, value double precision NOT NULL);
+CREATE TABLE IF NOT EXISTS {leases} (name text PRIMARY KEY, token text NOT NULL, expires_at double precision NOT NULL);
+"""
+
+_SERVER_NOW = "extract(epoch from clock_timestamp())"
+
+
+def glob_to_like(pattern: str) -> str:
+    """A LIKE pattern (escape character ``\\``) matching every key the glob matches (a superset).
+
+    ``*`` becomes ``%``; ``?`` and a bracket set become ``_`` (one character, as in fnmatch);
+    LIKE's own wildcards and the escape character in literal text are escaped.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        i += 1
+        if ch == "*":
+            if not (out and out[-1] == "%"):
+                out.append("%")
+        elif ch == "?":
+            out.append("_")
+        elif ch == "[":
+            j = i
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:  # fnmatch reads an unclosed '[' literally
+                out.append("[")
+                continue
+            members = pattern[i:j]
+            i = j + 1
+            if len(members) == 1 and members != "!":  # escape_glob's '[*]': one literal character
+                out.append("\\" + members if members in "%_\\" else members)
+            else:
+                out.append("_")
+        else:
+            out.append("\\" + ch if ch in "%_\\" else ch)
+    return "".join(out)
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password:
+        return urlunsplit(parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@")))
+    return url
+
+
+class PostgresStore:
+    """The ``CacheStore`` protocol over one PostgreSQL table (see the module docstring)."""
+
+    def __init__(self, conninfo: str, *, table: str = "actioncache", schema: str | None = None,
+                 connect_timeout: float = 5.0, url: str | None = None) -> None:
+        for what, name in (("table", table), ("schema", schema)):
+            if name is not None and not _IDENTIFIER.match(name):
+                raise StoreURLError(
+                    f"PostgreSQL {what} name {name!r} is not allowed; use 1-48 letters, digits or '_', "
+                    "starting with a letter or '_' (e.g. ?table=actioncache)"
+                )
+        self.conninfo = conninfo
+        self.url = url or conninfo
+        self.table = table
+        self.schema = schema
+        self.connect_timeout = connect_timeout
+        self._where = f"PostgreSQL at {_redacted(self.url)} (table {table!r})"
+
+        def ident(name: str) -> sql.Composable:
+            return sql.Identifier(schema, name) if schema else sql.Identifier(name)
+
+        names = {
+            "entries": ident(table),
+            "counters": ident(table + "_counters"),
+            "leases": ident(table + "_leases"),
+            "expires_idx": sql.Identifier(table + "_expires_at"),
+            "action_idx": sql.Identifier(table + "_action"),
+            "meta_idx": sql.Identifier(table + "_metadata"),
+        }
+        self._names = names
+        q = self._q
+        self._sql_get = q("SELECT value, metadata::text, created_at, expires_at FROM {entries} WHERE key = %s")
+        self._sql_put = q(
+            "INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action) "
+            "VALUES (%s, %b, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+            "metadata = excluded.metadata, created_at = excluded.created_at, "
+            "expires_at = excluded.expires_at, action = excluded.action"
+        )
+        self._sql_delete_expired = q(
+            "DELETE FROM {entries} WHERE key IN (SELECT key FROM {entries} WHERE expires_at IS NOT NULL "
+            "AND expires_at <= %s ORDER BY expires_at LIMIT %s FOR UPDATE SKIP LOCKED)"
+        )
+        self._sql_lease = q(
+            "INSERT INTO {leases} (name, token, expires_at) VALUES (%s, %s, " + _SERVER_NOW + " + %s) "
+            "ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at "
+            "WHERE {leases}.expires_at <= " + _SERVER_NOW + " RETURNING token"
+        )
+        self._local = threading.local()
+        self._pid = os.getpid()
+        self._conns: list[psycopg.Connection[Any]] = []
+        self._conns_lock = threading.Lock()
+        self._schema_ready = False
+
+    def _q(self, text: str) -> sql.Composed:
+        return sql.SQL(text).format(**self._names)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> "PostgresStore":
+        """``postgresql://user[:pass]@host:port/db?table=NAME&schema=NAME`` (other options go to libpq)."""
+        parts = urlsplit(url)
+        theirs: list[tuple[str, str]] = []
+        for name, value in parse_qsl(parts.query, keep_blank_values=True):
+            if name in _OUR_OPTIONS:
+                options.setdefault(name, value)
+            else:
+                theirs.append((name, value))
+        if not any(name == "connect_timeout" for name, _ in theirs):
+            theirs.append(("connect_timeout", "5"))
+        conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(theirs)))
+        return cls(conninfo, url=url, **options)
+
+    # --- connections --------------------------------------------------------------------
+
+    def _error(self, op: str, exc: BaseException) -> StoreError:
+        if isinstance(exc, psycopg.OperationalError):
+            hint = ("is PostgreSQL running and reachable, and do the user, password and database in the "
+                    "URL exist? start the server or fix the URL")
+        elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            hint = "the user may not create or write the table; grant it or choose ?schema= the user owns"
+        elif isinstance(exc, psycopg.DataError) and "0x00" in str(exc):
+            hint = "PostgreSQL text cannot hold NUL characters; remove them from keys and metadata"
+        else:
+            hint = "see the PostgreSQL error above"
+        return StoreError(f"{self._where}: {op} failed: {str(exc).strip()} ({hint})")
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        conn = psycopg.connect(self.conninfo, autocommit=True)
+        if not self._schema_ready:
+            # Concurrent first opens of one table from many processes must not race on DDL.
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"actioncache:{self.schema}.{self.table}",))
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(self._q(statement))
+            self._schema_ready = True
+        with self._conns_lock:
+            self._conns.append(conn)
+        return conn
+
+    def _conn(self) -> psycopg.Connection[Any]:
+        if os.getpid() != self._pid:
+            # A connection never crosses a fork: the child starts over, leaving the parent's alone.
+            self._pid = os.getpid()
+            self._local = threading.local()
+            self._conns = []
+            self._conns_lock = threading.Lock()
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    def _drop_conn(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with self._conns_lock:
+                if conn in self._conns:
+                    self._conns.remove(conn)
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass
+
+    def _run(self, op: str, work: Callable[[psycopg.Connection[Any]], T], *, retry: bool = True) -> T:
+        """Run ``work`` on this thread's connection; a connection that went stale (server restart)
+        is replaced and, for idempotent work, tried once more."""
+        for attempt in (0, 1):
+            fresh = getattr(self._local, "conn", None) is None
+            try:
+                return work(self._conn())
+            except psycopg.Error as exc:
+                conn = getattr(self._local, "conn", None)
+                broken = isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) or (
+                    conn is not None and (conn.broken or conn.closed))
+                if broken:
+                    self._drop_conn()
+                if broken and retry and attempt == 0 and not fresh:
+                    continue
+                raise self._error(op, exc) from exc
+        raise AssertionError("unreachable")
+
+    # --- protocol -----------------------------------------------------------------------
+
+    def get(self, key: str) -> Entry | None:
+        row = self._run("get", lambda c: c.execute(self._sql_get, (key,)).fetchone())
+        if row is None:
+            return None
+        value, metadata, created_at, expires_at = row
+        return Entry(key, value, LazyMetadata(metadata), created_at, expires_at)
+
+    def put(self, entry: Entry) -> None:
+        meta = dict(entry.metadata)
+        action = meta.get(_ACTION_FIELD)
+        params = (entry.key, bytes(entry.value), Jsonb(meta), entry.created_at, entry.expires_at,
+                  action if isinstance(action, str) else None)
+        self._run("put", lambda c: c.execute(self._sql_put, params))
+
+    def delete(self, key: str) -> bool:
+        return self._run("delete", lambda c: c.execute(self._q("DELETE FROM {entries} WHERE key = %s"),
+                                                       (key,)).rowcount) > 0
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        keys = list(keys)
+        statement = self._q("DELETE FROM {entries} WHERE key = ANY(%s)")
+        deleted = 0
+        for start in range(0, len(keys), _BATCH):
+            chunk = keys[start:start + _BATCH]
+            deleted += self._run("delete", lambda c: c.execute(statement, (chunk,)).rowcount)
+        return deleted
+
+    def find(
+        self,
+        pattern: str | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[str]:
+        where: list[sql.Composable] = []
+        params: list[Any] = []
+        if pattern is not None:
+            where.append(sql.SQL("key LIKE %s ESCAPE '\\'"))
+            params.append(glob_to_like(pattern))
+            # An explicit range on the literal prefix uses the primary key even in a generic
+            # (prepared) plan, where the planner cannot look inside the LIKE parameter.
+            prefix = glob_literal_prefix(pattern)
+            if prefix:
+                where.append(sql.SQL("key >= %s"))
+                params.append(prefix)
+                upper = _upper_bound(prefix)
+                if upper is not None and not "\ud800" <= upper[-1] <= "\udfff":
+                    where.append(sql.SQL("key < %s"))
+                    params.append(upper)
+        if metadata_filter:
+            action = metadata_filter.get(_ACTION_FIELD)
+            if isinstance(action, str):
+                where.append(sql.SQL("action = %s"))
+                params.append(action)
+            # Containment narrows through the GIN index; it is looser than equality (1 matches
+            # 1.0, an array contains its members), so metadata_matches below decides.
+            where.append(sql.SQL("metadata @> %s"))
+            params.append(Jsonb(dict(metadata_filter)))
+        columns = "key, metadata::text" if metadata_filter else "key, NULL"
+        statement = self._q(f"SELECT {columns} FROM {{entries}}")
+        if where:
+            statement = statement + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(where)
+        rows = self._run("find", lambda c: c.execute(statement, params).fetchall())
+        out: list[str] = []
+        for key, metadata in rows:
+            if pattern is not None and not glob_matches(pattern, key):
+                continue
+            if metadata_filter and not metadata_matches(LazyMetadata(metadata), metadata_filter):
+                continue
+            out.append(key)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def delete_expired(self, now: float, limit: int | None = None) -> int:
+        return self._run("cleanup", lambda c: c.execute(self._sql_delete_expired, (now, limit)).rowcount)
+
+    def count(self) -> int:
+        return int(self._run("count", lambda c: c.execute(self._q("SELECT count(*) FROM {entries}")).fetchone()[0]))
+
+    def size_bytes(self) -> int:
+        statement = self._q("SELECT coalesce(sum(octet_length(value)), 0) FROM {entries}")
+        return int(self._run("size", lambda c: c.execute(statement).fetchone()[0]))
+
+    def add_counters(self, deltas: Mapping[str, float]) -> None:
+        if not deltas:
+            return
+        statement = self._q(
+            "INSERT INTO {counters} (name, value) VALUES (%s, %s) "
+            "ON CONFLICT (name) DO UPDATE SET value = {counters}.value + excluded.value"
+        )
+        # Sorted, so concurrent flushes lock rows in one order and never deadlock.
+        rows = sorted((name, float(delta)) for name, delta in deltas.items())
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(statement, rows)
+
+        # Not retried: a commit whose reply was lost would be counted twice.
+        self._run("counters", work, retry=False)
+
+    def counters(self, prefix: str = "") -> dict[str, float]:
+        statement = self._q("SELECT name, value FROM {counters} WHERE starts_with(name, %s)")
+        return {name: value for name, value in self._run("counters", lambda c: c.execute(statement, (prefix,)).fetchall())}
+
+    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
+        token = uuid.uuid4().hex
+        row = self._run("lease", lambda c: c.execute(self._sql_lease, (name, token, float(ttl_s))).fetchone(),
+                        retry=False)
+        return token if row is not None and row[0] == token else None
+
+    def release_lease(self, name: str, token: str) -> None:
+        statement = self._q("DELETE FROM {leases} WHERE name = %s AND token = %s")
+        self._run("lease", lambda c: c.execute(statement, (name, token)))
+
+    def drop(self) -> None:
+        """Drop this store's tables (everything it holds). For tests and for retiring a cache."""
+        statement = self._q("DROP TABLE IF EXISTS {entries}, {counters}, {leases}")
+        self._run("drop", lambda c: c.execute(statement))
+        self._schema_ready = False
+
+    def close(self) -> None:
+        if os.getpid() != self._pid:
+            return
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass
+        self._local = threading.local()

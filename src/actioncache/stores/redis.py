@@ -1,0 +1,450 @@
+"""Redis: a cache shared by every process and machine that reaches one Redis server.
+
+Layout under the namespace ``{prefix}:`` (``?prefix=`` in the URL, default ``actioncache``):
+
+* ``{p}:e:<key>``  a hash ``v`` (value), ``m`` (metadata JSON), ``c`` (created_at), ``x``
+  (expires_at or empty), ``d`` (``_cache_duration_ms``, pre-read so a hit need not parse JSON).
+  Redis itself removes it at ``expires_at`` (``PEXPIREAT``): an expired entry is never served.
+* ``{p}:z``  a sorted set of every key, scored by ``expires_at`` (``+inf`` = never). It is the
+  expiry index ``delete_expired`` walks, the set ``find`` scans with ``ZSCAN MATCH`` (only this
+  namespace, never the whole keyspace) and what ``count`` reads.
+* ``{p}:i:<json [field, value]>``  a set of keys per scalar top-level metadata value, so a
+  metadata filter is a set intersection, not a scan.
+* ``{p}:n``  a hash key -> "size\\nindex\\nindex...": the bookkeeping of each entry, kept apart
+  from the entry so it survives Redis's own expiry and ``delete_expired`` can remove the
+  entry's index memberships after Redis has dropped the entry.
+* ``{p}:size``  the running total of value bytes (``size_bytes``).
+* ``{p}:counters`` (``HINCRBYFLOAT``) and ``{p}:l:<name>`` leases (``SET NX PX``, released by a
+  compare-and-delete script).
+
+Consistency: every write (put, delete, cleanup) is one Lua script, so the entry, its indexes
+and its bookkeeping change together and a reader never sees a half-written entry. Between
+Redis dropping an expired entry and the next ``delete_expired`` the entry's index members are
+stale; every read filters them out by their score in ``{p}:z`` (score <= now means gone), so
+they cost memory until the cleanup, never a wrong answer. ``size_bytes`` counts values until
+that cleanup. A single Redis (with or without replicas) is supported; Redis Cluster is not
+(the scripts touch keys they compute).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import uuid
+from typing import Any, Iterable, Iterator, Mapping
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..errors import StoreError, StoreURLError
+from .base import Entry, LazyMetadata, glob_matches, metadata_matches
+
+try:
+    import redis
+    from redis.backoff import ExponentialBackoff
+    from redis.retry import Retry
+except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
+    raise ImportError(f"the redis package is not installed ({exc})") from exc
+
+# Core metadata fields that are unique per entry: an index set per value would only waste memory.
+_UNINDEXED = frozenset({"_cache_key", "_cache_created_at", "_cache_expires_at", "_cache_duration_ms"})
+_MAX_INDEXED_STRING = 256
+_BATCH = 500
+
+# Removes one key's entry, index memberships and bookkeeping. Shared by put, delete and cleanup.
+_FORGET = """
+local function forget(ns, key)
+  local rec = redis.call('HGET', ns .. ':n', key)
+  if rec then
+    local first = true
+    for part in string.gmatch(rec, '[^\\n]+') do
+      if first then
+        redis.call('DECRBY', ns .. ':size', tonumber(part))
+        first = false
+      else
+        redis.call('SREM', ns .. ':i:' .. part, key)
+      end
+    end
+    redis.call('HDEL', ns .. ':n', key)
+  end
+  redis.call('ZREM', ns .. ':z', key)
+  return redis.call('DEL', ns .. ':e:' .. key)
+end
+"""
+
+# ARGV: ns, key, value, metadata, created, expires_s ('' = never), expires_ms, duration, index...
+_PUT = _FORGET + """
+local ns, key = ARGV[1], ARGV[2]
+forget(ns, key)
+local ek = ns .. ':e:' .. key
+redis.call('HSET', ek, 'v', ARGV[3], 'm', ARGV[4], 'c', ARGV[5], 'x', ARGV[6], 'd', ARGV[8])
+local size = string.len(ARGV[3])
+local rec = tostring(size)
+for i = 9, #ARGV do
+  redis.call('SADD', ns .. ':i:' .. ARGV[i], key)
+  rec = rec .. '\\n' .. ARGV[i]
+end
+redis.call('HSET', ns .. ':n', key, rec)
+redis.call('INCRBY', ns .. ':size', size)
+if ARGV[6] == '' then
+  redis.call('ZADD', ns .. ':z', '+inf', key)
+else
+  redis.call('ZADD', ns .. ':z', ARGV[6], key)
+  redis.call('PEXPIREAT', ek, ARGV[7])
+end
+return 1
+"""
+
+# ARGV: ns, key. Returns 1 when a live entry was deleted.
+_DELETE = _FORGET + "return forget(ARGV[1], ARGV[2])"
+
+# ARGV: ns, now, limit (-1 = all). Oldest expiry first; returns how many it removed.
+_DELETE_EXPIRED = _FORGET + """
+local ns = ARGV[1]
+local keys
+if tonumber(ARGV[3]) < 0 then
+  keys = redis.call('ZRANGEBYSCORE', ns .. ':z', '-inf', ARGV[2])
+else
+  keys = redis.call('ZRANGEBYSCORE', ns .. ':z', '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])
+end
+for _, key in ipairs(keys) do forget(ns, key) end
+return #keys
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+
+def to_redis_glob(pattern: str) -> str:
+    """A Redis ``MATCH`` pattern that matches every key :func:`fnmatch.fnmatchcase` would (a superset).
+
+    Redis matches bytes and escapes with a backslash; fnmatch matches characters and escapes
+    with brackets. ``?`` and bracket sets become ``*`` because one character may be several
+    UTF-8 bytes; literal characters Redis treats specially are backslash-escaped. The caller
+    filters the candidates with the exact fnmatch semantics.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        i += 1
+        if ch in "*?":
+            wild = True
+        elif ch == "[":
+            # Mirror fnmatch.translate: find the closing bracket ('!' and a first ']' are members).
+            j = i
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:  # no closing bracket: fnmatch reads '[' literally
+                out.append("\\[")
+                continue
+            members = pattern[i:j]
+            i = j + 1
+            if len(members) == 1 and members != "!":  # '[*]' and friends: one literal character
+                out.append("\\" + members if members in "*?[]\\" else members)
+                continue
+            wild = True
+        else:
+            out.append("\\" + ch if ch in "*?[]\\" else ch)
+            continue
+        if wild and not (out and out[-1] == "*"):
+            out.append("*")
+    return "".join(out)
+
+
+def _index_value(value: Any) -> str | None:
+    """The canonical JSON of a metadata value worth an index set, or None."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        # 1.0 and 1 are equal to metadata_matches, so they share one set.
+        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+    if isinstance(value, str) and len(value) <= _MAX_INDEXED_STRING:
+        return json.dumps(value, ensure_ascii=False)
+    return None
+
+
+def _index_name(field: str, value: Any) -> str | None:
+    encoded = _index_value(value)
+    if encoded is None:
+        return None
+    # JSON text never holds a raw newline, which the bookkeeping record uses as separator.
+    return "[" + json.dumps(field, ensure_ascii=False) + "," + encoded + "]"
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(":" + parts.password + "@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+class RedisStore:
+    """The ``CacheStore`` protocol over one Redis server (see the module docstring for the layout)."""
+
+    def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "actioncache",
+                 retries: int = 1, **client_options: Any) -> None:
+        if not prefix or any(c in prefix for c in "\n\0*?[]\\"):
+            raise StoreURLError(
+                f"Redis prefix {prefix!r} must be non-empty text without newlines, NULs or glob characters; "
+                "use letters, digits, ':', '-', '_' or '.'"
+            )
+        self.url = url
+        self.prefix = prefix
+        self._where = f"Redis at {_redacted(url)} (prefix {prefix!r})"
+        client_options.setdefault("socket_connect_timeout", 5.0)
+        client_options.setdefault("socket_timeout", 10.0)
+        # A cache must fail fast: one quick retry covers a pooled connection that went stale
+        # when the server restarted; a down server is an error within milliseconds.
+        client_options.setdefault("retry", Retry(ExponentialBackoff(cap=0.1, base=0.01), int(retries)))
+        try:
+            # from_url only parses; nothing connects until the first command.
+            self._client = redis.Redis.from_url(url, **client_options)
+        except ValueError as exc:
+            raise StoreURLError(f"bad Redis URL {_redacted(url)!r}: {exc}; use redis://host:port/db") from exc
+        self._put = self._client.register_script(_PUT)
+        self._delete = self._client.register_script(_DELETE)
+        self._delete_expired = self._client.register_script(_DELETE_EXPIRED)
+        self._release = self._client.register_script(_RELEASE)
+        self._zset = f"{prefix}:z"
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> "RedisStore":
+        """``redis://[user:pass@]host:port/db?prefix=NAME&retries=N`` (other query options go to redis-py)."""
+        parts = urlsplit(url)
+        ours: dict[str, str] = {}
+        theirs: list[tuple[str, str]] = []
+        for name, value in parse_qsl(parts.query, keep_blank_values=True):
+            (ours.__setitem__(name, value) if name in ("prefix", "retries") else theirs.append((name, value)))
+        if "prefix" in ours:
+            options.setdefault("prefix", ours["prefix"])
+        if "retries" in ours:
+            try:
+                options.setdefault("retries", int(ours["retries"]))
+            except ValueError:
+                raise StoreURLError(f"retries={ours['retries']!r} in {_redacted(url)!r} must be an integer") from None
+        client_url = urlunsplit(parts._replace(query=urlencode(theirs)))
+        store = cls(client_url, **options)
+        store.url = url
+        return store
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    def _error(self, op: str, exc: BaseException) -> StoreError:
+        if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+            hint = "is redis-server running and reachable? start it or fix host/port in the URL"
+        elif isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+            hint = "give the right user:password in the URL"
+        elif "OOM" in str(exc):
+            hint = "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
+        else:
+            hint = "see the Redis error above"
+        return StoreError(f"{self._where}: {op} failed: {exc} ({hint})")
+
+    def _e(self, key: str) -> str:
+        return f"{self.prefix}:e:{key}"
+
+    def _live_score_floor(self) -> float:
+        # Members scored at or before now have been (or are being) dropped by Redis.
+        return time.time()
+
+    # --- protocol -----------------------------------------------------------------------
+
+    def get(self, key: str) -> Entry | None:
+        try:
+            value, meta, created, expires, duration = self._client.hmget(self._e(key), ("v", "m", "c", "x", "d"))
+        except redis.RedisError as exc:
+            raise self._error("get", exc) from exc
+        if value is None or meta is None:
+            return None
+        preset = {"_cache_duration_ms": float(duration)} if duration else None
+        return Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
+                     float(expires) if expires else None)
+
+    def _put_args(self, entry: Entry) -> list[Any]:
+        meta = dict(entry.metadata)
+        expires = entry.expires_at
+        duration = meta.get("_cache_duration_ms")
+        indexes = [name for field, value in meta.items()
+                   if field not in _UNINDEXED and (name := _index_name(field, value)) is not None]
+        return [
+            self.prefix,
+            entry.key,
+            bytes(entry.value),
+            json.dumps(meta, separators=(",", ":"), ensure_ascii=False),
+            repr(float(entry.created_at)),
+            "" if expires is None else repr(float(expires)),
+            "" if expires is None else str(min(math.ceil(expires * 1000), 2**62)),
+            repr(float(duration)) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else "",
+            *indexes,
+        ]
+
+    def put(self, entry: Entry) -> None:
+        try:
+            self._put(keys=[], args=self._put_args(entry))
+        except redis.RedisError as exc:
+            raise self._error("put", exc) from exc
+
+    def delete(self, key: str) -> bool:
+        try:
+            return bool(self._delete(keys=[], args=[self.prefix, key]))
+        except redis.RedisError as exc:
+            raise self._error("delete", exc) from exc
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        keys = list(keys)
+        deleted = 0
+        try:
+            for start in range(0, len(keys), _BATCH):
+                pipe = self._client.pipeline(transaction=False)
+                for key in keys[start:start + _BATCH]:
+                    self._delete(keys=[], args=[self.prefix, key], client=pipe)
+                deleted += sum(int(n) for n in pipe.execute())
+        except redis.RedisError as exc:
+            raise self._error("delete", exc) from exc
+        return deleted
+
+    def _scan(self, pattern: str | None) -> Iterator[tuple[str, float]]:
+        match = to_redis_glob(pattern) if pattern is not None else None
+        for member, score in self._client.zscan_iter(self._zset, match=match, count=1000):
+            yield member.decode("utf-8", "surrogatepass"), score
+
+    def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> list[str] | None:
+        names = [self.prefix + ":i:" + name for field, wanted in metadata_filter.items()
+                 if field not in _UNINDEXED and (name := _index_name(field, wanted)) is not None]
+        if not names:
+            return None
+        members = self._client.sinter(names)
+        if not members:
+            return []
+        keys = [m.decode("utf-8", "surrogatepass") for m in members]
+        floor = self._live_score_floor()
+        scores = self._client.zmscore(self._zset, keys)
+        return [k for k, s in zip(keys, scores) if s is not None and s > floor]
+
+    def find(
+        self,
+        pattern: str | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[str]:
+        try:
+            candidates = self._indexed_candidates(metadata_filter) if metadata_filter else None
+            if candidates is None:
+                floor = self._live_score_floor()
+                candidates = [k for k, s in self._scan(pattern) if s > floor]
+            if pattern is not None:
+                candidates = [k for k in candidates if glob_matches(pattern, k)]
+            if metadata_filter:
+                # Index sets are exact for the fields they cover; fields without one (nested
+                # values, long strings, the per-entry core fields) are checked on the metadata.
+                candidates = self._filter_metadata(candidates, metadata_filter)
+        except redis.RedisError as exc:
+            raise self._error("find", exc) from exc
+        return candidates if limit is None else candidates[:limit]
+
+    def _filter_metadata(self, keys: list[str], metadata_filter: Mapping[str, Any]) -> list[str]:
+        out: list[str] = []
+        for start in range(0, len(keys), _BATCH):
+            chunk = keys[start:start + _BATCH]
+            pipe = self._client.pipeline(transaction=False)
+            for key in chunk:
+                pipe.hget(self._e(key), "m")
+            for key, raw in zip(chunk, pipe.execute()):
+                if raw is None:
+                    continue
+                try:
+                    meta = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(meta, dict) and metadata_matches(meta, metadata_filter):
+                    out.append(key)
+        return out
+
+    def delete_expired(self, now: float, limit: int | None = None) -> int:
+        try:
+            return int(self._delete_expired(keys=[], args=[self.prefix, repr(float(now)),
+                                                           -1 if limit is None else int(limit)]))
+        except redis.RedisError as exc:
+            raise self._error("cleanup", exc) from exc
+
+    def count(self) -> int:
+        try:
+            return int(self._client.zcount(self._zset, f"({self._live_score_floor()!r}", "+inf"))
+        except redis.RedisError as exc:
+            raise self._error("count", exc) from exc
+
+    def size_bytes(self) -> int:
+        try:
+            return max(0, int(self._client.get(f"{self.prefix}:size") or 0))
+        except redis.RedisError as exc:
+            raise self._error("size", exc) from exc
+
+    def add_counters(self, deltas: Mapping[str, float]) -> None:
+        if not deltas:
+            return
+        try:
+            pipe = self._client.pipeline(transaction=True)
+            for name, delta in deltas.items():
+                pipe.hincrbyfloat(f"{self.prefix}:counters", name, float(delta))
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise self._error("counters", exc) from exc
+
+    def counters(self, prefix: str = "") -> dict[str, float]:
+        try:
+            raw = self._client.hgetall(f"{self.prefix}:counters")
+        except redis.RedisError as exc:
+            raise self._error("counters", exc) from exc
+        out: dict[str, float] = {}
+        for name, value in raw.items():
+            text = name.decode("utf-8", "surrogatepass")
+            if text.startswith(prefix):
+                out[text] = float(value)
+        return out
+
+    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
+        token = uuid.uuid4().hex
+        try:
+            # Redis's own clock times the lease, so clients on machines with skewed clocks agree.
+            ok = self._client.set(f"{self.prefix}:l:{name}", token, nx=True, px=max(1, int(ttl_s * 1000)))
+        except redis.RedisError as exc:
+            raise self._error("lease", exc) from exc
+        return token if ok else None
+
+    def release_lease(self, name: str, token: str) -> None:
+        try:
+            self._release(keys=[f"{self.prefix}:l:{name}"], args=[token])
+        except redis.RedisError as exc:
+            raise self._error("lease", exc) from exc
+
+    def drop(self) -> None:
+        """Delete every Redis key of this store's prefix. For tests and for retiring a cache."""
+        try:
+            batch: list[bytes] = []
+            for name in self._client.scan_iter(match=self.prefix + ":*", count=1000):
+                batch.append(name)
+                if len(batch) >= _BATCH:
+                    self._client.delete(*batch)
+                    batch = []
+            if batch:
+                self._client.delete(*batch)
+        except redis.RedisError as exc:
+            raise self._error("drop", exc) from exc
+
+    def close(self) -> None:
+        try:
+            self._client.close()
+        except redis.RedisError:
+            pass
