@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, glob_literal_prefix, glob_matches, metadata_matches
+from .base import Entry, LazyMetadata, glob_literal_prefix, select_keys
 from .sqlite import _upper_bound
 
 try:
@@ -315,16 +315,7 @@ class PostgresStore:
         if where:
             statement = statement + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(where)
         rows = self._run("find", lambda c: c.execute(statement, params).fetchall())
-        out: list[str] = []
-        for key, metadata in rows:
-            if pattern is not None and not glob_matches(pattern, key):
-                continue
-            if metadata_filter and not metadata_matches(LazyMetadata(metadata), metadata_filter):
-                continue
-            out.append(key)
-            if limit is not None and len(out) >= limit:
-                break
-        return out
+        return select_keys(rows, pattern, metadata_filter, limit)
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
         return self._run("cleanup", lambda c: c.execute(self._sql_delete_expired, (now, limit)).rowcount)

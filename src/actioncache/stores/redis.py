@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, glob_matches, metadata_matches
+from .base import Entry, LazyMetadata, glob_matches, select_keys
 
 try:
     import redis
@@ -320,18 +320,20 @@ class RedisStore:
         for member, score in self._client.zscan_iter(self._zset, match=match, count=1000):
             yield member.decode("utf-8", "surrogatepass"), score
 
-    def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> list[str] | None:
+    def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> tuple[list[str] | None, bool]:
+        """Live keys in every index set the filter names, and whether the sets decide the filter alone."""
         names = [self.prefix + ":i:" + name for field, wanted in metadata_filter.items()
                  if field not in _UNINDEXED and (name := _index_name(field, wanted)) is not None]
         if not names:
-            return None
+            return None, False
+        exact = len(names) == len(metadata_filter)
         members = self._client.sinter(names)
         if not members:
-            return []
+            return [], exact
         keys = [m.decode("utf-8", "surrogatepass") for m in members]
         floor = self._live_score_floor()
         scores = self._client.zmscore(self._zset, keys)
-        return [k for k, s in zip(keys, scores) if s is not None and s > floor]
+        return [k for k, s in zip(keys, scores) if s is not None and s > floor], exact
 
     def find(
         self,
@@ -340,37 +342,26 @@ class RedisStore:
         limit: int | None = None,
     ) -> list[str]:
         try:
-            candidates = self._indexed_candidates(metadata_filter) if metadata_filter else None
+            candidates, exact = self._indexed_candidates(metadata_filter) if metadata_filter else (None, False)
             if candidates is None:
                 floor = self._live_score_floor()
                 candidates = [k for k, s in self._scan(pattern) if s > floor]
             if pattern is not None:
                 candidates = [k for k in candidates if glob_matches(pattern, k)]
-            if metadata_filter:
-                # Index sets are exact for the fields they cover; fields without one (nested
-                # values, long strings, the per-entry core fields) are checked on the metadata.
-                candidates = self._filter_metadata(candidates, metadata_filter)
+            if not metadata_filter or exact:
+                return candidates if limit is None else candidates[:limit]
+            # Fields without an index set (nested values, long strings, per-entry core fields)
+            # are checked on the stored metadata.
+            return select_keys(zip(candidates, self._metadata_of(candidates)), None, metadata_filter, limit)
         except redis.RedisError as exc:
             raise self._error("find", exc) from exc
-        return candidates if limit is None else candidates[:limit]
 
-    def _filter_metadata(self, keys: list[str], metadata_filter: Mapping[str, Any]) -> list[str]:
-        out: list[str] = []
+    def _metadata_of(self, keys: list[str]) -> Iterator[bytes | None]:
         for start in range(0, len(keys), _BATCH):
-            chunk = keys[start:start + _BATCH]
             pipe = self._client.pipeline(transaction=False)
-            for key in chunk:
+            for key in keys[start:start + _BATCH]:
                 pipe.hget(self._e(key), "m")
-            for key, raw in zip(chunk, pipe.execute()):
-                if raw is None:
-                    continue
-                try:
-                    meta = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(meta, dict) and metadata_matches(meta, metadata_filter):
-                    out.append(key)
-        return out
+            yield from pipe.execute()
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
         try:
