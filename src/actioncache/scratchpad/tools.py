@@ -1,0 +1,196 @@
+"""The scratchpad's LLM face: tool schemas (OpenAI and Anthropic), one dispatcher, the system prompt.
+
+Every answer is a JSON object with ``success``. Items in answers are metadata views of at most
+500 bytes each (``items.llm_view``); ``read`` alone carries ``data``. A failure is an answer too
+(``success: false``, ``error`` = a short code, ``message`` = what to do next), never an exception,
+so an agent loop can hand it straight back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable, Mapping
+
+from .errors import InvalidArgumentError, ScratchpadError
+from .items import DESCRIPTION_LIMIT, llm_view
+from .scratchpad import Scratchpad
+
+log = logging.getLogger("actioncache.scratchpad")
+
+SYSTEM_PROMPT = """\
+You have a scratchpad: a key-value store for this session that lives outside your context window.
+Use it when a task has many steps or large intermediate results (e.g. "summarize each of my 50 unread
+emails, then write a report"): after each step, save the result with scratchpad_write and a one-line
+description (max 300 characters) of what it holds. Answers show only metadata (storageKey, description,
+size, time), never the data, so your context stays small. Call scratchpad_list to see what you saved,
+and scratchpad_read with a storageKey only when you need that item's content (e.g. to combine results).
+Use scratchpad_update to extend an item (progressive results) and scratchpad_delete for items you no
+longer need. Limits: 5 MB per item (split bigger data into parts) and 50 MB per session (delete old
+items first). If an answer says the store is unavailable, continue the task in your context instead.
+Do not store secrets. Small facts you need right away can stay in context."""
+
+_KEY = {"type": "string", "description": "storageKey exactly as scratchpad_write or scratchpad_list returned it"}
+_ID = {"type": "string", "description": "optional; 1-32 letters, digits or '-'. Leave out to get a random id"}
+_DATA = {"description": "the content to store: any JSON value (object, array, string, number, boolean, null)"}
+_METADATA = {
+    "type": "object",
+    "description": "optional short tags (at most 150 bytes as JSON), e.g. {\"source\": \"gmail\", \"index\": 3}",
+}
+
+# name -> (description, JSON schema of the arguments)
+TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "scratchpad_write": (
+        "Save an intermediate result outside your context window. Returns metadata only "
+        "(storageKey, description, size, timestamp); keep the storageKey to read the data later.",
+        {
+            "type": "object",
+            "properties": {
+                "data": _DATA,
+                "description": {
+                    "type": "string",
+                    "maxLength": DESCRIPTION_LIMIT,
+                    "description": "what the data is, one line, max 300 characters "
+                    "(e.g. 'Email 3 from Ann re: Q4 budget, 120-word summary')",
+                },
+                "task_id": _ID,
+                "turn_id": _ID,
+                "metadata": _METADATA,
+            },
+            "required": ["data", "description"],
+        },
+    ),
+    "scratchpad_read": (
+        "Load one saved item's full data into context. The only call that returns data: read only what you need now.",
+        {"type": "object", "properties": {"key": _KEY}, "required": ["key"]},
+    ),
+    "scratchpad_list": (
+        "List every item saved in this session: metadata only (keys, descriptions, sizes), plus quota usage.",
+        {"type": "object", "properties": {}},
+    ),
+    "scratchpad_update": (
+        "Replace a saved item's data (e.g. add newly processed results), keeping its storageKey. "
+        "Optionally give a new description. Returns metadata only.",
+        {
+            "type": "object",
+            "properties": {
+                "key": _KEY,
+                "data": _DATA,
+                "description": {"type": "string", "maxLength": DESCRIPTION_LIMIT,
+                                "description": "optional new description"},
+                "metadata": _METADATA,
+            },
+            "required": ["key", "data"],
+        },
+    ),
+    "scratchpad_delete": (
+        "Delete one saved item you no longer need (frees quota). Works on corrupt items too.",
+        {"type": "object", "properties": {"key": _KEY}, "required": ["key"]},
+    ),
+}
+
+
+def tool_schemas(format: str = "openai") -> list[dict[str, Any]]:
+    """The tool definitions in the shape an API expects: ``"openai"`` (chat completions
+    ``tools=[{"type": "function", ...}]``), ``"anthropic"`` (messages ``tools=[{"input_schema": ...}]``)
+    or ``"mcp"`` (name, description, inputSchema)."""
+    out = []
+    for name, (description, schema) in TOOLS.items():
+        schema = json.loads(json.dumps(schema))  # callers may mutate their copy
+        if format == "openai":
+            out.append({"type": "function", "function": {"name": name, "description": description, "parameters": schema}})
+        elif format == "anthropic":
+            out.append({"name": name, "description": description, "input_schema": schema})
+        elif format == "mcp":
+            out.append({"name": name, "description": description, "inputSchema": schema})
+        else:
+            raise ValueError(f"unknown tool schema format {format!r}; use 'openai', 'anthropic' or 'mcp'")
+    return out
+
+
+def _write(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
+    return {"item": llm_view(pad.write(_required(a, "data"), _required(a, "description"),
+                                       task_id=a.get("task_id"), turn_id=a.get("turn_id"), metadata=a.get("metadata")))}
+
+
+def _read(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
+    item = pad.read(_required(a, "key"))
+    data = item.pop("data")
+    return {"item": llm_view(item), "data": data}
+
+
+def _list(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
+    items = pad.list()
+    used = sum(int(m.get("dataSize", 0)) for m in items)
+    return {
+        "count": len(items),
+        "usedBytes": used,
+        "quotaBytes": pad.session_quota_bytes,
+        "items": [llm_view(m) for m in items],
+    }
+
+
+def _update(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
+    return {"item": llm_view(pad.update(_required(a, "key"), _required(a, "data"),
+                                        description=a.get("description"), metadata=a.get("metadata")))}
+
+
+def _delete(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
+    return {"deleted": llm_view(pad.delete(_required(a, "key")))}
+
+
+def _end(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
+    return {"deleted_count": pad.end_session()}
+
+
+# "scratchpad_end" is not offered to models (tool_schemas) but agent runtimes may call it.
+HANDLERS: dict[str, Callable[[Scratchpad, dict[str, Any]], dict[str, Any]]] = {
+    "scratchpad_write": _write,
+    "scratchpad_read": _read,
+    "scratchpad_list": _list,
+    "scratchpad_update": _update,
+    "scratchpad_delete": _delete,
+    "scratchpad_end": _end,
+}
+
+
+def _required(arguments: Mapping[str, Any], name: str) -> Any:
+    if name not in arguments:
+        raise InvalidArgumentError(f"missing argument {name!r}; see the tool's parameters")
+    return arguments[name]
+
+
+def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, (str, bytes)):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError as exc:
+            raise InvalidArgumentError(f"tool arguments are not valid JSON ({exc}); send a JSON object") from exc
+    if not isinstance(arguments, Mapping):
+        raise InvalidArgumentError("tool arguments must be a JSON object of parameter: value")
+    return dict(arguments)
+
+
+def dispatch(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
+    """Run one tool call and return the answer as a dict (``success`` plus the result or error)."""
+    handler = HANDLERS.get(name) or HANDLERS.get(f"scratchpad_{name}")
+    if handler is None:
+        return {"success": False, "error": "unknown_tool",
+                "message": f"unknown tool {name!r}; the scratchpad tools are {', '.join(TOOLS)}"}
+    try:
+        result = handler(pad, _arguments(arguments))
+    except ScratchpadError as exc:
+        return {"success": False, "error": exc.code, "message": str(exc), "sessionId": pad.session_id}
+    except Exception as exc:  # noqa: BLE001 - the tool face must answer, never crash the agent loop
+        log.exception("scratchpad tool %s failed", name)
+        return {"success": False, "error": "internal_error",
+                "message": f"{type(exc).__name__}: {exc}; continue the task in context"}
+    return {"success": True, "sessionId": pad.session_id, **result}
+
+
+def handle_tool_call(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
+    """Run one LLM tool call (``arguments`` as a dict or the JSON string an API sends) and return
+    the JSON text to send back as the tool result."""
+    return json.dumps(dispatch(pad, name, arguments), ensure_ascii=False, separators=(",", ":"))
