@@ -193,7 +193,7 @@ class PostgresStore:
             hint = "PostgreSQL text cannot hold NUL characters; remove them from keys and metadata"
         else:
             hint = "see the PostgreSQL error above"
-        return StoreError(f"{self._where}: {op} failed: {str(exc).strip()} ({hint})")
+        return StoreError(f"{self._where}: {op} failed: {' '.join(str(exc).split())} ({hint})")
 
     def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self.conninfo, autocommit=True)

@@ -250,7 +250,7 @@ class RedisStore:
             hint = "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
         else:
             hint = "see the Redis error above"
-        return StoreError(f"{self._where}: {op} failed: {exc} ({hint})")
+        return StoreError(f"{self._where}: {op} failed: {' '.join(str(exc).split())} ({hint})")
 
     def _e(self, key: str) -> str:
         return f"{self.prefix}:e:{key}"
