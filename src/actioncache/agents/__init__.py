@@ -1,0 +1,28 @@
+"""YAML agents whose steps are cached actions (seed 000; a compatible subset of The Edge Agent).
+
+    from actioncache.agents import load_agent
+    agent = load_agent("examples/document_extraction.yaml")
+    final_state = agent.invoke({"file_path": "examples/data/report.txt"})
+
+YAML_REFERENCE.md documents the format whole; docs/agents.md is the guide.
+"""
+
+from .engine import Agent, load_agent
+from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
+                     RunBlocksRefusedError, SandboxError, TemplateVariableError, UnknownActionError)
+from .registry import ActionRegistry
+
+__all__ = [
+    "ActionRegistry",
+    "Agent",
+    "AgentDefinitionError",
+    "AgentError",
+    "AgentInputError",
+    "NodeError",
+    "RunBlockError",
+    "RunBlocksRefusedError",
+    "SandboxError",
+    "TemplateVariableError",
+    "UnknownActionError",
+    "load_agent",
+]

@@ -1,0 +1,56 @@
+"""``command.run``: run a program (argv list, or a string split with shlex; a shell only if asked).
+
+``success`` means exit code 0, so ``cache.wrap`` over a verifier caches only passing runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from typing import Any, Mapping
+
+
+def register(registry: Any, engine: Any) -> None:
+    def run(state: Mapping[str, Any], command: str | list[Any], timeout: float | None = 60, cwd: str | None = None,
+            env: Mapping[str, Any] | None = None, shell: bool = False, input: str | None = None) -> dict[str, Any]:
+        if shell:
+            argv: Any = command if isinstance(command, str) else shlex.join(str(a) for a in command)
+        elif isinstance(command, str):
+            argv = shlex.split(command)
+        elif isinstance(command, list) and command:
+            argv = [str(a) for a in command]
+        else:
+            return {"success": False, "exit_code": None, "stdout": "", "stderr": "",
+                    "error": "command must be a non-empty argv list or a string"}
+        full_env = {**os.environ, **{k: str(v) for k, v in (env or {}).items()}}
+        started = time.perf_counter()
+        base = {"command": argv}
+        try:
+            proc = subprocess.run(argv, shell=shell, cwd=cwd, env=full_env, input=input, capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            return {**base, "success": False, "exit_code": None, "timed_out": True,
+                    "stdout": _text(exc.stdout), "stderr": _text(exc.stderr),
+                    "error": f"timed out after {timeout}s", "duration_ms": _ms(started)}
+        except OSError as exc:
+            return {**base, "success": False, "exit_code": None, "timed_out": False, "stdout": "", "stderr": "",
+                    "error": f"cannot run {argv!r}: {exc}", "duration_ms": _ms(started)}
+        out = {**base, "success": proc.returncode == 0, "exit_code": proc.returncode, "timed_out": False,
+               "stdout": proc.stdout, "stderr": proc.stderr, "duration_ms": _ms(started)}
+        if proc.returncode != 0:
+            out["error"] = f"exit code {proc.returncode}"
+        return out
+
+    registry["command.run"] = run
+
+
+def _text(data: Any) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

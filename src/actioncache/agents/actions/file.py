@@ -1,0 +1,36 @@
+"""``file.read`` / ``file.write``: local files (relative paths are relative to the working directory)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+
+def register(registry: Any, engine: Any) -> None:
+    def read(state: Mapping[str, Any], path: str, encoding: str = "utf-8") -> dict[str, Any]:
+        try:
+            data = Path(path).read_bytes()
+            content = data.decode(encoding)
+        except (OSError, UnicodeDecodeError, LookupError) as exc:
+            return {"success": False, "path": str(path), "error": f"cannot read {path!r}: {exc}"}
+        return {"success": True, "path": str(path), "content": content, "size_bytes": len(data)}
+
+    def write(state: Mapping[str, Any], path: str, content: Any, mode: str = "overwrite",
+              encoding: str = "utf-8", create_dirs: bool = True) -> dict[str, Any]:
+        if mode not in ("overwrite", "append"):
+            return {"success": False, "path": str(path), "error": f"mode must be 'overwrite' or 'append', not {mode!r}"}
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2)
+        try:
+            target = Path(path)
+            if create_dirs:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            data = text.encode(encoding)
+            with open(target, "ab" if mode == "append" else "wb") as handle:
+                handle.write(data)
+        except (OSError, LookupError) as exc:
+            return {"success": False, "path": str(path), "error": f"cannot write {path!r}: {exc}"}
+        return {"success": True, "path": str(path), "size_bytes": len(data)}
+
+    registry["file.read"] = read
+    registry["file.write"] = write

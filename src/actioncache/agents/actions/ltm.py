@@ -1,0 +1,77 @@
+"""``ltm.*``: TEA's long-term-memory actions, dict in and dict out, over the agent's store.
+
+They share the store (and codec) with ``cache.*``, so an agent can inspect or seed what the
+cache keeps. Values are encoded by the cache's codec (JSON by default); a store failure is a
+``success: false`` result, never an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+from ...keys import canonical_json, sha256_hex
+from ...stores.base import Entry
+
+
+def register(registry: Any, engine: Any) -> None:
+    def failed(exc: Exception, **extra: Any) -> dict[str, Any]:
+        return {"success": False, "error": f"{type(exc).__name__}: {exc}", **extra}
+
+    def store(state: Mapping[str, Any], key: str, value: Any, metadata: Mapping[str, Any] | None = None,
+              ttl_seconds: float | None = None) -> dict[str, Any]:
+        now = time.time()
+        try:
+            encoded = engine.cache.codec.encode(value)
+            engine.store.put(Entry(key, encoded, dict(metadata or {}), now,
+                                   now + float(ttl_seconds) if ttl_seconds else None))
+        except Exception as exc:  # noqa: BLE001
+            return failed(exc, stored=False, key=key)
+        return {"success": True, "stored": True, "key": key, "content_hash": sha256_hex(canonical_json(value))}
+
+    def read(key: str) -> tuple[bool, Any, dict[str, Any]]:
+        entry = engine.store.get(key)
+        if entry is None or entry.is_expired(time.time()):
+            return False, None, {}
+        return True, engine.cache.codec.decode(entry.value), dict(entry.metadata)
+
+    def retrieve(state: Mapping[str, Any], key: str, default: Any = None) -> dict[str, Any]:
+        try:
+            found, value, metadata = read(key)
+        except Exception as exc:  # noqa: BLE001
+            return failed(exc, found=False, value=default)
+        return {"success": True, "found": found, "value": value if found else default,
+                "metadata": metadata if found else None}
+
+    def delete(state: Mapping[str, Any], key: str) -> dict[str, Any]:
+        try:
+            return {"success": True, "deleted": bool(engine.store.delete(key)), "key": key}
+        except Exception as exc:  # noqa: BLE001
+            return failed(exc, deleted=False, key=key)
+
+    def search(state: Mapping[str, Any], query: str | None = None, pattern: str | None = None,
+               metadata_filter: Mapping[str, Any] | None = None, limit: int = 10) -> dict[str, Any]:
+        """Keys by glob ``pattern`` and metadata equality; ``query`` keeps those whose key or
+        JSON value contains it (case-insensitive)."""
+        try:
+            keys = engine.store.find(pattern=pattern, metadata_filter=metadata_filter,
+                                     limit=None if query else limit)
+            results = []
+            needle = query.lower() if query else None
+            for key in keys:
+                found, value, metadata = read(key)
+                if not found:
+                    continue
+                if needle and needle not in key.lower() and needle not in canonical_json(value).lower():
+                    continue
+                results.append({"key": key, "value": value, "metadata": metadata})
+                if len(results) >= limit:
+                    break
+        except Exception as exc:  # noqa: BLE001
+            return failed(exc, results=[], count=0)
+        return {"success": True, "results": results, "count": len(results)}
+
+    registry["ltm.store"] = store
+    registry["ltm.retrieve"] = retrieve
+    registry["ltm.delete"] = delete
+    registry["ltm.search"] = search

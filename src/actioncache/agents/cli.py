@@ -1,0 +1,76 @@
+"""``actioncache run AGENT.yaml [--input JSON|@file.json] [--store URL] [--no-run] [--stream]``.
+
+Prints the final state as JSON on stdout (with ``--stream``, one JSON line per node first).
+Anything the agent itself prints (``print`` in ``run:`` blocks) goes to stderr, so stdout stays
+machine-readable. Errors print one actionable line and exit with the error's code (see
+:mod:`actioncache.agents.errors`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import AgentError, AgentInputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="actioncache run", description="Run a YAML agent and print its final state as JSON.")
+    parser.add_argument("agent", help="the agent's YAML file")
+    parser.add_argument("--input", metavar="JSON|@FILE", help="the input state: a JSON object, or @path to a JSON file")
+    parser.add_argument("--store", metavar="URL", help="store URL; overrides settings.ltm (e.g. sqlite:///tmp/c.db, memory://)")
+    parser.add_argument("--no-run", action="store_true", help="refuse agents with run: blocks (they execute Python)")
+    parser.add_argument("--stream", action="store_true", help="print one JSON line per node as it finishes")
+    return parser
+
+
+def read_input(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    source = "--input"
+    if text.startswith("@"):
+        source = text[1:]
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise AgentInputError(f"cannot read input file {source!r}: {exc.strerror or exc}") from exc
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise AgentInputError(f"{source} is not JSON ({exc}); example: --input '{{\"file_path\": \"report.pdf\"}}'") from exc
+    if not isinstance(value, dict):
+        raise AgentInputError(f"{source} must be a JSON object of state fields, not {type(value).__name__}")
+    return value
+
+
+def _dump(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, default=repr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    from .engine import load_agent
+
+    stdout = sys.stdout
+    try:
+        state = read_input(args.input)
+        agent = load_agent(args.agent, allow_run=not args.no_run, store=args.store)
+        try:
+            final = state
+            with contextlib.redirect_stdout(sys.stderr):
+                for event in agent.stream(state):
+                    final = event["state"]
+                    if args.stream:
+                        print(_dump({"node": event["node"], "duration_ms": event["duration_ms"],
+                                     "result": event["result"]}), file=stdout, flush=True)
+        finally:
+            agent.close()
+    except AgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(_dump(final, indent=2), file=stdout)
+    return 0
