@@ -25,7 +25,9 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, glob_literal_prefix, select_keys
+from ._sql import find_query, is_json_number
+from ._sql import upper_bound as _upper_bound  # noqa: F401  (kept for stores that import it from here)
+from .base import Entry, LazyMetadata, select_keys
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -69,13 +71,12 @@ _ACTION_FIELD = "_cache_action"
 _BATCH = 500
 
 
-def _upper_bound(prefix: str) -> str | None:
-    """The smallest string greater than every string starting with ``prefix`` (BINARY collation)."""
-    while prefix:
-        last = ord(prefix[-1])
-        if last < 0x10FFFF:
-            return prefix[:-1] + chr(last + 1)
-        prefix = prefix[:-1]
+def _field_clause(name: str, wanted: Any) -> tuple[str, list[Any]] | None:
+    """SQLite's metadata test for ``find``: the promoted action column, else ``json_extract``."""
+    if name == _ACTION_FIELD and isinstance(wanted, str):
+        return "action = ?", [wanted]
+    if isinstance(wanted, str) or is_json_number(wanted):
+        return "json_extract(metadata, ?) = ?", ['$."' + name.replace('"', '""') + '"', wanted]
     return None
 
 
@@ -235,27 +236,7 @@ class SQLiteStore:
         metadata_filter: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> list[str]:
-        where: list[str] = []
-        params: list[Any] = []
-        if pattern is not None:
-            prefix = glob_literal_prefix(pattern)
-            if prefix:
-                where.append("key >= ?")
-                params.append(prefix)
-                upper = _upper_bound(prefix)
-                if upper is not None:
-                    where.append("key < ?")
-                    params.append(upper)
-        for name, wanted in (metadata_filter or {}).items():
-            if name == _ACTION_FIELD and isinstance(wanted, str):
-                where.append("action = ?")
-                params.append(wanted)
-            elif isinstance(wanted, str) or (isinstance(wanted, (int, float)) and not isinstance(wanted, bool)):
-                where.append("json_extract(metadata, ?) = ?")
-                params.extend(['$."' + name.replace('"', '""') + '"', wanted])
-        sql = "SELECT key, metadata FROM entries"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        sql, params = find_query("SELECT key, metadata FROM entries", pattern, metadata_filter, _field_clause)
         return select_keys(self._run("find", sql, params), pattern, metadata_filter, limit)
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:

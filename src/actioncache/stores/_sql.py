@@ -1,0 +1,76 @@
+"""SQL pieces shared by the SQL backends (SQLite, libSQL/Turso, DuckDB).
+
+Each backend keeps its own statements where its dialect differs; what is really the same lives
+here: narrowing a glob to an index range on the key, and building the ``find`` query from a
+glob and a metadata filter with one dialect-specific hook for the JSON field test. The exact
+``find`` semantics are still decided by :func:`actioncache.stores.base.select_keys`; the SQL
+only narrows the candidates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from .base import glob_literal_prefix
+
+# A field test: (metadata field name, wanted value) -> (SQL condition, its parameters), or None
+# when the dialect cannot narrow on that value in SQL (the exact filter still applies after).
+FieldClause = Callable[[str, Any], "tuple[str, list[Any]] | None"]
+
+_SURROGATES_START, _SURROGATES_END = 0xD800, 0xDFFF
+
+
+def upper_bound(prefix: str) -> str | None:
+    """The smallest valid string greater than every string starting with ``prefix``.
+
+    Code point order equals UTF-8 byte order, so this bound works for every backend that
+    compares text bytewise. Surrogates cannot be encoded, so the bound skips over them.
+    """
+    while prefix:
+        last = ord(prefix[-1])
+        if last < 0x10FFFF:
+            following = last + 1
+            if _SURROGATES_START <= following <= _SURROGATES_END:
+                following = _SURROGATES_END + 1
+            return prefix[:-1] + chr(following)
+        prefix = prefix[:-1]
+    return None
+
+
+def key_range(pattern: str | None, mark: str = "?") -> tuple[list[str], list[Any]]:
+    """Conditions (``key >= ?``, ``key < ?``) that confine a glob to its literal prefix's range."""
+    if pattern is None:
+        return [], []
+    prefix = glob_literal_prefix(pattern)
+    if not prefix:
+        return [], []
+    where, params = [f"key >= {mark}"], [prefix]
+    upper = upper_bound(prefix)
+    if upper is not None:
+        where.append(f"key < {mark}")
+        params.append(upper)
+    return where, params
+
+
+def is_json_number(value: Any) -> bool:
+    """True for an int or float that JSON would write as a number (a bool is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def find_query(
+    select: str,
+    pattern: str | None,
+    metadata_filter: Mapping[str, Any] | None,
+    field_clause: FieldClause,
+) -> tuple[str, list[Any]]:
+    """``select`` (``SELECT key, metadata FROM entries``) narrowed by the glob's key range and by
+    whatever metadata tests the dialect can express."""
+    where, params = key_range(pattern)
+    for name, wanted in (metadata_filter or {}).items():
+        clause = field_clause(name, wanted)
+        if clause is not None:
+            where.append(clause[0])
+            params.extend(clause[1])
+    if where:
+        select += " WHERE " + " AND ".join(where)
+    return select, params
