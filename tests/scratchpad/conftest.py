@@ -1,0 +1,36 @@
+"""Fixtures: a fresh store per backend (the factories of tests/stores/backends.py: memory, SQLite,
+and the real Redis and PostgreSQL servers, which skip locally and fail under CI=true when down)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from actioncache.scratchpad import Scratchpad
+from stores.backends import BACKENDS
+
+SCRATCH_BACKENDS = sorted(BACKENDS)
+
+
+def new_session(prefix: str = "s") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(params=SCRATCH_BACKENDS)
+def store(request, tmp_path):
+    s = BACKENDS[request.param](tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    s = BACKENDS["sqlite"](tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def pad(store) -> Scratchpad:
+    return Scratchpad(store, new_session())
