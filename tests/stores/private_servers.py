@@ -126,3 +126,21 @@ class PrivatePostgres:
         if self.running:
             self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def private_redis():
+    """A redis-server of this module's own, which its tests may stop and start."""
+    server = PrivateRedis()
+    server.start()
+    yield server
+    server.destroy()
+
+
+@pytest.fixture(scope="module")
+def private_postgres():
+    """A PostgreSQL instance of this module's own, which its tests may stop and start."""
+    server = PrivatePostgres()
+    server.start()
+    yield server
+    server.destroy()

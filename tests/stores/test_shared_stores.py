@@ -21,7 +21,7 @@ from actioncache import Cache, open_store
 from actioncache.errors import StoreError
 
 from .backends import BACKENDS, SHAREABLE
-from .private_servers import PrivatePostgres, PrivateRedis, free_port
+from .private_servers import free_port, private_postgres, private_redis  # noqa: F401 - fixtures
 
 CROSS_PROCESS = sorted({"redis", "postgres"} & SHAREABLE)
 SINGLE_FLIGHT = sorted({"redis", "postgres", "sqlite"} & SHAREABLE)
@@ -124,22 +124,6 @@ def test_lock_true_computes_a_cold_key_once_across_processes(backend, tmp_path, 
 
 
 # --- outages ------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def private_redis():
-    server = PrivateRedis()
-    server.start()
-    yield server
-    server.destroy()
-
-
-@pytest.fixture(scope="module")
-def private_postgres():
-    server = PrivatePostgres()
-    server.start()
-    yield server
-    server.destroy()
-
 
 def check_outage_and_recovery(cache: Cache, stop, start, server_word: str) -> None:
     calls: list[int] = []
