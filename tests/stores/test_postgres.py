@@ -1,0 +1,164 @@
+"""PostgreSQL specifics beyond the conformance suite: URL options, the indexes the planner can
+use for cleanup/action/metadata/prefix queries, reconnecting after the server drops the
+connection, fork safety, concurrent first opens of one table, and clear errors. Real server."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import threading
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from actioncache import open_store
+from actioncache.errors import StoreError, StoreURLError
+from actioncache.stores.base import Entry, escape_glob
+
+import services
+
+from .backends import BACKENDS, unique
+
+psycopg = pytest.importorskip("psycopg") if not services.in_ci() else __import__("psycopg")
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = BACKENDS["postgres"](tmp_path)
+    yield s
+    s.drop()
+    s.close()
+
+
+def admin():
+    return psycopg.connect(services.POSTGRES_URL, autocommit=True)
+
+
+def plan(store, statement, params) -> str:
+    """EXPLAIN with sequential scans priced out: shows whether an index *can* serve the query
+    (on a tiny table the planner would rightly prefer a scan)."""
+    conn = store._conn()
+    conn.execute("SET enable_seqscan = off")
+    try:
+        rows = conn.execute(psycopg.sql.SQL("EXPLAIN ") + statement, params).fetchall()
+    finally:
+        conn.execute("RESET enable_seqscan")
+    return "\n".join(r[0] for r in rows)
+
+
+def test_url_options_and_errors():
+    with pytest.raises(StoreURLError, match="table name"):
+        open_store("postgresql://u@127.0.0.1/db?table=bad-name;drop")
+    with pytest.raises(StoreURLError, match="schema name"):
+        open_store("postgresql://u@127.0.0.1/db?schema=1x")
+    store = open_store("postgres://u:s3cret@127.0.0.1:1/db?table=t1&sslmode=disable")
+    assert store.table == "t1" and "sslmode=disable" in store.conninfo and "connect_timeout=5" in store.conninfo
+    with pytest.raises(StoreError) as err:
+        store.count()
+    assert "s3cret" not in str(err.value) and "***" in str(err.value) and "start the server" in str(err.value)
+
+
+def test_schema_option_puts_the_tables_there(store):
+    schema = unique("ac_s")
+    with admin() as conn:
+        conn.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(schema)))
+    other = open_store(f"{services.POSTGRES_URL}?schema={schema}&table=entries")
+    try:
+        other.put(Entry("k", b"v", {}, 1.0, None))
+        with admin() as conn:
+            found = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = %s",
+                                 (schema,)).fetchone()[0]
+        assert found == 3 and other.get("k").value == b"v" and store.get("k") is None
+    finally:
+        other.close()
+        with admin() as conn:
+            conn.execute(psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(schema)))
+
+
+def test_queries_can_use_their_indexes(store):
+    store.put(Entry("cache:a:1", b"v", {"_cache_action": "a", "tag": "t"}, 1.0, 2.0))
+    cleanup = plan(store, store._sql_delete_expired, (10.0, 5))
+    assert f"{store.table}_expires_at" in cleanup, cleanup
+    by_action = plan(store, store._q("SELECT key FROM {entries} WHERE action = %s"), ("a",))
+    assert f"{store.table}_action" in by_action, by_action
+    by_meta = plan(store, store._q("SELECT key FROM {entries} WHERE metadata @> %s::jsonb"), ('{"tag": "t"}',))
+    assert f"{store.table}_metadata" in by_meta, by_meta
+    by_prefix = plan(store, store._q("SELECT key FROM {entries} WHERE key >= %s AND key < %s"), ("cache:a:", "cache:a;"))
+    assert f"{store.table}_pkey" in by_prefix, by_prefix
+
+
+def test_reconnects_after_the_server_drops_the_connection(store):
+    store.put(Entry("k", b"v", {}, 1.0, None))
+    backend_pid = store._conn().info.backend_pid
+    with admin() as conn:
+        assert conn.execute("SELECT pg_terminate_backend(%s)", (backend_pid,)).fetchone()[0] is True
+    assert store.get("k").value == b"v", "a stale connection is replaced and the read retried"
+    assert store._conn().info.backend_pid != backend_pid
+
+
+def test_concurrent_first_opens_of_one_table(tmp_path):
+    url = f"{services.POSTGRES_URL}?table={unique('ac_')}"
+    errors: list[BaseException] = []
+    stores = [open_store(url) for _ in range(4)]
+
+    def first_use(i: int) -> None:
+        try:
+            stores[i].put(Entry(f"k{i}", b"v", {}, 1.0, None))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=first_use, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert not errors
+        assert sorted(stores[0].find(pattern="k*")) == ["k0", "k1", "k2", "k3"]
+    finally:
+        stores[0].drop()
+        for s in stores:
+            s.close()
+
+
+def test_nul_in_a_key_is_a_clear_error(store):
+    with pytest.raises(StoreError, match="NUL"):
+        store.put(Entry("a\x00b", b"v", {}, 1.0, None))
+    store.put(Entry("fine", b"v", {}, 1.0, None))  # the connection is still usable
+    assert store.get("fine").value == b"v"
+
+
+GLOB_KEYS = ["cache:a*b:1", "cache:a?b:2", "cache:[x]:3", "cache:a\\b:4", "cache:!neg", "cache:]", "cache:%_",
+             "cache:a%b", "cache:a_b", "cache:日本:5", "cache:ü", "plain", "\\%"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pattern=st.text(alphabet="*?[]!\\%_ab:ü日-", max_size=8))
+@example(pattern="cache:a%b")  # LIKE's wildcards are literal text in a glob
+@example(pattern="cache:a_b")
+@example(pattern="cache:a\\b:*")
+@example(pattern="cache:[%]*")
+@example(pattern="cache:?")
+def test_find_agrees_with_fnmatch_over_hostile_keys(store, pattern):
+    if store.count() == 0:
+        for key in GLOB_KEYS:
+            store.put(Entry(key, b"1", {}, 1.0, None))
+    assert sorted(store.find(pattern=pattern)) == sorted(k for k in GLOB_KEYS if fnmatch.fnmatchcase(k, pattern))
+    for key in GLOB_KEYS:
+        assert store.find(pattern=escape_glob(key)) == [key]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_store_is_usable_after_fork(store):
+    store.put(Entry("before", b"1", {}, 1.0, None))
+    pid = os.fork()
+    if pid == 0:
+        try:
+            store.put(Entry("child", b"2", {}, 1.0, None))
+            os._exit(0 if store.get("before").value == b"1" else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert store.get("child").value == b"2" and store.get("before").value == b"1"
