@@ -1,0 +1,154 @@
+"""Seed 004's edge cases, and session isolation whatever key a session passes."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actioncache.scratchpad import (
+    CorruptItemError,
+    InvalidKeyError,
+    ItemNotFoundError,
+    QuotaExceededError,
+    Scratchpad,
+)
+from actioncache.stores.base import Entry
+
+from .conftest import new_session
+
+# --- quota exceeded: clear error, suggests cleanup ---------------------------------------------
+
+def test_quota_exceeded_answer_tells_the_llm_to_clean_up(store):
+    pad = Scratchpad(store, new_session(), session_quota_bytes=2000)
+    pad.write("x" * 1500, "big")
+    answer = json.loads(pad.handle_tool_call("scratchpad_write", {"data": "y" * 600, "description": "more"}))
+    assert answer["success"] is False and answer["error"] == "quota_exceeded"
+    assert "Delete items you no longer need" in answer["message"] and "nothing was written" in answer["message"]
+    assert len(pad.list()) == 1
+
+
+# --- corrupt entries: error on read, still listed, deletable, logged ----------------------------
+
+def _corrupt(store, pad: Scratchpad, key: str, value: bytes) -> None:
+    """Damage the item's stored bytes through the real store, as disk corruption or a foreign writer would."""
+    store_key = f"scratch:{pad.session_id}:{key}"
+    entry = store.get(store_key)
+    store.put(Entry(store_key, value, dict(entry.metadata), entry.created_at, entry.expires_at))
+
+
+@pytest.mark.parametrize("garbage", [b"j{not json", b"\xff\xfe\x00", b"", b"p" + b"\x00" * 40])
+def test_corrupt_item_is_reported_listed_and_deletable(store, caplog, garbage):
+    pad = Scratchpad(store, new_session())
+    good = pad.write({"ok": True}, "fine")["storageKey"]
+    bad = pad.write({"ok": False}, "will be damaged")["storageKey"]
+    _corrupt(store, pad, bad, garbage)
+    with caplog.at_level(logging.WARNING, logger="actioncache.scratchpad"):
+        with pytest.raises(CorruptItemError, match="delete it"):
+            pad.read(bad)
+    assert any(bad in r.getMessage() for r in caplog.records)
+    answer = json.loads(pad.handle_tool_call("scratchpad_read", {"key": bad}))
+    assert (answer["success"], answer["error"]) == (False, "corrupt_item")
+    assert {m["storageKey"] for m in pad.list()} == {good, bad}
+    assert json.loads(pad.handle_tool_call("scratchpad_delete", {"key": bad}))["success"] is True
+    assert [m["storageKey"] for m in pad.list()] == [good]
+    assert pad.read(good)["data"] == {"ok": True}
+
+
+def test_corrupt_session_index_is_rebuilt_from_the_items(sqlite_store):
+    pad = Scratchpad(sqlite_store, "idx")
+    keys = {pad.write(i, f"item {i}")["storageKey"] for i in range(3)}
+    sqlite_store.put(Entry("scratch-session:idx", b"j{broken", {}, 0.0, None))
+    assert {m["storageKey"] for m in pad.list()} == keys
+    assert pad.usage()["usedBytes"] == 3
+    pad.write(9, "after repair")
+    assert len(pad.list()) == 4
+
+
+# --- concurrent writes to one key from one session: last write wins -----------------------------
+
+def test_same_key_written_twice_last_write_wins_with_its_timestamp(pad):
+    first = pad.write({"v": 1}, "first", task_id="t", turn_id="u")
+    second = pad.write({"v": 2}, "second", task_id="t", turn_id="u")
+    assert first["storageKey"] == second["storageKey"]
+    got = pad.read(first["storageKey"])
+    assert got["data"] == {"v": 2} and got["description"] == "second"
+    assert got["timestamp"] == second["timestamp"] >= first["timestamp"]
+    assert len(pad.list()) == 1
+
+
+# --- malformed and overlong keys --------------------------------------------------------------
+
+BAD_KEYS = [
+    "", "nounderscore", "one_underscore", "a__b", "_a_b", "a_b_", "a_b_c d", "a_b_c\n", "a:b_c_d",
+    "a*_b_c", "a_b*_c", "a_[b]_c", "a_b_%", "s" * 65 + "_a_b", "s_" + "t" * 33 + "_u", "x" * 10_000,
+    None, 42, ["a_b_c"], {"key": "a_b_c"},
+]
+
+
+@pytest.mark.parametrize("bad", BAD_KEYS, ids=lambda k: repr(k)[:20])
+def test_malformed_or_overlong_keys_are_refused_clearly(pad, bad):
+    for call in (pad.read, pad.delete, lambda k: pad.update(k, 1)):
+        with pytest.raises(InvalidKeyError, match=r"\{sessionId\}_\{taskId\}_\{turnId\}"):
+            call(bad)
+    answer = json.loads(pad.handle_tool_call("scratchpad_read", {"key": bad}))
+    assert answer["error"] == "invalid_key"
+
+
+# --- isolation ---------------------------------------------------------------------------------
+
+def test_a_session_cannot_touch_another_sessions_items(store):
+    a = Scratchpad(store, new_session("a"))
+    b = Scratchpad(store, new_session("b"))
+    key = a.write({"private": "A-ONLY"}, "A's data")["storageKey"]
+    b.write("b", "B's data")
+    for call in (b.read, b.delete, lambda k: b.update(k, "hijack")):
+        with pytest.raises(ItemNotFoundError, match="only this session's items"):
+            call(key)
+    assert "A-ONLY" not in json.dumps(b.list())
+    assert all(m["sessionId"] == b.session_id for m in b.list())
+    assert b.end_session() == 1
+    assert a.read(key)["data"] == {"private": "A-ONLY"}
+
+
+@pytest.mark.parametrize("sessions", [("a", "a_b"), ("a_b", "a"), ("a", "a-1"), ("a.b", "a"), ("x", "x.")])
+def test_isolation_holds_for_session_ids_that_prefix_each_other(sqlite_store, sessions):
+    owner, intruder = (Scratchpad(sqlite_store, s) for s in sessions)
+    key = owner.write("mine", "owner's", task_id="t", turn_id="u")["storageKey"]
+    # The intruder's own key with the same task and turn names a different item.
+    own_spelling = f"{intruder.session_id}_t_u"
+    with pytest.raises(ItemNotFoundError):
+        intruder.read(own_spelling)
+    with pytest.raises(ItemNotFoundError):
+        intruder.read(key)
+    assert intruder.list() == []
+    intruder.end_session()
+    assert owner.read(key)["data"] == "mine"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.one_of(
+    st.text(max_size=80),
+    st.builds(lambda s, t, u: f"{s}_{t}_{u}", st.sampled_from(["victim", "victim*", "vict?m", "v[i]ctim", "*", ""]),
+              st.text("abcdefgh*?[]-_", max_size=10), st.text("abcdefgh*?[]-_", max_size=10)),
+))
+def test_no_key_reaches_another_sessions_item(sqlite_store, key):
+    victim = Scratchpad(sqlite_store, "victim")
+    victim_key = victim.write("SECRET", "victim's", task_id="abc", turn_id="def")["storageKey"]
+    intruder = Scratchpad(sqlite_store, "intruder")
+    for tool in ("scratchpad_read", "scratchpad_update", "scratchpad_delete"):
+        answer = intruder.handle_tool_call(tool, {"key": key, "data": "x"})
+        assert "SECRET" not in answer and json.loads(answer)["success"] is False
+    assert victim.read(victim_key)["data"] == "SECRET"
+
+
+def test_quota_is_per_session(store):
+    a = Scratchpad(store, new_session("a"), session_quota_bytes=1000)
+    b = Scratchpad(store, new_session("b"), session_quota_bytes=1000)
+    a.write("x" * 900, "a fills its quota")
+    b.write("y" * 900, "b has its own")
+    with pytest.raises(QuotaExceededError):
+        a.write("z" * 200, "over a's quota")
