@@ -1,0 +1,346 @@
+"""DuckDB: one database file (or ``:memory:``) owned by one process.
+
+Why it is shaped this way:
+
+* DuckDB lets exactly one process open a file for writing (it takes an OS lock on the file).
+  A second process gets a :class:`StoreError` that says so and names the alternatives; the
+  cache core turns it into a fresh run, never a failed action. This backend is for one
+  process (many threads), or for several processes that only read (``?read_only=true``).
+* One database instance per store; each thread gets its own cursor of that instance
+  (``con.cursor()``), because a DuckDB connection is not safe to share between threads.
+* Writes are serialized by a lock per database file inside the process. DuckDB's optimistic
+  MVCC would otherwise abort one of two threads that upsert the same key at once
+  ("Conflict on update"); DuckDB commits one writer at a time anyway, so the lock costs little.
+* Reads run without that lock, under DuckDB's snapshot isolation: a reader never sees a
+  half-written entry.
+* ``expires_at`` has an ART index; DuckDB uses it for the highly selective
+  ``expires_at <= now`` of cleanup (an "Index Scan" in ``EXPLAIN ANALYZE``).
+* Metadata is a ``JSON`` column and ``find`` tests fields in SQL (``json_type`` and
+  ``json_extract_string``), so only matching rows leave the database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+import weakref
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import duckdb
+
+from ..errors import StoreError, StoreURLError
+from ._sql import find_query, is_json_number
+from .base import Entry, LazyMetadata, select_keys
+
+MEMORY = ":memory:"
+
+SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS entries (
+        key         VARCHAR PRIMARY KEY,
+        value       BLOB NOT NULL,
+        metadata    JSON NOT NULL,
+        created_at  DOUBLE NOT NULL,
+        expires_at  DOUBLE,
+        action      VARCHAR
+    )""",
+    "CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at)",
+    "CREATE TABLE IF NOT EXISTS counters (name VARCHAR PRIMARY KEY, value DOUBLE NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS leases (name VARCHAR PRIMARY KEY, token VARCHAR NOT NULL, expires_at DOUBLE NOT NULL)",
+]
+
+_UPSERT = (
+    "INSERT INTO entries(key, value, metadata, created_at, expires_at, action) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, metadata = excluded.metadata, "
+    "created_at = excluded.created_at, expires_at = excluded.expires_at, action = excluded.action"
+)
+_GET = (
+    "SELECT value, metadata, created_at, expires_at, "
+    "TRY_CAST(json_extract_string(metadata, '$._cache_duration_ms') AS DOUBLE) FROM entries WHERE key = ?"
+)
+# Oldest expired keys first; selective enough that DuckDB answers it from the expires_at index.
+EXPIRED_KEYS = "SELECT key FROM entries WHERE expires_at <= ? ORDER BY expires_at"
+
+_ACTION_FIELD = "_cache_action"
+_NUMBER_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE')"
+_BATCH = 500
+
+
+def _json_path(name: str) -> str:
+    # DuckDB reads a quoted JSON path label with backslash escapes.
+    return '$."' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _field_clause(name: str, wanted: Any) -> tuple[str, list[Any]] | None:
+    """DuckDB's metadata test for ``find``: type and value, so 1, true and "1" stay apart."""
+    if name == _ACTION_FIELD and isinstance(wanted, str):
+        return "action = ?", [wanted]
+    path = _json_path(name)
+    if isinstance(wanted, bool):
+        return "json_type(metadata, ?) = 'BOOLEAN' AND json_extract_string(metadata, ?) = ?", [
+            path, path, "true" if wanted else "false"]
+    if isinstance(wanted, str):
+        return "json_type(metadata, ?) = 'VARCHAR' AND json_extract_string(metadata, ?) = ?", [path, path, wanted]
+    if is_json_number(wanted):
+        return (f"json_type(metadata, ?) IN {_NUMBER_TYPES} "
+                "AND TRY_CAST(json_extract_string(metadata, ?) AS DOUBLE) = ?"), [path, path, float(wanted)]
+    if wanted is None:
+        return "json_type(metadata, ?) = 'NULL'", [path]
+    return None  # objects and arrays: select_keys compares them exactly
+
+
+# One write lock per database file in this process: two stores on one file share DuckDB's
+# instance (its own cache) and so must share the lock too.
+_write_locks: dict[str, threading.Lock] = {}
+_write_locks_guard = threading.Lock()
+
+
+def _write_lock_for(path: str) -> threading.Lock:
+    if path == MEMORY:
+        return threading.Lock()  # every :memory: store is its own database
+    with _write_locks_guard:
+        return _write_locks.setdefault(path, threading.Lock())
+
+
+_open_stores: "weakref.WeakSet[DuckDBStore]" = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for store in list(_open_stores):
+        store._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+class DuckDBStore:
+    """A :class:`~actioncache.stores.base.CacheStore` in one DuckDB database.
+
+    ``path`` is an absolute file path or ``":memory:"``. ``read_only=True`` opens the file
+    without the writer's lock, so several processes may read it while none writes.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        text = str(path)
+        self.path = text if text == MEMORY else str(Path(text))
+        self.read_only = bool(read_only)
+        self.url = "duckdb:///" + (MEMORY if self.path == MEMORY else self.path.lstrip("/"))
+        if self.read_only:
+            self.url += "?read_only=true"
+        self._write_lock = _write_lock_for(self.path)
+        self._open_lock = threading.Lock()
+        self._db: duckdb.DuckDBPyConnection | None = None
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._local = threading.local()
+        self._pid = os.getpid()
+        _open_stores.add(self)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> "DuckDBStore":
+        """``duckdb:///abs/path.duckdb``, ``duckdb:///:memory:``; option ``?read_only=true``."""
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            raise StoreURLError(
+                f"duckdb URL {url!r} has a host part; use three slashes and an absolute path: "
+                "duckdb:///abs/path.duckdb (or duckdb:///:memory:)"
+            )
+        path = unquote(parts.path)
+        if path in ("/" + MEMORY, MEMORY):
+            path = MEMORY
+        elif not path or path == "/":
+            raise StoreURLError(f"duckdb URL {url!r} names no file; use duckdb:///abs/path.duckdb or duckdb:///:memory:")
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        unknown = set(query) - {"read_only"}
+        if unknown:
+            raise StoreURLError(f"duckdb URL {url!r}: unknown option(s) {sorted(unknown)}; the only option is read_only=true")
+        if "read_only" in query:
+            options.setdefault("read_only", _parse_bool(query["read_only"], url))
+        return cls(path, **options)
+
+    # --- connections --------------------------------------------------------------------
+
+    def _after_fork(self) -> None:
+        # A DuckDB instance must not cross a fork. The child starts over; opening the file
+        # again then fails with the one-writer error while the parent holds it.
+        self._pid = os.getpid()
+        self._db = None
+        self._cursors = []
+        self._local = threading.local()
+        self._open_lock = threading.Lock()
+        self._write_lock = threading.Lock() if self.path == MEMORY else _write_lock_for(self.path)
+
+    def _database(self) -> duckdb.DuckDBPyConnection:
+        with self._open_lock:
+            if self._db is None:
+                try:
+                    if self.path != MEMORY:
+                        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                    db = duckdb.connect(self.path, read_only=self.read_only)
+                    if not self.read_only:
+                        for statement in SCHEMA:
+                            db.execute(statement)
+                except duckdb.Error as exc:
+                    raise self._error("open", exc) from exc
+                except OSError as exc:
+                    raise StoreError(f"cannot open DuckDB store at {self.path}: {exc}") from exc
+                self._db = db
+            return self._db
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        try:
+            return self._local.cursor
+        except AttributeError:
+            pass
+        db = self._database()
+        with self._open_lock:
+            cursor = db.cursor()
+            self._cursors.append(cursor)
+        self._local.cursor = cursor
+        return cursor
+
+    def _error(self, op: str, exc: BaseException) -> StoreError:
+        text = str(exc)
+        if "lock" in text.lower() and ("conflicting" in text.lower() or "could not set" in text.lower()):
+            hint = ("DuckDB lets one process open a file for writing and another process has it open; "
+                    "use DuckDB from one process, open it with ?read_only=true where no process writes, "
+                    "or use sqlite:///... or postgresql://... for several processes")
+        elif "read-only" in text.lower() or "read only" in text.lower():
+            hint = "the store is open read-only (?read_only=true); drop that option to write"
+        elif "different configuration" in text.lower():
+            hint = "this process already opened the file with other options (read_only); open it one way"
+        elif "not a valid duckdb database" in text.lower() or "corrupt" in text.lower():
+            hint = "the file is not a healthy DuckDB database; move it aside (nothing is deleted) or point to a new path"
+        else:
+            hint = "see the DuckDB error above"
+        return StoreError(f"DuckDB store {self.path}: {op} failed: {text} ({hint})")
+
+    def _read(self, op: str, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._cursor().execute(sql, list(params)).fetchall()
+        except duckdb.Error as exc:
+            raise self._error(op, exc) from exc
+
+    def _write(self, op: str, statements: Iterable[tuple[str, list[Any]]]) -> list[list[tuple[Any, ...]]]:
+        """Run statements as one transaction under the write lock; returns each one's rows."""
+        cursor = self._cursor()
+        results: list[list[tuple[Any, ...]]] = []
+        with self._write_lock:
+            try:
+                cursor.execute("BEGIN TRANSACTION")
+                try:
+                    for sql, params in statements:
+                        results.append(cursor.execute(sql, params).fetchall())
+                    cursor.execute("COMMIT")
+                except BaseException:
+                    cursor.execute("ROLLBACK")
+                    raise
+            except duckdb.Error as exc:
+                raise self._error(op, exc) from exc
+        return results
+
+    # --- protocol -----------------------------------------------------------------------
+
+    def get(self, key: str) -> Entry | None:
+        rows = self._read("get", _GET, [key])
+        if not rows:
+            return None
+        value, metadata, created_at, expires_at, duration_ms = rows[0]
+        return Entry(key, value, LazyMetadata(metadata, {"_cache_duration_ms": duration_ms}), created_at, expires_at)
+
+    def put(self, entry: Entry) -> None:
+        action = entry.metadata.get(_ACTION_FIELD)
+        params = [
+            entry.key,
+            bytes(entry.value),
+            json.dumps(dict(entry.metadata), separators=(",", ":"), ensure_ascii=False),
+            float(entry.created_at),
+            None if entry.expires_at is None else float(entry.expires_at),
+            action if isinstance(action, str) else None,
+        ]
+        self._write("put", [(_UPSERT, params)])
+
+    def delete(self, key: str) -> bool:
+        return self.delete_many([key]) > 0
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        keys = list(keys)
+        statements = []
+        for start in range(0, len(keys), _BATCH):
+            chunk = keys[start : start + _BATCH]
+            statements.append((f"DELETE FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+        if not statements:
+            return 0
+        return sum(int(rows[0][0]) for rows in self._write("delete", statements))
+
+    def find(
+        self,
+        pattern: str | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[str]:
+        columns = "key, metadata" if metadata_filter else "key, NULL"
+        sql, params = find_query(f"SELECT {columns} FROM entries", pattern, metadata_filter, _field_clause)
+        return select_keys(self._read("find", sql, params), pattern, metadata_filter, limit)
+
+    def delete_expired(self, now: float, limit: int | None = None) -> int:
+        select = EXPIRED_KEYS + ("" if limit is None else f" LIMIT {max(0, int(limit))}")
+        statement = f"DELETE FROM entries WHERE key IN ({select})"
+        return int(self._write("cleanup", [(statement, [float(now)])])[0][0][0])
+
+    def count(self) -> int:
+        return int(self._read("count", "SELECT count(*) FROM entries")[0][0])
+
+    def size_bytes(self) -> int:
+        return int(self._read("size", "SELECT coalesce(sum(octet_length(value)), 0) FROM entries")[0][0])
+
+    def add_counters(self, deltas: Mapping[str, float]) -> None:
+        if not deltas:
+            return
+        upsert = ("INSERT INTO counters(name, value) VALUES (?, ?) "
+                  "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
+        self._write("counters", [(upsert, [name, float(delta)]) for name, delta in deltas.items()])
+
+    def counters(self, prefix: str = "") -> dict[str, float]:
+        rows = self._read("counters", "SELECT name, value FROM counters WHERE starts_with(name, ?)", [prefix])
+        return {name: value for name, value in rows}
+
+    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
+        token = uuid.uuid4().hex
+        now = time.time()
+        # Only a lease that has run out is taken over; RETURNING tells whether this call won.
+        upsert = ("INSERT INTO leases(name, token, expires_at) VALUES (?, ?, ?) "
+                  "ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at "
+                  "WHERE leases.expires_at <= ? RETURNING token")
+        rows = self._write("lease", [(upsert, [name, token, now + float(ttl_s), now])])[0]
+        return token if rows and rows[0][0] == token else None
+
+    def release_lease(self, name: str, token: str) -> None:
+        self._write("lease", [("DELETE FROM leases WHERE name = ? AND token = ?", [name, token])])
+
+    def close(self) -> None:
+        if os.getpid() != self._pid:
+            return
+        with self._open_lock:
+            cursors, self._cursors = self._cursors, []
+            db, self._db = self._db, None
+        for handle in [*cursors, db]:
+            if handle is not None:
+                try:
+                    handle.close()
+                except duckdb.Error:
+                    pass
+        self._local = threading.local()
+
+
+def _parse_bool(text: str, url: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise StoreURLError(f"{url!r}: read_only must be true or false, not {text!r}")
