@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import threading
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from actioncache import Cache
@@ -159,6 +160,30 @@ def test_any_key_round_trips(store, key, value):
     assert got is not None and got.value == value and got.metadata["note"] == key
     assert key in store.find(pattern=escape_glob(key))
     assert store.delete(key)
+
+
+GLOB_KEYS = ["cache:a*b:1", "cache:a?b:2", "cache:[x]:3", "cache:a\\b:4", "cache:!neg", "cache:]", "cache:%_",
+             "cache:a%b", "cache:a_b", "cache:日本:5", "cache:ü", "cache:u", "plain", "\\*"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pattern=st.text(alphabet="*?[]!\\%_ab:ü日-^", max_size=8))
+@example(pattern="cache:?")  # one character that is two UTF-8 bytes
+@example(pattern="cache:[!u]")
+@example(pattern="cache:日?:[0-9]")
+@example(pattern="cache:a\\b:*")  # a backslash is literal in a glob
+@example(pattern="cache:a%b")  # so are SQL wildcards
+@example(pattern="cache:a_b")
+@example(pattern="cache:[%]*")
+@example(pattern="[]]*")
+def test_find_agrees_with_fnmatch_over_hostile_keys(store, pattern):
+    """Whatever a backend's native matching (LIKE, GLOB, Redis MATCH), find means fnmatchcase."""
+    if store.count() == 0:
+        for key in GLOB_KEYS:
+            store.put(entry(key))
+    assert sorted(store.find(pattern=pattern)) == sorted(k for k in GLOB_KEYS if fnmatch.fnmatchcase(k, pattern))
+    for key in GLOB_KEYS:
+        assert store.find(pattern=escape_glob(key)) == [key]
 
 
 def test_unicode_and_hostile_keys(store):

@@ -4,17 +4,14 @@ connection, fork safety, concurrent first opens of one table, and clear errors. 
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import threading
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 
 from actioncache import open_store
 from actioncache.errors import StoreError, StoreURLError
-from actioncache.stores.base import Entry, escape_glob
+from actioncache.stores.base import Entry
 
 import services
 
@@ -127,26 +124,6 @@ def test_nul_in_a_key_is_a_clear_error(store):
         store.put(Entry("a\x00b", b"v", {}, 1.0, None))
     store.put(Entry("fine", b"v", {}, 1.0, None))  # the connection is still usable
     assert store.get("fine").value == b"v"
-
-
-GLOB_KEYS = ["cache:a*b:1", "cache:a?b:2", "cache:[x]:3", "cache:a\\b:4", "cache:!neg", "cache:]", "cache:%_",
-             "cache:a%b", "cache:a_b", "cache:日本:5", "cache:ü", "plain", "\\%"]
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(pattern=st.text(alphabet="*?[]!\\%_ab:ü日-", max_size=8))
-@example(pattern="cache:a%b")  # LIKE's wildcards are literal text in a glob
-@example(pattern="cache:a_b")
-@example(pattern="cache:a\\b:*")
-@example(pattern="cache:[%]*")
-@example(pattern="cache:?")
-def test_find_agrees_with_fnmatch_over_hostile_keys(store, pattern):
-    if store.count() == 0:
-        for key in GLOB_KEYS:
-            store.put(Entry(key, b"1", {}, 1.0, None))
-    assert sorted(store.find(pattern=pattern)) == sorted(k for k in GLOB_KEYS if fnmatch.fnmatchcase(k, pattern))
-    for key in GLOB_KEYS:
-        assert store.find(pattern=escape_glob(key)) == [key]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

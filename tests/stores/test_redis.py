@@ -4,17 +4,14 @@ Redis's byte-wise, backslash-escaped MATCH, and fork safety. All against real se
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 
 from actioncache import Cache, open_store
 from actioncache.errors import StoreError, StoreURLError
-from actioncache.stores.base import Entry, escape_glob
+from actioncache.stores.base import Entry
 
 import services
 
@@ -129,36 +126,6 @@ def test_metadata_filters_use_index_sets_not_scans(private_redis):
     finally:
         store.drop()
         client.close()
-
-
-GLOB_KEYS = ["cache:a*b:1", "cache:a?b:2", "cache:[x]:3", "cache:a\\b:4", "cache:!neg", "cache:]", "cache:%_",
-             "cache:日本:5", "cache:ü", "cache:u", "plain", "cache:a-b", "cache:ab", "\\*"]
-WILD = ["*", "?", "[!x]", "[a-z]", "[", "]", "\\", "[]]", "[!]", "[*]", "[?]", "[\\]", "^"]
-
-
-@st.composite
-def patterns(draw):
-    base = list(draw(st.sampled_from(GLOB_KEYS)))
-    for _ in range(draw(st.integers(0, 3))):
-        at = draw(st.integers(0, len(base)))
-        base[at:at + draw(st.integers(0, 2))] = [draw(st.sampled_from(WILD))]
-    return "".join(base)
-
-
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(pattern=st.one_of(patterns(), st.text(alphabet="*?[]!\\ab:ü日-^", max_size=8)))
-@example(pattern="cache:?")  # one character, two UTF-8 bytes: Redis's '?' alone would miss it
-@example(pattern="cache:[!u]")
-@example(pattern="cache:日?:[0-9]")
-@example(pattern="cache:a\\b:*")
-def test_find_agrees_with_fnmatch_over_hostile_keys(store, pattern):
-    """Redis MATCH is byte-wise with backslash escapes; find must still mean fnmatch exactly."""
-    if store.count() == 0:
-        for key in GLOB_KEYS:
-            store.put(Entry(key, b"1", {}, 1.0, None))
-    assert sorted(store.find(pattern=pattern)) == sorted(k for k in GLOB_KEYS if fnmatch.fnmatchcase(k, pattern))
-    for key in GLOB_KEYS:
-        assert store.find(pattern=escape_glob(key)) == [key]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
