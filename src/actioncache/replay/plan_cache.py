@@ -1,0 +1,422 @@
+"""``PlanCache``: record completed action plans and replay them, validated, on the current page.
+
+Storage layout (any :class:`~actioncache.CacheStore`; values JSON through the core codec)::
+
+    plan:{namespace}:{signature digest}:p:{plan id}     one completed plan (newest id sorts last)
+    plan:{namespace}:{signature digest}:incomplete      how many runs of this task did not complete
+
+Metadata on each entry: ``_cache_type="plan"``, ``_plan_namespace``, ``_plan_signature`` (the
+digest), ``_plan_id``, ``_cache_created_at``, ``_cache_expires_at``, so ``cache.invalidate(
+metadata_filter={"_plan_namespace": "default"})`` or the CLI can find them.
+
+Trust: each plan starts at 1.0 and moves by an exponential moving average,
+``trust = α·success + (1-α)·trust`` with α = 0.3, on ``report()`` and whenever a replay fails
+validation before serving a single action. Below the floor 0.2 the plan is deleted, and the next
+older one in the short history (3 by default) serves instead. These are seed 002's rules, shared
+with the semantic cache.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..cache import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
+from ..codec import JSONCodec
+from ..errors import CodecError
+from ..stores.base import CacheStore, Entry, escape_glob, open_store
+from .fingerprints import element_fingerprint
+from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
+from .validation import (
+    FallbackReason,
+    PersonalizeHook,
+    ReplayContext,
+    ReplayFallback,
+    check_supported,
+    personalize_actions,
+    rebind,
+    resume,
+)
+
+log = logging.getLogger("actioncache.replay")
+
+REWARD_ALPHA = 0.3
+TRUST_FLOOR = 0.2
+INITIAL_TRUST = 1.0
+DEFAULT_HISTORY = 3
+KEY_PREFIX = "plan:"
+COUNTER_PREFIX = "replay:"
+_RECORD_VERSION = 1
+_codec = JSONCodec()
+
+
+@dataclass
+class ReplayResult:
+    """What :meth:`PlanCache.lookup` found: the actions to run, or why there are none.
+
+    ``reason`` is set on a fallback (``actions == []``) and also when validation stopped partway
+    (``stopped_at`` is then the index, within the remaining plan, of the first action not served).
+    """
+
+    actions: list[Action] = field(default_factory=list)
+    reason: str | None = None
+    message: str | None = None
+    plan_id: str | None = None
+    stopped_at: int | None = None
+    remaining: int = 0
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.actions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hit": self.hit, "actions": [a.to_dict() for a in self.actions], "reason": self.reason,
+                "message": self.message, "plan_id": self.plan_id, "stopped_at": self.stopped_at,
+                "remaining": self.remaining}
+
+
+class PlanCache:
+    """Completed action plans by task signature, replayed only when the page still fits them.
+
+    ``store``: a :class:`CacheStore` or a store URL. ``namespace``: plans of one namespace never
+    answer another's (one per tenant, user or agent). ``history``: completed plans kept per
+    signature. ``ignore``: fingerprint parts to leave out (see
+    :func:`~actioncache.replay.element_fingerprint`), stored with each plan. ``personalize``: the
+    default hook. ``shared_metrics``: also add counters to the store, so ``metrics(shared=True)``
+    totals every process.
+    """
+
+    def __init__(
+        self,
+        store: CacheStore | str | None = None,
+        namespace: str = "default",
+        *,
+        history: int = DEFAULT_HISTORY,
+        ignore: Iterable[str] = (),
+        personalize: PersonalizeHook | None = None,
+        ttl_seconds: float | None = None,
+        ttl_days: float | None = None,
+        alpha: float = REWARD_ALPHA,
+        trust_floor: float = TRUST_FLOOR,
+        shared_metrics: bool = False,
+    ) -> None:
+        if not isinstance(namespace, str) or not namespace:
+            raise ValueError("namespace must be a non-empty string (e.g. a tenant or user id)")
+        if isinstance(history, bool) or not isinstance(history, int) or history < 1:
+            raise ValueError(f"history must be a positive int (plans kept per signature), not {history!r}")
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must be in (0, 1], not {alpha!r}")
+        if not 0.0 <= trust_floor < INITIAL_TRUST:
+            raise ValueError(f"trust_floor must be in [0, 1), not {trust_floor!r}")
+        if personalize is not None and not callable(personalize):
+            raise TypeError("personalize must be a callable hook(action, context) or None")
+        self.store = open_store(store)
+        self.namespace = namespace
+        self.history = history
+        self.ignore = tuple(sorted({str(name).lower() for name in ignore}))
+        self.personalize = personalize
+        self.ttl_s = resolve_ttl(ttl_seconds=ttl_seconds, ttl_days=ttl_days, default=DEFAULT_TTL_SECONDS)
+        self.alpha = float(alpha)
+        self.trust_floor = float(trust_floor)
+        self.shared_metrics = shared_metrics
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"PlanCache(store={self.store.url!r}, namespace={self.namespace!r})"
+
+    # --- keys -------------------------------------------------------------------------------------
+
+    def _prefix(self, sig: PlanSignature) -> str:
+        return f"{KEY_PREFIX}{self.namespace}:{sig.digest}:"
+
+    def _plan_keys(self, sig: PlanSignature) -> list[str]:
+        """Keys of the stored plans for ``sig``, newest first (plan ids sort by time)."""
+        keys = self.store.find(pattern=escape_glob(self._prefix(sig)) + "p:*",
+                               metadata_filter={"_plan_namespace": self.namespace})
+        return sorted(keys, reverse=True)
+
+    def _metadata(self, sig: PlanSignature, now: float, **extra: Any) -> dict[str, Any]:
+        return {"_cache_type": "plan", "_plan_namespace": self.namespace, "_plan_signature": sig.digest,
+                "_cache_created_at": iso_utc(now), "_cache_expires_at": iso_utc(now + self.ttl_s), **extra}
+
+    # --- record -----------------------------------------------------------------------------------
+
+    def record(self, signature: Any, actions: Iterable[Action | Mapping[str, Any]], completed: bool,
+               *, page: Page | Mapping[str, Any] | str | None = None) -> str | None:
+        """Keep the plan of a finished run; returns its plan id, or ``None`` when nothing was stored.
+
+        Only completed runs are kept (an incomplete run is only counted, so ``retrieve`` can say
+        ``plan_not_completed``). An action that targets an element needs its fingerprint: give it
+        (:meth:`Action.for_element`) or pass the ``page`` the actions' ``element_id``s refer to.
+        A failing store is logged and counted, never raised.
+        """
+        sig = as_signature(signature)
+        plan = self._fingerprinted([Action.from_dict(a) for a in actions], page)
+        now = time.time()
+        try:
+            if not completed:
+                self._note_incomplete(sig, now)
+                self._count({"rejected_incomplete": 1})
+                log.info("replay: run of %r not completed; plan not recorded", sig.goal)
+                return None
+            plan_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+            body = {"version": _RECORD_VERSION, "plan_id": plan_id, "signature": sig.to_dict(), "completed": True,
+                    "actions": [a.to_dict() for a in plan], "ignore": list(self.ignore),
+                    "trust": INITIAL_TRUST, "recorded_at": iso_utc(now), "replays": 0, "failures": 0}
+            key = self._prefix(sig) + "p:" + plan_id
+            self.store.put(Entry(key, _codec.encode(body), self._metadata(sig, now, _plan_id=plan_id),
+                                 created_at=now, expires_at=now + self.ttl_s))
+            stale = self._plan_keys(sig)[self.history:]
+            stale.append(self._prefix(sig) + "incomplete")
+            self.store.delete_many(stale)
+        except Exception as exc:  # noqa: BLE001 - a failing store never fails the agent
+            log.warning("replay: could not record plan for %r: %s", sig.goal, exc)
+            self._count({"store_errors": 1})
+            return None
+        self._count({"recorded": 1})
+        return plan_id
+
+    def _fingerprinted(self, plan: list[Action], page: Any) -> list[Action]:
+        current = as_page(page) if page is not None else None
+        for i, action in enumerate(plan):
+            if action.fingerprint or action.action_type.lower() not in ActionType.TARGETED:
+                continue
+            element = current.element(action.element_id) if current and action.element_id else None
+            if element is None:
+                raise ValueError(
+                    f"action {i} ({action.action_type}) targets an element but has no fingerprint"
+                    + (f" and element {action.element_id!r} is not on the page given" if current else "")
+                    + "; build it with Action.for_element(...) or pass page= with the elements its element_id refers to"
+                )
+            action.fingerprint = element_fingerprint(element, ignore=self.ignore)
+            action.element = element.to_dict()
+        return plan
+
+    def _note_incomplete(self, sig: PlanSignature, now: float) -> None:
+        key = self._prefix(sig) + "incomplete"
+        entry = self.store.get(key)
+        runs = 0
+        if entry is not None:
+            try:
+                runs = int(_codec.decode(entry.value).get("runs", 0))
+            except (CodecError, AttributeError, TypeError, ValueError):
+                runs = 0
+        self.store.put(Entry(key, _codec.encode({"runs": runs + 1, "signature": sig.to_dict()}),
+                             self._metadata(sig, now, _plan_id=None), created_at=now, expires_at=now + self.ttl_s))
+
+    # --- retrieve ---------------------------------------------------------------------------------
+
+    def retrieve(self, signature: Any, page: Page | Mapping[str, Any] | str, executed: Any = 0, *,
+                 personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None) -> list[Action]:
+        """The actions to replay now, or ``[]`` to plan afresh (``lookup`` says why)."""
+        return self.lookup(signature, page, executed, personalize=personalize, context=context).actions
+
+    def lookup(self, signature: Any, page: Page | Mapping[str, Any] | str, executed: Any = 0, *,
+               personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None) -> ReplayResult:
+        """:meth:`retrieve` with the reason, plan id and where validation stopped.
+
+        Argument errors (a malformed signature, page or ``executed``) raise; everything that can go
+        wrong after that, store failures included, is a fallback with its reason logged and counted.
+        """
+        sig = as_signature(signature)
+        current = as_page(page)
+        if isinstance(executed, bool) or not isinstance(executed, (int, list, tuple)):
+            raise TypeError("executed must be a count or a list of the actions already executed")
+        hook = personalize if personalize is not None else self.personalize
+        result = ReplayResult()
+        remaining: list[Action] = []
+        validated: list[Action] = []
+        deltas: Counter[str] = Counter({"retrievals": 1})
+        try:
+            key, body = self._newest(sig)
+            result.plan_id = body.get("plan_id")
+            if body.get("completed") is not True:
+                raise ReplayFallback(FallbackReason.PLAN_NOT_COMPLETED, "the stored plan is not marked completed")
+            plan = [Action.from_dict(a) for a in body.get("actions", [])]
+            plan = [a for a in plan if a.action_type.lower() not in ActionType.DROPPED]
+            remaining = resume(plan, executed)
+            result.remaining = len(remaining)
+            check_supported(remaining)
+            validated, stop = rebind(remaining, current, body.get("ignore", ()))
+            if not validated:
+                self._adjust_trust(key, body, success=False, deltas=deltas)
+                raise stop  # type: ignore[misc] - rebind returns a stop whenever nothing validated
+            served = personalize_actions(validated, hook, ReplayContext(sig, current, result.plan_id or "", dict(context or {})))
+            result.actions = served
+            if stop is not None:
+                result.reason, result.message, result.stopped_at = stop.reason, stop.message, len(validated)
+                deltas.update({"partial_hits": 1, f"stop:{stop.reason}": 1})
+                log.info("replay: %r replays %d of %d actions, then %s", sig.goal, len(validated), len(remaining), stop)
+            deltas["hits"] += 1
+        except ReplayFallback as fallback:
+            result.actions, validated = [], []
+            result.reason, result.message = fallback.reason, fallback.message
+        except Exception as exc:  # noqa: BLE001 - replay must never break the agent
+            log.exception("replay: unexpected error; falling back to fresh planning")
+            result.actions, validated = [], []
+            result.reason, result.message = FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
+        if not result.actions:
+            deltas.update({"fallbacks": 1, f"fallback:{result.reason}": 1})
+            log.info("replay: no plan served for %r (%s): %s", sig.goal, result.reason, result.message)
+        replayed = Counter(a.action_type.lower() for a in validated)
+        for kind, total in Counter(a.action_type.lower() for a in remaining).items():
+            deltas[f"action:{kind}:replayed"] += replayed[kind]
+            deltas[f"action:{kind}:missed"] += total - replayed[kind]
+        self._count(deltas)
+        return result
+
+    def _newest(self, sig: PlanSignature) -> tuple[str, dict[str, Any]]:
+        """The newest live plan for ``sig``, or a fallback saying why there is none."""
+        try:
+            now = time.time()
+            for key in self._plan_keys(sig):
+                entry = self.store.get(key)
+                if entry is None or entry.is_expired(now):
+                    continue
+                try:
+                    body = _codec.decode(entry.value)
+                    if not isinstance(body, dict):
+                        raise CodecError("a plan entry must hold a JSON object")
+                except CodecError as exc:
+                    self.store.delete(key)
+                    raise ReplayFallback(FallbackReason.CORRUPT_PLAN, f"plan {key} could not be decoded ({exc}); removed")
+                return key, body
+            marker = self.store.get(self._prefix(sig) + "incomplete")
+        except ReplayFallback:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise ReplayFallback(FallbackReason.STORE_ERROR, f"{type(exc).__name__}: {exc}") from exc
+        if marker is not None and not marker.is_expired(now):
+            raise ReplayFallback(FallbackReason.PLAN_NOT_COMPLETED,
+                                 f"runs of this task were seen but none completed ({sig.url_pattern})")
+        raise ReplayFallback(FallbackReason.NO_PLAN, f"no completed plan for {sig.url_pattern} / {sig.goal!r}")
+
+    # --- trust ------------------------------------------------------------------------------------
+
+    def report(self, signature: Any, success: bool, plan_id: str | None = None) -> dict[str, Any] | None:
+        """Feedback on a replay: move the plan's trust by the EMA; below the floor it is dropped.
+
+        Applies to ``plan_id`` or else the newest plan (the one ``retrieve`` serves). Returns
+        ``{"plan_id", "trust", "dropped"}``, or ``None`` when there is no such plan or the store failed.
+        """
+        sig = as_signature(signature)
+        deltas: Counter[str] = Counter({"reports": 1})
+        try:
+            if plan_id is not None:
+                key = self._prefix(sig) + "p:" + plan_id
+                entry = self.store.get(key)
+                body = _codec.decode(entry.value) if entry is not None else None
+            else:
+                key, body = self._newest(sig)
+        except ReplayFallback as fallback:
+            if fallback.reason == FallbackReason.STORE_ERROR:
+                deltas["store_errors"] += 1
+            body = None
+        except Exception as exc:  # noqa: BLE001
+            log.warning("replay: could not report on %r: %s", sig.goal, exc)
+            deltas["store_errors"] += 1
+            body = None
+        out = self._adjust_trust(key, body, success=bool(success), deltas=deltas) if body else None
+        self._count(deltas)
+        return out
+
+    def _adjust_trust(self, key: str, body: dict[str, Any], *, success: bool,
+                      deltas: Counter[str]) -> dict[str, Any] | None:
+        trust = self.alpha * float(success) + (1.0 - self.alpha) * float(body.get("trust", INITIAL_TRUST))
+        body = {**body, "trust": trust, "replays": int(body.get("replays", 0)) + 1,
+                "failures": int(body.get("failures", 0)) + (not success)}
+        dropped = trust < self.trust_floor
+        try:
+            if dropped:
+                self.store.delete(key)
+                deltas["dropped_untrusted"] += 1
+                log.info("replay: plan %s dropped (trust %.3f < %.2f)", body.get("plan_id"), trust, self.trust_floor)
+            else:
+                old = self.store.get(key)
+                if old is None:
+                    return None  # deleted meanwhile (by another process's drop or trim)
+                self.store.put(Entry(key, _codec.encode(body), dict(old.metadata),
+                                     created_at=old.created_at, expires_at=old.expires_at))
+        except Exception as exc:  # noqa: BLE001
+            log.warning("replay: could not update trust of %s: %s", body.get("plan_id"), exc)
+            deltas["store_errors"] += 1
+            return None
+        return {"plan_id": body.get("plan_id"), "trust": round(trust, 6), "dropped": dropped}
+
+    # --- housekeeping -----------------------------------------------------------------------------
+
+    def history_of(self, signature: Any) -> list[dict[str, Any]]:
+        """The plans kept for ``signature``, newest first: id, trust, recorded_at, action count."""
+        sig = as_signature(signature)
+        out = []
+        for key in self._plan_keys(sig):
+            entry = self.store.get(key)
+            if entry is None:
+                continue
+            body = _codec.decode(entry.value)
+            out.append({"plan_id": body.get("plan_id"), "trust": body.get("trust"), "recorded_at": body.get("recorded_at"),
+                        "actions": len(body.get("actions", [])), "replays": body.get("replays", 0),
+                        "failures": body.get("failures", 0)})
+        return out
+
+    def invalidate(self, signature: Any = None) -> int:
+        """Delete the plans (and incomplete-run counts) of one signature, or of the whole namespace."""
+        if signature is None:
+            pattern = escape_glob(f"{KEY_PREFIX}{self.namespace}:") + "*"
+        else:
+            pattern = escape_glob(self._prefix(as_signature(signature))) + "*"
+        keys = self.store.find(pattern=pattern, metadata_filter={"_plan_namespace": self.namespace})
+        return self.store.delete_many(keys)
+
+    # --- metrics ----------------------------------------------------------------------------------
+
+    def _count(self, deltas: Mapping[str, float]) -> None:
+        with self._lock:
+            self._counts.update(deltas)
+        if self.shared_metrics:
+            try:
+                self.store.add_counters({f"{COUNTER_PREFIX}{self.namespace}:{k}": v for k, v in deltas.items()})
+            except Exception as exc:  # noqa: BLE001 - metrics must not break replay
+                log.warning("replay: could not add shared counters: %s", exc)
+
+    def metrics(self, shared: bool = False) -> dict[str, Any]:
+        """Counts of this object (or, ``shared=True``, of every process on the store and namespace).
+
+        ``{"retrievals", "hits", "partial_hits", "fallbacks", "hit_rate", "fallback_reasons": {reason: n},
+        "stop_reasons": {reason: n}, "actions": {type: {"replayed", "missed", "hit_rate"}}, "recorded",
+        "rejected_incomplete", "reports", "dropped_untrusted", "store_errors"}``
+        """
+        if shared:
+            prefix = f"{COUNTER_PREFIX}{self.namespace}:"
+            raw = {k[len(prefix):]: v for k, v in self.store.counters(prefix).items()}
+        else:
+            with self._lock:
+                raw = dict(self._counts)
+        return _shape_metrics(raw)
+
+
+def _shape_metrics(raw: Mapping[str, float]) -> dict[str, Any]:
+    out: dict[str, Any] = {name: int(raw.get(name, 0)) for name in (
+        "retrievals", "hits", "partial_hits", "fallbacks", "recorded", "rejected_incomplete", "reports",
+        "dropped_untrusted", "store_errors")}
+    out["hit_rate"] = round(out["hits"] / out["retrievals"], 4) if out["retrievals"] else 0.0
+    out["fallback_reasons"], out["stop_reasons"], out["actions"] = {}, {}, {}
+    for name, value in raw.items():
+        group, _, rest = name.partition(":")
+        if group == "fallback":
+            out["fallback_reasons"][rest] = int(value)
+        elif group == "stop":
+            out["stop_reasons"][rest] = int(value)
+        elif group == "action":
+            kind, _, counter = rest.rpartition(":")
+            out["actions"].setdefault(kind, {"replayed": 0, "missed": 0})[counter] = int(value)
+    for bucket in out["actions"].values():
+        seen = bucket["replayed"] + bucket["missed"]
+        bucket["hit_rate"] = round(bucket["replayed"] / seen, 4) if seen else 0.0
+    return out
