@@ -10,7 +10,9 @@ import pytest
 from actioncache.scratchpad import Scratchpad
 from stores.backends import BACKENDS
 
-SCRATCH_BACKENDS = sorted(BACKENDS)
+# The scratchpad uses only the store protocol, which tests/stores/ proves for every backend; here it
+# runs on the embedded ones and on the two servers this machine runs.
+SCRATCH_BACKENDS = [name for name in ("memory", "sqlite", "redis", "postgres") if name in BACKENDS]
 
 
 def new_session(prefix: str = "s") -> str:
