@@ -60,10 +60,42 @@ def postgres_store(tmp_path: Path) -> CacheStore:
     return _server_store("postgres", services.POSTGRES_URL, "table")
 
 
+def duckdb_store(tmp_path: Path) -> CacheStore:
+    import services
+
+    services.require_module("duckdb", "duckdb")
+    return open_store(f"duckdb:///{tmp_path}/conformance.duckdb")
+
+
+def libsql_store(tmp_path: Path) -> CacheStore:
+    """libSQL embedded (a local file through the libsql package); remote Turso is tested in test_turso.py."""
+    import services
+
+    services.require_module("libsql", "turso")
+    return open_store(f"libsql+file:///{tmp_path}/conformance.db")
+
+
+def _blob(protocol: str) -> Factory:
+    def factory(tmp_path: Path) -> CacheStore:
+        from .cloud_stores import blob_url, open_blob
+
+        return open_blob(blob_url(protocol, tmp_path, unique("c")))
+
+    return factory
+
+
+def firestore_store(tmp_path: Path) -> CacheStore:
+    from .cloud_stores import open_firestore
+
+    return open_firestore(unique("c"))
+
+
 # name -> factory. Backend engineers: add yours (keep the names short; they are test ids).
 BACKENDS: dict[str, Factory] = {
     "memory": memory_store,
     "sqlite": sqlite_store,
+    "duckdb": duckdb_store,
+    "libsql": libsql_store,
     "redis": redis_store,
     "postgres": postgres_store,
 }

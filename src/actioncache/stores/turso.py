@@ -1,0 +1,347 @@
+"""Turso / libSQL through the maintained ``libsql`` package (pip ``libsql``, Hrana v3).
+
+Three ways to run, picked by the URL:
+
+* ``libsql+file:///abs/path.db``: an embedded libSQL file on this machine (SQLite's format, WAL).
+* ``libsql+file:///abs/replica.db?sync_url=libsql://host&authToken=...``: an embedded replica.
+  Reads are answered from the local file; writes go to the primary; the local copy pulls the
+  primary's changes on open, every ``sync_interval`` seconds if given, and on :meth:`TursoStore.sync`.
+* ``libsql://host?authToken=...`` (or ``turso://host``): every statement goes to the server.
+  ``libsql://`` means HTTPS; ``?tls=0`` talks plain HTTP to a local ``sqld``.
+
+The token may also come from ``$TURSO_AUTH_TOKEN`` (or ``$LIBSQL_AUTH_TOKEN``), which keeps it
+out of URLs, logs and shell history; the store's ``url`` never shows it.
+
+libSQL speaks SQLite's SQL, so this store *is* the SQLite store with another driver: it reuses
+:class:`~actioncache.stores.sqlite.SQLiteStore`'s statements and methods and changes only how
+connections open, how errors read, and the two multi-statement operations (leases, counters),
+which here are single statements so they stay atomic over a remote stream too. The deprecated
+``libsql-client`` package (Hrana v1 only) is not used.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from typing import Any, Iterable, Iterator, Mapping
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+
+import libsql
+
+from ..errors import StoreError, StoreURLError
+from .sqlite import SCHEMA, SQLiteStore
+
+TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
+# libsql raises its own Error for SQL problems and ValueError for I/O, locks and HTTP.
+_DRIVER_ERRORS = (libsql.Error, ValueError)
+_OPTIONS = {"authToken", "auth_token", "sync_url", "sync_interval", "timeout", "tls"}
+
+
+class _Cursor:
+    """The part of ``sqlite3.Cursor`` the SQLite store uses, over a libsql cursor (which cannot be iterated)."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return int(self._cursor.rowcount)
+
+    def fetchone(self) -> Any:
+        try:
+            return self._cursor.fetchone()
+        except _DRIVER_ERRORS as exc:
+            raise sqlite3.OperationalError(str(exc)) from exc
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            rows = self._cursor.fetchall()
+        except _DRIVER_ERRORS as exc:
+            raise sqlite3.OperationalError(str(exc)) from exc
+        return iter(rows)
+
+
+class _Connection:
+    """A libsql connection shaped like ``sqlite3.Connection`` for the SQLite store's methods.
+
+    libsql errors become ``sqlite3.OperationalError`` (which the store already maps to
+    :class:`StoreError`), and ``memoryview`` parameters become ``bytes`` (libsql takes only bytes).
+    ``lock``, when given, serializes statements for a connection that threads share.
+    """
+
+    def __init__(self, conn: Any, lock: threading.Lock | None = None) -> None:
+        self._conn = conn
+        self._lock = lock
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> _Cursor:
+        args = tuple(bytes(p) if isinstance(p, memoryview) else p for p in params)
+        try:
+            if self._lock is None:
+                return _Cursor(self._conn.execute(sql, args))
+            with self._lock:
+                return _Cursor(self._conn.execute(sql, args))
+        except _DRIVER_ERRORS as exc:
+            raise sqlite3.OperationalError(str(exc)) from exc
+
+    def sync(self) -> None:
+        try:
+            self._conn.sync()
+        except _DRIVER_ERRORS as exc:
+            raise sqlite3.OperationalError(str(exc)) from exc
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except _DRIVER_ERRORS as exc:
+            raise sqlite3.OperationalError(str(exc)) from exc
+
+
+class TursoStore(SQLiteStore):
+    """A :class:`~actioncache.stores.base.CacheStore` on libSQL: embedded file, embedded replica, or remote.
+
+    ``database`` is a local path (embedded, or the replica's file when ``sync_url`` is given) or a
+    remote URL (``libsql://``, ``https://``, ``http://``).
+    """
+
+    def __init__(
+        self,
+        database: str | os.PathLike[str],
+        *,
+        auth_token: str | None = None,
+        sync_url: str | None = None,
+        sync_interval: float | None = None,
+        timeout: float = 5.0,
+    ) -> None:
+        database = str(database)
+        self.remote = database.startswith(("libsql://", "https://", "http://", "wss://", "ws://"))
+        super().__init__("/" if self.remote else database, timeout=timeout)
+        self.database = database
+        self.sync_url = sync_url
+        self.sync_interval = sync_interval
+        self.auth_token = auth_token if auth_token is not None else _token_from_env()
+        if self.remote:
+            self.url = database
+        else:
+            self.url = "libsql+file:///" + str(self.path).lstrip("/")
+            if sync_url:
+                self.url += "?" + urlencode({"sync_url": sync_url})
+        # An embedded replica is one libsql database object; its threads share one connection.
+        self._shared: _Connection | None = None
+        self._shared_lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> "TursoStore":
+        """Parse ``libsql+file:///path``, ``libsql://host``, ``turso://host`` and their options.
+
+        Options: ``authToken`` (or ``auth_token``), ``sync_url`` and ``sync_interval`` (seconds,
+        embedded replica only), ``timeout`` (seconds a local writer waits for a lock), ``tls=0``
+        (plain HTTP to a local sqld).
+        """
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        unknown = set(query) - _OPTIONS
+        if unknown:
+            raise StoreURLError(
+                f"libSQL URL {_redact(url)!r}: unknown option(s) {sorted(unknown)}; "
+                f"known: {', '.join(sorted(_OPTIONS))}"
+            )
+        token = query.get("authToken", query.get("auth_token"))
+        if token is not None:
+            options.setdefault("auth_token", token)
+        if "timeout" in query:
+            options.setdefault("timeout", _number(query["timeout"], "timeout", url))
+        if scheme == "libsql+file":
+            if parts.netloc not in ("", "localhost"):
+                raise StoreURLError(
+                    f"libSQL file URL {_redact(url)!r} has a host part; use three slashes and an absolute path: "
+                    "libsql+file:///abs/path.db"
+                )
+            path = unquote(parts.path)
+            if not path or path == "/":
+                raise StoreURLError(f"libSQL file URL {_redact(url)!r} names no file; use libsql+file:///abs/path.db")
+            if "tls" in query:
+                raise StoreURLError(f"{_redact(url)!r}: tls= applies to remote URLs only (libsql://host?tls=0)")
+            if "sync_url" in query:
+                options.setdefault("sync_url", _remote_database(query["sync_url"], None, url))
+            if "sync_interval" in query:
+                if "sync_url" not in query:
+                    raise StoreURLError(f"{_redact(url)!r}: sync_interval needs sync_url (an embedded replica)")
+                options.setdefault("sync_interval", _number(query["sync_interval"], "sync_interval", url))
+            return cls(path, **options)
+        if scheme in ("libsql", "turso"):
+            if not parts.hostname:
+                raise StoreURLError(
+                    f"libSQL URL {_redact(url)!r} names no server; use libsql://HOST?authToken=... for a remote "
+                    "database or libsql+file:///abs/path.db for a local file"
+                )
+            if "sync_url" in query or "sync_interval" in query:
+                raise StoreURLError(
+                    f"{_redact(url)!r}: sync_url makes an embedded replica and needs a local file: "
+                    "libsql+file:///abs/replica.db?sync_url=libsql://HOST"
+                )
+            base = f"libsql://{parts.netloc.rpartition('@')[2]}{parts.path.rstrip('/')}"
+            return cls(_remote_database(base, query.get("tls"), url), **options)
+        raise StoreURLError(f"not a libSQL URL: {_redact(url)!r}; use libsql+file:///abs/path.db or libsql://HOST")
+
+    # --- connections --------------------------------------------------------------------
+
+    def _after_fork(self) -> None:
+        super()._after_fork()
+        self._shared = None
+        self._shared_lock = threading.Lock()
+
+    def _conn(self) -> _Connection:  # type: ignore[override]
+        try:
+            return self._local.conn
+        except AttributeError:
+            pass
+        conn = self._replica() if self.sync_url else self._connect()
+        self._local.conn = conn
+        return conn
+
+    def _replica(self) -> _Connection:
+        with self._shared_lock:
+            if self._shared is None:
+                self._shared = _Connection(self._open(), threading.Lock())
+            return self._shared
+
+    def _connect(self) -> _Connection:  # type: ignore[override]
+        conn = _Connection(self._open())
+        with self._conn_lock:
+            self._all_connections.append(conn)  # type: ignore[arg-type]
+        return conn
+
+    def _open(self) -> Any:
+        kwargs: dict[str, Any] = {"timeout": self.timeout}
+        if self.auth_token:
+            kwargs["auth_token"] = self.auth_token
+        if self.sync_url:
+            kwargs["sync_url"] = self.sync_url
+            if self.sync_interval is not None:
+                kwargs["sync_interval"] = self.sync_interval
+        try:
+            if not self.remote:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            raw = libsql.connect(self.database, isolation_level=None, **kwargs)
+            conn = _Connection(raw)
+            if self.sync_url:
+                conn.sync()  # start from the primary's current state
+            if not self._schema_ready:
+                if not self.remote and not self.sync_url:
+                    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                        conn.execute("PRAGMA journal_mode = WAL")
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                self._schema_ready = True
+        except sqlite3.Error as exc:
+            raise self._error("open", exc) from exc
+        except OSError as exc:
+            raise StoreError(f"cannot open libSQL store at {self.path}: {exc}") from exc
+        return raw
+
+    def _error(self, op: str, exc: BaseException) -> StoreError:
+        text = str(exc)
+        lowered = text.lower()
+        where = self.url
+        if "401" in text or "unauthorized" in lowered or "auth" in lowered and "token" in lowered:
+            hint = "the server refused the auth token; pass ?authToken=... or set $TURSO_AUTH_TOKEN"
+        elif any(s in lowered for s in ("http", "connect", "dns", "hrana", "sync error", "tls")):
+            hint = (f"cannot reach the libSQL server ({self.sync_url or self.database}); check the host, the "
+                    "network and the token; libsql:// means HTTPS, add ?tls=0 for a plain-HTTP sqld")
+        elif "locked" in lowered or "busy" in lowered:
+            hint = f"another writer held the lock longer than the timeout ({self.timeout}s); raise ?timeout= in the URL"
+        elif "not a database" in lowered or "malformed" in lowered:
+            hint = "the file is not a healthy libSQL/SQLite database; move it aside (nothing is deleted) or point to a new path"
+        elif "readonly" in lowered or "read-only" in lowered:
+            hint = "the file or its directory is read-only; choose a writable path"
+        else:
+            hint = "see the libSQL error above"
+        return StoreError(f"libSQL store {where}: {op} failed: {text} ({hint})")
+
+    # --- operations that must be one statement ----------------------------------------
+
+    def add_counters(self, deltas: Mapping[str, float]) -> None:
+        if not deltas:
+            return
+        rows = ",".join("(?, ?)" for _ in deltas)
+        params: list[Any] = []
+        for name, delta in deltas.items():
+            params.extend((name, float(delta)))
+        self._run(
+            "counters",
+            f"INSERT INTO counters(name, value) VALUES {rows} "
+            "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+            params,
+        )
+
+    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
+        token = uuid.uuid4().hex
+        now = time.time()
+        # Only a lease that has run out is taken over; RETURNING says whether this call won.
+        row = self._run(
+            "lease",
+            "INSERT INTO leases(name, token, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at "
+            "WHERE leases.expires_at <= ? RETURNING token",
+            (name, token, now + float(ttl_s), now),
+        ).fetchone()
+        return token if row is not None and row[0] == token else None
+
+    def sync(self) -> None:
+        """Pull the primary's changes into an embedded replica now (nothing to do otherwise)."""
+        if self.sync_url:
+            try:
+                self._replica().sync()
+            except sqlite3.Error as exc:
+                raise self._error("sync", exc) from exc
+
+    def close(self) -> None:
+        with self._shared_lock:
+            shared, self._shared = self._shared, None
+        if shared is not None and os.getpid() == self._pid:
+            try:
+                shared.close()
+            except sqlite3.Error:
+                pass
+        super().close()
+
+
+def _token_from_env() -> str | None:
+    for name in TOKEN_ENV_VARS:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def _remote_database(base: str, tls: str | None, url: str) -> str:
+    """The URL libsql.connect takes: ``libsql://`` (HTTPS) as is, or ``http://`` when ``tls=0``."""
+    if tls is None or tls.strip().lower() in ("1", "true", "yes", "on"):
+        return base
+    if tls.strip().lower() in ("0", "false", "no", "off"):
+        return "http://" + base.split("://", 1)[1]
+    raise StoreURLError(f"{_redact(url)!r}: tls must be 0 or 1, not {tls!r}")
+
+
+def _number(text: str, name: str, url: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise StoreURLError(f"{_redact(url)!r}: {name} must be a number of seconds, not {text!r}") from None
+    if value < 0:
+        raise StoreURLError(f"{_redact(url)!r}: {name} must not be negative")
+    return value
+
+
+def _redact(url: str) -> str:
+    """The URL without its auth token, for messages."""
+    parts = urlsplit(url)
+    query = [(k, "***" if k in ("authToken", "auth_token") else v) for k, vs in parse_qs(parts.query, keep_blank_values=True).items() for v in vs]
+    return parts._replace(query=urlencode(query, safe="*:/")).geturl()
