@@ -13,7 +13,6 @@ Rules this module keeps (DESIGN.md, "Values and safety"):
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import datetime as _dt
 import logging
@@ -236,12 +235,29 @@ class Cache:
     # --- policy -------------------------------------------------------------------------
 
     def _decide(self, scope: str | None, action: str) -> Decision:
-        if self.policy_hook is None:
-            return ALWAYS
-        decision = self.policy_hook.decide(scope, action)
+        hook = self.policy_hook
+        if scope is None and (hook is None or getattr(hook, "scoped_only", False)):
+            return ALWAYS  # calls without a scope cache as always, whatever the loop's mode
+        if hook is None:
+            from .policy import attach  # lazy: only calls that carry a scope pay for the policy layer
+
+            hook = attach(self)
+        decision = hook.decide(scope, action)
         if not (decision.lookup and decision.store):
             self._count(action, policy_bypass=1)
         return decision
+
+    def policy(self, mode: str | None = None, scopes: Any = None, phase: str | None = None, **options: Any) -> Any:
+        """Context manager: the cache mode, enabled scopes and phase for calls that carry a ``scope=``.
+
+        ``with cache.policy(mode="use", scopes="verify,read", phase="REPORT"): ...``. Fields not given
+        keep the enclosing policy (an outer block, else ``CACHE_MODE``/``CACHE_SCOPE``/``CACHE_PHASE``
+        and the config file). The block is held in a context variable, so other threads and tasks
+        keep their own. Calls without a scope are not affected. See ``actioncache.policy``.
+        """
+        from .policy import policy_block
+
+        return policy_block(self, mode=mode, scopes=scopes, phase=phase, **options)
 
     # --- the read and write halves shared by wrap, awrap and the decorator ---------------
 
@@ -365,6 +381,8 @@ class Cache:
 
     def _async_slot(self, key: str) -> tuple[list[Any], bool]:
         """([lock, waiters], contended): like _flight, for the tasks of one event loop."""
+        import asyncio  # lazy: asyncio costs tens of ms at start-up, and `actioncache exec` never needs it
+
         loop_key = (id(asyncio.get_running_loop()), key)
         slot = self._async_inflight.get(loop_key)
         if slot is None:
@@ -373,6 +391,8 @@ class Cache:
         return slot, slot[1] > 1
 
     def _async_release(self, key: str, slot: list[Any]) -> None:
+        import asyncio
+
         slot[1] -= 1
         if slot[1] == 0:
             self._async_inflight.pop((id(asyncio.get_running_loop()), key), None)
@@ -490,6 +510,8 @@ class Cache:
                         return self._respond_hit(call, found)
                 token = None
                 if lock:
+                    import asyncio
+
                     token, found_l = await asyncio.to_thread(self._lease, call.key, lock_timeout_s)
                     if found_l is not None:
                         self._release_lease(call.key, token)
@@ -610,6 +632,8 @@ class Cache:
 
     @staticmethod
     async def _run_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bool, Any, float]:
+        import asyncio
+
         started = time.perf_counter()
         try:
             result = fn(**args)

@@ -223,15 +223,16 @@ class _Memoized:
     def _policy(self, cache: Cache) -> tuple[bool, bool]:
         if self.skip_cache:
             return False, True
-        if cache.policy_hook is None:
+        if self.scope is None and cache.policy_hook is None:
             return True, True
         decision = cache._decide(self.scope, self.name)
         return decision.lookup, decision.store
 
     def _plan(self, cache: Cache, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | None, bool, bool]:
         """(key, lookup, store) for one call; key None means run uncached."""
-        if not self.skip_cache and cache.policy_hook is None:
-            # The hot path: no policy to consult.
+        hook = cache.policy_hook
+        if not self.skip_cache and self.scope is None and (hook is None or getattr(hook, "scoped_only", False)):
+            # The hot path: no policy to consult (a scope-only policy never governs unscoped calls).
             try:
                 return self.keys(args, kwargs), True, True
             except KeyStrategyError:
