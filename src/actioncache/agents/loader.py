@@ -158,6 +158,9 @@ def _build_node(raw: Any, index: int) -> Node:
     if not isinstance(raw, dict):
         raise AgentDefinitionError(f"nodes[{index}]: a node is a mapping with name: and uses: or run:")
     name = raw.get("name")
+    if isinstance(name, (bool, int, float)):
+        raise AgentDefinitionError(f"nodes[{index}]: name: {name!r} is not text (YAML reads yes/no/on/off as "
+                                   f"booleans and digits as numbers); quote it")
     if not isinstance(name, str) or not name:
         raise AgentDefinitionError(f"nodes[{index}]: every node needs a name:")
     for key in raw:
