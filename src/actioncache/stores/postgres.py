@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, glob_literal_prefix, select_keys
-from .sqlite import _upper_bound
+from ._sql import key_range
+from .base import Entry, LazyMetadata, select_keys
 
 try:
     import psycopg
@@ -293,14 +293,9 @@ class PostgresStore:
             params.append(glob_to_like(pattern))
             # An explicit range on the literal prefix uses the primary key even in a generic
             # (prepared) plan, where the planner cannot look inside the LIKE parameter.
-            prefix = glob_literal_prefix(pattern)
-            if prefix:
-                where.append(sql.SQL("key >= %s"))
-                params.append(prefix)
-                upper = _upper_bound(prefix)
-                if upper is not None and not "\ud800" <= upper[-1] <= "\udfff":
-                    where.append(sql.SQL("key < %s"))
-                    params.append(upper)
+            conditions, bounds = key_range(pattern, mark="%s")
+            where.extend(sql.SQL(c) for c in conditions)
+            params.extend(bounds)
         if metadata_filter:
             action = metadata_filter.get(_ACTION_FIELD)
             if isinstance(action, str):
