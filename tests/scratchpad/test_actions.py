@@ -1,0 +1,58 @@
+"""YAML actions scratchpad.write/read/list/update/delete/end, called as the agent runtime calls them
+(register_actions with a plain dict and an engine namespace; the runtime itself is another issue)."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from actioncache.scratchpad.actions import register_actions
+
+
+@pytest.fixture
+def actions(sqlite_store):
+    registry: dict = {}
+    engine = types.SimpleNamespace(cache=None, store=sqlite_store,
+                                   settings={"scratchpad": {"session_id": "yaml-session", "session_quota_bytes": 2000}})
+    register_actions(registry, engine)
+    return registry
+
+
+def test_both_names_are_registered(actions):
+    for name in ("write", "read", "list", "update", "delete", "end"):
+        assert actions[f"scratchpad.{name}"] is actions[f"actions.scratchpad_{name}"]
+
+
+def test_round_trip_through_actions(actions):
+    state = {"emails": ["a", "b"]}
+    written = actions["scratchpad.write"](state, data={"summary": "S1"}, description="Email 1 summary", task_id="mail")
+    assert written["success"] is True and written["sessionId"] == "yaml-session"
+    key = written["item"]["storageKey"]
+    assert key.startswith("yaml-session_mail_")
+    assert actions["scratchpad.read"](state, key=key)["data"] == {"summary": "S1"}
+    assert actions["scratchpad.update"](state, key=key, data={"summary": "S1+"}, description="v2")["item"]["description"] == "v2"
+    listed = actions["scratchpad.list"](state)
+    assert listed["count"] == 1 and "S1" not in str(listed)
+    assert actions["scratchpad.delete"](state, key=key)["success"] is True
+    actions["scratchpad.write"](state, data=1, description="one")
+    assert actions["scratchpad.end"](state)["deleted_count"] == 1
+
+
+def test_session_from_the_argument_or_state_overrides_settings(actions):
+    a = actions["scratchpad.write"]({}, session_id="explicit", data=1, description="d")
+    b = actions["scratchpad.write"]({"session_id": "from-state"}, data=1, description="d")
+    assert (a["sessionId"], b["sessionId"]) == ("explicit", "from-state")
+    assert actions["scratchpad.list"]({})["count"] == 0  # settings' session saw none of them
+
+
+def test_settings_limits_apply_and_errors_are_answers(actions):
+    big = actions["scratchpad.write"]({}, data="x" * 2500, description="too much")
+    assert big["success"] is False and big["error"] == "quota_exceeded"
+
+
+def test_no_session_anywhere_is_a_clear_error(sqlite_store):
+    registry: dict = {}
+    register_actions(registry, types.SimpleNamespace(cache=None, store=sqlite_store, settings={}))
+    answer = registry["scratchpad.list"]({})
+    assert answer["success"] is False and "session_id" in answer["message"]

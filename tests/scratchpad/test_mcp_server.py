@@ -1,0 +1,84 @@
+"""``actioncache mcp`` driven by the official MCP SDK's own client over stdio (a real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from actioncache.scratchpad import SYSTEM_PROMPT, Scratchpad, tool_schemas
+from actioncache.scratchpad.mcp_server import main
+from actioncache.stores.base import open_store
+
+pytest.importorskip("mcp", reason="pip install 'actioncache[mcp]'")
+
+import anyio  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+
+def _params(src_env, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "actioncache", "mcp", *args], env=src_env)
+
+
+async def _session_calls(params: StdioServerParameters, calls):
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            return init, await calls(session)
+
+
+def test_tools_over_stdio_with_the_sdk_client(tmp_path, src_env):
+    url = f"sqlite:///{tmp_path}/mcp.db"
+
+    async def calls(session):
+        listed = await session.list_tools()
+        write = await session.call_tool("scratchpad_write", {"data": {"summary": "S"}, "description": "Email 1"})
+        key = json.loads(write.content[0].text)["item"]["storageKey"]
+        read = await session.call_tool("scratchpad_read", {"key": key})
+        listing = await session.call_tool("scratchpad_list", {})
+        foreign = await session.call_tool("scratchpad_read", {"key": "someone-else_abc_def"})
+        too_big = await session.call_tool("scratchpad_write", {"data": "x" * 3000, "description": "big"})
+        return listed, write, read, listing, foreign, too_big
+
+    init, (listed, write, read, listing, foreign, too_big) = anyio.run(
+        _session_calls, _params(src_env, "--store", url, "--session", "desk-1", "--item-limit-mb", "0.002"), calls)
+    assert init.instructions == SYSTEM_PROMPT
+    assert [t.name for t in listed.tools] == [t["name"] for t in tool_schemas("mcp")]
+    assert listed.tools[0].input_schema == tool_schemas("mcp")[0]["inputSchema"]
+    assert write.is_error is False and "S" not in json.loads(write.content[0].text)["item"].values()
+    assert json.loads(read.content[0].text)["data"] == {"summary": "S"}
+    assert json.loads(listing.content[0].text)["count"] == 1
+    assert foreign.is_error is True and json.loads(foreign.content[0].text)["error"] == "not_found"
+    assert too_big.is_error is True and json.loads(too_big.content[0].text)["error"] == "item_too_large"
+    # A named session outlives the server: the next run (or any process) still sees the item.
+    store = open_store(url)
+    try:
+        assert [m["description"] for m in Scratchpad(store, "desk-1").list()] == ["Email 1"]
+    finally:
+        store.close()
+
+
+def test_a_server_without_a_session_ends_its_own_on_exit(tmp_path, src_env):
+    url = f"sqlite:///{tmp_path}/mcp.db"
+    src_env.pop("ACTIONCACHE_SESSION", None)
+
+    async def calls(session):
+        answer = await session.call_tool("scratchpad_write", {"data": 1, "description": "temporary"})
+        return json.loads(answer.content[0].text)["sessionId"]
+
+    _, session_id = anyio.run(_session_calls, _params(src_env, "--store", url), calls)
+    assert session_id.startswith("mcp-")
+    store = open_store(url)
+    try:
+        assert store.find(pattern="scratch*") == []
+    finally:
+        store.close()
+
+
+def test_bad_arguments_exit_with_a_message(capsys):
+    assert main(["--store", "nonsense", "--session", "s"]) == 2
+    assert "not a store URL" in capsys.readouterr().err
+    assert main(["--store", "memory://", "--session", "bad session!"]) == 2
+    assert "session id" in capsys.readouterr().err
