@@ -60,6 +60,23 @@ def postgres_store(tmp_path: Path) -> CacheStore:
     return _server_store("postgres", services.POSTGRES_URL, "table")
 
 
+def _blob(protocol: str) -> Factory:
+    """blob-sqlite on one object store (emulator, local dir or fsspec memory), at a unique path."""
+
+    def factory(tmp_path: Path) -> CacheStore:
+        from .cloud_stores import blob_url, open_blob
+
+        return open_blob(blob_url(protocol, tmp_path, unique("c")))
+
+    return factory
+
+
+def firestore_store(tmp_path: Path) -> CacheStore:
+    from .cloud_stores import open_firestore
+
+    return open_firestore(unique("c"))
+
+
 def duckdb_store(tmp_path: Path) -> CacheStore:
     import services
 
@@ -98,6 +115,11 @@ BACKENDS: dict[str, Factory] = {
     "libsql": libsql_store,
     "redis": redis_store,
     "postgres": postgres_store,
+    "blob-s3": _blob("s3"),
+    "blob-gs": _blob("gs"),
+    "blob-az": _blob("az"),
+    "blob-file": _blob("file"),
+    "blob-memory": _blob("memory"),
 }
 
 # Backends whose store objects can be opened again from their URL by another process
