@@ -177,11 +177,16 @@ class Action:
     @classmethod
     def for_element(cls, action_type: str, element: Element | Mapping[str, Any], *,
                     ignore: Iterable[str] = (), **fields: Any) -> "Action":
-        """An action on ``element`` with its fingerprint filled in."""
+        """An action on ``element`` with its fingerprint filled in and the element's data kept.
+
+        :meth:`PlanCache.record` re-derives the fingerprint from the kept element with the cache's
+        own ``ignore``, so record and replay always agree on it.
+        """
         from .fingerprints import element_fingerprint
 
         element = Element.from_dict(element)
-        return cls(action_type, element_id=element.id, fingerprint=element_fingerprint(element, ignore=ignore), **fields)
+        return cls(action_type, element_id=element.id, fingerprint=element_fingerprint(element, ignore=ignore),
+                   element=element.to_dict(), **fields)
 
     @classmethod
     def from_dict(cls, data: "Mapping[str, Any] | Action") -> "Action":

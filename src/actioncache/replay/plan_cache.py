@@ -185,6 +185,10 @@ class PlanCache:
     def _fingerprinted(self, plan: list[Action], page: Any) -> list[Action]:
         current = as_page(page) if page is not None else None
         for i, action in enumerate(plan):
+            if action.element:
+                # The element's data is at hand: derive the fingerprint under this cache's ignore.
+                action.fingerprint = element_fingerprint(action.element, ignore=self.ignore)
+                continue
             if action.fingerprint or action.action_type.lower() not in ActionType.TARGETED:
                 continue
             element = current.element(action.element_id) if current and action.element_id else None
@@ -228,6 +232,10 @@ class PlanCache:
         current = as_page(page)
         if isinstance(executed, bool) or not isinstance(executed, (int, list, tuple)):
             raise TypeError("executed must be a count or a list of the actions already executed")
+        if isinstance(executed, int) and executed < 0:
+            raise ValueError(f"executed must be >= 0, not {executed}")
+        if not isinstance(executed, int):
+            executed = [Action.from_dict(a) for a in executed]
         hook = personalize if personalize is not None else self.personalize
         result = ReplayResult()
         remaining: list[Action] = []
