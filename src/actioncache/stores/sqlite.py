@@ -236,7 +236,10 @@ class SQLiteStore:
         metadata_filter: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> list[str]:
-        sql, params = find_query("SELECT key, metadata FROM entries", pattern, metadata_filter, _field_clause)
+        # Metadata sits after the value in each row: reading it walks a large value's overflow
+        # pages, so a find that filters on keys only does not select it.
+        select = "SELECT key, metadata FROM entries" if metadata_filter else "SELECT key, NULL FROM entries"
+        sql, params = find_query(select, pattern, metadata_filter, _field_clause)
         return select_keys(self._run("find", sql, params), pattern, metadata_filter, limit)
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
