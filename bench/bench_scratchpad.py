@@ -1,0 +1,175 @@
+"""Scratchpad figures for seed 004: write latency of a 1 MB item (SC-002: under 100 ms) and the
+bytes of metadata an LLM sees per item (SC-003: at most 500), on SQLite (the default) and Redis.
+
+    python bench/bench_scratchpad.py [--repeat 30] [--redis redis://127.0.0.1:6379/15] [--out bench/results/scratchpad.md]
+
+Runs offline. Redis is measured when its server answers, else reported as not measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from actioncache.scratchpad import Scratchpad  # noqa: E402
+from actioncache.stores.base import open_store  # noqa: E402
+
+MB = 1024 * 1024
+
+
+def _ms(samples: list[float]) -> tuple[float, float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return statistics.median(ordered) * 1000, p95 * 1000, ordered[-1] * 1000
+
+
+def _timed(fn, repeat: int) -> list[float]:
+    out = []
+    for i in range(repeat):
+        t = time.perf_counter()
+        fn(i)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def _size(obj) -> int:
+    return len(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def one_mb_object(i: int) -> dict:
+    # About 1 MB of JSON with structure, like a batch of extracted records.
+    record = {"id": 0, "from": "someone@example.com", "subject": "Quarterly numbers", "body": "lorem ipsum " * 80}
+    n = MB // _size(record)
+    return {"batch": i, "records": [dict(record, id=k) for k in range(n)]}
+
+
+def measure(label: str, store, repeat: int) -> list[list[str]]:
+    session = f"conv-{uuid.uuid4()}"  # a UUID conversation id, as agent frameworks use
+    pad = Scratchpad(store, session)
+    rows = []
+    payloads = [one_mb_object(i) for i in range(repeat)]
+    size = _size(payloads[0])
+
+    writes = _timed(lambda i: pad.write(payloads[i], f"Batch {i} of extracted email records ({size // 1024} KB)"), repeat)
+    med, p95, worst = _ms(writes)
+    rows.append([label, f"write 1 MB item ({size / MB:.2f} MB JSON)", f"{med:.1f}", f"{p95:.1f}", f"{worst:.1f}", str(repeat)])
+
+    keys = [m["storageKey"] for m in pad.list()]
+    reads = _timed(lambda i: pad.read(keys[i % len(keys)]), repeat)
+    med, p95, worst = _ms(reads)
+    rows.append([label, "read 1 MB item", f"{med:.1f}", f"{p95:.1f}", f"{worst:.1f}", str(repeat)])
+
+    updates = _timed(lambda i: pad.update(keys[i % len(keys)], payloads[(i + 1) % repeat]), repeat)
+    med, p95, worst = _ms(updates)
+    rows.append([label, "update 1 MB item", f"{med:.1f}", f"{p95:.1f}", f"{worst:.1f}", str(repeat)])
+    pad.end_session()
+
+    small = _timed(lambda i: pad.write({"summary": "x" * 900}, f"Email {i} summary"), 50)
+    med, p95, worst = _ms(small)
+    rows.append([label, "write 1 KB item (session growing to 50 items)", f"{med:.2f}", f"{p95:.2f}", f"{worst:.2f}", "50"])
+    lists = _timed(lambda i: pad.handle_tool_call("scratchpad_list", {}), 20)
+    med, p95, worst = _ms(lists)
+    rows.append([label, "scratchpad_list of 50 items (tool answer)", f"{med:.2f}", f"{p95:.2f}", f"{worst:.2f}", "20"])
+    pad.end_session()
+    return rows
+
+
+def metadata_sizes(store) -> list[list[str]]:
+    rows = []
+    uuid_session = f"conv-{uuid.uuid4()}"
+    cases = [
+        ("typical: UUID session, random ids, 70-char description", uuid_session, {},
+         "Email 7 from john@example.com re: Q4 budget - 150-word summary"),
+        ("300-char description", uuid_session, {}, "d" * 400),
+        ("300-char description + 150 B custom metadata", uuid_session,
+         {"metadata": {"source": "gmail", "labels": "work,finance,q4", "thread": "t" * 90}}, "d" * 400),
+        ("worst case: 64-char session, 32-char ids, 300 chars, 150 B metadata", "s" * 64,
+         {"task_id": "t" * 32, "turn_id": "u" * 32, "metadata": {"k": "v" * 141}}, "d" * 400),
+    ]
+    for name, session, extra, description in cases:
+        pad = Scratchpad(store, session)
+        answer = json.loads(pad.handle_tool_call("scratchpad_write", {"data": {"x": 1}, "description": description, **extra}))
+        item = answer["item"]
+        rows.append([name, str(_size(item)), str(len(item["description"])), "yes" if "sessionId" in item else "no (in envelope)"])
+        pad.end_session()
+    pad = Scratchpad(store, uuid_session)
+    for i in range(1, 51):
+        pad.write({"summary": "s" * 600}, f"Email {i} from sender{i}@example.com re: Subject line of email {i} - 150 words",
+                  task_id="inbox", metadata={"email": i})
+    listing = pad.handle_tool_call("scratchpad_list", {})
+    per_item = [_size(m) for m in json.loads(listing)["items"]]
+    rows.append(["scratchpad_list of the 50-email task (whole answer)", f"{len(listing.encode())} total, "
+                 f"{max(per_item)} max per item", "-", "-"])
+    pad.end_session()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/15")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "scratchpad.md"))
+    args = parser.parse_args(argv)
+
+    timing: list[list[str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = open_store(f"sqlite:///{tmp}/scratchpad.db")
+        timing += measure("sqlite", sqlite, args.repeat)
+        sizes = metadata_sizes(sqlite)
+        sqlite.close()
+    redis_note = ""
+    try:
+        redis = open_store(f"{args.redis}?prefix=bench_{uuid.uuid4().hex[:8]}")
+        redis.count()
+    except Exception as exc:  # noqa: BLE001 - report, do not fail, when Redis is absent
+        redis = None
+        redis_note = f"Redis not measured: {exc}"
+    if redis is not None:
+        try:
+            timing += measure("redis", redis, args.repeat)
+            redis_sizes = metadata_sizes(redis)
+            assert [r[1] for r in redis_sizes[:-1]] == [r[1] for r in sizes[:-1]], "views differ by backend"
+        finally:
+            redis.drop()
+            redis.close()
+
+    lines = [
+        "# Scratchpad: write latency and metadata size",
+        "",
+        f"`python bench/bench_scratchpad.py --repeat {args.repeat}` on {platform.machine()}, Python {platform.python_version()},"
+        f" {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. SQLite: a file in a temp dir (WAL, synchronous=NORMAL);"
+        " Redis: the local server on 127.0.0.1. Each write includes the session lease, the quota check, the item put"
+        " and the session-index put.",
+        "",
+        "| store | operation | median ms | p95 ms | max ms | n |",
+        "|---|---|---:|---:|---:|---:|",
+        *("| " + " | ".join(r) + " |" for r in timing),
+        "",
+        "Target (seed 004 SC-002): a write of up to 1 MB under 100 ms.",
+        "",
+        "## Metadata an LLM sees per item (compact JSON, UTF-8 bytes; target SC-003: at most 500)",
+        "",
+        "| case | bytes per item | description chars kept | sessionId per item |",
+        "|---|---:|---:|---|",
+        *("| " + " | ".join(r) + " |" for r in sizes),
+        "",
+        "The views are the same on both stores." if not redis_note else redis_note,
+        "",
+    ]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
