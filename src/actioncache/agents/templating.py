@@ -96,7 +96,7 @@ class Renderer:
                 return value
             match = _SINGLE_EXPRESSION.match(value)
             if match and "{{" not in match["expr"] and "}}" not in match["expr"]:
-                return self._run(match["expr"], "expr", context, node, where)
+                return self._run(match["expr"], "expr", context, node, where, shown=value.strip())
             return self._run(value, "template", context, node, where)
         if isinstance(value, dict):
             return {k: self.render(v, context, node, f"{where}.{k}") for k, v in value.items()}
@@ -114,7 +114,9 @@ class Renderer:
             text = match["expr"]
         return bool(self._run(text, "expr", context, node, where))
 
-    def _run(self, text: str, kind: str, context: Mapping[str, Any], node: str, where: str) -> Any:
+    def _run(self, text: str, kind: str, context: Mapping[str, Any], node: str, where: str,
+             shown: str | None = None) -> Any:
+        shown = shown or text.strip()
         try:
             fn = self._compile(text, kind)
             result = fn(context) if kind == "expr" else fn(**context)
@@ -122,20 +124,20 @@ class Renderer:
                 _raise_if_undefined(result)
             return result
         except SecurityError as exc:
-            raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {text!r})") from exc
+            raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r})") from exc
         except UndefinedError as exc:
             if "unsafe" in str(exc):
-                raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {text!r})") from exc
+                raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r})") from exc
             raise TemplateVariableError(
-                node, f"{where}: missing template variable: {_explain_undefined(exc)} (in {text!r}); "
+                node, f"{where}: missing template variable: {_explain_undefined(exc)} (in {shown!r}); "
                       f"pass it in the input state or use `| default(...)`"
             ) from exc
         except NodeTemplateFailure as exc:
             raise NodeError(node, f"{where}: {exc}") from exc
         except TemplateSyntaxError as exc:
-            raise NodeError(node, f"{where}: template syntax error: {exc.message} in {text!r}") from exc
+            raise NodeError(node, f"{where}: template syntax error: {exc.message} in {shown!r}") from exc
         except Exception as exc:  # noqa: BLE001 - e.g. a filter given the wrong type
-            raise NodeError(node, f"{where}: template failed: {type(exc).__name__}: {exc} (in {text!r})") from exc
+            raise NodeError(node, f"{where}: template failed: {type(exc).__name__}: {exc} (in {shown!r})") from exc
 
 
 def _explain_undefined(exc: UndefinedError) -> str:
