@@ -94,6 +94,29 @@ def test_reconnects_after_the_server_drops_the_connection(store):
     assert store._conn().info.backend_pid != backend_pid
 
 
+def test_tables_dropped_under_the_store_are_made_again(store):
+    store.put(Entry("k", b"v", {}, 1.0, None))
+    with admin() as conn:
+        conn.execute(psycopg.sql.SQL("DROP TABLE {}").format(psycopg.sql.Identifier(store.table)))
+    assert store.get("k") is None
+    store.put(Entry("k", b"again", {}, 1.0, None))
+    assert store.get("k").value == b"again"
+
+
+def test_a_finished_thread_does_not_keep_its_connection(store):
+    def use() -> None:
+        store.count()
+
+    for _ in range(5):
+        t = threading.Thread(target=use)
+        t.start()
+        t.join()
+    import gc
+
+    gc.collect()
+    assert len(store._conns) == 0
+
+
 def test_concurrent_first_opens_of_one_table(tmp_path):
     url = f"{services.POSTGRES_URL}?table={unique('ac_')}"
     errors: list[BaseException] = []

@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import uuid
+import weakref
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -159,7 +160,8 @@ class PostgresStore:
         )
         self._local = threading.local()
         self._pid = os.getpid()
-        self._conns: list[psycopg.Connection[Any]] = []
+        # Weak: a thread that ends takes its connection with it (psycopg closes it when freed).
+        self._conns: "weakref.WeakSet[psycopg.Connection[Any]]" = weakref.WeakSet()
         self._conns_lock = threading.Lock()
         self._schema_ready = False
 
@@ -206,7 +208,7 @@ class PostgresStore:
                         conn.execute(self._q(statement))
             self._schema_ready = True
         with self._conns_lock:
-            self._conns.append(conn)
+            self._conns.add(conn)
         return conn
 
     def _conn(self) -> psycopg.Connection[Any]:
@@ -214,7 +216,7 @@ class PostgresStore:
             # A connection never crosses a fork: the child starts over, leaving the parent's alone.
             self._pid = os.getpid()
             self._local = threading.local()
-            self._conns = []
+            self._conns = weakref.WeakSet()
             self._conns_lock = threading.Lock()
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
@@ -226,8 +228,7 @@ class PostgresStore:
         self._local.conn = None
         if conn is not None:
             with self._conns_lock:
-                if conn in self._conns:
-                    self._conns.remove(conn)
+                self._conns.discard(conn)
             try:
                 conn.close()
             except psycopg.Error:
@@ -235,7 +236,7 @@ class PostgresStore:
 
     def _run(self, op: str, work: Callable[[psycopg.Connection[Any]], T], *, retry: bool = True) -> T:
         """Run ``work`` on this thread's connection; a connection that went stale (server restart)
-        is replaced and, for idempotent work, tried once more."""
+        is replaced and, for idempotent work, tried once more; dropped tables are re-created."""
         for attempt in (0, 1):
             fresh = getattr(self._local, "conn", None) is None
             try:
@@ -247,6 +248,11 @@ class PostgresStore:
                 if broken:
                     self._drop_conn()
                 if broken and retry and attempt == 0 and not fresh:
+                    continue
+                if isinstance(exc, psycopg.errors.UndefinedTable) and attempt == 0 and self._schema_ready:
+                    # Someone dropped the tables under us: make them again on a new connection.
+                    self._schema_ready = False
+                    self._drop_conn()
                     continue
                 raise self._error(op, exc) from exc
         raise AssertionError("unreachable")
@@ -363,7 +369,7 @@ class PostgresStore:
         if os.getpid() != self._pid:
             return
         with self._conns_lock:
-            conns, self._conns = self._conns, []
+            conns, self._conns = list(self._conns), weakref.WeakSet()
         for conn in conns:
             try:
                 conn.close()
