@@ -28,7 +28,7 @@ import time
 import uuid
 import weakref
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import duckdb
@@ -38,6 +38,7 @@ from ._sql import find_query, is_json_number
 from .base import Entry, LazyMetadata, select_keys
 
 MEMORY = ":memory:"
+T = TypeVar("T")
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS entries (
@@ -62,8 +63,14 @@ _GET = (
     "SELECT value, metadata, created_at, expires_at, "
     "TRY_CAST(json_extract_string(metadata, '$._cache_duration_ms') AS DOUBLE) FROM entries WHERE key = ?"
 )
-# Oldest expired keys first; selective enough that DuckDB answers it from the expires_at index.
-EXPIRED_KEYS = "SELECT key FROM entries WHERE expires_at <= ? ORDER BY expires_at"
+# Oldest expired keys first. The range scan sits in a materialized CTE because DuckDB plans a
+# filter under ORDER BY ... LIMIT as a sequential scan; on its own, a selective
+# ``expires_at <= ?`` is answered from the ART index (DuckDB still prefers a columnar scan
+# when a large share of the rows has expired, which is then the cheaper plan).
+EXPIRED_KEYS = (
+    "WITH expired AS MATERIALIZED (SELECT key, expires_at FROM entries WHERE expires_at <= ?) "
+    "SELECT key FROM expired ORDER BY expires_at"
+)
 
 _ACTION_FIELD = "_cache_action"
 _NUMBER_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE')"
@@ -150,6 +157,8 @@ class DuckDBStore:
                 "duckdb:///abs/path.duckdb (or duckdb:///:memory:)"
             )
         path = unquote(parts.path)
+        if path.startswith("//"):
+            path = "/" + path.lstrip("/")  # duckdb:////abs/path (four slashes) means the same file
         if path in ("/" + MEMORY, MEMORY):
             path = MEMORY
         elif not path or path == "/":
@@ -182,8 +191,9 @@ class DuckDBStore:
                         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                     db = duckdb.connect(self.path, read_only=self.read_only)
                     if not self.read_only:
-                        for statement in SCHEMA:
-                            db.execute(statement)
+                        with self._write_lock:  # another store on this file may be creating it too
+                            for statement in SCHEMA:
+                                db.execute(statement)
                 except duckdb.Error as exc:
                     raise self._error("open", exc) from exc
                 except OSError as exc:
@@ -225,23 +235,24 @@ class DuckDBStore:
         except duckdb.Error as exc:
             raise self._error(op, exc) from exc
 
-    def _write(self, op: str, statements: Iterable[tuple[str, list[Any]]]) -> list[list[tuple[Any, ...]]]:
-        """Run statements as one transaction under the write lock; returns each one's rows."""
+    def _write(self, op: str, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """Run ``work(cursor)`` as one transaction under the write lock."""
         cursor = self._cursor()
-        results: list[list[tuple[Any, ...]]] = []
         with self._write_lock:
             try:
                 cursor.execute("BEGIN TRANSACTION")
                 try:
-                    for sql, params in statements:
-                        results.append(cursor.execute(sql, params).fetchall())
+                    result = work(cursor)
                     cursor.execute("COMMIT")
                 except BaseException:
                     cursor.execute("ROLLBACK")
                     raise
             except duckdb.Error as exc:
                 raise self._error(op, exc) from exc
-        return results
+        return result
+
+    def _write_one(self, op: str, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        return self._write(op, lambda cursor: cursor.execute(sql, params).fetchall())
 
     # --- protocol -----------------------------------------------------------------------
 
@@ -262,20 +273,14 @@ class DuckDBStore:
             None if entry.expires_at is None else float(entry.expires_at),
             action if isinstance(action, str) else None,
         ]
-        self._write("put", [(_UPSERT, params)])
+        self._write_one("put", _UPSERT, params)
 
     def delete(self, key: str) -> bool:
         return self.delete_many([key]) > 0
 
     def delete_many(self, keys: Iterable[str]) -> int:
         keys = list(keys)
-        statements = []
-        for start in range(0, len(keys), _BATCH):
-            chunk = keys[start : start + _BATCH]
-            statements.append((f"DELETE FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk))
-        if not statements:
-            return 0
-        return sum(int(rows[0][0]) for rows in self._write("delete", statements))
+        return self._write("delete", lambda cursor: _delete_keys(cursor, keys)) if keys else 0
 
     def find(
         self,
@@ -289,8 +294,11 @@ class DuckDBStore:
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
         select = EXPIRED_KEYS + ("" if limit is None else f" LIMIT {max(0, int(limit))}")
-        statement = f"DELETE FROM entries WHERE key IN ({select})"
-        return int(self._write("cleanup", [(statement, [float(now)])])[0][0][0])
+
+        def work(cursor: duckdb.DuckDBPyConnection) -> int:
+            return _delete_keys(cursor, [row[0] for row in cursor.execute(select, [float(now)]).fetchall()])
+
+        return self._write("cleanup", work)
 
     def count(self) -> int:
         return int(self._read("count", "SELECT count(*) FROM entries")[0][0])
@@ -303,7 +311,7 @@ class DuckDBStore:
             return
         upsert = ("INSERT INTO counters(name, value) VALUES (?, ?) "
                   "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
-        self._write("counters", [(upsert, [name, float(delta)]) for name, delta in deltas.items()])
+        self._write("counters", lambda cursor: cursor.executemany(upsert, [[n, float(d)] for n, d in deltas.items()]))
 
     def counters(self, prefix: str = "") -> dict[str, float]:
         rows = self._read("counters", "SELECT name, value FROM counters WHERE starts_with(name, ?)", [prefix])
@@ -316,11 +324,11 @@ class DuckDBStore:
         upsert = ("INSERT INTO leases(name, token, expires_at) VALUES (?, ?, ?) "
                   "ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at "
                   "WHERE leases.expires_at <= ? RETURNING token")
-        rows = self._write("lease", [(upsert, [name, token, now + float(ttl_s), now])])[0]
+        rows = self._write_one("lease", upsert, [name, token, now + float(ttl_s), now])
         return token if rows and rows[0][0] == token else None
 
     def release_lease(self, name: str, token: str) -> None:
-        self._write("lease", [("DELETE FROM leases WHERE name = ? AND token = ?", [name, token])])
+        self._write_one("lease", "DELETE FROM leases WHERE name = ? AND token = ?", [name, token])
 
     def close(self) -> None:
         if os.getpid() != self._pid:
@@ -335,6 +343,14 @@ class DuckDBStore:
                 except duckdb.Error:
                     pass
         self._local = threading.local()
+
+
+def _delete_keys(cursor: duckdb.DuckDBPyConnection, keys: list[str]) -> int:
+    deleted = 0
+    for start in range(0, len(keys), _BATCH):
+        chunk = keys[start : start + _BATCH]
+        deleted += int(cursor.execute(f"DELETE FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk).fetchone()[0])
+    return deleted
 
 
 def _parse_bool(text: str, url: str) -> bool:

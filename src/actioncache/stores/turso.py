@@ -163,6 +163,8 @@ class TursoStore(SQLiteStore):
                     "libsql+file:///abs/path.db"
                 )
             path = unquote(parts.path)
+            if path.startswith("//"):
+                path = "/" + path.lstrip("/")  # four slashes mean the same absolute path
             if not path or path == "/":
                 raise StoreURLError(f"libSQL file URL {_redact(url)!r} names no file; use libsql+file:///abs/path.db")
             if "tls" in query:
