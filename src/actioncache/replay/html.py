@@ -22,6 +22,10 @@ _MARKER_ATTRIBUTES = ("role", "onclick", "tabindex", "contenteditable")
 _VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                         "param", "source", "track", "wbr"})
 _SKIP_CONTENT = frozenset({"script", "style", "template", "noscript"})
+# Tags that break a line in a browser: their text must not run into the next word.
+_BLOCK_TAGS = frozenset({"address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "footer",
+                         "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "nav", "ol", "p", "section",
+                         "table", "td", "th", "tr", "ul"})
 
 
 class _PageParser(HTMLParser):
@@ -42,6 +46,10 @@ class _PageParser(HTMLParser):
         out += [label["text"] for _, _, label in self._stack if label is not None]
         return out
 
+    def _space(self) -> None:
+        for text in self._open_texts():
+            text.append(" ")
+
     def _open_labels(self) -> list[dict[str, Any]]:
         return [label for _, _, label in self._stack if label is not None]
 
@@ -56,6 +64,8 @@ class _PageParser(HTMLParser):
         if tag == "option" and self._select is not None:
             self._option = {"value": attributes.get("value"), "text": [], "selected": "selected" in attributes}
             self._select["options"].append(self._option)
+        if tag in _BLOCK_TAGS:
+            self._space()
         if tag == "img" and attributes.get("alt"):
             for text in self._open_texts():
                 text.append(" " + attributes["alt"] + " ")
@@ -81,6 +91,8 @@ class _PageParser(HTMLParser):
             self.handle_endtag(tag)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag in _BLOCK_TAGS:
+            self._space()
         if tag == "option":
             self._option = None
         if not any(open_tag == tag for open_tag, _, _ in self._stack):

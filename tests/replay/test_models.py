@@ -1,0 +1,102 @@
+"""URL patterns, signatures, the action and page models, and page_from_html on real HTML."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.replay import Action, Page, PlanSignature, as_signature, page_from_html, url_pattern
+
+from .conftest import find, load_page
+
+
+@pytest.mark.parametrize("url, pattern", [
+    ("https://Shop.Example/search?q=lamp&sid=9", "https://shop.example/search?q&sid"),
+    ("https://shop.example:443/search/?sid=1&q=a&q=b#top", "https://shop.example/search?q&sid"),
+    ("http://shop.example:8080/orders/12345/items", "http://shop.example:8080/orders/{id}/items"),
+    ("https://shop.example/u/550e8400-e29b-41d4-a716-446655440000", "https://shop.example/u/{id}"),
+    ("https://shop.example/s/9f86d081884c7d65", "https://shop.example/s/{id}"),
+    ("https://shop.example/t/AbC123xyz789QrsT0", "https://shop.example/t/{id}"),
+    ("https://shop.example/blog/deadbeef", "https://shop.example/blog/deadbeef"),  # a word, no digit
+    ("https://shop.example/checkout-step", "https://shop.example/checkout-step"),
+    ("https://user:secret@shop.example", "https://shop.example/"),
+    ("/cart?sid=8f", "/cart?sid"),
+])
+def test_url_pattern_rule(url, pattern):
+    assert url_pattern(url) == pattern
+
+
+segment = st.one_of(st.integers(0, 10**9).map(str), st.text("abcdefghij0123456789-_", min_size=1, max_size=24))
+
+
+@settings(max_examples=200, deadline=None)
+@given(segments=st.lists(segment, max_size=5),
+       params=st.dictionaries(st.text("abcxyz", min_size=1, max_size=4), st.text("0123456789ab", max_size=6), max_size=4))
+def test_url_pattern_is_idempotent_and_ignores_query_values(segments, params):
+    url = "https://shop.example/" + "/".join(segments) + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
+    pattern = url_pattern(url)
+    assert url_pattern(pattern) == pattern
+    other_values = "https://shop.example/" + "/".join(segments) + (
+        "?" + "&".join(f"{k}=zz{v}" for k, v in reversed(list(params.items()))) if params else "")
+    assert url_pattern(other_values) == pattern
+
+
+def test_signatures_from_tuple_and_dict_agree():
+    a = as_signature(("https://shop.example/search?q=1", "Buy  a lamp"))
+    b = as_signature({"url": "https://shop.example/search?q=2", "goal": "Buy a lamp "})
+    assert a == b == PlanSignature("https://shop.example/search?q", "Buy a lamp")
+    assert a.digest == b.digest and len(a.digest) == 64
+    assert as_signature(a.to_dict()) == a
+    with pytest.raises(ValueError, match="URL"):
+        as_signature(("", "goal"))
+
+
+def test_action_round_trips_through_dict():
+    action = Action("click", element_id="e4", fingerprint="f" * 64, reasoning="open the cart",
+                    data={"frame": "main"})
+    assert Action.from_dict(action.to_dict()) == action
+    loose = Action.from_dict({"type": "CLICK", "element_id": "e1", "x": 3})
+    assert loose.action_type == "click" and loose.data == {"x": 3}
+    with pytest.raises(ValueError, match="action_type"):
+        Action.from_dict({"element_id": "e1"})
+
+
+def test_page_from_dict_and_errors():
+    page = Page.from_dict({"url": "https://a.example/", "elements": [
+        {"id": "n1", "tag": "button", "attributes": {"type": "submit"}, "text": "Go"}]})
+    assert page.element("n1").text == "Go" and page.to_dict()["elements"][0]["id"] == "n1"
+    assert Page.from_dict(page.to_dict()).to_dict() == page.to_dict()
+    with pytest.raises(ValueError, match="'id' and 'tag'"):
+        Page.from_dict([{"tag": "a"}])
+
+
+def test_page_from_html_keeps_interactive_elements_with_labels(v1):
+    tags = [e.tag for e in v1.elements]
+    assert tags == ["a", "a", "input", "select", "input", "button"]  # hidden input and script left out
+    assert [e.id for e in v1.elements] == ["e1", "e2", "e3", "e4", "e5", "e6"]
+    box = find(v1, "input", name="q")
+    assert box.attributes["label"] == "Search products" and box.attributes["id"] == "q"
+    assert find(v1, "input", name="in_stock").attributes["label"] == "In stock only"
+    select = find(v1, "select", name="sort")
+    assert select.text == "" and select.attributes["label"] == "Sort by"
+    assert select.options[0] == {"value": "relevance", "text": "Relevance", "selected": True}
+    assert find(v1, "button").text == "Search"
+
+
+def test_page_from_html_copes_with_sloppy_html():
+    page = page_from_html("<div role=button onclick=go()>Open <b>menu<img alt='icon'></div></span>"
+                          "<a href='/x'>Next<p>unclosed")
+    assert [(e.tag, e.text) for e in page.elements] == [("div", "Open menu icon"), ("a", "Next unclosed")]
+    with pytest.raises(TypeError, match="HTML text"):
+        page_from_html(b"<a>x</a>")
+
+
+def test_changed_page_keeps_fingerprints_but_moves_ids(v1):
+    v2 = load_page("search_v2.html")
+    from actioncache.replay import element_fingerprint
+
+    old, new = find(v1, "input", name="q"), find(v2, "input", name="q")
+    assert old.id != new.id
+    assert element_fingerprint(old) == element_fingerprint(new)
+    assert v2.ids_for(element_fingerprint(old)) == [new.id]
