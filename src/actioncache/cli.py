@@ -124,12 +124,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"warning: store error: {stats['error']}", file=sys.stderr)
     print(f"store    {stats['store']}")
     print(f"entries  {stats.get('entries', '?')}  ({_human_bytes(stats.get('size_bytes', 0) or 0)})")
-    headers = ["action", "hits", "misses", "hit rate", "stores", "errors", "time saved"]
-    rows = [["TOTAL", stats["hits"], stats["misses"], f"{stats['hit_rate']:.0%}", stats["stores"], stats["errors"],
-             f"{stats['time_saved_s']:.1f}s"]]
+    headers = ["action", "hits", "misses", "hit rate", "stores", "fails", "errors", "time saved"]
+    rows = [["TOTAL", stats["hits"], stats["misses"], f"{stats['hit_rate']:.0%}", stats["stores"],
+             int(stats.get("failures", 0)), stats["errors"], f"{stats['time_saved_s']:.1f}s"]]
     for action, b in sorted(stats["by_action"].items()):
-        rows.append([action, b["hits"], b["misses"], f"{b['hit_rate']:.0%}", b["stores"], b["errors"], f"{b['time_saved_s']:.1f}s"])
+        rows.append([action, b["hits"], b["misses"], f"{b['hit_rate']:.0%}", b["stores"], int(b.get("failures", 0)),
+                     b["errors"], f"{b['time_saved_s']:.1f}s"])
     print(_table(rows, headers))
+    if "runs_since" in stats:  # `actioncache exec` runs, from its run log
+        from .runs.stats import format_since
+
+        print("\n" + format_since(stats["runs_since"]))
     return 0
 
 

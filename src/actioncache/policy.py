@@ -335,7 +335,6 @@ def default_policy(start: str | os.PathLike[str] | None = None) -> Policy:
         fields, notes = env_fields()
         for note in notes:
             warnings.warn(note, DeprecationWarning, stacklevel=2)
-            log.warning(note)
         policy = replace(Policy(**config.fields), **fields, notes=notes)
         if len(_default_memo) > 64:
             _default_memo.clear()
@@ -403,14 +402,22 @@ def attach(cache: "Cache") -> PolicyHook:
     return hook
 
 
-@contextmanager
-def policy_block(cache: "Cache", **fields: Any) -> Iterator[Policy]:
-    """The body of ``Cache.policy``: enclosing policy + ``fields``, for this context only."""
-    attach(cache)
-    if "non_cacheable" in fields and fields["non_cacheable"] is not None:
-        base = active_policy(cache)
+def policy_block(cache: "Cache", **fields: Any) -> Any:
+    """The body of ``Cache.policy``: enclosing policy + ``fields``, for this context only.
+
+    ``non_cacheable`` adds to the enclosing list rather than replacing it: a tool the config
+    file calls non-cacheable stays so.
+    """
+    base = active_policy(cache)
+    if fields.get("non_cacheable") is not None:
         fields["non_cacheable"] = base.non_cacheable | frozenset(parse_scopes_list(fields["non_cacheable"], "non_cacheable"))
-    policy = active_policy(cache).with_overrides(**fields)
+    return use_policy(cache, base.with_overrides(**fields))
+
+
+@contextmanager
+def use_policy(cache: "Cache", policy: Policy) -> Iterator[Policy]:
+    """Install a ready :class:`Policy` for ``cache`` in this context (thread/task) only."""
+    attach(cache)
     token = _BLOCKS.set({**_BLOCKS.get(), id(cache): policy})
     try:
         yield policy

@@ -1,0 +1,137 @@
+"""``actioncache exec``: put the cache in front of any command an agent loop runs.
+
+    actioncache exec [--mode off|record|use] [--scope verify|read|llm_ro|NAME] [--phase NAME]
+                     [--input PATH]... [--env NAME]... [--stdin] [--force-fresh] [--audit-rate F]
+                     [--summary] [--store URL] -- CMD ARGS...
+
+Only exit code 0 is cached; a hit replays stdout, stderr and the exit code byte for byte. With
+mode ``off`` (the default), a scope that is not enabled, or a non-cacheable tool, the command
+simply runs on the terminal's own streams and no store is opened. Aliases from seed 001:
+``--cache-mode``, ``--cache-scope``, ``--force-no-cache``; ``--cache-skip`` and ``CACHE_SKIP=1``
+mean ``use`` with ``verify,read`` and warn that they are deprecated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Sequence
+
+PROG = "actioncache exec"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Run a command through the cache (seed 001).",
+                                epilog="example: actioncache exec --mode use --scope verify -- shellcheck loop.sh")
+    p.add_argument("--mode", "--cache-mode", choices=("off", "record", "use"),
+                   help="off: just run (default); record: run and store passes; use: replay passes, run misses")
+    p.add_argument("--scope", "--cache-scope", default="verify",
+                   help="this command's scope: verify (default), read, llm_ro or your own name")
+    p.add_argument("--scopes", metavar="LIST", help="the enabled scopes, comma-separated (default $CACHE_SCOPE or verify,read)")
+    p.add_argument("--phase", help="the loop phase (PLAN, BUILD, VERIFY, REPORT, ...); llm_ro never caches in PLAN/BUILD")
+    p.add_argument("--input", action="append", default=[], metavar="PATH", help="a file or directory the command reads (keyed by content)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME", help="an environment variable the result depends on")
+    p.add_argument("--stdin", action="store_true", help="read stdin, key on its bytes and feed them to the command")
+    p.add_argument("--force-fresh", "--force-no-cache", action="store_true", help="run even on a hit; refresh the entry")
+    p.add_argument("--cache-skip", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--audit-rate", type=float, metavar="F", help="re-run this fraction of hits and compare (default $CACHE_AUDIT_RATE or 0)")
+    p.add_argument("--max-age-hours", type=float, metavar="H", help="how long a pass stays valid (default 168)")
+    p.add_argument("--summary", action="store_true", help="print this run's hits, misses and time saved to stderr")
+    p.add_argument("--explain", action="store_true", help="print the decision and the key's parts to stderr")
+    p.add_argument("--failures", action="store_true", help="list the fail log (with --since) instead of running")
+    p.add_argument("--since", metavar="WHEN", help="with --failures: only since WHEN (30m, 2h, 7d or ISO time)")
+    p.add_argument("--store", metavar="URL", help="store URL (default: config `store`, $ACTIONCACHE_URL, user cache dir)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    return p
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"{PROG}: {message}\n")
+    sys.stderr.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    from ..policy import PolicyError, default_policy, load_config
+
+    try:
+        config = load_config()
+        policy = _resolve(args, default_policy())
+    except PolicyError as exc:
+        _say(f"error: {exc}")
+        return 2
+    for note in policy.notes:
+        _say(f"warning: {note}")
+    if args.failures:
+        return _show_failures(args, config)
+    if not command:
+        _say("error: give the command after --, e.g. actioncache exec --mode use -- shellcheck loop.sh")
+        return 2
+    if "," in args.scope:
+        _say(f"error: --scope takes this command's one scope, not a list ({args.scope!r}); "
+             f"choose the enabled scopes with --scopes {args.scope} or CACHE_SCOPE={args.scope}")
+        return 2
+    scope = args.scope.strip().lower()
+    tool = os.path.basename(command[0]) or command[0]
+    decision = policy.decide(scope, tool)
+    blocked = policy.mode != "off" and policy.phase_blocks(scope)
+    if args.explain:
+        _say(f"policy mode={policy.mode} scopes={','.join(sorted(policy.scopes))} phase={policy.phase} "
+             f"-> lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
+    if not (decision.lookup or decision.store or blocked):
+        return _passthrough(command, tool, args.summary, decision.reason)
+    from .runner import ExecRun
+
+    run = ExecRun(args, command, tool, scope, policy, config)
+    return run.execute()
+
+
+def _resolve(args: argparse.Namespace, base: Any) -> Any:
+    mode = args.mode
+    scopes = args.scopes
+    if args.cache_skip:
+        _say("warning: --cache-skip is deprecated; use --cache-mode use")
+        mode = mode or "use"
+    return base.with_overrides(mode=mode, scopes=scopes, phase=args.phase, force_fresh=args.force_fresh or None,
+                               audit_rate=args.audit_rate, max_age_hours=args.max_age_hours)
+
+
+def _passthrough(command: list[str], tool: str, summary: bool, reason: str | None) -> int:
+    from .process import run_passthrough
+
+    try:
+        code = run_passthrough(command)
+    except OSError as exc:
+        _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
+        return 127 if isinstance(exc, FileNotFoundError) else 126
+    except KeyboardInterrupt:
+        return 130
+    if summary:
+        _say(f"{tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s")
+    return code
+
+
+def _show_failures(args: argparse.Namespace, config: Any) -> int:
+    from .log import FAIL_LOG_PREFIX, parse_since, records
+    from .runner import open_cache
+
+    try:
+        since = parse_since(args.since) if args.since else None
+    except ValueError as exc:
+        _say(f"error: {exc}")
+        return 2
+    cache = open_cache(args.store, config)
+    try:
+        for record in records(cache, FAIL_LOG_PREFIX, since):
+            print(f"{record.get('at')}  {record.get('tool')}  exit {record.get('exit_code')}  {record.get('key')}")
+            error = str(record.get("error") or "").strip()
+            if error:
+                print("    " + error.replace("\n", "\n    "))
+    except Exception as exc:  # noqa: BLE001
+        _say(f"error: cannot read the fail log: {exc}")
+        return 1
+    return 0

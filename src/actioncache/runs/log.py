@@ -1,0 +1,90 @@
+"""The run log and the fail log, kept in the cache's own store.
+
+Every ``actioncache exec`` run that involves the cache adds one small entry:
+
+* ``runs:log:{ISO time}:{random}``: a hit, miss, recorded or fresh run (what ``stats --since`` sums);
+* ``runs:fail:{ISO time}:{random}``: a run that exited non-zero or could not start: tool, key, time,
+  exit code and the tail of its stderr (seed 001's ``fail_log``). Failures are never cached.
+
+Entries are JSON through the cache's codec, expire after ``LOG_TTL_DAYS`` (``actioncache cleanup``
+removes them) and carry ``_cache_type`` ``run_log``/``run_failure`` metadata. The ISO time in the
+key lets ``--since`` pick entries by key alone. Writing them is best effort: a store that fails
+never fails the tool's run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..cache import iso_utc
+from ..stores.base import Entry
+
+if TYPE_CHECKING:
+    from ..cache import Cache
+
+RUN_LOG_PREFIX = "runs:log:"
+FAIL_LOG_PREFIX = "runs:fail:"
+LOG_TTL_DAYS = 30
+ERROR_TAIL_BYTES = 2000
+_ISO_LEN = len("2026-01-01T00:00:00.000000Z")
+
+
+def append(cache: "Cache", prefix: str, record: dict[str, Any]) -> str | None:
+    """Add one record; returns an error text when the store refused (never raises)."""
+    now = time.time()
+    at = iso_utc(now)
+    record = {**record, "at": at}
+    kind = "run_failure" if prefix == FAIL_LOG_PREFIX else "run_log"
+    try:
+        entry = Entry(f"{prefix}{at}:{os.urandom(4).hex()}", cache.codec.encode(record),
+                      {"_cache_type": kind, "tool": record.get("tool"), "at": at}, now, now + LOG_TTL_DAYS * 86400)
+        cache.store.put(entry)
+    except Exception as exc:  # noqa: BLE001 - logging must not fail the run
+        return f"run log not written: {exc}"
+    return None
+
+
+def error_tail(stderr: bytes) -> str:
+    return stderr[-ERROR_TAIL_BYTES:].decode("utf-8", "replace")
+
+
+_SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_SPAN_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(since: str | float, now: float | None = None) -> float:
+    """``"90s"``, ``"15m"``, ``"2h"``, ``"3d"``, ``"1w"`` ago, or an ISO 8601 time (UTC if no zone)."""
+    if isinstance(since, (int, float)) and not isinstance(since, bool):
+        return float(since)
+    text = str(since).strip()
+    span = _SPAN.match(text)
+    if span:
+        return (time.time() if now is None else now) - float(span.group(1)) * _SPAN_SECONDS[span.group(2)]
+    try:
+        when = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--since {since!r} is neither a span like 30m, 2h, 7d nor an ISO time like "
+                         f"2026-01-31T12:00:00Z") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    return when.timestamp()
+
+
+def records(cache: "Cache", prefix: str, since: float | None = None) -> Iterator[dict[str, Any]]:
+    """The records under ``prefix`` written at or after ``since`` (epoch seconds), oldest first."""
+    start = iso_utc(since) if since is not None else ""
+    keys = sorted(k for k in cache.store.find(pattern=prefix + "*") if k[len(prefix):len(prefix) + _ISO_LEN] >= start)
+    for key in keys:
+        entry = cache.store.get(key)
+        if entry is None:
+            continue
+        try:
+            record = cache.codec.decode(entry.value)
+        except Exception:  # noqa: BLE001 - a damaged log line is skipped, not fatal
+            continue
+        if isinstance(record, dict):
+            yield record

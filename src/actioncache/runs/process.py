@@ -1,0 +1,90 @@
+"""Run a tool, streaming its output live while keeping every byte for the cache.
+
+On a miss the user sees the tool's stdout and stderr as they come (each on its own stream); the
+captured bytes are what a later hit replays, so a hit is byte-for-byte the tool's output.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Sequence
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    duration_ms: float
+
+
+def emit(stream: IO[str], data: bytes) -> None:
+    """Write bytes to stdout/stderr as they are; a closed reader (EPIPE) is not our failure."""
+    if not data:
+        return
+    try:
+        stream.buffer.write(data)  # type: ignore[attr-defined]
+        stream.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _pump(pipe: IO[bytes], sink: list[bytes], echo: IO[str] | None) -> None:
+    read = pipe.read1 if hasattr(pipe, "read1") else pipe.read  # type: ignore[attr-defined]
+    while True:
+        chunk = read(65536)
+        if not chunk:
+            break
+        sink.append(chunk)
+        if echo is not None:
+            emit(echo, chunk)
+    pipe.close()
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        pipe.write(data)
+    except BrokenPipeError:
+        pass
+    finally:
+        try:
+            pipe.close()
+        except BrokenPipeError:
+            pass
+
+
+def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bool = True) -> Outcome:
+    """Run ``argv``; raises OSError when it cannot start (not found, not executable).
+
+    A tool killed by a signal reports ``128 + signal``, as shells do.
+    """
+    started = time.perf_counter()
+    proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_data is not None else None,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out: list[bytes] = []
+    err: list[bytes] = []
+    workers = [threading.Thread(target=_pump, args=(proc.stdout, out, sys.stdout if stream else None), daemon=True),
+               threading.Thread(target=_pump, args=(proc.stderr, err, sys.stderr if stream else None), daemon=True)]
+    if stdin_data is not None:
+        workers.append(threading.Thread(target=_feed, args=(proc.stdin, stdin_data), daemon=True))
+    for worker in workers:
+        worker.start()
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:  # the tool got the same SIGINT; let it finish its own way
+        code = proc.wait()
+    for worker in workers:
+        worker.join()
+    if code < 0:
+        code = 128 - code
+    return Outcome(code, b"".join(out), b"".join(err), (time.perf_counter() - started) * 1000)
+
+
+def run_passthrough(argv: Sequence[str]) -> int:
+    """Run ``argv`` on our own stdin/stdout/stderr (nothing cached, nothing captured)."""
+    code = subprocess.call(list(argv))
+    return 128 - code if code < 0 else code

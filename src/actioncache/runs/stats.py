@@ -1,0 +1,76 @@
+"""``actioncache stats --since``: hits, misses, failures and time saved per tool, from the run log."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..cache import iso_utc
+from .log import FAIL_LOG_PREFIX, RUN_LOG_PREFIX, parse_since, records
+
+if TYPE_CHECKING:
+    from ..cache import Cache
+
+COUNTS = ("runs", "hits", "misses", "failures", "audits", "audit_mismatches", "phase_blocked")
+
+
+def _bucket() -> dict[str, Any]:
+    return {**{name: 0 for name in COUNTS}, "time_saved_s": 0.0}
+
+
+def _add(bucket: dict[str, Any], record: dict[str, Any]) -> None:
+    bucket["runs"] += 1
+    outcome = record.get("outcome")
+    if record.get("hit"):
+        bucket["hits"] += 1
+        bucket["time_saved_s"] += float(record.get("saved_ms") or 0) / 1000.0
+    elif record.get("lookup"):
+        bucket["misses"] += 1
+    if outcome == "fail":
+        bucket["failures"] += 1
+    if record.get("audited"):
+        bucket["audits"] += 1
+        bucket["audit_mismatches"] += int(bool(record.get("mismatch")))
+    if record.get("phase_blocked"):
+        bucket["phase_blocked"] += 1
+
+
+def stats_since(cache: "Cache", since: str | float) -> dict[str, Any]:
+    """Totals and ``by_tool`` buckets of ``runs``, ``hits``, ``misses``, ``failures``, ``time_saved_s``,
+    ``audits``, ``audit_mismatches`` and ``phase_blocked`` for ``actioncache exec`` runs since ``since``.
+    """
+    try:
+        start = parse_since(since)
+    except ValueError as exc:
+        return {"success": False, "error": str(exc)}
+    totals = _bucket()
+    by_tool: dict[str, dict[str, Any]] = {}
+    try:
+        for prefix in (RUN_LOG_PREFIX, FAIL_LOG_PREFIX):
+            for record in records(cache, prefix, start):
+                _add(totals, record)
+                _add(by_tool.setdefault(str(record.get("tool")), _bucket()), record)
+    except Exception as exc:  # noqa: BLE001 - a store error is reported, not raised
+        return {"success": False, "error": f"cannot read the run log: {exc}"}
+    for bucket in (totals, *by_tool.values()):
+        bucket["time_saved_s"] = round(bucket["time_saved_s"], 3)
+        looked = bucket["hits"] + bucket["misses"]
+        bucket["hit_rate"] = round(bucket["hits"] / looked, 4) if looked else 0.0
+    return {"success": True, "since": iso_utc(start), **totals, "by_tool": by_tool}
+
+
+def format_since(result: dict[str, Any]) -> str:
+    """The ``--since`` table for people (``actioncache stats --since 1h``)."""
+    if not result.get("success"):
+        return f"runs since: error: {result.get('error')}"
+    headers = ("tool", "runs", "hits", "misses", "fails", "time saved")
+    rows = [("TOTAL", *_cells(result))] + [(tool, *_cells(b)) for tool, b in sorted(result["by_tool"].items())]
+    widths = [max(len(str(r[i])) for r in (headers, *rows)) for i in range(len(headers))]
+    lines = [f"exec runs since {result['since']}",
+             "  ".join(str(h).ljust(w) for h, w in zip(headers, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _cells(bucket: dict[str, Any]) -> tuple[Any, ...]:
+    return bucket["runs"], bucket["hits"], bucket["misses"], bucket["failures"], f"{bucket['time_saved_s']:.1f}s"
