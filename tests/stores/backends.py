@@ -120,6 +120,7 @@ BACKENDS: dict[str, Factory] = {
     "blob-az": _blob("az"),
     "blob-file": _blob("file"),
     "blob-memory": _blob("memory"),
+    "firestore": firestore_store,
 }
 
 # Backends whose store objects can be opened again from their URL by another process

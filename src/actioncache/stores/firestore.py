@@ -1,0 +1,417 @@
+"""Google Cloud Firestore: ``firestore://project/collection`` (``?database=NAME`` for a named database).
+
+Layout (all in the one project/database):
+
+* ``<collection>``: one document per entry. The document id is the SHA-256 of the key (hex):
+  Firestore forbids ``/`` in ids, ids ``.``/``..``, ``__.*__`` and ids over 1500 bytes, and a
+  hash survives any key. The key itself is the ``key`` field. Fields queried on are top-level:
+  ``expires_at`` (absent when the entry never expires), ``key`` and one ``m_<field>`` per scalar
+  metadata field (``mh_<hash>`` when the field name is not a plain identifier). The full metadata is
+  also kept as JSON text in ``metadata`` so nested values, bools and numbers round-trip exactly.
+* ``<collection>-chunks``: a value too big for one document (Firestore's limit is 1 MiB) is split
+  into immutable chunk documents named by the entry, a fresh version id and the chunk number.
+  The chunks are written first and the entry document, which names the version and the SHA-256 of
+  the whole value, last: a reader sees either the old or the new value, never a mix. Chunks of a
+  replaced or deleted version are deleted afterwards; chunks orphaned by a crash carry the
+  entry's ``expires_at`` and go with the next cleanup.
+* ``<collection>-counters``: one document per counter, added to with ``Increment`` transforms.
+* ``<collection>-leases``: one document per lease; created with a must-not-exist precondition,
+  taken over when expired inside a transaction.
+
+Credentials: Application Default Credentials (``GOOGLE_APPLICATION_CREDENTIALS``, gcloud, the
+metadata server). ``FIRESTORE_EMULATOR_HOST=host:port`` selects an emulator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from typing import Any, Iterable, Iterator, Mapping
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from ..errors import StoreError, StoreURLError
+from .base import Entry, glob_literal_prefix, select_keys
+
+CHUNK_BYTES = 512 * 1024
+# Entry documents hold the value inline up to this size (leaving room for key and metadata).
+INLINE_BYTES = 700 * 1024
+# Bytes per commit: under Firestore's 10 MiB request limit and gRPC's common 4 MiB message cap.
+BATCH_BYTES = 3 * 1024 * 1024
+MAX_BATCH_WRITES = 500
+_PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+_MAX_INDEXED_STRING = 1400
+
+
+def doc_id(text: str) -> str:
+    """A Firestore-safe document id for any text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def metadata_field(name: str) -> str:
+    """The top-level field that mirrors metadata field ``name`` for queries."""
+    if _PLAIN_FIELD.fullmatch(name):
+        return "m_" + name
+    return "mh_" + doc_id(name)[:32]
+
+
+def _indexable(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    if isinstance(value, float):
+        return True
+    return isinstance(value, str) and len(value.encode("utf-8", "surrogatepass")) <= _MAX_INDEXED_STRING
+
+
+def _upper_bound(prefix: str) -> str | None:
+    while prefix:
+        last = ord(prefix[-1])
+        if last < 0x10FFFF and not 0xD7FF <= last < 0xDFFF:
+            return prefix[:-1] + chr(last + 1)
+        prefix = prefix[:-1]
+    return None
+
+
+def _chunked(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class FirestoreStore:
+    def __init__(self, project: str, collection: str, *, database: str | None = None, client: Any = None) -> None:
+        if not collection or "/" in collection or collection.startswith("__"):
+            raise StoreURLError(f"Firestore collection name {collection!r} is not valid; use firestore://project/collection")
+        self.project = project
+        self.collection = collection
+        self.database = database
+        self.url = f"firestore://{project}/{collection}" + (f"?database={database}" if database else "")
+        self._client = client
+        self._pid = os.getpid()
+        self._client_lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> "FirestoreStore":
+        parts = urlsplit(url)
+        project = unquote(parts.netloc)
+        collection = unquote(parts.path).strip("/")
+        if not project or not collection:
+            raise StoreURLError(f"Firestore URL {url!r} needs a project and a collection: firestore://project/collection")
+        for name, value in parse_qsl(parts.query):
+            if name != "database":
+                raise StoreURLError(f"unknown Firestore URL option {name!r} in {url!r}; the only one is database=")
+            options.setdefault("database", value)
+        return cls(project, collection, **options)
+
+    # --- client -------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        # A gRPC channel must not cross a fork: a child builds its own client.
+        if self._client is None or os.getpid() != self._pid:
+            with self._client_lock:
+                if self._client is None or os.getpid() != self._pid:
+                    try:
+                        from google.cloud import firestore
+                    except ImportError as exc:
+                        raise StoreError(
+                            "the Firestore store needs google-cloud-firestore; pip install 'actioncache[firestore]'"
+                        ) from exc
+                    kwargs = {"project": self.project}
+                    if self.database:
+                        kwargs["database"] = self.database
+                    self._client = firestore.Client(**kwargs)
+                    self._pid = os.getpid()
+        return self._client
+
+    def _col(self, suffix: str = "") -> Any:
+        return self.client.collection(self.collection + suffix)
+
+    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        from google.api_core import exceptions as gexc
+
+        try:
+            return fn(*args, **kwargs)
+        except gexc.GoogleAPIError as exc:
+            raise StoreError(f"Firestore {self.url}: {op} failed: {exc}") from exc
+
+    # --- entries ------------------------------------------------------------------------
+
+    def _entry_ref(self, key: str) -> Any:
+        return self._col().document(doc_id(key))
+
+    def _chunk_refs(self, entry_id: str, version: str, count: int) -> list[Any]:
+        chunks = self._col("-chunks")
+        return [chunks.document(f"{entry_id}-{version}-{i}") for i in range(count)]
+
+    def _read(self, key: str) -> Entry | None:
+        snap = self._entry_ref(key).get()
+        if not snap.exists:
+            return None
+        data = snap.to_dict()
+        if data.get("value") is not None:
+            value = bytes(data["value"])
+        else:
+            refs = self._chunk_refs(snap.id, data["version"], int(data["chunks"]))
+            parts = {s.reference.id: s.to_dict().get("data") for s in self.client.get_all(refs) if s.exists}
+            pieces = [parts.get(ref.id) for ref in refs]
+            if any(p is None for p in pieces):
+                raise _Replaced()
+            value = b"".join(bytes(p) for p in pieces)
+            if hashlib.sha256(value).hexdigest() != data.get("digest"):
+                raise _Replaced()
+        try:
+            metadata = json.loads(data.get("metadata") or "{}")
+        except ValueError:
+            metadata = {"_corrupt_metadata": True}
+        return Entry(data["key"], value, metadata, float(data["created_at"]), data.get("expires_at"))
+
+    def get(self, key: str) -> Entry | None:
+        for _ in range(5):
+            try:
+                return self._call("get", self._read, key)
+            except _Replaced:
+                continue  # a writer replaced the value while we read its chunks: read again
+        return None
+
+    def _entry_doc(self, entry: Entry) -> dict[str, Any]:
+        metadata = dict(entry.metadata)
+        doc: dict[str, Any] = {
+            "key": entry.key,
+            "metadata": json.dumps(metadata, separators=(",", ":"), ensure_ascii=False),
+            "created_at": float(entry.created_at),
+            "size": len(entry.value),
+            # Every field is written every time (null when unused): some emulators merge on set().
+            "expires_at": None if entry.expires_at is None else float(entry.expires_at),
+            "value": None,
+            "version": None,
+            "chunks": None,
+            "digest": None,
+        }
+        for name, value in metadata.items():
+            if _indexable(value):
+                doc[metadata_field(name)] = value
+        return doc
+
+    def _old_chunks(self, snaps: Iterable[Any]) -> list[Any]:
+        refs: list[Any] = []
+        for snap in snaps:
+            if snap.exists:
+                data = snap.to_dict()
+                if data.get("version"):
+                    refs.extend(self._chunk_refs(snap.id, data["version"], int(data.get("chunks") or 0)))
+        return refs
+
+    def _delete_refs(self, refs: list[Any]) -> None:
+        for group in _chunked(refs, MAX_BATCH_WRITES):
+            batch = self.client.batch()
+            for ref in group:
+                batch.delete(ref)
+            batch.commit()
+
+    def _put(self, entry: Entry) -> None:
+        ref = self._entry_ref(entry.key)
+        previous = ref.get(field_paths=["version", "chunks"])
+        doc = self._entry_doc(entry)
+        value = bytes(entry.value)
+        if len(value) <= INLINE_BYTES:
+            doc["value"] = value
+        else:
+            version = uuid.uuid4().hex[:16]
+            pieces = [value[i : i + CHUNK_BYTES] for i in range(0, len(value), CHUNK_BYTES)]
+            refs = self._chunk_refs(ref.id, version, len(pieces))
+            per_batch = max(1, BATCH_BYTES // CHUNK_BYTES)
+            for group in _chunked(list(zip(refs, pieces)), per_batch):
+                batch = self.client.batch()
+                for chunk_ref, piece in group:
+                    chunk = {"data": piece, "entry": ref.id, "version": version}
+                    if entry.expires_at is not None:
+                        chunk["expires_at"] = float(entry.expires_at)
+                    batch.set(chunk_ref, chunk)
+                batch.commit()
+            doc.update(version=version, chunks=len(pieces), digest=hashlib.sha256(value).hexdigest())
+        ref.set(doc)  # the switch: one document write is atomic
+        self._delete_refs(self._old_chunks([previous]))
+
+    def put(self, entry: Entry) -> None:
+        self._call("put", self._put, entry)
+
+    def _delete_many(self, keys: list[str]) -> int:
+        deleted = 0
+        for group in _chunked(list(dict.fromkeys(keys)), 100):
+            snaps = [s for s in self.client.get_all([self._entry_ref(k) for k in group]) if s.exists]
+            self._delete_refs([s.reference for s in snaps])
+            self._delete_refs(self._old_chunks(snaps))
+            deleted += len(snaps)
+        return deleted
+
+    def delete(self, key: str) -> bool:
+        return self._call("delete", self._delete_many, [key]) > 0
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        return self._call("delete", self._delete_many, list(keys))
+
+    def _find(self, pattern: str | None, metadata_filter: Mapping[str, Any] | None, limit: int | None) -> list[str]:
+        from google.cloud.firestore_v1.base_query import FieldFilter
+
+        query = self._col()
+        pushed = {k: v for k, v in (metadata_filter or {}).items() if _indexable(v)}
+        if pushed:
+            # Equality filters only: Firestore serves them from single-field indexes, no composite index.
+            for name, value in pushed.items():
+                query = query.where(filter=FieldFilter(metadata_field(name), "==", value))
+        elif pattern is not None and glob_literal_prefix(pattern):
+            prefix = glob_literal_prefix(pattern)
+            query = query.where(filter=FieldFilter("key", ">=", prefix))
+            upper = _upper_bound(prefix)
+            if upper is not None:
+                query = query.where(filter=FieldFilter("key", "<", upper))
+            query = query.order_by("key")
+        query = query.select(["key", "metadata"])
+        rows = ((s.get("key"), s.get("metadata")) for s in query.stream())
+        return select_keys(rows, pattern, metadata_filter, limit)
+
+    def find(
+        self,
+        pattern: str | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[str]:
+        return self._call("find", self._find, pattern, metadata_filter, limit)
+
+    def _expired(self, suffix: str, now: float, limit: int) -> list[Any]:
+        from google.cloud.firestore_v1.base_query import FieldFilter
+
+        query = (
+            self._col(suffix)
+            .where(filter=FieldFilter("expires_at", "<=", float(now)))
+            .order_by("expires_at")
+            .limit(limit)
+        )
+        return list(query.stream())
+
+    def _delete_expired(self, now: float, limit: int | None) -> int:
+        deleted = 0
+        while limit is None or deleted < limit:
+            page = MAX_BATCH_WRITES if limit is None else min(MAX_BATCH_WRITES, limit - deleted)
+            snaps = self._expired("", now, page)
+            if not snaps:
+                break
+            self._delete_refs([s.reference for s in snaps])
+            self._delete_refs(self._old_chunks(snaps))
+            deleted += len(snaps)
+            if len(snaps) < page:
+                break
+        # Chunks orphaned by a writer that died between chunks and entry carry the entry's expiry.
+        orphans = self._expired("-chunks", now, MAX_BATCH_WRITES)
+        self._delete_refs([s.reference for s in orphans])
+        return deleted
+
+    def delete_expired(self, now: float, limit: int | None = None) -> int:
+        return self._call("cleanup", self._delete_expired, now, limit)
+
+    def _aggregate(self, query: Any) -> float:
+        result = query.get()
+        return result[0][0].value if result and result[0] else 0
+
+    def count(self) -> int:
+        return int(self._call("count", self._aggregate, self._col().count()))
+
+    def size_bytes(self) -> int:
+        return int(self._call("size", self._aggregate, self._col().sum("size")))
+
+    # --- counters -----------------------------------------------------------------------
+
+    def _add_counters(self, deltas: Mapping[str, float]) -> None:
+        from google.cloud.firestore_v1 import Increment
+
+        counters = self._col("-counters")
+        for group in _chunked(list(deltas.items()), MAX_BATCH_WRITES):
+            batch = self.client.batch()
+            for name, delta in group:
+                batch.set(counters.document(doc_id(name)), {"name": name, "value": Increment(delta)}, merge=True)
+            batch.commit()
+
+    def add_counters(self, deltas: Mapping[str, float]) -> None:
+        if deltas:
+            self._call("counters", self._add_counters, deltas)
+
+    def _counters(self, prefix: str) -> dict[str, float]:
+        from google.cloud.firestore_v1.base_query import FieldFilter
+
+        query = self._col("-counters")
+        if prefix:
+            query = query.where(filter=FieldFilter("name", ">=", prefix))
+            upper = _upper_bound(prefix)
+            if upper is not None:
+                query = query.where(filter=FieldFilter("name", "<", upper))
+        out = {}
+        for snap in query.stream():
+            name = snap.get("name")
+            if isinstance(name, str) and name.startswith(prefix):
+                out[name] = snap.get("value")
+        return out
+
+    def counters(self, prefix: str = "") -> dict[str, float]:
+        return self._call("counters", self._counters, prefix)
+
+    # --- leases -------------------------------------------------------------------------
+
+    def _acquire(self, name: str, ttl_s: float) -> str | None:
+        from google.api_core import exceptions as gexc
+        from google.cloud import firestore
+
+        ref = self._col("-leases").document(doc_id(name))
+        token = uuid.uuid4().hex
+        try:
+            ref.create({"name": name, "token": token, "expires_at": time.time() + ttl_s})
+            return token
+        except (gexc.AlreadyExists, gexc.Conflict):
+            pass
+
+        @firestore.transactional
+        def take_over(transaction: Any) -> str | None:
+            snap = ref.get(transaction=transaction)
+            now = time.time()
+            if snap.exists and float(snap.get("expires_at")) > now:
+                return None
+            transaction.set(ref, {"name": name, "token": token, "expires_at": now + ttl_s})
+            return token
+
+        return take_over(self.client.transaction())
+
+    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
+        return self._call("lease", self._acquire, name, ttl_s)
+
+    def _release(self, name: str, token: str) -> None:
+        from google.cloud import firestore
+
+        ref = self._col("-leases").document(doc_id(name))
+
+        @firestore.transactional
+        def release(transaction: Any) -> None:
+            snap = ref.get(transaction=transaction)
+            if snap.exists and snap.get("token") == token:
+                transaction.delete(ref)
+
+        release(self.client.transaction())
+
+    def release_lease(self, name: str, token: str) -> None:
+        self._call("lease", self._release, name, token)
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and os.getpid() == self._pid:
+            client.close()
+
+    def __repr__(self) -> str:
+        return f"FirestoreStore({self.url!r})"
+
+
+class _Replaced(Exception):
+    """The chunks of the version being read were replaced under the reader."""
