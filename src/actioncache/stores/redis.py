@@ -97,15 +97,10 @@ return 1
 # ARGV: ns, key. Returns 1 when a live entry was deleted.
 _DELETE = _FORGET + "return forget(ARGV[1], ARGV[2])"
 
-# ARGV: ns, now, limit (-1 = all). Oldest expiry first; returns how many it removed.
+# ARGV: ns, now, limit. Oldest expiry first; returns how many it removed.
 _DELETE_EXPIRED = _FORGET + """
 local ns = ARGV[1]
-local keys
-if tonumber(ARGV[3]) < 0 then
-  keys = redis.call('ZRANGEBYSCORE', ns .. ':z', '-inf', ARGV[2])
-else
-  keys = redis.call('ZRANGEBYSCORE', ns .. ':z', '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])
-end
+local keys = redis.call('ZRANGEBYSCORE', ns .. ':z', '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])
 for _, key in ipairs(keys) do forget(ns, key) end
 return #keys
 """
@@ -345,7 +340,8 @@ class RedisStore:
             candidates, exact = self._indexed_candidates(metadata_filter) if metadata_filter else (None, False)
             if candidates is None:
                 floor = self._live_score_floor()
-                candidates = [k for k, s in self._scan(pattern) if s > floor]
+                # ZSCAN may return a member twice while the set is being resized: dedupe.
+                candidates = list(dict.fromkeys(k for k, s in self._scan(pattern) if s > floor))
             if pattern is not None:
                 candidates = [k for k in candidates if glob_matches(pattern, k)]
             if not metadata_filter or exact:
@@ -364,11 +360,18 @@ class RedisStore:
             yield from pipe.execute()
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
+        # Scripts block the server while they run: work in bounded batches.
+        deleted = 0
         try:
-            return int(self._delete_expired(keys=[], args=[self.prefix, repr(float(now)),
-                                                           -1 if limit is None else int(limit)]))
+            while limit is None or deleted < limit:
+                batch = _BATCH if limit is None else min(_BATCH, int(limit) - deleted)
+                n = int(self._delete_expired(keys=[], args=[self.prefix, repr(float(now)), batch]))
+                deleted += n
+                if n < batch:
+                    break
         except redis.RedisError as exc:
             raise self._error("cleanup", exc) from exc
+        return deleted
 
     def count(self) -> int:
         try:
