@@ -242,7 +242,7 @@ class TursoStore(SQLiteStore):
                     if statement.strip():
                         conn.execute(statement)
                 self._schema_ready = True
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, *_DRIVER_ERRORS) as exc:  # libsql.connect itself raises driver errors
             raise self._error("open", exc) from exc
         except OSError as exc:
             raise StoreError(f"cannot open libSQL store at {self.path}: {exc}") from exc
