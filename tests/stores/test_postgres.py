@@ -1,10 +1,9 @@
 """PostgreSQL specifics beyond the conformance suite: URL options, the indexes the planner can
 use for cleanup/action/metadata/prefix queries, reconnecting after the server drops the
-connection, fork safety, concurrent first opens of one table, and clear errors. Real server."""
+connection, concurrent first opens of one table, and clear errors. Real server."""
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
@@ -147,18 +146,3 @@ def test_nul_in_a_key_is_a_clear_error(store):
         store.put(Entry("a\x00b", b"v", {}, 1.0, None))
     store.put(Entry("fine", b"v", {}, 1.0, None))  # the connection is still usable
     assert store.get("fine").value == b"v"
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_store_is_usable_after_fork(store):
-    store.put(Entry("before", b"1", {}, 1.0, None))
-    pid = os.fork()
-    if pid == 0:
-        try:
-            store.put(Entry("child", b"2", {}, 1.0, None))
-            os._exit(0 if store.get("before").value == b"1" else 1)
-        except BaseException:
-            os._exit(2)
-    _, status = os.waitpid(pid, 0)
-    assert os.WEXITSTATUS(status) == 0
-    assert store.get("child").value == b"2" and store.get("before").value == b"1"

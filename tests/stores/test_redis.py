@@ -1,10 +1,9 @@
 """Redis specifics beyond the conformance suite: URL options, expiry done by Redis itself and
 the cleanup of what it leaves, index sets instead of keyspace scans, glob translation to
-Redis's byte-wise, backslash-escaped MATCH, and fork safety. All against real servers."""
+Redis's byte-wise, backslash-escaped MATCH. All against real servers."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -126,18 +125,3 @@ def test_metadata_filters_use_index_sets_not_scans(private_redis):
     finally:
         store.drop()
         client.close()
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_store_is_usable_after_fork(store):
-    store.put(Entry("before", b"1", {}, 1.0, None))
-    pid = os.fork()
-    if pid == 0:
-        try:
-            store.put(Entry("child", b"2", {}, 1.0, None))
-            os._exit(0 if store.get("before").value == b"1" else 1)
-        except BaseException:
-            os._exit(2)
-    _, status = os.waitpid(pid, 0)
-    assert os.WEXITSTATUS(status) == 0
-    assert store.get("child").value == b"2" and store.get("before").value == b"1"

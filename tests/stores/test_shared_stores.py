@@ -19,6 +19,7 @@ import pytest
 
 from actioncache import Cache, open_store
 from actioncache.errors import StoreError
+from actioncache.stores.base import Entry
 
 from .backends import BACKENDS, SHAREABLE
 from .private_servers import free_port, private_postgres, private_redis  # noqa: F401 - fixtures
@@ -77,6 +78,25 @@ def test_two_processes_see_each_others_entries(backend, tmp_path, src_env):
         assert stats["hits"] >= 3 and stats["misses"] >= 3 and stats["errors"] == 0
     finally:
         here.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("backend", CROSS_PROCESS)
+def test_store_is_usable_after_fork(backend, tmp_path):
+    """A forked child never reuses the parent's connection, and both keep working."""
+    store = BACKENDS[backend](tmp_path)
+    store.put(Entry("before", b"1", {}, 1.0, None))
+    pid = os.fork()
+    if pid == 0:
+        try:
+            store.put(Entry("child", b"2", {}, 1.0, None))
+            os._exit(0 if store.get("before").value == b"1" else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert store.get("child").value == b"2" and store.get("before").value == b"1"
+    store.close()
 
 
 FLIGHT = """

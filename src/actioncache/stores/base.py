@@ -147,6 +147,46 @@ def glob_matches(pattern: str, key: str) -> bool:
     return fnmatch.fnmatchcase(key, pattern)
 
 
+def glob_tokens(pattern: str) -> Iterator[tuple[str, str]]:
+    """Split a glob the way :func:`fnmatch.translate` reads it, for translating to another syntax.
+
+    Yields ``("star", "*")``, ``("one", "?")``, ``("set", members)`` for a bracket set, and
+    ``("lit", char)`` for a literal character, including escape_glob's one-member sets such as
+    ``[*]`` and an unclosed ``[``.
+    """
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        i += 1
+        if ch == "*":
+            yield "star", ch
+        elif ch == "?":
+            yield "one", ch
+        elif ch == "[":
+            j = i  # as fnmatch: a leading '!' and then a leading ']' belong to the set
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:
+                yield "lit", "["
+                continue
+            members, i = pattern[i:j], j + 1
+            yield ("lit", members) if len(members) == 1 and members != "!" else ("set", members)
+        else:
+            yield "lit", ch
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``, for error messages and logs."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    return parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@")).geturl()
+
+
 def glob_literal_prefix(pattern: str) -> str:
     """The longest prefix of ``pattern`` with no glob metacharacter (an escaped one counts as literal).
 

@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
 from ._sql import key_range
-from .base import Entry, LazyMetadata, select_keys
+from .base import Entry, LazyMetadata, glob_tokens, redact_url, select_keys
 
 try:
     import psycopg
@@ -73,42 +73,14 @@ def glob_to_like(pattern: str) -> str:
     LIKE's own wildcards and the escape character in literal text are escaped.
     """
     out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        i += 1
-        if ch == "*":
-            if not (out and out[-1] == "%"):
-                out.append("%")
-        elif ch == "?":
+    for kind, text in glob_tokens(pattern):
+        if kind == "lit":
+            out.append("\\" + text if text in "%_\\" else text)
+        elif kind != "star":
             out.append("_")
-        elif ch == "[":
-            j = i
-            if j < n and pattern[j] == "!":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:  # fnmatch reads an unclosed '[' literally
-                out.append("[")
-                continue
-            members = pattern[i:j]
-            i = j + 1
-            if len(members) == 1 and members != "!":  # escape_glob's '[*]': one literal character
-                out.append("\\" + members if members in "%_\\" else members)
-            else:
-                out.append("_")
-        else:
-            out.append("\\" + ch if ch in "%_\\" else ch)
+        elif not (out and out[-1] == "%"):
+            out.append("%")
     return "".join(out)
-
-
-def _redacted(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password:
-        return urlunsplit(parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@")))
-    return url
 
 
 class PostgresStore:
@@ -127,7 +99,7 @@ class PostgresStore:
         self.table = table
         self.schema = schema
         self.connect_timeout = connect_timeout
-        self._where = f"PostgreSQL at {_redacted(self.url)} (table {table!r})"
+        self._where = f"PostgreSQL at {redact_url(self.url)} (table {table!r})"
 
         def ident(name: str) -> sql.Composable:
             return sql.Identifier(schema, name) if schema else sql.Identifier(name)

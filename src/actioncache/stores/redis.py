@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, glob_matches, select_keys
+from .base import Entry, LazyMetadata, glob_matches, glob_tokens, redact_url, select_keys
 
 try:
     import redis
@@ -121,34 +121,10 @@ def to_redis_glob(pattern: str) -> str:
     filters the candidates with the exact fnmatch semantics.
     """
     out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        i += 1
-        if ch in "*?":
-            wild = True
-        elif ch == "[":
-            # Mirror fnmatch.translate: find the closing bracket ('!' and a first ']' are members).
-            j = i
-            if j < n and pattern[j] == "!":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:  # no closing bracket: fnmatch reads '[' literally
-                out.append("\\[")
-                continue
-            members = pattern[i:j]
-            i = j + 1
-            if len(members) == 1 and members != "!":  # '[*]' and friends: one literal character
-                out.append("\\" + members if members in "*?[]\\" else members)
-                continue
-            wild = True
-        else:
-            out.append("\\" + ch if ch in "*?[]\\" else ch)
-            continue
-        if wild and not (out and out[-1] == "*"):
+    for kind, text in glob_tokens(pattern):
+        if kind == "lit":
+            out.append("\\" + text if text in "*?[]\\" else text)
+        elif not (out and out[-1] == "*"):
             out.append("*")
     return "".join(out)
 
@@ -177,14 +153,6 @@ def _index_name(field: str, value: Any) -> str | None:
     return "[" + json.dumps(field, ensure_ascii=False) + "," + encoded + "]"
 
 
-def _redacted(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(":" + parts.password + "@", ":***@")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
-
-
 class RedisStore:
     """The ``CacheStore`` protocol over one Redis server (see the module docstring for the layout)."""
 
@@ -197,7 +165,7 @@ class RedisStore:
             )
         self.url = url
         self.prefix = prefix
-        self._where = f"Redis at {_redacted(url)} (prefix {prefix!r})"
+        self._where = f"Redis at {redact_url(url)} (prefix {prefix!r})"
         client_options.setdefault("socket_connect_timeout", 5.0)
         client_options.setdefault("socket_timeout", 10.0)
         # A cache must fail fast: one quick retry covers a pooled connection that went stale
@@ -207,7 +175,7 @@ class RedisStore:
             # from_url only parses; nothing connects until the first command.
             self._client = redis.Redis.from_url(url, **client_options)
         except ValueError as exc:
-            raise StoreURLError(f"bad Redis URL {_redacted(url)!r}: {exc}; use redis://host:port/db") from exc
+            raise StoreURLError(f"bad Redis URL {redact_url(url)!r}: {exc}; use redis://host:port/db") from exc
         self._put = self._client.register_script(_PUT)
         self._delete = self._client.register_script(_DELETE)
         self._delete_expired = self._client.register_script(_DELETE_EXPIRED)
@@ -228,7 +196,7 @@ class RedisStore:
             try:
                 options.setdefault("retries", int(ours["retries"]))
             except ValueError:
-                raise StoreURLError(f"retries={ours['retries']!r} in {_redacted(url)!r} must be an integer") from None
+                raise StoreURLError(f"retries={ours['retries']!r} in {redact_url(url)!r} must be an integer") from None
         client_url = urlunsplit(parts._replace(query=urlencode(theirs)))
         store = cls(client_url, **options)
         store.url = url
