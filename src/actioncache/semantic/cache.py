@@ -1,0 +1,458 @@
+"""SemanticCache: remember which tool-call sequence answered a request, find it again for a similar one.
+
+Seed 002's memory cache on top of the project's one store:
+
+* ``store(prompt, actions) -> entry_id`` keeps the plan under ``semantic:{namespace}:{entry_id}``
+  with JSON value ``{"prompt", "actions", "embedding", "embedder"}`` and flat metadata
+  (``_cache_type: semantic_plan``, ``namespace``, ``score``, ``prompt_hash`` ...).
+* ``lookup(prompt) -> (entry_id, actions) | None``: first the exact-match path (SHA-256 of the
+  normalized prompt; no embedding at all), then the top-k nearest entries by cosine similarity.
+  A candidate hits when ``similarity >= threshold``, its ``score >= floor``, the literal guard
+  finds no contradicting detail, no other trusted candidate with a different plan is within
+  ``ambiguity_margin`` of it, and (for a borderline similarity) the verifier agrees.
+* ``update_reward(entry_id, success)``: ``score = alpha * success + (1 - alpha) * score``; an
+  entry whose score falls below ``floor`` is deleted, so the next lookup misses and the agent re-plans.
+
+Only the request given is embedded, never a conversation: consecutive turns of one conversation
+would embed alike and answer each other.
+
+Store failures never fail the caller: ``lookup`` misses, ``store`` returns ``None`` and
+``update_reward`` returns ``False``, each with a logged warning and an ``errors`` count.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import threading
+import time
+import unicodedata
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..cache import iso_utc
+from ..codec import make_codec
+from ..errors import ActionCacheError
+from ..stores.base import CacheStore, Entry, escape_glob, open_store
+from .embedders import Embedder, EmbedderError, default_embedder
+from .guard import literal_guard
+from .index import NumpyIndex, VectorIndex
+
+log = logging.getLogger("actioncache.semantic")
+
+CACHE_TYPE = "semantic_plan"
+KEY_PREFIX = "semantic:"
+# Chosen on the tuning half of bench/bench_semantic.py's data with all-MiniLM-L6-v2
+# (docs/semantic.md, "Choosing the threshold").
+DEFAULT_THRESHOLD = 0.80
+DEFAULT_TOP_K = 3
+DEFAULT_ALPHA = 0.3
+DEFAULT_FLOOR = 0.2
+DEFAULT_VERIFY_MARGIN = 0.05
+# Two different plans within this much similarity of each other: the request is ambiguous, so miss.
+DEFAULT_AMBIGUITY_MARGIN = 0.02
+_ID_LENGTH = 32  # uuid4().hex
+
+Verifier = Callable[[str, "SemanticHit"], bool]
+Guard = Callable[[str, str], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticHit:
+    """A lookup's answer with the evidence behind it."""
+
+    entry_id: str
+    actions: Any
+    similarity: float
+    score: float
+    prompt: str
+    exact: bool
+
+
+def normalize_prompt(prompt: str) -> str:
+    """The exact-match form of a prompt: Unicode NFKC, case-folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())
+
+
+def prompt_hash(prompt: str) -> str:
+    return hashlib.sha256(normalize_prompt(prompt).encode("utf-8")).hexdigest()
+
+
+def _check_unit_range(name: str, value: float, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
+    return float(value)
+
+
+class SemanticCache:
+    """Prompt -> action-sequence cache with similarity lookup and reward-driven eviction.
+
+    ``store`` is a :class:`CacheStore`, a store URL or a :class:`~actioncache.Cache` (its store is
+    used); it is kept as ``self.backend`` because ``store()`` is the seed's method name. ``embedder=None`` takes the best local embedder installed. ``threshold`` is a cosine
+    similarity in ``[-1, 1]``; 0 is valid. ``index`` is ``"auto"`` (pgvector when the store is
+    PostgreSQL, else NumPy in process), ``"numpy"``, ``"pgvector"`` or a :class:`VectorIndex`.
+    ``guard`` (default :func:`literal_guard`) vetoes vector hits whose numbers, dates, negation
+    or names differ; ``None`` turns it off. ``verifier(prompt, hit) -> bool`` is asked about hits
+    with ``similarity < threshold + verify_margin``. When the two best trusted candidates hold
+    different plans and are within ``ambiguity_margin`` of each other, the lookup misses rather
+    than guess between them (0 turns that off).
+    """
+
+    def __init__(
+        self,
+        store: CacheStore | str | Any | None = None,
+        embedder: Embedder | None = None,
+        namespace: str = "default",
+        threshold: float = DEFAULT_THRESHOLD,
+        top_k: int = DEFAULT_TOP_K,
+        alpha: float = DEFAULT_ALPHA,
+        floor: float = DEFAULT_FLOOR,
+        verifier: Verifier | None = None,
+        *,
+        verify_margin: float = DEFAULT_VERIFY_MARGIN,
+        ambiguity_margin: float = DEFAULT_AMBIGUITY_MARGIN,
+        guard: Guard | None = literal_guard,
+        index: str | VectorIndex = "auto",
+        pgvector_url: str | None = None,
+        ttl_seconds: float | None = None,
+    ) -> None:
+        if not isinstance(namespace, str) or not namespace or ":" in namespace:
+            raise ValueError(f"namespace must be a non-empty string without ':', got {namespace!r}")
+        self.threshold = _check_unit_range("threshold", threshold, -1.0, 1.0)
+        self.alpha = _check_unit_range("alpha", alpha, 0.0, 1.0)
+        self.floor = _check_unit_range("floor", floor, 0.0, 1.0)
+        self.verify_margin = _check_unit_range("verify_margin", verify_margin, 0.0, 2.0)
+        self.ambiguity_margin = _check_unit_range("ambiguity_margin", ambiguity_margin, 0.0, 2.0)
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
+        if ttl_seconds is not None and ttl_seconds <= 0:
+            raise ValueError(f"ttl_seconds must be positive or None (never expires), got {ttl_seconds!r}")
+        if store is not None and not isinstance(store, str) and hasattr(store, "store") and hasattr(store, "wrap"):
+            store = store.store  # a Cache: share its store
+        self.backend: CacheStore = open_store(store)
+        self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self.namespace = namespace
+        self.top_k = top_k
+        self.verifier = verifier
+        self.guard = guard
+        self.ttl_seconds = ttl_seconds
+        self._codec = make_codec()
+        self._prefix = f"{KEY_PREFIX}{namespace}:"
+        # Fixed-length ids keep namespace "a" from matching keys of a namespace "a:b" (':' is refused anyway).
+        self._pattern = escape_glob(self._prefix) + "?" * _ID_LENGTH
+        self._generation_name = f"semantic-gen:{namespace}"
+        self._seen_generation: float | None = None
+        self._lock = threading.RLock()
+        self._stats = dict.fromkeys(
+            ("lookups", "hits", "exact_hits", "misses", "stores", "evictions", "guard_rejections",
+             "ambiguous", "verifier_rejections", "errors"), 0,
+        )
+        self.index: VectorIndex = self._make_index(index, pgvector_url)
+
+    # --- public API -----------------------------------------------------------------------------
+
+    def lookup(self, prompt: str) -> tuple[str, Any] | None:
+        """``(entry_id, actions)`` of the best trusted similar entry, or ``None`` (a miss)."""
+        hit = self.lookup_hit(prompt)
+        return None if hit is None else (hit.entry_id, hit.actions)
+
+    def lookup_hit(self, prompt: str) -> SemanticHit | None:
+        """Like :meth:`lookup`, with the similarity, score and stored prompt of the hit."""
+        _check_prompt(prompt)
+        self._count("lookups")
+        try:
+            hit = self._lookup(prompt)
+        except (ActionCacheError, OSError) as exc:
+            self._count("errors")
+            log.warning("semantic lookup failed, treating it as a miss: %s", exc)
+            hit = None
+        self._count("misses" if hit is None else "hits")
+        return hit
+
+    def store(self, prompt: str, actions: Any) -> str | None:
+        """Remember ``actions`` for ``prompt`` with score 1.0; returns the new entry id.
+
+        Storing a prompt whose normalized form is already cached replaces that entry (one plan
+        per request per namespace). ``None`` when the store or the embedder failed.
+        """
+        _check_prompt(prompt)
+        try:
+            self._codec.encode(actions)
+        except ActionCacheError as exc:
+            raise TypeError(f"actions must be JSON-encodable (lists, dicts, strings, numbers): {exc}") from exc
+        try:
+            return self._store(prompt, actions)
+        except (ActionCacheError, OSError) as exc:
+            self._count("errors")
+            log.warning("semantic store failed; the plan was not cached: %s", exc)
+            return None
+
+    def update_reward(self, entry_id: str | uuid.UUID, success: bool) -> bool:
+        """EMA update of the entry's score; evicts it below ``floor``. ``False`` if not found or on error."""
+        key = self._key(entry_id)
+        if key is None:
+            return False
+        try:
+            return self._update_reward(key, bool(success))
+        except (ActionCacheError, OSError) as exc:
+            self._count("errors")
+            log.warning("semantic reward update failed: %s", exc)
+            return False
+
+    def get(self, entry_id: str | uuid.UUID) -> dict[str, Any] | None:
+        """The stored entry as ``{"entry_id", "prompt", "actions", "score", "metadata"}``, or ``None``."""
+        key = self._key(entry_id)
+        loaded = self._read(key) if key else None
+        if loaded is None:
+            return None
+        entry, value = loaded
+        return {"entry_id": key[len(self._prefix):], "prompt": value["prompt"], "actions": value["actions"],
+                "score": float(entry.metadata.get("score", 0.0)), "metadata": dict(entry.metadata)}
+
+    def delete(self, entry_id: str | uuid.UUID) -> bool:
+        key = self._key(entry_id)
+        if key is None:
+            return False
+        deleted = self.backend.delete(key)
+        self.index.remove(key)
+        self._bump_generation()
+        return deleted
+
+    def entry_ids(self) -> list[str]:
+        return [key[len(self._prefix):] for key in self.backend.find(self._pattern)]
+
+    def __len__(self) -> int:
+        return len(self.backend.find(self._pattern))
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._stats)
+
+    def rebuild_index(self) -> int:
+        """Load every entry of this namespace from the store into the index; returns how many."""
+        self._refresh(force=True)
+        return len(self.index)
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _make_index(self, index: str | VectorIndex, pgvector_url: str | None) -> VectorIndex:
+        if not isinstance(index, str):
+            return index
+        url = pgvector_url or getattr(self.backend, "url", "") or ""
+        wants_pg = index == "pgvector" or (index == "auto" and url.split("://")[0] in ("postgresql", "postgres"))
+        if index not in ("auto", "numpy", "pgvector"):
+            raise ValueError(f"index must be 'auto', 'numpy', 'pgvector' or a VectorIndex, got {index!r}")
+        if wants_pg:
+            from .index_pgvector import PgVectorIndex
+
+            return PgVectorIndex(url, dim=self.embedder.dim, namespace=self.namespace, embedder=self.embedder.name)
+        return NumpyIndex(self.embedder.dim)
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._stats[name] += n
+
+    def _key(self, entry_id: str | uuid.UUID) -> str | None:
+        text = entry_id.hex if isinstance(entry_id, uuid.UUID) else str(entry_id)
+        if len(text) != _ID_LENGTH or any(c not in "0123456789abcdef" for c in text):
+            return None
+        return self._prefix + text
+
+    def _generation(self) -> float:
+        return float(self.backend.counters(self._generation_name).get(self._generation_name, 0.0))
+
+    def _bump_generation(self) -> None:
+        """Tell other processes' in-memory indexes that this namespace changed."""
+        self.backend.add_counters({self._generation_name: 1})
+        with self._lock:
+            if self._seen_generation is not None:
+                # Our own write; a foreign write in between leaves the counter ahead of this and forces a refresh.
+                self._seen_generation += 1
+
+    def _refresh(self, force: bool = False) -> None:
+        """Bring the in-process index in line with the store when the namespace's generation moved."""
+        if self.index.shared and not force:
+            return
+        generation = self._generation()  # read before listing: a write after this forces the next refresh
+        with self._lock:
+            if not force and generation == self._seen_generation:
+                return
+            live = set(self.backend.find(self._pattern))
+            known = self.index.keys()
+            for key in known - live:
+                self.index.remove(key)
+            for key in live - known:
+                loaded = self._read(key)
+                if loaded is None:
+                    continue
+                entry, value = loaded
+                vector = self._vector_of(value)
+                if vector is not None:
+                    self.index.add(key, vector, str(entry.metadata.get("prompt_hash", "")))
+            self._seen_generation = generation
+
+    def _vector_of(self, value: dict[str, Any]) -> np.ndarray | None:
+        if value.get("embedder") != self.embedder.name:
+            # Vectors of two models are not comparable; re-embed the stored prompt with ours.
+            return self.embedder.embed([value["prompt"]])[0]
+        raw = base64.b64decode(value["embedding"])
+        vector = np.frombuffer(raw, dtype=np.float32)
+        return vector if vector.shape[0] == self.embedder.dim else None
+
+    def _read(self, key: str) -> tuple[Entry, dict[str, Any]] | None:
+        entry = self.backend.get(key)
+        if entry is None or entry.is_expired(time.time()):
+            return None
+        try:
+            value = self._codec.decode(entry.value)
+        except ActionCacheError:
+            log.warning("corrupt semantic entry %s removed", key)
+            self.backend.delete(key)
+            return None
+        if not isinstance(value, dict) or "prompt" not in value or entry.metadata.get("namespace") != self.namespace:
+            return None
+        return entry, value
+
+    def _candidate(self, key: str, similarity: float, exact: bool) -> SemanticHit | None:
+        loaded = self._read(key)
+        if loaded is None:
+            self.index.remove(key)  # deleted or expired elsewhere
+            return None
+        entry, value = loaded
+        score = float(entry.metadata.get("score", 0.0))
+        if score < self.floor:
+            return None
+        return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact)
+
+    def _lookup(self, prompt: str) -> SemanticHit | None:
+        self._refresh()
+        exact_key = self.index.exact(prompt_hash(prompt))
+        if exact_key is not None:
+            hit = self._candidate(exact_key, 1.0, exact=True)
+            if hit is not None and normalize_prompt(hit.prompt) == normalize_prompt(prompt):
+                self._count("exact_hits")
+                return hit
+        vector = self._embed(prompt)
+        trusted: list[SemanticHit] = []
+        for key, similarity in self.index.search(vector, self.top_k):
+            if similarity < self.threshold:
+                break  # results come best first
+            hit = self._candidate(key, similarity, exact=False)
+            if hit is None:
+                continue
+            if self.guard is not None and not self.guard(prompt, hit.prompt):
+                self._count("guard_rejections")
+                continue
+            trusted.append(hit)
+        if not trusted:
+            return None
+        best = trusted[0]
+        if any(best.similarity - other.similarity < self.ambiguity_margin and other.actions != best.actions
+               for other in trusted[1:]):
+            self._count("ambiguous")
+            return None
+        if self.verifier is not None and best.similarity < self.threshold + self.verify_margin and not self._verify(prompt, best):
+            self._count("verifier_rejections")
+            return None
+        return best
+
+    def _verify(self, prompt: str, hit: SemanticHit) -> bool:
+        try:
+            return bool(self.verifier(prompt, hit))  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - a failing verifier must not fail the lookup
+            log.warning("semantic verifier raised %s: %s; treating the hit as rejected", type(exc).__name__, exc)
+            return False
+
+    def _embed(self, prompt: str) -> np.ndarray:
+        try:
+            return self.embedder.embed([prompt])[0]
+        except EmbedderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
+            raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
+
+    def _store(self, prompt: str, actions: Any) -> str:
+        digest = prompt_hash(prompt)
+        vector = self._embed(prompt)
+        entry_id = uuid.uuid4().hex
+        key = self._prefix + entry_id
+        now = time.time()
+        expires_at = None if self.ttl_seconds is None else now + self.ttl_seconds
+        value = {
+            "prompt": prompt,
+            "actions": actions,
+            "embedder": self.embedder.name,
+            "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
+        }
+        metadata = {
+            "_cache_type": CACHE_TYPE,
+            "_cache_key": key,
+            "_cache_action": "semantic",
+            "_cache_created_at": iso_utc(now),
+            "_cache_expires_at": None if expires_at is None else iso_utc(expires_at),
+            "namespace": self.namespace,
+            "score": 1.0,
+            "prompt_hash": digest,
+            "prompt_raw": prompt[:300],
+            "embedder": self.embedder.name,
+            "created_at_iso": iso_utc(now),
+            "updated_at_iso": iso_utc(now),
+        }
+        self._refresh()
+        replaced = self.index.exact(digest)
+        self.backend.put(Entry(key, self._codec.encode(value), metadata, now, expires_at))
+        self.index.add(key, vector, digest)
+        if replaced is not None and replaced != key:
+            self.backend.delete(replaced)
+            self.index.remove(replaced)
+        self._bump_generation()
+        self._count("stores")
+        return entry_id
+
+    def _update_reward(self, key: str, success: bool) -> bool:
+        lease_name = f"semantic-lock:{key}"
+        token = None
+        deadline = time.monotonic() + 2.0
+        while token is None:
+            token = self.backend.acquire_lease(lease_name, 5.0)
+            if token is None:
+                if time.monotonic() > deadline:
+                    log.warning("could not lock %s for a reward update; updating without the lock", key)
+                    break
+                time.sleep(0.01)
+        try:
+            entry = self.backend.get(key)
+            if entry is None:
+                return False
+            old = float(entry.metadata.get("score", 1.0))
+            new = self.alpha * float(success) + (1.0 - self.alpha) * old
+            if new < self.floor:
+                self.backend.delete(key)
+                self.index.remove(key)
+                self._bump_generation()
+                self._count("evictions")
+                return True
+            metadata = dict(entry.metadata)
+            metadata["score"] = new
+            metadata["updated_at_iso"] = iso_utc(time.time())
+            self.backend.put(Entry(key, entry.value, metadata, entry.created_at, entry.expires_at))
+            return True
+        finally:
+            if token is not None:
+                self.backend.release_lease(lease_name, token)
+
+
+def _check_prompt(prompt: Any) -> None:
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a string (the one request to look up), not {type(prompt).__name__}")
+    if not prompt.strip():
+        raise ValueError("prompt is empty; pass the user's request text")
+
+
+__all__: Sequence[str] = (
+    "SemanticCache", "SemanticHit", "DEFAULT_THRESHOLD", "normalize_prompt", "prompt_hash",
+)

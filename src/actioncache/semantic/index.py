@@ -1,0 +1,122 @@
+"""Vector indexes over the semantic entries of one namespace.
+
+The entries themselves live in the :class:`~actioncache.stores.base.CacheStore`; an index only
+answers "which keys are nearest to this unit vector". Two implementations:
+
+* :class:`NumpyIndex` — exact search in process memory: one float32 matrix, one matrix-vector
+  product per lookup (cosine similarity, because every row is unit length). Rebuilt from the
+  store and kept in sync with it (see :meth:`NumpyIndex.refresh`).
+* :class:`PgVectorIndex` (``index_pgvector.py``) — a pgvector table beside a PostgreSQL store;
+  the database does the search, so every process sees every entry at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterable, Protocol
+
+import numpy as np
+
+
+class VectorIndex(Protocol):
+    """What :class:`~actioncache.semantic.SemanticCache` needs from an index.
+
+    ``search`` returns up to ``k`` ``(key, cosine_similarity)`` pairs, best first. ``shared`` is
+    True when the index lives outside the process (other processes' writes are visible at once).
+    """
+
+    shared: bool
+
+    def add(self, key: str, vector: np.ndarray, prompt_hash: str) -> None: ...
+
+    def remove(self, key: str) -> None: ...
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]: ...
+
+    def exact(self, prompt_hash: str) -> str | None: ...
+
+    def keys(self) -> set[str]: ...
+
+    def __len__(self) -> int: ...
+
+
+class NumpyIndex:
+    """Exact nearest-neighbour search in NumPy; thread-safe.
+
+    Rows are kept in one preallocated matrix that doubles when full, and a removal moves the last
+    row into the hole, so add and remove are O(dim) and search is one ``matrix @ vector``.
+    """
+
+    shared = False
+
+    def __init__(self, dim: int, capacity: int = 1024) -> None:
+        self.dim = dim
+        self._matrix = np.zeros((max(capacity, 16), dim), dtype=np.float32)
+        self._keys: list[str] = []
+        self._row: dict[str, int] = {}
+        self._hash_of: dict[str, str] = {}
+        self._by_hash: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def keys(self) -> set[str]:
+        with self._lock:
+            return set(self._keys)
+
+    def add(self, key: str, vector: np.ndarray, prompt_hash: str) -> None:
+        row_vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if row_vector.shape[0] != self.dim:
+            raise ValueError(f"vector has {row_vector.shape[0]} dimensions, the index {self.dim}")
+        with self._lock:
+            row = self._row.get(key)
+            if row is None:
+                row = len(self._keys)
+                if row == self._matrix.shape[0]:
+                    grown = np.zeros((row * 2, self.dim), dtype=np.float32)
+                    grown[:row] = self._matrix[:row]
+                    self._matrix = grown
+                self._keys.append(key)
+                self._row[key] = row
+            self._matrix[row] = row_vector
+            self._hash_of[key] = prompt_hash
+            # The newest entry for a prompt answers the exact-match path.
+            self._by_hash[prompt_hash] = key
+
+    def remove(self, key: str) -> None:
+        with self._lock:
+            row = self._row.pop(key, None)
+            if row is None:
+                return
+            last = len(self._keys) - 1
+            if row != last:
+                moved = self._keys[last]
+                self._matrix[row] = self._matrix[last]
+                self._keys[row] = moved
+                self._row[moved] = row
+            self._keys.pop()
+            prompt_hash = self._hash_of.pop(key, None)
+            if prompt_hash is not None and self._by_hash.get(prompt_hash) == key:
+                del self._by_hash[prompt_hash]
+
+    def remove_many(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self.remove(key)
+
+    def exact(self, prompt_hash: str) -> str | None:
+        return self._by_hash.get(prompt_hash)
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        with self._lock:
+            n = len(self._keys)
+            if n == 0 or k <= 0:
+                return []
+            sims = self._matrix[:n] @ query
+            if k < n:
+                top = np.argpartition(sims, n - k)[n - k:]
+                top = top[np.argsort(-sims[top], kind="stable")]
+            else:
+                top = np.argsort(-sims, kind="stable")
+            return [(self._keys[i], float(sims[i])) for i in top]
