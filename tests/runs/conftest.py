@@ -1,0 +1,93 @@
+"""Fixtures for ``actioncache exec``: a work tree, a store, and the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from actioncache import Cache
+
+POLICY_VARS = ("CACHE_MODE", "CACHE_SCOPE", "CACHE_PHASE", "CACHE_SKIP", "CACHE_FORCE_FRESH", "CACHE_AUDIT_RATE",
+               "ACTIONCACHE_MODE", "ACTIONCACHE_SCOPE", "ACTIONCACHE_PHASE", "ACTIONCACHE_FORCE_FRESH",
+               "ACTIONCACHE_AUDIT_RATE", "ACTIONCACHE_CONFIG", "SHELLCHECK_OPTS")
+
+GOOD_SH = '#!/bin/sh\necho "hello $1"\n'
+BAD_SH = "#!/bin/sh\necho $undefined_var\n"
+
+# A tool that counts its own runs in runs.txt: a hit is proven by the count not moving.
+COUNTING_TOOL = textwrap.dedent("""\
+    import os, sys
+    with open("runs.txt", "a") as f:
+        f.write("x")
+    mode = sys.argv[1]
+    if mode == "bytes":
+        sys.stdout.buffer.write(b"out\\x00\\xff\\xfe binary\\r\\n")
+        sys.stderr.buffer.write(b"err \\xe2\\x98\\x83 line\\n")
+    elif mode == "fail":
+        sys.stderr.write("boom\\n")
+        sys.exit(3)
+    elif mode == "runs":
+        print(os.path.getsize("runs.txt"))
+    elif mode == "stdin":
+        sys.stdout.write(sys.stdin.read().upper())
+    """)
+
+
+@dataclass
+class ExecEnv:
+    work: Path
+    db: Path
+    url: str
+    env: dict[str, str]
+    run: Callable[..., subprocess.CompletedProcess]
+
+    def runs(self) -> int:
+        path = self.work / "runs.txt"
+        return path.stat().st_size if path.exists() else 0
+
+    def stats(self) -> dict:
+        with Cache(self.url) as cache:
+            return cache.stats()
+
+    def entries(self, pattern: str = "cache:exec:*") -> list[str]:
+        with Cache(self.url) as cache:
+            return cache.store.find(pattern=pattern)
+
+
+@pytest.fixture
+def shellcheck() -> str:
+    path = shutil.which("shellcheck")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("shellcheck is not installed; scripts/install.d/50-shellcheck.sh installs it")
+        pytest.skip("shellcheck is not installed (bash scripts/install.d/50-shellcheck.sh)")
+    return path
+
+
+@pytest.fixture
+def ex(tmp_path, src_env) -> ExecEnv:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".git").mkdir()  # the config search stops here
+    (work / "good.sh").write_text(GOOD_SH)
+    (work / "bad.sh").write_text(BAD_SH)
+    (work / "tool.py").write_text(COUNTING_TOOL)
+    db = tmp_path / "exec.db"
+    url = f"sqlite:///{db}"
+    env = {k: v for k, v in src_env.items() if k not in POLICY_VARS}
+    env["ACTIONCACHE_URL"] = url
+
+    def run(*args: str, extra_env: dict[str, str] | None = None, stdin: bytes | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "actioncache", "exec", *args], cwd=cwd or work,
+                              env={**env, **(extra_env or {})}, input=stdin, capture_output=True, timeout=120)
+
+    return ExecEnv(work, db, url, env, run)

@@ -1,0 +1,290 @@
+"""``actioncache exec`` through the real CLI, with real shellcheck and a counting Python tool."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from actioncache import Cache
+from actioncache.runs.stats import stats_since
+
+PY = sys.executable
+
+
+def use(*args: str) -> tuple[str, ...]:
+    return ("--mode", "use", "--summary", *args)
+
+
+# --- verify scope with real shellcheck -------------------------------------------------------------
+
+
+def test_unchanged_file_hits_and_replays_shellcheck(ex, shellcheck):
+    first = ex.run(*use("--", "shellcheck", "good.sh"))
+    second = ex.run(*use("--", "shellcheck", "good.sh"))
+    assert first.returncode == second.returncode == 0
+    assert b"shellcheck: miss" in first.stderr and b"shellcheck: hit" in second.stderr
+    assert ex.stats()["by_action"]["shellcheck"]["hits"] == 1
+
+
+def test_edit_misses_again(ex, shellcheck):
+    ex.run(*use("--", "shellcheck", "good.sh"))
+    (ex.work / "good.sh").write_text('#!/bin/sh\necho "hello again $1"\n')
+    again = ex.run(*use("--", "shellcheck", "good.sh"))
+    assert b"shellcheck: miss" in again.stderr
+    assert len(ex.entries()) == 2
+
+
+def test_same_content_elsewhere_hits(ex, shellcheck):
+    ex.run(*use("--", "shellcheck", "good.sh"))
+    other = ex.work / "other"
+    other.mkdir()
+    (other / "good.sh").write_text((ex.work / "good.sh").read_text())
+    # The key is content, not iteration or location: the same file in another directory hits.
+    again = ex.run(*use("--", "shellcheck", "good.sh"), cwd=other)
+    assert b"shellcheck: hit" in again.stderr
+
+
+def test_failing_run_is_never_cached_and_goes_to_the_fail_log(ex, shellcheck):
+    runs = [ex.run(*use("--", "shellcheck", "bad.sh")) for _ in range(2)]
+    assert [r.returncode for r in runs] == [1, 1]
+    assert runs[0].stdout == runs[1].stdout and b"SC2154" in runs[1].stdout
+    assert all(b"shellcheck: fail" in r.stderr for r in runs)
+    assert ex.entries() == []
+    assert len(ex.entries("runs:fail:*")) == 2
+    listing = ex.run("--failures")
+    assert listing.stdout.count(b"shellcheck  exit 1  exec:shellcheck:") == 2
+
+
+# --- replay -------------------------------------------------------------------------------------
+
+
+def test_hit_replays_stdout_stderr_and_exit_code_byte_for_byte(ex):
+    first = ex.run(*use("--", PY, "tool.py", "bytes"))
+    second = ex.run("--mode", "use", "--", PY, "tool.py", "bytes")
+    assert ex.runs() == 1
+    assert second.stdout == first.stdout == b"out\x00\xff\xfe binary\r\n"
+    assert second.stderr == b"err \xe2\x98\x83 line\n"
+    assert second.returncode == first.returncode == 0
+
+
+def test_tool_failure_exit_code_passes_through_uncached(ex):
+    first = ex.run(*use("--", PY, "tool.py", "fail"))
+    second = ex.run(*use("--", PY, "tool.py", "fail"))
+    assert first.returncode == second.returncode == 3
+    assert ex.runs() == 2
+
+
+def test_missing_tool_is_127_and_logged(ex):
+    result = ex.run(*use("--", "no-such-tool-xyz", "good.sh"))
+    assert result.returncode == 127
+    assert b"cannot run 'no-such-tool-xyz'" in result.stderr
+    assert len(ex.entries("runs:fail:*")) == 1
+
+
+# --- modes -----------------------------------------------------------------------------------------
+
+
+def test_mode_off_by_default_runs_and_opens_no_store(ex):
+    for _ in range(2):
+        assert ex.run("--", PY, "tool.py", "runs").returncode == 0
+    assert ex.runs() == 2
+    assert not ex.db.exists()
+    ex.run("--mode", "use", "--", PY, "tool.py", "runs")
+    assert ex.db.exists()
+
+
+def test_record_then_use(ex):
+    ex.run("--mode", "record", "--", PY, "tool.py", "runs")
+    ex.run("--mode", "record", "--", PY, "tool.py", "runs")
+    assert ex.runs() == 2
+    replay = ex.run("--mode", "use", "--", PY, "tool.py", "runs")
+    assert ex.runs() == 2 and replay.stdout == b"2\n"
+
+
+def test_force_fresh_and_its_alias_run_and_refresh(ex):
+    ex.run("--mode", "use", "--", PY, "tool.py", "runs")
+    fresh = ex.run("--mode", "use", "--force-no-cache", "--", PY, "tool.py", "runs")
+    assert ex.runs() == 2 and fresh.stdout == b"2\n"
+    assert ex.run("--cache-mode", "use", "--", PY, "tool.py", "runs").stdout == b"2\n"  # the refreshed entry
+
+
+def test_modes_and_scopes_are_inherited_by_subprocesses(ex):
+    # A loop exports CACHE_MODE/CACHE_SCOPE once; a verifier script it starts runs actioncache exec.
+    script = ex.work / "verifier.sh"
+    script.write_text(f'#!/bin/sh\nexec "{PY}" -m actioncache exec --scope read -- "{PY}" tool.py runs\n')
+    loop = f'export CACHE_MODE=use CACHE_SCOPE=verify,read; sh verifier.sh; sh verifier.sh'
+    done = subprocess.run(["sh", "-c", loop], cwd=ex.work, env=ex.env, capture_output=True, timeout=120)
+    assert done.returncode == 0 and ex.runs() == 1
+    not_enabled = f'export CACHE_MODE=use CACHE_SCOPE=verify; sh verifier.sh'
+    subprocess.run(["sh", "-c", not_enabled], cwd=ex.work, env=ex.env, capture_output=True, timeout=120)
+    assert ex.runs() == 2
+
+
+def test_cache_skip_is_deprecated_use(ex):
+    result = ex.run("--", PY, "tool.py", "runs", extra_env={"CACHE_SKIP": "1"})
+    ex.run("--", PY, "tool.py", "runs", extra_env={"CACHE_SKIP": "1"})
+    assert b"CACHE_SKIP=1 is deprecated" in result.stderr
+    assert ex.runs() == 1
+
+
+def test_bad_mode_in_the_environment_is_a_clear_error(ex):
+    result = ex.run("--", PY, "tool.py", "runs", extra_env={"CACHE_MODE": "sometimes"})
+    assert result.returncode == 2 and b"not a cache mode" in result.stderr
+    assert ex.runs() == 0
+
+
+def test_scope_list_on_scope_flag_names_the_fix(ex):
+    result = ex.run("--cache-scope", "verify,read", "--", PY, "tool.py", "runs")
+    assert result.returncode == 2 and b"--scopes verify,read" in result.stderr
+
+
+# --- read and llm_ro scopes -----------------------------------------------------------------------
+
+
+def test_read_scope_misses_after_touch(ex):
+    ex.run(*use("--scope", "read", "--", "cat", "good.sh"))
+    assert b"cat: hit" in ex.run(*use("--scope", "read", "--", "cat", "good.sh")).stderr
+    stat = os.stat(ex.work / "good.sh")
+    os.utime(ex.work / "good.sh", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    assert b"cat: miss" in ex.run(*use("--scope", "read", "--", "cat", "good.sh")).stderr
+
+
+def test_verify_scope_ignores_a_touch(ex, shellcheck):
+    ex.run(*use("--", "shellcheck", "good.sh"))
+    stat = os.stat(ex.work / "good.sh")
+    os.utime(ex.work / "good.sh", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    assert b"shellcheck: hit" in ex.run(*use("--", "shellcheck", "good.sh")).stderr
+
+
+def test_llm_ro_refused_in_build_even_when_enabled(ex):
+    args = ("--mode", "use", "--scope", "llm_ro", "--scopes", "verify,read,llm_ro", "--phase", "BUILD",
+            "--", PY, "tool.py", "runs")
+    first, second = ex.run(*args), ex.run(*args)
+    assert ex.runs() == 2 and second.stdout == b"2\n"
+    assert b"never cached in phase BUILD" in first.stderr
+    assert ex.entries() == []
+    assert ex.stats()["by_action"]["python3" if PY.endswith("python3") else os.path.basename(PY)]["phase_blocked"] == 2
+
+
+def test_llm_ro_in_report_is_keyed_by_git_head(ex):
+    env = {"CACHE_MODE": "use", "CACHE_SCOPE": "verify,read,llm_ro", "CACHE_PHASE": "REPORT",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    os.rmdir(ex.work / ".git")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=ex.work, env={**ex.env, **env}, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "one")
+    args = ("--scope", "llm_ro", "--", PY, "tool.py", "runs")
+    ex.run(*args, extra_env=env)
+    ex.run(*args, extra_env=env)
+    assert ex.runs() == 1
+    git("commit", "-q", "--allow-empty", "-m", "two")
+    ex.run(*args, extra_env=env)
+    assert ex.runs() == 2
+
+
+# --- inputs, directories, stdin -----------------------------------------------------------------------
+
+
+def test_directory_argument_is_keyed_by_its_tree(ex):
+    src = ex.work / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "a.py").write_text("x = 1\n")
+    args = ("--mode", "use", "--", PY, "tool.py", "runs", "src")
+    ex.run(*args)
+    ex.run(*args)
+    assert ex.runs() == 1
+    (src / "pkg" / "__pycache__").mkdir()
+    (src / "pkg" / "__pycache__" / "a.pyc").write_bytes(b"noise")  # skipped by the tree hash
+    ex.run(*args)
+    assert ex.runs() == 1
+    (src / "pkg" / "a.py").write_text("x = 2\n")
+    ex.run(*args)
+    assert ex.runs() == 2
+
+
+def test_input_flag_adds_a_file_the_command_line_does_not_name(ex):
+    (ex.work / "rules.txt").write_text("v1")
+    args = ("--mode", "use", "--input", "rules.txt", "--", PY, "tool.py", "runs")
+    ex.run(*args)
+    ex.run(*args)
+    (ex.work / "rules.txt").write_text("v2")
+    ex.run(*args)
+    assert ex.runs() == 2
+
+
+def test_stdin_is_keyed_and_fed(ex):
+    args = ("--mode", "use", "--stdin", "--", PY, "tool.py", "stdin")
+    assert ex.run(*args, stdin=b"abc").stdout == b"ABC"
+    assert ex.run(*args, stdin=b"abc").stdout == b"ABC"
+    assert ex.run(*args, stdin=b"xyz").stdout == b"XYZ"
+    assert ex.runs() == 2
+
+
+# --- config file ------------------------------------------------------------------------------------
+
+
+def test_config_non_cacheable_tools_always_run(ex, shellcheck):
+    (ex.work / "actioncache.toml").write_text('mode = "use"\nnon_cacheable_tools = ["shellcheck", "python*"]\n')
+    for _ in range(2):
+        result = ex.run("--summary", "--", "shellcheck", "good.sh")
+        assert result.returncode == 0 and b"not cached (shellcheck is in non_cacheable_tools)" in result.stderr
+        ex.run("--", PY, "tool.py", "runs")
+    assert ex.runs() == 2
+    assert ex.entries() == []
+
+
+def test_yaml_config_sets_mode_and_store(ex):
+    (ex.work / ".actioncache.yml").write_text("mode: use\nstore: .ac/cache.db\n")
+    env = {k: v for k, v in ex.env.items() if k != "ACTIONCACHE_URL"}
+    for _ in range(2):
+        subprocess.run([PY, "-m", "actioncache", "exec", "--", PY, "tool.py", "runs"], cwd=ex.work, env=env,
+                       capture_output=True, timeout=120, check=True)
+    assert ex.runs() == 1
+    assert (ex.work / ".ac" / "cache.db").exists()
+
+
+# --- audits and stats -------------------------------------------------------------------------------
+
+
+def test_audit_rerun_replaces_a_stale_entry_and_counts_the_mismatch(ex):
+    ex.run("--mode", "use", "--", PY, "tool.py", "runs")  # caches "1"
+    audited = ex.run("--mode", "use", "--audit-rate", "1", "--", PY, "tool.py", "runs")
+    assert audited.stdout == b"2\n" and b"audit:" in audited.stderr and b"entry replaced" in audited.stderr
+    assert ex.run("--mode", "use", "--", PY, "tool.py", "runs").stdout == b"2\n"
+    tool = os.path.basename(PY)
+    assert ex.stats()["by_action"][tool]["audit_mismatches"] == 1
+    with Cache(ex.url) as cache:
+        assert stats_since(cache, "1h")["by_tool"][tool]["audit_mismatches"] == 1
+
+
+def test_audit_rate_zero_never_reruns(ex):
+    for _ in range(3):
+        ex.run("--", PY, "tool.py", "runs", extra_env={"CACHE_MODE": "use", "CACHE_AUDIT_RATE": "0"})
+    assert ex.runs() == 1
+
+
+def test_stats_since_per_tool(ex, shellcheck):
+    ex.run(*use("--", "shellcheck", "good.sh"))
+    ex.run(*use("--", "shellcheck", "good.sh"))
+    ex.run(*use("--", "shellcheck", "bad.sh"))
+    with Cache(ex.url) as cache:
+        recent = stats_since(cache, "10m")
+        future = stats_since(cache, "2999-01-01T00:00:00Z")
+        bad = stats_since(cache, "yesterday")
+    sc = recent["by_tool"]["shellcheck"]
+    assert (sc["runs"], sc["hits"], sc["misses"], sc["failures"]) == (3, 1, 2, 1)
+    assert future["runs"] == 0 and future["by_tool"] == {}
+    assert not bad["success"] and "30m" in bad["error"]
+    table = subprocess.run([PY, "-m", "actioncache", "stats", "--since", "1h"], env=ex.env, capture_output=True,
+                           timeout=60, check=True).stdout.decode()
+    assert "exec runs since" in table and "shellcheck" in table
+
+
+def test_explain_prints_the_key_parts(ex):
+    result = ex.run("--mode", "use", "--explain", "--", PY, "tool.py", "runs", "good.sh")
+    assert b"key cache:exec:" in result.stderr and b'["arg3","good.sh","f"' in result.stderr
