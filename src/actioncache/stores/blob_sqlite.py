@@ -145,6 +145,7 @@ class BlobSQLiteStore:
         self.flush_writes = int(flush_writes)
         self.sync_interval = float(sync_interval)
         self.max_retries = int(max_retries)
+        self.conflicts = 0  # uploads refused because another writer got there first (then merged)
         self.sync_errors = 0
         self.last_sync_error: str | None = None
         self._init_state()
@@ -299,6 +300,7 @@ class BlobSQLiteStore:
                 try:
                     version = self.remote.write(image, expected)
                 except WriteConflict:
+                    self.conflicts += 1
                     with self._lock:
                         self._journal.restore(sent)
                         self._base = _STALE  # whatever mutate changed is rebuilt from the remote
