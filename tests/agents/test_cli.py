@@ -80,54 +80,39 @@ def test_yaml_syntax_error_column_is_reported(capsys, write_agent):
     assert code == 2 and f"{path}:3:9: YAML syntax error" in err
 
 
-def test_missing_template_variable_names_node_and_variable(capsys, write_agent):
-    path = write_agent("""
+ERROR_CASES = [
+    pytest.param("""
         nodes:
           - name: read_doc
             uses: file.read
             with: {path: "{{ state.file_path }}"}
-    """)
-    code, _, err = run(capsys, path, "--store", "memory://", "--input", '{"file": "x"}')
-    assert code == 4
-    assert "error: node 'read_doc': with.path: missing template variable: no field 'file_path'" in err
-
-
-def test_failing_run_block_names_the_node_and_line(capsys, write_agent):
-    path = write_agent("""
+    """, 4, "error: node 'read_doc': with.path: missing template variable: no field 'file_path'", id="missing-variable"),
+    pytest.param("""
         nodes:
           - name: compute
             run: |
               x = 1
               y = x / 0
               return {"y": y}
-    """)
-    code, _, err = run(capsys, path, "--store", "memory://")
-    assert code == 4
-    assert "error: node 'compute': run: block failed at line 2: ZeroDivisionError: division by zero" in err
+    """, 4, "error: node 'compute': run: block failed at line 2: ZeroDivisionError: division by zero", id="failing-run"),
+    pytest.param("nodes:\n  - name: bad\n    run: |\n      x = = 1\n", 2,
+                 "node 'bad': run: block has a Python syntax error at line 1", id="run-syntax"),
+    pytest.param("nodes:\n  - {name: a, uses: cache.stats, ouput: s}\n", 2,
+                 "node 'a': unknown key 'ouput' (did you mean 'output'?)", id="unknown-node-key"),
+    pytest.param("setings: {}\nnodes:\n  - {name: a, uses: cache.stats}\n", 2,
+                 "unknown top-level key 'setings' (did you mean 'settings'?)", id="unknown-top-level-key"),
+    pytest.param("nodes:\n  - {name: fetch, uses: http.requests}\n", 2,
+                 "node 'fetch': unknown action 'http.requests' (did you mean 'http.request'", id="unknown-action"),
+    pytest.param("settings: {ltm: {backend: sqllite}}\nnodes:\n  - {name: a, uses: cache.stats}\n", 2,
+                 "settings.ltm: unknown backend 'sqllite' (did you mean 'sqlite'", id="unknown-backend"),
+]
 
 
-def test_run_block_syntax_error_is_a_load_error(capsys, write_agent):
-    path = write_agent("nodes:\n  - name: bad\n    run: |\n      x = = 1\n")
-    code, _, err = run(capsys, path, "--store", "memory://")
-    assert code == 2 and "node 'bad': run: block has a Python syntax error at line 1" in err
-
-
-def test_unknown_node_key_suggests_the_closest(capsys, write_agent):
-    path = write_agent("nodes:\n  - {name: a, uses: cache.stats, ouput: s}\n")
-    code, _, err = run(capsys, path, "--store", "memory://")
-    assert code == 2 and "node 'a': unknown key 'ouput' (did you mean 'output'?)" in err
-
-
-def test_unknown_top_level_key_suggests(capsys, write_agent):
-    path = write_agent("setings: {}\nnodes:\n  - {name: a, uses: cache.stats}\n")
-    code, _, err = run(capsys, path, "--store", "memory://")
-    assert code == 2 and "unknown top-level key 'setings' (did you mean 'settings'?)" in err
-
-
-def test_unknown_action_suggests_close_names(capsys, write_agent):
-    path = write_agent("nodes:\n  - {name: fetch, uses: http.requests}\n")
-    code, _, err = run(capsys, path, "--store", "memory://")
-    assert code == 2 and "node 'fetch': unknown action 'http.requests' (did you mean 'http.request'" in err
+@pytest.mark.parametrize("yaml_text, exit_code, message", ERROR_CASES)
+def test_error_messages_and_exit_codes(capsys, write_agent, yaml_text, exit_code, message):
+    code, out, err = run(capsys, write_agent(yaml_text), "--store", "memory://", "--input", '{"file": "x"}')
+    assert (code, out) == (exit_code, "")
+    assert message in err
 
 
 def test_missing_agent_file(capsys, tmp_path):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..cache import Cache
+from ..errors import StoreError
 from ..stores.base import CacheStore, open_store
 from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
                      RunBlocksRefusedError)
@@ -68,14 +69,15 @@ class Agent:
         cache_settings = self.settings.get("cache") or {}
         options = cache_options(cache_settings)
         self.namespace: str | None = cache_settings.get("namespace") or None
+        configured = ltm_store_url(self.settings.get("ltm"), spec.base_dir)  # checked even when overridden
         if cache is not None:
             self.cache = cache
         else:
-            url_or_store = store if store is not None else ltm_store_url(self.settings.get("ltm"), spec.base_dir)
+            url_or_store = store if store is not None else configured
             try:
                 self.cache = Cache(store=open_store(url_or_store), **options)
-            except (ValueError, TypeError) as exc:
-                raise AgentDefinitionError(f"settings: cannot open the cache: {exc}") from exc
+            except (ValueError, TypeError, StoreError) as exc:
+                raise AgentDefinitionError(f"cannot open the cache store: {exc}") from exc
         self.renderer = Renderer()
         self.current_node: str | None = None
         self.registry = registry if registry is not None else ActionRegistry()
