@@ -80,6 +80,33 @@ def test_same_key_written_twice_last_write_wins_with_its_timestamp(pad):
     assert len(pad.list()) == 1
 
 
+def test_concurrent_writes_to_one_key_leave_one_whole_winner(store):
+    import threading
+
+    pads = [Scratchpad(store, "same-key-session") for _ in range(4)]
+    pads[0].end_session()
+    barrier = threading.Barrier(4)
+
+    def writer(n: int) -> None:
+        barrier.wait()
+        for i in range(5):
+            pads[n].write({"writer": n, "i": i, "blob": str(n) * 5000}, f"writer {n} write {i}", task_id="t", turn_id="u")
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got = pads[0].read("same-key-session_t_u")
+    listed = pads[1].list()
+    assert len(listed) == 1
+    # The index and the item agree on the winner: description, size and timestamp.
+    assert got["description"] == f"writer {got['data']['writer']} write {got['data']['i']}"
+    assert {k: listed[0][k] for k in ("description", "dataSize", "timestamp")} == {
+        k: got[k] for k in ("description", "dataSize", "timestamp")}
+    assert set(got["data"]["blob"]) == {str(got["data"]["writer"])}
+
+
 # --- malformed and overlong keys --------------------------------------------------------------
 
 BAD_KEYS = [

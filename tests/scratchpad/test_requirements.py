@@ -201,8 +201,9 @@ def test_fr011_missing_description_is_refused(pad, bad):
 def test_fr012_end_session_removes_every_item(store):
     pad = Scratchpad(store, new_session())
     other = Scratchpad(store, new_session())
-    for i in range(15):
-        pad.write({"i": i, "pad": "x" * 1000}, f"item {i}")
+    for i in range(15):  # the seed's scenario: 15 items totalling 2 MB
+        pad.write({"i": i, "pad": "x" * 140_000}, f"item {i}")
+    assert 2_000_000 < pad.usage()["usedBytes"] < 2_200_000
     kept = other.write("other session", "survives")["storageKey"]
     assert pad.end_session() == 15
     assert pad.list() == []

@@ -20,7 +20,8 @@ from .errors import (
     ScratchpadError,
     StoreUnavailableError,
 )
-from .scratchpad import Scratchpad, cleanup_orphans
+from .cleanup import cleanup_orphans
+from .scratchpad import Scratchpad
 from .tools import SYSTEM_PROMPT, dispatch, handle_tool_call, tool_schemas
 
 __all__ = [

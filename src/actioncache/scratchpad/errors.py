@@ -3,7 +3,10 @@ that says what went wrong and what to do next (chunk, delete, clean up, continue
 
 from __future__ import annotations
 
-from ..errors import ActionCacheError
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..errors import ActionCacheError, StoreError
 
 
 class ScratchpadError(ActionCacheError):
@@ -58,3 +61,20 @@ class ScratchpadBusyError(ScratchpadError):
     """Another writer held the session lock for longer than the bounded wait."""
 
     code = "busy"
+
+
+@contextmanager
+def store_guard(what: str) -> Iterator[None]:
+    """Turn any store failure into one error the LLM can act on: keep working in context."""
+    try:
+        yield
+    except StoreError as exc:
+        raise StoreUnavailableError(
+            f"the scratchpad store is unavailable ({what} failed: {exc}); nothing was saved or changed. "
+            "Continue the task in context without the scratchpad, or retry later."
+        ) from exc
+    except (OSError, ConnectionError, TimeoutError) as exc:
+        raise StoreUnavailableError(
+            f"the scratchpad store is unavailable ({what} failed: {type(exc).__name__}: {exc}); "
+            "continue the task in context without the scratchpad, or retry later."
+        ) from exc

@@ -75,17 +75,18 @@ async def serve(pad: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        import anyio
-        import mcp  # noqa: F401
-    except ImportError as exc:
-        print(f"actioncache mcp needs the MCP SDK ({exc}); install it with: pip install 'actioncache[mcp]'", file=sys.stderr)
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("anyio") is None:
+        print("actioncache mcp needs the MCP SDK; install it with: pip install 'actioncache[mcp]'", file=sys.stderr)
         return 2
+    import anyio
 
     from ..errors import StoreError
     from ..stores.base import open_store
     from .errors import ScratchpadError
-    from .scratchpad import MB, Scratchpad, cleanup_orphans
+    from .cleanup import cleanup_orphans
+    from .scratchpad import MB, Scratchpad
 
     session = args.session or os.environ.get(ENV_SESSION) or ""
     ephemeral = not session

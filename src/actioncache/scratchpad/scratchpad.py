@@ -23,22 +23,21 @@ import json
 import logging
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import StoreError
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
+from .cleanup import DEFAULT_ORPHAN_AGE_S, cleanup_orphans
 from .errors import (
     CorruptItemError,
     ItemNotFoundError,
     ItemTooLargeError,
     QuotaExceededError,
     ScratchpadBusyError,
-    StoreUnavailableError,
+    store_guard,
 )
 from .items import (
-    ITEM_PREFIX,
     JSON_FORMAT,
-    SESSION_PREFIX,
     StorageKey,
     check_custom_metadata,
     check_part_id,
@@ -58,7 +57,6 @@ log = logging.getLogger("actioncache.scratchpad")
 MB = 1024 * 1024
 DEFAULT_ITEM_LIMIT = 5 * MB
 DEFAULT_SESSION_QUOTA = 50 * MB
-DEFAULT_ORPHAN_AGE_S = 24 * 3600.0
 # Backstop expiry on items and indexes: if nobody ever calls end_session or cleanup_orphans,
 # the core's expiry cleanup (cache.cleanup / `actioncache cleanup`) still removes them.
 DEFAULT_RETENTION_S = 7 * 24 * 3600.0
@@ -68,27 +66,6 @@ SESSION_TYPE = "scratchpad_session"
 
 def _human(n: float) -> str:
     return f"{n / MB:.2f} MB" if n >= 100 * 1024 else f"{n / 1024:.1f} KB"
-
-
-def _seconds(value: float | _dt.timedelta) -> float:
-    return value.total_seconds() if isinstance(value, _dt.timedelta) else float(value)
-
-
-@contextmanager
-def _store_guard(what: str) -> Iterator[None]:
-    """Turn any store failure into one error the LLM can act on: keep working in context."""
-    try:
-        yield
-    except StoreError as exc:
-        raise StoreUnavailableError(
-            f"the scratchpad store is unavailable ({what} failed: {exc}); nothing was saved or changed. "
-            "Continue the task in context without the scratchpad, or retry later."
-        ) from exc
-    except (OSError, ConnectionError, TimeoutError) as exc:
-        raise StoreUnavailableError(
-            f"the scratchpad store is unavailable ({what} failed: {type(exc).__name__}: {exc}); "
-            "continue the task in context without the scratchpad, or retry later."
-        ) from exc
 
 
 class Scratchpad:
@@ -252,6 +229,33 @@ class Scratchpad:
         self.store.put(Entry(item_store_key(self.session_id, str(key)), JSON_FORMAT + data, stored,
                              now, now + self.retention_s))
 
+    def _encode(self, data: Any) -> bytes:
+        encoded = encode_data(data)
+        self._check_item_size(len(encoded))
+        return encoded
+
+    def _commit(
+        self,
+        op: str,
+        key: StorageKey,
+        encoded: bytes,
+        build_metadata: Callable[[dict[str, Any] | None, float], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """Under the session lock: check the quota, put the item, then the index.
+
+        ``build_metadata(old_metadata_or_None, now)`` makes the new item's metadata (and may refuse).
+        The item goes first: a crash in between leaves an item the next reconcile adds to the index.
+        """
+        with store_guard(op), self._session_lock():
+            now = time.time()
+            items = self._current_items()
+            meta = build_metadata(items.get(str(key)), now)
+            self._check_quota(items, str(key), len(encoded))
+            self._put_item(key, encoded, meta, now)
+            items[str(key)] = meta
+            self._write_index(items, now)
+        return dict(meta)
+
     def write(
         self,
         data: Any,
@@ -271,17 +275,9 @@ class Scratchpad:
         )
         description = truncate_description(description)
         custom = check_custom_metadata(metadata)
-        encoded = encode_data(data)
-        self._check_item_size(len(encoded))
-        with _store_guard("write"), self._session_lock():
-            now = time.time()
-            items = self._current_items()
-            self._check_quota(items, str(key), len(encoded))
-            meta = item_metadata(key, description, len(encoded), now, now, custom)
-            self._put_item(key, encoded, meta, now)
-            items[str(key)] = meta
-            self._write_index(items, now)
-        return dict(meta)
+        encoded = self._encode(data)
+        return self._commit("write", key, encoded,
+                            lambda old, now: item_metadata(key, description, len(encoded), now, now, custom))
 
     def update(
         self,
@@ -298,33 +294,21 @@ class Scratchpad:
         parsed = self._own_key(key)
         new_description = truncate_description(description) if description is not None else None
         custom = check_custom_metadata(metadata)
-        encoded = encode_data(data)
-        self._check_item_size(len(encoded))
-        with _store_guard("update"), self._session_lock():
-            now = time.time()
-            items = self._current_items()
-            old = items.get(str(parsed))
+        encoded = self._encode(data)
+
+        def updated(old: dict[str, Any] | None, now: float) -> dict[str, Any]:
             if old is None:
                 raise ItemNotFoundError(f"no item {parsed} in this session to update; use write to create it")
-            self._check_quota(items, str(parsed), len(encoded))
             created = _parse_iso(old.get("createdAt") or old.get("timestamp")) or now
-            meta = item_metadata(
-                parsed,
-                new_description or str(old.get("description", "")),
-                len(encoded),
-                now,
-                created,
-                custom if metadata is not None else old.get("metadata"),
-            )
-            self._put_item(parsed, encoded, meta, now)
-            items[str(parsed)] = meta
-            self._write_index(items, now)
-        return dict(meta)
+            return item_metadata(parsed, new_description or str(old.get("description", "")), len(encoded), now,
+                                 created, custom if metadata is not None else old.get("metadata"))
+
+        return self._commit("update", parsed, encoded, updated)
 
     def delete(self, key: str) -> dict[str, Any]:
         """Remove one item (a corrupt one too); returns the deleted item's metadata."""
         parsed = self._own_key(key)
-        with _store_guard("delete"), self._session_lock():
+        with store_guard("delete"), self._session_lock():
             now = time.time()
             items = self._current_items()
             deleted = self.store.delete(item_store_key(self.session_id, str(parsed)))
@@ -336,7 +320,7 @@ class Scratchpad:
 
     def end_session(self) -> int:
         """Delete every item of this session and its index (FR-012); returns how many items went."""
-        with _store_guard("end_session"), self._session_lock():
+        with store_guard("end_session"), self._session_lock():
             keys = [item_store_key(self.session_id, k) for k in self._stored_keys()]
             deleted = self.store.delete_many(keys) if keys else 0
             self.store.delete(self._index_key)
@@ -347,7 +331,7 @@ class Scratchpad:
     def read(self, key: str) -> dict[str, Any]:
         """The one call that returns data: ``{**metadata, "data": value}`` (FR-006)."""
         parsed = self._own_key(key)
-        with _store_guard("read"):
+        with store_guard("read"):
             entry = self.store.get(item_store_key(self.session_id, str(parsed)))
         if entry is None:
             raise self._not_found(parsed)
@@ -363,7 +347,7 @@ class Scratchpad:
 
     def list(self) -> list[dict[str, Any]]:
         """Every item's metadata, oldest first, without loading any data (FR-007)."""
-        with _store_guard("list"):
+        with store_guard("list"):
             items = self._current_items()
         return sorted((dict(m) for m in items.values()), key=lambda m: (m.get("createdAt") or m.get("timestamp") or "", m["storageKey"]))
 
@@ -397,52 +381,3 @@ def _parse_iso(text: Any) -> float | None:
         return _dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
-
-
-def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.timedelta = DEFAULT_ORPHAN_AGE_S,
-                    *, now: float | None = None) -> dict[str, Any]:
-    """Delete every scratchpad session (items and index) with no write for ``older_than`` (24 h).
-
-    Sessions are found through their index entries; items whose session has no index (a crash
-    between the item and its index) are judged by their own write time. A session whose lease is
-    held right now is being written to, so it is skipped.
-    """
-    store = open_store(store)
-    cutoff = (time.time() if now is None else now) - _seconds(older_than)
-    sessions: dict[str, float] = {}
-    with _store_guard("cleanup_orphans"):
-        for index_key in store.find(pattern=escape_glob(SESSION_PREFIX) + "*"):
-            entry = store.get(index_key)
-            if entry is not None:
-                sessions[index_key[len(SESSION_PREFIX):]] = float(entry.metadata.get("_scratch_last_access") or entry.created_at)
-        by_session: dict[str, list[str]] = {}
-        for item_key in store.find(pattern=escape_glob(ITEM_PREFIX) + "*"):
-            session = item_key[len(ITEM_PREFIX):].split(":", 1)[0]
-            by_session.setdefault(session, []).append(item_key)
-        for session, keys in by_session.items():
-            if session not in sessions:
-                newest = 0.0
-                for key in keys:
-                    entry = store.get(key)
-                    if entry is not None:
-                        newest = max(newest, float(entry.metadata.get("_scratch_updated") or entry.created_at))
-                sessions[session] = newest
-        removed_sessions, removed_items = [], 0
-        for session, last in sorted(sessions.items()):
-            if last > cutoff:
-                continue
-            lease = store.acquire_lease(f"scratchpad:{session}", 30.0)
-            if lease is None:
-                continue  # a writer holds it right now: not idle
-            try:
-                # Look again under the lease: a write may have landed since the scan.
-                index = store.get(session_store_key(session))
-                if index is not None and float(index.metadata.get("_scratch_last_access") or 0) > cutoff:
-                    continue
-                prefix = item_store_key(session, "")
-                removed_items += store.delete_many(store.find(pattern=escape_glob(prefix) + "*"))
-                store.delete(session_store_key(session))
-                removed_sessions.append(session)
-            finally:
-                store.release_lease(f"scratchpad:{session}", lease)
-    return {"success": True, "deleted_sessions": removed_sessions, "deleted_items": removed_items}
