@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from actioncache import Entry, open_store
 from actioncache.replay import (
@@ -401,3 +403,24 @@ def test_bad_arguments_raise_clear_errors(store, v1):
         PlanCache(store, namespace="")
     with pytest.raises(ValueError, match="history"):
         PlanCache(store, history=0)
+
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=20))
+json_data = st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda k: k not in Action._FIELDS), json_scalars,
+                            max_size=4)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(typed=st.text(max_size=40), reasoning=st.one_of(st.none(), st.text(max_size=40)), data=json_data,
+       wait_s=st.integers(0, 60))
+def test_actions_round_trip_through_the_store(tmp_path, typed, reasoning, data, wait_s):
+    v1 = load_page("search_v1.html")
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/rt.db"), namespace=f"rt-{abs(hash((typed, reasoning)))}")
+    plan = [Action.for_element("input_text", find(v1, "input", name="q"), text=typed, reasoning=reasoning, data=data),
+            Action("wait", data={"seconds": wait_s}), Action("complete")]
+    plans.record(SIG, plan, completed=True)
+    served = plans.retrieve(SIG, v1)
+    assert [(a.action_type, a.text, a.reasoning, a.data, a.fingerprint) for a in served] == [
+        (a.action_type, a.text, a.reasoning, a.data, a.fingerprint) for a in plan]
+    plans.invalidate()
+    plans.store.close()
