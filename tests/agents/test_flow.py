@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from actioncache.agents import AgentDefinitionError, AgentInputError, NodeError
@@ -189,3 +191,14 @@ def test_run_blocks_see_variables_and_the_registry(agent_from):
     with tempfile.NamedTemporaryFile("w", delete=False) as handle:
         handle.write("12345")
     assert agent.invoke({"p": handle.name}) == {"p": handle.name, "msg": "hello", "size": 5}
+
+
+@pytest.mark.parametrize("yaml_text, message", [
+    ("nodes:\n  - {name: a, run: 'return {}', goto: [{if: 'state.x ==', to: a}]}\n",
+     "node 'a': goto[0].if: condition syntax error"),
+    ("nodes:\n  - {name: a, run: 'return {}'}\nedges:\n  - {from: a, to: __end__, when: 'state.(('}\n",
+     "edges: from 'a' to '__end__' when: condition syntax error"),
+])
+def test_condition_syntax_errors_are_reported_at_load(agent_from, yaml_text, message):
+    with pytest.raises(AgentDefinitionError, match=re.escape(message)):
+        agent_from(yaml_text)

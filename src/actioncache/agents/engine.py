@@ -105,15 +105,12 @@ class Agent:
                 if isinstance(wrapped, str) and "{" not in wrapped:
                     self.registry.resolve(wrapped, node=node.name)
                 self.renderer.check_syntax(node.with_, f"node {node.name!r}: with")
-            for rule in node.goto:
+            for i, rule in enumerate(node.goto):
                 if rule.condition is not None:
-                    self.renderer.check_syntax("{{ %s }}" % rule.condition if isinstance(rule.condition, str)
-                                               and "{{" not in rule.condition else rule.condition,
-                                               f"node {node.name!r}: goto if")
+                    self.renderer.check_condition(rule.condition, f"node {node.name!r}: goto[{i}].if")
         for edge in self.spec.edges:
-            if isinstance(edge.when, str):
-                self.renderer.check_syntax("{{ %s }}" % edge.when if "{{" not in edge.when else edge.when,
-                                           f"edges: from {edge.source!r} when")
+            if edge.when is not None:
+                self.renderer.check_condition(edge.when, f"edges: from {edge.source!r} to {edge.target!r} when")
 
     # --- running ------------------------------------------------------------------------
 

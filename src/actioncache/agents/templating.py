@@ -108,11 +108,17 @@ class Renderer:
         """A condition is a Jinja expression without braces (braces are tolerated); booleans pass."""
         if isinstance(expr, bool):
             return expr
-        text = str(expr).strip()
-        match = _SINGLE_EXPRESSION.match(text)
-        if match:
-            text = match["expr"]
-        return bool(self._run(text, "expr", context, node, where))
+        return bool(self._run(_condition_text(expr), "expr", context, node, where))
+
+    def check_condition(self, expr: Any, where: str) -> None:
+        """Compile a condition now, so its syntax error is reported at load time."""
+        if isinstance(expr, bool):
+            return
+        text = _condition_text(expr)
+        try:
+            self._compile(text, "expr")
+        except TemplateSyntaxError as exc:
+            raise AgentDefinitionError(f"{where}: condition syntax error: {exc.message} in {text!r}") from exc
 
     def _run(self, text: str, kind: str, context: Mapping[str, Any], node: str, where: str,
              shown: str | None = None) -> Any:
@@ -138,6 +144,12 @@ class Renderer:
             raise NodeError(node, f"{where}: template syntax error: {exc.message} in {shown!r}") from exc
         except Exception as exc:  # noqa: BLE001 - e.g. a filter given the wrong type
             raise NodeError(node, f"{where}: template failed: {type(exc).__name__}: {exc} (in {shown!r})") from exc
+
+
+def _condition_text(expr: Any) -> str:
+    text = str(expr).strip()
+    match = _SINGLE_EXPRESSION.match(text)
+    return match["expr"] if match else text
 
 
 def _explain_undefined(exc: UndefinedError) -> str:
