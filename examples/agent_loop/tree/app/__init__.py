@@ -1,0 +1,1 @@
+"""A tiny app the example loop lints."""

@@ -1,0 +1,5 @@
+"""Greetings."""
+
+
+def greet(name: str) -> str:
+    return f"hello {name}"
