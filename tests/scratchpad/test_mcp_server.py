@@ -82,3 +82,27 @@ def test_bad_arguments_exit_with_a_message(capsys):
     assert "not a store URL" in capsys.readouterr().err
     assert main(["--store", "memory://", "--session", "bad session!"]) == 2
     assert "session id" in capsys.readouterr().err
+
+
+def test_sigterm_still_ends_an_ephemeral_session(tmp_path, src_env):
+    import re
+    import signal
+    import subprocess
+
+    url = f"sqlite:///{tmp_path}/mcp.db"
+    src_env.pop("ACTIONCACHE_SESSION", None)
+    proc = subprocess.Popen([sys.executable, "-m", "actioncache", "mcp", "--store", url], env=src_env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = proc.stderr.readline()
+        session = re.search(r"session (mcp-\w+)", banner).group(1)
+        store = open_store(url)
+        Scratchpad(store, session).write("left by a tool call", "item of the server's session")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert Scratchpad(store, session).list() == []
+        store.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()

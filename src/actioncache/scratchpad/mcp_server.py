@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from typing import Any, Sequence
 
@@ -103,9 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ScratchpadError as exc:  # an unavailable store is reported per tool call instead
             print(f"actioncache mcp: orphan cleanup skipped: {exc}", file=sys.stderr)
     print(f"actioncache mcp: session {pad.session_id} on {getattr(store, 'url', store)}", file=sys.stderr)
+    # A client that stops the server with SIGTERM still gets an ephemeral session ended below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         anyio.run(serve, pad)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         if ephemeral:
