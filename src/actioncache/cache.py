@@ -27,7 +27,7 @@ from typing import Any, Awaitable, Callable, Iterator, Mapping, NamedTuple, Prot
 from .codec import Codec, make_codec
 from .errors import CodecError, CorruptEntryError, HashError, KeyStrategyError, StoreError, UnsupportedEntryError
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
-from .stores.base import CacheStore, Entry, escape_glob, open_store
+from .stores.base import CacheStore, Entry, escape_glob, open_store, redact_url
 
 log = logging.getLogger("actioncache")
 
@@ -147,7 +147,8 @@ class Cache:
 
     @property
     def url(self) -> str:
-        return getattr(self.store, "url", type(self.store).__name__)
+        # Shown in stats, the CLI and logs: never with the password a server URL may carry.
+        return redact_url(getattr(self.store, "url", type(self.store).__name__))
 
     def __repr__(self) -> str:
         return f"Cache({self.url!r})"

@@ -62,7 +62,10 @@ def ltm_store_url(ltm: Any, base_dir: Path) -> str | None:
         if name not in LTM_KEYS:
             raise AgentDefinitionError(f"settings.ltm: unknown key {name!r}{suggest(name, LTM_KEYS)}")
     if ltm.get("url"):
-        return str(ltm["url"])
+        url = str(ltm["url"])
+        if ltm.get("auth_token") and url.partition(":")[0].lower() in ("libsql", "libsql+file", "turso"):
+            url += ("&" if "?" in url else "?") + "authToken=" + quote(str(ltm["auth_token"]), safe="")
+        return url
     backend = str(ltm.get("backend", "sqlite")).lower()
     path = ltm.get("path")
     if backend == "sqlite":
