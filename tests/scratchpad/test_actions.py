@@ -56,3 +56,37 @@ def test_no_session_anywhere_is_a_clear_error(sqlite_store):
     register_actions(registry, types.SimpleNamespace(cache=None, store=sqlite_store, settings={}))
     answer = registry["scratchpad.list"]({})
     assert answer["success"] is False and "session_id" in answer["message"]
+
+
+def test_a_yaml_agent_uses_the_scratchpad_through_the_runtime(tmp_path):
+    """The real agent runtime loads these actions by module name (actioncache.agents)."""
+    agents = pytest.importorskip("actioncache.agents")
+    spec = """
+name: summaries
+settings:
+  scratchpad: {session_id: agent-run}
+nodes:
+  - name: save
+    uses: scratchpad.write
+    with: {data: "{{ state.summary }}", description: "Email 1 summary", task_id: inbox, turn_id: t1}
+    output: saved
+  - name: listing
+    uses: scratchpad.list
+    output: listing
+  - name: back
+    uses: scratchpad.read
+    with: {key: "{{ state.saved.item.storageKey }}"}
+    output: back
+  - name: done
+    uses: scratchpad.end
+    output: ended
+"""
+    agent = agents.load_agent(spec, store=f"sqlite:///{tmp_path}/agent.db")
+    try:
+        state = agent.invoke({"summary": {"from": "ann", "words": 150}})
+    finally:
+        agent.close()
+    assert state["saved"]["item"]["storageKey"] == "agent-run_inbox_t1"
+    assert state["listing"]["count"] == 1 and "ann" not in str(state["listing"])
+    assert state["back"]["data"] == {"from": "ann", "words": 150}
+    assert state["ended"]["deleted_count"] == 1
