@@ -10,6 +10,8 @@ import json
 import subprocess
 import sys
 import threading
+import time
+import types
 import uuid
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from actioncache import Cache
 from actioncache.errors import StoreError, StoreURLError
 from actioncache.stores.base import Entry, open_store
 from actioncache.stores.blob_sqlite import BlobSQLiteStore
+
+import services
 
 from .cloud_stores import BLOB_SERVICES, blob_url, open_blob, require_blob
 
@@ -327,3 +331,71 @@ def test_url_query_configures_store_and_storage_options():
     assert reader.get("k") is not None
     writer.close()
     reader.close()
+
+
+@pytest.fixture
+def private_moto():
+    """A moto_server of our own on a free port, which the test may stop and start again."""
+    import shutil
+
+    from .private_servers import free_port
+
+    binary = shutil.which("moto_server")
+    if binary is None:
+        message = "moto_server is not installed; scripts/install.d/30-emulators.sh installs it"
+        pytest.fail(message, pytrace=False) if services.in_ci() else pytest.skip(message)
+    port = free_port()
+    procs: list[subprocess.Popen] = []
+
+    def start() -> None:
+        procs.append(subprocess.Popen([binary, "-H", "127.0.0.1", "-p", str(port)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 20
+        while not services.port_open("127.0.0.1", port, 0.2):
+            assert time.monotonic() < deadline, "private moto_server did not start"
+            time.sleep(0.05)
+
+    def stop() -> None:
+        proc = procs.pop()
+        proc.terminate()
+        proc.wait(timeout=10)
+
+    start()
+    yield types.SimpleNamespace(port=port, start=start, stop=stop)
+    while procs:
+        stop()
+
+
+def test_outage_serves_the_local_copy_and_resumes(private_moto):
+    import s3fs
+
+    options = {
+        "endpoint_url": f"http://127.0.0.1:{private_moto.port}", "key": "testing", "secret": "testing",
+        "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 2},
+    }
+    s3fs.S3FileSystem(skip_instance_cache=True, **options).mkdir("outage")
+    url = "blob-sqlite+s3://outage/cache.db"
+    store = open_store(url, storage_options=options, flush_writes=1)
+    cache = Cache(store=store, cleanup_probability=0.0)
+    calls: list[int] = []
+
+    def work(x):
+        calls.append(x)
+        return {"x": x}
+
+    assert cache.wrap("work", work, {"x": 1})["_cache_hit"] is False
+    private_moto.stop()
+    down = cache.wrap("work", work, {"x": 2})  # the upload fails: the action still runs and answers
+    assert down["success"] is True and down["result"] == {"x": 2}
+    assert cache.wrap("work", work, {"x": 1})["_cache_hit"] is True  # served from the local copy
+    assert store.sync_errors >= 1 and "outage/cache.db" in store.last_sync_error
+    with pytest.raises(StoreError, match="cannot"):
+        store.flush()
+    private_moto.start()
+    s3fs.S3FileSystem(skip_instance_cache=True, **options).mkdir("outage")  # moto keeps nothing on restart
+    store.flush()  # caching resumes: what was written during the outage goes up
+    fresh = Cache(store=open_store(url, storage_options=options), cleanup_probability=0.0)
+    assert fresh.wrap("work", work, {"x": 2})["_cache_hit"] is True
+    assert calls == [1, 2]
+    fresh.close()
+    cache.close()

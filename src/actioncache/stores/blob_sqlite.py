@@ -160,6 +160,7 @@ class BlobSQLiteStore:
         self._base: str | None = _STALE  # remote version the local copy is built on (None: absent)
         self._journal = _Journal()
         self._last_sync = time.monotonic()
+        self._retry_after = 0.0  # after a failed automatic sync, wait before the next one
         self._closed = False
 
     @classmethod
@@ -324,13 +325,16 @@ class BlobSQLiteStore:
         self._sync()
 
     def _after_op(self, wrote: bool) -> None:
-        due = time.monotonic() - self._last_sync >= self.sync_interval
-        if not (due or (wrote and self._journal.writes >= self.flush_writes)):
+        now = time.monotonic()
+        due = now - self._last_sync >= self.sync_interval
+        if not (due or (wrote and self._journal.writes >= self.flush_writes)) or now < self._retry_after:
             return
         try:
             self._sync()
         except StoreError as exc:
-            # The local copy still holds every change; the next sync retries. Never fail the call.
+            # The local copy still holds every change; the next sync retries. Never fail the call,
+            # and while the object store is away do not pay a failing round trip on every call.
+            self._retry_after = time.monotonic() + max(self.sync_interval, 1.0)
             self.sync_errors += 1
             self.last_sync_error = str(exc)
             log.warning("%s", exc)
