@@ -31,6 +31,7 @@ from ..codec import JSONCodec
 from ..errors import CodecError
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from .fingerprints import element_fingerprint
+from .metrics import shape_metrics
 from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
 from .validation import (
     FallbackReason,
@@ -157,7 +158,9 @@ class PlanCache:
         A failing store is logged and counted, never raised.
         """
         sig = as_signature(signature)
-        plan = self._fingerprinted([Action.from_dict(a) for a in actions], page)
+        plan = [Action.from_dict(a) for a in actions]
+        if completed:
+            plan = self._fingerprinted(plan, page)
         now = time.time()
         try:
             if not completed:
@@ -406,25 +409,4 @@ class PlanCache:
         else:
             with self._lock:
                 raw = dict(self._counts)
-        return _shape_metrics(raw)
-
-
-def _shape_metrics(raw: Mapping[str, float]) -> dict[str, Any]:
-    out: dict[str, Any] = {name: int(raw.get(name, 0)) for name in (
-        "retrievals", "hits", "partial_hits", "fallbacks", "recorded", "rejected_incomplete", "reports",
-        "dropped_untrusted", "store_errors")}
-    out["hit_rate"] = round(out["hits"] / out["retrievals"], 4) if out["retrievals"] else 0.0
-    out["fallback_reasons"], out["stop_reasons"], out["actions"] = {}, {}, {}
-    for name, value in raw.items():
-        group, _, rest = name.partition(":")
-        if group == "fallback":
-            out["fallback_reasons"][rest] = int(value)
-        elif group == "stop":
-            out["stop_reasons"][rest] = int(value)
-        elif group == "action":
-            kind, _, counter = rest.rpartition(":")
-            out["actions"].setdefault(kind, {"replayed": 0, "missed": 0})[counter] = int(value)
-    for bucket in out["actions"].values():
-        seen = bucket["replayed"] + bucket["missed"]
-        bucket["hit_rate"] = round(bucket["replayed"] / seen, 4) if seen else 0.0
-    return out
+        return shape_metrics(raw)
