@@ -55,6 +55,17 @@ def test_url_options_and_errors():
     assert "s3cret" not in str(err.value) and "***" in str(err.value) and "start the server" in str(err.value)
 
 
+def test_commits_do_not_wait_for_the_wal_flush_unless_asked(store):
+    assert store._conn().execute("SHOW synchronous_commit").fetchone()[0] == "off"
+    durable = open_store(f"{services.POSTGRES_URL}?table={store.table}&synchronous_commit=on")
+    try:
+        assert durable._conn().execute("SHOW synchronous_commit").fetchone()[0] == "on"
+    finally:
+        durable.close()
+    with pytest.raises(StoreURLError, match="synchronous_commit"):
+        open_store(f"{services.POSTGRES_URL}?synchronous_commit=sometimes")
+
+
 def test_schema_option_puts_the_tables_there(store):
     schema = unique("ac_s")
     with admin() as conn:
