@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -110,13 +111,15 @@ def fmt(us: float) -> str:
 
 
 def render(rows: dict[str, dict[str, Sample]], skipped: dict[str, str], n: int, seconds: float) -> str:
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     lines = [
         "# Per-backend benchmark",
         "",
         f"`python bench/bench_backends.py{'' if n == 2000 else ' --quick' if n == 200 else f' -n {n}'}` on "
         f"{platform.node() or 'this machine'} ({platform.machine()}, Python {platform.python_version()}), "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; up to {n} timed calls per cell, single thread, "
-        f"servers on loopback; {seconds:.0f} s in all. Latencies in microseconds per call.",
+        f"servers on loopback; {seconds:.0f} s in all; load average {load}. Latencies in microseconds per call. "
+        "The machine is shared: compare rows of one run (the ratio columns), not runs.",
         "",
         "## Through `Cache.wrap` (small JSON result; miss = lookup + run + encode + put)",
         "",

@@ -39,7 +39,7 @@ def raw_keys(store) -> list[str]:
 
 def test_url_options_and_errors():
     store = open_store("redis://:s3cret@127.0.0.1:1/3?prefix=app1&retries=0&socket_timeout=2")
-    assert store.prefix == "app1" and store.url.startswith("redis://")
+    assert store.prefix == "app1" and store.url.startswith("redis://:***@127.0.0.1:1/3?prefix=app1")
     with pytest.raises(StoreError) as err:
         store.get("k")
     assert "s3cret" not in str(err.value) and "***" in str(err.value) and "redis-server running" in str(err.value)

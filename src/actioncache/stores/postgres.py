@@ -100,13 +100,13 @@ class PostgresStore:
                 f"synchronous_commit={synchronous_commit!r} is not a PostgreSQL setting; use one of {', '.join(_SYNC_COMMIT)}"
             )
         self.conninfo = conninfo
-        self.url = url or conninfo
+        self.url = redact_url(url or conninfo)  # shown by stats and logs: never the password
         self.table = table
         self.schema = schema
         # A cache entry lost to a server crash is a miss, not lost data: by default a commit does
         # not wait for its WAL flush (still atomic and consistent; ~10x faster writes).
         self.synchronous_commit = synchronous_commit
-        self._where = f"PostgreSQL at {redact_url(self.url)} (table {table!r})"
+        self._where = f"PostgreSQL at {self.url} (table {table!r})"
 
         def ident(name: str) -> sql.Composable:
             return sql.Identifier(schema, name) if schema else sql.Identifier(name)

@@ -163,7 +163,7 @@ class RedisStore:
                 f"Redis prefix {prefix!r} must be non-empty text without newlines, NULs or glob characters; "
                 "use letters, digits, ':', '-', '_' or '.'"
             )
-        self.url = url
+        self.url = redact_url(url)
         self.prefix = prefix
         self._where = f"Redis at {redact_url(url)} (prefix {prefix!r})"
         client_options.setdefault("socket_connect_timeout", 5.0)
@@ -186,10 +186,9 @@ class RedisStore:
     def from_url(cls, url: str, **options: Any) -> "RedisStore":
         """``redis://[user:pass@]host:port/db?prefix=NAME&retries=N`` (other query options go to redis-py)."""
         parts = urlsplit(url)
-        ours: dict[str, str] = {}
-        theirs: list[tuple[str, str]] = []
-        for name, value in parse_qsl(parts.query, keep_blank_values=True):
-            (ours.__setitem__(name, value) if name in ("prefix", "retries") else theirs.append((name, value)))
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        ours = {name: value for name, value in query if name in ("prefix", "retries")}
+        theirs = [(name, value) for name, value in query if name not in ours]
         if "prefix" in ours:
             options.setdefault("prefix", ours["prefix"])
         if "retries" in ours:
@@ -199,16 +198,16 @@ class RedisStore:
                 raise StoreURLError(f"retries={ours['retries']!r} in {redact_url(url)!r} must be an integer") from None
         client_url = urlunsplit(parts._replace(query=urlencode(theirs)))
         store = cls(client_url, **options)
-        store.url = url
+        store.url = redact_url(url)  # shown by stats and logs: never the password
         return store
 
     # --- plumbing -----------------------------------------------------------------------
 
     def _error(self, op: str, exc: BaseException) -> StoreError:
-        if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
-            hint = "is redis-server running and reachable? start it or fix host/port in the URL"
-        elif isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+        if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
             hint = "give the right user:password in the URL"
+        elif isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+            hint = "is redis-server running and reachable? start it or fix host/port in the URL"
         elif "OOM" in str(exc):
             hint = "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
         else:
