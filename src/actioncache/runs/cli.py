@@ -14,7 +14,6 @@ mean ``use`` with ``verify,read`` and warn that they are deprecated.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any, Sequence
 
@@ -76,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
              f"choose the enabled scopes with --scopes {args.scope} or CACHE_SCOPE={args.scope}")
         return 2
     scope = args.scope.strip().lower()
-    tool = os.path.basename(command[0]) or command[0]
+    from .runner import tool_name
+
+    tool = tool_name(command)
     decision = policy.decide(scope, tool)
     blocked = policy.mode != "off" and policy.phase_blocks(scope)
     if args.explain:
@@ -84,10 +85,16 @@ def main(argv: Sequence[str] | None = None) -> int:
              f"-> lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
     if not (decision.lookup or decision.store or blocked):
         return _passthrough(command, tool, args.summary, decision.reason)
-    from .runner import ExecRun
+    from .runner import ExecOptions, ExecRun, open_cache
 
-    run = ExecRun(args, command, tool, scope, policy, config)
-    return run.execute()
+    options = ExecOptions(scope=scope, inputs=args.input, env_names=args.env,
+                          stdin_data=sys.stdin.buffer.read() if args.stdin else None,
+                          summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log)
+    cache = open_cache(args.store, config)
+    try:
+        return ExecRun(command, policy, options).execute(cache)
+    finally:
+        cache.close()
 
 
 def _resolve(args: argparse.Namespace, base: Any) -> Any:
