@@ -39,7 +39,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..errors import StoreError, StoreURLError
 from .base import Entry
 from .blob_objects import RemoteObject, WriteConflict, open_remote_object
-from .sqlite import SQLiteStore
+from .sqlite import SQLiteStore, _track_for_fork
 
 log = logging.getLogger(__name__)
 
@@ -115,14 +115,6 @@ def _flush_at_exit() -> None:
             log.warning("blob-sqlite: could not upload %s at exit: %s", store.url, exc)
 
 
-def _reset_after_fork() -> None:
-    for store in list(_open_stores):
-        store._after_fork()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
-
 
 class BlobSQLiteStore:
     """A :class:`CacheStore` over one SQLite file in object storage (see the module docstring)."""
@@ -150,6 +142,7 @@ class BlobSQLiteStore:
         self.last_sync_error: str | None = None
         self._init_state()
         _open_stores.add(self)
+        _track_for_fork(self)  # SQLiteStore's fork hook calls our _after_fork in a child
 
     def _init_state(self) -> None:
         self._lock = threading.RLock()  # the local copy and the journal

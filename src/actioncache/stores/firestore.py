@@ -35,6 +35,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
+from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
 from .base import Entry, glob_literal_prefix, select_keys
 
 CHUNK_BYTES = 512 * 1024
@@ -67,15 +68,6 @@ def _indexable(value: Any) -> bool:
     if isinstance(value, float):
         return True
     return isinstance(value, str) and len(value.encode("utf-8", "surrogatepass")) <= _MAX_INDEXED_STRING
-
-
-def _upper_bound(prefix: str) -> str | None:
-    while prefix:
-        last = ord(prefix[-1])
-        if last < 0x10FFFF and not 0xD7FF <= last < 0xDFFF:
-            return prefix[:-1] + chr(last + 1)
-        prefix = prefix[:-1]
-    return None
 
 
 def _chunked(items: list[Any], size: int) -> Iterator[list[Any]]:
@@ -268,7 +260,7 @@ class FirestoreStore:
         elif pattern is not None and glob_literal_prefix(pattern):
             prefix = glob_literal_prefix(pattern)
             query = query.where(filter=FieldFilter("key", ">=", prefix))
-            upper = _upper_bound(prefix)
+            upper = upper_bound(prefix)
             if upper is not None:
                 query = query.where(filter=FieldFilter("key", "<", upper))
             query = query.order_by("key")
@@ -347,7 +339,7 @@ class FirestoreStore:
         query = self._col("-counters")
         if prefix:
             query = query.where(filter=FieldFilter("name", ">=", prefix))
-            upper = _upper_bound(prefix)
+            upper = upper_bound(prefix)
             if upper is not None:
                 query = query.where(filter=FieldFilter("name", "<", upper))
         out = {}
