@@ -242,14 +242,18 @@ class SemanticCache:
     def _make_index(self, index: str | VectorIndex, pgvector_url: str | None) -> VectorIndex:
         if not isinstance(index, str):
             return index
-        url = pgvector_url or getattr(self.backend, "url", "") or ""
-        wants_pg = index == "pgvector" or (index == "auto" and url.split("://")[0] in ("postgresql", "postgres"))
         if index not in ("auto", "numpy", "pgvector"):
             raise ValueError(f"index must be 'auto', 'numpy', 'pgvector' or a VectorIndex, got {index!r}")
-        if wants_pg:
+        shown_url = getattr(self.backend, "url", "") or ""
+        on_postgres = shown_url.split("://")[0] in ("postgresql", "postgres")
+        if index == "pgvector" or (index == "auto" and on_postgres):
+            # PostgresStore shows a redacted URL; its conninfo still holds the credentials.
+            conninfo = pgvector_url or (getattr(self.backend, "conninfo", None) if on_postgres else None)
+            if not conninfo:
+                raise ValueError("index='pgvector' needs a PostgreSQL store or pgvector_url='postgresql://...'")
             from .index_pgvector import PgVectorIndex
 
-            return PgVectorIndex(url, dim=self.embedder.dim, namespace=self.namespace, embedder=self.embedder.name)
+            return PgVectorIndex(conninfo, dim=self.embedder.dim, namespace=self.namespace, embedder=self.embedder.name)
         return NumpyIndex(self.embedder.dim)
 
     def _count(self, name: str, n: int = 1) -> None:

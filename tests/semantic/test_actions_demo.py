@@ -1,0 +1,79 @@
+"""The YAML actions semantic.lookup/store/feedback (through register_actions, as the runtime calls
+them) and the interactive demo driven through its standard input."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+from actioncache import open_store
+from actioncache.semantic.actions import register_actions
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "memory_agent_demo.py"
+
+
+def _engine(sqlite_url, **semantic):
+    return types.SimpleNamespace(cache=None, store=open_store(sqlite_url),
+                                 settings={"semantic": {"embedder": "hashing", **semantic}})
+
+
+def test_actions_store_lookup_feedback_until_eviction(sqlite_url):
+    registry: dict = {}
+    register_actions(registry, _engine(sqlite_url, threshold=0.5))
+    assert set(registry) == {"semantic.lookup", "semantic.store", "semantic.feedback"}
+    state: dict = {}
+    assert registry["semantic.lookup"](state, prompt="Check stock of bolts") == {
+        "success": True, "hit": False, "entry_id": None, "actions": None}
+    stored = registry["semantic.store"](state, prompt="Check stock of bolts", actions=["Tool: InventoryCheck"])
+    assert stored["success"] and len(stored["entry_id"]) == 32
+    hit = registry["semantic.lookup"](state, prompt="check stock of bolts")
+    assert hit["hit"] and hit["exact"] and hit["actions"] == ["Tool: InventoryCheck"] and hit["entry_id"] == stored["entry_id"]
+    results = [registry["semantic.feedback"](state, entry_id=stored["entry_id"], success=False) for _ in range(5)]
+    assert [round(r["score"], 4) for r in results[:4]] == [0.7, 0.49, 0.343, 0.2401]
+    assert results[-1] == {"success": True, "updated": True, "evicted": True, "score": None}
+    assert registry["semantic.lookup"](state, prompt="Check stock of bolts")["hit"] is False
+
+
+def test_actions_respect_namespaces_and_report_bad_input(sqlite_url):
+    registry: dict = {}
+    register_actions(registry, _engine(sqlite_url))
+    registry["semantic.store"]({}, prompt="Read my inbox", actions=["mail:alice"], namespace="alice")
+    assert registry["semantic.lookup"]({}, prompt="Read my inbox", namespace="bob")["hit"] is False
+    assert registry["semantic.lookup"]({}, prompt="Read my inbox", namespace="alice")["hit"] is True
+    bad = registry["semantic.lookup"]({}, prompt="", namespace="alice")
+    assert bad["success"] is False and "empty" in bad["error"]
+    unknown = registry["semantic.feedback"]({}, entry_id="f" * 32, success=True)
+    assert unknown["success"] is False and unknown["updated"] is False
+
+
+def _run_demo(lines, src_env, store_url):
+    env = dict(src_env)
+    env.pop("OPENAI_BASE_URL", None)  # the rule-based planner, no network
+    return subprocess.run(
+        [sys.executable, str(DEMO), "--embedder", "hashing", "--store", store_url],
+        input="\n".join(lines) + "\n", env=env, capture_output=True, text=True, timeout=120, check=True,
+    ).stdout
+
+
+def test_demo_miss_feedback_eviction_and_replanning(src_env, sqlite_url):
+    prompt = "What is the weather in Paris?"
+    lines = [prompt, "y"] + [prompt, "n"] * 5 + [prompt, "y", "quit"]
+    out = _run_demo(lines, src_env, sqlite_url)
+    assert out.count("CACHE MISS") == 2 and out.count("CACHE HIT") == 5
+    assert re.findall(r"Score now (\d\.\d\d)", out) == ["1.00", "0.70", "0.49", "0.34", "0.24", "1.00"]
+    assert "EVICTED" in out
+    first, second = re.findall(r"Stored as entry (\w+):", out)
+    assert first != second
+    # The re-plan is a different sequence of tool calls than the evicted one.
+    plans = re.findall(r"Stored as entry \w+:\n  1\. (.*)", out)
+    assert plans[0] != plans[1] and all(p.startswith("Tool: WeatherLookup") for p in plans)
+    assert out.rstrip().endswith("Bye.")
+
+
+def test_demo_remembers_across_runs_on_a_durable_store(src_env, sqlite_url):
+    _run_demo(["How many widgets are in stock?", "y", "exit"], src_env, sqlite_url)
+    out = _run_demo(["How many widgets are in stock?", "y", "exit"], src_env, sqlite_url)
+    assert "CACHE HIT" in out and "InventoryCheck" in out

