@@ -54,15 +54,15 @@ SCHEMA = [
     "CREATE TABLE IF NOT EXISTS leases (name VARCHAR PRIMARY KEY, token VARCHAR NOT NULL, expires_at DOUBLE NOT NULL)",
 ]
 
-_UPSERT = (
-    "INSERT INTO entries(key, value, metadata, created_at, expires_at, action) VALUES (?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, metadata = excluded.metadata, "
-    "created_at = excluded.created_at, expires_at = excluded.expires_at, action = excluded.action"
-)
-_GET = (
-    "SELECT value, metadata, created_at, expires_at, "
-    "TRY_CAST(json_extract_string(metadata, '$._cache_duration_ms') AS DOUBLE) FROM entries WHERE key = ?"
-)
+# A put is UPDATE, then INSERT when no row was there, both under the file's write lock (which
+# every writer of the file holds: DuckDB admits one writing process, and in this process the lock
+# is per file). Measured here, that is 1.5-3x faster than INSERT ... ON CONFLICT DO UPDATE, whose
+# conflict handling re-checks both ART indexes.
+_UPDATE = "UPDATE entries SET value = ?, metadata = ?, created_at = ?, expires_at = ?, action = ? WHERE key = ?"
+_INSERT = "INSERT INTO entries(value, metadata, created_at, expires_at, action, key) VALUES (?, ?, ?, ?, ?, ?)"
+# Metadata stays JSON text until a field is asked for: parsing it in Python (LazyMetadata) costs
+# microseconds, DuckDB's json functions cost more than the lookup itself.
+_GET = "SELECT value, metadata, created_at, expires_at FROM entries WHERE key = ?"
 # Oldest expired keys first. The range scan sits in a materialized CTE because DuckDB plans a
 # filter under ORDER BY ... LIMIT as a sequential scan; on its own, a selective
 # ``expires_at <= ?`` is answered from the ART index (DuckDB still prefers a columnar scan
@@ -110,7 +110,7 @@ def _write_lock_for(path: str) -> threading.Lock:
     if path == MEMORY:
         return threading.Lock()  # every :memory: store is its own database
     with _write_locks_guard:
-        return _write_locks.setdefault(path, threading.Lock())
+        return _write_locks.setdefault(os.path.realpath(path), threading.Lock())
 
 
 _open_stores: "weakref.WeakSet[DuckDBStore]" = weakref.WeakSet()
@@ -235,11 +235,18 @@ class DuckDBStore:
         except duckdb.Error as exc:
             raise self._error(op, exc) from exc
 
-    def _write(self, op: str, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """Run ``work(cursor)`` as one transaction under the write lock."""
+    def _write(self, op: str, work: Callable[[duckdb.DuckDBPyConnection], T], *, transaction: bool = False) -> T:
+        """Run ``work(cursor)`` under the write lock, as one transaction if asked.
+
+        Without ``transaction`` each statement commits on its own, which is enough when the work
+        is one statement, or when a reader may see its steps apart (the lock keeps writers out):
+        every DuckDB statement costs a fixed overhead, and BEGIN/COMMIT are two more.
+        """
         cursor = self._cursor()
         with self._write_lock:
             try:
+                if not transaction:
+                    return work(cursor)
                 cursor.execute("BEGIN TRANSACTION")
                 try:
                     result = work(cursor)
@@ -247,9 +254,9 @@ class DuckDBStore:
                 except BaseException:
                     cursor.execute("ROLLBACK")
                     raise
+                return result
             except duckdb.Error as exc:
                 raise self._error(op, exc) from exc
-        return result
 
     def _write_one(self, op: str, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         return self._write(op, lambda cursor: cursor.execute(sql, params).fetchall())
@@ -260,27 +267,35 @@ class DuckDBStore:
         rows = self._read("get", _GET, [key])
         if not rows:
             return None
-        value, metadata, created_at, expires_at, duration_ms = rows[0]
-        return Entry(key, value, LazyMetadata(metadata, {"_cache_duration_ms": duration_ms}), created_at, expires_at)
+        value, metadata, created_at, expires_at = rows[0]
+        return Entry(key, value, LazyMetadata(metadata), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
         action = entry.metadata.get(_ACTION_FIELD)
         params = [
-            entry.key,
             bytes(entry.value),
             json.dumps(dict(entry.metadata), separators=(",", ":"), ensure_ascii=False),
             float(entry.created_at),
             None if entry.expires_at is None else float(entry.expires_at),
             action if isinstance(action, str) else None,
+            entry.key,
         ]
-        self._write_one("put", _UPSERT, params)
+
+        def upsert(cursor: duckdb.DuckDBPyConnection) -> None:
+            # No transaction needed: a reader between the two statements sees no row, as before.
+            if not cursor.execute(_UPDATE, params).fetchone()[0]:
+                cursor.execute(_INSERT, params)
+
+        self._write("put", upsert)
 
     def delete(self, key: str) -> bool:
         return self.delete_many([key]) > 0
 
     def delete_many(self, keys: Iterable[str]) -> int:
         keys = list(keys)
-        return self._write("delete", lambda cursor: _delete_keys(cursor, keys)) if keys else 0
+        if not keys:
+            return 0
+        return self._write("delete", lambda cursor: _delete_keys(cursor, keys), transaction=len(keys) > _BATCH)
 
     def find(
         self,
@@ -296,6 +311,7 @@ class DuckDBStore:
         select = EXPIRED_KEYS + ("" if limit is None else f" LIMIT {max(0, int(limit))}")
 
         def work(cursor: duckdb.DuckDBPyConnection) -> int:
+            # The keys cannot change between the two statements: writers wait on the lock.
             return _delete_keys(cursor, [row[0] for row in cursor.execute(select, [float(now)]).fetchall()])
 
         return self._write("cleanup", work)
@@ -311,7 +327,8 @@ class DuckDBStore:
             return
         upsert = ("INSERT INTO counters(name, value) VALUES (?, ?) "
                   "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
-        self._write("counters", lambda cursor: cursor.executemany(upsert, [[n, float(d)] for n, d in deltas.items()]))
+        rows = [[name, float(delta)] for name, delta in deltas.items()]
+        self._write("counters", lambda cursor: cursor.executemany(upsert, rows), transaction=len(rows) > 1)
 
     def counters(self, prefix: str = "") -> dict[str, float]:
         rows = self._read("counters", "SELECT name, value FROM counters WHERE starts_with(name, ?)", [prefix])

@@ -130,6 +130,7 @@ class TursoStore(SQLiteStore):
             self.url = "libsql+file:///" + str(self.path).lstrip("/")
             if sync_url:
                 self.url += "?" + urlencode({"sync_url": sync_url})
+        self._local_file = not self.remote and not sync_url  # a plain embedded file, no replication
         # An embedded replica is one libsql database object; its threads share one connection.
         self._shared: _Connection | None = None
         self._shared_lock = threading.Lock()
@@ -235,13 +236,17 @@ class TursoStore(SQLiteStore):
             if self.sync_url:
                 conn.sync()  # start from the primary's current state
             if not self._schema_ready:
-                if not self.remote and not self.sync_url:
+                if self._local_file:
                     if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                         conn.execute("PRAGMA journal_mode = WAL")
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 self._schema_ready = True
+            if self._local_file:
+                # As the SQLite store: WAL with NORMAL sync survives a crash of the process; libSQL's
+                # default FULL fsyncs on every commit (measured here: 4.1 ms vs 0.5 ms per put).
+                conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except (sqlite3.Error, *_DRIVER_ERRORS) as exc:  # libsql.connect itself raises driver errors
             raise self._error("open", exc) from exc
         except OSError as exc:
