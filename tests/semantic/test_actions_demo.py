@@ -77,3 +77,47 @@ def test_demo_remembers_across_runs_on_a_durable_store(src_env, sqlite_url):
     _run_demo(["How many widgets are in stock?", "y", "exit"], src_env, sqlite_url)
     out = _run_demo(["How many widgets are in stock?", "y", "exit"], src_env, sqlite_url)
     assert "CACHE HIT" in out and "InventoryCheck" in out
+
+
+def test_actions_through_the_agent_runtime(tmp_path):
+    """A YAML agent: look up, plan on a miss (store), give feedback; a second run hits."""
+    from actioncache import agents
+
+    spec = """
+name: semantic_agent
+settings:
+  semantic: {embedder: hashing, threshold: 0.5, namespace: tenant1}
+nodes:
+  - name: recall
+    uses: semantic.lookup
+    with: {prompt: "{{ state.prompt }}"}
+    output: recalled
+    goto:
+      - if: state.recalled.hit
+        to: feedback
+  - name: remember
+    uses: semantic.store
+    with: {prompt: "{{ state.prompt }}", actions: ["Tool: WeatherLookup, Input: Paris"]}
+    output: stored
+  - name: feedback
+    uses: semantic.feedback
+    with:
+      entry_id: "{{ state.recalled.entry_id or state.stored.entry_id }}"
+      success: true
+    output: rated
+"""
+    url = f"sqlite:///{tmp_path}/agent.db"
+    first = agents.load_agent(spec, store=url)
+    try:
+        miss = first.invoke({"prompt": "What is the weather in Paris?"})
+    finally:
+        first.close()
+    assert miss["recalled"]["hit"] is False and miss["stored"]["success"] and miss["rated"]["score"] == 1.0
+    second = agents.load_agent(spec, store=url)
+    try:
+        hit = second.invoke({"prompt": "what is the weather in paris?"})
+    finally:
+        second.close()
+    assert hit["recalled"]["hit"] is True and hit["recalled"]["entry_id"] == miss["stored"]["entry_id"]
+    assert hit["recalled"]["actions"] == ["Tool: WeatherLookup, Input: Paris"]
+    assert "stored" not in hit
