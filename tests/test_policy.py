@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from actioncache import Cache, cached
 from actioncache.policy import (
     BLOCKING_PHASES,
+    ENV_VARS,
     MODES,
     Policy,
     PolicyError,
@@ -22,15 +23,12 @@ from actioncache.policy import (
     policy_environ,
 )
 
-POLICY_VARS = ("CACHE_MODE", "CACHE_SCOPE", "CACHE_PHASE", "CACHE_SKIP", "CACHE_FORCE_FRESH", "CACHE_AUDIT_RATE",
-               "ACTIONCACHE_MODE", "ACTIONCACHE_SCOPE", "ACTIONCACHE_PHASE", "ACTIONCACHE_FORCE_FRESH",
-               "ACTIONCACHE_AUDIT_RATE", "ACTIONCACHE_CONFIG")
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
     """No policy variable from the developer's shell, and a working directory without a config."""
-    for name in POLICY_VARS:
+    for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     (tmp_path / ".git").mkdir()  # stop the config search at this directory
     monkeypatch.chdir(tmp_path)

@@ -60,7 +60,8 @@ ENV_NAMES: dict[str, tuple[str, ...]] = {
     "force_fresh": ("ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH"),
     "audit_rate": ("ACTIONCACHE_AUDIT_RATE", "CACHE_AUDIT_RATE"),
 }
-_ENV_KEYS = tuple(name for names in ENV_NAMES.values() for name in names) + ("CACHE_SKIP", CONFIG_ENV)
+# Every variable the default policy reads (tests clear them; the memo of default_policy keys on them).
+ENV_VARS = tuple(name for names in ENV_NAMES.values() for name in names) + ("CACHE_SKIP", CONFIG_ENV)
 
 
 class PolicyError(ValueError):
@@ -322,23 +323,24 @@ def env_fields(environ: Mapping[str, str] | None = None) -> tuple[dict[str, Any]
     return raw, tuple(notes)
 
 
-_default_memo: dict[tuple[Any, ...], Policy] = {}
+_default_memo: dict[tuple[Any, ...], tuple[LoopConfig, Policy]] = {}
 
 
 def default_policy(start: str | os.PathLike[str] | None = None) -> Policy:
     """Defaults ← config file ← environment. Cheap to call per decision: memoized on both."""
     config = load_config(start)
-    env_key = tuple(os.environ.get(k) for k in _ENV_KEYS)
+    env_key = tuple(os.environ.get(k) for k in ENV_VARS)
     memo_key = (id(config), env_key)
-    policy = _default_memo.get(memo_key)
-    if policy is None:
-        fields, notes = env_fields()
-        for note in notes:
-            warnings.warn(note, DeprecationWarning, stacklevel=2)
-        policy = replace(Policy(**config.fields), **fields, notes=notes)
-        if len(_default_memo) > 64:
-            _default_memo.clear()
-        _default_memo[memo_key] = policy
+    memo = _default_memo.get(memo_key)
+    if memo is not None and memo[0] is config:  # the same object, not a new one at a reused id
+        return memo[1]
+    fields, notes = env_fields()
+    for note in notes:
+        warnings.warn(note, DeprecationWarning, stacklevel=2)
+    policy = replace(Policy(**config.fields), **fields, notes=notes)
+    if len(_default_memo) > 64:
+        _default_memo.clear()
+    _default_memo[memo_key] = (config, policy)
     return policy
 
 

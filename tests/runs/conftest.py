@@ -14,10 +14,9 @@ from typing import Callable
 import pytest
 
 from actioncache import Cache
+from actioncache.policy import ENV_VARS
 
-POLICY_VARS = ("CACHE_MODE", "CACHE_SCOPE", "CACHE_PHASE", "CACHE_SKIP", "CACHE_FORCE_FRESH", "CACHE_AUDIT_RATE",
-               "ACTIONCACHE_MODE", "ACTIONCACHE_SCOPE", "ACTIONCACHE_PHASE", "ACTIONCACHE_FORCE_FRESH",
-               "ACTIONCACHE_AUDIT_RATE", "ACTIONCACHE_CONFIG", "SHELLCHECK_OPTS")
+POLICY_VARS = (*ENV_VARS, "SHELLCHECK_OPTS")
 
 GOOD_SH = '#!/bin/sh\necho "hello $1"\n'
 BAD_SH = "#!/bin/sh\necho $undefined_var\n"

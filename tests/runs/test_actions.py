@@ -12,6 +12,7 @@ import types
 import pytest
 
 from actioncache import Cache
+from actioncache.policy import ENV_VARS
 from actioncache.runs.actions import register_actions
 
 COUNT = "import sys; open('n.txt','a').write('x'); print(len(open('n.txt').read())); sys.exit(int(sys.argv[1]))"
@@ -19,8 +20,7 @@ COUNT = "import sys; open('n.txt','a').write('x'); print(len(open('n.txt').read(
 
 @pytest.fixture
 def actions(tmp_path, monkeypatch, sqlite_url):
-    for name in ("CACHE_MODE", "CACHE_SCOPE", "CACHE_PHASE", "ACTIONCACHE_MODE", "ACTIONCACHE_SCOPE",
-                 "ACTIONCACHE_PHASE", "CACHE_SKIP", "ACTIONCACHE_CONFIG"):
+    for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
