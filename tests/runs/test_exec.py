@@ -113,10 +113,10 @@ def test_modes_and_scopes_are_inherited_by_subprocesses(ex):
     # A loop exports CACHE_MODE/CACHE_SCOPE once; a verifier script it starts runs actioncache exec.
     script = ex.work / "verifier.sh"
     script.write_text(f'#!/bin/sh\nexec "{PY}" -m actioncache exec --scope read -- "{PY}" tool.py runs\n')
-    loop = f'export CACHE_MODE=use CACHE_SCOPE=verify,read; sh verifier.sh; sh verifier.sh'
+    loop = 'export CACHE_MODE=use CACHE_SCOPE=verify,read; sh verifier.sh; sh verifier.sh'
     done = subprocess.run(["sh", "-c", loop], cwd=ex.work, env=ex.env, capture_output=True, timeout=120)
     assert done.returncode == 0 and ex.runs() == 1
-    not_enabled = f'export CACHE_MODE=use CACHE_SCOPE=verify; sh verifier.sh'
+    not_enabled = 'export CACHE_MODE=use CACHE_SCOPE=verify; sh verifier.sh'
     subprocess.run(["sh", "-c", not_enabled], cwd=ex.work, env=ex.env, capture_output=True, timeout=120)
     assert ex.runs() == 2
 
