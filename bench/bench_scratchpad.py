@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -146,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         "# Scratchpad: write latency and metadata size",
         "",
         f"`python bench/bench_scratchpad.py --repeat {args.repeat}` on {platform.machine()}, Python {platform.python_version()},"
-        f" {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. SQLite: a file in a temp dir (WAL, synchronous=NORMAL);"
+        f" {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.1f} on"
+        f" {os.cpu_count()} CPUs. SQLite: a file in a temp dir (WAL, synchronous=NORMAL);"
         " Redis: the local server on 127.0.0.1. Each write includes the session lease, the quota check, the item put"
         " and the session-index put.",
         "",

@@ -68,6 +68,15 @@ def test_corrupt_session_index_is_rebuilt_from_the_items(sqlite_store):
     assert len(pad.list()) == 4
 
 
+def test_a_foreign_entry_under_the_session_prefix_does_not_break_list(sqlite_store):
+    pad = Scratchpad(sqlite_store, "prefixed")
+    key = pad.write(1, "real")["storageKey"]
+    sqlite_store.put(Entry("scratch:prefixed:not-a-key", b"j1", {}, 0.0, None))
+    assert [m["storageKey"] for m in pad.list()] == [key]
+    assert pad.end_session() == 2  # everything under the session's prefix goes
+    assert sqlite_store.find(pattern="scratch:prefixed:*") == []
+
+
 # --- concurrent writes to one key from one session: last write wins -----------------------------
 
 def test_same_key_written_twice_last_write_wins_with_its_timestamp(pad):

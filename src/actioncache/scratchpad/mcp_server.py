@@ -103,10 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cleanup_orphans(store, args.orphan_hours * 3600)
         except ScratchpadError as exc:  # an unavailable store is reported per tool call instead
             print(f"actioncache mcp: orphan cleanup skipped: {exc}", file=sys.stderr)
-    print(f"actioncache mcp: session {pad.session_id} on {getattr(store, 'url', store)}", file=sys.stderr)
     # A client that stops the server with SIGTERM still gets an ephemeral session ended below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
+        print(f"actioncache mcp: session {pad.session_id} on {getattr(store, 'url', store)}", file=sys.stderr)
         anyio.run(serve, pad)
     except (KeyboardInterrupt, SystemExit):
         pass

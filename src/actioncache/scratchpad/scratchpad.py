@@ -30,6 +30,7 @@ from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from .cleanup import DEFAULT_ORPHAN_AGE_S, cleanup_orphans
 from .errors import (
     CorruptItemError,
+    InvalidKeyError,
     ItemNotFoundError,
     ItemTooLargeError,
     QuotaExceededError,
@@ -131,9 +132,21 @@ class Scratchpad:
             log.warning("scratchpad index of session %s is corrupt; rebuilding it from the items", self.session_id)
             return {}
 
+    def _store_keys(self) -> list[str]:
+        """Every store key under this session's prefix, well-formed or not."""
+        return self.store.find(pattern=escape_glob(self._prefix) + "*")
+
     def _stored_keys(self) -> list[str]:
-        keys = self.store.find(pattern=escape_glob(self._prefix) + "*")
-        return [k[len(self._prefix):] for k in keys]
+        """The storage keys of this session's items (a foreign entry under the prefix is ignored)."""
+        out = []
+        for store_key in self._store_keys():
+            key = store_key[len(self._prefix):]
+            try:
+                if parse_key(key).session_id == self.session_id:
+                    out.append(key)
+            except InvalidKeyError:
+                continue
+        return out
 
     def _metadata_of_entry(self, storage_key: str) -> dict[str, Any] | None:
         """Rebuild an item's metadata from its own entry (used only to repair the index)."""
@@ -321,7 +334,7 @@ class Scratchpad:
     def end_session(self) -> int:
         """Delete every item of this session and its index (FR-012); returns how many items went."""
         with store_guard("end_session"), self._session_lock():
-            keys = [item_store_key(self.session_id, k) for k in self._stored_keys()]
+            keys = self._store_keys()
             deleted = self.store.delete_many(keys) if keys else 0
             self.store.delete(self._index_key)
         return deleted
