@@ -23,7 +23,6 @@ Credentials and endpoints come from the usual fsspec storage options and environ
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import tempfile
@@ -277,6 +276,8 @@ class LocalFileObject:
             return None
 
     def write(self, data: bytes, expected: str | None) -> str:
+        import fcntl  # POSIX only; imported here so the module loads everywhere
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._lock_path, "a+b") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
