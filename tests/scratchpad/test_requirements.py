@@ -264,6 +264,17 @@ def test_fr012_cleanup_orphans_skips_a_session_being_written(sqlite_store):
     assert cleanup_orphans(sqlite_store, 0)["deleted_sessions"] == ["busy-session"]
 
 
+def test_fr012_expired_items_go_with_the_stores_expiry_cleanup(store):
+    """Backstop when nobody ends the session or cleans orphans: items carry an expiry."""
+    import time
+
+    pad = Scratchpad(store, new_session(), retention_s=60, session_quota_bytes=1500)
+    pad.write("x" * 998, "expires")
+    assert store.delete_expired(time.time() + 120) >= 2  # the item and the session index
+    assert pad.list() == [] and pad.usage()["usedBytes"] == 0
+    assert pad.write("y" * 998, "the quota is free again")["dataSize"] == 1000
+
+
 # --- FR-013: update ----------------------------------------------------------------------------
 
 def test_fr013_update_keeps_ids_and_refreshes_timestamp(pad):
