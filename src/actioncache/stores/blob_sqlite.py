@@ -192,11 +192,8 @@ class BlobSQLiteStore:
         # from the remote object (and must not delete the parent's directory).
         self._init_state()
 
-    def _fresh_tmpdir(self) -> str:
-        return tempfile.mkdtemp(prefix="actioncache-blob-")
-
     def _open_copy(self, data: bytes | None) -> tuple[SQLiteStore, str]:
-        tmpdir = self._fresh_tmpdir()
+        tmpdir = tempfile.mkdtemp(prefix="actioncache-blob-")
         path = os.path.join(tmpdir, "cache.db")
         if data is not None:
             with open(path, "wb") as fh:
