@@ -20,12 +20,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,22 +40,36 @@ def progress(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one process and its children. CPU time barely moves with the machine's
+    load, so it is the steadier figure on a shared machine; wall time is what a loop waits."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - started) * 1000
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
 
 
-def measure(name: str, argv: list[str], env: dict[str, str], cwd: Path, runs: int,
-            per_run_env: str | None = None) -> tuple[str, float, float]:
-    samples = []
-    for i in range(runs):
+@dataclass
+class Case:
+    name: str
+    argv: list[str]
+    per_run_env: str | None = None  # a variable given a new value each run (a new key: a real miss)
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+
+    def run(self, env: dict[str, str], cwd: Path, i: int) -> None:
         run_env = dict(env)
-        if per_run_env:
-            run_env[per_run_env] = f"{time.time_ns()}-{i}"
-        samples.append(timed(argv, run_env, cwd))
-    progress(f"{name}: median {statistics.median(samples):.1f} ms")
-    return name, statistics.median(samples), min(samples)
+        if self.per_run_env:
+            run_env[self.per_run_env] = f"{time.time_ns()}-{i}"
+        wall, cpu = timed(self.argv, run_env, cwd)
+        self.walls.append(wall)
+        self.cpus.append(cpu)
+
+    def row(self) -> tuple[str, float, float, float]:
+        return self.name, statistics.median(self.walls), min(self.walls), statistics.median(self.cpus)
 
 
 def make_tree(work: Path) -> None:
@@ -82,30 +98,39 @@ def main() -> int:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], env=env, check=False)
         use = [*EXEC, "--mode", "use"]
-        rows = []
-        rows.append(measure("python -c pass (interpreter start-up)", [sys.executable, "-c", "pass"], env, work, runs))
-        rows.append(measure("sleep 1 (the tool alone)", ["sleep", "1"], env, work, runs))
-        subprocess.run([*use, "--", "sleep", "1"], env=env, cwd=work, check=True)  # warm the entry
-        rows.append(measure("exec hit: sleep 1", [*use, "--", "sleep", "1"], env, work, runs))
-        rows.append(measure("exec miss: sleep 1 (new key each run)", [*use, "--env", "BENCH_NONCE", "--", "sleep", "1"],
-                            env, work, runs, per_run_env="BENCH_NONCE"))
-        rows.append(measure("exec mode off: sleep 1 (pass-through)", [*EXEC, "--", "sleep", "1"], env, work, runs))
-        tools = []
+        cases = [
+            Case("python -c pass (interpreter start-up)", [sys.executable, "-c", "pass"]),
+            Case("sleep 1 (the tool alone)", ["sleep", "1"]),
+            Case("exec hit: sleep 1", [*use, "--", "sleep", "1"]),
+            Case("exec miss: sleep 1 (new key each run)", [*use, "--env", "BENCH_NONCE", "--", "sleep", "1"],
+                 per_run_env="BENCH_NONCE"),
+            Case("exec mode off: sleep 1 (pass-through)", [*EXEC, "--", "sleep", "1"]),
+        ]
         if shutil.which("shellcheck"):
-            tools.append(("shellcheck loop.sh", ["shellcheck", "loop.sh"]))
+            cases += [Case("shellcheck loop.sh (alone)", ["shellcheck", "loop.sh"]),
+                      Case("exec hit: shellcheck loop.sh", [*use, "--", "shellcheck", "loop.sh"])]
         pyflakes = [sys.executable, "-m", "pyflakes", "app"]
         if subprocess.run([*pyflakes[:3], "--version"], capture_output=True).returncode == 0:
-            tools.append(("pyflakes app/ (20 files)", pyflakes))
-        for label, argv in tools:
-            rows.append(measure(f"{label} (alone)", argv, env, work, runs))
-            subprocess.run([*use, "--", *argv], env=env, cwd=work, check=False)
-            rows.append(measure(f"exec hit: {label}", [*use, "--", *argv], env, work, runs))
+            cases += [Case("pyflakes app/ (20 files) (alone)", pyflakes),
+                      Case("exec hit: pyflakes app/ (20 files)", [*use, "--", *pyflakes])]
+        for case in cases:  # warm: fill the hit entries, the page cache and the bytecode
+            case.run(env, work, -1)
+            case.walls.clear()
+            case.cpus.clear()
+        # Round-robin, so that a burst of load from elsewhere lands on every case alike.
+        for i in range(runs):
+            progress(f"round {i + 1}/{runs}")
+            for case in cases:
+                case.run(env, work, i)
+        rows = [case.row() for case in cases]
     write_report(rows, runs)
     return 0
 
 
-def write_report(rows: list[tuple[str, float, float]], runs: int) -> None:
-    by_name = {name: median for name, median, _ in rows}
+def write_report(rows: list[tuple[str, float, float, float]], runs: int) -> None:
+    by_name = {name: median for name, median, _, _ in rows}
+    cpu = {name: c for name, _, _, c in rows}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     tool = by_name["sleep 1 (the tool alone)"]
     hit = by_name["exec hit: sleep 1"]
     miss = by_name["exec miss: sleep 1 (new key each run)"]
@@ -116,11 +141,13 @@ def write_report(rows: list[tuple[str, float, float]], runs: int) -> None:
         "",
         f"`python bench/bench_exec.py` on {platform.python_implementation()} {platform.python_version()}, "
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs; {runs} runs per case, each a new process. "
-        "Wall-clock ms per run (median, and the minimum).",
+        "Wall-clock ms per run (median and minimum) and CPU ms (user + system, median) of the process "
+        f"and its children. Cases run round-robin. Load average at the end: {load:.1f} "
+        f"(a shared machine: the CPU column is the steadier one).",
         "",
-        "| case | median ms | min ms |",
-        "|---|---:|---:|",
-        *[f"| {name} | {median:.1f} | {low:.1f} |" for name, median, low in rows],
+        "| case | wall median ms | wall min ms | CPU median ms |",
+        "|---|---:|---:|---:|",
+        *[f"| {name} | {median:.1f} | {low:.1f} | {c:.1f} |" for name, median, low, c in rows],
         "",
         "## In front of a 1-second tool",
         "",
@@ -129,11 +156,14 @@ def write_report(rows: list[tuple[str, float, float]], runs: int) -> None:
         f"- A miss adds **{miss - tool:.0f} ms** to the tool ({miss:.0f} ms vs {tool:.0f} ms): start-up, "
         "the key, capture, one store write and one run-log write.",
         f"- Mode `off` (the default) adds {off - tool:.0f} ms: start-up and the pass-through.",
+        f"- CPU per run: a hit {cpu['exec hit: sleep 1']:.0f} ms, a miss "
+        f"{cpu['exec miss: sleep 1 (new key each run)']:.0f} ms, the bare interpreter "
+        f"{cpu['python -c pass (interpreter start-up)']:.0f} ms (`sleep` itself uses ~0).",
         f"- Break-even: the cache pays for itself once more than {(miss - tool) / max(tool - hit, 1e-9):.1%} "
         "of runs hit.",
         "",
     ]
-    for name, median, _ in rows:
+    for name, median, _, _ in rows:
         if name.startswith("exec hit: ") and name != "exec hit: sleep 1":
             alone = by_name.get(name[len("exec hit: "):] + " (alone)")
             if alone:

@@ -90,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = ExecOptions(scope=scope, inputs=args.input, env_names=args.env,
                           stdin_data=sys.stdin.buffer.read() if args.stdin else None,
                           summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log)
-    cache = open_cache(args.store, config)
+    try:
+        cache = open_cache(args.store, config)
+    except Exception as exc:  # noqa: BLE001 - a store that cannot open never stops the tool
+        _say(f"warning: cache unavailable, running uncached: {exc}")
+        return _passthrough(command, tool, args.summary, "cache unavailable")
     try:
         return ExecRun(command, policy, options).execute(cache)
     finally:
