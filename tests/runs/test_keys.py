@@ -1,0 +1,66 @@
+"""Properties of exec keys: content decides, creation order and iteration do not."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.runs.keys import file_digest, key_parts, path_candidates, run_key, tree_digest
+
+names = st.text(alphabet="abcdefgh", min_size=1, max_size=6)
+trees = st.dictionaries(st.tuples(names, names), st.binary(max_size=64), min_size=1, max_size=6)
+
+
+def write(root: Path, tree: dict, order: list) -> None:
+    for key in order:
+        path = root / key[0] / (key[1] + ".txt")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(tree[key])
+
+
+@settings(max_examples=30, deadline=None)
+@given(tree=trees, data=st.data())
+def test_tree_digest_depends_on_content_not_creation_order(tree, data):
+    order = list(tree)
+    shuffled = data.draw(st.permutations(order))
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        write(Path(a), tree, order)
+        write(Path(b), tree, shuffled)
+        assert tree_digest(a) == tree_digest(b)
+        first = order[0]
+        (Path(b) / first[0] / (first[1] + ".txt")).write_bytes(tree[first] + b"!")
+        assert tree_digest(a) != tree_digest(b)
+
+
+@settings(max_examples=30, deadline=None)
+@given(content=st.binary(max_size=4096))
+def test_file_digest_is_sha256_of_the_bytes(content):
+    with tempfile.NamedTemporaryFile(delete=False) as handle:
+        handle.write(content)
+    try:
+        assert file_digest(handle.name) == hashlib.sha256(content).hexdigest()
+    finally:
+        os.unlink(handle.name)
+
+
+def test_key_follows_content_and_read_scope_adds_mtime(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("a.sh").write_text("echo a\n")
+    verify = run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+    read = run_key("cat", key_parts(["cat", "a.sh"], scope="read"))
+    assert verify == run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+    os.utime("a.sh", ns=(1, 10**9))
+    assert verify == run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+    assert read != run_key("cat", key_parts(["cat", "a.sh"], scope="read"))
+    Path("a.sh").write_text("echo b\n")
+    assert verify != run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+
+
+def test_option_values_are_path_candidates():
+    assert list(path_candidates("--config=x.toml")) == ["--config=x.toml", "x.toml"]
+    assert list(path_candidates("plain")) == ["plain"]
