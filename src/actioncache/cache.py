@@ -87,7 +87,6 @@ def _is_failure(result: Any) -> bool:
 _live_caches: "weakref.WeakSet[Cache]" = weakref.WeakSet()
 
 
-@atexit.register
 def _flush_all_at_exit() -> None:
     for cache in list(_live_caches):
         cache.flush_stats()
@@ -144,6 +143,11 @@ class Cache:
         self._inflight_lock = threading.Lock()
         self._async_inflight: dict[tuple[int, str], list[Any]] = {}
         _live_caches.add(self)
+        # atexit runs handlers last-registered-first. Re-registering after the store is open puts
+        # the stats flush ahead of any exit hook the store's module installed (blob-sqlite uploads
+        # its file at exit: the counters must be in it by then).
+        atexit.unregister(_flush_all_at_exit)
+        atexit.register(_flush_all_at_exit)
 
     @property
     def url(self) -> str:
