@@ -248,3 +248,31 @@ def test_store_metadata_is_valid_json_in_the_database(tmp_path):
     assert json.loads(raw[0]) == {"s": "ü", "n": 1} and raw[1] is True
     store.close()
 
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_reuse_the_parents_database(tmp_path):
+    """The child must not touch the parent's DuckDB instance (using it crashes the child): its copy
+    of the store refuses every call with a StoreError; the parent carries on unharmed."""
+    store = open_store(f"duckdb:///{tmp_path}/fork.duckdb")
+    store.put(Entry("k", b"jv", {}, NOW, None))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never return into pytest
+        try:
+            store.get("k")
+            message = b"no error"
+        except StoreError as exc:
+            message = str(exc).encode()
+        except BaseException as exc:  # noqa: BLE001
+            message = repr(exc).encode()
+        finally:
+            os.write(write_end, message[:4000] if "message" in locals() else b"crashed")
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        message = pipe.read().decode()
+    os.waitpid(pid, 0)
+    assert "forked from process" in message and "sqlite:///" in message
+    assert store.get("k").value == b"jv"
+    store.close()

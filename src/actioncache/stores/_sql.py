@@ -10,7 +10,9 @@ only narrows the candidates.
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping
+from urllib.parse import SplitResult, unquote
 
+from ..errors import StoreURLError
 from .base import glob_literal_prefix
 
 # A field test: (metadata field name, wanted value) -> (SQL condition, its parameters), or None
@@ -74,3 +76,18 @@ def find_query(
     if where:
         select += " WHERE " + " AND ".join(where)
     return select, params
+
+
+def file_path(parts: SplitResult, shown: str, form: str) -> str:
+    """The absolute path a file-database URL names (``scheme:///abs/path``; four slashes too).
+
+    ``shown`` is the URL as error messages may print it, ``form`` the form to suggest.
+    """
+    if parts.netloc not in ("", "localhost"):
+        raise StoreURLError(f"{shown!r} has a host part; use three slashes and an absolute path: {form}")
+    path = unquote(parts.path)
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")  # scheme:////abs/path (four slashes) names the same file
+    if not path or path == "/":
+        raise StoreURLError(f"{shown!r} names no file; use {form}")
+    return path

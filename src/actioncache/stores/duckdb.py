@@ -26,16 +26,16 @@ import os
 import threading
 import time
 import uuid
-import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import duckdb
 
 from ..errors import StoreError, StoreURLError
-from ._sql import find_query, is_json_number
+from ._sql import file_path, find_query, is_json_number
 from .base import Entry, LazyMetadata, select_keys
+from .sqlite import _track_for_fork
 
 MEMORY = ":memory:"
 T = TypeVar("T")
@@ -100,6 +100,9 @@ def _field_clause(name: str, wanted: Any) -> tuple[str, list[Any]] | None:
     return None  # objects and arrays: select_keys compares them exactly
 
 
+# DuckDB objects a forked child inherited; held so that they are never destroyed in the child.
+_inherited_handles: list[Any] = []
+
 # One write lock per database file in this process: two stores on one file share DuckDB's
 # instance (its own cache) and so must share the lock too.
 _write_locks: dict[str, threading.Lock] = {}
@@ -111,18 +114,6 @@ def _write_lock_for(path: str) -> threading.Lock:
         return threading.Lock()  # every :memory: store is its own database
     with _write_locks_guard:
         return _write_locks.setdefault(os.path.realpath(path), threading.Lock())
-
-
-_open_stores: "weakref.WeakSet[DuckDBStore]" = weakref.WeakSet()
-
-
-def _reset_after_fork() -> None:
-    for store in list(_open_stores):
-        store._after_fork()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 class DuckDBStore:
@@ -145,24 +136,16 @@ class DuckDBStore:
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._local = threading.local()
         self._pid = os.getpid()
-        _open_stores.add(self)
+        self._forked_from: int | None = None
+        _track_for_fork(self)  # the SQLite store's fork hook calls our _after_fork in a child
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "DuckDBStore":
         """``duckdb:///abs/path.duckdb``, ``duckdb:///:memory:``; option ``?read_only=true``."""
         parts = urlsplit(url)
-        if parts.netloc not in ("", "localhost"):
-            raise StoreURLError(
-                f"duckdb URL {url!r} has a host part; use three slashes and an absolute path: "
-                "duckdb:///abs/path.duckdb (or duckdb:///:memory:)"
-            )
-        path = unquote(parts.path)
-        if path.startswith("//"):
-            path = "/" + path.lstrip("/")  # duckdb:////abs/path (four slashes) means the same file
-        if path in ("/" + MEMORY, MEMORY):
+        path = file_path(parts, url, "duckdb:///abs/path.duckdb (or duckdb:///:memory:)")
+        if path == "/" + MEMORY:
             path = MEMORY
-        elif not path or path == "/":
-            raise StoreURLError(f"duckdb URL {url!r} names no file; use duckdb:///abs/path.duckdb or duckdb:///:memory:")
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         unknown = set(query) - {"read_only"}
         if unknown:
@@ -174,16 +157,25 @@ class DuckDBStore:
     # --- connections --------------------------------------------------------------------
 
     def _after_fork(self) -> None:
-        # A DuckDB instance must not cross a fork. The child starts over; opening the file
-        # again then fails with the one-writer error while the parent holds it.
+        # A DuckDB instance does not survive a fork (using the inherited one crashes the child,
+        # and DuckDB's instance cache would hand the child the parent's file without its lock).
+        # The child's copy of this store refuses every call; the parent's is untouched. The
+        # inherited handles are kept, never closed nor freed: their destructors crash a child.
+        _inherited_handles.append((self._db, self._cursors, self._local))
+        self._forked_from = self._pid
         self._pid = os.getpid()
         self._db = None
         self._cursors = []
         self._local = threading.local()
         self._open_lock = threading.Lock()
-        self._write_lock = threading.Lock() if self.path == MEMORY else _write_lock_for(self.path)
 
     def _database(self) -> duckdb.DuckDBPyConnection:
+        if self._forked_from is not None:
+            raise StoreError(
+                f"DuckDB store {self.path}: this process was forked from process {self._forked_from}, which "
+                "owns the database; DuckDB is for one process: use the store in the parent only, or use "
+                "sqlite:///... or postgresql://... where several processes share a cache"
+            )
         with self._open_lock:
             if self._db is None:
                 try:

@@ -27,11 +27,12 @@ import threading
 import time
 import uuid
 from typing import Any, Iterable, Iterator, Mapping
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import libsql
 
 from ..errors import StoreError, StoreURLError
+from ._sql import file_path
 from .sqlite import SCHEMA, SQLiteStore
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
@@ -158,16 +159,7 @@ class TursoStore(SQLiteStore):
         if "timeout" in query:
             options.setdefault("timeout", _number(query["timeout"], "timeout", url))
         if scheme == "libsql+file":
-            if parts.netloc not in ("", "localhost"):
-                raise StoreURLError(
-                    f"libSQL file URL {_redact(url)!r} has a host part; use three slashes and an absolute path: "
-                    "libsql+file:///abs/path.db"
-                )
-            path = unquote(parts.path)
-            if path.startswith("//"):
-                path = "/" + path.lstrip("/")  # four slashes mean the same absolute path
-            if not path or path == "/":
-                raise StoreURLError(f"libSQL file URL {_redact(url)!r} names no file; use libsql+file:///abs/path.db")
+            path = file_path(parts, _redact(url), "libsql+file:///abs/path.db")
             if "tls" in query:
                 raise StoreURLError(f"{_redact(url)!r}: tls= applies to remote URLs only (libsql://host?tls=0)")
             if "sync_url" in query:
