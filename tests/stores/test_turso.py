@@ -225,3 +225,29 @@ def test_remote_embedded_replica_reads_what_it_wrote(tmp_path):
     finally:
         store.delete(key)
         store.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_opens_its_own_connection_and_shares_the_file(tmp_path):
+    store = open_store(f"libsql+file:///{tmp_path}/fork.db")
+    store.put(Entry("parent", b"jp", {}, NOW, None))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never return into pytest
+        message = b"crashed"
+        try:
+            seen = store.get("parent").value
+            store.put(Entry("child", b"jc", {}, NOW, None))
+            message = seen
+        except BaseException as exc:  # noqa: BLE001
+            message = repr(exc).encode()
+        finally:
+            os.write(write_end, message[:4000])
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        message = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert status == 0 and message == b"jp"
+    assert store.get("child").value == b"jc" and store.get("parent").value == b"jp"
+    store.close()
