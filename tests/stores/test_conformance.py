@@ -219,6 +219,31 @@ def test_concurrent_writers_threads(store):
         assert got.value.decode().startswith(f"w{got.metadata['writer']}-")
 
 
+def test_metadata_index_agrees_with_entries_after_concurrent_upserts(store):
+    """Writers racing on the same keys with different metadata leave find() and get() in agreement
+    (a backend that keeps its own index beside the entries must update both atomically)."""
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(30):
+                store.put(entry(f"race:{i % 5}", f"w{n}".encode(), _cache_action=f"act{n}", writer=n))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    owner = {f"race:{i}": store.get(f"race:{i}").metadata["writer"] for i in range(5)}
+    for n in range(4):
+        expected = sorted(k for k, w in owner.items() if w == n)
+        assert sorted(store.find(metadata_filter={"_cache_action": f"act{n}"})) == expected
+        assert sorted(store.find(metadata_filter={"writer": n})) == expected
+
+
 def test_reader_never_sees_a_torn_entry(store):
     """Values and metadata written together are always read together."""
     stop = threading.Event()
