@@ -3,7 +3,7 @@
 # shellcheck from Debian's package; the Python linter (pyflakes) comes with the `test` extra.
 # Idempotent and quiet; when shellcheck is already there this only checks for it.
 set -euo pipefail
-export DEBIAN_FRONTEND=noninteractive
+export DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes
 if ! command -v shellcheck >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
