@@ -17,6 +17,8 @@ Why it is shaped this way:
   ``expires_at <= now`` of cleanup (an "Index Scan" in ``EXPLAIN ANALYZE``).
 * Metadata is a ``JSON`` column and ``find`` tests fields in SQL (``json_type`` and
   ``json_extract_string``), so only matching rows leave the database.
+* A DuckDB instance does not survive ``fork``: in a forked child the store refuses every call
+  with a :class:`StoreError` (and keeps the inherited handles alive, since freeing them crashes).
 """
 
 from __future__ import annotations
@@ -119,8 +121,8 @@ def _write_lock_for(path: str) -> threading.Lock:
 class DuckDBStore:
     """A :class:`~actioncache.stores.base.CacheStore` in one DuckDB database.
 
-    ``path`` is an absolute file path or ``":memory:"``. ``read_only=True`` opens the file
-    without the writer's lock, so several processes may read it while none writes.
+    ``path`` is an absolute file path or ``":memory:"``. ``read_only=True`` opens the file for
+    reading only, so several processes may read it at once, while no process writes it.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
