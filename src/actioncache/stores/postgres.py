@@ -179,15 +179,20 @@ class PostgresStore:
 
     def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self.conninfo, autocommit=True)
-        conn.execute("SELECT set_config('synchronous_commit', %s, false)", (self.synchronous_commit,))
-        if not self._schema_ready:
-            # Concurrent first opens of one table from many processes must not race on DDL.
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"actioncache:{self.schema}.{self.table}",))
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(self._q(statement))
-            self._schema_ready = True
+        try:
+            conn.execute("SELECT set_config('synchronous_commit', %s, false)", (self.synchronous_commit,))
+            if not self._schema_ready:
+                # Concurrent first opens of one table from many processes must not race on DDL.
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                                 (f"actioncache:{self.schema}.{self.table}",))
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            conn.execute(self._q(statement))
+                self._schema_ready = True
+        except BaseException:
+            conn.close()
+            raise
         with self._conns_lock:
             self._conns.add(conn)
         return conn
@@ -224,8 +229,9 @@ class PostgresStore:
                 return work(self._conn())
             except psycopg.Error as exc:
                 conn = getattr(self._local, "conn", None)
-                broken = isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) or (
-                    conn is not None and (conn.broken or conn.closed))
+                # psycopg marks a connection that lost its server "broken"; a statement error
+                # (a timeout, a constraint) leaves it usable and is not retried.
+                broken = conn is None or conn.broken or conn.closed
                 if broken:
                     self._drop_conn()
                 if broken and retry and attempt == 0 and not fresh:
