@@ -74,6 +74,11 @@ _WORKER = textwrap.dedent(
 def test_two_processes_on_one_sqlite_file_respect_the_quota(tmp_path, src_env):
     url = f"sqlite:///{tmp_path}/shared.db"
     session = "shared-session"
+    # Create the file first: two processes switching a brand-new file to WAL at the same instant
+    # can get "database is locked" from SQLiteStore's first open (a store issue, reported).
+    first = open_store(url)
+    first.count()
+    first.close()
     procs = [
         subprocess.Popen([sys.executable, "-c", _WORKER, url, session, "15", tag], env=src_env,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -77,6 +77,22 @@ def test_a_foreign_entry_under_the_session_prefix_does_not_break_list(sqlite_sto
     assert sqlite_store.find(pattern="scratch:prefixed:*") == []
 
 
+def test_an_item_lost_behind_the_index_never_blocks_a_write_and_can_be_deleted(store):
+    """A crash between the index put and the item put, or an item removed by hand, leaves an index
+    entry without an item: it may show in list, but it never causes a quota refusal."""
+    pad = Scratchpad(store, new_session(), session_quota_bytes=3000)
+    lost = pad.write("x" * 998, "will be lost")["storageKey"]
+    lost_too = pad.write("x" * 998, "will be lost too")["storageKey"]
+    kept = pad.write("x" * 998, "kept")["storageKey"]
+    store.delete_many([f"scratch:{pad.session_id}:{lost}", f"scratch:{pad.session_id}:{lost_too}"])
+    with pytest.raises(ItemNotFoundError, match="delete it"):
+        pad.read(lost)
+    assert pad.delete(lost)["storageKey"] == lost  # deleting the leftover entry works
+    fresh = [pad.write("y" * 998, f"new {i}")["storageKey"] for i in range(2)]  # the 2nd needs lost_too's room
+    assert sorted(m["storageKey"] for m in pad.list()) == sorted([kept, *fresh])
+    assert pad.usage()["usedBytes"] == 3000
+
+
 # --- concurrent writes to one key from one session: last write wins -----------------------------
 
 def test_same_key_written_twice_last_write_wins_with_its_timestamp(pad):

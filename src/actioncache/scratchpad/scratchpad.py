@@ -117,20 +117,26 @@ class Scratchpad:
         return parsed
 
     def _not_found(self, key: StorageKey) -> ItemNotFoundError:
-        return ItemNotFoundError(f"no item {key} in this session; call list to see the stored keys")
+        return ItemNotFoundError(
+            f"no item {key} in this session; call list to see the stored keys "
+            "(if list still shows this one, its data was lost: delete it)"
+        )
 
     # --- the session index ------------------------------------------------------------------
 
-    def _read_index(self) -> dict[str, dict[str, Any]]:
+    def _read_index(self) -> dict[str, dict[str, Any]] | None:
+        """The session index, or None when it is missing or unreadable (then the caller reconciles)."""
         entry = self.store.get(self._index_key)
         if entry is None:
-            return {}
+            return None
         try:
             items = json.loads(entry.value[1:].decode("utf-8"))["items"]
-            return items if isinstance(items, dict) else {}
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            items = None
+        if not isinstance(items, dict):
             log.warning("scratchpad index of session %s is corrupt; rebuilding it from the items", self.session_id)
-            return {}
+            return None
+        return items
 
     def _store_keys(self) -> list[str]:
         """Every store key under this session's prefix, well-formed or not."""
@@ -151,7 +157,7 @@ class Scratchpad:
     def _metadata_of_entry(self, storage_key: str) -> dict[str, Any] | None:
         """Rebuild an item's metadata from its own entry (used only to repair the index)."""
         entry = self.store.get(item_store_key(self.session_id, storage_key))
-        if entry is None:
+        if entry is None or entry.is_expired(time.time()):
             return None
         meta = {k: v for k, v in dict(entry.metadata).items() if not k.startswith("_")}
         if "storageKey" not in meta or "dataSize" not in meta:
@@ -159,23 +165,32 @@ class Scratchpad:
             meta = item_metadata(key, "(metadata unreadable)", max(0, len(entry.value) - 1),
                                  entry.created_at, entry.created_at, None)
             meta["corrupt"] = True
+        if entry.expires_at is not None:
+            meta["_expires"] = entry.expires_at
         return meta
 
-    def _current_items(self) -> dict[str, dict[str, Any]]:
-        """The index reconciled with the keys really stored (reads keys, not values)."""
+    def _current_items(self, reconcile: bool = False) -> dict[str, dict[str, Any]]:
+        """This session's items and their metadata (with the private ``_expires``).
+
+        Normally one read of the index: O(1) store calls however big the store is. With
+        ``reconcile`` (or when the index is missing or corrupt) it is checked against the keys
+        really stored, a prefix scan that on some backends walks the whole store: that repairs the
+        index after a crash between its put and the item's, or after items were removed behind it.
+        """
         index = self._read_index()
-        stored = self._stored_keys()
+        now = time.time()
+        if index is not None and not reconcile:
+            return {k: m for k, m in index.items() if float(m.get("_expires") or now + 1) > now}
+        index = index or {}
         items: dict[str, dict[str, Any]] = {}
-        for key in stored:
+        for key in self._stored_keys():
             meta = index.get(key) or self._metadata_of_entry(key)
-            if meta is not None:
+            if meta is not None and float(meta.get("_expires") or now + 1) > now:
                 items[key] = meta
         return items
 
     def _write_index(self, items: Mapping[str, Mapping[str, Any]], now: float) -> None:
-        if not items:
-            self.store.delete(self._index_key)
-            return
+        # An empty session keeps an empty index: a missing one would make the next write scan.
         value = JSON_FORMAT + json.dumps({"items": items}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         self.store.put(Entry(
             self._index_key,
@@ -254,19 +269,31 @@ class Scratchpad:
         encoded: bytes,
         build_metadata: Callable[[dict[str, Any] | None, float], dict[str, Any]],
     ) -> dict[str, Any]:
-        """Under the session lock: check the quota, put the item, then the index.
+        """Under the session lock: check the quota, put the index, then the item.
 
         ``build_metadata(old_metadata_or_None, now)`` makes the new item's metadata (and may refuse).
-        The item goes first: a crash in between leaves an item the next reconcile adds to the index.
+        The index goes first so that it always covers every stored item: a crash in between leaves
+        an entry without an item, which only over-counts the quota (never lets it be passed) and is
+        dropped by the reconcile that runs before any refusal.
         """
         with store_guard(op), self._session_lock():
             now = time.time()
             items = self._current_items()
-            meta = build_metadata(items.get(str(key)), now)
-            self._check_quota(items, str(key), len(encoded))
-            self._put_item(key, encoded, meta, now)
-            items[str(key)] = meta
+            old = items.get(str(key))
+            meta = build_metadata(old, now)
+            try:
+                self._check_quota(items, str(key), len(encoded))
+            except QuotaExceededError:
+                items = self._current_items(reconcile=True)
+                self._check_quota(items, str(key), len(encoded))
+            before = dict(items)
+            items[str(key)] = {**meta, "_expires": now + self.retention_s}
             self._write_index(items, now)
+            try:
+                self._put_item(key, encoded, meta, now)
+            except BaseException:
+                self._write_index(before, now)  # best effort; a failing store may refuse this too
+                raise
         return dict(meta)
 
     def write(
@@ -329,7 +356,7 @@ class Scratchpad:
             if not deleted and meta is None:
                 raise self._not_found(parsed)
             self._write_index(items, now)
-        return dict(meta or {"storageKey": str(parsed)})
+        return {k: v for k, v in (meta or {"storageKey": str(parsed)}).items() if not k.startswith("_")}
 
     def end_session(self) -> int:
         """Delete every item of this session and its index (FR-012); returns how many items went."""
@@ -362,7 +389,8 @@ class Scratchpad:
         """Every item's metadata, oldest first, without loading any data (FR-007)."""
         with store_guard("list"):
             items = self._current_items()
-        return sorted((dict(m) for m in items.values()), key=lambda m: (m.get("createdAt") or m.get("timestamp") or "", m["storageKey"]))
+        public = ({k: v for k, v in m.items() if not k.startswith("_")} for m in items.values())
+        return sorted(public, key=lambda m: (m.get("createdAt") or m.get("timestamp") or "", m["storageKey"]))
 
     def usage(self) -> dict[str, Any]:
         """How much of the quota this session uses."""
