@@ -25,6 +25,7 @@ from actioncache.scratchpad import Scratchpad  # noqa: E402
 from actioncache.stores.base import Entry, open_store  # noqa: E402
 
 MB = 1024 * 1024
+OTHER_ENTRIES = 20_000
 
 
 def _ms(samples: list[float]) -> tuple[float, float, float]:
@@ -91,6 +92,19 @@ def measure(label: str, store, repeat: int) -> list[list[str]]:
     lists = _timed(lambda i: pad.handle_tool_call("scratchpad_list", {}), 20)
     med, p95, worst = _ms(lists)
     rows.append([label, "scratchpad_list of 50 items (tool answer)", f"{med:.2f}", f"{p95:.2f}", f"{worst:.2f}", "20"])
+    pad.end_session()
+
+    # The store is shared with the action cache: a scratchpad write must not scan it.
+    now = time.time()
+    for i in range(OTHER_ENTRIES):
+        store.put(Entry(f"cache:other:{i:08d}", b"j1", {"_cache_action": "other"}, now, None))
+    small = _timed(lambda i: pad.write({"summary": "x" * 900}, f"Email {i} summary"), 50)
+    med, p95, worst = _ms(small)
+    rows.append([label, f"write 1 KB item, store holding {OTHER_ENTRIES:,} other entries", f"{med:.2f}", f"{p95:.2f}",
+                 f"{worst:.2f}", "50"])
+    lists = _timed(lambda i: pad.handle_tool_call("scratchpad_list", {}), 20)
+    med, p95, worst = _ms(lists)
+    rows.append([label, "scratchpad_list of 50 items, same store", f"{med:.2f}", f"{p95:.2f}", f"{worst:.2f}", "20"])
     pad.end_session()
     return rows
 
