@@ -178,6 +178,11 @@ def item_metadata(
     return meta
 
 
+def public_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """An item's metadata without the private ``_``-prefixed fields the store and index keep."""
+    return {k: v for k, v in dict(meta).items() if not k.startswith("_")}
+
+
 def _size(view: Mapping[str, Any]) -> int:
     return len(compact_json(view).encode("utf-8"))
 

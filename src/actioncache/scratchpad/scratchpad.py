@@ -5,11 +5,12 @@ Why it is built this way:
 * Items are ordinary store entries (``scratch:{session}:{storageKey}``, value = the core codec's
   plain-JSON bytes), so every backend works and ``actioncache get`` can show one.
 * Each session has one index entry (``scratch-session:{session}``) holding every item's metadata.
-  ``list`` reads that one entry instead of every item's data, and quota checks add sizes from it.
-* Writers of one session take a cross-process store lease around "check quota, put item, put
-  index" (bounded wait), so two writers can never both squeeze past the quota. Under the lease
-  the index is reconciled with the keys actually in the store (a key scan, no values), which
-  repairs it after a crash, an expiry or another process's ``end_session``.
+  ``list`` and the quota check read that one entry instead of the items or a scan of the store.
+* Writers of one session take a cross-process store lease around "check quota, put index, put
+  item" (bounded wait), so two writers can never both squeeze past the quota. The index is put
+  first, so it always covers every stored item (a crash can only make it over-count), and it is
+  reconciled with the keys really stored before any quota refusal and whenever it is missing or
+  corrupt.
 * Readers take no lock: a store ``put`` is an atomic upsert, so a concurrent reader sees an
   update whole or not at all.
 * Isolation: every lookup is built from this pad's own session id, and a key whose session part
@@ -49,6 +50,7 @@ from .items import (
     item_store_key,
     new_id,
     parse_key,
+    public_metadata,
     session_store_key,
     truncate_description,
 )
@@ -159,7 +161,7 @@ class Scratchpad:
         entry = self.store.get(item_store_key(self.session_id, storage_key))
         if entry is None or entry.is_expired(time.time()):
             return None
-        meta = {k: v for k, v in dict(entry.metadata).items() if not k.startswith("_")}
+        meta = public_metadata(entry.metadata)
         if "storageKey" not in meta or "dataSize" not in meta:
             key = parse_key(storage_key)
             meta = item_metadata(key, "(metadata unreadable)", max(0, len(entry.value) - 1),
@@ -356,7 +358,7 @@ class Scratchpad:
             if not deleted and meta is None:
                 raise self._not_found(parsed)
             self._write_index(items, now)
-        return {k: v for k, v in (meta or {"storageKey": str(parsed)}).items() if not k.startswith("_")}
+        return public_metadata(meta or {"storageKey": str(parsed)})
 
     def end_session(self) -> int:
         """Delete every item of this session and its index (FR-012); returns how many items went."""
@@ -380,7 +382,7 @@ class Scratchpad:
         except CorruptItemError:
             log.warning("scratchpad item %s of session %s does not decode", parsed, self.session_id)
             raise
-        meta = {k: v for k, v in dict(entry.metadata).items() if not k.startswith("_")}
+        meta = public_metadata(entry.metadata)
         meta.setdefault("storageKey", str(parsed))
         meta["data"] = data
         return meta
@@ -389,7 +391,7 @@ class Scratchpad:
         """Every item's metadata, oldest first, without loading any data (FR-007)."""
         with store_guard("list"):
             items = self._current_items()
-        public = ({k: v for k, v in m.items() if not k.startswith("_")} for m in items.values())
+        public = (public_metadata(m) for m in items.values())
         return sorted(public, key=lambda m: (m.get("createdAt") or m.get("timestamp") or "", m["storageKey"]))
 
     def usage(self) -> dict[str, Any]:
