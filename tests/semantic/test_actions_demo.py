@@ -121,3 +121,19 @@ nodes:
     assert hit["recalled"]["hit"] is True and hit["recalled"]["entry_id"] == miss["stored"]["entry_id"]
     assert hit["recalled"]["actions"] == ["Tool: WeatherLookup, Input: Paris"]
     assert "stored" not in hit
+
+
+def test_yaml_reference_documents_every_semantic_parameter():
+    import inspect
+
+    reference = (Path(__file__).resolve().parents[2] / "YAML_REFERENCE.md").read_text(encoding="utf-8")
+    registry: dict = {}
+    register_actions(registry, types.SimpleNamespace(cache=None, store=None, settings={}))
+    for name, fn in registry.items():
+        start = reference.index(f"### {name}\n")
+        end = reference.find("\n### ", start + 1)
+        section = reference[start:end if end > 0 else None]
+        documented = {m for line in section.splitlines() if line.startswith("| `")
+                      for m in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
+        params = set(inspect.signature(fn).parameters) - {"state", "_"}
+        assert documented == params, name
