@@ -167,7 +167,11 @@ def run(cache: SemanticCache, planner: RuleBasedPlanner | LLMPlanner) -> int:
             print(f"CACHE HIT (entry {entry_id[:8]}, similarity {hit.similarity:.2f}, score {hit.score:.2f}); replaying:")
         else:
             print("CACHE MISS; planning with tools...")
-            actions = planner.plan(prompt)
+            try:
+                actions = planner.plan(prompt)
+            except (OSError, ValueError, KeyError) as exc:  # LLM server down or odd reply: still answer
+                print(f"({planner.name} failed: {exc}; using the rule-based planner)")
+                actions = RuleBasedPlanner().plan(prompt)
             entry_id = cache.store(prompt, actions)
             print(f"Stored as entry {entry_id[:8] if entry_id else '(not cached)'}:")
         for number, action in enumerate(actions, 1):

@@ -137,3 +137,13 @@ def test_yaml_reference_documents_every_semantic_parameter():
                       for m in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
         params = set(inspect.signature(fn).parameters) - {"state", "_"}
         assert documented == params, name
+
+
+def test_demo_falls_back_to_rules_when_the_llm_is_unreachable(src_env, sqlite_url):
+    env = dict(src_env, OPENAI_BASE_URL="http://127.0.0.1:9/v1")  # nothing listens on port 9
+    out = subprocess.run(
+        [sys.executable, str(DEMO), "--embedder", "hashing", "--store", sqlite_url],
+        input="What is the weather in Oslo?\ny\nquit\n", env=env, capture_output=True, text=True, timeout=120, check=True,
+    ).stdout
+    assert "LLM planner" in out and "using the rule-based planner" in out
+    assert "Tool: WeatherLookup, Input: 'Oslo'" in out
