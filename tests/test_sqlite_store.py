@@ -139,3 +139,23 @@ def test_sigkill_mid_write_leaves_a_healthy_store(tmp_path, src_env):
             entry = store.get(key)
             assert hashlib.sha256(entry.value).hexdigest() == entry.metadata["sha"]
         store.close()
+
+
+OPEN_NEW = """
+import sys
+from actioncache import Cache
+c = Cache(sys.argv[1], cleanup_probability=0)
+r = c.wrap("first", lambda n: {"n": n}, {"n": int(sys.argv[2])})
+assert r["success"] and "_cache_error" not in r, r
+"""
+
+
+def test_processes_opening_a_new_file_at_once(tmp_path, src_env):
+    """Four processes create the same new file together: WAL switch and schema must not fail."""
+    for attempt in range(3):
+        url = f"sqlite:///{tmp_path}/new{attempt}.db"
+        procs = [subprocess.Popen([sys.executable, "-c", OPEN_NEW, url, str(n)], env=src_env, stderr=subprocess.PIPE)
+                 for n in range(4)]
+        for p in procs:
+            _, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err.decode()

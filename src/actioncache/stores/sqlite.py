@@ -152,9 +152,7 @@ class SQLiteStore:
             )
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             if not self._schema_ready:
-                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    conn.execute("PRAGMA journal_mode = WAL")
-                conn.executescript(SCHEMA)
+                self._prepare_file(conn)
                 self._schema_ready = True
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except sqlite3.DatabaseError as exc:
@@ -164,6 +162,27 @@ class SQLiteStore:
         with self._conn_lock:
             self._all_connections.append(conn)
         return conn
+
+    def _prepare_file(self, conn: sqlite3.Connection) -> None:
+        """Switch to WAL and create the schema, retrying while another process does the same.
+
+        SQLite does not call the busy handler for a journal-mode change, so two processes
+        opening a new file at once can see "database is locked" here however long the busy
+        timeout is; retry until the timeout instead.
+        """
+        deadline = time.monotonic() + self.timeout
+        delay = 0.005
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.executescript(SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
 
     def _error(self, op: str, exc: BaseException) -> StoreError:
         text = str(exc)
