@@ -161,6 +161,15 @@ def latency(n: int, queries: int, dim: int = 384, chroma: bool = True) -> dict[s
                 hits += hit is not None
             out[f"actioncache ({label})"] = _percentiles(samples)
             out[f"hits ({label})"] = f"{hits}/{queries}"
+            if label == "memory":
+                # The same lookups with a fixed thread count: one BLAS thread (what "auto" picks on a busy machine).
+                sc.index.blas_threads = 1
+                samples = []
+                for text in qtexts:
+                    t0 = time.perf_counter()
+                    sc.lookup(text)
+                    samples.append(time.perf_counter() - t0)
+                out["actioncache (memory, blas_threads=1)"] = _percentiles(samples)
             store.close()
     if chroma:
         try:
