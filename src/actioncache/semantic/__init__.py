@@ -2,33 +2,44 @@
 
 ``from actioncache.semantic import SemanticCache`` needs NumPy; the local model needs the
 ``[semantic]`` extra. See docs/semantic.md.
+
+Names load on first use (PEP 562): the agent runtime imports ``actioncache.semantic.actions``
+for every agent, and an agent that never looks anything up should not pay for NumPy.
 """
 
-from .cache import DEFAULT_THRESHOLD, SemanticCache, SemanticHit, normalize_prompt, prompt_hash
-from .embedders import (
-    Embedder,
-    EmbedderError,
-    HashingEmbedder,
-    OpenAICompatibleEmbedder,
-    SentenceTransformerEmbedder,
-    default_embedder,
-)
-from .guard import literal_guard
-from .index import NumpyIndex, VectorIndex
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_THRESHOLD",
-    "Embedder",
-    "EmbedderError",
-    "HashingEmbedder",
-    "NumpyIndex",
-    "OpenAICompatibleEmbedder",
-    "SemanticCache",
-    "SemanticHit",
-    "SentenceTransformerEmbedder",
-    "VectorIndex",
-    "default_embedder",
-    "literal_guard",
-    "normalize_prompt",
-    "prompt_hash",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "DEFAULT_THRESHOLD": "cache",
+    "SemanticCache": "cache",
+    "SemanticHit": "cache",
+    "normalize_prompt": "cache",
+    "prompt_hash": "cache",
+    "Embedder": "embedders",
+    "EmbedderError": "embedders",
+    "HashingEmbedder": "embedders",
+    "OpenAICompatibleEmbedder": "embedders",
+    "SentenceTransformerEmbedder": "embedders",
+    "default_embedder": "embedders",
+    "literal_guard": "guard",
+    "NumpyIndex": "index",
+    "VectorIndex": "index",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'actioncache.semantic' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -12,16 +12,19 @@ and settings is built lazily and kept on the engine, so the embedding model load
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, Callable, MutableMapping
 
-from .cache import SemanticCache
-from .embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, default_embedder
+if TYPE_CHECKING:  # the real imports wait for the first call: they bring in NumPy
+    from .cache import SemanticCache
+    from .embedders import Embedder
 
 _TUNABLES = ("threshold", "top_k", "alpha", "floor")
 _LOCK = threading.Lock()
 
 
 def _embedder_from(settings: dict[str, Any]) -> Embedder:
+    from .embedders import HashingEmbedder, OpenAICompatibleEmbedder, default_embedder
+
     kind = settings.get("embedder", "local")
     if kind == "hashing":
         return HashingEmbedder()
@@ -33,6 +36,8 @@ def _embedder_from(settings: dict[str, Any]) -> Embedder:
 
 
 def _semantic_cache(engine: Any, namespace: str | None) -> SemanticCache:
+    from .cache import SemanticCache
+
     settings = dict((getattr(engine, "settings", None) or {}).get("semantic") or {})
     ns = namespace or settings.get("namespace") or "default"
     with _LOCK:
