@@ -6,11 +6,27 @@ PY="${PY:-python3}"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 DEBIAN_FRONTEND=noninteractive
 
 # pgvector (CREATE EXTENSION vector) for the PostgreSQL-backed vector index. Debian bookworm
-# ships no postgresql-15-pgvector, so when apt has none we build Debian's own pgvector source
-# (trixie's orig tarball, checked against the archive's SHA-256) against postgresql-server-dev-15.
+# ships no postgresql-15-pgvector, so when apt has none we fetch Debian's own pgvector source
+# package from the next release with apt's own client (a private deb-src list derived from this
+# machine's apt sources; the system's configuration is not touched), check the upstream
+# tarball's SHA-256, and build it against postgresql-server-dev-15.
 PG_EXT_DIR=/usr/share/postgresql/15/extension
 PGVECTOR_VERSION=0.8.0
 PGVECTOR_SHA256=867a2c328d4928a5a9d6f052cd3bc78c7d60228a9b914ad32aa3db88e9de27b0
+SOURCE_SUITE=trixie
+
+private_source_list() { # write a deb-src list for $SOURCE_SUITE into $1, from the machine's apt sources
+  local out="$1/src.sources"
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    # deb822: the first stanza is the main archive; keep its URIs and keyring, change type and suite.
+    awk 'BEGIN { RS = ""; ORS = "\n\n" } NR == 1' /etc/apt/sources.list.d/debian.sources \
+      | sed -e 's/^Types: .*/Types: deb-src/' -e "s/^Suites: .*/Suites: $SOURCE_SUITE/" > "$out"
+  else
+    grep -E '^deb [^ ]+ [a-z]+ ' /etc/apt/sources.list | head -1 \
+      | awk -v suite="$SOURCE_SUITE" '{ print "deb-src " $2 " " suite " main" }' > "$1/src.list"
+  fi
+}
+
 if [ -d "$PG_EXT_DIR" ] && [ ! -e "$PG_EXT_DIR/vector.control" ] && command -v apt-get >/dev/null 2>&1; then
   if ! apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then apt-get update -qq; fi
   if apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then
@@ -18,8 +34,13 @@ if [ -d "$PG_EXT_DIR" ] && [ ! -e "$PG_EXT_DIR/vector.control" ] && command -v a
   else
     dpkg -s postgresql-server-dev-15 >/dev/null 2>&1 || apt-get install -y -qq postgresql-server-dev-15 make gcc >/dev/null
     build="$(mktemp -d)"
-    tarball="$build/pgvector.tar.gz"
-    curl -fsSL -o "$tarball" "$PGVECTOR_SOURCE_URL"
+    mkdir -p "$build/apt/parts" "$build/apt/lists/partial"
+    private_source_list "$build/apt/parts"
+    apt_private=(-o APT::Sandbox::User=root -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$build/apt/parts"
+                 -o "Dir::State::Lists=$build/apt/lists")
+    apt-get -qq "${apt_private[@]}" update
+    (cd "$build" && apt-get -qq "${apt_private[@]}" source --download-only "pgvector=${PGVECTOR_VERSION}-1" >/dev/null 2>&1)
+    tarball="$build/pgvector_${PGVECTOR_VERSION}.orig.tar.gz"
     echo "$PGVECTOR_SHA256  $tarball" | sha256sum -c --quiet
     tar -xzf "$tarball" -C "$build"
     make -s -C "$build/pgvector-${PGVECTOR_VERSION}" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config OPTFLAGS="" >/dev/null
