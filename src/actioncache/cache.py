@@ -14,18 +14,16 @@ Rules this module keeps (DESIGN.md, "Values and safety"):
 from __future__ import annotations
 
 import atexit
-import datetime as _dt
 import logging
 import random
 import threading
 import time
 import warnings
 import weakref
-from contextlib import contextmanager
-from typing import Any, Awaitable, Callable, Iterator, Mapping, NamedTuple, Protocol
+from typing import Any, Awaitable, Callable, Mapping, NamedTuple, Protocol
 
 from .codec import Codec, make_codec
-from .errors import CodecError, CorruptEntryError, HashError, KeyStrategyError, StoreError, UnsupportedEntryError
+from .errors import CodecError, HashError, KeyStrategyError, UnsupportedEntryError
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
 from .stores.base import CacheStore, Entry, escape_glob, open_store, redact_url
 
@@ -77,7 +75,9 @@ def resolve_ttl(
 
 
 def iso_utc(ts: float) -> str:
-    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    """``2026-11-22T03:24:26.641721Z``: ISO 8601, UTC, microseconds (written twice per stored entry)."""
+    seconds, micros = divmod(round(ts * 1_000_000), 1_000_000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{micros:06d}Z"
 
 
 def _is_failure(result: Any) -> bool:
@@ -90,6 +90,35 @@ _live_caches: "weakref.WeakSet[Cache]" = weakref.WeakSet()
 def _flush_all_at_exit() -> None:
     for cache in list(_live_caches):
         cache.flush_stats()
+
+
+class _Flight:
+    """The context manager behind ``Cache._flight`` (a class: it sits on every miss)."""
+
+    __slots__ = ("cache", "key", "slot")
+
+    def __init__(self, cache: "Cache", key: str) -> None:
+        self.cache, self.key = cache, key
+
+    def __enter__(self) -> bool:
+        cache = self.cache
+        with cache._inflight_lock:
+            slot = cache._inflight.get(self.key)
+            if slot is None:
+                slot = cache._inflight[self.key] = [threading.Lock(), 0]
+            slot[1] += 1
+            contended = slot[1] > 1
+        self.slot = slot
+        slot[0].acquire()
+        return contended
+
+    def __exit__(self, *exc: Any) -> None:
+        slot, cache = self.slot, self.cache
+        slot[0].release()
+        with cache._inflight_lock:
+            slot[1] -= 1
+            if slot[1] == 0:
+                cache._inflight.pop(self.key, None)
 
 
 class _Lookup(NamedTuple):
@@ -362,27 +391,14 @@ class Cache:
 
     # --- single flight ------------------------------------------------------------------
 
-    @contextmanager
-    def _flight(self, key: str) -> Iterator[bool]:
+    def _flight(self, key: str) -> "_Flight":
         """Serialize computations of one key among this process's threads.
 
-        Yields True when another thread was already computing this key: only then can the
-        entry have appeared since our lookup, so only then is a second lookup worth its SELECT.
+        ``with cache._flight(key) as contended``: contended is True when another thread was
+        already computing this key; only then can the entry have appeared since our lookup,
+        so only then is a second lookup worth its SELECT.
         """
-        with self._inflight_lock:
-            slot = self._inflight.get(key)
-            if slot is None:
-                slot = self._inflight[key] = [threading.Lock(), 0]
-            slot[1] += 1
-            contended = slot[1] > 1
-        try:
-            with slot[0]:
-                yield contended
-        finally:
-            with self._inflight_lock:
-                slot[1] -= 1
-                if slot[1] == 0:
-                    self._inflight.pop(key, None)
+        return _Flight(self, key)
 
     def _async_slot(self, key: str) -> tuple[list[Any], bool]:
         """([lock, waiters], contended): like _flight, for the tasks of one event loop."""

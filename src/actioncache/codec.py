@@ -22,6 +22,7 @@ import os
 import pickle
 from typing import Any, Protocol
 
+from ._json import dumps_compact
 from .errors import CodecError, CorruptEntryError, UnsupportedEntryError
 
 PLAIN = b"j"
@@ -49,11 +50,15 @@ _SCALARS = (str, int, float, bool, type(None))
 def _is_plain(value: Any) -> bool:
     """True when json.dumps/json.loads gives back exactly this value."""
     stack = [value]
+    seen: set[int] = set()
     while stack:
         item = stack.pop()
         kind = type(item)
         if kind in _SCALARS:
             continue
+        if id(item) in seen:  # shared or circular: let the tagged path decide
+            return False
+        seen.add(id(item))
         if kind is list:
             stack.extend(item)
         elif kind is dict:
@@ -122,7 +127,7 @@ def _freeze(key: Any) -> Any:
 # The C scanner directly: json.loads adds a regex pass and encoding detection on every hit.
 _scan_once = json.JSONDecoder().scan_once
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode
+_dumps = dumps_compact
 
 
 class JSONCodec:
@@ -131,9 +136,12 @@ class JSONCodec:
     name = "json"
 
     def encode(self, value: Any) -> bytes:
-        if _is_plain(value):
-            return PLAIN + _dumps(value).encode("utf-8")
-        return TAGGED + _dumps(_tag(value)).encode("utf-8")
+        try:
+            if _is_plain(value):
+                return PLAIN + _dumps(value).encode("utf-8")
+            return TAGGED + _dumps(_tag(value)).encode("utf-8")
+        except RecursionError as exc:
+            raise CodecError("a circular (or extremely deep) value is not cached; the fresh result is returned") from exc
 
     def decode(self, data: bytes) -> Any:
         fmt = data[:1]

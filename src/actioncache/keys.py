@@ -12,11 +12,11 @@ import dataclasses
 import datetime as _dt
 import enum
 import hashlib
-import json
 import os
 import uuid
 from typing import Any, Callable, Mapping
 
+from ._json import compact_encoder
 from .errors import HashError, KeyStrategyError
 
 KEY_PREFIX = "cache:"
@@ -45,25 +45,7 @@ def _key_default(value: Any) -> Any:
     )
 
 
-def _make_canonical_encoder() -> Callable[[Any], str]:
-    encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                               default=_key_default, allow_nan=True)
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    if c_make_encoder is None:  # pure-Python json (PyPy etc.)
-        return encoder.encode
-    # One C encoder built once: JSONEncoder.encode builds a new one per call, which costs more
-    # than encoding a typical argument list. Circular data surfaces as RecursionError.
-    c_encode = c_make_encoder(None, _key_default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
-
-    def encode(value: Any) -> str:
-        if isinstance(value, str):
-            return json.encoder.encode_basestring(value)
-        return "".join(c_encode(value, 0))
-
-    return encode
-
-
-_canonical = _make_canonical_encoder()
+_canonical = compact_encoder(sort_keys=True, default=_key_default)
 
 
 def canonical_json(value: Any) -> str:

@@ -23,7 +23,6 @@ Why it is shaped this way:
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -34,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import duckdb
 
+from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._sql import file_path, find_query, is_json_number
 from .base import Entry, LazyMetadata, select_keys
@@ -268,7 +268,7 @@ class DuckDBStore:
         action = entry.metadata.get(_ACTION_FIELD)
         params = [
             bytes(entry.value),
-            json.dumps(dict(entry.metadata), separators=(",", ":"), ensure_ascii=False),
+            dumps_compact(dict(entry.metadata)),
             float(entry.created_at),
             None if entry.expires_at is None else float(entry.expires_at),
             action if isinstance(action, str) else None,

@@ -13,7 +13,6 @@ Why it is shaped this way:
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -24,9 +23,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._sql import find_query, is_json_number
-from ._sql import upper_bound as _upper_bound  # noqa: F401  (kept for stores that import it from here)
 from .base import Entry, LazyMetadata, select_keys
 
 SCHEMA = """
@@ -226,7 +225,7 @@ class SQLiteStore:
             (
                 entry.key,
                 sqlite3.Binary(entry.value),
-                json.dumps(dict(entry.metadata), separators=(",", ":"), ensure_ascii=False),
+                dumps_compact(dict(entry.metadata)),
                 entry.created_at,
                 entry.expires_at,
                 action if isinstance(action, str) else None,

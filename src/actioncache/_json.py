@@ -1,0 +1,36 @@
+"""Compact JSON encoders built once.
+
+``json.JSONEncoder.encode`` builds a new C encoder on every call, which costs more than encoding
+the small dicts a cache writes (arguments, values, metadata). Everything that writes JSON on a
+hot path (keys, the codec, the stores' metadata) uses one of these instead. A leaf module: the
+core and the stores may both import it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+
+def compact_encoder(*, sort_keys: bool = False, default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """``separators=(",", ":")``, ``ensure_ascii=False``, NaN allowed; circular data raises RecursionError."""
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pure-Python json (PyPy etc.)
+        return json.JSONEncoder(sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False,
+                                default=default, allow_nan=True).encode
+    encode_string = json.encoder.encode_basestring
+
+    def fail(value: Any) -> Any:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    c_encode = c_make_encoder(None, default or fail, encode_string, None, ":", ",", sort_keys, False, True)
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            return encode_string(value)
+        return "".join(c_encode(value, 0))
+
+    return encode
+
+
+dumps_compact = compact_encoder()
