@@ -148,7 +148,7 @@ def latency(n: int, queries: int, dim: int = 384, chroma: bool = True) -> dict[s
     embedder = TableEmbedder("bench-random", table, dim)
     out: dict[str, tuple[float, float] | str] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for label, store in (("memory", MemoryStore()), ("sqlite", SQLiteStore(f"sqlite:///{tmp}/sem.db"))):
+        for label, store in (("memory", MemoryStore()), ("sqlite", SQLiteStore(f"{tmp}/sem.db"))):
             sc = SemanticCache(store, embedder=embedder, namespace="lat", threshold=0.5)
             for text in texts:
                 sc.store(text, [text])
