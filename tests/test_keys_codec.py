@@ -7,7 +7,7 @@ import json
 import pickle
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actioncache import Cache, canonical_json

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from actioncache import Cache, open_store

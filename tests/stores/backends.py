@@ -92,21 +92,6 @@ def libsql_store(tmp_path: Path) -> CacheStore:
     return open_store(f"libsql+file:///{tmp_path}/conformance.db")
 
 
-def _blob(protocol: str) -> Factory:
-    def factory(tmp_path: Path) -> CacheStore:
-        from .cloud_stores import blob_url, open_blob
-
-        return open_blob(blob_url(protocol, tmp_path, unique("c")))
-
-    return factory
-
-
-def firestore_store(tmp_path: Path) -> CacheStore:
-    from .cloud_stores import open_firestore
-
-    return open_firestore(unique("c"))
-
-
 # name -> factory. Backend engineers: add yours (keep the names short; they are test ids).
 BACKENDS: dict[str, Factory] = {
     "memory": memory_store,
