@@ -476,8 +476,10 @@ class Cache:
         ``_cache_created_at`` on a hit, ``_cache_error`` when the cache failed but the action ran).
         On failure ``success`` is False with ``error``; failures are never cached.
         """
-        call = self._prepare(action, args, key, key_strategy, key_source, ttl_seconds, ttl_hours, ttl_days,
-                             skip_cache, cache_enabled, cleanup_probability, cleanup_limit, scope)
+        call = self._prepare(action, args, key=key, key_strategy=key_strategy, key_source=key_source,
+                             ttl_seconds=ttl_seconds, ttl_hours=ttl_hours, ttl_days=ttl_days, skip_cache=skip_cache,
+                             cache_enabled=cache_enabled, cleanup_probability=cleanup_probability,
+                             cleanup_limit=cleanup_limit, scope=scope)
         if call.hit_response is not None:
             return call.hit_response
         if call.key is None or not call.decision.store:
@@ -504,20 +506,18 @@ class Cache:
         action: str,
         fn: Callable[..., Awaitable[Any]],
         args: Mapping[str, Any] | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        lock: bool = False,
+        lock_timeout_s: float = 60.0,
         **options: Any,
     ) -> dict[str, Any]:
-        """``wrap`` for a coroutine function; concurrent tasks on one cold key run it once."""
-        metadata = options.pop("metadata", None)
-        lock = options.pop("lock", False)
-        lock_timeout_s = options.pop("lock_timeout_s", 60.0)
-        call = self._prepare(action, args, options.pop("key", None), options.pop("key_strategy", "args"),
-                             options.pop("key_source", None), options.pop("ttl_seconds", None),
-                             options.pop("ttl_hours", None), options.pop("ttl_days", None),
-                             options.pop("skip_cache", False), options.pop("cache_enabled", True),
-                             options.pop("cleanup_probability", None), options.pop("cleanup_limit", None),
-                             options.pop("scope", None))
-        if options:
-            raise TypeError(f"awrap() got unexpected options: {', '.join(sorted(options))}")
+        """``wrap`` for a coroutine function; concurrent tasks on one cold key run it once.
+
+        ``options`` are wrap's key, TTL and control options (``key=``, ``key_strategy=``, ``ttl_*=``,
+        ``skip_cache=``, ``cache_enabled=``, ``cleanup_*=``, ``scope=``); an unknown one is a TypeError.
+        """
+        call = self._prepare(action, args, **options)
         if call.hit_response is not None:
             return call.hit_response
         if call.key is None or not call.decision.store:
@@ -556,10 +556,11 @@ class Cache:
         errors: list[str]
         hit_response: dict[str, Any] | None
 
-    def _prepare(self, action: str, args: Mapping[str, Any] | None, key: str | None, key_strategy: str,
-                 key_source: str | None, ttl_seconds: float | None, ttl_hours: float | None,
-                 ttl_days: float | None, skip_cache: bool, cache_enabled: bool,
-                 cleanup_probability: float | None, cleanup_limit: int | None, scope: str | None) -> "Cache._Call":
+    def _prepare(self, action: str, args: Mapping[str, Any] | None, *, key: str | None = None,
+                 key_strategy: str = "args", key_source: str | None = None, ttl_seconds: float | None = None,
+                 ttl_hours: float | None = None, ttl_days: float | None = None, skip_cache: bool = False,
+                 cache_enabled: bool = True, cleanup_probability: float | None = None,
+                 cleanup_limit: int | None = None, scope: str | None = None) -> "Cache._Call":
         # Configuration mistakes raise before anything runs; data problems (an argument that
         # cannot be keyed, a file that cannot be hashed) only turn caching off for this call.
         if not isinstance(action, str) or not action:
@@ -672,10 +673,9 @@ class Cache:
         A key without the ``cache:`` prefix is also tried with it, so ``get("my-key")`` finds
         what ``wrap(..., key="my-key")`` stored.
         """
-        candidates = [key] if key.startswith(KEY_PREFIX) else [key, KEY_PREFIX + key]
         try:
             entry = None
-            for candidate in candidates:
+            for candidate in _key_candidates(key):
                 entry = self.store.get(candidate)
                 if entry is not None:
                     break
@@ -715,7 +715,7 @@ class Cache:
         deleted: list[str] = []
         try:
             if key is not None:
-                for candidate in ([key] if key.startswith(KEY_PREFIX) else [key, KEY_PREFIX + key]):
+                for candidate in _key_candidates(key):
                     if self.store.delete(candidate):
                         deleted.append(candidate)
                         break
@@ -773,6 +773,11 @@ class Cache:
         from .decorator import cached
 
         return cached(fn, cache=self, **options)
+
+
+def _key_candidates(key: str) -> list[str]:
+    """A key as given, and with the ``cache:`` prefix that ``wrap(key=...)`` adds, if it lacks one."""
+    return [key] if key.startswith(KEY_PREFIX) else [key, KEY_PREFIX + key]
 
 
 def _counter_name(name: str | tuple[str, str]) -> str:
