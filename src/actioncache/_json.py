@@ -34,3 +34,10 @@ def compact_encoder(*, sort_keys: bool = False, default: Callable[[Any], Any] | 
 
 
 dumps_compact = compact_encoder()
+
+
+def utf8_json(value: Any) -> bytes:
+    """Compact JSON as UTF-8 bytes. A lone surrogate (a file name decoded with ``surrogateescape``)
+    is written as its 3-byte form: ``json.loads`` reads bytes with ``surrogatepass``, so it comes
+    back as the same lone code unit (``\\u`` escapes would merge two of them into one character)."""
+    return dumps_compact(value).encode("utf-8", "surrogatepass")

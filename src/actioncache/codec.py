@@ -22,7 +22,7 @@ import os
 import pickle
 from typing import Any, Protocol
 
-from ._json import dumps_compact
+from ._json import utf8_json
 from .errors import CodecError, CorruptEntryError, UnsupportedEntryError
 
 PLAIN = b"j"
@@ -127,8 +127,6 @@ def _freeze(key: Any) -> Any:
 # The C scanner directly: json.loads adds a regex pass and encoding detection on every hit.
 _scan_once = json.JSONDecoder().scan_once
 
-_dumps = dumps_compact
-
 
 class JSONCodec:
     """The default codec: JSON, with a lossless tagged form for a few common Python types."""
@@ -138,8 +136,8 @@ class JSONCodec:
     def encode(self, value: Any) -> bytes:
         try:
             if _is_plain(value):
-                return PLAIN + _dumps(value).encode("utf-8")
-            return TAGGED + _dumps(_tag(value)).encode("utf-8")
+                return PLAIN + utf8_json(value)
+            return TAGGED + utf8_json(_tag(value))
         except RecursionError as exc:
             raise CodecError("a circular (or extremely deep) value is not cached; the fresh result is returned") from exc
 
@@ -147,7 +145,7 @@ class JSONCodec:
         fmt = data[:1]
         try:
             if fmt == PLAIN:
-                text = data[1:].decode("utf-8")
+                text = data[1:].decode("utf-8", "surrogatepass")  # lone surrogates, as utf8_json wrote them
                 value, end = _scan_once(text, 0)
                 if end != len(text):
                     raise ValueError(f"extra data at offset {end}")
