@@ -23,17 +23,21 @@ import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple, Protocol
 
 from .codec import Codec, make_codec
-from .errors import CodecError, HashError, KeyStrategyError, UnsupportedEntryError
+from .errors import HashError, KeyStrategyError, UnsupportedEntryError
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
-from .stores.base import CacheStore, Entry, escape_glob, open_store, redact_url
+from .stores.base import CacheStore, Entry, entry_problem, escape_glob, open_store, redact_secrets, redact_url
 
 log = logging.getLogger("actioncache")
 
 DEFAULT_TTL_SECONDS = 60 * 86400.0
+# The longest TTL: 100 years. Longer (or infinite) expiries are not times every store can hold.
+MAX_TTL_SECONDS = 36500 * 86400.0
 DEFAULT_CLEANUP_PROBABILITY = 0.05
 DEFAULT_CLEANUP_LIMIT = 5
 STATS_PREFIX = "stats:"
 _CLEANUP_BATCH = 1000
+_OFFSET_REFRESH_S = 300.0
+_OFFSET_RETRY_S = 30.0
 _INVALIDATE_BATCH = 500
 
 
@@ -62,16 +66,33 @@ def resolve_ttl(
     ttl_seconds: float | None = None, ttl_hours: float | None = None, ttl_days: float | None = None,
     default: float = DEFAULT_TTL_SECONDS,
 ) -> float:
-    """``ttl_seconds`` over ``ttl_hours`` over ``ttl_days``; the default is 60 days."""
+    """``ttl_seconds`` over ``ttl_hours`` over ``ttl_days``; the default is 60 days.
+
+    The one check every TTL passes before anything runs: a number, positive, finite and at most
+    :data:`MAX_TTL_SECONDS` (100 years), so the expiry it gives is a time every store can hold.
+    ``inf``, ``nan``, ``1e300`` or YAML ``.inf`` are refused here, never after the action ran.
+    """
     for value, unit, scale in ((ttl_seconds, "ttl_seconds", 1.0), (ttl_hours, "ttl_hours", 3600.0), (ttl_days, "ttl_days", 86400.0)):
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{unit} must be a number, not {value!r}")
+            raise ValueError(f"{unit} must be a number, not {_short(value)}")
+        if value != value:  # nan compares unequal to itself
+            raise ValueError(f"{unit} must be a number of {unit[4:]}, not nan")
         if value <= 0:
             raise ValueError(f"{unit} must be positive (got {value}); to skip caching use cache_enabled=False")
+        if value > MAX_TTL_SECONDS / scale:  # an int too large for a float compares fine here
+            raise ValueError(
+                f"{unit} must be at most {MAX_TTL_SECONDS / scale:g} (100 years), not {_short(value)}; "
+                f"for an entry that lives as long as possible use ttl_days={MAX_TTL_SECONDS // 86400:g}"
+            )
         return float(value) * scale
     return default
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:20] + "..."
 
 
 def iso_utc(ts: float) -> str:
@@ -168,6 +189,8 @@ class Cache:
         self._session: dict[str, float] = {}
         self._stats_lock = threading.Lock()
         self._last_flush = clock()
+        self._clock_offset = 0.0  # the store's clock minus ours (see _store_now)
+        self._offset_due = 0.0 if callable(getattr(self.store, "server_time", None)) else float("inf")
         self._inflight: dict[str, list[Any]] = {}
         self._inflight_lock = threading.Lock()
         self._async_inflight: dict[tuple[int, str], list[Any]] = {}
@@ -198,6 +221,32 @@ class Cache:
             self.store.close()
         except Exception as exc:  # noqa: BLE001 - closing must not raise over the user's work
             log.warning("closing store %s failed: %s", self.url, exc)
+
+    # --- the store's clock ---------------------------------------------------------------
+
+    def _store_now(self) -> float:
+        """Now, by the clock expiry is judged by: the store's server clock where it has one.
+
+        Stores with a server (Redis ``TIME``, PostgreSQL ``clock_timestamp()``) expose
+        ``server_time()``; its offset from this machine is measured on first use and every
+        ``_OFFSET_REFRESH_S``, so writers and readers on skewed machines agree on every expiry
+        (within a round trip). Other stores use this machine's clock (docs/caching.md, "Clocks").
+        """
+        if time.monotonic() >= self._offset_due:
+            self._measure_clock_offset()
+        return self._clock() + self._clock_offset
+
+    def _measure_clock_offset(self) -> None:
+        try:
+            before = time.time()
+            server = float(self.store.server_time())  # type: ignore[attr-defined]
+            after = time.time()
+        except Exception as exc:  # noqa: BLE001 - unreachable store: keep the last offset, retry soon
+            log.debug("reading the store's clock failed: %s", exc)
+            self._offset_due = time.monotonic() + _OFFSET_RETRY_S
+            return
+        self._clock_offset = server - (before + after) / 2
+        self._offset_due = time.monotonic() + _OFFSET_REFRESH_S
 
     # --- stats --------------------------------------------------------------------------
 
@@ -230,7 +279,7 @@ class Cache:
             with self._stats_lock:
                 for name, delta in pending.items():
                     self._pending[name] = self._pending.get(name, 0) + delta
-            return str(exc)
+            return _describe(exc)
 
     def stats(self) -> dict[str, Any]:
         """Totals across every process that used this store, plus this process's ``session`` counts."""
@@ -244,7 +293,7 @@ class Cache:
             out["size_bytes"] = self.store.size_bytes()
         except Exception as exc:  # noqa: BLE001
             raw = {}
-            error = error or str(exc)
+            error = error or _describe(exc)
         if error:
             out["error"] = error
             raw = {STATS_PREFIX + k: v for k, v in self._session.items()}
@@ -300,23 +349,33 @@ class Cache:
             entry = self.store.get(key)
         except Exception as exc:  # noqa: BLE001 - any store failure is a miss with an error
             self._count(action, errors=1)
-            return _Lookup(False, error=f"cache lookup failed: {exc}")
+            return _Lookup(False, error=f"cache lookup failed: {_describe(exc)}")
         if entry is None:
             return _Lookup(False)
-        if entry.expires_at is not None and entry.expires_at <= self._clock():
-            return _Lookup(False, entry=entry)
-        try:
-            value = self.codec.decode(entry.value)
-        except UnsupportedEntryError as exc:
-            return _Lookup(False, error=str(exc))
-        except (CodecError, Exception) as exc:  # noqa: BLE001 - corrupt: a miss, and removed
-            self._count(action, errors=1, corrupt=1)
+        problem = entry_problem(entry)
+        if problem is None:
+            if entry.expires_at is not None and entry.expires_at <= self._store_now():
+                return _Lookup(False, entry=entry)
             try:
-                self.store.delete(key)
-            except Exception:  # noqa: BLE001
-                pass
-            return _Lookup(False, error=f"corrupt cache entry removed: {exc}")
-        return _Lookup(True, value, entry)
+                return _Lookup(True, self.codec.decode(entry.value), entry)
+            except UnsupportedEntryError as exc:
+                return _Lookup(False, error=str(exc))
+            except Exception as exc:  # noqa: BLE001 - any undecodable value is corrupt
+                problem = str(exc) or type(exc).__name__
+        return _Lookup(False, error=self._drop_corrupt(entry.key, action, problem))
+
+    def _drop_corrupt(self, key: str, action: str | None, problem: str) -> str:
+        """The one answer to stored content that cannot be served: count it, remove it, say why.
+
+        Planted or damaged data (a foreign writer, a half-migrated store) is a miss for this key,
+        never an exception and never a failure of other keys.
+        """
+        self._count(action, errors=1, corrupt=1)
+        try:
+            self.store.delete(key)
+        except Exception as exc:  # noqa: BLE001 - the next write replaces it anyway
+            log.debug("removing corrupt entry %r failed: %s", key, exc)
+        return f"corrupt cache entry removed: {problem}"
 
     def _record_hit(self, entry: Entry, action: str) -> None:
         # The hot path of every hit: one lock, one small list per action; folded into the
@@ -359,11 +418,11 @@ class Cache:
         """Encode and put one result; returns an error or warning text, or None."""
         try:
             encoded = self.codec.encode(value)
-        except CodecError as exc:
+        except Exception as exc:  # noqa: BLE001 - a result that cannot be encoded is returned, never lost
             warnings.warn(f"{action}: {exc}", CacheWarning, stacklevel=4)
             self._count(action, uncacheable=1)
             return f"not cached: {exc}"
-        now = self._clock()
+        now = self._store_now()
         meta: dict[str, Any] = dict(metadata or {})
         meta.update(
             _cache_type=cache_type,
@@ -377,7 +436,7 @@ class Cache:
             self.store.put(Entry(key, encoded, meta, now, now + ttl_s))
         except Exception as exc:  # noqa: BLE001
             self._count(action, errors=1)
-            return f"cache store failed: {exc}"
+            return f"cache store failed: {_describe(exc)}"
         self._count(action, stores=1)
         if cleanup_probability > 0 and self._rng.random() < cleanup_probability:
             try:
@@ -681,19 +740,26 @@ class Cache:
                     break
         except Exception as exc:  # noqa: BLE001
             self._count(None, errors=1)
-            return {"success": False, "found": False, "value": None, "expired": False, "error": str(exc)}
-        if entry is None:
+            return {"success": False, "found": False, "value": None, "expired": False, "error": _describe(exc)}
+        value: Any = None
+        problem = entry_problem(entry) if entry is not None else None
+        if entry is not None and problem is None:
+            try:
+                value = self.codec.decode(entry.value)
+            except UnsupportedEntryError as exc:
+                return {"success": False, "found": True, "value": None, "expired": entry.is_expired(self._store_now()),
+                        "key": entry.key, "error": f"entry cannot be decoded: {exc}",
+                        **({"metadata": dict(entry.metadata)} if include_metadata else {})}
+            except Exception as exc:  # noqa: BLE001 - any undecodable value is corrupt
+                problem = str(exc) or type(exc).__name__
+        if entry is None or problem is not None:
             out: dict[str, Any] = {"success": True, "found": False, "value": None, "expired": False}
+            if problem is not None and entry is not None:
+                out["removed"] = self._drop_corrupt(entry.key, None, problem)
             if include_metadata:
                 out["metadata"] = None
             return out
-        try:
-            value = self.codec.decode(entry.value)
-        except CodecError as exc:
-            return {"success": False, "found": True, "value": None, "expired": entry.is_expired(self._clock()),
-                    "key": entry.key, "error": f"entry cannot be decoded: {exc}",
-                    **({"metadata": dict(entry.metadata)} if include_metadata else {})}
-        out = {"success": True, "found": True, "value": value, "expired": entry.is_expired(self._clock()), "key": entry.key}
+        out = {"success": True, "found": True, "value": value, "expired": entry.is_expired(self._store_now()), "key": entry.key}
         if include_metadata:
             out["metadata"] = dict(entry.metadata)
         return out
@@ -730,7 +796,7 @@ class Cache:
                         progress(min(start + _INVALIDATE_BATCH, total), total)
         except Exception as exc:  # noqa: BLE001
             self._count(None, errors=1)
-            return {"success": False, "deleted_count": len(deleted), "deleted_keys": deleted, "error": str(exc)}
+            return {"success": False, "deleted_count": len(deleted), "deleted_keys": deleted, "error": _describe(exc)}
         self._count(None, invalidated=len(deleted))
         return {"success": True, "deleted_count": len(deleted), "deleted_keys": deleted}
 
@@ -740,7 +806,7 @@ class Cache:
 
     def cleanup(self, limit: int | None = None, *, progress: Callable[[int, int | None], None] | None = None) -> dict[str, Any]:
         """Delete expired entries (all, or at most ``limit``) through the store's expiry index."""
-        now = self._clock()
+        now = self._store_now()
         deleted = 0
         try:
             while limit is None or deleted < limit:
@@ -753,7 +819,7 @@ class Cache:
                     break
         except Exception as exc:  # noqa: BLE001
             self._count(None, errors=1)
-            return {"success": False, "deleted_count": deleted, "error": str(exc)}
+            return {"success": False, "deleted_count": deleted, "error": _describe(exc)}
         if deleted:
             self._count(None, cleanup_deleted=deleted)
         return {"success": True, "deleted_count": deleted}
@@ -778,6 +844,11 @@ class Cache:
 def _key_candidates(key: str) -> list[str]:
     """A key as given, and with the ``cache:`` prefix that ``wrap(key=...)`` adds, if it lacks one."""
     return [key] if key.startswith(KEY_PREFIX) else [key, KEY_PREFIX + key]
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception as the text a response or stats may show: never a password or token."""
+    return redact_secrets(str(exc))
 
 
 def _counter_name(name: str | tuple[str, str]) -> str:

@@ -146,7 +146,8 @@ def cmd_get(args: argparse.Namespace) -> int:
     elif not result.get("success"):
         print(f"error: {result.get('error')}", file=sys.stderr)
     elif not result["found"]:
-        print(f"not found: {args.key}", file=sys.stderr)
+        removed = f" ({result['removed']})" if result.get("removed") else ""
+        print(f"not found: {args.key}{removed}", file=sys.stderr)
     else:
         state = "expired" if result["expired"] else "live"
         print(f"key      {result.get('key', args.key)}  ({state})")

@@ -301,3 +301,17 @@ def test_an_action_that_raises_names_the_node(agent_from):
     agent = one_node(agent_from, "file.read", {"pth": "x"})
     with pytest.raises(NodeError, match="node 'step': action 'file.read' was called with the wrong with: parameters"):
         agent.invoke()
+
+
+def test_yaml_infinite_ttl_is_refused_before_the_action_runs(agent_from):
+    ran = []
+    agent = agent_from("""
+        nodes:
+          - name: w
+            uses: cache.wrap
+            with: {action: demo.work, args: {}, ttl_days: .inf}
+            output: r
+    """, actions={"demo.work": lambda state: ran.append(1) or {"ok": True}})
+    with pytest.raises((NodeError, ValueError), match="ttl_days"):
+        agent.invoke({})
+    assert ran == []

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..cache import iso_utc
+from ..cache import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
@@ -129,8 +129,8 @@ class SemanticCache:
         self.ambiguity_margin = _check_unit_range("ambiguity_margin", ambiguity_margin, 0.0, 2.0)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
-        if ttl_seconds is not None and ttl_seconds <= 0:
-            raise ValueError(f"ttl_seconds must be positive or None (never expires), got {ttl_seconds!r}")
+        if ttl_seconds is not None:  # None: never expires; else the core's one TTL check
+            ttl_seconds = resolve_ttl(ttl_seconds)
         if store is not None and not isinstance(store, str) and hasattr(store, "store") and hasattr(store, "wrap"):
             store = store.store  # a Cache: share its store
         self.backend: CacheStore = open_store(store)

@@ -59,6 +59,32 @@ def is_json_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# Characters a JSON path label may not hold in every dialect (quotes and escapes are read
+# differently by SQLite, libSQL and DuckDB; ``*`` is a wildcard in DuckDB), plus control characters.
+_UNSAFE_LABEL = frozenset('"\\*[].$\'') | frozenset(chr(c) for c in range(32))
+# Integers beyond 2**53 lose precision in some dialects' JSON functions (libSQL reads 2**63-1 as a float).
+_EXACT_INT = 2**53
+
+
+def pushable(name: str, wanted: Any) -> bool:
+    """Whether a dialect's JSON-path test of ``name == wanted`` agrees with :func:`select_keys`.
+
+    Only plain field names and values every dialect compares exactly are pushed into SQL; any
+    other filter (a name with a quote, backslash or ``*``, an empty name, text holding NUL, an
+    integer beyond 2**53) is left to the exact match in Python over the candidate rows. The SQL
+    only ever narrows, so this costs speed on odd filters, never a wrong answer.
+    """
+    if not name or any(c in _UNSAFE_LABEL for c in name):
+        return False
+    if isinstance(wanted, str):
+        return "\0" not in wanted
+    if isinstance(wanted, int) and not isinstance(wanted, bool):
+        return -_EXACT_INT <= wanted <= _EXACT_INT
+    if isinstance(wanted, float):
+        return wanted == wanted and abs(wanted) < _EXACT_INT
+    return wanted is None or isinstance(wanted, bool)
+
+
 def find_query(
     select: str,
     pattern: str | None,

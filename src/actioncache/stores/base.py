@@ -38,6 +38,46 @@ class Entry:
         return self.expires_at is not None and self.expires_at <= now
 
 
+# Epoch seconds of 10000-01-01: any later "time" is garbage, and could not be shown as ISO 8601.
+_LAST_TIME = 253402300800.0
+
+
+def _is_time(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and -_LAST_TIME < value < _LAST_TIME
+
+
+def entry_problem(entry: Entry) -> str | None:
+    """Why a stored entry cannot be served, or None: the shape check every read applies.
+
+    A store shared with other writers can hold anything under a key (a text ``expires_at``, a
+    value that is not bytes, metadata that is not a JSON object). The core treats such an entry
+    as corrupt: a miss, and removed, never an exception for the caller.
+    """
+    if not isinstance(entry.value, (bytes, bytearray, memoryview)):
+        return f"its value is a {type(entry.value).__name__}, not bytes"
+    if not _is_time(entry.created_at):
+        return f"its created_at is {entry.created_at!r}, not a time"
+    if entry.expires_at is not None and not _is_time(entry.expires_at):
+        return f"its expires_at is {entry.expires_at!r}, not a time"
+    if not isinstance(entry.metadata, Mapping):
+        return "its metadata is not a JSON object"
+    corrupt = entry.metadata.get(CORRUPT_METADATA)
+    if corrupt:
+        return corrupt if isinstance(corrupt, str) else "its metadata is not a JSON object"
+    return None
+
+
+def corrupt_entry(key: str, why: str) -> Entry:
+    """What a store returns for a record it cannot turn into an entry (missing or wrong-typed
+    fields): the core removes it as corrupt, saying ``why``, instead of the read raising."""
+    return Entry(key, b"", {CORRUPT_METADATA: why}, 0.0, None)
+
+
+# Set by LazyMetadata (and by stores that check the JSON themselves) when stored metadata is not
+# a JSON object: entry_problem then reports the entry as corrupt.
+CORRUPT_METADATA = "_corrupt_metadata"
+
+
 class LazyMetadata(Mapping[str, Any]):
     """Metadata parsed from its JSON text only when a field the store did not pre-read is asked for.
 
@@ -56,9 +96,9 @@ class LazyMetadata(Mapping[str, Any]):
         if self._parsed is None:
             try:
                 parsed = json.loads(self._raw)
-            except ValueError:
-                parsed = {"_corrupt_metadata": True}
-            self._parsed = parsed if isinstance(parsed, dict) else {"_corrupt_metadata": True}
+            except (ValueError, TypeError, RecursionError):
+                parsed = None
+            self._parsed = parsed if isinstance(parsed, dict) else {CORRUPT_METADATA: True}
         return self._parsed
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -179,12 +219,29 @@ def glob_tokens(pattern: str) -> Iterator[tuple[str, str]]:
             yield "lit", ch
 
 
+# A URL's password (``scheme://user:PASSWORD@host``).
+_USERINFO_SECRET = re.compile(r"(://[^/\s:@]*:)[^@\s/]+(@)")
+# Secrets given as options: ``?password=``, ``authToken=``, conninfo ``password=...``, an Azure
+# ``AccountKey=...;`` or SAS ``sig=``. Names compare case-insensitively, ``-``/``_`` optional.
+_OPTION_SECRET = re.compile(
+    r"(?i)(?<![A-Za-z0-9])((?:password|passwd|pwd|pass|secret|client[-_]?secret|(?:auth|access|refresh|id|sas)?[-_]?token"
+    r"|api[-_]?key|account[-_]?key|shared[-_]?access[-_]?signature|sig|signature|credentials?)=)"
+    r"(\"[^\"]*\"|'[^']*'|[^&;\s'\"]+)"
+)
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every password and token a store URL or connection string may carry
+    replaced by ``***``: the one redaction for anything shown (``repr(cache)``, ``stats()["store"]``,
+    ``_cache_error``, CLI output, logs)."""
+    if "=" not in text and "@" not in text:
+        return text
+    return _OPTION_SECRET.sub(r"\1***", _USERINFO_SECRET.sub(r"\1***\2", text))
+
+
 def redact_url(url: str) -> str:
-    """``url`` with its password replaced by ``***``, for error messages and logs."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    return parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@")).geturl()
+    """``url`` with its password and secret options replaced by ``***``, for error messages and logs."""
+    return redact_secrets(url)
 
 
 def glob_literal_prefix(pattern: str) -> str:

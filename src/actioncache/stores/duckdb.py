@@ -35,7 +35,7 @@ import duckdb
 
 from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
-from ._sql import file_path, find_query, is_json_number
+from ._sql import file_path, find_query, is_json_number, pushable
 from .base import Entry, LazyMetadata, select_keys
 from .sqlite import _track_for_fork
 
@@ -86,6 +86,8 @@ def _json_path(name: str) -> str:
 
 def _field_clause(name: str, wanted: Any) -> tuple[str, list[Any]] | None:
     """DuckDB's metadata test for ``find``: type and value, so 1, true and "1" stay apart."""
+    if not pushable(name, wanted):
+        return None
     if name == _ACTION_FIELD and isinstance(wanted, str):
         return "action = ?", [wanted]
     path = _json_path(name)

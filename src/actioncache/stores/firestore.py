@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
-from .base import Entry, glob_literal_prefix, select_keys
+from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
 
 CHUNK_BYTES = 512 * 1024
 # Entry documents hold the value inline up to this size (leaving room for key and metadata).
@@ -146,10 +146,16 @@ class FirestoreStore:
         if not snap.exists:
             return None
         data = snap.to_dict()
+        try:
+            return self._decode(key, snap.id, data)
+        except (KeyError, TypeError, ValueError) as exc:  # a document another writer shaped differently
+            return corrupt_entry(key, f"its document is malformed ({type(exc).__name__}: {exc})")
+
+    def _decode(self, key: str, entry_id: str, data: dict[str, Any]) -> Entry:
         if data.get("value") is not None:
             value = bytes(data["value"])
         else:
-            refs = self._chunk_refs(snap.id, data["version"], int(data["chunks"]))
+            refs = self._chunk_refs(entry_id, data["version"], int(data["chunks"]))
             parts = {s.reference.id: s.to_dict().get("data") for s in self.client.get_all(refs) if s.exists}
             pieces = [parts.get(ref.id) for ref in refs]
             if any(p is None for p in pieces):
@@ -157,11 +163,7 @@ class FirestoreStore:
             value = b"".join(bytes(p) for p in pieces)
             if hashlib.sha256(value).hexdigest() != data.get("digest"):
                 raise _Replaced()
-        try:
-            metadata = json.loads(data.get("metadata") or "{}")
-        except ValueError:
-            metadata = {"_corrupt_metadata": True}
-        return Entry(data["key"], value, metadata, float(data["created_at"]), data.get("expires_at"))
+        return Entry(key, value, LazyMetadata(data.get("metadata") or "{}"), data["created_at"], data.get("expires_at"))
 
     def get(self, key: str) -> Entry | None:
         for _ in range(5):

@@ -46,7 +46,7 @@ class MemoryStore:
     def put(self, entry: Entry) -> None:
         with self._lock:
             self._entries[entry.key] = entry
-            if entry.expires_at is not None:
+            if isinstance(entry.expires_at, (int, float)) and entry.expires_at == entry.expires_at:
                 heapq.heappush(self._expiry_heap, (entry.expires_at, entry.key, entry.created_at))
 
     def delete(self, key: str) -> bool:

@@ -342,6 +342,10 @@ class PostgresStore:
                         retry=False)
         return token if row is not None and row[0] == token else None
 
+    def server_time(self) -> float:
+        """The server's clock (epoch seconds): the one clock expiry is judged by (see the core)."""
+        return float(self._run("time", lambda c: c.execute("SELECT " + _SERVER_NOW).fetchone()[0]))
+
     def release_lease(self, name: str, token: str) -> None:
         statement = self._q("DELETE FROM {leases} WHERE name = %s AND token = %s")
         self._run("lease", lambda c: c.execute(statement, (name, token)))

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, glob_matches, glob_tokens, redact_url, select_keys
+from .base import Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_url, select_keys
 
 try:
     import redis
@@ -52,19 +52,26 @@ _BATCH = 500
 
 # Removes one key's entry, index memberships and bookkeeping. Shared by put, delete and cleanup.
 _FORGET = """
+local function add_size(ns, delta)
+  local ok = redis.pcall('INCRBY', ns .. ':size', delta)
+  if type(ok) == 'table' and ok.err then redis.call('SET', ns .. ':size', math.max(delta, 0)) end
+end
+-- A record another writer garbled (not a size, odd index names) is skipped, never an error:
+-- one bad record must not block replacing its key or fail cleanup for the whole store.
 local function forget(ns, key)
-  local rec = redis.call('HGET', ns .. ':n', key)
-  if rec then
+  local rec = redis.pcall('HGET', ns .. ':n', key)
+  if type(rec) == 'string' then
     local first = true
     for part in string.gmatch(rec, '[^\\n]+') do
       if first then
-        redis.call('DECRBY', ns .. ':size', tonumber(part))
+        local size = tonumber(part)
+        if size and size == size and math.abs(size) < 2^53 then add_size(ns, -math.floor(size)) end
         first = false
-      else
-        redis.call('SREM', ns .. ':i:' .. part, key)
+      elseif string.sub(part, 1, 1) == '[' then
+        redis.pcall('SREM', ns .. ':i:' .. part, key)
       end
     end
-    redis.call('HDEL', ns .. ':n', key)
+    redis.pcall('HDEL', ns .. ':n', key)
   end
   redis.call('ZREM', ns .. ':z', key)
   return redis.call('DEL', ns .. ':e:' .. key)
@@ -84,7 +91,7 @@ for i = 9, #ARGV do
   rec = rec .. '\\n' .. ARGV[i]
 end
 redis.call('HSET', ns .. ':n', key, rec)
-redis.call('INCRBY', ns .. ':size', size)
+add_size(ns, size)
 if ARGV[6] == '' then
   redis.call('ZADD', ns .. ':z', '+inf', key)
 else
@@ -218,21 +225,28 @@ class RedisStore:
         return f"{self.prefix}:e:{key}"
 
     def _live_score_floor(self) -> float:
-        # Members scored at or before now have been (or are being) dropped by Redis.
-        return time.time()
+        # Members scored at or before now have been (or are being) dropped by Redis, by its clock.
+        return self.server_time()
 
     # --- protocol -----------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
         try:
             value, meta, created, expires, duration = self._client.hmget(self._e(key), ("v", "m", "c", "x", "d"))
+        except redis.ResponseError as exc:
+            if "WRONGTYPE" not in str(exc):
+                raise self._error("get", exc) from exc
+            return corrupt_entry(key, "another writer stored a non-hash under its Redis key")
         except redis.RedisError as exc:
             raise self._error("get", exc) from exc
         if value is None or meta is None:
             return None
-        preset = {"_cache_duration_ms": float(duration)} if duration else None
-        return Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
-                     float(expires) if expires else None)
+        try:
+            preset = {"_cache_duration_ms": float(duration)} if duration else None
+            return Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
+                         float(expires) if expires else None)
+        except ValueError as exc:  # a time field another writer garbled
+            return corrupt_entry(key, f"its stored times are malformed ({exc})")
 
     def _put_args(self, entry: Entry) -> list[Any]:
         meta = dict(entry.metadata)
@@ -383,6 +397,14 @@ class RedisStore:
         except redis.RedisError as exc:
             raise self._error("lease", exc) from exc
         return token if ok else None
+
+    def server_time(self) -> float:
+        """Redis's clock (``TIME``): the one clock expiry is judged by (see the core)."""
+        try:
+            seconds, micros = self._client.time()
+        except redis.RedisError as exc:
+            raise self._error("time", exc) from exc
+        return seconds + micros / 1e6
 
     def release_lease(self, name: str, token: str) -> None:
         try:

@@ -25,8 +25,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
-from ._sql import find_query, is_json_number
-from .base import Entry, LazyMetadata, select_keys
+from ._sql import find_query, is_json_number, pushable
+from .base import CORRUPT_METADATA, Entry, LazyMetadata, select_keys
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -56,8 +56,11 @@ _UPSERT = (
     "created_at = excluded.created_at, expires_at = excluded.expires_at, action = excluded.action"
 )
 # The duration is pre-read by SQLite so a hit can count time saved without parsing metadata.
+# Metadata that is not a JSON object (a foreign writer) is flagged, never an error of the read.
 _GET = (
-    "SELECT value, metadata, created_at, expires_at, json_extract(metadata, '$._cache_duration_ms') "
+    "SELECT value, metadata, created_at, expires_at, "
+    "CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$._cache_duration_ms') END, "
+    "CASE WHEN json_valid(metadata) THEN json_type(metadata) = 'object' ELSE 0 END "
     "FROM entries WHERE key = ?"
 )
 _DELETE_EXPIRED = (
@@ -72,10 +75,13 @@ _BATCH = 500
 
 def _field_clause(name: str, wanted: Any) -> tuple[str, list[Any]] | None:
     """SQLite's metadata test for ``find``: the promoted action column, else ``json_extract``."""
+    if not pushable(name, wanted):
+        return None
     if name == _ACTION_FIELD and isinstance(wanted, str):
         return "action = ?", [wanted]
     if isinstance(wanted, str) or is_json_number(wanted):
-        return "json_extract(metadata, ?) = ?", ['$."' + name.replace('"', '""') + '"', wanted]
+        # json_valid first: one row of malformed metadata (a foreign writer) must not fail the query.
+        return "CASE WHEN json_valid(metadata) THEN json_extract(metadata, ?) END = ?", ['$."' + name + '"', wanted]
     return None
 
 
@@ -214,8 +220,9 @@ class SQLiteStore:
             raise self._error("get", exc) from exc
         if row is None:
             return None
-        value, metadata, created_at, expires_at, duration_ms = row
-        return Entry(key, value, LazyMetadata(metadata, {"_cache_duration_ms": duration_ms}), created_at, expires_at)
+        value, metadata, created_at, expires_at, duration_ms, is_object = row
+        preset = {"_cache_duration_ms": duration_ms, CORRUPT_METADATA: not is_object}
+        return Entry(key, value, LazyMetadata(metadata, preset), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
         action = entry.metadata.get(_ACTION_FIELD)

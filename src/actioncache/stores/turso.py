@@ -33,6 +33,7 @@ import libsql
 
 from ..errors import StoreError, StoreURLError
 from ._sql import file_path
+from .base import redact_url
 from .sqlite import SCHEMA, SQLiteStore
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
@@ -126,7 +127,7 @@ class TursoStore(SQLiteStore):
         self.sync_interval = sync_interval
         self.auth_token = auth_token if auth_token is not None else _token_from_env()
         if self.remote:
-            self.url = database
+            self.url = redact_url(database)
         else:
             self.url = "libsql+file:///" + str(self.path).lstrip("/")
             if sync_url:
@@ -150,7 +151,7 @@ class TursoStore(SQLiteStore):
         unknown = set(query) - _OPTIONS
         if unknown:
             raise StoreURLError(
-                f"libSQL URL {_redact(url)!r}: unknown option(s) {sorted(unknown)}; "
+                f"libSQL URL {redact_url(url)!r}: unknown option(s) {sorted(unknown)}; "
                 f"known: {', '.join(sorted(_OPTIONS))}"
             )
         token = query.get("authToken", query.get("auth_token"))
@@ -159,30 +160,30 @@ class TursoStore(SQLiteStore):
         if "timeout" in query:
             options.setdefault("timeout", _number(query["timeout"], "timeout", url))
         if scheme == "libsql+file":
-            path = file_path(parts, _redact(url), "libsql+file:///abs/path.db")
+            path = file_path(parts, redact_url(url), "libsql+file:///abs/path.db")
             if "tls" in query:
-                raise StoreURLError(f"{_redact(url)!r}: tls= applies to remote URLs only (libsql://host?tls=0)")
+                raise StoreURLError(f"{redact_url(url)!r}: tls= applies to remote URLs only (libsql://host?tls=0)")
             if "sync_url" in query:
                 options.setdefault("sync_url", _remote_database(query["sync_url"], None, url))
             if "sync_interval" in query:
                 if "sync_url" not in query:
-                    raise StoreURLError(f"{_redact(url)!r}: sync_interval needs sync_url (an embedded replica)")
+                    raise StoreURLError(f"{redact_url(url)!r}: sync_interval needs sync_url (an embedded replica)")
                 options.setdefault("sync_interval", _number(query["sync_interval"], "sync_interval", url))
             return cls(path, **options)
         if scheme in ("libsql", "turso"):
             if not parts.hostname:
                 raise StoreURLError(
-                    f"libSQL URL {_redact(url)!r} names no server; use libsql://HOST?authToken=... for a remote "
+                    f"libSQL URL {redact_url(url)!r} names no server; use libsql://HOST?authToken=... for a remote "
                     "database or libsql+file:///abs/path.db for a local file"
                 )
             if "sync_url" in query or "sync_interval" in query:
                 raise StoreURLError(
-                    f"{_redact(url)!r}: sync_url makes an embedded replica and needs a local file: "
+                    f"{redact_url(url)!r}: sync_url makes an embedded replica and needs a local file: "
                     "libsql+file:///abs/replica.db?sync_url=libsql://HOST"
                 )
             base = f"libsql://{parts.netloc.rpartition('@')[2]}{parts.path.rstrip('/')}"
             return cls(_remote_database(base, query.get("tls"), url), **options)
-        raise StoreURLError(f"not a libSQL URL: {_redact(url)!r}; use libsql+file:///abs/path.db or libsql://HOST")
+        raise StoreURLError(f"not a libSQL URL: {redact_url(url)!r}; use libsql+file:///abs/path.db or libsql://HOST")
 
     # --- connections --------------------------------------------------------------------
 
@@ -326,21 +327,14 @@ def _remote_database(base: str, tls: str | None, url: str) -> str:
         return base
     if tls.strip().lower() in ("0", "false", "no", "off"):
         return "http://" + base.split("://", 1)[1]
-    raise StoreURLError(f"{_redact(url)!r}: tls must be 0 or 1, not {tls!r}")
+    raise StoreURLError(f"{redact_url(url)!r}: tls must be 0 or 1, not {tls!r}")
 
 
 def _number(text: str, name: str, url: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise StoreURLError(f"{_redact(url)!r}: {name} must be a number of seconds, not {text!r}") from None
+        raise StoreURLError(f"{redact_url(url)!r}: {name} must be a number of seconds, not {text!r}") from None
     if value < 0:
-        raise StoreURLError(f"{_redact(url)!r}: {name} must not be negative")
+        raise StoreURLError(f"{redact_url(url)!r}: {name} must not be negative")
     return value
-
-
-def _redact(url: str) -> str:
-    """The URL without its auth token, for messages."""
-    parts = urlsplit(url)
-    query = [(k, "***" if k in ("authToken", "auth_token") else v) for k, vs in parse_qs(parts.query, keep_blank_values=True).items() for v in vs]
-    return parts._replace(query=urlencode(query, safe="*:/")).geturl()
