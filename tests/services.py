@@ -38,6 +38,19 @@ def require(name: str, host: str, port: int) -> None:
     pytest.skip(message)
 
 
+def require_program(name: str, installer: str) -> str:
+    """The path of a program on PATH; skip (locally) or fail (CI=true) when it is missing."""
+    import shutil
+
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed; {installer} installs it"
+        if in_ci():
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return path
+
+
 def require_module(module: str, extra: str) -> None:
     try:
         __import__(module)

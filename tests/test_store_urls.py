@@ -150,7 +150,7 @@ LTM_FORMS = [
     ({"backend": "turso", "path": "./t.db"}, "TursoStore", "libsql"),
     ({"backend": "libsql", "path": "./t.db"}, "TursoStore", "libsql"),
     ({"backend": "turso", "url": "libsql://db-org.turso.io", "auth_token": SECRET}, "TursoStore", "libsql"),
-    ({"backend": "firestore", "project": "p", "collection": "c"}, "FirestoreStore", None),
+    ({"backend": "firestore", "project": "p", "collection": "c"}, "FirestoreStore", "google.cloud.firestore"),
     ({"backend": "redis", "host": "127.0.0.1", "port": 6379, "db": 2}, "RedisStore", "redis"),
     ({"backend": "postgres", "host": "127.0.0.1", "database": "db", "user": "u", "password": SECRET},
      "PostgresStore", "psycopg"),

@@ -19,6 +19,12 @@ fi
 if [ -z "${PYFLAKES:-}" ]; then
   if command -v pyflakes >/dev/null 2>&1; then PYFLAKES=pyflakes; else PYFLAKES="python3 -m pyflakes"; fi
 fi
+# Check the verifiers first: a missing one would only show up as a failing check in the loop.
+command -v shellcheck >/dev/null 2>&1 || {
+  echo "run_loop.sh: shellcheck is not installed; install it with: apt-get install shellcheck" >&2; exit 2; }
+# shellcheck disable=SC2086 # PYFLAKES may be "python3 -m pyflakes"
+$PYFLAKES --version >/dev/null 2>&1 || {
+  echo "run_loop.sh: pyflakes is not installed ($PYFLAKES); install it with: pip install 'actioncache[loop]'" >&2; exit 2; }
 export ACTIONCACHE PYFLAKES
 export ACTIONCACHE_URL="${ACTIONCACHE_URL:-sqlite:///$work/loop-cache.db}"
 export CACHE_MODE="${CACHE_MODE:-use}"

@@ -14,6 +14,20 @@ class StoreError(ActionCacheError):
     """
 
 
+class MissingExtraError(ActionCacheError, ModuleNotFoundError):
+    """An optional dependency is not installed; the message gives the extra to install.
+
+    ``extra`` names it (``pip install 'actioncache[extra]'``). A ``ModuleNotFoundError``, so code
+    that skips a face whose dependency is missing keeps doing so.
+    """
+
+    extra: str = ""
+
+
+class MissingStoreExtraError(MissingExtraError, StoreError):
+    """A store's optional dependency is not installed (raised when the store is opened)."""
+
+
 class StoreURLError(StoreError, ValueError):
     """A store URL that cannot be parsed or names an unknown scheme."""
 

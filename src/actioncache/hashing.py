@@ -75,7 +75,13 @@ def hash_file(path: str | os.PathLike[str], algorithm: str = "sha256", **storage
     except IsADirectoryError as exc:
         raise HashError(f"cannot hash {path!r}: it is a directory, not a file") from exc
     except ImportError as exc:
-        raise HashError(f"cannot hash {path!r}: {exc}; install the fsspec extra for that URL scheme") from exc
+        from .extras import EXTRA_FOR_PROTOCOL, missing
+
+        protocol = path.split("://", 1)[0].lower()
+        extra = EXTRA_FOR_PROTOCOL.get(protocol)
+        if extra is None:  # a protocol no extra covers: fsspec's own advice names the package
+            raise HashError(f"cannot hash {path!r}: {exc}") from exc
+        raise HashError(f"cannot hash {path!r}: {missing(f'reading {protocol}://', extra, exc)}") from exc
     except Exception as exc:  # noqa: BLE001 - any storage failure is a hash failure
         raise HashError(f"cannot hash {path!r}: {type(exc).__name__}: {exc}") from exc
     return hasher.hexdigest(), size

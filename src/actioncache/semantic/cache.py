@@ -32,8 +32,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from ..cache import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
@@ -41,6 +39,7 @@ from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from .embedders import Embedder, EmbedderError, default_embedder
 from .guard import literal_guard
 from .index import NumpyIndex, VectorIndex
+from .numpy_required import np
 
 log = logging.getLogger("actioncache.semantic")
 

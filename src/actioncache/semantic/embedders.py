@@ -25,9 +25,8 @@ import urllib.error
 import urllib.request
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-import numpy as np
-
 from ..errors import ActionCacheError
+from .numpy_required import np
 
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
 

@@ -18,7 +18,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Protocol
 
-import numpy as np
+from .numpy_required import np
 
 _blas_libs: list[Any] | None = None
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import numpy as np
-
-from ..errors import StoreError
+from ..errors import MissingStoreExtraError, StoreError
+from ..extras import missing
+from .numpy_required import np
 
 
 def _literal(vector: np.ndarray) -> str:
@@ -30,9 +30,7 @@ class PgVectorIndex:
         try:
             import psycopg
         except ImportError as exc:
-            raise StoreError(
-                f"the pgvector index needs psycopg ({exc}); install it with: pip install 'actioncache[postgres]'"
-            ) from exc
+            raise missing("the pgvector index", "postgres", exc, MissingStoreExtraError) from exc
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         self.dim = dim

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-from ..errors import StoreError, StoreURLError
+from ..errors import MissingStoreExtraError, StoreError, StoreURLError
 
 
 @dataclass(slots=True)
@@ -387,11 +387,10 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        from ..extras import missing
+
         extra = _EXTRA_FOR_SCHEME.get(scheme, scheme)
-        raise StoreError(
-            f"the {scheme!r} store needs an optional dependency that is not installed ({exc}); "
-            f"install it with: pip install 'actioncache[{extra}]'"
-        ) from exc
+        raise missing(f"the {scheme!r} store", extra, exc, MissingStoreExtraError) from exc
     factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part)

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from ..errors import StoreError, StoreURLError
+from ..errors import MissingStoreExtraError, StoreURLError
+from ..extras import EXTRA_FOR_PROTOCOL, missing
 
 
 class WriteConflict(Exception):
@@ -354,7 +355,6 @@ _PROTOCOLS = {
     "abfs": AzureObject,
     "abfss": AzureObject,
 }
-_EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure"}
 
 
 def open_remote_object(protocol: str, path: str, storage_options: dict[str, Any]) -> RemoteObject:
@@ -374,7 +374,4 @@ def open_remote_object(protocol: str, path: str, storage_options: dict[str, Any]
     try:
         return cls(path, storage_options)
     except ImportError as exc:
-        raise StoreError(
-            f"blob-sqlite+{protocol} needs {exc.name or 'an optional package'}; "
-            f"install it with: pip install 'actioncache[{_EXTRAS[protocol]}]'"
-        ) from exc
+        raise missing(f"blob-sqlite+{protocol}", EXTRA_FOR_PROTOCOL[protocol], exc, MissingStoreExtraError) from exc

@@ -34,7 +34,8 @@ import uuid
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..errors import StoreError, StoreURLError
+from ..errors import MissingStoreExtraError, StoreError, StoreURLError
+from ..extras import missing, require
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
 from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
 
@@ -79,6 +80,8 @@ class FirestoreStore:
     def __init__(self, project: str, collection: str, *, database: str | None = None, client: Any = None) -> None:
         if not collection or "/" in collection or collection.startswith("__"):
             raise StoreURLError(f"Firestore collection name {collection!r} is not valid; use firestore://project/collection")
+        if client is None:  # the client itself imports lazily (it is slow); fail now if it cannot
+            require("the Firestore store", "firestore", "google.cloud.firestore", error=MissingStoreExtraError)
         self.project = project
         self.collection = collection
         self.database = database
@@ -111,9 +114,7 @@ class FirestoreStore:
                     try:
                         from google.cloud import firestore
                     except ImportError as exc:
-                        raise StoreError(
-                            "the Firestore store needs google-cloud-firestore; pip install 'actioncache[firestore]'"
-                        ) from exc
+                        raise missing("the Firestore store", "firestore", exc, MissingStoreExtraError) from exc
                     kwargs = {"project": self.project}
                     if self.database:
                         kwargs["database"] = self.database
