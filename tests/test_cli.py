@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -65,5 +66,77 @@ def test_hash(src_env, tmp_path):
 
 
 def test_unusable_store_is_a_readable_error(src_env):
+    """A store URL that cannot be used is a bad argument: exit 2."""
     out = run(src_env, "stats", "--store", "nosuch://x")
-    assert out.returncode == 1 and "unknown store scheme" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "unknown store scheme" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["stats", "--since", "yesterday"], "'yesterday' is neither a span"),
+    (["cleanup", "--limit", "0"], "must be 1 or more"),
+    (["cleanup", "--limit", "-3"], "must be 1 or more"),
+    (["cleanup", "--limit", "many"], "not a whole number"),
+    (["hash", "x", "--algorithm", "crc32"], "invalid choice"),
+    (["invalidate"], "one of the arguments"),
+    (["stats", "--bogus"], "unrecognized arguments"),
+    (["no-such-command"], "invalid choice"),
+    (["run", "agent.yaml", "--input", "not json"], "--input is not JSON"),
+    (["exec", "--bogus", "--", "true"], "unrecognized arguments"),
+    (["mcp", "--bogus"], "unrecognized arguments"),
+])
+def test_every_bad_argument_exits_2_and_says_why(src_env, filled, tmp_path, args, says):
+    (tmp_path / "agent.yaml").write_text("name: a\nnodes:\n  - name: n\n    run: return {}\n")
+    out = subprocess.run([sys.executable, "-m", "actioncache", *args], env={**src_env, "ACTIONCACHE_URL": filled},
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert says in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("command", [["stats"], ["stats", "--json"], ["get", "cache:x:1"], ["cleanup"],
+                                     ["invalidate", "--pattern", "*"]])
+@pytest.mark.parametrize("scheme, name", [("sqlite", "typo.db"), ("duckdb", "typo.duckdb")])
+def test_a_store_file_that_is_not_there_is_an_error_naming_it_and_is_not_created(src_env, tmp_path, command,
+                                                                                  scheme, name):
+    missing = tmp_path / name
+    out = run(src_env, *command, "--store", f"{scheme}:///{str(missing).lstrip('/')}")
+    assert out.returncode == 1 and f"no store at {missing}" in out.stderr, out.stderr
+    assert not missing.exists()
+
+
+def test_the_default_store_that_is_not_there_is_an_error_too(src_env, tmp_path):
+    where = tmp_path / "never" / "actioncache.db"
+    out = run({**src_env, "ACTIONCACHE_URL": f"sqlite:///{str(where).lstrip('/')}"}, "stats")
+    assert out.returncode == 1 and str(where) in out.stderr
+    assert not where.parent.exists()
+
+
+def test_stats_json_counts_are_integers(src_env, sqlite_url):
+    cache = Cache(sqlite_url, cleanup_probability=0)
+    for _ in range(4):
+        cache.wrap("flaky", lambda: {"success": False, "error": "down"}, {})
+    cache.wrap("ok", lambda: 1, {})
+    cache.close()
+    data = json.loads(run(src_env, "stats", "--store", sqlite_url, "--json").stdout)
+    assert data["failures"] == 4 and data["by_action"]["flaky"]["failures"] == 4
+    for bucket in (data, data["session"], *data["by_action"].values()):
+        for name, value in bucket.items():
+            if name not in ("time_saved_s", "hit_rate", "success") and isinstance(value, (int, float)):
+                assert isinstance(value, int) and not isinstance(value, bool), (name, value)
+    assert '"failures": 4,' in run(src_env, "stats", "--store", sqlite_url, "--json").stdout
+
+
+def test_version(src_env):
+    from actioncache import __version__
+
+    out = run(src_env, "--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"actioncache {__version__}"
+
+
+def test_help_lists_each_command_once_in_user_words(src_env):
+    out = run(src_env, "--help")
+    assert out.returncode == 0
+    assert "face" not in out.stdout and "seed" not in out.stdout
+    for command in ("run", "exec", "mcp", "stats", "get", "invalidate", "cleanup", "hash"):
+        assert len(re.findall(rf"^    {command}\b", out.stdout, flags=re.M)) == 1, command
+    descriptions = [line.strip() for line in out.stdout.splitlines() if line.startswith("    ")]
+    assert len(descriptions) == len(set(descriptions))

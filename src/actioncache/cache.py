@@ -863,8 +863,13 @@ def _check_probability(p: float) -> None:
 
 
 def _finish_counts(bucket: dict[str, float]) -> None:
+    # Counters come back from stores as floats (some keep every counter as a double); every one
+    # but the time saved is a count of events, so it is reported as an integer.
     for name in ("hits", "misses", "stores", "errors"):
-        bucket[name] = int(bucket.get(name, 0))
+        bucket.setdefault(name, 0)
+    for name, value in bucket.items():
+        if name != "time_saved_ms":
+            bucket[name] = int(value)
     bucket["time_saved_s"] = round(bucket.pop("time_saved_ms", 0.0) / 1000.0, 3)
     looked = bucket["hits"] + bucket["misses"]
     bucket["hit_rate"] = round(bucket["hits"] / looked, 4) if looked else 0.0

@@ -3,6 +3,9 @@
 Sub-commands that belong to a face live in that face's package and are imported only when
 asked for (``run`` → agents, ``exec`` → runs, ``mcp`` → scratchpad), so ``actioncache exec``
 on a cache hit pays for as little import time as possible.
+
+Exit codes: 0 done; 1 the store failed or is not there; 2 a bad argument (including a store URL
+that cannot be used); 3 ``get`` found no entry.
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Callable, Sequence
+from urllib.parse import unquote, urlsplit
 
 # name -> (module with main(argv) -> int, one-line help)
 FACE_COMMANDS: dict[str, tuple[str, str]] = {
@@ -26,19 +31,49 @@ def _store_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for machines instead of a table")
 
 
+def _since(text: str) -> str:
+    """``--since``: checked while parsing, so a value that is not a time is a usage error (exit 2)."""
+    from .runs.log import parse_since
+
+    try:
+        parse_since(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--since ")) from None
+    return text
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"actioncache {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="actioncache",
-        description="Durable, content-keyed caching for agent actions.",
-        epilog="face commands: " + "; ".join(f"{n}: {h}" for n, (_, h) in FACE_COMMANDS.items()),
+        description="Cache the expensive steps of agents and scripts: look at, clear and manage the cache, "
+        "run YAML agents, and put the cache in front of shell commands.",
+        epilog="`actioncache COMMAND --help` explains a command. Documentation: README.md and docs/ in the project.",
     )
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in FACE_COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
 
     p = sub.add_parser("stats", help="hits, misses, time saved and size, in total and per action")
     _store_args(p)
-    p.add_argument("--since", metavar="WHEN", help="only count runs since WHEN (ISO time or 1h/2d); needs a run log")
+    p.add_argument("--since", metavar="WHEN", type=_since,
+                   help="also show the `actioncache exec` runs since WHEN: a span (30m, 2h, 7d) or an ISO time")
 
     p = sub.add_parser("get", help="show one entry without running anything")
     p.add_argument("key")
@@ -54,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store_args(p)
 
     p = sub.add_parser("cleanup", help="delete expired entries (uses the expiry index)")
-    p.add_argument("--limit", type=int, help="delete at most this many")
+    p.add_argument("--limit", type=_positive_int, help="delete at most this many")
     _store_args(p)
 
     p = sub.add_parser("hash", help="content hash of a file or URL (local, s3://, gs://, az://)")
@@ -65,9 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _open_cache(url: str | None) -> Any:
+    """The cache at ``url``; a store file that does not exist is an error, not a new empty store
+    (a mistyped ``--store`` path would otherwise show zeros, and a read must not write)."""
     from .cache import Cache
+    from .config import default_store_url
+    from .errors import StoreError
 
+    url = url or default_store_url()
+    path = _store_file(url)
+    if path is not None and not os.path.exists(path):
+        raise StoreError(f"no store at {path}: nothing was ever cached there. Check --store or $ACTIONCACHE_URL "
+                         f"(the store URL was {url})")
     return Cache(url, cleanup_probability=0.0)
+
+
+def _store_file(url: str) -> str | None:
+    """The local file a file-backed store URL names (``sqlite:``, ``duckdb:``, ``libsql+file:``), else None."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("sqlite", "duckdb", "libsql+file") or parts.netloc not in ("", "localhost"):
+        return None
+    path = unquote(parts.path)
+    return path if path not in ("", "/", "/:memory:") else None
 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
@@ -229,10 +282,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from .errors import StoreError
+    from .errors import StoreError, StoreURLError
 
     try:
         return COMMANDS[args.command](args)
+    except StoreURLError as exc:  # --store or $ACTIONCACHE_URL: a bad argument
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

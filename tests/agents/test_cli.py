@@ -47,9 +47,10 @@ def test_input_from_a_file_and_stream(capsys, write_agent, tmp_path, sqlite_url)
     ("[1, 2]", "--input must be a JSON object"),
     ("@/no/such/input.json", "cannot read input file '/no/such/input.json'"),
 ])
-def test_bad_input_exits_3(capsys, write_agent, given, message):
+def test_a_bad_input_argument_exits_2(capsys, write_agent, given, message):
+    """Like every bad argument (exit 3 is left for input that does not fit the state_schema)."""
     code, out, err = run(capsys, write_agent(SIMPLE), "--input", given)
-    assert code == 3 and out == "" and message in err
+    assert code == 2 and out == "" and message in err
 
 
 def test_no_run_refuses_run_blocks(capsys, write_agent):

@@ -58,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     try:
         state = read_input(args.input)
+    except AgentInputError as exc:  # --input itself is unusable: a bad argument, like every other
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
         agent = load_agent(args.agent, allow_run=not args.no_run, store=args.store)
         try:
             final = state

@@ -1,8 +1,8 @@
 """Errors of the YAML agent runtime, each with the exit code ``actioncache run`` returns.
 
-Exit codes: 2 the agent file cannot be used as written (YAML syntax, unknown key, unknown action,
-bad settings, ``run:`` refused); 3 the input does not fit (bad JSON, ``state_schema``); 4 a node
-failed while running (missing template variable, sandbox refusal, a failing ``run:`` block or action).
+Exit codes: 2 a bad argument (``--input`` that is not a JSON object) or an agent file that cannot
+be used as written (YAML syntax, unknown key, unknown action, bad settings, ``run:`` refused); 3 the
+input does not fit the agent's ``state_schema``; 4 a node failed while running (missing template variable, sandbox refusal, a failing ``run:`` block or action).
 """
 
 from __future__ import annotations
