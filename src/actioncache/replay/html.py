@@ -1,154 +1,207 @@
-"""``page_from_html``: turn HTML text into a :class:`~actioncache.replay.Page` with the standard library.
+"""``page_from_html``: turn HTML text into a :class:`~actioncache.replay.Page`, as a browser would.
 
-Only the elements an agent acts on are kept: links, buttons, form fields, and anything with a
-``role``, ``onclick``, ``tabindex`` or ``contenteditable``. Each gets an id ``e1``, ``e2``... in
-document order (the DOM ``id`` stays in ``attributes``), so ids shift when the page changes,
-as a browser driver's handles do; fingerprints are what survive.
+The HTML is parsed by Lexbor (the ``selectolax`` package), a parser that follows the HTML
+standard's tree construction, so implied end tags, ``<select>``/``<option>`` content, tables,
+``<template>`` contents and the rest end up where a browser puts them. The page is then read off
+that tree by :data:`PAGE_RULE`; :mod:`actioncache.replay.browser` reads a live DOM by the same
+rule, so an element has the same fingerprint whether it came from HTML text or from Chromium.
 
-Derived data: a form field's ``label`` attribute is the text of its ``<label for=...>`` or of
-the ``<label>`` wrapping it; a ``<select>`` gets ``options`` and no text; a link or button's
-text includes the ``alt`` of images inside it. Script and style contents are skipped.
+The rule:
+
+* **Which elements**: links, buttons, form fields, ``summary``, and anything with a ``role``,
+  ``onclick``, ``tabindex`` or ``contenteditable`` attribute; not hidden inputs, and nothing inside
+  ``script``, ``style``, ``template``, ``noscript``, ``iframe`` or ``object`` (an iframe is another
+  document). Each gets an id ``e1``, ``e2``... in document order (the DOM ``id`` stays in
+  ``attributes``), so ids shift when the page changes, as a driver's handles do.
+* **Attributes**: the element's HTML attributes as written (not live properties such as a text
+  box's current value).
+* **Text**: the element's descendant text, whitespace collapsed; block elements (``p``, ``li``,
+  ``div``, ``td``...) and ``br`` separate words, an image contributes its ``alt``; ``select`` and
+  ``textarea`` contribute nothing (their content is what the user picks or types) and have no text.
+* **Label**: a labelable field's ``label`` attribute is the text of its labels, in document order,
+  as the standard associates them: ``<label for=ID>`` names the first element with that id, a
+  ``<label>`` without ``for`` names its first labelable descendant. An element's own ``label``
+  attribute wins.
+* **Options**: a ``select``'s ``option`` descendants, each ``{"value", "text", "selected"}`` (the
+  value defaults to the text; ``selected`` is the attribute, the page author's default).
 """
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
 from typing import Any
 
 from .models import Element, Page
 
 INTERACTIVE_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
-_MARKER_ATTRIBUTES = ("role", "onclick", "tabindex", "contenteditable")
-_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
-                        "param", "source", "track", "wbr"})
-_SKIP_CONTENT = frozenset({"script", "style", "template", "noscript"})
-# Tags that break a line in a browser: their text must not run into the next word.
-_BLOCK_TAGS = frozenset({"address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "footer",
-                         "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "nav", "ol", "p", "section",
-                         "table", "td", "th", "tr", "ul"})
+MARKER_ATTRIBUTES = ("role", "onclick", "tabindex", "contenteditable")
+#: Subtrees that are not part of the page's own content (or not parsed as elements by a browser).
+SKIP_SUBTREES = frozenset({"script", "style", "template", "noscript", "iframe", "object"})
+#: Elements whose content is user input: no text of their own, none for their ancestors.
+INPUT_CONTENT = frozenset({"select", "textarea"})
+#: Tags that break a line in a browser: their text must not run into the next word.
+BLOCK_TAGS = frozenset({"address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "footer",
+                        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "nav", "ol", "p", "section",
+                        "table", "td", "th", "tr", "ul"})
+#: Elements a <label> can name (the HTML standard's "labelable elements", hidden inputs excepted).
+LABELABLE_TAGS = frozenset({"button", "input", "meter", "output", "progress", "select", "textarea"})
+
+#: The rule as data, shared with the live-DOM reader in :mod:`actioncache.replay.browser`.
+PAGE_RULE = {
+    "interactive": sorted(INTERACTIVE_TAGS),
+    "markers": list(MARKER_ATTRIBUTES),
+    "skip": sorted(SKIP_SUBTREES),
+    "inputContent": sorted(INPUT_CONTENT),
+    "block": sorted(BLOCK_TAGS),
+    "labelable": sorted(LABELABLE_TAGS),
+}
 
 
-class _PageParser(HTMLParser):
+def is_interactive(tag: str, attributes: dict[str, str]) -> bool:
+    if tag == "input" and attributes.get("type", "").strip().lower() == "hidden":
+        return False
+    return tag in INTERACTIVE_TAGS or any(name in attributes for name in MARKER_ATTRIBUTES)
+
+
+def is_labelable(tag: str, attributes: dict[str, str]) -> bool:
+    return tag in LABELABLE_TAGS and not (tag == "input" and attributes.get("type", "").strip().lower() == "hidden")
+
+
+def collapse(pieces: list[str]) -> str:
+    return " ".join("".join(pieces).split())
+
+
+class _Reader:
+    """One pass over the tree in document order; open elements collect the text inside them."""
+
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.elements: list[dict[str, Any]] = []
-        self.labels_for: dict[str, list[str]] = {}
-        # Open tags: (tag, collected element or None, label record or None).
-        self._stack: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = []
-        self._select: dict[str, Any] | None = None
-        self._option: dict[str, Any] | None = None
-        self._skip_depth = 0
+        self.labels: list[dict[str, Any]] = []
+        self.first_by_id: dict[str, dict[str, Any]] = {}
+        self.collectors: list[list[str]] = []  # text lists of the open elements that collect text
 
-    # -- helpers -------------------------------------------------------------------------------
+    def add_text(self, text: str) -> None:
+        for pieces in self.collectors:
+            pieces.append(text)
 
-    def _open_texts(self) -> list[list[str]]:
-        out = [el["_text"] for _, el, _ in self._stack if el is not None]
-        out += [label["text"] for _, _, label in self._stack if label is not None]
-        return out
+    def read(self, root: Any) -> None:
+        # Iterative, so a deeply nested page cannot hit Python's recursion limit. A stack entry is
+        # a node to enter, or a closing action (a callable) to run after the node's children.
+        stack: list[Any] = [root]
+        while stack:
+            item = stack.pop()
+            if callable(item):
+                item()
+                continue
+            if item.is_text_node:
+                self.add_text(item.text_content or "")
+                continue
+            if not item.is_element_node:
+                continue  # comments, doctype
+            closing = self.enter(item)
+            if closing is None:
+                continue
+            stack.append(closing)
+            children = []
+            child = item.child
+            while child is not None:
+                children.append(child)
+                child = child.next
+            stack.extend(reversed(children))
 
-    def _space(self) -> None:
-        for text in self._open_texts():
-            text.append(" ")
-
-    def _open_labels(self) -> list[dict[str, Any]]:
-        return [label for _, _, label in self._stack if label is not None]
-
-    # -- parser callbacks ------------------------------------------------------------------------
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attributes = {name.lower(): value or "" for name, value in attrs}
-        if tag in _SKIP_CONTENT:
-            self._skip_depth += 1
-            self._stack.append((tag, None, None))
-            return
-        if tag == "option" and self._select is not None:
-            self._option = {"value": attributes.get("value"), "text": [], "selected": "selected" in attributes}
-            self._select["options"].append(self._option)
-        if tag in _BLOCK_TAGS:
-            self._space()
+    def enter(self, node: Any) -> Any:
+        """Open ``node``; returns None to skip its subtree, or a callable to run when it closes."""
+        tag = (node.tag or "").lower()
+        if tag in SKIP_SUBTREES:
+            return None
+        attributes = {str(k).lower(): "" if v is None else str(v) for k, v in node.attributes.items()}
+        record: dict[str, Any] | None = None
+        dom_id = attributes.get("id")
+        if is_interactive(tag, attributes):
+            record = {"tag": tag, "attributes": attributes, "text": [], "labels": [],
+                      "labelable": is_labelable(tag, attributes)}
+            if tag == "select":
+                record["options"] = []
+            self.elements.append(record)
+        elif tag in LABELABLE_TAGS:  # a meter/output/progress can be labelled but is not collected
+            record = {"tag": tag, "attributes": attributes, "labels": [], "labelable": True, "text": None}
+        node_record = record or {"labelable": False}
+        if dom_id and dom_id not in self.first_by_id:
+            self.first_by_id[dom_id] = node_record
+        for label in self.labels:
+            if label["open"] and label["for"] is None and label["control"] is None and node_record["labelable"]:
+                label["control"] = node_record
         if tag == "img" and attributes.get("alt"):
-            for text in self._open_texts():
-                text.append(" " + attributes["alt"] + " ")
-        element = None
-        if tag in INTERACTIVE_TAGS or any(name in attributes for name in _MARKER_ATTRIBUTES):
-            if not (tag == "input" and attributes.get("type", "").lower() == "hidden"):
-                element = {"tag": tag, "attributes": attributes, "_text": []}
-                if tag == "select":
-                    element["options"] = []
-                    self._select = element
-                self.elements.append(element)
-                for label in self._open_labels():
-                    label["wraps"].append(element)
+            self.add_text(" " + attributes["alt"] + " ")
+        if tag in BLOCK_TAGS:
+            self.add_text(" ")
+
+        if tag in INPUT_CONTENT:
+            if tag == "select" and record is not None:
+                self.read_options(node, record)
+            return None  # nothing inside counts as text, and nothing inside is collected
+        own: list[str] | None = record["text"] if record is not None and record["text"] is not None else None
         label = None
         if tag == "label":
-            label = {"text": [], "for": attributes.get("for"), "wraps": []}
-        if tag not in _VOID_TAGS:
-            self._stack.append((tag, element, label))
+            label = {"text": [], "for": attributes.get("for"), "control": None, "open": True}
+            self.labels.append(label)
+        for pieces in (own, label["text"] if label else None):
+            if pieces is not None:
+                self.collectors.append(pieces)
+        return self.closer(tag, own, label)
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        if tag not in _VOID_TAGS:
-            self.handle_endtag(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _BLOCK_TAGS:
-            self._space()
-        if tag == "option":
-            self._option = None
-        if not any(open_tag == tag for open_tag, _, _ in self._stack):
-            return  # stray end tag: browsers ignore it, so do we
-        while self._stack:
-            open_tag, element, label = self._stack.pop()
-            if open_tag in _SKIP_CONTENT:
-                self._skip_depth -= 1
-            if element is not None and element is self._select:
-                self._select = None
+    def closer(self, tag: str, own: list[str] | None, label: dict[str, Any] | None):
+        def close() -> None:
+            if tag in BLOCK_TAGS:
+                self.add_text(" ")
+            # Collectors nest like the elements, so the ones this element opened are on top.
             if label is not None:
-                self._close_label(label)
-            if open_tag == tag:
-                break
+                self.collectors.pop()
+                label["open"] = False
+            if own is not None:
+                self.collectors.pop()
+        return close
 
-    def handle_data(self, data: str) -> None:
-        if self._skip_depth:
-            return
-        if self._option is not None:
-            self._option["text"].append(data)
-            return
-        for text in self._open_texts():
-            text.append(data)
+    def read_options(self, select: Any, record: dict[str, Any]) -> None:
+        for option in select.css("option"):
+            inner = _Reader()
+            pieces: list[str] = []
+            inner.collectors.append(pieces)
+            inner.read(option)
+            text = collapse(pieces)
+            attrs = option.attributes
+            value = attrs.get("value")
+            record["options"].append({"value": text if value is None else str(value), "text": text,
+                                      "selected": "selected" in attrs})
 
-    def _close_label(self, label: dict[str, Any]) -> None:
-        text = " ".join("".join(label["text"]).split())
-        if not text:
-            return
-        if label["for"]:
-            self.labels_for.setdefault(label["for"], []).append(text)
-        for element in label["wraps"]:
-            element["attributes"].setdefault("label", text)
+    def finish(self, url: str | None) -> Page:
+        for label in self.labels:
+            text = collapse(label["text"])
+            control = self.first_by_id.get(label["for"]) if label["for"] is not None else label["control"]
+            if text and control is not None and control.get("labelable"):
+                control["labels"].append(text)
+        out = []
+        for n, raw in enumerate(self.elements, start=1):
+            attributes = raw["attributes"]
+            if raw["labels"] and "label" not in attributes:
+                attributes["label"] = " ".join(raw["labels"])
+            text = "" if raw["tag"] in INPUT_CONTENT else collapse(raw["text"])
+            out.append(Element(id=f"e{n}", tag=raw["tag"], attributes=attributes, text=text,
+                               options=raw.get("options")))
+        return Page(out, url=url)
 
 
 def page_from_html(html: str, url: str | None = None) -> Page:
     """Parse ``html`` into a :class:`Page` of its interactive elements (see the module docstring)."""
     if not isinstance(html, str):
         raise TypeError(f"page_from_html needs HTML text, not {type(html).__name__}")
-    parser = _PageParser()
-    parser.feed(html)
-    parser.close()
-    while parser._stack:  # unclosed tags at the end of the document still close their labels
-        parser.handle_endtag(parser._stack[-1][0])
-    elements = []
-    for n, raw in enumerate(parser.elements, start=1):
-        attributes = raw["attributes"]
-        dom_id = attributes.get("id")
-        if dom_id and dom_id in parser.labels_for and "label" not in attributes:
-            attributes["label"] = " ".join(parser.labels_for[dom_id])
-        options = None
-        if "options" in raw:
-            options = [
-                {"value": o["value"] if o["value"] is not None else " ".join("".join(o["text"]).split()),
-                 "text": " ".join("".join(o["text"]).split()), "selected": o["selected"]}
-                for o in raw["options"]
-            ]
-        text = "" if raw["tag"] == "select" else " ".join("".join(raw["_text"]).split())
-        elements.append(Element(id=f"e{n}", tag=raw["tag"], attributes=attributes, text=text, options=options))
-    return Page(elements, url=url)
+    try:
+        from selectolax.lexbor import LexborHTMLParser
+    except ImportError as exc:  # pragma: no cover - a base dependency; only a broken install lacks it
+        raise ImportError("page_from_html needs the selectolax package (a dependency of actioncache): "
+                          "pip install selectolax") from exc
+    tree = LexborHTMLParser(html)
+    reader = _Reader()
+    root = tree.root
+    if root is not None:
+        reader.read(root)
+    return reader.finish(url)
