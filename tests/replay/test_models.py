@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.replay import Action, Page, PlanSignature, as_signature, page_from_html, url_pattern
+from actioncache.replay import Action, Page, PlanSignature, UrlRule, as_signature, page_from_html, url_pattern
 
 from .conftest import find, load_page
 
@@ -14,7 +14,7 @@ from .conftest import find, load_page
 @pytest.mark.parametrize("url, pattern", [
     ("https://Shop.Example/search?q=lamp&sid=9", "https://shop.example/search?q&sid"),
     ("https://shop.example:443/search/?sid=1&q=a&q=b#top", "https://shop.example/search?q&sid"),
-    ("http://shop.example:8080/orders/12345/items", "http://shop.example:8080/orders/{id}/items"),
+    ("http://shop.example:8080/orders/12345/items", "https://shop.example:8080/orders/{id}/items"),  # issue 14
     ("https://shop.example/u/550e8400-e29b-41d4-a716-446655440000", "https://shop.example/u/{id}"),
     ("https://shop.example/s/9f86d081884c7d65", "https://shop.example/s/{id}"),
     ("https://shop.example/t/AbC123xyz789QrsT0", "https://shop.example/t/{id}"),
@@ -25,6 +25,44 @@ from .conftest import find, load_page
 ])
 def test_url_pattern_rule(url, pattern):
     assert url_pattern(url) == pattern
+
+
+@pytest.mark.parametrize("url", [
+    "http://shop.example/search?q=lamp", "https://www.shop.example/search?q=desk",
+    "HTTP://WWW.Shop.Example:80/search/?q=x&utm_source=news&utm_medium=mail#top",
+    "https://shop.example/search?gclid=abc&q=1&fbclid=z&UTM_Campaign=spring",
+])
+def test_default_rule_ignores_scheme_www_and_tracking_parameters(url):
+    """Issue 14: "same or similar URL" means http/https, www. and utm_* links find the same plans."""
+    assert url_pattern(url) == "https://shop.example/search?q"
+
+
+def test_url_rule_is_configurable():
+    strict = UrlRule(ignore_scheme=False, ignore_www=False, ignore_params=())
+    assert url_pattern("http://www.shop.example/s?q=1&utm_source=x", strict) == "http://www.shop.example/s?q&utm_source"
+    assert url_pattern("https://shop.example/s?q=1&ref=mail&refcode=2", UrlRule(ignore_params=("ref*",))) == \
+        "https://shop.example/s?q"
+    assert url_pattern("https://shop.example/orders/123", UrlRule(ids_in_path=False)) == "https://shop.example/orders/123"
+    assert url_pattern("https://www.shop.example/", UrlRule(ignore_www=False)) == "https://www.shop.example/"
+    with pytest.raises(TypeError, match="ignore_params"):
+        UrlRule(ignore_params="utm_*")
+
+
+hosts = st.sampled_from(["shop.example", "www.shop.example", "WWW.www.Shop.example", "a.b.example:8443", "x:80", "x:443"])
+schemes = st.sampled_from(["http", "https", "HTTP"])
+param_names = st.sampled_from(["q", "sid", "utm_source", "UTM_x", "gclid", "page", "ref"])
+rules = st.builds(UrlRule, ignore_scheme=st.booleans(), ignore_www=st.booleans(),
+                  ignore_params=st.sampled_from([(), ("utm_*",), ("utm_*", "gclid", "ref")]), ids_in_path=st.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(scheme=schemes, host=hosts, path=st.lists(st.sampled_from(["a", "123", "deadbeef99", "x-y"]), max_size=3),
+       params=st.lists(st.tuples(param_names, st.text("abc123", max_size=4)), max_size=4), rule=rules)
+def test_every_url_rule_is_idempotent(scheme, host, path, params, rule):
+    url = f"{scheme}://{host}/" + "/".join(path) + ("?" + "&".join(f"{k}={v}" for k, v in params) if params else "")
+    pattern = url_pattern(url, rule)
+    assert url_pattern(pattern, rule) == pattern
+    assert PlanSignature.of(url, "g", rule).url_pattern == pattern
 
 
 segment = st.one_of(st.integers(0, 10**9).map(str), st.text("abcdefghij0123456789-_", min_size=1, max_size=24))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..keys import sha256_hex
-from .models import Element, url_pattern
+from .models import Element
+from .urls import url_pattern
 
 #: Bump when the rule changes: old plans then stop matching instead of matching wrongly.
 FINGERPRINT_VERSION = 1

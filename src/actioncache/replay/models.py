@@ -22,12 +22,11 @@ navigation goal (see :func:`url_pattern` for the normalization rule).
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
-from urllib.parse import parse_qsl, urlsplit
 
 from ..keys import sha256_hex
+from .urls import DEFAULT_URL_RULE, UrlRule, url_pattern
 
 
 class ActionType:
@@ -159,7 +158,11 @@ class Action:
     was taken from and is rebound on replay. ``element`` holds the rebound element's data.
     ``option`` is a select's choice (``{"value": ..., "label": ...}``), ``text`` the typed text,
     ``intention`` what the agent meant (a query a personalization hook may answer afresh).
-    ``data`` keeps any other JSON fields the agent needs back.
+    ``data`` keeps any other JSON fields the agent needs back. ``secret`` marks an ``input_text``
+    whose text must never be stored: ``True`` (named after the field) or a name such as
+    ``"password"``. Password fields are secret without being marked. The stored plan keeps the
+    name in place of the text, and a replay needs a value for it (``secrets={name: value}`` or the
+    personalization hook) or stops there.
     """
 
     action_type: str
@@ -171,8 +174,10 @@ class Action:
     reasoning: str | None = None
     element: dict[str, Any] | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    secret: str | bool | None = None
 
-    _FIELDS = ("action_type", "element_id", "fingerprint", "text", "option", "intention", "reasoning", "element", "data")
+    _FIELDS = ("action_type", "element_id", "fingerprint", "text", "option", "intention", "reasoning", "element", "data",
+               "secret")
 
     @classmethod
     def for_element(cls, action_type: str, element: Element | Mapping[str, Any], *,
@@ -213,58 +218,6 @@ class Action:
 
 # --- signatures ---------------------------------------------------------------------------------
 
-_UUID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
-_HEXISH = re.compile(r"^[0-9a-f]{8,}$", re.I)
-_DIGIT = re.compile(r"\d")
-_ALPHA = re.compile(r"[A-Za-z]")
-_TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,}$")
-ID_PLACEHOLDER = "{id}"
-
-
-def _looks_like_id(segment: str) -> bool:
-    if segment.isdigit():
-        return True
-    if _UUID.match(segment):
-        return True
-    if _HEXISH.match(segment) and _DIGIT.search(segment):
-        return True
-    # Long opaque tokens (session ids, slugs with hashes): letters and digits mixed, no words.
-    return bool(_TOKEN.match(segment) and _DIGIT.search(segment) and _ALPHA.search(segment))
-
-
-def url_pattern(url: str) -> str:
-    """Normalize a URL into the pattern plans are filed under.
-
-    The rule (idempotent: a pattern maps to itself):
-
-    * scheme and host are lower-cased, a default port (80 for http, 443 for https) is dropped;
-    * the fragment is dropped, and so is a trailing ``/`` (except the root path);
-    * a path segment that looks like an id becomes ``{id}``: all digits, a UUID, a hex string of
-      8+ characters with a digit, or an opaque token of 16+ letters/digits/``-_`` mixing both;
-    * query values are dropped and the parameter *names* kept, sorted and de-duplicated
-      (``?sid=9&q=lamp&q=x`` becomes ``?q&sid``): which parameters a page takes is part of the
-      task, their values (search terms, session ids) are not.
-    """
-    if not isinstance(url, str) or not url.strip():
-        raise ValueError("a URL is required to build a plan signature (e.g. 'https://shop.example/search')")
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    port = parts.port
-    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
-        host = f"{host}:{port}"
-    segments = [ID_PLACEHOLDER if _looks_like_id(s) else s for s in parts.path.split("/")]
-    path = "/".join(segments)
-    if len(path) > 1 and path.endswith("/"):
-        path = path.rstrip("/") or "/"
-    if not path and (scheme or host):
-        path = "/"
-    names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
-    query = "?" + "&".join(names) if names else ""
-    prefix = f"{scheme}://{host}" if scheme or host else ""
-    return f"{prefix}{path}{query}"
-
-
 def normalize_goal(goal: str) -> str:
     """Goals match when equal after trimming and collapsing whitespace (case is kept: it can matter)."""
     if not isinstance(goal, str) or not goal.strip():
@@ -280,8 +233,8 @@ class PlanSignature:
     goal: str
 
     @classmethod
-    def of(cls, url: str, goal: str) -> "PlanSignature":
-        return cls(url_pattern(url), normalize_goal(goal))
+    def of(cls, url: str, goal: str, rule: UrlRule = DEFAULT_URL_RULE) -> "PlanSignature":
+        return cls(url_pattern(url, rule), normalize_goal(goal))
 
     @property
     def digest(self) -> str:
@@ -292,15 +245,19 @@ class PlanSignature:
         return {"url_pattern": self.url_pattern, "goal": self.goal}
 
 
-def as_signature(signature: "PlanSignature | Mapping[str, Any] | tuple[str, str]") -> PlanSignature:
-    """Accept a :class:`PlanSignature`, ``(url, goal)`` or ``{"url"|"url_pattern": ..., "goal": ...}``."""
+def as_signature(signature: "PlanSignature | Mapping[str, Any] | tuple[str, str]",
+                 rule: UrlRule = DEFAULT_URL_RULE) -> PlanSignature:
+    """Accept a :class:`PlanSignature`, ``(url, goal)`` or ``{"url"|"url_pattern": ..., "goal": ...}``.
+
+    ``rule`` normalizes the URL (see :class:`UrlRule`); a :class:`PlanSignature` is taken as built.
+    """
     if isinstance(signature, PlanSignature):
         return signature
     if isinstance(signature, tuple) and len(signature) == 2:
-        return PlanSignature.of(*signature)
+        return PlanSignature.of(*signature, rule=rule)
     if isinstance(signature, Mapping):
         url = signature.get("url", signature.get("url_pattern"))
-        return PlanSignature.of(url, signature.get("goal"))  # type: ignore[arg-type]
+        return PlanSignature.of(url, signature.get("goal"), rule=rule)  # type: ignore[arg-type]
     raise TypeError(
         "a plan signature is a PlanSignature, a (url, goal) tuple or a {'url': ..., 'goal': ...} dict, "
         f"not {type(signature).__name__}"

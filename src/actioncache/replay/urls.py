@@ -1,0 +1,117 @@
+"""URL patterns: which pages count as "the same page" when plans are filed and found.
+
+``url_pattern(url, rule)`` normalizes a URL under a :class:`UrlRule`. The default rule treats
+``http`` and ``https`` as one site (patterns are written ``https://``), ignores a leading ``www.``
+and drops tracking parameters (``utm_*``, ``gclid``, ``fbclid``...), so a link from a newsletter
+finds the plan recorded on the plain page. A site where those differences matter gets its own
+rule: ``PlanCache(store, url_rule=UrlRule(ignore_scheme=False, ignore_www=False, ignore_params=()))``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
+
+ID_PLACEHOLDER = "{id}"
+
+#: Query parameters that say where a visitor came from, not what page they are on.
+TRACKING_PARAMS = (
+    "utm_*", "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "yclid", "twclid", "ttclid",
+    "igshid", "li_fat_id", "mc_cid", "mc_eid", "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "ref_src",
+)
+
+_UUID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
+_HEXISH = re.compile(r"^[0-9a-f]{8,}$", re.I)
+_DIGIT = re.compile(r"\d")
+_ALPHA = re.compile(r"[A-Za-z]")
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,}$")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True)
+class UrlRule:
+    """How :func:`url_pattern` normalizes a URL (see the module docstring for the defaults).
+
+    ``ignore_scheme``: ``http`` and ``https`` are one site, written ``https``. ``ignore_www``: a
+    leading ``www.`` of the host is dropped. ``ignore_params``: query parameter names (globs,
+    case-insensitive) left out of the pattern. ``ids_in_path``: path segments that look like ids
+    become ``{id}``.
+    """
+
+    ignore_scheme: bool = True
+    ignore_www: bool = True
+    ignore_params: tuple[str, ...] = TRACKING_PARAMS
+    ids_in_path: bool = True
+
+    def __post_init__(self) -> None:
+        params = self.ignore_params
+        if isinstance(params, str) or not all(isinstance(p, str) and p for p in params):
+            raise TypeError("UrlRule.ignore_params is a tuple of parameter names or globs, e.g. ('utm_*', 'gclid')")
+        object.__setattr__(self, "ignore_params", tuple(p.lower() for p in params))
+
+    def ignores_param(self, name: str) -> bool:
+        lowered = name.lower()
+        return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in self.ignore_params)
+
+
+DEFAULT_URL_RULE = UrlRule()
+
+
+def looks_like_id(segment: str) -> bool:
+    if segment.isdigit():
+        return True
+    if _UUID.match(segment):
+        return True
+    if _HEXISH.match(segment) and _DIGIT.search(segment):
+        return True
+    # Long opaque tokens (session ids, slugs with hashes): letters and digits mixed, no words.
+    return bool(_TOKEN.match(segment) and _DIGIT.search(segment) and _ALPHA.search(segment))
+
+
+def url_pattern(url: str, rule: UrlRule = DEFAULT_URL_RULE) -> str:
+    """Normalize a URL into the pattern plans are filed under.
+
+    The rule (idempotent: a pattern maps to itself):
+
+    * scheme and host are lower-cased, a default port (80 for http, 443 for https) is dropped,
+      and so are a user name and password;
+    * by default ``http`` becomes ``https`` and a leading ``www.`` is dropped (``rule``);
+    * the fragment is dropped, and so is a trailing ``/`` (except the root path);
+    * a path segment that looks like an id becomes ``{id}``: all digits, a UUID, a hex string of
+      8+ characters with a digit, or an opaque token of 16+ letters/digits/``-_`` mixing both;
+    * query values are dropped and the parameter *names* kept, sorted and de-duplicated
+      (``?sid=9&q=lamp&q=x`` becomes ``?q&sid``): which parameters a page takes is part of the
+      task, their values (search terms, session ids) are not. Tracking parameters (``utm_*``,
+      ``gclid``... see :data:`TRACKING_PARAMS`) are dropped by default.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ValueError("a URL is required to build a plan signature (e.g. 'https://shop.example/search')")
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"the URL {url!r} has an invalid port; give a port number 0-65535 or none") from exc
+    original_scheme = scheme
+    if rule.ignore_scheme and scheme == "http":
+        scheme = "https"
+    if port is not None and port in (_DEFAULT_PORTS.get(original_scheme), _DEFAULT_PORTS.get(scheme)):
+        port = None
+    while rule.ignore_www and host.startswith("www.") and len(host) > 4:
+        host = host[4:]
+    if port is not None:
+        host = f"{host}:{port}"
+    segments = [ID_PLACEHOLDER if rule.ids_in_path and looks_like_id(s) else s for s in parts.path.split("/")]
+    path = "/".join(segments)
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/") or "/"
+    if not path and (scheme or host):
+        path = "/"
+    names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)
+                    if not rule.ignores_param(name)})
+    query = "?" + "&".join(names) if names else ""
+    prefix = f"{scheme}://{host}" if scheme or host else ""
+    return f"{prefix}{path}{query}"
