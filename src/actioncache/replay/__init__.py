@@ -17,11 +17,15 @@ from .fingerprints import STABLE_ATTRIBUTES, element_fingerprint, fingerprint_pa
 from .html import page_from_html
 from .models import Action, ActionType, Element, Page, PlanSignature, as_page, as_signature, normalize_goal, url_pattern
 from .plan_cache import INITIAL_TRUST, REWARD_ALPHA, TRUST_FLOOR, PlanCache, ReplayResult
+from .run import ReplayRun
+from .secrets import SECRET_AUTOCOMPLETE
+from .urls import DEFAULT_URL_RULE, TRACKING_PARAMS, UrlRule
 from .validation import FallbackReason, ReplayContext, ReplayFallback, llm_personalizer
 
 __all__ = [
     "Action",
     "ActionType",
+    "DEFAULT_URL_RULE",
     "Element",
     "FallbackReason",
     "INITIAL_TRUST",
@@ -32,8 +36,12 @@ __all__ = [
     "ReplayContext",
     "ReplayFallback",
     "ReplayResult",
+    "ReplayRun",
+    "SECRET_AUTOCOMPLETE",
     "STABLE_ATTRIBUTES",
+    "TRACKING_PARAMS",
     "TRUST_FLOOR",
+    "UrlRule",
     "as_page",
     "as_signature",
     "element_fingerprint",

@@ -24,7 +24,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..cache import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
 from ..codec import JSONCodec
@@ -33,16 +33,10 @@ from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from .fingerprints import element_fingerprint
 from .metrics import shape_metrics
 from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
-from .validation import (
-    FallbackReason,
-    PersonalizeHook,
-    ReplayContext,
-    ReplayFallback,
-    check_supported,
-    personalize_actions,
-    rebind,
-    resume,
-)
+from .run import ReplayRun
+from .secrets import redact
+from .urls import DEFAULT_URL_RULE, UrlRule
+from .validation import FallbackReason, PersonalizeHook, ReplayFallback, check_supported, resume
 
 log = logging.getLogger("actioncache.replay")
 
@@ -54,6 +48,20 @@ KEY_PREFIX = "plan:"
 COUNTER_PREFIX = "replay:"
 _RECORD_VERSION = 1
 _codec = JSONCodec()
+#: Reasons that are the plan's own fault, whatever the page: such a plan loses trust and the
+#: next older plan is tried in its place.
+_PLAN_FAULTS = frozenset({FallbackReason.PLAN_NOT_COMPLETED, FallbackReason.UNSUPPORTED_ACTION_TYPE,
+                          FallbackReason.INTENTION_NOT_ALLOWED})
+
+
+def _executed_argument(executed: Any) -> int | list[Action]:
+    if isinstance(executed, bool) or not isinstance(executed, (int, list, tuple)):
+        raise TypeError("executed must be a count or a list of the actions already executed")
+    if isinstance(executed, int):
+        if executed < 0:
+            raise ValueError(f"executed must be >= 0, not {executed}")
+        return executed
+    return [Action.from_dict(a) for a in executed]
 
 
 @dataclass
@@ -89,7 +97,10 @@ class PlanCache:
     signature. ``ignore``: fingerprint parts to leave out (see
     :func:`~actioncache.replay.element_fingerprint`), stored with each plan. ``personalize``: the
     default hook. ``shared_metrics``: also add counters to the store, so ``metrics(shared=True)``
-    totals every process.
+    totals every process. ``url_rule``: how URLs are normalized into signatures (a
+    :class:`~actioncache.replay.UrlRule`; by default scheme, ``www.`` and tracking parameters do not
+    count). ``sensitive``: names (globs) of fields whose typed text is a secret, matched against a
+    field's ``name``, ``id`` and ``autocomplete``; password fields always are.
     """
 
     def __init__(
@@ -105,6 +116,8 @@ class PlanCache:
         alpha: float = REWARD_ALPHA,
         trust_floor: float = TRUST_FLOOR,
         shared_metrics: bool = False,
+        url_rule: UrlRule = DEFAULT_URL_RULE,
+        sensitive: Iterable[str] = (),
     ) -> None:
         if not isinstance(namespace, str) or not namespace:
             raise ValueError("namespace must be a non-empty string (e.g. a tenant or user id)")
@@ -116,6 +129,10 @@ class PlanCache:
             raise ValueError(f"trust_floor must be in [0, 1), not {trust_floor!r}")
         if personalize is not None and not callable(personalize):
             raise TypeError("personalize must be a callable hook(action, context) or None")
+        if not isinstance(url_rule, UrlRule):
+            raise TypeError("url_rule must be a UrlRule, e.g. UrlRule(ignore_www=False)")
+        if isinstance(sensitive, str):
+            raise TypeError("sensitive is a list of field names, e.g. ('otp', 'card_*'), not one string")
         self.store = open_store(store)
         self.namespace = namespace
         self.history = history
@@ -125,6 +142,8 @@ class PlanCache:
         self.alpha = float(alpha)
         self.trust_floor = float(trust_floor)
         self.shared_metrics = shared_metrics
+        self.url_rule = url_rule
+        self.sensitive = tuple(str(name) for name in sensitive)
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -155,12 +174,15 @@ class PlanCache:
         Only completed runs are kept (an incomplete run is only counted, so ``retrieve`` can say
         ``plan_not_completed``). An action that targets an element needs its fingerprint: give it
         (:meth:`Action.for_element`) or pass the ``page`` the actions' ``element_id``s refer to.
-        A failing store is logged and counted, never raised.
+        A failing store is logged and counted, never raised. The text typed into a secret field
+        (a password field, one marked ``secret=`` or listed in ``sensitive``) is never stored: the
+        plan keeps the secret's name instead (see :mod:`actioncache.replay.secrets`).
         """
-        sig = as_signature(signature)
+        sig = as_signature(signature, self.url_rule)
         plan = [Action.from_dict(a) for a in actions]
         if completed:
-            plan = self._fingerprinted(plan, page)
+            # Fingerprint first (from the whole element), then drop what must not be stored.
+            plan = [redact(a, self.sensitive) for a in self._fingerprinted(plan, page)]
         now = time.time()
         try:
             if not completed:
@@ -220,70 +242,118 @@ class PlanCache:
     # --- retrieve ---------------------------------------------------------------------------------
 
     def retrieve(self, signature: Any, page: Page | Mapping[str, Any] | str, executed: Any = 0, *,
-                 personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None) -> list[Action]:
+                 personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None,
+                 secrets: Mapping[str, Any] | None = None) -> list[Action]:
         """The actions to replay now, or ``[]`` to plan afresh (``lookup`` says why)."""
-        return self.lookup(signature, page, executed, personalize=personalize, context=context).actions
+        return self.lookup(signature, page, executed, personalize=personalize, context=context,
+                           secrets=secrets).actions
 
     def lookup(self, signature: Any, page: Page | Mapping[str, Any] | str, executed: Any = 0, *,
-               personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None) -> ReplayResult:
+               personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None,
+               secrets: Mapping[str, Any] | None = None) -> ReplayResult:
         """:meth:`retrieve` with the reason, plan id and where validation stopped.
 
-        Argument errors (a malformed signature, page or ``executed``) raise; everything that can go
-        wrong after that, store failures included, is a fallback with its reason logged and counted.
+        The actions that fit ``page`` are validated one after the other (a :meth:`begin` run on one
+        page). ``secrets`` gives the values of the plan's secret fields by name. Argument errors (a
+        malformed signature, page or ``executed``) raise; everything that can go wrong after that,
+        store failures included, is a fallback with its reason logged and counted.
         """
-        sig = as_signature(signature)
         current = as_page(page)
-        if isinstance(executed, bool) or not isinstance(executed, (int, list, tuple)):
-            raise TypeError("executed must be a count or a list of the actions already executed")
-        if isinstance(executed, int) and executed < 0:
-            raise ValueError(f"executed must be >= 0, not {executed}")
-        if not isinstance(executed, int):
-            executed = [Action.from_dict(a) for a in executed]
+        run = self.begin(signature, executed, personalize=personalize, context=context, secrets=secrets)
+        actions: list[Action] = []
+        with run:
+            while run.active:
+                step = run.next(current)
+                if step is None:
+                    break
+                actions.extend(step)
+        stopped_at = run.served if run.reason is not None and run.served else None
+        return ReplayResult(actions=actions, reason=run.reason, message=run.message, plan_id=run.plan_id,
+                            stopped_at=stopped_at, remaining=len(run.remaining))
+
+    def begin(self, signature: Any, executed: Any = 0, *, personalize: PersonalizeHook | None = None,
+              context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None) -> ReplayRun:
+        """Start replaying the plan for ``signature``: a :class:`ReplayRun` whose ``next(page)``
+        validates, rebinds and personalizes one action at a time against the page as it is then.
+
+        The plan is the newest one that can be served at all: a plan that cannot (an action type
+        that is not replayed, an intention on a non-input action, not marked completed) loses
+        trust and the next older plan is tried. Close the run (``with`` or ``close()``) to count it.
+        """
+        sig = as_signature(signature, self.url_rule)
+        executed = _executed_argument(executed)
         hook = personalize if personalize is not None else self.personalize
-        result = ReplayResult()
-        remaining: list[Action] = []
-        validated: list[Action] = []
-        deltas: Counter[str] = Counter({"retrievals": 1})
         try:
-            key, body = self._newest(sig)
-            result.plan_id = body.get("plan_id")
-            if body.get("completed") is not True:
-                raise ReplayFallback(FallbackReason.PLAN_NOT_COMPLETED, "the stored plan is not marked completed")
-            plan = [Action.from_dict(a) for a in body.get("actions", [])]
-            plan = [a for a in plan if a.action_type.lower() not in ActionType.DROPPED]
-            remaining = resume(plan, executed)
-            result.remaining = len(remaining)
-            check_supported(remaining)
-            validated, stop = rebind(remaining, current, body.get("ignore", ()))
-            if not validated:
-                self._adjust_trust(key, body, success=False, deltas=deltas)
-                raise stop  # type: ignore[misc] - rebind returns a stop whenever nothing validated
-            served = personalize_actions(validated, hook, ReplayContext(sig, current, result.plan_id or "", dict(context or {})))
-            result.actions = served
-            if stop is not None:
-                result.reason, result.message, result.stopped_at = stop.reason, stop.message, len(validated)
-                deltas.update({"partial_hits": 1, f"stop:{stop.reason}": 1})
-                log.info("replay: %r replays %d of %d actions, then %s", sig.goal, len(validated), len(remaining), stop)
-            deltas["hits"] += 1
+            key, body, remaining = self._choose(sig, executed)
         except ReplayFallback as fallback:
-            result.actions, validated = [], []
-            result.reason, result.message = fallback.reason, fallback.message
+            return ReplayRun.stopped(sig, fallback, plan_id=getattr(fallback, "plan_id", None),
+                                     remaining=getattr(fallback, "remaining", None), on_close=self._count_run)
         except Exception as exc:  # noqa: BLE001 - replay must never break the agent
             log.exception("replay: unexpected error; falling back to fresh planning")
-            result.actions, validated = [], []
-            result.reason, result.message = FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
-        if not result.actions:
-            deltas.update({"fallbacks": 1, f"fallback:{result.reason}": 1})
-            log.info("replay: no plan served for %r (%s): %s", sig.goal, result.reason, result.message)
-        replayed = Counter(a.action_type.lower() for a in validated)
-        for kind, total in Counter(a.action_type.lower() for a in remaining).items():
-            deltas[f"action:{kind}:replayed"] += replayed[kind]
-            deltas[f"action:{kind}:missed"] += total - replayed[kind]
-        self._count(deltas)
-        return result
+            return ReplayRun.stopped(sig, ReplayFallback(FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"),
+                                     on_close=self._count_run)
 
-    def _newest(self, sig: PlanSignature) -> tuple[str, dict[str, Any]]:
-        """The newest live plan for ``sig``, or a fallback saying why there is none."""
+        def nothing_served() -> None:
+            deltas: Counter[str] = Counter()
+            self._adjust_trust(key, body, success=False, deltas=deltas)
+            self._count(deltas)
+
+        return ReplayRun(sig, body.get("plan_id"), remaining, ignore=body.get("ignore", ()), personalize=hook,
+                         context=context, secrets=secrets, on_nothing_served=nothing_served, on_close=self._count_run)
+
+    def _count_run(self, run: ReplayRun) -> None:
+        deltas: Counter[str] = Counter({"retrievals": 1})
+        if run.served:
+            deltas["hits"] += 1
+            if run.reason is not None:
+                deltas.update({"partial_hits": 1, f"stop:{run.reason}": 1})
+                log.info("replay: %r replays %d of %d actions, then %s: %s", run.signature.goal, run.served,
+                         len(run.remaining), run.reason, run.message)
+        else:
+            deltas.update({"fallbacks": 1, f"fallback:{run.reason}": 1})
+            log.info("replay: no plan served for %r (%s): %s", run.signature.goal, run.reason, run.message)
+        for kind, total in Counter(a.action_type.lower() for a in run.remaining).items():
+            deltas[f"action:{kind}:replayed"] += run.validated[kind]
+            deltas[f"action:{kind}:missed"] += total - run.validated[kind]
+        self._count(deltas)
+
+    def _choose(self, sig: PlanSignature, executed: Any) -> tuple[str, dict[str, Any], list[Action]]:
+        """The newest plan that can be served after ``executed``, and its remaining actions.
+
+        Raises the newest plan's fallback when none can (with ``plan_id`` and ``remaining`` on it).
+        """
+        first: ReplayFallback | None = None
+        deltas: Counter[str] = Counter()
+        try:
+            for key, body, broken in self._plans(sig):
+                remaining: list[Action] = []
+                if broken is None:
+                    try:
+                        if body.get("completed") is not True:
+                            raise ReplayFallback(FallbackReason.PLAN_NOT_COMPLETED,
+                                                 "the stored plan is not marked completed")
+                        plan = [Action.from_dict(a) for a in body.get("actions", [])]
+                        plan = [a for a in plan if a.action_type.lower() not in ActionType.DROPPED]
+                        remaining = resume(plan, executed)
+                        check_supported(remaining)
+                        return key, body, remaining
+                    except ReplayFallback as fallback:
+                        broken = fallback
+                        broken.plan_id, broken.remaining = body.get("plan_id"), remaining  # type: ignore[attr-defined]
+                        if fallback.reason in _PLAN_FAULTS:
+                            # This plan can never be served here: lower its trust, try the older one.
+                            self._adjust_trust(key, body, success=False, deltas=deltas)
+                first = first or broken
+                if broken.reason not in _PLAN_FAULTS and broken.reason != FallbackReason.CORRUPT_PLAN:
+                    break  # the caller's executed actions do not fit: an older plan would not either
+        finally:
+            self._count(deltas)
+        if first is not None:
+            raise first
+        return self._no_plan(sig)
+
+    def _plans(self, sig: PlanSignature) -> Iterator[tuple[str, dict[str, Any], ReplayFallback | None]]:
+        """The live plans for ``sig``, newest first; a corrupt one is removed and yielded as broken."""
         try:
             now = time.time()
             for key in self._plan_keys(sig):
@@ -296,17 +366,29 @@ class PlanCache:
                         raise CodecError("a plan entry must hold a JSON object")
                 except CodecError as exc:
                     self.store.delete(key)
-                    raise ReplayFallback(FallbackReason.CORRUPT_PLAN, f"plan {key} could not be decoded ({exc}); removed")
-                return key, body
-            marker = self.store.get(self._prefix(sig) + "incomplete")
-        except ReplayFallback:
-            raise
+                    yield key, {}, ReplayFallback(FallbackReason.CORRUPT_PLAN,
+                                                  f"plan {key} could not be decoded ({exc}); removed")
+                    continue
+                yield key, body, None
         except Exception as exc:  # noqa: BLE001
             raise ReplayFallback(FallbackReason.STORE_ERROR, f"{type(exc).__name__}: {exc}") from exc
-        if marker is not None and not marker.is_expired(now):
+
+    def _no_plan(self, sig: PlanSignature) -> Any:
+        try:
+            marker = self.store.get(self._prefix(sig) + "incomplete")
+        except Exception as exc:  # noqa: BLE001
+            raise ReplayFallback(FallbackReason.STORE_ERROR, f"{type(exc).__name__}: {exc}") from exc
+        if marker is not None and not marker.is_expired(time.time()):
             raise ReplayFallback(FallbackReason.PLAN_NOT_COMPLETED,
                                  f"runs of this task were seen but none completed ({sig.url_pattern})")
         raise ReplayFallback(FallbackReason.NO_PLAN, f"no completed plan for {sig.url_pattern} / {sig.goal!r}")
+
+    def _newest(self, sig: PlanSignature) -> tuple[str, dict[str, Any]]:
+        """The newest decodable plan for ``sig``, or a fallback saying why there is none."""
+        for key, body, broken in self._plans(sig):
+            if broken is None:
+                return key, body
+        return self._no_plan(sig)
 
     # --- trust ------------------------------------------------------------------------------------
 
@@ -316,7 +398,7 @@ class PlanCache:
         Applies to ``plan_id`` or else the newest plan (the one ``retrieve`` serves). Returns
         ``{"plan_id", "trust", "dropped"}``, or ``None`` when there is no such plan or the store failed.
         """
-        sig = as_signature(signature)
+        sig = as_signature(signature, self.url_rule)
         deltas: Counter[str] = Counter({"reports": 1})
         try:
             if plan_id is not None:
@@ -364,7 +446,7 @@ class PlanCache:
 
     def history_of(self, signature: Any) -> list[dict[str, Any]]:
         """The plans kept for ``signature``, newest first: id, trust, recorded_at, action count."""
-        sig = as_signature(signature)
+        sig = as_signature(signature, self.url_rule)
         out = []
         for key in self._plan_keys(sig):
             entry = self.store.get(key)
@@ -376,14 +458,24 @@ class PlanCache:
                         "failures": body.get("failures", 0)})
         return out
 
-    def invalidate(self, signature: Any = None) -> int:
-        """Delete the plans (and incomplete-run counts) of one signature, or of the whole namespace."""
+    def invalidate(self, signature: Any = None, *, reason: str | None = None) -> int:
+        """Delete the plans (and incomplete-run counts) of one signature, or of the whole namespace.
+
+        ``reason`` (e.g. ``"site redesign"``) is logged and counted in ``metrics()["invalidate_reasons"]``.
+        """
+        if reason is not None and not isinstance(reason, str):
+            raise TypeError("reason must be a short text saying why the plans are invalidated")
         if signature is None:
             pattern = escape_glob(f"{KEY_PREFIX}{self.namespace}:") + "*"
         else:
-            pattern = escape_glob(self._prefix(as_signature(signature))) + "*"
+            pattern = escape_glob(self._prefix(as_signature(signature, self.url_rule))) + "*"
         keys = self.store.find(pattern=pattern, metadata_filter={"_plan_namespace": self.namespace})
-        return self.store.delete_many(keys)
+        deleted = self.store.delete_many(keys)
+        why = " ".join((reason or "unspecified").split()) or "unspecified"
+        log.info("replay: invalidated %d entries of %s (%s)", deleted,
+                 "namespace " + self.namespace if signature is None else "one task", why)
+        self._count({"invalidations": 1, "invalidated": deleted, f"invalidate:{why}": 1})
+        return deleted
 
     # --- metrics ----------------------------------------------------------------------------------
 
@@ -401,7 +493,8 @@ class PlanCache:
 
         ``{"retrievals", "hits", "partial_hits", "fallbacks", "hit_rate", "fallback_reasons": {reason: n},
         "stop_reasons": {reason: n}, "actions": {type: {"replayed", "missed", "hit_rate"}}, "recorded",
-        "rejected_incomplete", "reports", "dropped_untrusted", "store_errors"}``
+        "rejected_incomplete", "reports", "dropped_untrusted", "store_errors", "invalidations", "invalidated",
+        "invalidate_reasons": {reason: n}}``
         """
         if shared:
             prefix = f"{COUNTER_PREFIX}{self.namespace}:"

@@ -39,6 +39,9 @@ class FallbackReason:
     ELEMENT_MISSING = "element_missing"                  # no element with the fingerprint
     ELEMENT_AMBIGUOUS = "element_ambiguous"              # several elements with the fingerprint
     PERSONALIZATION_ERROR = "personalization_error"
+    SECRET_REQUIRED = "secret_required"                  # a secret to type and no value for it
+    OPTION_REQUIRED = "option_required"                  # a browser replay of select_option without a choice
+    EXECUTION_ERROR = "execution_error"                  # the browser could not do a served action
     CORRUPT_PLAN = "corrupt_plan"                        # a stored plan that cannot be decoded
     STORE_ERROR = "store_error"
     INTERNAL_ERROR = "internal_error"
@@ -112,14 +115,16 @@ def check_supported(actions: Iterable[Action]) -> None:
                                  f"{', '.join(sorted(ActionType.WITH_INTENTION))} may")
 
 
-def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = ()) -> tuple[list[Action], ReplayFallback | None]:
+def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = (),
+           start: int = 0) -> tuple[list[Action], ReplayFallback | None]:
     """Rebind each action to the one element of ``page`` with its fingerprint.
 
     Returns the actions that validated (a prefix) and the fallback that stopped validation, if any.
+    ``start`` is the position of ``actions[0]`` in the plan, for the messages.
     """
     ignore = tuple(ignore)
     out: list[Action] = []
-    for i, action in enumerate(actions):
+    for i, action in enumerate(actions, start=start):
         action = action.copy()
         kind = action.action_type.lower()
         if action.fingerprint:
@@ -143,12 +148,13 @@ def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = ()) ->
     return out, None
 
 
-def personalize_actions(actions: Sequence[Action], hook: PersonalizeHook | None, context: ReplayContext) -> list[Action]:
+def personalize_actions(actions: Sequence[Action], hook: PersonalizeHook | None, context: ReplayContext,
+                        start: int = 0) -> list[Action]:
     """Run the hook over each action; any exception or bad return is a personalization fallback."""
     if hook is None:
         return list(actions)
     out: list[Action] = []
-    for i, action in enumerate(actions):
+    for i, action in enumerate(actions, start=start):
         try:
             result = hook(action.copy(), context)
         except Exception as exc:  # noqa: BLE001 - a broken hook means: plan afresh

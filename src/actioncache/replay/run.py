@@ -1,0 +1,135 @@
+"""``ReplayRun``: one replay of one stored plan, validated action by action on the page as it is now.
+
+``PlanCache.begin`` chooses the plan and checks it as a whole (resume after the executed actions,
+supported types, intentions); ``next(page)`` then validates the next action against the page
+given, rebinds it, fills its secret, personalizes it and hands it over. A browser driver calls
+``next`` with a fresh snapshot before every action, so each one is checked against the DOM it is
+about to act on; ``PlanCache.lookup`` calls it on one page until it stops. The first rule that
+fails stops the run with its :class:`~actioncache.replay.FallbackReason`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any, Callable, Iterable, Mapping
+
+from .models import Action, ActionType, Page, PlanSignature, as_page
+from .secrets import fill_secret, missing_secret
+from .validation import FallbackReason, PersonalizeHook, ReplayContext, ReplayFallback, personalize_actions, rebind
+
+log = logging.getLogger("actioncache.replay")
+
+
+class ReplayRun:
+    """Hands out a plan's remaining actions one at a time while they fit the page.
+
+    ``reason``/``message`` say why it stopped (``None`` while running and after the last action);
+    ``served`` counts the plan actions handed out. ``close()`` adds the run to the cache's metrics.
+    """
+
+    def __init__(self, signature: PlanSignature, plan_id: str | None, remaining: list[Action], *,
+                 ignore: Iterable[str] = (), personalize: PersonalizeHook | None = None,
+                 context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
+                 on_nothing_served: Callable[[], None] | None = None,
+                 on_close: Callable[["ReplayRun"], None] | None = None) -> None:
+        self.signature = signature
+        self.plan_id = plan_id
+        self.remaining = remaining
+        self.ignore = tuple(ignore)
+        self.personalize = personalize
+        self.context = dict(context or {})
+        self.secrets = dict(secrets or {})
+        self.served = 0
+        self.validated: Counter[str] = Counter()
+        self.reason: str | None = None
+        self.message: str | None = None
+        #: Stop at a ``select_option`` left without a choice (a browser cannot pick "nothing").
+        self.requires_option = False
+        self._on_nothing_served = on_nothing_served
+        self._on_close = on_close
+        self._closed = False
+
+    @classmethod
+    def stopped(cls, signature: PlanSignature, fallback: ReplayFallback, plan_id: str | None = None,
+                remaining: list[Action] | None = None,
+                on_close: Callable[["ReplayRun"], None] | None = None) -> "ReplayRun":
+        """A run that serves nothing, for the reason given."""
+        run = cls(signature, plan_id, remaining or [], on_close=on_close)
+        run.reason, run.message = fallback.reason, fallback.message
+        return run
+
+    @property
+    def finished(self) -> bool:
+        """Every action was served (the plan ran to its end)."""
+        return self.reason is None and self.served >= len(self.remaining)
+
+    @property
+    def active(self) -> bool:
+        return self.reason is None and self.served < len(self.remaining)
+
+    def ready(self, page: Page) -> bool:
+        """Whether the next action's element is on ``page`` exactly once (no side effects)."""
+        if not self.active:
+            return True
+        action = self.remaining[self.served]
+        return not action.fingerprint or len(page.ids_for(action.fingerprint, self.ignore)) == 1
+
+    def stop(self, reason: str, message: str) -> None:
+        """End the run early for ``reason`` (a driver could not do what was served)."""
+        self.reason, self.message = reason, message
+
+    def next(self, page: Page | Mapping[str, Any] | str) -> list[Action] | None:
+        """The next plan action, rebound to ``page`` and personalized, as a list (a hook may turn it
+        into several, or none).
+
+        ``None`` when the run is over: finished, or stopped (``reason`` says why).
+        """
+        if not self.active:
+            return None
+        page = as_page(page)
+        action = self.remaining[self.served]
+        try:
+            validated, stop = rebind([action], page, self.ignore, start=self.served)
+            if stop is not None:
+                if self.served == 0 and self._on_nothing_served is not None:
+                    self._on_nothing_served()
+                raise stop
+            bound = fill_secret(validated[0], self.secrets)
+            context = ReplayContext(self.signature, page, self.plan_id or "", self.context)
+            out = personalize_actions([bound], self.personalize, context, start=self.served)
+            for candidate in out:
+                if (self.requires_option and candidate.option is None
+                        and candidate.action_type.lower() == ActionType.SELECT_OPTION):
+                    raise ReplayFallback(FallbackReason.OPTION_REQUIRED,
+                                         f"action {self.served} (select_option) has no option: replay does not "
+                                         f"reuse the recorded choice; set action.option in the personalize hook")
+                name = missing_secret(candidate)
+                if name is not None:
+                    raise ReplayFallback(FallbackReason.SECRET_REQUIRED,
+                                         f"action {self.served} ({candidate.action_type}) types the secret {name!r}, "
+                                         f"which plans never store; pass secrets={{{name!r}: ...}} or set the text "
+                                         f"in the personalize hook")
+        except ReplayFallback as fallback:
+            self.reason, self.message = fallback.reason, fallback.message
+            return None
+        except Exception as exc:  # noqa: BLE001 - replay must never break the agent
+            log.exception("replay: unexpected error; falling back to fresh planning")
+            self.reason, self.message = FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
+            return None
+        self.validated[action.action_type.lower()] += 1
+        self.served += 1
+        return out
+
+    def close(self) -> None:
+        """Count the run in the cache's metrics (once)."""
+        if not self._closed:
+            self._closed = True
+            if self._on_close is not None:
+                self._on_close(self)
+
+    def __enter__(self) -> "ReplayRun":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
