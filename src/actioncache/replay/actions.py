@@ -1,9 +1,9 @@
 """YAML actions ``plan.record``, ``plan.retrieve`` and ``plan.report`` for the agent runtime.
 
 Plans live in the agent's store (``engine.store``). ``settings.replay`` may set ``namespace``
-(default ``"default"``), ``history`` (plans kept per task, default 3) and ``ignore`` (fingerprint
-parts to leave out). Counters go to the store, so ``plan.retrieve``'s metrics add up across runs.
-A page is given as ``page:`` (``{"url", "elements": [...]}`` or a list of elements) or ``html:``
+(default ``"default"``), ``history`` (plans kept per task, default 3), ``ignore`` (fingerprint
+parts to leave out) and ``sensitive`` (fields whose typed text is a secret, never stored).
+Counters go to the store, so ``plan.retrieve``'s metrics add up across runs. A page is given as ``page:`` (``{"url", "elements": [...]}`` or a list of elements) or ``html:``
 (parsed with :func:`~actioncache.replay.page_from_html`). Bad arguments answer
 ``{"success": False, "error": ...}``; a replay that does not fit answers ``success: True`` with
 ``hit: False`` and the ``reason``.
@@ -42,7 +42,8 @@ def register_actions(registry: MutableMapping[str, Callable[..., dict[str, Any]]
         name = str(namespace or settings.get("namespace") or "default")
         if name not in caches:
             caches[name] = PlanCache(engine.store, name, history=int(settings.get("history", 3)),
-                                     ignore=settings.get("ignore") or (), shared_metrics=True)
+                                     ignore=settings.get("ignore") or (), sensitive=settings.get("sensitive") or (),
+                                     shared_metrics=True)
         return caches[name]
 
     def hook_for(state: Any, name: str | None, options: Mapping[str, Any] | None) -> PersonalizeHook | None:
@@ -71,12 +72,16 @@ def register_actions(registry: MutableMapping[str, Callable[..., dict[str, Any]]
     def retrieve(state: Any, url: str | None = None, goal: str | None = None,
                  signature: Mapping[str, Any] | None = None, page: Any = None, html: str | None = None,
                  executed: Any = 0, personalize: str | None = None, llm: Mapping[str, Any] | None = None,
-                 context: Mapping[str, Any] | None = None, namespace: str | None = None) -> dict[str, Any]:
+                 context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
+                 namespace: str | None = None) -> dict[str, Any]:
         """``plan.retrieve``: the validated, rebound actions to replay now, or ``hit: false`` and why."""
         try:
+            if secrets is not None and not isinstance(secrets, Mapping):
+                raise TypeError("secrets must be a mapping of secret name to value, e.g. {password: ...}")
             sig = _signature(url, goal, signature)
             result = plans(namespace).lookup(sig, _page(page, html, url), executed,
-                                             personalize=hook_for(state, personalize, llm), context=context)
+                                             personalize=hook_for(state, personalize, llm), context=context,
+                                             secrets=secrets)
         except (TypeError, ValueError) as exc:
             return {"success": False, "error": str(exc)}
         return {"success": True, **result.to_dict()}
