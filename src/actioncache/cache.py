@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import random
 import threading
 import time
@@ -238,9 +239,9 @@ class Cache:
 
     def _measure_clock_offset(self) -> None:
         try:
-            before = time.time()
+            before = self._clock()
             server = float(self.store.server_time())  # type: ignore[attr-defined]
-            after = time.time()
+            after = self._clock()
         except Exception as exc:  # noqa: BLE001 - unreachable store: keep the last offset, retry soon
             log.debug("reading the store's clock failed: %s", exc)
             self._offset_due = time.monotonic() + _OFFSET_RETRY_S
@@ -298,6 +299,8 @@ class Cache:
             out["error"] = error
             raw = {STATS_PREFIX + k: v for k, v in self._session.items()}
         for name, value in raw.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                continue  # a counter another writer garbled is not worth failing stats over
             name = name[len(STATS_PREFIX):]
             if name.startswith("action:"):
                 action, _, counter = name[len("action:"):].rpartition(":")

@@ -273,3 +273,102 @@ def test_cache_over_store_end_to_end(store):
     assert cache.invalidate(metadata_filter={"_cache_action": "work"})["deleted_count"] == 1
     stats = cache.stats()
     assert stats["hits"] == 1 and stats["misses"] == 1 and stats["stores"] == 1
+
+
+# --- planted data: what a second writer (or a damaged file) can leave under a key -------------
+# Reads miss and remove it, writes replace it, cleanup() and invalidate() complete; never an
+# exception for the caller and never a failure of other keys.
+
+
+def _cache_with_planted(store, kind):
+    from .planting import plant
+
+    cache = Cache(store=store, cleanup_probability=0.0)
+    cache.wrap("other", lambda: "kept")  # a healthy neighbour that must survive everything below
+    key = cache.key_for("act", {})
+    if not plant(store, key, kind):
+        pytest.skip(f"this backend's schema cannot hold {kind} garbage")
+    return cache, key
+
+
+def test_planted_garbage_value_misses_is_removed_and_replaced(store):
+    cache = Cache(store=store, cleanup_probability=0.0)
+    key = cache.key_for("act", {})
+    store.put(Entry(key, b"\x00not a codec format", {"_cache_action": "act"}, NOW, NOW + 3600))
+    got = cache.get(key)
+    assert got["success"] is True and got["found"] is False and "corrupt" in got["removed"]
+    store.put(Entry(key, b"j[[[", {"_cache_action": "act"}, NOW, NOW + 3600))
+    first = cache.wrap("act", lambda: {"fresh": 1})
+    assert first["result"] == {"fresh": 1} and "corrupt cache entry removed" in first["_cache_error"]
+    assert cache.wrap("act", lambda: {"fresh": 2})["result"] == {"fresh": 1}  # the write replaced it
+
+
+@pytest.mark.parametrize("kind", ["times", "metadata", "bookkeeping"])
+def test_planted_records_never_fail_a_call(store, kind):
+    cache, key = _cache_with_planted(store, kind)
+    first = cache.wrap("act", lambda: {"fresh": 1})
+    # garbage times or metadata: a miss; garbage bookkeeping beside a healthy entry: that entry
+    assert first["success"] is True and first["result"] == (1 if kind == "bookkeeping" else {"fresh": 1})
+    replaced = cache.wrap("act", lambda: {"fresh": 2}, skip_cache=True)  # a write over the planted record
+    assert replaced["result"] == {"fresh": 2} and "_cache_error" not in replaced
+    assert cache.wrap("act", lambda: {"fresh": 3})["result"] == {"fresh": 2}
+    assert cache.wrap("other", lambda: "new")["result"] == "kept"
+    assert cache.cleanup()["success"] is True
+    assert cache.stats()["success"] is True
+
+
+@pytest.mark.parametrize("kind", ["times", "metadata", "bookkeeping"])
+def test_planted_records_are_removed_by_get_and_invalidate(store, kind):
+    cache, key = _cache_with_planted(store, kind)
+    got = cache.get(key)
+    assert got["success"] is True and (got["found"] is False or kind == "bookkeeping")
+    cache2, key = _cache_with_planted(store, kind)
+    assert cache2.invalidate(metadata_filter={"team": "nobody"})["success"] is True  # a non-action field
+    assert cache2.invalidate(pattern="cache:act:*")["success"] is True
+    gone = cache2.invalidate(key=key)
+    assert gone["success"] is True
+    assert cache2.wrap("act", lambda: 3)["result"] == 3
+    assert cache2.wrap("other", lambda: "new")["result"] == "kept"
+    assert cache2.cleanup()["success"] is True
+
+
+# --- metadata matching is exact for any string a JSON object can hold ------------------------
+
+ODD_FIELDS = [('a"b', 1), ("a\\b", "x"), ("*", "v"), ("", "v"), ("f", "a\x00b"), ("big", 2**63 - 1),
+              ("small", -(2**63)), ("huge", 2**70), ("dotted.name", "v"), ("$x", 1), ("[0]", 2), ("ü\x00", "\x00")]
+
+
+@pytest.mark.parametrize("name, value", ODD_FIELDS, ids=repr)
+def test_metadata_filter_is_exact_for_odd_names_and_values(store, name, value):
+    from actioncache.errors import StoreError
+
+    try:
+        store.put(entry("k1", **{name: value}))
+    except StoreError as exc:  # PostgreSQL text cannot hold NUL: refused with a clear error, never mangled
+        assert "NUL" in str(exc)
+        assert store.find(metadata_filter={name: value}) == []
+        return
+    store.put(entry("k2", **{name: "other"}))
+    store.put(entry("k3", other=value))
+    assert store.find(metadata_filter={name: value}) == ["k1"]
+    result = Cache(store=store, cleanup_probability=0.0).invalidate(metadata_filter={name: value})
+    assert result == {"success": True, "deleted_count": 1, "deleted_keys": ["k1"]}
+    assert store.get("k1") is None and store.get("k2") is not None
+
+
+def test_a_key_holding_nul_is_never_served_for_another_key(store):
+    """A store that cannot hold NUL in a key must refuse it, never cut the key short."""
+    cache = Cache(store=store, cleanup_probability=0.0)
+    a = cache.wrap("x", lambda: "for a", key="a")
+    nul = cache.wrap("x", lambda: "for a-nul-b", key="a\x00b")
+    assert a["result"] == "for a" and nul["result"] == "for a-nul-b"
+    assert cache.wrap("x", lambda: "again", key="a")["result"] == "for a"
+    assert cache.wrap("x", lambda: "again", key="a\x00b")["result"] in ("for a-nul-b", "again")
+    found = store.find(pattern="cache:a*")
+    assert "cache:a" in found and set(found) <= {"cache:a", "cache:a\x00b"}
+    assert store.get("cache:a").value == b'j"for a"'
+    held = store.get("cache:a\x00b")
+    assert held is None or held.value == b'j"for a-nul-b"'
+    deleted = cache.invalidate(pattern="cache:a*")
+    assert sorted(deleted["deleted_keys"]) == sorted(found)
+    assert store.get("cache:a") is None and store.get("cache:a\x00b") is None

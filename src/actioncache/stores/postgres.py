@@ -21,6 +21,7 @@ never shared across ``fork``. Every query is parameterized; identifiers are quot
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -171,7 +172,7 @@ class PostgresStore:
                     "URL exist? start the server or fix the URL")
         elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
             hint = "the user may not create or write the table; grant it or choose ?schema= the user owns"
-        elif isinstance(exc, psycopg.DataError) and "0x00" in str(exc):
+        elif isinstance(exc, psycopg.DataError) and ("0x00" in str(exc) or "\\u0000" in str(exc)):
             hint = "PostgreSQL text cannot hold NUL characters; remove them from keys and metadata"
         else:
             hint = "see the PostgreSQL error above"
@@ -247,6 +248,8 @@ class PostgresStore:
     # --- protocol -----------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
+        if "\0" in key:
+            return None  # PostgreSQL text cannot hold NUL: no such key can have been stored
         row = self._run("get", lambda c: c.execute(self._sql_get, (key,)).fetchone())
         if row is None:
             return None
@@ -261,6 +264,8 @@ class PostgresStore:
         self._run("put", lambda c: c.execute(self._sql_put, params))
 
     def delete(self, key: str) -> bool:
+        if "\0" in key:
+            return False
         return self._run("delete", lambda c: c.execute(self._q("DELETE FROM {entries} WHERE key = %s"),
                                                        (key,)).rowcount) > 0
 
@@ -279,6 +284,8 @@ class PostgresStore:
         metadata_filter: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> list[str]:
+        if (pattern is not None and "\0" in pattern) or (metadata_filter and "\\u0000" in json.dumps(dict(metadata_filter))):
+            return []  # PostgreSQL text cannot hold NUL, so nothing stored can match
         where: list[sql.Composable] = []
         params: list[Any] = []
         if pattern is not None:

@@ -386,7 +386,10 @@ class RedisStore:
         for name, value in raw.items():
             text = name.decode("utf-8", "surrogatepass")
             if text.startswith(prefix):
-                out[text] = float(value)
+                try:
+                    out[text] = float(value)
+                except ValueError:  # garbled by another writer: skipped rather than failing stats()
+                    continue
         return out
 
     def acquire_lease(self, name: str, ttl_s: float) -> str | None:

@@ -33,7 +33,7 @@ import libsql
 
 from ..errors import StoreError, StoreURLError
 from ._sql import file_path
-from .base import redact_url
+from .base import Entry, redact_url
 from .sqlite import SCHEMA, SQLiteStore
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
@@ -266,6 +266,23 @@ class TursoStore(SQLiteStore):
         return StoreError(f"libSQL store {where}: {op} failed: {text} ({hint})")
 
     # --- operations that must be one statement ----------------------------------------
+
+    # libSQL's driver cuts text parameters at NUL, so a key holding one would be written and read
+    # as its prefix: another key's entry. Such keys are refused: never stored, never found.
+
+    def get(self, key: str) -> Entry | None:
+        return None if "\0" in key else super().get(key)
+
+    def put(self, entry: Entry) -> None:
+        if "\0" in entry.key:
+            raise StoreError(f"libSQL cannot hold a NUL character in a key ({entry.key!r}); that result is not cached")
+        super().put(entry)
+
+    def delete(self, key: str) -> bool:
+        return False if "\0" in key else super().delete(key)
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        return super().delete_many([key for key in keys if "\0" not in key])
 
     def add_counters(self, deltas: Mapping[str, float]) -> None:
         if not deltas:
