@@ -25,6 +25,7 @@ from typing import Any, Awaitable, Callable, Mapping, NamedTuple, Protocol
 
 from .codec import Codec, make_codec
 from .errors import HashError, KeyStrategyError, UnsupportedEntryError
+from .events import CacheEvent, Observer, notify
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
 from .stores.base import CacheStore, Entry, entry_problem, escape_glob, open_store, redact_secrets, redact_url
 
@@ -195,6 +196,7 @@ class Cache:
         self._inflight: dict[str, list[Any]] = {}
         self._inflight_lock = threading.Lock()
         self._async_inflight: dict[tuple[int, str], list[Any]] = {}
+        self._observers: list[Observer] = []
         _live_caches.add(self)
         # atexit runs handlers last-registered-first. Re-registering after the store is open puts
         # the stats flush ahead of any exit hook the store's module installed (blob-sqlite uploads
@@ -249,6 +251,15 @@ class Cache:
         self._clock_offset = server - (before + after) / 2
         self._offset_due = time.monotonic() + _OFFSET_REFRESH_S
 
+    # --- observers (actioncache.events) ---------------------------------------------------
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Call ``observer(CacheEvent)`` on every hit, miss, store, error and lookup; returns a remover."""
+        if not callable(observer):
+            raise ValueError(f"an observer is a callable taking one CacheEvent, not {type(observer).__name__}")
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
+
     # --- stats --------------------------------------------------------------------------
 
     def _count(self, action: str | None, **deltas: float) -> None:
@@ -260,6 +271,9 @@ class Cache:
                 if action is not None:
                     scoped = (action, name)
                     pending[scoped] = pending.get(scoped, 0) + delta
+        if self._observers:
+            for name, delta in deltas.items():
+                notify(self._observers, CacheEvent(name, action, delta))
 
     def _maybe_flush(self, force: bool = False) -> None:
         if force or self._clock() - self._last_flush >= self.stats_flush_s:
@@ -348,6 +362,14 @@ class Cache:
     # --- the read and write halves shared by wrap, awrap and the decorator ---------------
 
     def _lookup(self, key: str, action: str | None) -> _Lookup:
+        if not self._observers:
+            return self._read_entry(key, action)
+        started = time.perf_counter()
+        found = self._read_entry(key, action)
+        notify(self._observers, CacheEvent("lookup", action, time.perf_counter() - started))
+        return found
+
+    def _read_entry(self, key: str, action: str | None) -> _Lookup:
         try:
             entry = self.store.get(key)
         except Exception as exc:  # noqa: BLE001 - any store failure is a miss with an error
@@ -392,6 +414,8 @@ class Cache:
                 tally = self._hit_tally[action] = [0, 0.0]
             tally[0] += 1
             tally[1] += duration
+        if self._observers:
+            notify(self._observers, CacheEvent("hits", action, 1, entry.metadata))
         if self._clock() - self._last_flush >= self.stats_flush_s:
             self.flush_stats()
 
@@ -726,6 +750,20 @@ class Cache:
         except Exception as exc:  # noqa: BLE001
             return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
         return True, result, (time.perf_counter() - started) * 1000
+
+    def lookup(self, action: str, key: str) -> dict[str, Any] | None:
+        """The live value under ``key`` as ``wrap``'s hit response, or None; counted as wrap counts.
+
+        For faces that cannot hand ``wrap`` a function, such as a stream that is stored only after
+        its consumer has read it whole: look up here, then store with ``wrap(..., skip_cache=True)``.
+        """
+        key = compute_key(action, None, key=key)
+        found = self._lookup(key, action)
+        if not found.hit:
+            self._count(action, misses=1)
+            return None
+        call = Cache._Call(action, {}, key, 0.0, ALWAYS, 0.0, 0, [], None)
+        return self._respond_hit(call, found)
 
     # --- inspection and maintenance -----------------------------------------------------
 

@@ -23,6 +23,7 @@ FACE_COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("actioncache.agents.cli", "run a YAML agent and print the final state as JSON"),
     "exec": ("actioncache.runs.cli", "run a command through the cache (verifiers, reads, read-only LLM steps)"),
     "mcp": ("actioncache.scratchpad.mcp_server", "serve the session scratchpad as MCP tools over stdio"),
+    "mcp-proxy": ("actioncache.integrations.mcp_proxy", "cache an MCP server's read-only tool calls (stdio proxy)"),
 }
 
 

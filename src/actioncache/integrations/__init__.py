@@ -1,0 +1,14 @@
+"""Caching where agent developers already are: SDK and framework adapters, an MCP proxy, metrics.
+
+Each module is an optional extra, imported only when you import it (the base install stays light):
+
+* ``llm_keys``: the canonical key of an LLM request (no extra needed)
+* ``openai`` (``actioncache[openai]``), ``anthropic`` (``actioncache[anthropic]``): ``cached(client)``
+* ``langchain`` (``actioncache[langchain]``): ``ActionCacheLLMCache`` for ``set_llm_cache``
+* ``langgraph`` (``actioncache[langgraph]``): ``ActionCacheNodeCache`` for ``CachePolicy`` nodes
+* ``litellm`` (``actioncache[litellm]``): a LiteLLM cache backend keyed by ``llm_keys``
+* ``mcp_proxy`` (``actioncache[mcp]``): ``actioncache mcp-proxy -- <server command>``
+* ``metrics`` (``actioncache[metrics]``): OpenTelemetry metrics and a Prometheus exposition
+
+See docs/integrations.md.
+"""

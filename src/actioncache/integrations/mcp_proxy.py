@@ -1,0 +1,170 @@
+"""``actioncache mcp-proxy``: a caching MCP proxy in front of any MCP server (stdio).
+
+    actioncache mcp-proxy --store sqlite:///home/me/mcp.db -- npx -y @some/mcp-server /data
+
+The proxy starts the server command as its child, speaks MCP to it with the official SDK's client,
+and serves the same tools, unchanged, to whoever started the proxy (a desktop client, an agent).
+A tool call is answered from the cache when the tool declares ``readOnlyHint: true`` (or is named
+with ``--cache-tool``) and the same call was answered before; every other call goes through.
+``--no-cache-tool`` keeps a tool out even if it says it is read-only.
+
+The key is the tool name, the canonical JSON of its arguments and the server's identity: the
+command line, the working directory and the name and version the server reports. A result with
+``isError: true`` and a call that raised are never stored. Resources and prompts, when the server
+has them, pass through uncached. Install with ``pip install 'actioncache[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Sequence
+
+from ..cache import Cache
+from ..keys import args_key
+
+ACTION_PREFIX = "mcp."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="actioncache mcp-proxy",
+        usage="actioncache mcp-proxy [--store URL] [--cache-tool NAME] [--no-cache-tool NAME] -- COMMAND [ARG ...]",
+        description="Serve an MCP server's tools over stdio, answering read-only tool calls from the cache.")
+    parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL or the user cache dir)")
+    parser.add_argument("--cache-tool", metavar="NAME", action="append", default=[],
+                        help="also cache this tool (repeatable), even without readOnlyHint")
+    parser.add_argument("--no-cache-tool", metavar="NAME", action="append", default=[],
+                        help="never cache this tool (repeatable), even with readOnlyHint")
+    parser.add_argument("--ttl-seconds", type=float, default=None, help="entry lifetime (default: the cache's, 60 days)")
+    return parser
+
+
+class ToolPolicy:
+    """Which tools are cached: read-only by their own annotation, or listed by the user."""
+
+    def __init__(self, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> None:
+        self.include, self.exclude = set(include), set(exclude)
+        self.read_only: set[str] = set()
+        self.listed = False
+
+    def learn(self, tools: Sequence[Any]) -> None:
+        self.listed = True
+        for tool in tools:
+            hint = getattr(getattr(tool, "annotations", None), "read_only_hint", None)
+            (self.read_only.add if hint is True else self.read_only.discard)(tool.name)
+
+    def cacheable(self, name: str) -> bool:
+        return name not in self.exclude and (name in self.include or name in self.read_only)
+
+
+def server_identity(command: Sequence[str], server_info: Any, cwd: str | None = None) -> dict[str, Any]:
+    """What tells one server from another: its command line, directory and reported name/version."""
+    return {"command": list(command), "cwd": cwd or os.getcwd(),
+            "name": getattr(server_info, "name", None), "version": getattr(server_info, "version", None)}
+
+
+def tool_call_key(tool: str, arguments: Any, identity: dict[str, Any]) -> str:
+    return args_key(ACTION_PREFIX + tool, {"tool": tool, "arguments": arguments or {}, "server": identity})
+
+
+class _ToolError(Exception):
+    """An ``isError`` result: a failure for the cache (never stored), returned to the client as it was."""
+
+
+def build_proxy(upstream: Any, init: Any, command: Sequence[str], cache: Cache, policy: ToolPolicy,
+                ttl_seconds: float | None = None) -> Any:
+    """An MCP low-level ``Server`` that forwards to the ``upstream`` client session."""
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+
+    identity = server_identity(command, init.server_info)
+    options = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        listed = await upstream.list_tools(params=params)
+        policy.learn(listed.tools)
+        return listed
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        name, arguments = params.name, dict(params.arguments or {})
+        if not policy.listed:
+            policy.learn((await upstream.list_tools()).tools)  # a client that calls without listing first
+        if not policy.cacheable(name):
+            return await upstream.call_tool(name, arguments)
+        answered: list[Any] = []
+
+        async def run() -> dict[str, Any]:
+            result = await upstream.call_tool(name, arguments)
+            answered.append(result)
+            if getattr(result, "is_error", False) or not isinstance(result, types.CallToolResult):
+                raise _ToolError(name)
+            return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+        answer = await cache.awrap(ACTION_PREFIX + name, run, {}, key=tool_call_key(name, arguments, identity),
+                                   metadata={"mcp_tool": name, "mcp_server": identity["name"]}, **options)
+        if answer.get("_cache_hit"):
+            return types.CallToolResult.model_validate(answer["result"])
+        if answered:
+            return answered[0]
+        raise RuntimeError(answer.get("error") or f"calling {name} failed")
+
+    capabilities = init.capabilities
+    handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool}
+    if getattr(capabilities, "resources", None) is not None:
+        async def list_resources(ctx: Any, params: Any) -> Any:
+            return await upstream.list_resources(params=params)
+
+        async def read_resource(ctx: Any, params: Any) -> Any:
+            return await upstream.read_resource(params.uri)
+
+        handlers.update(on_list_resources=list_resources, on_read_resource=read_resource)
+    if getattr(capabilities, "prompts", None) is not None:
+        async def list_prompts(ctx: Any, params: Any) -> Any:
+            return await upstream.list_prompts(params=params)
+
+        async def get_prompt(ctx: Any, params: Any) -> Any:
+            return await upstream.get_prompt(params.name, params.arguments)
+
+        handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    info = init.server_info
+    return Server(info.name, version=info.version or "", instructions=init.instructions, **handlers)
+
+
+async def serve(command: Sequence[str], cache: Cache, policy: ToolPolicy, ttl_seconds: float | None = None) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.server.stdio import stdio_server
+
+    # the child gets this process's environment, as it would when started without the proxy
+    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
+    async with stdio_client(params) as (up_read, up_write), ClientSession(up_read, up_write) as upstream:
+        init = await upstream.initialize()
+        server = build_proxy(upstream, init, command, cache, policy, ttl_seconds)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv or argv.index("--") == len(argv) - 1:
+        build_parser().print_usage(sys.stderr)
+        print("actioncache mcp-proxy: give the MCP server's command after --, e.g. "
+              "actioncache mcp-proxy -- python my_server.py", file=sys.stderr)
+        return 2
+    split = argv.index("--")
+    args = build_parser().parse_args(argv[:split])
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        print("actioncache mcp-proxy needs the MCP SDK: pip install 'actioncache[mcp]'", file=sys.stderr)
+        return 2
+    import anyio
+
+    cache = Cache(args.store)
+    try:
+        anyio.run(serve, argv[split + 1:], cache, ToolPolicy(args.cache_tool, args.no_cache_tool), args.ttl_seconds)
+    finally:
+        cache.close()
+    return 0

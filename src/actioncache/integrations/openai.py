@@ -1,0 +1,59 @@
+"""OpenAI SDK adapter: ``cached(client)`` caches ``chat.completions.create`` and ``responses.create``.
+
+    from openai import OpenAI
+    from actioncache import Cache
+    from actioncache.integrations.openai import cached
+
+    client = cached(OpenAI(), cache=Cache())
+    r = client.chat.completions.create(model="gpt-4o-mini", messages=[...], temperature=0)
+    # the second identical call is a hit: a ChatCompletion rebuilt from the store, no HTTP
+
+Works on ``OpenAI``, ``AsyncOpenAI`` (and any client of the same shape, e.g. ``AzureOpenAI``).
+Everything else on the client is the client's own. Streams (``stream=True``) are stored once they
+ended with their final chunk and replay as ``ChatCompletionChunk`` / response events. Keys, and why
+sampling calls are not cached unless ``cache_nondeterministic=True``: ``llm_keys``.
+Install with ``pip install 'actioncache[openai]'``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..cache import Cache
+from .sdk_cache import CachedClient, Endpoint, make_settings
+
+CHAT_API = "openai.chat"
+RESPONSES_API = "openai.responses"
+
+
+def _chat_finished(events: list[dict[str, Any]], request: Mapping[str, Any]) -> bool:
+    # whole when every requested choice reported a finish_reason (and the usage chunk came, if asked)
+    finished = {c.get("index") for e in events for c in e.get("choices") or () if c.get("finish_reason")}
+    wanted = request.get("n") if isinstance(request.get("n"), int) else 1
+    if len(finished) < wanted:
+        return False
+    options = request.get("stream_options")
+    if isinstance(options, Mapping) and options.get("include_usage"):
+        return bool(events) and events[-1].get("usage") is not None
+    return True
+
+
+def _responses_finished(events: list[dict[str, Any]], request: Mapping[str, Any]) -> bool:
+    return bool(events) and events[-1].get("type") == "response.completed"
+
+
+def _routes() -> dict[tuple[str, ...], Endpoint]:
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    from openai.types.responses import Response, ResponseStreamEvent
+
+    return {
+        ("chat", "completions", "create"): Endpoint(CHAT_API, ChatCompletion, ChatCompletionChunk, _chat_finished),
+        ("responses", "create"): Endpoint(RESPONSES_API, Response, ResponseStreamEvent, _responses_finished),
+    }
+
+
+def cached(client: Any, cache: Cache | None = None, *, ttl_seconds: float | None = None,
+           cache_nondeterministic: bool = False) -> Any:
+    """A view of ``client`` whose ``chat.completions.create`` and ``responses.create`` go through ``cache``
+    (default: the process-wide cache). ``ttl_seconds`` overrides the cache's default TTL."""
+    return CachedClient(client, _routes(), make_settings(client, cache, ttl_seconds, cache_nondeterministic))

@@ -1,0 +1,129 @@
+"""llm_request_key: every output field is in the key, the others are not; sampling is opt-in."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.integrations.llm_keys import NON_OUTPUT_FIELDS, llm_request_key, normalize
+
+BASE = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
+
+json_scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8) | \
+    st.floats(allow_nan=False, allow_infinity=False, width=32)
+json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+field_names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+
+
+def key(request: dict, **options) -> str | None:
+    return llm_request_key(request, api="openai.chat", **options).key
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(field_names, json_values, max_size=6), st.randoms(use_true_random=False))
+def test_field_order_never_matters(extra: dict, rnd: random.Random) -> None:
+    request = {**extra, **BASE}
+    items = list(request.items())
+    rnd.shuffle(items)
+    assert key(dict(items)) == key(request)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(NON_OUTPUT_FIELDS - {"extra_headers"})), json_values.filter(lambda v: v is not None))
+def test_non_output_fields_never_enter_the_key(name: str, value) -> None:
+    assert key({**BASE, name: value}) == key(BASE)
+
+
+@settings(max_examples=150, deadline=None)
+@given(field_names.filter(lambda n: n not in NON_OUTPUT_FIELDS and n not in BASE and n != "seed"),
+       json_values.filter(lambda v: v is not None))
+def test_an_unknown_field_enters_the_key(name: str, value) -> None:
+    # a miss beats a wrong hit: a field this library never heard of is assumed to change the answer
+    assert key({**BASE, name: value}) != key(BASE)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(-1000, 1000))
+def test_an_int_and_its_float_are_one_number(n: int) -> None:
+    assert normalize(n) == normalize(float(n))
+    assert key({**BASE, "max_tokens": n}) == key({**BASE, "max_tokens": float(n)})
+
+
+@pytest.mark.parametrize("field,a,b", [
+    ("model", "gpt-x", "gpt-y"),
+    ("temperature", 0, 0.5),
+    ("top_p", 1, 0.9),
+    ("seed", 1, 2),
+    ("max_tokens", 10, 11),
+    ("max_completion_tokens", 10, 11),
+    ("stop", ["a"], ["b"]),
+    ("response_format", {"type": "text"}, {"type": "json_object"}),
+    ("tool_choice", "auto", "none"),
+    ("tools", [{"type": "function", "function": {"name": "a"}}], [{"type": "function", "function": {"name": "b"}}]),
+    ("messages", [{"role": "user", "content": "hi"}], [{"role": "user", "content": "ho"}]),
+    ("extra_body", {"x": 1}, {"x": 2}),
+    ("extra_query", {"api-version": "1"}, {"api-version": "2"}),
+])
+def test_every_output_field_changes_the_key(field: str, a, b) -> None:
+    opts = {"cache_nondeterministic": True}
+    assert key({**BASE, field: a}, **opts) != key({**BASE, field: b}, **opts)
+
+
+def test_provider_url_and_behaviour_headers_enter_but_auth_and_tracing_do_not() -> None:
+    assert key(BASE, base_url="http://a/v1") != key(BASE, base_url="http://b/v1")
+    assert key(BASE, base_url="http://a/v1/") == key(BASE, base_url="http://a/v1")
+    assert key(BASE, headers={"anthropic-beta": "x"}) != key(BASE)
+    assert key({**BASE, "extra_headers": {"OpenAI-Beta": "assistants=v2"}}) != key(BASE)
+    assert key(BASE, headers={"Authorization": "Bearer a", "traceparent": "00-1", "Idempotency-Key": "k"}) == key(BASE)
+
+
+def test_a_stream_is_kept_apart_from_a_plain_call() -> None:
+    assert key(BASE, streamed=True) != key(BASE)
+    assert key({**BASE, "stream": True}) == key(BASE)  # the flag itself is not what keeps them apart
+
+
+def test_sampling_is_cached_only_when_asked() -> None:
+    sampled = {**BASE, "temperature": 0.7}
+    found = llm_request_key(sampled, api="openai.chat")
+    assert found.key is None and "cache_nondeterministic=True" in found.reason
+    assert key(sampled, cache_nondeterministic=True) is not None
+    assert key({**sampled, "seed": 7}) is not None                       # a seed makes it reproducible
+    no_temperature = {k: v for k, v in BASE.items() if k != "temperature"}
+    assert key(no_temperature) is None                                  # the provider default samples (1.0)
+    assert key({**no_temperature, "extra_body": {"temperature": 0}}) is not None
+
+
+def test_absent_none_and_sdk_sentinels_are_the_same() -> None:
+    from openai import NOT_GIVEN, omit
+
+    assert key({**BASE, "top_p": None}) == key({**BASE, "top_p": NOT_GIVEN}) == key({**BASE, "top_p": omit}) == key(BASE)
+
+
+def test_pydantic_response_formats_are_keyed_by_schema() -> None:
+    from pydantic import BaseModel
+
+    class A(BaseModel):
+        x: int
+
+    class B(BaseModel):
+        x: str
+
+    assert key({**BASE, "response_format": A}) != key({**BASE, "response_format": B})
+    assert key({**BASE, "response_format": A}) == key({**BASE, "response_format": A})
+
+
+def test_values_without_a_stable_spelling_turn_caching_off_not_on() -> None:
+    found = llm_request_key({**BASE, "messages": [object()]}, api="openai.chat")
+    assert found.key is None and "object" in found.reason
+    assert llm_request_key({**BASE, "top_p": float("nan")}, api="openai.chat").key is None
+
+
+def test_bad_arguments_name_the_fix() -> None:
+    with pytest.raises(ValueError, match="api must name the endpoint"):
+        llm_request_key(BASE, api="")
+    with pytest.raises(ValueError, match="dict of the call's keyword arguments"):
+        llm_request_key(["model"], api="openai.chat")  # type: ignore[arg-type]
