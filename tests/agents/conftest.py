@@ -121,3 +121,11 @@ def chat_server():
     server = _Server(ChatCompletionsStandIn)
     yield server
     server.close()
+
+
+@pytest.fixture
+def second_chat_server():
+    """Another OpenAI-compatible protocol stand-in, for tests that switch servers."""
+    server = _Server(ChatCompletionsStandIn)
+    yield server
+    server.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 
 import pytest
@@ -47,10 +48,11 @@ def test_cache_wrap_passes_every_option_through(agent_from, tmp_path):
     """, actions={"demo.work": work})
     state = agent.invoke({"input": "a", "n": 4})
     assert state["r"] == {"success": True, "result": {"n": 4, "seen_input": "a"}, "_cache_hit": False,
-                          "_cache_key": "cache:custom-a"}
+                          "_cache_key": "cache:agent:custom-a"}  # scoped to the agent (agent.yaml), as in TEA
     meta = state["g"]["metadata"]
     assert meta["team"] == "docs" and meta["_cache_action"] == "demo.work" and meta["_cache_type"] == "action_result"
-    assert 119 <= agent.store.get("cache:custom-a").expires_at - agent.store.get("cache:custom-a").created_at <= 121
+    entry = agent.store.get("cache:agent:custom-a")
+    assert 119 <= entry.expires_at - entry.created_at <= 121
     again = agent.invoke({"input": "a", "n": 5})
     assert again["r"]["_cache_hit"] is True and again["r"]["result"]["n"] == 4 and calls == [4]
 
@@ -105,8 +107,9 @@ def test_cache_wrap_unknown_option_suggests(agent_from):
 
 def test_cache_wrap_unknown_action_at_run_time_names_the_node(agent_from):
     agent = one_node(agent_from, "cache.wrap", {"action": "{{ state.which }}", "args": {}})
-    with pytest.raises(AgentDefinitionError, match=r"node 'step': unknown action 'file.reed' \(did you mean 'file.read'"):
-        agent.invoke({"which": "file.reed"})
+    r = agent.invoke({"which": "file.reed"})["r"]  # TEA: a response with error_type, not an exception
+    assert r["success"] is False and r["error_type"] == "action_not_found"
+    assert re.match(r"node 'step': unknown action 'file.reed' \(did you mean 'file.read'", r["error"])
 
 
 def test_namespace_setting_separates_agents_on_one_store(agent_from, sqlite_url):
@@ -118,7 +121,7 @@ def test_namespace_setting_separates_agents_on_one_store(agent_from, sqlite_url)
     fn = {"demo.one": lambda state: {"v": 1}}
     a = agent_from(text.replace("NS", "alpha"), actions=fn).invoke()["r"]
     b = agent_from(text.replace("NS", "beta"), actions=fn).invoke()["r"]
-    assert a["_cache_key"].startswith("cache:alpha/demo.one:") and b["_cache_key"].startswith("cache:beta/demo.one:")
+    assert a["_cache_key"].startswith("cache:agent:alpha/demo.one:") and b["_cache_key"].startswith("cache:agent:beta/demo.one:")
     assert b["_cache_hit"] is False
 
 
@@ -150,7 +153,7 @@ def test_cache_invalidate_by_action_and_pattern(agent_from):
           - {name: w, uses: cache.wrap, with: {action: demo.a, args: {i: 1}}}
           - {name: by_action, uses: cache.invalidate, with: {action: demo.a}, output: inv}
           - {name: w2, uses: cache.wrap, with: {action: demo.a, args: {i: 2}}}
-          - {name: by_pattern, uses: actions.cache_invalidate, with: {pattern: "cache:demo.a:*"}, output: inv2}
+          - {name: by_pattern, uses: actions.cache_invalidate, with: {pattern: "cache:agent:demo.a:*"}, output: inv2}
     """, actions={"demo.a": lambda state, i: {"i": i}})
     state = agent.invoke()
     assert state["inv"]["deleted_count"] == 1 and state["inv2"]["deleted_count"] == 1

@@ -57,7 +57,7 @@ def test_no_run_refuses_run_blocks(capsys, write_agent):
     path = write_agent(SIMPLE)
     code, out, err = run(capsys, path, "--no-run", "--input", '{"who": "x"}')
     assert code == 2 and out == ""
-    assert "run: blocks are refused (allow_run=False / --no-run) in node(s) 'greet'" in err
+    assert "untrusted mode refused run: blocks in node(s) 'greet'" in err and "rule 'run-blocks'" in err
     with pytest.raises(RunBlocksRefusedError):
         load_agent(path, allow_run=False, store="memory://")
 

@@ -41,7 +41,7 @@ def test_document_extraction_and_invalidation_through_the_cli(example_env):
     assert second["extraction_result"]["_cache_hit"] is True and "Cache hit! Created at:" in err2
     assert second["data"] == first["data"] == {"title": "Quarterly report", "words": 47, "lines": 5,
                                                 "agent_name": "report-reader"}
-    assert second["extraction_result"]["_cache_key"].startswith("cache:docs.extract:")
+    assert second["extraction_result"]["_cache_key"].startswith("cache:document_extraction_agent:docs.extract:")
     managed, _ = cli(example_env, str(EXAMPLES / "cache_management.yaml"))
     assert managed["deleted"] == 1
     assert managed["invalidation_result"]["deleted_keys"] == [second["extraction_result"]["_cache_key"]]

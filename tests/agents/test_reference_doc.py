@@ -13,7 +13,7 @@ from actioncache.agents.settings import CACHE_KEYS, LTM_BACKENDS
 from actioncache.agents.templating import FILTERS
 
 REFERENCE = (Path(__file__).resolve().parents[2] / "YAML_REFERENCE.md").read_text(encoding="utf-8")
-OWN_NAMESPACES = ("cache", "storage", "ltm", "file", "command", "http", "llm")
+OWN_NAMESPACES = ("cache", "ratelimit", "storage", "ltm", "file", "command", "http", "llm")
 
 
 def section(title: str) -> str:

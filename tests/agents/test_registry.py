@@ -75,7 +75,7 @@ def test_dual_names_in_yaml_run_the_same_action_and_share_cache_entries(agent_fr
     state = agent.invoke()
     assert calls == [1]
     assert state["first"]["_cache_key"] == state["second"]["_cache_key"] == state["second"]["_cache_key"]
-    assert state["first"]["_cache_key"].startswith("cache:demo.count:")
+    assert state["first"]["_cache_key"].startswith("cache:agent:demo.count:")
     assert state["second"]["_cache_hit"] is True
 
 

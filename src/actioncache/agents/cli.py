@@ -1,4 +1,7 @@
-"""``actioncache run AGENT.yaml [--input JSON|@file.json] [--store URL] [--no-run] [--stream]``.
+"""``actioncache run AGENT.yaml [--input JSON|@file.json] [--store URL] [--stream]
+[--untrusted|--no-run [--root DIR] [--allow-host HOST]... [--allow-env VAR]...]``.
+
+``--untrusted`` (alias ``--no-run``) runs an agent from elsewhere: see :mod:`actioncache.agents.trust`.
 
 Prints the final state as JSON on stdout (with ``--stream``, one JSON line per node first).
 Anything the agent itself prints (``print`` in ``run:`` blocks) goes to stderr, so stdout stays
@@ -23,7 +26,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("agent", help="the agent's YAML file")
     parser.add_argument("--input", metavar="JSON|@FILE", help="the input state: a JSON object, or @path to a JSON file")
     parser.add_argument("--store", metavar="URL", help="store URL; overrides settings.ltm (e.g. sqlite:///tmp/c.db, memory://)")
-    parser.add_argument("--no-run", action="store_true", help="refuse agents with run: blocks (they execute Python)")
+    parser.add_argument("--untrusted", "--no-run", dest="untrusted", action="store_true",
+                        help="run an agent from elsewhere: no run: blocks, imports: or commands; files only under "
+                             "--root; network only to --allow-host; ${VAR} only from --allow-env")
+    parser.add_argument("--root", metavar="DIR", help="untrusted: the one directory file actions may use "
+                                                       "(default: the agent's directory)")
+    parser.add_argument("--allow-host", metavar="HOST", action="append", default=[],
+                        help="untrusted: a host network actions may reach (repeat for more)")
+    parser.add_argument("--allow-env", metavar="VAR", action="append", default=[],
+                        help="untrusted: an environment variable ${VAR} may expand (repeat for more)")
     parser.add_argument("--stream", action="store_true", help="print one JSON line per node as it finishes")
     return parser
 
@@ -52,7 +63,10 @@ def _dump(value: Any, indent: int | None = None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if not args.untrusted and (args.root or args.allow_host or args.allow_env):
+        parser.error("--root, --allow-host and --allow-env only apply with --untrusted")
     from .engine import load_agent
 
     stdout = sys.stdout
@@ -62,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        agent = load_agent(args.agent, allow_run=not args.no_run, store=args.store)
+        agent = load_agent(args.agent, store=args.store, trusted=not args.untrusted, root=args.root,
+                           allow_hosts=args.allow_host, allow_env=args.allow_env)
         try:
             final = state
             with contextlib.redirect_stdout(sys.stderr):

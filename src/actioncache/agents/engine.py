@@ -14,17 +14,23 @@ import json
 
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..cache import Cache
 from ..errors import StoreError
 from ..stores.base import CacheStore, open_store
 from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
                      RunBlocksRefusedError)
-from .loader import END, START, AgentSpec, Node, build_spec, parse_yaml, read_source, run_block_filename
+from .loader import END, START, AgentSpec, Node, agent_name, build_spec, parse_yaml, read_source, run_block_filename
 from .registry import Action, ActionRegistry
 from .settings import cache_options, expand_env, ltm_store_url
-from .templating import Renderer
+from .templating import Renderer, make_environment
+from .trust import RefusedAtLoadError, RefusedError, Trust, UntrustedRefusal, refusal
+
+# Actions an untrusted agent may not use at all (rule 'commands'): they run programs.
+COMMAND_ACTIONS = ("command.run", "command.exec_cached")
+# Actions whose with: names another action to run (checked like a node's uses:).
+WRAPPING_ACTIONS = ("cache.wrap", "ratelimit.wrap")
 
 DEFAULT_MAX_STEPS = 10_000
 
@@ -38,22 +44,38 @@ def load_agent(
     actions: Mapping[str, Action] | None = None,
     registry: ActionRegistry | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
+    trusted: bool = True,
+    root: str | Path | None = None,
+    allow_hosts: Iterable[str] = (),
+    allow_env: Iterable[str] = (),
 ) -> "Agent":
     """Load an agent from a YAML file path or YAML text and check it whole before it runs.
 
     ``store``/``cache`` override ``settings.ltm`` (the CLI's ``--store``); ``actions`` adds Python
     actions (``{"ns.name": fn}``); ``allow_run=False`` refuses agents that contain ``run:`` blocks.
+    ``trusted=False`` is untrusted mode (see :mod:`actioncache.agents.trust`): files stay under
+    ``root`` (default: the agent's directory), the network reaches only ``allow_hosts``, and
+    ``${VAR}`` expands only ``allow_env``.
     """
     text, base_dir, source_name = read_source(source)
     spec = build_spec(parse_yaml(text, source_name), base_dir, source_name)
-    if not allow_run:
-        blocks = [n.name for n in spec.nodes if n.run is not None]
+    blocks = [n.name for n in spec.nodes if n.run is not None]
+    if not trusted:
         if blocks:
-            raise RunBlocksRefusedError(
-                f"{source_name}: run: blocks are refused (allow_run=False / --no-run) in node(s) "
-                f"{', '.join(repr(b) for b in blocks)}; they execute Python, so run only agents you trust"
-            )
-    return Agent(spec, store=store, cache=cache, actions=actions, registry=registry, max_steps=max_steps)
+            raise RunBlocksRefusedError(f"{source_name}: " + refusal(
+                "run-blocks", f"run: blocks in node(s) {', '.join(repr(b) for b in blocks)} (they execute Python)",
+                "read them and run the agent trusted (without --untrusted / --no-run) if you accept them"))
+        if spec.imports:
+            raise RefusedAtLoadError(f"{source_name}: " + refusal(
+                "imports", f"imports: {spec.imports!r} (they load Python)",
+                "read them and run the agent trusted (without --untrusted / --no-run) if you accept them"))
+    elif not allow_run and blocks:
+        raise RunBlocksRefusedError(
+            f"{source_name}: run: blocks are refused (allow_run=False / --no-run) in node(s) "
+            f"{', '.join(repr(b) for b in blocks)}; they execute Python, so run only agents you trust"
+        )
+    trust = Trust() if trusted else Trust.untrusted(root if root is not None else base_dir, allow_hosts, allow_env)
+    return Agent(spec, store=store, cache=cache, actions=actions, registry=registry, max_steps=max_steps, trust=trust)
 
 
 class Agent:
@@ -61,15 +83,21 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, *, store: str | CacheStore | None = None, cache: Cache | None = None,
                  actions: Mapping[str, Action] | None = None, registry: ActionRegistry | None = None,
-                 max_steps: int = DEFAULT_MAX_STEPS) -> None:
+                 max_steps: int = DEFAULT_MAX_STEPS, trust: Trust | None = None) -> None:
         self.spec = spec
         self.name = spec.name
         self.max_steps = max_steps
-        self.settings: dict[str, Any] = expand_env(spec.settings)
+        self.trust = trust if trust is not None else Trust()
+        self.settings: dict[str, Any] = expand_env(spec.settings, check=self.trust.check_env)
+        # The prefix of this agent's cache.wrap keys: cache:{agent_name}:... (TEA-BUILTIN-010.1).
+        self.agent_name = agent_name(self.settings, spec)
         cache_settings = self.settings.get("cache") or {}
         options = cache_options(cache_settings)
         self.namespace: str | None = cache_settings.get("namespace") or None
         configured = ltm_store_url(self.settings.get("ltm"), spec.base_dir)  # checked even when overridden
+        if configured is not None and store is None and cache is None:
+            self.trust.check_store_url(configured, "settings.ltm")
+        self._check_settings_hosts()
         if cache is not None:
             self.cache = cache
         else:
@@ -78,10 +106,14 @@ class Agent:
                 self.cache = Cache(store=open_store(url_or_store), **options)
             except (ValueError, TypeError, StoreError) as exc:
                 raise AgentDefinitionError(f"cannot open the cache store: {exc}") from exc
-        self.renderer = Renderer()
+        self.renderer = Renderer(make_environment(self.trust))
         self.current_node: str | None = None
         self.registry = registry if registry is not None else ActionRegistry()
         self.registry.load_builtins(self)
+        if not self.trust.trusted:
+            for name in COMMAND_ACTIONS:
+                if name in self.registry:
+                    self.registry[name] = _refuse_command(name)
         for entry in spec.imports:
             self.registry.load_import(entry, self, spec.base_dir)
         for name, fn in (actions or {}).items():
@@ -96,14 +128,27 @@ class Agent:
     def nodes(self) -> list[Node]:
         return self.spec.nodes
 
+    def _check_settings_hosts(self) -> None:
+        """Untrusted: hosts named in settings (the semantic embedder's server) must be allowed."""
+        semantic = self.settings.get("semantic")
+        if isinstance(semantic, Mapping) and semantic.get("base_url"):
+            try:
+                self.trust.check_url(str(semantic["base_url"]), "settings.semantic.base_url: embedding requests")
+            except UntrustedRefusal as exc:
+                raise RefusedAtLoadError(str(exc)) from exc
+
     def _check(self) -> None:
         """Unknown actions and template syntax are load-time errors, with the node's name."""
         for node in self.spec.nodes:
             if node.uses is not None:
-                self.registry.resolve(node.uses, node=node.name)
-                wrapped = node.with_.get("action") if self.registry.canonical(node.uses) == "cache.wrap" else None
+                names = [self.registry.resolve(node.uses, node=node.name)[0]]
+                wrapped = node.with_.get("action") if names[0] in WRAPPING_ACTIONS else None
                 if isinstance(wrapped, str) and "{" not in wrapped:
-                    self.registry.resolve(wrapped, node=node.name)
+                    names.append(self.registry.resolve(wrapped, node=node.name)[0])
+                if not self.trust.trusted:
+                    for name in names:
+                        if name in COMMAND_ACTIONS:
+                            raise RefusedAtLoadError(f"node {node.name!r}: " + _command_refusal(name))
                 self.renderer.check_syntax(node.with_, f"node {node.name!r}: with")
             for i, rule in enumerate(node.goto):
                 if rule.condition is not None:
@@ -201,6 +246,8 @@ class Agent:
                 return fn(state, **kwargs)
             except AgentError:
                 raise
+            except UntrustedRefusal as exc:
+                raise RefusedError(node.name, str(exc)) from exc
             except TypeError as exc:
                 raise NodeError(node.name, f"action {node.uses!r} was called with the wrong with: parameters: {exc}") from exc
             except Exception as exc:  # noqa: BLE001 - name the node, keep the cause
@@ -231,6 +278,18 @@ class Agent:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _command_refusal(name: str) -> str:
+    return refusal("commands", f"{name} (it runs programs)",
+                   "read the agent and run it trusted (without --untrusted / --no-run) if you accept its commands")
+
+
+def _refuse_command(name: str) -> Action:
+    def refused(state: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+        raise UntrustedRefusal(_command_refusal(name))
+
+    return refused
 
 
 def _block_line(exc: BaseException, node: str) -> int | None:

@@ -18,6 +18,8 @@ import yaml
 from .errors import AgentDefinitionError, suggest
 
 START, END = "__start__", "__end__"
+TEXT_SOURCE = "<agent>"  # the source name of an agent given as YAML text, not a file
+UNKNOWN_AGENT = "unknown_agent"
 TOP_LEVEL_KEYS = ("name", "description", "variables", "settings", "imports", "state_schema", "nodes", "edges")
 NODE_KEYS = ("name", "description", "uses", "with", "output", "run", "goto")
 SCHEMA_TYPES: dict[str, tuple[type, ...]] = {
@@ -65,6 +67,7 @@ class FieldSpec:
 @dataclass
 class AgentSpec:
     name: str
+    top_level_name: Any
     description: str
     variables: dict[str, Any]
     settings: dict[str, Any]
@@ -89,7 +92,7 @@ def read_source(source: str | Path) -> tuple[str, Path, str]:
         except OSError as exc:
             raise AgentDefinitionError(f"cannot read agent file {str(path)!r}: {exc.strerror or exc}") from exc
         return text, path.resolve().parent, str(path)
-    return str(source), Path.cwd(), "<agent>"
+    return str(source), Path.cwd(), TEXT_SOURCE
 
 
 def parse_yaml(text: str, source_name: str) -> dict[str, Any]:
@@ -126,6 +129,7 @@ def build_spec(document: dict[str, Any], base_dir: Path, source_name: str) -> Ag
     edges = [_build_edge(raw, names) for raw in _mapping_list(document.get("edges"), "edges")]
     return AgentSpec(
         name=str(document.get("name") or Path(source_name).stem),
+        top_level_name=document.get("name"),
         description=str(document.get("description") or ""),
         variables=_mapping(document.get("variables"), "variables"),
         settings=_mapping(document.get("settings"), "settings"),
@@ -136,6 +140,17 @@ def build_spec(document: dict[str, Any], base_dir: Path, source_name: str) -> Ag
         base_dir=base_dir,
         source_name=source_name,
     )
+
+
+def agent_name(settings: dict[str, Any], spec: AgentSpec) -> str:
+    """The name in an agent's cache keys, as TEA resolves it: ``settings.name``, else the top-level
+    ``name``, else the YAML file's stem, else ``unknown_agent`` (an empty or null name falls through)."""
+    for name in (settings.get("name"), spec.top_level_name):
+        if name:
+            return str(name)
+    if spec.source_name != TEXT_SOURCE:
+        return Path(spec.source_name).stem or UNKNOWN_AGENT
+    return UNKNOWN_AGENT
 
 
 def _mapping(value: Any, what: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
 from .. import config
@@ -26,12 +26,18 @@ LTM_KEYS = {
 CACHE_KEYS = {"namespace", "cleanup_probability", "cleanup_limit", "default_ttl_seconds", "default_ttl_days"}
 
 
-def expand_env(value: Any, where: str = "settings", env: Mapping[str, str] | None = None) -> Any:
-    """Replace ``${VAR}`` and ``${VAR:-default}`` in every string; an unset ``${VAR}`` is an error."""
+def expand_env(value: Any, where: str = "settings", env: Mapping[str, str] | None = None,
+               check: Callable[[str, str], None] | None = None) -> Any:
+    """Replace ``${VAR}`` and ``${VAR:-default}`` in every string; an unset ``${VAR}`` is an error.
+
+    ``check(name, where)`` vets each variable before it is read (untrusted mode's allow list).
+    """
     env = os.environ if env is None else env
     if isinstance(value, str):
         def replace(match: re.Match[str]) -> str:
             name, default = match["name"], match["default"]
+            if check is not None:
+                check(name, where)
             if name in env and (env[name] != "" or default is None):
                 return env[name]
             if default is not None:
@@ -41,9 +47,9 @@ def expand_env(value: Any, where: str = "settings", env: Mapping[str, str] | Non
             )
         return _VAR.sub(replace, value)
     if isinstance(value, dict):
-        return {k: expand_env(v, f"{where}.{k}", env) for k, v in value.items()}
+        return {k: expand_env(v, f"{where}.{k}", env, check) for k, v in value.items()}
     if isinstance(value, list):
-        return [expand_env(v, f"{where}[{i}]", env) for i, v in enumerate(value)]
+        return [expand_env(v, f"{where}[{i}]", env, check) for i, v in enumerate(value)]
     return value
 
 

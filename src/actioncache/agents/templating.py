@@ -16,12 +16,13 @@ from typing import Any, Callable, Mapping
 from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
 from ..errors import HashError
 from ..hashing import hash_file
 from ..keys import sha256_hex
 from .errors import AgentDefinitionError, NodeError, SandboxError, TemplateVariableError
+from .trust import RefusedError, Trust, UntrustedRefusal
 
 _SINGLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
 
@@ -56,9 +57,20 @@ class NodeTemplateFailure(Exception):
     """Raised inside a filter; the renderer turns it into a NodeError naming the node."""
 
 
-def make_environment() -> SandboxedEnvironment:
-    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+def make_environment(trust: Trust | None = None) -> SandboxedEnvironment:
+    """The trusted environment, or for an untrusted agent the immutable sandbox (no ``state.update``,
+    ``list.append`` or any other mutation) whose ``storage_hash`` filter reads only under the root."""
+    if trust is None or trust.trusted:
+        env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+        env.filters.update(FILTERS)
+        return env
+    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(FILTERS)
+
+    def confined_storage_hash(path: Any, algorithm: str = "sha256") -> str:
+        return _storage_hash_filter(trust.local_path(path, "the storage_hash filter"), algorithm)
+
+    env.filters["storage_hash"] = confined_storage_hash
     return env
 
 
@@ -80,6 +92,12 @@ class Renderer:
                 fn = template.render
             self._compiled[cache_key] = fn
         return fn
+
+    def _mode_hint(self) -> str:
+        if isinstance(self.env, ImmutableSandboxedEnvironment):
+            return ("; untrusted mode runs templates in an immutable sandbox (rule 'templates'): they read "
+                    "state, never change it; run the agent trusted to allow it")
+        return ""
 
     def check_syntax(self, value: Any, where: str) -> None:
         """Compile every template in ``value`` now, so a syntax error is reported at load time."""
@@ -130,7 +148,7 @@ class Renderer:
                 _raise_if_undefined(result)
             return result
         except SecurityError as exc:
-            raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r})") from exc
+            raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r}){self._mode_hint()}") from exc
         except UndefinedError as exc:
             if "unsafe" in str(exc):
                 raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r})") from exc
@@ -140,6 +158,8 @@ class Renderer:
             ) from exc
         except NodeTemplateFailure as exc:
             raise NodeError(node, f"{where}: {exc}") from exc
+        except UntrustedRefusal as exc:
+            raise RefusedError(node, f"{where}: {exc}") from exc
         except TemplateSyntaxError as exc:
             raise NodeError(node, f"{where}: template syntax error: {exc.message} in {shown!r}") from exc
         except Exception as exc:  # noqa: BLE001 - e.g. a filter given the wrong type

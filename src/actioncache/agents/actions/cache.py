@@ -1,19 +1,57 @@
-"""``cache.*``: seed 000's cache actions over the agent's :class:`Cache` (``engine.cache``)."""
+"""``cache.*``: seed 000's cache actions over the agent's :class:`Cache` (``engine.cache``).
+
+Inside an agent, keys are scoped to the agent as The Edge Agent scopes them (TEA-BUILTIN-010.1):
+``cache:{agent_name}:{action}:{hash}`` or ``cache:{agent_name}:{custom key}``, so agents sharing a
+store never collide and ``cache:{agent}:*`` invalidates one agent. ``key_prefix: false`` shares
+entries across agents (``cache:{action}:{hash}``, the key ``Cache.wrap`` uses from Python).
+
+An action that declares a key context (:mod:`actioncache.agents.key_context`) has it folded into
+the hash of its key; under a custom key, an entry stored under another context is not a hit.
+Failures carry ``error_type`` (:mod:`.failures`).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import AgentDefinitionError, suggest
+from ...errors import HashError, KeyStrategyError
+from ...keys import KEY_PREFIX, canonical_json, compute_key, sha256_hex
+from ..errors import AgentDefinitionError, UnknownActionError, suggest
+from ..key_context import context_digest, key_context_of
+from ..trust import UntrustedRefusal
+from .failures import failure, typed
 
 # Every Cache.wrap option a YAML node may pass through (DESIGN.md "The public contract").
 WRAP_OPTIONS = (
     "key", "key_strategy", "key_source", "ttl_seconds", "ttl_hours", "ttl_days", "skip_cache",
     "cache_enabled", "cleanup_probability", "cleanup_limit", "metadata", "scope", "lock", "lock_timeout_s",
+    "key_prefix",
 )
 
 
+def scoped_custom_key(key: str, prefix: str) -> str:
+    """TEA's rule for a custom key: ``cache:{prefix}{key}``; a key already spelled ``cache:a:b`` is
+    taken as scoped and kept, ``cache:a`` gets the prefix after ``cache:``."""
+    if key.startswith(KEY_PREFIX):
+        rest = key[len(KEY_PREFIX):]
+        return key if (not prefix or ":" in rest) else KEY_PREFIX + prefix + rest
+    return KEY_PREFIX + prefix + key
+
+
+def hashed_key(label: str, args: Mapping[str, Any], prefix: str, context: Mapping[str, Any] | None,
+               key_strategy: str, key_source: str | None) -> str:
+    """``cache:{prefix}{label}:{hash}`` for the args/sha256/file_content strategies, the context folded in."""
+    digest = compute_key(label, args, key_strategy=key_strategy, key_source=key_source).rsplit(":", 1)[1]
+    if context is not None:
+        digest = sha256_hex(canonical_json([digest, context]))
+    return f"{KEY_PREFIX}{prefix}{label}:{digest}"
+
+
 def register(registry: Any, engine: Any) -> None:
+    def agent_prefix(enabled: bool = True) -> str:
+        name = getattr(engine, "agent_name", None)
+        return f"{name}:" if enabled and name else ""
+
     def wrap(state: Mapping[str, Any], action: str, args: Mapping[str, Any] | None = None,
              **options: Any) -> dict[str, Any]:
         """Run ``action`` through the cache: a live entry is returned without running it."""
@@ -23,21 +61,108 @@ def register(registry: Any, engine: Any) -> None:
                     f"node {engine.current_node!r}: cache.wrap has no parameter {name!r}"
                     f"{suggest(name, WRAP_OPTIONS + ('action', 'args'))}"
                 )
-        canonical, fn = engine.registry.resolve(action, node=engine.current_node)
+        try:
+            canonical, fn = engine.registry.resolve(action, node=engine.current_node)
+        except UnknownActionError as exc:
+            return failure("action_not_found", str(exc), _cache_hit=False, _cache_key=None)
         label = f"{engine.namespace}/{canonical}" if engine.namespace else canonical
-        return engine.cache.wrap(label, lambda **kw: fn(state, **kw), dict(args or {}), **options)
+        args = dict(args or {})
+        prefix = agent_prefix(bool(options.pop("key_prefix", True)))
+        trust = getattr(engine, "trust", None)
+        if trust is not None and not trust.trusted and options.get("key_strategy") == "file_content":
+            source = options.get("key_source")
+            if source in args:
+                trust.local_path(args[source], "cache.wrap file_content key")
+        note = _key_options(label, args, fn, prefix, options)
+        refusals: list[UntrustedRefusal] = []
 
-    def get(state: Mapping[str, Any], key: str, include_metadata: bool = False) -> dict[str, Any]:
-        return engine.cache.get(key, include_metadata=include_metadata)
+        def run(**kwargs: Any) -> Any:
+            try:
+                return fn(state, **kwargs)
+            except UntrustedRefusal as exc:  # a refusal stops the agent; it is not an action failure
+                refusals.append(exc)
+                raise
+
+        response = engine.cache.wrap(label, run, args, **options)
+        if refusals:
+            raise refusals[0]
+        if note:
+            prior = response.get("_cache_error")
+            response["_cache_error"] = f"{prior}; {note}" if prior else note
+        return typed(response, "action_error")
+
+    def _key_options(label: str, args: Mapping[str, Any], fn: Any, prefix: str, options: dict[str, Any]) -> str | None:
+        """Put the agent-scoped key into ``options``; returns a note when caching had to be turned off."""
+        try:
+            context = key_context_of(fn, args)
+        except Exception as exc:  # noqa: BLE001 - inputs unknown: never risk a wrong hit
+            options["cache_enabled"] = False
+            return f"not cached: the action's key context failed ({type(exc).__name__}: {exc})"
+        if context is not None:
+            options["metadata"] = {**dict(options.get("metadata") or {}), "_cache_context": context_digest(context)}
+        key = options.get("key")
+        if key is not None:
+            if isinstance(key, str) and key:
+                options["key"] = scoped_custom_key(key, prefix)
+                if context is not None and _stored_under_other_context(options["key"], options["metadata"]["_cache_context"]):
+                    options["skip_cache"] = True
+            return None
+        if not prefix and context is None:
+            return None  # the core's own key: cache:{action}:{hash}
+        try:
+            options["key"] = hashed_key(label, args, prefix, context, options.get("key_strategy", "args"),
+                                        options.get("key_source"))
+        except (KeyStrategyError, HashError) as exc:
+            # A data problem turns caching off for this call; a configuration mistake (unknown
+            # strategy, missing key_source) is still raised by Cache.wrap's own checks.
+            options["cache_enabled"] = False
+            return f"no cache key, running uncached: {exc}"
+        return None
+
+    def _stored_under_other_context(key: str, digest: str) -> bool:
+        try:
+            entry = engine.store.get(key)
+        except Exception:  # noqa: BLE001 - the lookup itself will report the store's failure
+            return False
+        return entry is not None and entry.metadata.get("_cache_context") != digest
+
+    def get(state: Mapping[str, Any], key: str | None = None, include_metadata: bool = False) -> dict[str, Any]:
+        """The entry under ``key``; a key without ``cache:`` is looked up under this agent first."""
+        if not isinstance(key, str) or not key:
+            return failure("validation_error", f"cache.get needs key: the cache key to read, not {key!r}",
+                           found=False, value=None, expired=False)
+        prefix = agent_prefix()
+        if prefix and not key.startswith(KEY_PREFIX):
+            scoped = engine.cache.get(KEY_PREFIX + prefix + key, include_metadata=include_metadata)
+            if scoped.get("found") or not scoped.get("success"):
+                return typed(scoped, "cache_error")
+        return typed(engine.cache.get(key, include_metadata=include_metadata), "cache_error")
 
     def invalidate(state: Mapping[str, Any], key: str | None = None, pattern: str | None = None,
                    metadata_filter: Mapping[str, Any] | None = None, action: str | None = None) -> dict[str, Any]:
         if action is not None:
             metadata_filter = {**(metadata_filter or {}), "_cache_action": action}
-        return engine.cache.invalidate(key=key, pattern=pattern, metadata_filter=metadata_filter)
+        if not key and not pattern and not metadata_filter:
+            return failure("validation_error", "cache.invalidate needs key:, pattern: (a glob such as "
+                           "'cache:my_agent:*'), metadata_filter: or action:", deleted_count=0, deleted_keys=[])
+        deleted: list[str] = []
+        prefix = agent_prefix()
+        if key and prefix and not key.startswith(KEY_PREFIX):
+            scoped = engine.cache.invalidate(key=KEY_PREFIX + prefix + key)
+            if not scoped["success"]:
+                return typed(scoped, "cache_error")
+            if scoped["deleted_count"]:
+                deleted, key = scoped["deleted_keys"], None
+                if not pattern and not metadata_filter:
+                    return scoped
+        out = engine.cache.invalidate(key=key or None, pattern=pattern or None, metadata_filter=metadata_filter)
+        if deleted:
+            out["deleted_keys"] = deleted + out["deleted_keys"]
+            out["deleted_count"] += len(deleted)
+        return typed(out, "cache_error")
 
     def cleanup(state: Mapping[str, Any], limit: int | None = None) -> dict[str, Any]:
-        return engine.cache.cleanup(limit=limit)
+        return typed(engine.cache.cleanup(limit=limit), "cache_error")
 
     def stats(state: Mapping[str, Any]) -> dict[str, Any]:
         return engine.cache.stats()

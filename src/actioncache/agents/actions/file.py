@@ -1,4 +1,5 @@
-"""``file.read`` / ``file.write``: local files (relative paths are relative to the working directory)."""
+"""``file.read`` / ``file.write``: local files (relative paths are relative to the working directory;
+for an untrusted agent, to its root, and no path may leave the root)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ from typing import Any, Mapping
 
 
 def register(registry: Any, engine: Any) -> None:
+    def local(path: Any, what: str) -> Path:
+        trust = getattr(engine, "trust", None)
+        return trust.local_path(path, what) if trust is not None else Path(path)
+
     def read(state: Mapping[str, Any], path: str, encoding: str = "utf-8") -> dict[str, Any]:
+        source = local(path, "file.read")
         try:
-            data = Path(path).read_bytes()
+            data = source.read_bytes()
             content = data.decode(encoding)
         except (OSError, UnicodeDecodeError, LookupError) as exc:
             return {"success": False, "path": str(path), "error": f"cannot read {path!r}: {exc}"}
@@ -21,8 +27,8 @@ def register(registry: Any, engine: Any) -> None:
         if mode not in ("overwrite", "append"):
             return {"success": False, "path": str(path), "error": f"mode must be 'overwrite' or 'append', not {mode!r}"}
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2)
+        target = local(path, "file.write")
         try:
-            target = Path(path)
             if create_dirs:
                 target.parent.mkdir(parents=True, exist_ok=True)
             data = text.encode(encoding)

@@ -12,6 +12,8 @@ import urllib.parse
 import urllib.request
 from typing import Any, Mapping
 
+from ..key_context import declare_key_context, headers_context
+
 
 def send(url: str, method: str = "GET", headers: Mapping[str, str] | None = None, data: bytes | None = None,
          timeout: float = 30) -> tuple[int | None, dict[str, str], bytes, str | None]:
@@ -36,8 +38,10 @@ def register(registry: Any, engine: Any) -> None:
                 params: Mapping[str, Any] | None = None, json: Any = None, body: str | None = None,
                 timeout: float = 30) -> dict[str, Any]:
         headers = dict(headers or {})
-        if params:
-            url += ("&" if "?" in url else "?") + urllib.parse.urlencode(params, doseq=True)
+        url = full_url(url, params)
+        trust = getattr(engine, "trust", None)
+        if trust is not None:
+            trust.check_url(url, f"http.request {method.upper()}")
         data = None
         if json is not None:
             data = _json.dumps(json).encode("utf-8")
@@ -56,4 +60,17 @@ def register(registry: Any, engine: Any) -> None:
             out["error"] = error
         return out
 
-    registry["http.request"] = request
+    def context(args: Mapping[str, Any]) -> dict[str, Any]:
+        """Method, final URL and headers (credentials hashed): what the server answers to."""
+        return {"method": str(args.get("method") or "GET").upper(),
+                "url": full_url(str(args.get("url")), args.get("params")),
+                "headers": headers_context(args.get("headers"))}
+
+    registry["http.request"] = declare_key_context(request, context)
+
+
+def full_url(url: str, params: Mapping[str, Any] | None) -> str:
+    """``url`` with ``params`` appended as a query string."""
+    if params:
+        url += ("&" if "?" in url else "?") + urllib.parse.urlencode(params, doseq=True)
+    return url

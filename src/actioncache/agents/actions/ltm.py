@@ -12,11 +12,12 @@ from typing import Any, Mapping
 
 from ...keys import canonical_json, sha256_hex
 from ...stores.base import Entry
+from .failures import failure
 
 
 def register(registry: Any, engine: Any) -> None:
     def failed(exc: Exception, **extra: Any) -> dict[str, Any]:
-        return {"success": False, "error": f"{type(exc).__name__}: {exc}", **extra}
+        return failure("cache_error", f"{type(exc).__name__}: {exc}", **extra)
 
     def store(state: Mapping[str, Any], key: str, value: Any, metadata: Mapping[str, Any] | None = None,
               ttl_seconds: float | None = None) -> dict[str, Any]:

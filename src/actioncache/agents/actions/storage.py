@@ -1,14 +1,27 @@
-"""``storage.hash``: content hash of a file anywhere fsspec reaches (seed 000 AC-12)."""
+"""``storage.hash``: content hash of a file anywhere fsspec reaches (seed 000 AC-12).
+
+Failures carry ``error_type``: ``validation_error`` (no path), ``file_error`` (cannot read it).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from ...hashing import storage_hash
+from .failures import failure
 
 
 def register(registry: Any, engine: Any) -> None:
     def hash_action(state: Mapping[str, Any], path: str, algorithm: str = "sha256") -> dict[str, Any]:
-        return storage_hash(path, algorithm)
+        if not path or not isinstance(path, str):
+            return failure("validation_error", f"storage.hash needs path: a file path or URI, not {path!r}",
+                           path=path, algorithm=algorithm)
+        trust = getattr(engine, "trust", None)
+        if trust is not None and not trust.trusted:
+            path = str(trust.local_path(path, "storage.hash"))
+        out = storage_hash(path, algorithm)
+        if not out["success"]:
+            out["error_type"] = "file_error"
+        return out
 
     registry["storage.hash"] = hash_action

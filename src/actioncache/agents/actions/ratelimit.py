@@ -1,0 +1,132 @@
+"""``ratelimit.wrap``: run an action at most N times per window, per named limiter, across processes.
+
+TEA's parameters (``action``, ``args``, ``limiter``, ``rpm``/``rps``, ``timeout``) and response
+(``result``, ``_ratelimit_waited_ms``, ``_ratelimit_limiter``). The limiter lives in the agent's
+store, so every process on the same store shares it: a limit of N requests per window W is N
+lease slots named ``ratelimit:{limiter}:{i}``, each taken for W seconds by one request. A request
+takes any free slot; when none is free it waits (``on_limit: wait``, up to ``timeout`` seconds) or
+fails at once (``on_limit: fail``) with ``error_type: ratelimit_timeout``. Leases are the store's
+cross-process mutual exclusion (conformance-tested on every backend), so two processes never
+take one slot. Put ``cache.wrap`` outside ``ratelimit.wrap``: a hit never reaches the limiter.
+
+Limits may also come from ``settings.rate_limiters: {openai: {rpm: 60}}``. If the store fails,
+the action runs unlimited and the response says so in ``_ratelimit_error`` (a store failure never
+fails the action).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Mapping
+
+from ..errors import UnknownActionError
+from ..key_context import declare_key_context, key_context_of
+from ..trust import UntrustedRefusal
+from .failures import failure, typed
+
+ON_LIMIT = ("wait", "fail")
+LEASE_PREFIX = "ratelimit:"
+# Longest single sleep while waiting for a slot: waiting processes re-check at least this often.
+MAX_POLL_S = 0.5
+
+
+def window(rpm: float | None, rps: float | None) -> tuple[int, float]:
+    """(slots N, window W seconds) for a limit; ``rps`` wins over ``rpm`` as in TEA.
+
+    N requests per W seconds with N = the whole number of requests per second (or minute), at
+    least 1, and W chosen so N/W is the exact rate: 2.5 rps is 2 requests per 0.8 s.
+    """
+    for rate, unit in ((rps, 1.0), (rpm, 60.0)):
+        if rate is None:
+            continue
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
+            raise ValueError(f"a rate must be a positive number, not {rate!r}")
+        slots = max(1, int(rate))
+        return slots, slots * unit / rate
+    raise ValueError("give rpm: (requests per minute) or rps: (requests per second), here or in settings.rate_limiters")
+
+
+class SlotLimiter:
+    """N lease slots of W seconds in a store: ``take()`` returns True when a slot was free."""
+
+    def __init__(self, store: Any, name: str, slots: int, window_s: float) -> None:
+        self.store, self.slots, self.window_s = store, slots, window_s
+        self.names = [f"{LEASE_PREFIX}{name}:{i}" for i in range(slots)]
+
+    def take(self) -> bool:
+        start = random.randrange(self.slots)  # processes start at different slots: fewer collisions
+        for i in range(self.slots):
+            if self.store.acquire_lease(self.names[(start + i) % self.slots], self.window_s) is not None:
+                return True
+        return False
+
+    def wait(self, timeout: float | None, sleep: Any = time.sleep, clock: Any = time.monotonic) -> tuple[bool, float]:
+        """(took a slot, seconds waited); ``timeout`` None waits as long as it takes."""
+        started = clock()
+        poll = min(MAX_POLL_S, max(0.01, self.window_s / self.slots))
+        while True:
+            if self.take():
+                return True, clock() - started
+            waited = clock() - started
+            if timeout is not None and waited + poll > timeout:
+                return False, waited
+            sleep(poll)
+
+
+def register(registry: Any, engine: Any) -> None:
+    def configured(limiter: str) -> Mapping[str, Any]:
+        limiters = (getattr(engine, "settings", None) or {}).get("rate_limiters") or {}
+        return limiters.get(limiter) or {} if isinstance(limiters, Mapping) else {}
+
+    def wrap(state: Mapping[str, Any], action: str, args: Mapping[str, Any] | None = None, limiter: str | None = None,
+             rpm: float | None = None, rps: float | None = None, timeout: float | None = None,
+             on_limit: str = "wait") -> dict[str, Any]:
+        """Take a slot of ``limiter`` (default: the action's name), then run ``action``."""
+        try:
+            canonical, fn = engine.registry.resolve(action, node=engine.current_node)
+        except UnknownActionError as exc:
+            return failure("action_not_found", str(exc), _ratelimit_waited_ms=0, _ratelimit_limiter=limiter)
+        name = str(limiter or canonical)
+        meta: dict[str, Any] = {"_ratelimit_waited_ms": 0, "_ratelimit_limiter": name}
+        if on_limit not in ON_LIMIT:
+            return failure("validation_error", f"on_limit must be 'wait' or 'fail', not {on_limit!r}", **meta)
+        if rpm is None and rps is None:
+            rpm, rps = configured(name).get("rpm"), configured(name).get("rps")
+        try:
+            slots, window_s = window(rpm, rps)
+        except ValueError as exc:
+            return failure("validation_error", f"ratelimit.wrap limiter {name!r}: {exc}", **meta)
+        slot = SlotLimiter(engine.store, name, slots, window_s)
+        try:
+            took, waited = slot.wait(0.0 if on_limit == "fail" else timeout)
+        except Exception as exc:  # noqa: BLE001 - a store failure never fails the action
+            took, waited = True, 0.0
+            meta["_ratelimit_error"] = f"limiter store failed, ran unlimited: {type(exc).__name__}: {exc}"
+        meta["_ratelimit_waited_ms"] = round(waited * 1000, 3)
+        if not took:
+            limit = f"{slots} per {window_s:g}s"
+            return failure("ratelimit_timeout", f"rate limiter {name!r} ({limit}) had no free slot "
+                           + ("(on_limit: fail)" if on_limit == "fail" else f"within timeout {timeout}s"), **meta)
+        try:
+            result = fn(state, **dict(args or {}))
+        except UntrustedRefusal:
+            raise  # a refusal stops the agent; it is not an action failure
+        except Exception as exc:  # noqa: BLE001 - TEA's shape: success False with error_type
+            return failure("action_error", f"{type(exc).__name__}: {exc}", **meta)
+        ok = result.get("success", True) is not False if isinstance(result, dict) else True
+        response = {"success": ok, "result": result, **meta}
+        if not ok:
+            response["error"] = result.get("error") or "the action returned success: false"
+        return typed(response, "action_error")
+
+    def context(args: Mapping[str, Any]) -> dict[str, Any]:
+        """The wrapped action's own key context, so cache.wrap over ratelimit.wrap keys like the action."""
+        action = args.get("action")
+        if not isinstance(action, str) or action not in engine.registry:
+            return {}
+        canonical, fn = engine.registry.resolve(action)
+        inner = key_context_of(fn, dict(args.get("args") or {}))
+        return {"action": canonical, "context": inner}
+
+    registry["ratelimit.wrap"] = declare_key_context(wrap, context)

@@ -1,0 +1,141 @@
+"""Untrusted mode: what an agent from elsewhere may do (``load_agent(..., trusted=False)``,
+``actioncache run --untrusted``).
+
+A trusted agent is code you wrote: it may run Python, commands, read any file, reach any host.
+An untrusted one is data: every capability it could abuse is refused unless the user running it
+allows it, and each refusal names its rule and the flag that allows it, so the user decides
+knowingly. The rules (each a name used in messages and docs):
+
+* ``run-blocks``  no ``run:`` blocks (they are Python)
+* ``imports``     no ``imports:`` (they are Python)
+* ``commands``    no ``command.run`` / ``command.exec_cached``
+* ``files``       ``file.*``, ``storage.hash``, the ``storage_hash`` filter, ``file_content`` keys and
+                  local store paths stay under one root (the agent's directory or ``--root``),
+                  after symlinks and ``..`` are resolved
+* ``hosts``       network actions and network stores reach only hosts from ``--allow-host``
+* ``env``         ``${VAR}`` expands only variables from ``--allow-env``
+* ``secrets``     an API key from the environment goes only to the base URL the environment names
+                  (``$OPENAI_BASE_URL``) or to a host the user allowed, never to one the agent picked
+* templates run in Jinja's immutable sandbox: no ``state.update(...)`` or any other mutation
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import AgentDefinitionError, NodeError
+
+# Local-file store schemes and the part of the URL after the scheme that is the path.
+_FILE_STORE_SCHEMES = ("sqlite", "duckdb", "libsql+file", "blob-sqlite+file", "file")
+_NO_HOST_STORE_SCHEMES = ("memory",)
+
+
+class UntrustedRefusal(Exception):
+    """Raised by an action refusing an untrusted agent; the engine turns it into :class:`RefusedError`."""
+
+
+class RefusedAtLoadError(AgentDefinitionError):
+    """An untrusted agent's file asks for something its mode refuses (exit code 2)."""
+
+
+class RefusedError(NodeError):
+    """An untrusted agent tried something its mode refuses while running (exit code 4)."""
+
+
+def refusal(rule: str, what: str, allow: str) -> str:
+    """The one shape of every refusal: the rule, what it refused, how to allow it."""
+    return f"untrusted mode refused {what} (rule {rule!r}); {allow}"
+
+
+@dataclass(frozen=True)
+class Trust:
+    """The capabilities of one agent. ``Trust()`` is the trusted default: everything allowed."""
+
+    trusted: bool = True
+    root: Path | None = None
+    allow_hosts: frozenset[str] = field(default_factory=frozenset)
+    allow_env: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def untrusted(cls, root: str | Path, allow_hosts: Iterable[str] = (), allow_env: Iterable[str] = ()) -> "Trust":
+        return cls(False, Path(root).resolve(), frozenset(h.strip().lower() for h in allow_hosts if h.strip()),
+                   frozenset(allow_env))
+
+    # --- files ----------------------------------------------------------------------------
+
+    def local_path(self, path: Any, what: str) -> Path:
+        """``path`` resolved (symlinks and ``..``) and inside the root, or :class:`UntrustedRefusal`."""
+        if self.trusted:
+            return Path(os.fspath(path))
+        text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+        scheme, sep, rest = text.partition("://")
+        if sep and scheme.lower() != "file":
+            raise UntrustedRefusal(refusal("files", f"{what} of {text!r}: only local files under {self.root}",
+                                           "trust the agent (run it without --untrusted) to reach remote storage"))
+        candidate = Path(rest if sep else text).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.root / candidate  # type: ignore[operator]
+        resolved = candidate.resolve()
+        assert self.root is not None
+        if resolved != self.root and self.root not in resolved.parents:
+            raise UntrustedRefusal(refusal("files", f"{what} of {text!r} (resolves to {resolved}, outside {self.root})",
+                                           "pass --root DIR (root=...) with a directory that holds it"))
+        return resolved
+
+    # --- network --------------------------------------------------------------------------
+
+    def check_url(self, url: str, what: str, implicitly_allowed: Iterable[str] = ()) -> None:
+        if self.trusted:
+            return
+        host = host_of(url)
+        if host and (host in self.allow_hosts or host in {h.lower() for h in implicitly_allowed if h}):
+            return
+        raise UntrustedRefusal(refusal("hosts", f"{what} to {host or url!r}",
+                                       f"allow it with --allow-host {host or 'HOST'} (allow_hosts=[...])"))
+
+    def check_secret_destination(self, url: str, secret: str, env_base_url: str | None) -> None:
+        """An environment secret may go to the environment's base URL or a user-allowed host only."""
+        if self.trusted:
+            return
+        host = host_of(url)
+        if host and (host in self.allow_hosts or (env_base_url and host == host_of(env_base_url))):
+            return
+        raise UntrustedRefusal(refusal("secrets", f"sending ${secret} to {host or url!r}, a base URL the agent chose",
+                                       f"allow that host with --allow-host {host or 'HOST'}, or set OPENAI_BASE_URL yourself"))
+
+    # --- settings -------------------------------------------------------------------------
+
+    def check_env(self, name: str, where: str) -> None:
+        if self.trusted or name in self.allow_env:
+            return
+        raise RefusedAtLoadError(refusal("env", f"{where}: expanding ${{{name}}}",
+                                         f"allow it with --allow-env {name} (allow_env=[...])"))
+
+    def check_store_url(self, url: str, where: str) -> None:
+        """A store the agent names: a local file under the root, memory, or an allowed host."""
+        if self.trusted:
+            return
+        scheme, sep, rest = url.partition("://")
+        scheme = scheme.lower()
+        try:
+            if scheme in _NO_HOST_STORE_SCHEMES:
+                return
+            if scheme in _FILE_STORE_SCHEMES:
+                path = urllib.parse.unquote(rest.split("?", 1)[0])
+                self.local_path("/" + path.lstrip("/") if rest.startswith("/") else path, f"{where} store file")
+                return
+            self.check_url(url, f"{where} store connection")
+        except UntrustedRefusal as exc:
+            raise RefusedAtLoadError(str(exc)) from exc
+
+
+def host_of(url: str) -> str:
+    """The lower-case host name of a URL ('' when it has none)."""
+    try:
+        return (urllib.parse.urlsplit(str(url)).hostname or "").lower()
+    except ValueError:
+        return ""
