@@ -93,6 +93,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_positive_int, help="delete at most this many")
     _store_args(p)
 
+    p = sub.add_parser("export", help="write the live entries to standard output (or --output) as JSON Lines")
+    p.add_argument("--pattern", help="only keys matching this glob, e.g. 'cache:extract:*'")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    _store_args(p)
+
+    p = sub.add_parser("import", help="put the entries of a file written by `export` into the store")
+    p.add_argument("file", help="the dump file, or - for standard input")
+    _store_args(p)
+
+    p = sub.add_parser("copy", help="copy the live entries of one store into another, keys, metadata and expiry kept")
+    p.add_argument("--from", dest="source", required=True, metavar="URL", help="the store to read")
+    p.add_argument("--to", dest="target", required=True, metavar="URL", help="the store to write (created if new)")
+    p.add_argument("--pattern", help="only keys matching this glob")
+    p.add_argument("--json", action="store_true", help="print JSON for machines instead of a sentence")
+
     p = sub.add_parser("hash", help="content hash of a file or URL (local, s3://, gs://, az://)")
     p.add_argument("path")
     p.add_argument("--algorithm", default="sha256", choices=["sha256", "md5", "blake2b"])
@@ -100,16 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _open_cache(url: str | None) -> Any:
+def _open_cache(url: str | None, create: bool = False) -> Any:
     """The cache at ``url``; a store file that does not exist is an error, not a new empty store
-    (a mistyped ``--store`` path would otherwise show zeros, and a read must not write)."""
+    (a mistyped ``--store`` path would otherwise show zeros, and a read must not write), unless
+    the command writes (``create``: import and copy's target)."""
     from .cache import Cache
     from .config import default_store_url
     from .errors import StoreError
 
     url = url or default_store_url()
     path = _store_file(url)
-    if path is not None and not os.path.exists(path):
+    if path is not None and not create and not os.path.exists(path):
         raise StoreError(f"no store at {path}: nothing was ever cached there. Check --store or $ACTIONCACHE_URL "
                          f"(the store URL was {url})")
     return Cache(url, cleanup_probability=0.0)
@@ -265,7 +281,62 @@ def cmd_hash(args: argparse.Namespace) -> int:
     return 0 if result["success"] else 1
 
 
-COMMANDS = {"stats": cmd_stats, "get": cmd_get, "invalidate": cmd_invalidate, "cleanup": cmd_cleanup, "hash": cmd_hash}
+def cmd_export(args: argparse.Namespace) -> int:
+    from . import transfer
+
+    store = _open_cache(args.store).store
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            result = transfer.export_entries(store, out, args.pattern, _progress("exporting"))
+    else:
+        result = transfer.export_entries(store, sys.stdout, args.pattern, _progress("exporting"))
+    _done_progress()
+    return _report_moved(args, result, "exported", to_stderr=not args.output)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from . import transfer
+
+    store = _open_cache(args.store, create=True).store
+    if args.file == "-":
+        result = transfer.import_entries(store, sys.stdin, _progress("importing"))
+    else:
+        try:
+            with open(args.file, encoding="utf-8") as lines:
+                result = transfer.import_entries(store, lines, _progress("importing"))
+        except OSError as exc:
+            print(f"error: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    _done_progress()
+    return _report_moved(args, result, "imported")
+
+
+def cmd_copy(args: argparse.Namespace) -> int:
+    from . import transfer
+
+    source = _open_cache(args.source).store
+    target = _open_cache(args.target, create=True).store
+    result = transfer.copy_entries(source, target, args.pattern, _progress("copying"))
+    _done_progress()
+    return _report_moved(args, result, "copied")
+
+
+def _report_moved(args: argparse.Namespace, result: dict[str, Any], verb: str, to_stderr: bool = False) -> int:
+    """Export/import/copy's closing line; export to standard output says it on stderr (stdout is the dump)."""
+    if args.json and not to_stderr:
+        print(json.dumps(result, indent=2, sort_keys=True))
+        return 0 if result["success"] else 1
+    if not result["success"]:
+        print(f"error: {result['error']} ({result[verb]} entries {verb} before it)", file=sys.stderr)
+        return 1
+    skipped = [f"{n} {name.removeprefix('skipped_')}" for name, n in result.items() if name.startswith("skipped_")]
+    n = result[verb]
+    line = f"{verb} {n} entr{'y' if n == 1 else 'ies'}" + (f" (skipped: {', '.join(skipped)})" if skipped else "")
+    print(line, file=sys.stderr if to_stderr else sys.stdout)
+    return 0
+
+
+COMMANDS = {"stats": cmd_stats, "export": cmd_export, "import": cmd_import, "copy": cmd_copy, "get": cmd_get, "invalidate": cmd_invalidate, "cleanup": cmd_cleanup, "hash": cmd_hash}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,131 @@
+"""Export, import and copy between stores: every backend as the source, a different backend as the
+target; keys, values, metadata and expiry arrive unchanged, and the cache serves them as hits."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from actioncache import Cache
+from actioncache.stores.base import Entry, open_store
+from actioncache.transfer import copy_entries, export_entries, import_entries
+
+from .backends import BACKENDS
+
+
+def _fill(store) -> dict[str, Entry]:
+    now = time.time()
+    entries = {
+        "cache:extract:1": Entry("cache:extract:1", b"\x00\xff bytes", {"_cache_action": "extract", "n": 1}, now, now + 3600),
+        "cache:extract:2": Entry("cache:extract:2", "é ☃".encode(), {"_cache_action": "extract", "nested": {"a": [1]}},
+                                 now, None),
+        "cache:llm:3": Entry("cache:llm:3", b"{}", {"_cache_action": "llm"}, now, now + 7200),
+    }
+    for e in entries.values():
+        store.put(e)
+    store.put(Entry("cache:old:4", b"gone", {}, now - 100, now - 10))  # expired: never moved
+    return entries
+
+
+def _assert_same(target, entries: dict[str, Entry]) -> None:
+    assert sorted(target.find(pattern="*")) == sorted(entries)
+    for key, e in entries.items():
+        got = target.get(key)
+        assert got is not None, key
+        assert bytes(got.value) == e.value and dict(got.metadata) == dict(e.metadata)
+        assert got.created_at == pytest.approx(e.created_at, abs=1e-3)
+        if e.expires_at is None:
+            assert got.expires_at is None
+        else:
+            assert got.expires_at == pytest.approx(e.expires_at, abs=1e-3)
+
+
+def _other(backend: str) -> str:
+    return "memory" if backend != "memory" else "sqlite"
+
+
+def test_export_then_import_into_another_backend(store, backend, tmp_path):
+    entries = _fill(store)
+    dump = io.StringIO()
+    result = export_entries(store, dump)
+    assert result["success"] is True and result["exported"] == 3
+    assert result.get("skipped_expired", 0) in (0, 1)  # 0 where the server drops expired keys itself (Redis)
+    target = BACKENDS[_other(backend)](tmp_path / "target")
+    try:
+        imported = import_entries(target, io.StringIO(dump.getvalue()))
+        assert imported == {"success": True, "imported": 3}
+        _assert_same(target, entries)
+    finally:
+        target.close()
+
+
+def test_copy_to_another_backend_with_a_pattern(store, backend, tmp_path):
+    entries = _fill(store)
+    target = BACKENDS[_other(backend)](tmp_path / "target")
+    try:
+        result = copy_entries(store, target, pattern="cache:extract:*")
+        assert result["copied"] == 2
+        _assert_same(target, {k: v for k, v in entries.items() if k.startswith("cache:extract:")})
+    finally:
+        target.close()
+
+
+def test_a_copied_entry_is_a_hit_in_the_new_store(tmp_path):
+    source = Cache(f"sqlite:///{tmp_path}/a.db", cleanup_probability=0.0)
+    calls = []
+    source.wrap("extract", lambda x: calls.append(x) or {"x": x}, {"x": 1})
+    target = Cache(f"duckdb:///{tmp_path}/b.duckdb", cleanup_probability=0.0)
+    copy_entries(source.store, target.store)
+    r = target.wrap("extract", lambda x: calls.append(x) or {"x": x}, {"x": 1})
+    assert r["_cache_hit"] is True and r["result"] == {"x": 1} and calls == [1]
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ("not json\n", "line 2: not JSON"),
+    ('{"key": "k"}\n', "line 2: no value_b64"),
+    ('{"key": "k", "value_b64": "***"}\n', "line 2: value_b64 is not base64"),
+    ('{"key": "k", "value_b64": "", "expires_at": "soon"}\n', "line 2: its expires_at is 'soon'"),
+    ('{"format": "actioncache-export/9"}\n', "this version reads"),
+])
+def test_a_bad_dump_line_is_named_and_nothing_after_it_is_imported(bad, problem):
+    target = open_store("memory://")
+    good = json.dumps({"key": "k0", "value_b64": "", "metadata": {}, "created_at": time.time(), "expires_at": None})
+    result = import_entries(target, io.StringIO(good + "\n" + bad + good.replace("k0", "k9") + "\n"))
+    assert result["success"] is False and problem in result["error"]
+    assert target.find(pattern="*") == ["k0"]
+
+
+def test_cli_export_import_copy(tmp_path, src_env):
+    def cli(*args, stdin=None):
+        return subprocess.run([sys.executable, "-m", "actioncache", *args], env=src_env, capture_output=True,
+                              text=True, timeout=120, input=stdin)
+
+    a, b, c = (f"sqlite:///{tmp_path}/{n}.db" for n in "abc")
+    cache = Cache(a, cleanup_probability=0.0)
+    for i in range(5):
+        cache.wrap("step", lambda i: i * i, {"i": i})
+    cache.close()
+
+    exported = cli("export", "--store", a, "--pattern", "cache:step:*")
+    assert exported.returncode == 0, exported.stderr
+    lines = exported.stdout.splitlines()
+    assert json.loads(lines[0])["format"] == "actioncache-export/1" and len(lines) == 6
+    assert "exported 5 entries" in exported.stderr
+
+    imported = cli("import", "-", "--store", b, "--json", stdin=exported.stdout)
+    assert imported.returncode == 0 and json.loads(imported.stdout)["imported"] == 5
+
+    copied = cli("copy", "--from", b, "--to", c)
+    assert copied.returncode == 0 and "copied 5 entries" in copied.stdout
+    again = Cache(c, cleanup_probability=0.0)
+    assert again.wrap("step", lambda i: -1, {"i": 3})["result"] == 9
+
+    missing = cli("copy", "--from", f"sqlite:///{tmp_path}/nope.db", "--to", c)
+    assert missing.returncode == 1 and "nope.db" in missing.stderr
+    bad = cli("import", str(tmp_path / "absent.jsonl"), "--store", c)
+    assert bad.returncode == 2 and "cannot read" in bad.stderr
