@@ -130,7 +130,7 @@ def test_exact_match_path_skips_the_embedder():
 
 def test_only_the_given_request_is_embedded():
     embedder = CountingEmbedder()
-    sc = SemanticCache(MemoryStore(), embedder=embedder)
+    sc = SemanticCache(MemoryStore(), embedder=embedder, threshold=0.5)
     sc.store("Find hotels in Rome", ["Tool: Hotels"])
     sc.lookup("Book the second one")
     assert embedder.calls == ["Find hotels in Rome", "Book the second one"]
@@ -342,8 +342,11 @@ def test_a_failing_store_never_fails_the_caller():
 
 
 def test_bad_input_is_a_clear_error(sc):
-    with pytest.raises(TypeError, match="prompt must be a string"):
+    # A list is a conversation now (issue 13): its items must be {role, content} messages.
+    with pytest.raises(TypeError, match="'role' and 'content'"):
         sc.lookup(["a", "conversation"])
+    with pytest.raises(TypeError, match="prompt must be a string or a non-empty list"):
+        sc.lookup(42)
     with pytest.raises(ValueError, match="empty"):
         sc.store("   ", ["plan"])
     with pytest.raises(TypeError, match="JSON"):

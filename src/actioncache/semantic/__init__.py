@@ -25,6 +25,9 @@ _EXPORTS = {
     "SentenceTransformerEmbedder": "embedders",
     "default_embedder": "embedders",
     "literal_guard": "guard",
+    "contrast": "guard",
+    "CrossEncoderVerifier": "verifiers",
+    "LLMJudgeVerifier": "verifiers",
     "NumpyIndex": "index",
     "VectorIndex": "index",
 }

