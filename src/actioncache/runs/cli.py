@@ -6,9 +6,11 @@
 
 Only exit code 0 is cached; a hit replays stdout, stderr and the exit code byte for byte. With
 mode ``off`` (the default), a scope that is not enabled, or a non-cacheable tool, the command
-simply runs on the terminal's own streams and no store is opened. Aliases from seed 001:
-``--cache-mode``, ``--cache-scope``, ``--force-no-cache``; ``--cache-skip`` and ``CACHE_SKIP=1``
-mean ``use`` with ``verify,read`` and warn that they are deprecated.
+simply runs on the terminal's own streams and no store is opened. Seed 001's spellings:
+``--cache-mode`` (= ``--mode``), ``--cache-scope LIST`` (= ``--scopes``, the enabled scopes, as
+``CACHE_SCOPE``), ``--force-no-cache`` (= ``--force-fresh``); ``--cache-skip`` and ``CACHE_SKIP=1``
+mean ``use`` with ``verify,read`` and warn that they are deprecated. ``--scope`` is this command's
+own scope.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog="example: actioncache exec --mode use --scope verify -- shellcheck loop.sh")
     p.add_argument("--mode", "--cache-mode", choices=("off", "record", "use"),
                    help="off: just run (default); record: run and store passes; use: replay passes, run misses")
-    p.add_argument("--scope", "--cache-scope", default="verify",
+    p.add_argument("--scope", default="verify",
                    help="this command's scope: verify (default), read, llm_ro or your own name")
-    p.add_argument("--scopes", metavar="LIST", help="the enabled scopes, comma-separated (default $CACHE_SCOPE or verify,read)")
-    p.add_argument("--phase", help="the loop phase (PLAN, BUILD, VERIFY, REPORT, ...); llm_ro never caches in PLAN/BUILD")
+    p.add_argument("--scopes", "--cache-scope", metavar="LIST",
+                   help="the enabled scopes, comma-separated (default $CACHE_SCOPE or verify,read)")
+    p.add_argument("--phase", help="the loop phase (PLAN, BUILD, VERIFY, REPORT, ...); llm_ro is cached only in "
+                                   "REPORT, ANALYZE, REVIEW (configurable)")
     p.add_argument("--input", action="append", default=[], metavar="PATH", help="a file or directory the command reads (keyed by content)")
     p.add_argument("--env", action="append", default=[], metavar="NAME", help="an environment variable the result depends on")
     p.add_argument("--stdin", action="store_true", help="read stdin, key on its bytes and feed them to the command")
@@ -72,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if "," in args.scope:
         _say(f"error: --scope takes this command's one scope, not a list ({args.scope!r}); "
-             f"choose the enabled scopes with --scopes {args.scope} or CACHE_SCOPE={args.scope}")
+             f"choose the enabled scopes with --cache-scope {args.scope} (or --scopes, or CACHE_SCOPE={args.scope})")
         return 2
     scope = args.scope.strip().lower()
     from .runner import tool_name
@@ -89,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     options = ExecOptions(scope=scope, inputs=args.input, env_names=args.env,
                           stdin_data=sys.stdin.buffer.read() if args.stdin else None,
-                          summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log)
+                          summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log,
+                          decision=decision)
     try:
         cache = open_cache(args.store, config)
     except Exception as exc:  # noqa: BLE001 - a store that cannot open never stops the tool
@@ -139,9 +144,11 @@ def _show_failures(args: argparse.Namespace, config: Any) -> int:
     try:
         for record in records(cache, FAIL_LOG_PREFIX, since):
             print(f"{record.get('at')}  {record.get('tool')}  exit {record.get('exit_code')}  {record.get('key')}")
-            error = str(record.get("error") or "").strip()
-            if error:
-                print("    " + error.replace("\n", "\n    "))
+            for name in ("stdout_tail", "stderr_tail") if "stdout_tail" in record else ("error",):
+                text = str(record.get(name) or "").strip()
+                if text:
+                    label = f"{name.split('_')[0]}: " if name != "error" else ""
+                    print("    " + label + text.replace("\n", "\n    "))
     except Exception as exc:  # noqa: BLE001
         _say(f"error: cannot read the fail log: {exc}")
         return 1

@@ -1,42 +1,46 @@
-"""The key of one command run: tool, argv and the content of everything it names.
+"""The primary key of one command run: what finds the candidate entries for a lookup.
 
-Seed 001: keys come from inputs, never from the iteration. A command's key covers
+Seed 001: keys come from inputs, never from the iteration. A command's primary key covers
 
 * the tool: its name, and the resolved executable's path, size and mtime (an upgraded tool misses);
-* its argv, as given;
-* the content hash of every argument that names an existing file (``--opt=PATH`` too), a tree
-  hash for a directory, and of every ``--input``;
-* ``read`` scope: also each such path's absolute path, mtime and size (a ``touch`` misses);
-* ``llm_ro`` scope (with ``check_git_sha``): the git HEAD commit of the working directory;
-* any ``--env NAME`` values and, with ``--stdin``, the bytes fed to the tool.
+* its argv, as given, and the working directory (a bare ``ls`` in another directory is another key);
+* the content hash of every ``--input`` (a tree hash for a directory), the value of every
+  ``--env NAME`` and, with ``--stdin``, the bytes fed to the tool;
+* ``read`` scope: each named path's absolute path, mtime and size (a ``touch`` misses);
+* ``llm_ro`` scope (with ``check_git_sha``): the git HEAD commit of the working directory.
+
+When the run is traced, the recorded read-set (``readset``) covers every file the command really
+read, so named files need no hashing here. Without a tracer the key falls back to hashing every
+argument that names an existing file (``--opt=PATH`` too) and every directory argument's tree: the
+``fallback`` flag in the key keeps the two kinds of entries apart.
 
 Tree hashes skip version-control and tool-cache directories (``SKIP_DIRS``): they change on every
 commit or run without changing what a linter sees.
+
+Imports stay light (no ``json``, ``hashlib`` or ``subprocess`` at import time): the hit path uses this.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import stat
-import subprocess
-from typing import Any, Iterable, Mapping, Sequence
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping, Sequence
 
-from ..keys import canonical_json
+from .lean import dumps, file_sha256, sha256, which
 
-KEY_VERSION = 1
+KEY_VERSION = 2
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})
 
 
 def file_digest(path: str) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    return file_sha256(path)
 
 
 def tree_digest(root: str) -> str:
     """SHA-256 over a directory's sorted entries: relative path, kind, exec bit and content."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for directory, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         rel_dir = os.path.relpath(directory, root)
@@ -81,7 +85,7 @@ def path_candidates(arg: str) -> Iterable[str]:
 
 
 def tool_identity(tool: str) -> dict[str, Any]:
-    resolved = shutil.which(tool)
+    resolved = which(tool)
     if resolved is None:
         return {"name": tool}
     try:
@@ -92,6 +96,8 @@ def tool_identity(tool: str) -> dict[str, Any]:
 
 
 def git_head(cwd: str | None = None) -> str | None:
+    import subprocess
+
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
@@ -108,12 +114,18 @@ def key_parts(
     stdin_data: bytes | None = None,
     check_git_sha: bool = True,
     environ: Mapping[str, str] | None = None,
+    traced: bool = True,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
-    """Everything that identifies this run, as a JSON-able dict (``--explain`` prints it)."""
+    """Everything that identifies this run, as a JSON-able dict (``--explain`` prints it).
+
+    ``traced=False``: no read-set will be recorded, so every argument naming a file is hashed too.
+    """
     environ = os.environ if environ is None else environ
     files: list[list[Any]] = []
     stats: list[list[Any]] = []
-    named: list[tuple[str, str]] = [(f"arg{i}", c) for i, a in enumerate(argv[1:], 1) for c in path_candidates(a)]
+    named: list[tuple[str, str]] = [] if traced else [(f"arg{i}", c) for i, a in enumerate(argv[1:], 1)
+                                                       for c in path_candidates(a)]
     named += [("input", p) for p in inputs]
     for label, path in named:
         found = path_digest(path)
@@ -122,25 +134,29 @@ def key_parts(
                 files.append([label, path, "missing"])
             continue
         files.append([label, path, *found])
-        if scope == "read":
-            try:
-                info = os.stat(path)
+    if scope == "read":
+        for arg in argv[1:]:
+            for path in path_candidates(arg):
+                try:
+                    info = os.stat(path)
+                except OSError:
+                    continue
                 stats.append([os.path.abspath(path), info.st_mtime_ns, info.st_size])
-            except OSError:
-                pass
     parts: dict[str, Any] = {"v": KEY_VERSION, "scope": scope, "argv": list(argv), "tool": tool_identity(argv[0]),
-                             "files": files}
+                             "cwd": cwd or os.getcwd(), "files": files}
+    if not traced:
+        parts["fallback"] = True
     if stats:
         parts["stat"] = stats
     if env_names:
         parts["env"] = {name: environ.get(name) for name in sorted(set(env_names))}
     if stdin_data is not None:
-        parts["stdin"] = hashlib.sha256(stdin_data).hexdigest()
+        parts["stdin"] = sha256(stdin_data).hexdigest()
     if scope == "llm_ro" and check_git_sha:
         parts["git_head"] = git_head()
     return parts
 
 
 def run_key(tool: str, parts: Mapping[str, Any]) -> str:
-    """``exec:{tool}:{sha256}``; the core stores it as ``cache:exec:{tool}:{sha256}``."""
-    return f"exec:{tool}:{hashlib.sha256(canonical_json(parts).encode('utf-8')).hexdigest()}"
+    """``exec:{tool}:{sha256}``; stored as ``cache:exec:{tool}:{sha256}``."""
+    return f"exec:{tool}:{sha256(dumps(parts).encode('utf-8')).hexdigest()}"

@@ -4,7 +4,7 @@ Every ``actioncache exec`` run that involves the cache adds one small entry:
 
 * ``runs:log:{ISO time}:{random}``: a hit, miss, recorded or fresh run (what ``stats --since`` sums);
 * ``runs:fail:{ISO time}:{random}``: a run that exited non-zero or could not start: tool, key, time,
-  exit code and the tail of its stderr (seed 001's ``fail_log``). Failures are never cached.
+  exit code and the tails of its stdout and stderr (seed 001's ``fail_log``). Failures are never cached.
 
 Entries are JSON through the cache's codec, expire after ``LOG_TTL_DAYS`` (``actioncache cleanup``
 removes them) and carry ``_cache_type`` ``run_log``/``run_failure`` metadata. The ISO time in the
@@ -50,6 +50,14 @@ def append(cache: "Cache", prefix: str, record: dict[str, Any]) -> str | None:
 
 def error_tail(stderr: bytes) -> str:
     return stderr[-ERROR_TAIL_BYTES:].decode("utf-8", "replace")
+
+
+def failure_text(output: dict[str, Any]) -> dict[str, str]:
+    """The fail log's text: both tails (shellcheck reports on stdout), and ``error`` for one line of it."""
+    stdout_tail = error_tail(output.get("stdout") or b"")
+    stderr_tail = error_tail(output.get("stderr") or b"")
+    error = output.get("start_error") or stderr_tail.strip() or stdout_tail.strip() or f"exit status {output.get('exit_code')}"
+    return {"error": str(error)[-ERROR_TAIL_BYTES:], "stdout_tail": stdout_tail, "stderr_tail": stderr_tail}
 
 
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

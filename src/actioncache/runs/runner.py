@@ -1,7 +1,11 @@
-"""One ``actioncache exec`` run through the cache: key, lookup, run or replay, audit, log.
+"""One ``actioncache exec`` run through the cache: key, lookup, run or replay, record, log.
 
-The run goes through ``Cache.wrap`` with an explicit key inside a ``use_policy`` block, so the
-mode, scope and phase rules, the stats counters and the store-failure rules are the core's own.
+The decision (may this run look up, may it store) is made once, by the caller, and travels in
+:class:`ExecOptions`; the runner does not re-derive it. A lookup reads one manifest (``manifest``)
+and serves the newest candidate whose read-set still holds. A miss runs the command under the
+tracer (``trace``), builds its read-set (``readset``) and stores it beside the result. Without a
+tracer the key falls back to hashing the files the command line names, and the run says so.
+
 The CLI streams output to the terminal; the YAML action (``runs.actions``) keeps it in the result.
 """
 
@@ -10,24 +14,29 @@ from __future__ import annotations
 import os
 import random
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..cache import Cache
-from ..policy import LoopConfig, Policy, use_policy
-from . import log
+from ..policy import LoopConfig, Policy
+from ..stores.base import Entry
+from . import log, manifest
 from .keys import key_parts, run_key
+from .lean import which
 from .process import emit, run_tool
 
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126
+ENTRY_PREFIX = "cache:"
 
 
 def open_cache(url: str | None, config: LoopConfig) -> Cache:
     """``--store``, else ``$ACTIONCACHE_URL``, else the config file's ``store``, else the default."""
     if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
         url = config.store
-    return Cache(url)
+    return Cache(url, cleanup_probability=0.0)
 
 
 def say(message: str) -> None:
@@ -37,6 +46,11 @@ def say(message: str) -> None:
 
 def tool_name(command: Sequence[str]) -> str:
     return os.path.basename(command[0]) or command[0]
+
+
+def fallback_note(reason: str) -> str:
+    return (f"read-sets off ({reason}): keys cover only the files the command line names and --input; "
+            "see docs/agent-loops.md")
 
 
 @dataclass
@@ -51,6 +65,7 @@ class ExecOptions:
     summary: bool = False
     explain: bool = False
     run_log: bool = True
+    decision: Any = None  # the caller's Decision; None: decide here from the policy
 
 
 @dataclass
@@ -58,121 +73,226 @@ class ExecRun:
     command: list[str]
     policy: Policy
     options: ExecOptions = field(default_factory=ExecOptions)
-    start_error: OSError | None = None
     result: dict[str, Any] = field(default_factory=dict)  # exit_code, stdout, stderr, outcome, hit, key
+    notes: list[str] = field(default_factory=list)
 
     @property
     def tool(self) -> str:
         return tool_name(self.command)
 
-    # --- the tool itself ---------------------------------------------------------------
-
-    def _run(self) -> dict[str, Any]:
-        try:
-            outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream)
-        except OSError as exc:
-            self.start_error = exc
-            raise
-        result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
-                                  "duration_ms": round(outcome.duration_ms, 3)}
-        if outcome.exit_code != 0:
-            result["success"] = False  # failures are never cached
-            result["error"] = f"exit status {outcome.exit_code}"
-        return result
-
-    def _wrap(self, cache: Cache, key: str | None, *, skip_cache: bool = False) -> dict[str, Any]:
-        scope = self.options.scope
-        return cache.wrap(self.tool, self._run, {}, key=key or "exec:unkeyed", scope=scope,
-                          ttl_hours=self.policy.max_age_hours, skip_cache=skip_cache,
-                          metadata={"tool": self.tool, "scope": scope, "command": " ".join(self.command)[:500]})
+    def _note(self, message: str) -> None:
+        """Say something once per run (stderr when streaming; always kept in ``result['notes']``)."""
+        if message not in self.notes:
+            self.notes.append(message)
+            if self.options.stream or self.options.explain:
+                say(message)
 
     # --- one run -----------------------------------------------------------------------
 
     def execute(self, cache: Cache) -> int:
         """Run (or replay) through ``cache``; returns the exit code; ``self.result`` holds the rest."""
-        with use_policy(cache, self.policy):
-            return self._execute(cache)
+        scope, tool = self.options.scope, self.tool
+        decision = self.options.decision or self.policy.decide(scope, tool)
+        blocked = self.policy.mode != "off" and self.policy.phase_blocks(scope)
+        if blocked:
+            self._note(f"warning: {decision.reason} ({tool} runs fresh)")
+        record: dict[str, Any] = {"tool": tool, "scope": scope, "key": None, "lookup": decision.lookup, "hit": False,
+                                  "phase_blocked": blocked}
+        strace = self._tracer() if (decision.lookup or decision.store) else None
+        if not (decision.lookup or decision.store):
+            return self._finish(cache, record, self._fresh(None))
+        parts = key_parts(self.command, scope=scope, inputs=self.options.inputs, env_names=self.options.env_names,
+                          stdin_data=self.options.stdin_data, check_git_sha=self.policy.check_git_sha,
+                          traced=strace is not None)
+        key = record["key"] = run_key(tool, parts)
+        if self.options.explain:
+            from ..keys import canonical_json
 
-    def _execute(self, cache: Cache) -> int:
-        scope = self.options.scope
-        decision = self.policy.decide(scope, self.tool)
-        key = None
-        if decision.lookup or decision.store:
-            parts = key_parts(self.command, scope=scope, inputs=self.options.inputs, env_names=self.options.env_names,
-                              stdin_data=self.options.stdin_data, check_git_sha=self.policy.check_git_sha)
-            key = run_key(self.tool, parts)
+            say(f"decision lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
+            say(f"key cache:{key}\n  parts {canonical_json(parts)}")
+        candidates = self._candidates(cache, key)
+        if decision.lookup:
+            found, why = manifest.choose(candidates, time.time(), self.policy.max_age_hours)
+            if found is not None:
+                return self._hit(cache, record, found, candidates, strace)
+            record["why"] = why[:5]
             if self.options.explain:
-                from ..keys import canonical_json
-
-                say(f"key cache:{key}\n  parts {canonical_json(parts)}")
-        response = self._wrap(cache, key)
-        record: dict[str, Any] = {"tool": self.tool, "scope": scope, "key": key, "lookup": decision.lookup,
-                                  "hit": bool(response.get("_cache_hit")),
-                                  "phase_blocked": self.policy.mode != "off" and self.policy.phase_blocks(scope)}
-        if response.get("_cache_error"):
-            say(f"warning: {response['_cache_error']}")
-        if response.get("_cache_hit"):
-            cached = response["result"]
-            if self.policy.audit_rate > 0 and random.random() < self.policy.audit_rate:
-                return self._audit(cache, key, cached, record)
-            if self.options.stream:
-                emit(sys.stdout, cached["stdout"])
-                emit(sys.stderr, cached["stderr"])
-            record.update(outcome="hit", saved_ms=cached.get("duration_ms", 0))
-            return self._finish(cache, record, cached)
-        return self._fresh(cache, response, record, decision.store and decision.lookup, decision.store)
-
-    def _fresh(self, cache: Cache, response: dict[str, Any], record: dict[str, Any], looked: bool,
-               stored: bool) -> int:
-        if self.start_error is not None:
-            exc = self.start_error
-            say(f"cannot run {self.command[0]!r}: {exc.strerror or exc}")
-            code = EXIT_NOT_FOUND if isinstance(exc, FileNotFoundError) else EXIT_NOT_EXECUTABLE
-            record.update(outcome="fail", error=str(exc))
-            return self._finish(cache, record, {"exit_code": code, "stdout": b"", "stderr": b""})
-        result = response.get("result") or {}
-        code = int(result.get("exit_code", 1))
-        record["duration_ms"] = result.get("duration_ms")
-        if code != 0:
-            record.update(outcome="fail", error=log.error_tail(result.get("stderr", b"")))
-        elif record["phase_blocked"] or not stored:
+                say("miss: " + ("; ".join(why) if why else "no entry under this key"))
+        output = self._fresh(strace)
+        record["duration_ms"] = output.get("duration_ms")
+        if output["exit_code"] != 0 or output.get("start_error"):
+            record.update(outcome="fail")
+            return self._finish(cache, record, output)
+        stored = decision.store and self._store(cache, key, output, candidates)
+        if blocked or not decision.store:
             record["outcome"] = "fresh"
         else:
-            record["outcome"] = "miss" if looked else "record"
-        return self._finish(cache, record, result)
+            record["outcome"] = ("miss" if decision.lookup else "record") if stored else "fresh"
+        return self._finish(cache, record, output)
 
-    def _audit(self, cache: Cache, key: str | None, cached: dict[str, Any], record: dict[str, Any]) -> int:
+    # --- pieces --------------------------------------------------------------------------
+
+    def _tracer(self) -> str | None:
+        """strace when it is installed and not switched off (whether ptrace works is seen on a miss)."""
+        from .trace import tracer
+
+        strace = tracer()
+        if strace is None:
+            self._note(fallback_note("ACTIONCACHE_TRACE=off" if os.environ.get("ACTIONCACHE_TRACE")
+                                     else "strace is not installed"))
+        return strace
+
+    def _candidates(self, cache: Cache, key: str) -> list[dict[str, Any]]:
+        try:
+            entry = cache.store.get(ENTRY_PREFIX + key)
+        except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
+            self._note(f"warning: cache lookup failed, running uncached: {exc}")
+            return []
+        return manifest.decode(entry.value) if entry is not None else []
+
+    def _hit(self, cache: Cache, record: dict[str, Any], found: dict[str, Any], candidates: list[dict[str, Any]],
+             strace: str | None) -> int:
+        cached = manifest.output(found)
+        record["hit"] = True
+        if self.options.explain:
+            self._explain_readset("hit; read-set", found["readset"])
+        if self.policy.audit_rate > 0 and random.random() < self.policy.audit_rate:
+            return self._audit(cache, record, cached, candidates, strace)
+        if self.options.stream:
+            emit(sys.stdout, cached["stdout"])
+            emit(sys.stderr, cached["stderr"])
+        record.update(outcome="hit", saved_ms=cached["duration_ms"])
+        return self._finish(cache, record, cached)
+
+    def _fresh(self, strace: str | None) -> dict[str, Any]:
+        """Run the command (traced when ``strace``); the result carries ``readset`` or ``unrecordable``."""
+        problem = self._cannot_start()
+        if problem is not None:
+            code, message = problem
+            say(message)
+            return {"exit_code": code, "stdout": b"", "stderr": b"", "start_error": message, "duration_ms": 0.0}
+        if strace is None:
+            outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream)
+            return {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
+                    "duration_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False}
+        from .readset import Unrecordable, build
+        from .trace import touches, traced_argv, tracing_works
+
+        problem = tracing_works(strace)
+        if problem is not None:
+            self._note(fallback_note(problem) + "; set ACTIONCACHE_TRACE=off to cache with those keys")
+            result = self._fresh(None)
+            result["unrecordable"] = f"the command could not be traced ({problem})"
+            return result
+        with tempfile.TemporaryDirectory(prefix="actioncache-trace-") as tmp:
+            log_path = os.path.join(tmp, "trace")
+            started_ns = time.time_ns()
+            outcome = run_tool(traced_argv(strace, log_path, self.command), stdin_data=self.options.stdin_data,
+                               stream=self.options.stream)
+            result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
+                                      "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
+                                      "traced": True}
+            if outcome.exit_code != 0:
+                return result
+            try:
+                with open(log_path, encoding="utf-8", errors="surrogateescape") as lines:
+                    result["readset"] = build(touches(lines, os.getcwd()), started_ns, ignore=self._own_files())
+            except Unrecordable as exc:
+                result["unrecordable"] = str(exc)
+            except OSError as exc:
+                result["unrecordable"] = f"the trace could not be read ({exc})"
+        return result
+
+    def _cannot_start(self) -> tuple[int, str] | None:
+        program = self.command[0]
+        found = which(program)
+        if found is None:
+            exists = os.sep in program and os.path.exists(program)
+            return ((EXIT_NOT_EXECUTABLE, f"cannot run {program!r}: Permission denied") if exists else
+                    (EXIT_NOT_FOUND, f"cannot run {program!r}: No such file or directory"))
+        return None
+
+    def _own_files(self) -> list[str]:
+        """Files this cache itself reads and writes (a nested ``actioncache exec`` uses them)."""
+        from ..config import user_cache_dir
+
+        own = [str(user_cache_dir())]
+        url = os.environ.get("ACTIONCACHE_URL", "")
+        if url.startswith("sqlite:///"):
+            own.append("/" + url[len("sqlite:///"):].split("?", 1)[0].lstrip("/"))
+        return own
+
+    def _store(self, cache: Cache, key: str, output: dict[str, Any], candidates: list[dict[str, Any]]) -> bool:
+        if output.get("unrecordable"):
+            self._note(f"not cached: {output['unrecordable']}")
+            return False
+        readset = output.get("readset", [])
+        if self.options.explain:
+            self._explain_readset("recorded read-set", readset)
+        now = time.time()
+        new = manifest.candidate(output, readset, now, bool(output.get("traced")))
+        keep = [c for c in manifest.live(candidates, now, self.policy.max_age_hours) if c.get("readset") != readset]
+        ttl_s = self.policy.max_age_hours * 3600.0
+        from .._json import dumps_compact
+        from ..cache import iso_utc
+
+        metadata = {"_cache_type": manifest.ENTRY_TYPE, "_cache_key": ENTRY_PREFIX + key, "_cache_action": self.tool,
+                    "_cache_created_at": iso_utc(now), "_cache_expires_at": iso_utc(now + ttl_s),
+                    "_cache_duration_ms": new["duration_ms"], "tool": self.tool, "scope": self.options.scope,
+                    "command": " ".join(self.command)[:500], "candidates": 1 + len(keep)}
+        dumps_compact(metadata)  # fail here, not in the store, on a value JSON cannot hold
+        try:
+            cache.store.put(Entry(ENTRY_PREFIX + key, manifest.encode([new, *keep]), metadata, now, now + ttl_s))
+        except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
+            self._note(f"warning: result not cached: {exc}")
+            return False
+        return True
+
+    def _explain_readset(self, title: str, readset: list[list[Any]]) -> None:
+        from .readset import describe
+
+        lines = [f"{title}: {len(readset)} path{'s' if len(readset) != 1 else ''} (system directories left out)"]
+        lines += [f"  {r[0]} {r[1]}  {describe(r[2])}" for r in readset]
+        say("\n".join(lines))
+
+    def _audit(self, cache: Cache, record: dict[str, Any], cached: dict[str, Any], candidates: list[dict[str, Any]],
+               strace: str | None) -> int:
         """Seed 001: "verify outputs periodically". Re-run a sampled hit; a mismatch replaces the entry."""
-        response = self._wrap(cache, key, skip_cache=True)
-        if self.start_error is not None:
-            return self._fresh(cache, response, record, True, True)
-        fresh = response.get("result") or {}
+        fresh = self._fresh(strace)
         same = all(fresh.get(f) == cached.get(f) for f in ("exit_code", "stdout", "stderr"))
-        code = int(fresh.get("exit_code", 1))
-        # An audited hit stays a hit in the counts (as the core counted it), but saved no time.
-        record.update(audited=True, mismatch=not same, saved_ms=0,
-                      outcome="audit_mismatch" if not same else "audit_ok")
-        cache._count(self.tool, audits=1, audit_mismatches=int(not same))
+        # An audited hit stays a hit in the counts, but saved no time.
+        record.update(audited=True, mismatch=not same, saved_ms=0, outcome="audit_ok" if same else "audit_mismatch")
         if not same:
-            say(f"audit: {self.tool}'s cached result differs from a fresh run; "
-                + ("entry replaced" if code == 0 else "entry removed (the fresh run failed)"))
-            if code != 0:
-                cache.invalidate(key=key)
-                record.update(outcome="fail", error=log.error_tail(fresh.get("stderr", b"")))
+            key = str(record["key"])
+            if fresh["exit_code"] == 0:
+                self._store(cache, key, fresh, [c for c in candidates if c.get("stdout") != cached.get("stdout")])
+                say(f"audit: {self.tool}'s cached result differs from a fresh run; entry replaced")
+            else:
+                try:
+                    cache.store.delete(ENTRY_PREFIX + key)
+                except Exception as exc:  # noqa: BLE001
+                    self._note(f"warning: stale entry not removed: {exc}")
+                say(f"audit: {self.tool}'s cached result differs from a fresh run; entry removed (the fresh run failed)")
+                record.update(outcome="fail")
         return self._finish(cache, record, fresh)
 
     def _finish(self, cache: Cache, record: dict[str, Any], output: dict[str, Any]) -> int:
         code = int(output.get("exit_code", 1))
         record["exit_code"] = code
-        failed = record.get("outcome") == "fail"
+        if "outcome" not in record:
+            record["outcome"] = "fail" if code != 0 else "fresh"
+        failed = record["outcome"] == "fail"
+        if failed:
+            record.update(log.failure_text(output))
         if self.options.run_log or failed:
             problem = log.append(cache, log.FAIL_LOG_PREFIX if failed else log.RUN_LOG_PREFIX, record)
             if problem:
-                say(f"warning: {problem}")
+                self._note(f"warning: {problem}")
         if self.options.summary:
             hits = int(bool(record.get("hit")))
             misses = int(bool(record.get("lookup")) and not hits)
             saved = float(record.get("saved_ms") or 0) / 1000.0
             say(f"{self.tool}: {record.get('outcome')}; hits {hits}, misses {misses}, time saved {saved:.2f}s")
-        self.result = {**record, "stdout": output.get("stdout", b""), "stderr": output.get("stderr", b"")}
+        self.result = {**record, "stdout": output.get("stdout", b""), "stderr": output.get("stderr", b""),
+                       "notes": list(self.notes)}
         return code

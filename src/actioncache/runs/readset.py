@@ -1,0 +1,228 @@
+"""A command's read-set: every path it looked at, with what it saw, checked before a replay.
+
+Built on a miss from the tracer's :class:`~actioncache.runs.trace.Touch` list, stored beside the
+result, and checked on every later lookup: the entry is served only if every path still looks the
+same (ccache's manifests, Bazel's action inputs). One record per path and way of looking:
+
+* ``f`` a file that was read: SHA-256 of its content (through symlinks: what a reader gets);
+* ``d`` a directory that was listed: SHA-256 of its sorted names and entry types;
+* ``s`` a path that was stat'ed: type, permissions, size, mtime and inode (through symlinks; for a
+  directory its kind, permissions and inode, not its times: its listing counts when it is listed);
+* ``l`` the same without following a symlink (``lstat``, ``readlink``): a link's target text;
+* ``r`` a ``readlink``: the link's target text, or that the path is not a link;
+* ``x`` a program that was executed: its stat signature, wherever it lives.
+
+A failed look (``ENOENT``, ``ENOTDIR``, ``EACCES``) records the error: a file that appears later
+changes the answer. Paths under the system directories in ``SYSTEM_PREFIXES`` are left out (they
+change only with the system's packages, and the programs run from there are still recorded by ``x``).
+
+Paths the command itself writes before looking at them are its outputs and are left out. A path it
+looked at and then changed (a counter it increments, a directory it lists and then writes into) makes
+the run uncacheable: the state it read is gone, so a later match would prove nothing.
+
+Checking is cheap: ``f`` and ``d`` records keep the stat signature seen when they were hashed, and a
+path whose signature is unchanged is not hashed again, unless the record is *racy*: changed within
+the file system's timestamp granularity of the moment it was hashed (git's racily-clean rule), in
+which case it is always hashed. A path whose ctime falls inside the run is not recorded at all: it
+changed while the command was reading it.
+
+This module imports only ``os`` and ``stat`` (and ``lean``): the hit path uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Sequence
+
+from .lean import file_sha256, sha256
+
+SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/proc/", "/sys/",
+                   "/dev/", "/run/", "/var/run/", "/nix/store/", "/snap/")
+FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
+COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
+_LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "readlink": "r", "exec": "x"}
+_CHANGES = ("write", "create", "remove")
+
+
+def is_system(path: str) -> bool:
+    return path.startswith(SYSTEM_PREFIXES) or path + "/" in SYSTEM_PREFIXES
+
+
+def _normal(path: str) -> str:
+    """Collapse ``//`` and ``/./`` (never ``..``: through a symlink it is not the lexical parent)."""
+    parts = [p for p in path.split("/") if p and p != "."]
+    return "/" + "/".join(parts)
+
+
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] or "/"
+
+
+def granularity(info: os.stat_result) -> int:
+    if info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0:
+        return COARSE_GRANULARITY_NS
+    return FINE_GRANULARITY_NS
+
+
+# --- what a path looks like now ------------------------------------------------------------------
+
+
+def _sig(info: os.stat_result, with_ctime: bool = False) -> str:
+    base = f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+    return f"{base}:{info.st_ctime_ns}" if with_ctime else base
+
+
+def _err(exc: OSError) -> str:
+    import errno
+
+    return "!" + errno.errorcode.get(exc.errno or 0, "EIO")
+
+
+def listing_digest(path: str) -> str:
+    digest = sha256()
+    with os.scandir(path) as entries:
+        names = sorted((e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries)
+    for name, kind in names:
+        digest.update(os.fsencode(name) + b"\0" + kind.encode() + b"\n")
+    return digest.hexdigest()
+
+
+def look(kind: str, path: str) -> tuple[str, os.stat_result | None]:
+    """What ``kind`` of look at ``path`` sees now, and the stat it was judged on (f/d records)."""
+    if kind == "r":
+        try:
+            return "->" + os.readlink(path), None
+        except OSError as exc:
+            return ("notlink" if exc.errno == 22 else _err(exc)), None  # EINVAL: there, not a link
+    try:
+        info = os.lstat(path) if kind == "l" else os.stat(path)
+    except OSError as exc:
+        return _err(exc), None
+    mode = info.st_mode
+    if kind == "l" and stat.S_ISLNK(mode):
+        try:
+            return "->" + os.readlink(path), None
+        except OSError as exc:
+            return _err(exc), None
+    if kind in ("s", "l", "x") or stat.S_ISDIR(mode) and kind == "f":
+        if stat.S_ISDIR(mode):
+            # A stat'ed directory counts by kind, permissions and inode, not by its times: tools stat
+            # busy directories (/tmp, the parents of a repository) all the time. Its listing counts
+            # when it is listed.
+            return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
+        return _sig(info), None
+    try:
+        if kind == "d":
+            return ("d:" + listing_digest(path) if stat.S_ISDIR(mode) else "notdir:" + _sig(info)), info
+        if not stat.S_ISREG(mode):  # a FIFO or device: never read it here
+            return f"special:{mode:o}", None
+        return "f:" + file_sha256(path), info
+    except OSError as exc:
+        return _err(exc), None
+
+
+# --- building one from a trace -------------------------------------------------------------------
+
+
+class Unrecordable(Exception):
+    """The run cannot be cached: a path it read was changed by the run itself or during it."""
+
+
+def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()) -> list[list[Any]]:
+    """Records ``[kind, path, seen, sig or None]`` for the paths a traced run looked at.
+
+    ``ignore``: paths left out with everything under them (the cache's own files).
+
+    Raises :class:`Unrecordable` with the reason when the run changed something it had read.
+    """
+    looked: dict[tuple[str, str], None] = {}  # (kind, path) in first-seen order
+    outputs: set[str] = set()
+    observed: dict[str, str | None] = {}  # path -> the error of its first look (None: it was there)
+    changed_after_look: set[str] = set()
+    listed: set[str] = set()
+    skip = tuple(_normal(p) for p in ignore)
+    for touch in touches:
+        path = _normal(touch.path)
+        if skip and (path in skip or path.startswith(tuple(p + "/" for p in skip)) or
+                     path.startswith(tuple(p + "-" for p in skip))):
+            continue  # the cache's own files (a nested exec), and SQLite's -wal/-shm beside them
+        if touch.kind in _CHANGES:
+            if path not in observed:
+                outputs.add(path)
+            elif not touch.error:
+                changed_after_look.add(path)
+            if touch.kind in ("create", "remove") and _parent(path) in listed and not touch.error:
+                raise Unrecordable(f"the command changed the listing of {_parent(path)}, which it had listed")
+            continue
+        if path in outputs:
+            continue  # reading back its own output
+        kind = _LOOK_KIND[touch.kind]
+        if kind != "x" and is_system(path):
+            continue
+        observed.setdefault(path, touch.error)
+        if kind == "d":
+            listed.add(path)
+        looked[(kind, path)] = None
+    for path in changed_after_look:
+        # Known only when it was absent before: a lock or temporary file the run made and removed.
+        if observed[path] is None or look("l", path)[0] != "!" + str(observed[path]):
+            raise Unrecordable(f"the command changed {path}, which it had read")
+    records: list[list[Any]] = []
+    for kind, path in looked:
+        seen, info = look(kind, path)
+        now = _now_ns()
+        if info is None and not seen.startswith("!"):
+            try:
+                info = os.stat(path) if kind != "l" else os.lstat(path)
+            except OSError:
+                info = None
+        if info is not None and kind not in ("x", "r") and info.st_ctime_ns >= started_ns - granularity(info):
+            if not (stat.S_ISDIR(info.st_mode) and kind in ("s", "l")):
+                raise Unrecordable(f"{path} changed while the command ran")
+        sig = None
+        if kind in ("f", "d") and info is not None and info.st_ctime_ns < now - granularity(info):
+            sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
+        records.append([kind, path, seen, sig])
+    return records
+
+
+def _now_ns() -> int:
+    import time
+
+    return time.time_ns()
+
+
+# --- checking one before a replay ----------------------------------------------------------------
+
+
+def first_change(records: Sequence[Sequence[Any]]) -> tuple[str, str, str] | None:
+    """``(path, was, now)`` of the first record that no longer holds; None when all hold."""
+    for record in records:
+        kind, path, seen, sig = record[0], record[1], record[2], record[3]
+        if sig is not None:
+            try:
+                info = os.stat(path)
+            except OSError:
+                info = None
+            if info is not None and _sig(info, with_ctime=True) == sig:
+                continue
+        now, _ = look(kind, path)
+        if now != seen:
+            return path, seen, now
+    return None
+
+
+def describe(seen: str) -> str:
+    """A person's word for a record's observation (for ``--explain``)."""
+    if seen.startswith("!"):
+        return f"absent ({seen[1:]})" if seen in ("!ENOENT", "!ENOTDIR") else f"error {seen[1:]}"
+    if seen.startswith("f:"):
+        return "content " + seen[2:14]
+    if seen.startswith("d:"):
+        return "listing " + seen[2:14]
+    if seen.startswith("->"):
+        return "symlink " + seen
+    return "stat " + seen
