@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actioncache import Cache, cached
+from actioncache.trust import trust
 from actioncache.policy import (
     BLOCKING_PHASES,
     ENV_VARS,
@@ -30,6 +31,7 @@ def clean_env(monkeypatch, tmp_path):
     """No policy variable from the developer's shell, and a working directory without a config."""
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ACTIONCACHE_TRUST_FILE", str(tmp_path / "trusted"))  # never the user's own list
     (tmp_path / ".git").mkdir()  # stop the config search at this directory
     monkeypatch.chdir(tmp_path)
 
@@ -153,6 +155,7 @@ def test_toml_config(tmp_path):
     (tmp_path / "actioncache.toml").write_text(
         'mode = "use"\nscopes = ["verify"]\nnon_cacheable_tools = ["git_push"]\nmax_cache_age_hours = 24\n'
         'store = ".cache/ac.db"\n')
+    trust(tmp_path)  # a walked-up config chooses mode and store only once trusted
     policy = default_policy()
     assert (policy.mode, policy.scopes, policy.max_age_hours) == ("use", {"verify"}, 24.0)
     assert policy.decide("verify", "git_push").store is False
@@ -173,6 +176,7 @@ def test_seed_style_yaml_config_found_from_a_subdirectory(tmp_path, monkeypatch)
 
 def test_environment_wins_over_config(tmp_path, monkeypatch):
     (tmp_path / "actioncache.toml").write_text('mode = "record"\n')
+    trust(tmp_path)
     assert default_policy().mode == "record"
     monkeypatch.setenv("CACHE_MODE", "use")
     assert default_policy().mode == "use"
@@ -181,6 +185,7 @@ def test_environment_wins_over_config(tmp_path, monkeypatch):
 def test_config_edits_are_seen(tmp_path):
     config = tmp_path / "actioncache.toml"
     config.write_text('mode = "record"\n')
+    trust(tmp_path)
     assert default_policy().mode == "record"
     config.write_text('mode = "use"   \n')
     import os
@@ -198,6 +203,65 @@ def test_unknown_config_key_is_named(tmp_path):
 def test_disabled_cache_settings_mean_off(tmp_path, monkeypatch):
     (tmp_path / ".actioncache.yml").write_text("mode: use\ncache_settings:\n  enabled: false\n")
     assert default_policy().mode == "off"
+
+
+def test_disabled_cache_settings_beat_an_exported_mode(tmp_path, monkeypatch):
+    # Seed 001's kill switch needs no trust (turning caching off is always safe) and must kill.
+    (tmp_path / ".actioncache.yml").write_text("cache_settings:\n  enabled: false\n")
+    monkeypatch.setenv("CACHE_MODE", "use")
+    assert default_policy().mode == "off"
+
+
+def test_seed_config_location_is_found(tmp_path, monkeypatch):
+    seed = tmp_path / "artifacts" / "rollflow_cache"
+    seed.mkdir(parents=True)
+    (seed / "config.yml").write_text("non_cacheable_tools: [git_push]\nmax_cache_age_hours: 12\n")
+    sub = tmp_path / "workers" / "ralph"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    assert load_config().path == seed / "config.yml"
+    assert default_policy().max_age_hours == 12.0 and default_policy().non_cacheable == {"git_push"}
+
+
+def test_untrusted_config_keeps_keys_but_not_store_or_mode(tmp_path):
+    (tmp_path / "actioncache.toml").write_text('mode = "use"\nstore = "/tmp/elsewhere.db"\nscopes = ["verify"]\n')
+    policy = default_policy()
+    assert policy.mode == "off" and policy.scopes == {"verify"} and load_config().store is None
+    assert any("actioncache trust" in note and "store = '/tmp/elsewhere.db'" in note for note in policy.notes)
+    trust(tmp_path)
+    import os
+
+    os.utime(tmp_path / "actioncache.toml", ns=(1, 10**18))  # re-read
+    assert default_policy().mode == "use" and load_config().store == "sqlite:///tmp/elsewhere.db"
+
+
+def test_named_config_file_needs_no_trust(tmp_path, monkeypatch):
+    named = tmp_path / "mine.toml"
+    named.write_text('mode = "record"\n')
+    monkeypatch.setenv("ACTIONCACHE_CONFIG", str(named))
+    assert default_policy().mode == "record"
+
+
+@pytest.mark.parametrize("phase", [None, "PLAN", "BUILD", "VERIFY", "SOMETHING"])
+def test_llm_ro_is_cached_only_in_allowed_phases(cache, phase, caplog):
+    with cache.policy(mode="use", scopes="verify,read,llm_ro", phase=phase):
+        assert run_twice(cache, "llm_ro", "llm.step").calls == 2
+    assert "never cached" in caplog.text
+    assert cache.stats()["by_action"]["llm.step"]["phase_blocked"] == 2
+
+
+@pytest.mark.parametrize("phase", ["REPORT", "ANALYZE", "review"])
+def test_llm_ro_is_cached_in_read_only_phases(cache, phase):
+    with cache.policy(mode="use", scopes="verify,read,llm_ro", phase=phase):
+        assert run_twice(cache, "llm_ro", "llm.step").calls == 1
+
+
+def test_llm_ro_phase_list_is_configurable(cache, monkeypatch):
+    monkeypatch.setenv("CACHE_LLM_RO_PHASES", "VERIFY")
+    with cache.policy(mode="use", scopes="verify,read,llm_ro", phase="VERIFY"):
+        assert run_twice(cache, "llm_ro", "llm.step").calls == 1
+    with cache.policy(mode="use", scopes="verify,read,llm_ro", phase="REPORT"):
+        assert run_twice(cache, "llm_ro", "llm.other").calls == 2
 
 
 # --- through the cache ------------------------------------------------------------------------
@@ -231,7 +295,7 @@ def test_policy_blocks_nest_and_restore(cache):
         with cache.policy(phase="BUILD") as inner:
             assert inner.mode == "use" and inner.phase == "BUILD"
         assert outer.phase is None
-    with cache.policy(mode="use", scopes="verify,read,llm_ro"):
+    with cache.policy(mode="use", scopes="verify,read,llm_ro", phase="REPORT"):
         assert run_twice(cache, "llm_ro", "report").calls == 1
     assert run_twice(cache, "llm_ro", "report2").calls == 2  # back to the default: off
 

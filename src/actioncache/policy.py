@@ -7,8 +7,10 @@ This module decides, per call, whether the cache may be read and written:
   PASS results) or ``use`` (look up first; on a miss run and store).
 * **scopes**: which classes of work are cached: ``verify``, ``read`` (the default pair), ``llm_ro``,
   or any name you choose. A call whose scope is not enabled runs fresh.
-* **phase**: ``llm_ro`` is hard-blocked in ``PLAN`` and ``BUILD`` whatever the configuration says,
-  because those phases advance state; each block is logged and counted (``phase_blocked``).
+* **phase**: ``llm_ro`` is cached only in the read-only phases of an allow-list (``REPORT``,
+  ``ANALYZE``, ``REVIEW`` by default; ``llm_ro_phases`` in the config or ``CACHE_LLM_RO_PHASES``).
+  No phase, an unknown phase, ``PLAN`` and ``BUILD`` never cache it, because a phase that advances
+  state must not be replayed; each block is logged and counted (``phase_blocked``).
 * **non-cacheable tools**: action/tool names (globs allowed) that always run fresh.
 
 The policy only governs calls that carry a ``scope=`` (``cache.wrap(..., scope="verify")``,
@@ -18,8 +20,12 @@ always did, whatever the mode: the mode is a switch for agent-loop work, not for
 Where it comes from, strongest first: a ``cache.policy(...)`` block (a context variable, so each
 thread and asyncio task has its own), then the environment (``ACTIONCACHE_MODE``/``_SCOPE``/``_PHASE``
 over ``CACHE_MODE``/``CACHE_SCOPE``/``CACHE_PHASE``; exported, so subprocesses inherit them), then
-the config file (``actioncache.toml`` or ``.actioncache.yml``, found from the working directory
-upward, or ``$ACTIONCACHE_CONFIG``), then the defaults.
+the config file (``actioncache.toml``, ``.actioncache.yml`` or seed 001's
+``artifacts/rollflow_cache/config.yml``, found from the working directory upward, or
+``$ACTIONCACHE_CONFIG``), then the defaults. Two exceptions: ``cache_settings.enabled: false`` in
+the config turns caching off whatever the environment says (a kill switch must kill), and a config
+found by walking up may choose the store or the mode only in a directory the user trusted
+(``actioncache trust``, see ``actioncache.trust``).
 """
 
 from __future__ import annotations
@@ -46,9 +52,10 @@ MODES = ("off", "record", "use")
 KNOWN_SCOPES = ("verify", "read", "llm_ro")
 DEFAULT_SCOPES = frozenset({"verify", "read"})
 GUARDED_SCOPES = frozenset({"llm_ro"})
-BLOCKING_PHASES = frozenset({"PLAN", "BUILD"})
+BLOCKING_PHASES = frozenset({"PLAN", "BUILD"})  # named in messages; every phase off the allow-list blocks
+LLM_RO_PHASES = frozenset({"REPORT", "ANALYZE", "REVIEW"})
 DEFAULT_MAX_AGE_HOURS = 168.0
-CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml")
+CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
 CONFIG_ENV = "ACTIONCACHE_CONFIG"
 PHASE_GUARD = "phase guard"
 
@@ -59,6 +66,7 @@ ENV_NAMES: dict[str, tuple[str, ...]] = {
     "phase": ("ACTIONCACHE_PHASE", "CACHE_PHASE"),
     "force_fresh": ("ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH"),
     "audit_rate": ("ACTIONCACHE_AUDIT_RATE", "CACHE_AUDIT_RATE"),
+    "llm_ro_phases": ("ACTIONCACHE_LLM_RO_PHASES", "CACHE_LLM_RO_PHASES"),
 }
 # Every variable the default policy reads (tests clear them; the memo of default_policy keys on them).
 ENV_VARS = tuple(name for names in ENV_NAMES.values() for name in names) + ("CACHE_SKIP", CONFIG_ENV)
@@ -80,6 +88,7 @@ class Policy:
     check_git_sha: bool = True
     force_fresh: bool = False
     audit_rate: float = 0.0
+    llm_ro_phases: frozenset[str] = LLM_RO_PHASES
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def is_non_cacheable(self, action: str) -> bool:
@@ -87,7 +96,7 @@ class Policy:
         return any(glob_matches(p, action) or glob_matches(p, base) for p in self.non_cacheable)
 
     def phase_blocks(self, scope: str | None) -> bool:
-        return scope in GUARDED_SCOPES and self.phase in BLOCKING_PHASES
+        return scope in GUARDED_SCOPES and self.phase not in self.llm_ro_phases
 
     def decide(self, scope: str | None, action: str) -> Decision:
         """May this call look up the cache, and store its result? (None scope: always both.)"""
@@ -98,7 +107,9 @@ class Policy:
         if self.is_non_cacheable(action):
             return Decision(False, False, f"{action} is in non_cacheable_tools")
         if self.phase_blocks(scope):
-            return Decision(False, False, f"{PHASE_GUARD}: {scope} is never cached in phase {self.phase}")
+            allowed = ", ".join(sorted(self.llm_ro_phases)) or "none"
+            where = f"in phase {self.phase}" if self.phase else "without a phase (set CACHE_PHASE or --phase)"
+            return Decision(False, False, f"{PHASE_GUARD}: {scope} is never cached {where}; only in {allowed}")
         if scope not in self.scopes:
             enabled = ",".join(sorted(self.scopes)) or "none"
             return Decision(False, False, f"scope {scope!r} is not enabled (CACHE_SCOPE={enabled})")
@@ -174,6 +185,8 @@ def _parse_fields(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
             out[name] = parse_phase(value)
         elif name == "non_cacheable":
             out[name] = frozenset(parse_scopes_list(value, label))
+        elif name == "llm_ro_phases":
+            out[name] = frozenset(p.upper() for p in parse_scopes_list(value, label))
         elif name in ("force_fresh", "check_git_sha"):
             out[name] = parse_bool(value, label)
         elif name == "audit_rate":
@@ -184,7 +197,7 @@ def _parse_fields(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
             out[name] = float(value)
         else:
             raise PolicyError(f"unknown policy field {name!r}; use mode, scopes, phase, non_cacheable, "
-                              f"force_fresh, check_git_sha, audit_rate or max_age_hours")
+                              f"force_fresh, check_git_sha, audit_rate, llm_ro_phases or max_age_hours")
     return out
 
 
@@ -209,14 +222,20 @@ class LoopConfig:
     store: str | None = None
     run_log: bool = True
     verbose: bool = False
+    enabled: bool = True  # cache_settings.enabled: false is a kill switch, stronger than the environment
+    ignored: tuple[str, ...] = ()  # settings an untrusted config asked for (store, mode), for the warning
 
 
 _CONFIG_KEYS = ("mode", "scopes", "phase", "non_cacheable_tools", "max_cache_age_hours", "check_git_sha",
-                "audit_rate", "store", "run_log", "cache_settings")
+                "audit_rate", "store", "run_log", "cache_settings", "llm_ro_phases")
 
 
 def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
-    """``$ACTIONCACHE_CONFIG``, else the nearest config file from ``start`` (cwd) up to the repo root."""
+    """``$ACTIONCACHE_CONFIG``, else the nearest config file from ``start`` (cwd) up to the repo root.
+
+    In each directory: ``actioncache.toml``, ``.actioncache.yml``/``.yaml``, then seed 001's
+    ``artifacts/rollflow_cache/config.yml``.
+    """
     explicit = os.environ.get(CONFIG_ENV, "").strip()
     if explicit:
         path = Path(explicit)
@@ -234,8 +253,18 @@ def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
     return None
 
 
-def read_config(path: Path) -> LoopConfig:
-    """Parse one TOML or YAML config file into a :class:`LoopConfig` (clear errors on bad keys)."""
+def config_home(path: Path) -> Path:
+    """The directory a config file speaks for (seed 001's file sits two levels down in it)."""
+    if path.parts[-3:] == ("artifacts", "rollflow_cache", "config.yml"):
+        return path.parent.parent.parent
+    return path.parent
+
+
+def read_config(path: Path, trusted: bool = True) -> LoopConfig:
+    """Parse one TOML or YAML config file into a :class:`LoopConfig` (clear errors on bad keys).
+
+    ``trusted=False``: its ``store`` and ``mode`` are left out and named in ``ignored``.
+    """
     try:
         if path.suffix == ".toml":
             import tomllib
@@ -258,24 +287,48 @@ def read_config(path: Path) -> LoopConfig:
     raw: dict[str, Any] = {}
     for key, name in (("mode", "mode"), ("scopes", "scopes"), ("phase", "phase"), ("audit_rate", "audit_rate"),
                       ("non_cacheable_tools", "non_cacheable"), ("max_cache_age_hours", "max_age_hours"),
-                      ("check_git_sha", "check_git_sha")):
+                      ("check_git_sha", "check_git_sha"), ("llm_ro_phases", "llm_ro_phases")):
         if key in data:
             raw[name] = data[key]
     if "check_git_sha" in settings:
         raw.setdefault("check_git_sha", settings["check_git_sha"])
-    if "enabled" in settings and not parse_bool(settings["enabled"], f"{path} cache_settings.enabled"):
+    enabled = parse_bool(settings.get("enabled", True), f"{path} cache_settings.enabled")
+    if not enabled:
         raw["mode"] = "off"
+    ignored: list[str] = []
+    if not trusted:
+        if raw.get("mode") not in (None, "off"):
+            ignored.append(f"mode = {raw.pop('mode')!r}")
+        if data.get("store") is not None:
+            ignored.append(f"store = {str(data['store'])!r}")
     fields = _parse_fields(raw, f"config {path}:")
-    store = data.get("store")
+    store = data.get("store") if trusted else None
     if store is not None:
         store = str(store)
         if "://" not in store:  # a plain path is a SQLite file relative to the config file
             store = "sqlite:///" + str((path.parent / store).resolve()).lstrip("/")
     return LoopConfig(path, fields, store, parse_bool(data.get("run_log", True), f"{path} run_log"),
-                      parse_bool(settings.get("verbose", False), f"{path} cache_settings.verbose"))
+                      parse_bool(settings.get("verbose", False), f"{path} cache_settings.verbose"), enabled,
+                      tuple(ignored))
+
+
+def untrusted_note(config: LoopConfig) -> str | None:
+    """The warning for settings an untrusted config asked for, with the fix."""
+    if not config.ignored or config.path is None:
+        return None
+    home = config_home(config.path)
+    return (f"ignored {', '.join(config.ignored)} from {config.path}: a config found by walking up may choose "
+            f"the store or the mode only in a trusted directory; run `actioncache trust {home}` if it is yours, "
+            f"or name the file with {CONFIG_ENV}=")
 
 
 _config_memo: dict[str, tuple[Path | None, float, LoopConfig]] = {}
+
+
+def _trusted(path: Path) -> bool:
+    from .trust import is_trusted
+
+    return bool(os.environ.get(CONFIG_ENV, "").strip()) or is_trusted(config_home(path))
 
 
 def load_config(start: str | os.PathLike[str] | None = None) -> LoopConfig:
@@ -290,7 +343,7 @@ def load_config(start: str | os.PathLike[str] | None = None) -> LoopConfig:
         except OSError:
             pass
     path = find_config(start)
-    config = read_config(path) if path is not None else LoopConfig()
+    config = read_config(path, _trusted(path)) if path is not None else LoopConfig()
     _config_memo[anchor] = (path, path.stat().st_mtime if path is not None else 0.0, config)
     return config
 
@@ -337,7 +390,12 @@ def default_policy(start: str | os.PathLike[str] | None = None) -> Policy:
     fields, notes = env_fields()
     for note in notes:
         warnings.warn(note, DeprecationWarning, stacklevel=2)
+    note = untrusted_note(config)  # shown by the CLI, not warned: a library user's config is their own
+    if note:
+        notes += (note,)
     policy = replace(Policy(**config.fields), **fields, notes=notes)
+    if not config.enabled:  # the kill switch beats the environment
+        policy = replace(policy, mode="off")
     if len(_default_memo) > 64:
         _default_memo.clear()
     _default_memo[memo_key] = (config, policy)

@@ -16,7 +16,7 @@ import pytest
 from actioncache import Cache
 from actioncache.policy import ENV_VARS
 
-POLICY_VARS = (*ENV_VARS, "SHELLCHECK_OPTS")
+POLICY_VARS = (*ENV_VARS, "SHELLCHECK_OPTS", "ACTIONCACHE_TRACE")
 
 GOOD_SH = '#!/bin/sh\necho "hello $1"\n'
 BAD_SH = "#!/bin/sh\necho $undefined_var\n"
@@ -56,9 +56,27 @@ class ExecEnv:
         with Cache(self.url) as cache:
             return cache.stats()
 
+    def tool_stats(self, tool: str) -> dict:
+        """This tool's exec counts from the run log (what `actioncache stats --since` shows)."""
+        from actioncache.runs.stats import stats_since
+
+        with Cache(self.url) as cache:
+            return stats_since(cache, "1d")["by_tool"].get(tool, {})
+
     def entries(self, pattern: str = "cache:exec:*") -> list[str]:
         with Cache(self.url) as cache:
             return cache.store.find(pattern=pattern)
+
+    def candidates(self) -> int:
+        """How many recorded pasts all exec keys hold together."""
+        from actioncache.runs import manifest
+
+        with Cache(self.url) as cache:
+            return sum(len(manifest.decode(cache.store.get(k).value)) for k in cache.store.find(pattern="cache:exec:*"))
+
+    def trust(self, directory: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "actioncache", "trust", str(directory)], env=self.env,
+                              capture_output=True, timeout=60, check=True)
 
 
 @pytest.fixture
@@ -68,6 +86,17 @@ def shellcheck() -> str:
         if os.environ.get("CI") == "true":
             pytest.fail("shellcheck is not installed; scripts/install.d/50-shellcheck.sh installs it")
         pytest.skip("shellcheck is not installed (bash scripts/install.d/50-shellcheck.sh)")
+    return path
+
+
+@pytest.fixture
+def strace() -> str:
+    """The tracer behind read-sets. Missing under CI=true is a failure (scripts/install.d/55-strace.sh)."""
+    path = shutil.which("strace")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("strace is not installed; scripts/install.d/55-strace.sh installs it")
+        pytest.skip("strace is not installed (bash scripts/install.d/55-strace.sh)")
     return path
 
 
@@ -83,6 +112,8 @@ def ex(tmp_path, src_env) -> ExecEnv:
     url = f"sqlite:///{db}"
     env = {k: v for k, v in src_env.items() if k not in POLICY_VARS}
     env["ACTIONCACHE_URL"] = url
+    env["ACTIONCACHE_TRUST_FILE"] = str(tmp_path / "trusted")  # never the user's own trust list
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
 
     def run(*args: str, extra_env: dict[str, str] | None = None, stdin: bytes | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess:

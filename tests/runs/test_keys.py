@@ -48,17 +48,32 @@ def test_file_digest_is_sha256_of_the_bytes(content):
         os.unlink(handle.name)
 
 
-def test_key_follows_content_and_read_scope_adds_mtime(tmp_path, monkeypatch):
+def test_fallback_key_follows_content_and_read_scope_adds_mtime(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("a.sh").write_text("echo a\n")
-    verify = run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
-    read = run_key("cat", key_parts(["cat", "a.sh"], scope="read"))
-    assert verify == run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+
+    def key(tool: str, scope: str) -> str:
+        return run_key(tool, key_parts([tool, "a.sh"], scope=scope, traced=False))
+
+    verify, read = key("shellcheck", "verify"), key("cat", "read")
+    assert verify == key("shellcheck", "verify")
     os.utime("a.sh", ns=(1, 10**9))
-    assert verify == run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
-    assert read != run_key("cat", key_parts(["cat", "a.sh"], scope="read"))
+    assert verify == key("shellcheck", "verify")
+    assert read != key("cat", "read")
     Path("a.sh").write_text("echo b\n")
-    assert verify != run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+    assert verify != key("shellcheck", "verify")
+
+
+def test_traced_key_leaves_content_to_the_read_set_but_keeps_the_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("a.sh").write_text("echo a\n")
+    traced = run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+    Path("a.sh").write_text("echo b\n")
+    assert traced == run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
+    assert traced != run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify", traced=False))
+    Path("sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert traced != run_key("shellcheck", key_parts(["shellcheck", "a.sh"], scope="verify"))
 
 
 def test_option_values_are_path_candidates():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any, Sequence
 
 PROG = "actioncache exec"
@@ -67,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PolicyError as exc:
         _say(f"error: {exc}")
         return 2
+    if not config.enabled and policy.mode != "off":  # the kill switch beats flags and the environment
+        policy = replace(policy, mode="off")
+        _say(f"caching is off: cache_settings.enabled is false in {config.path}")
     for note in policy.notes:
         _say(f"warning: {note}")
     if args.failures:

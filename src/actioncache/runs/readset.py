@@ -10,7 +10,9 @@ same (ccache's manifests, Bazel's action inputs). One record per path and way of
   directory its kind, permissions and inode, not its times: its listing counts when it is listed);
 * ``l`` the same without following a symlink (``lstat``, ``readlink``): a link's target text;
 * ``r`` a ``readlink``: the link's target text, or that the path is not a link;
-* ``x`` a program that was executed: its stat signature, wherever it lives.
+* ``x`` a program that was executed: its stat signature, wherever it lives;
+* ``m`` a stat of a file whose content is recorded too: its kind and permissions only (the content
+  record covers the rest, so a ``touch`` of a linted file does not miss).
 
 A failed look (``ENOENT``, ``ENOTDIR``, ``EACCES``) records the error: a file that appears later
 changes the answer. Paths under the system directories in ``SYSTEM_PREFIXES`` are left out (they
@@ -107,6 +109,8 @@ def look(kind: str, path: str) -> tuple[str, os.stat_result | None]:
             return "->" + os.readlink(path), None
         except OSError as exc:
             return _err(exc), None
+    if kind == "m":
+        return f"mode:{mode:o}", None
     if kind in ("s", "l", "x") or stat.S_ISDIR(mode) and kind == "f":
         if stat.S_ISDIR(mode):
             # A stat'ed directory counts by kind, permissions and inode, not by its times: tools stat
@@ -171,7 +175,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         if observed[path] is None or look("l", path)[0] != "!" + str(observed[path]):
             raise Unrecordable(f"the command changed {path}, which it had read")
     records: list[list[Any]] = []
-    for kind, path in looked:
+    for kind, path in _fold(looked):
         seen, info = look(kind, path)
         now = _now_ns()
         if info is None and not seen.startswith("!"):
@@ -187,6 +191,16 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
         records.append([kind, path, seen, sig])
     return records
+
+
+def _fold(looked: dict[tuple[str, str], None]) -> list[tuple[str, str]]:
+    """Stats of a file whose content is recorded shrink to ``m`` (a symlink's ``l`` stays)."""
+    out: dict[tuple[str, str], None] = {}
+    for kind, path in looked:
+        if ("f", path) in looked and (kind == "s" or kind == "l" and not look("l", path)[0].startswith("->")):
+            kind = "m"
+        out[(kind, path)] = None
+    return list(out)
 
 
 def _now_ns() -> int:

@@ -74,3 +74,52 @@ def format_since(result: dict[str, Any]) -> str:
 
 def _cells(bucket: dict[str, Any]) -> tuple[Any, ...]:
     return bucket["runs"], bucket["hits"], bucket["misses"], bucket["failures"], f"{bucket['time_saved_s']:.1f}s"
+
+
+def format_block(result: dict[str, Any]) -> str:
+    """Seed 001's block, as its loop prints it at the end of a run::
+
+        Cache Statistics:
+          Hits: 42
+          Misses: 8
+          Time Saved: 18.3s (18342ms)
+    """
+    if not result.get("success"):
+        return f"Cache Statistics:\n  error: {result.get('error')}"
+    saved_ms = round(float(result["time_saved_s"]) * 1000)
+    lines = ["Cache Statistics:", f"  Hits: {result['hits']}", f"  Misses: {result['misses']}",
+             f"  Time Saved: {saved_ms / 1000:.1f}s ({saved_ms}ms)"]
+    if result.get("failures"):
+        lines.append(f"  Failures: {result['failures']}")
+    if result.get("phase_blocked"):
+        lines.append(f"  Phase Blocked: {result['phase_blocked']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``actioncache loop-stats [--since WHEN] [--store URL]``: the block, for a loop's last line."""
+    import argparse
+    import os
+    import sys
+
+    parser = argparse.ArgumentParser(prog="actioncache loop-stats", description="Seed 001's Cache Statistics block "
+                                     "for the exec runs since WHEN (from the run log).")
+    parser.add_argument("--since", metavar="WHEN", default=os.environ.get("CACHE_LOOP_STARTED") or "1d",
+                        help="30m, 2h, 7d or an ISO time (default $CACHE_LOOP_STARTED, else 1d)")
+    parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL, the config's store, ...)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    from ..policy import PolicyError, load_config
+    from .runner import open_cache
+
+    try:
+        config = load_config()
+    except PolicyError as exc:
+        print(f"actioncache loop-stats: error: {exc}", file=sys.stderr)
+        return 2
+    cache = open_cache(args.store, config)
+    try:
+        result = stats_since(cache, args.since)
+    finally:
+        cache.close()
+    print(format_block(result))
+    return 0 if result.get("success") else 1

@@ -1,0 +1,173 @@
+"""Issue 12: `actioncache exec` sees every input. Real tools (git, ls, cat, grep, sh, shellcheck)
+under the real tracer (strace); each stale case misses without --input and hits again when nothing
+changed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+PY = sys.executable
+USE = ("--cache-mode", "use", "--cache-scope", "verify,read", "--summary")  # seed 001's own spelling
+
+
+def outcome(result: subprocess.CompletedProcess) -> str:
+    for line in result.stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("actioncache exec: ") and "; hits " in line:
+            return line.split(": ")[2].split(";")[0]
+    raise AssertionError(f"no summary line in {result.stderr!r}")
+
+
+@pytest.fixture
+def git_env(ex) -> dict[str, str]:
+    return {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(ex.work.parent)}
+
+
+def test_git_log_misses_after_a_commit(ex, strace, git_env):
+    os.rmdir(ex.work / ".git")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=ex.work, env={**ex.env, **git_env}, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "one")
+    log = ("--scope", "read", "--", "git", "log", "--oneline")
+    first = ex.run(*USE, *log, extra_env=git_env)
+    assert outcome(first) == "miss" and b"one" in first.stdout
+    assert outcome(ex.run(*USE, *log, extra_env=git_env)) == "hit"
+    git("commit", "-q", "--allow-empty", "-m", "two")
+    after = ex.run(*USE, *log, extra_env=git_env)
+    assert outcome(after) == "miss" and b"two" in after.stdout
+    assert outcome(ex.run(*USE, *log, extra_env=git_env)) == "hit"
+
+
+def test_shellcheckrc_edit_misses(ex, strace, shellcheck):
+    (ex.work / "warn.sh").write_text("#!/bin/sh\necho $1\n")  # SC2086, unless disabled
+    (ex.work / ".shellcheckrc").write_text("disable=SC2086\n")
+    check = ("--", "shellcheck", "warn.sh")
+    assert ex.run(*USE, *check).returncode == 0
+    assert outcome(ex.run(*USE, *check)) == "hit"
+    (ex.work / ".shellcheckrc").write_text("# SC2086 back on\n")
+    stale = ex.run(*USE, *check)
+    assert outcome(stale) == "fail" and b"SC2086" in stale.stdout  # not a replayed PASS
+    (ex.work / ".shellcheckrc").write_text("disable=SC2086\n")
+    assert outcome(ex.run(*USE, *check)) == "hit"  # the first past is still on record
+
+
+def test_rules_file_edit_misses(ex, strace):
+    # A verifier whose rules are not on its command line (seed 001's rules/AC.rules).
+    (ex.work / "rules").mkdir()
+    (ex.work / "rules" / "AC.rules").write_text("TODO\n")
+    (ex.work / "verifier.sh").write_text('#!/bin/sh\nif grep -q -f rules/AC.rules good.sh; then echo FAIL; exit 1; fi\n'
+                                         'echo PASS\n')
+    verify = ("--", "sh", "verifier.sh")
+    assert ex.run(*USE, *verify).stdout == b"PASS\n"
+    assert outcome(ex.run(*USE, *verify)) == "hit"
+    (ex.work / "rules" / "AC.rules").write_text("hello\n")
+    stale = ex.run(*USE, *verify)
+    assert stale.returncode == 1 and stale.stdout == b"FAIL\n"
+    (ex.work / "rules" / "AC.rules").write_text("TODO\n")
+    assert outcome(ex.run(*USE, *verify)) == "hit"
+
+
+def test_bare_ls_in_two_directories(ex, strace):
+    for name, files in (("docs", ("guide.md",)), ("scripts", ("run.sh", "x.sh"))):
+        (ex.work / name).mkdir()
+        for f in files:
+            (ex.work / name / f).write_text(f)
+    ls = ("--scope", "read", "--", "ls")
+    assert ex.run(*USE, *ls, cwd=ex.work / "scripts").stdout == b"run.sh\nx.sh\n"
+    docs = ex.run(*USE, *ls, cwd=ex.work / "docs")
+    assert outcome(docs) == "miss" and docs.stdout == b"guide.md\n"
+    assert outcome(ex.run(*USE, *ls, cwd=ex.work / "docs")) == "hit"
+    (ex.work / "docs" / "new.md").write_text("")
+    listing = ex.run(*USE, *ls, cwd=ex.work / "docs")
+    assert outcome(listing) == "miss" and listing.stdout == b"guide.md\nnew.md\n"
+
+
+def test_file_behind_a_symlink_in_a_directory_argument(ex, strace):
+    outside = ex.work / "outside.txt"
+    outside.write_text("hello one\n")
+    (ex.work / "d").mkdir()
+    (ex.work / "d" / "link").symlink_to(outside)
+    grep = ("--", "grep", "-R", "hello", "d")
+    assert ex.run(*USE, *grep).stdout == b"d/link:hello one\n"
+    assert outcome(ex.run(*USE, *grep)) == "hit"
+    outside.write_text("hello two\n")
+    edited = ex.run(*USE, *grep)
+    assert outcome(edited) == "miss" and edited.stdout == b"d/link:hello two\n"
+    assert outcome(ex.run(*USE, *grep)) == "hit"
+
+
+def test_a_file_that_appears_later_misses(ex, strace):
+    # A failed open is a read of absence: creating the file must change the answer.
+    cat = ("--", "sh", "-c", "cat optional.txt 2>/dev/null; echo done")
+    assert ex.run(*USE, *cat).stdout == b"done\n"
+    assert outcome(ex.run(*USE, *cat)) == "hit"
+    (ex.work / "optional.txt").write_text("now here\n")
+    appeared = ex.run(*USE, *cat)
+    assert outcome(appeared) == "miss" and appeared.stdout == b"now here\ndone\n"
+
+
+def test_relative_paths_follow_the_commands_own_chdir(ex, strace):
+    (ex.work / "sub").mkdir()
+    (ex.work / "sub" / "x.txt").write_text("one\n")
+    (ex.work / "x.txt").write_text("top\n")
+    cmd = ("--", "sh", "-c", "cd sub && cat x.txt")
+    assert ex.run(*USE, *cmd).stdout == b"one\n"
+    (ex.work / "x.txt").write_text("top, edited\n")  # not what it read
+    assert outcome(ex.run(*USE, *cmd)) == "hit"
+    (ex.work / "sub" / "x.txt").write_text("two\n")
+    assert ex.run(*USE, *cmd).stdout == b"two\n"
+
+
+def test_same_size_edit_with_the_old_mtime_still_misses(ex, strace):
+    # The stat shortcut must not be fooled: ctime moves even when mtime is put back.
+    target = ex.work / "data.txt"
+    target.write_text("aaaa\n")
+    cmd = ("--", "cat", "data.txt")
+    ex.run(*USE, *cmd)
+    assert outcome(ex.run(*USE, *cmd)) == "hit"
+    before = os.stat(target)
+    target.write_text("bbbb\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    edited = ex.run(*USE, *cmd)
+    assert outcome(edited) == "miss" and edited.stdout == b"bbbb\n"
+
+
+def test_a_run_that_changes_what_it_read_is_not_cached(ex, strace):
+    (ex.work / "counter.txt").write_text("1\n")
+    bump = ("--", "sh", "-c", "n=$(cat counter.txt); echo $n; echo $((n + 1)) > counter.txt")
+    first = ex.run(*USE, "--explain", *bump)
+    assert b"not cached: the command changed" in first.stderr and b"counter.txt" in first.stderr
+    second = ex.run(*USE, *bump)
+    assert outcome(second) == "fresh" and second.stdout == b"2\n"
+
+
+def test_outputs_written_first_are_not_inputs(ex, strace):
+    cmd = ("--", "sh", "-c", "echo built > out.txt; cat out.txt")
+    assert ex.run(*USE, *cmd).stdout == b"built\n"
+    assert outcome(ex.run(*USE, *cmd)) == "hit"
+
+
+def test_explain_lists_the_read_set_and_names_the_change(ex, strace):
+    (ex.work / "conf.ini").write_text("a=1\n")
+    cmd = ("--", "cat", "conf.ini")
+    recorded = ex.run(*USE, "--explain", *cmd)
+    assert b"recorded read-set:" in recorded.stderr and str(ex.work / "conf.ini").encode() in recorded.stderr
+    hit = ex.run(*USE, "--explain", *cmd)
+    assert b"hit; read-set:" in hit.stderr
+    (ex.work / "conf.ini").write_text("a=2\n")
+    miss = ex.run(*USE, "--explain", *cmd)
+    assert f"miss: {ex.work / 'conf.ini'} changed".encode() in miss.stderr
+
+
+def test_without_a_tracer_the_fallback_says_so_once(ex):
+    result = ex.run(*USE, "--", PY, "tool.py", "runs", extra_env={"ACTIONCACHE_TRACE": "off"})
+    assert result.stderr.count(b"read-sets off") == 1
+    again = ex.run(*USE, "--", PY, "tool.py", "runs", extra_env={"ACTIONCACHE_TRACE": "off"})
+    assert outcome(again) == "hit" and ex.runs() == 1
