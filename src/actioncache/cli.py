@@ -24,7 +24,7 @@ FACE_COMMANDS: dict[str, tuple[str, str]] = {
     "exec": ("actioncache.runs.cli", "run a command through the cache (verifiers, reads, read-only LLM steps)"),
     "mcp": ("actioncache.scratchpad.mcp_server", "serve the session scratchpad as MCP tools over stdio"),
     "mcp-proxy": ("actioncache.integrations.mcp_proxy", "cache an MCP server's read-only tool calls (stdio proxy)"),
-    "loop-stats": ("actioncache.runs.stats", "print the seed's Cache Statistics block for exec runs (--since WHEN)"),
+    "loop-stats": ("actioncache.runs.stats", "print a loop's Cache Statistics block: exec hits, misses and time saved since WHEN"),
     "doctor": ("actioncache.runs.doctor", "check that a loop's cache works: variables reach a child, store, a hit"),
     "trust": ("actioncache.trust", "let a directory's config file choose the store and the mode"),
 }

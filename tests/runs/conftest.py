@@ -21,10 +21,12 @@ POLICY_VARS = (*ENV_VARS, "SHELLCHECK_OPTS", "ACTIONCACHE_TRACE")
 GOOD_SH = '#!/bin/sh\necho "hello $1"\n'
 BAD_SH = "#!/bin/sh\necho $undefined_var\n"
 
-# A tool that counts its own runs in runs.txt: a hit is proven by the count not moving.
+# A tool that counts its own runs in $RUNS_FILE: a hit is proven by the count not moving. The
+# counter lives outside the work tree: a Python tool lists its own directory while importing, and
+# a run that then adds a file to a directory it listed is (rightly) not cached the first time.
 COUNTING_TOOL = textwrap.dedent("""\
     import os, sys
-    with open("runs.txt", "a") as f:
+    with open(os.environ["RUNS_FILE"], "a") as f:
         f.write("x")
     mode = sys.argv[1]
     if mode == "bytes":
@@ -34,7 +36,7 @@ COUNTING_TOOL = textwrap.dedent("""\
         sys.stderr.write("boom\\n")
         sys.exit(3)
     elif mode == "runs":
-        print(os.path.getsize("runs.txt"))
+        print(os.path.getsize(os.environ["RUNS_FILE"]))
     elif mode == "stdin":
         sys.stdout.write(sys.stdin.read().upper())
     """)
@@ -49,7 +51,7 @@ class ExecEnv:
     run: Callable[..., subprocess.CompletedProcess]
 
     def runs(self) -> int:
-        path = self.work / "runs.txt"
+        path = Path(self.env["RUNS_FILE"])
         return path.stat().st_size if path.exists() else 0
 
     def stats(self) -> dict:
@@ -114,6 +116,8 @@ def ex(tmp_path, src_env) -> ExecEnv:
     env["ACTIONCACHE_URL"] = url
     env["ACTIONCACHE_TRUST_FILE"] = str(tmp_path / "trusted")  # never the user's own trust list
     env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
+    (tmp_path / "counter").mkdir()
+    env["RUNS_FILE"] = str(tmp_path / "counter" / "runs.txt")
 
     def run(*args: str, extra_env: dict[str, str] | None = None, stdin: bytes | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -146,6 +146,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     outputs: set[str] = set()
     observed: dict[str, str | None] = {}  # path -> the error of its first look (None: it was there)
     changed_after_look: set[str] = set()
+    relisted: set[str] = set()  # listed directories the command may have added to or removed from
     listed: set[str] = set()
     skip = tuple(_normal(p) for p in ignore)
     for touch in touches:
@@ -159,7 +160,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             elif not touch.error:
                 changed_after_look.add(path)
             if touch.kind in ("create", "remove") and _parent(path) in listed and not touch.error:
-                raise Unrecordable(f"the command changed the listing of {_parent(path)}, which it had listed")
+                relisted.add(_parent(path))
             continue
         if path in outputs:
             continue  # reading back its own output
@@ -171,9 +172,16 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             listed.add(path)
         looked[(kind, path)] = None
     for path in changed_after_look:
-        # Known only when it was absent before: a lock or temporary file the run made and removed.
+        # Fine when it did not really change (its ctime predates the run: an O_CREAT of a file that
+        # was there, a read-write open with no write), or when it was absent before and is again
+        # (a lock or temporary file the run made and removed).
+        if _untouched_since(path, started_ns):
+            continue
         if observed[path] is None or look("l", path)[0] != "!" + str(observed[path]):
             raise Unrecordable(f"the command changed {path}, which it had read")
+    for directory in relisted:
+        if not _untouched_since(directory, started_ns):  # any entry added or removed moves its ctime
+            raise Unrecordable(f"the command changed the listing of {directory}, which it had listed")
     records: list[list[Any]] = []
     for kind, path in _fold(looked):
         seen, info = look(kind, path)
@@ -191,6 +199,14 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
         records.append([kind, path, seen, sig])
     return records
+
+
+def _untouched_since(path: str, started_ns: int) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return info.st_ctime_ns < started_ns - granularity(info)
 
 
 def _fold(looked: dict[tuple[str, str], None]) -> list[tuple[str, str]]:
