@@ -23,7 +23,7 @@ import warnings
 import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple, Protocol
 
-from .codec import Codec, make_codec
+from .codec import DEFAULT_COMPRESS_THRESHOLD_BYTES, Codec, make_codec
 from .errors import HashError, KeyStrategyError, UnsupportedEntryError
 from .events import CacheEvent, Observer, notify
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
@@ -173,11 +173,12 @@ class Cache:
         stats_flush_s: float = 5.0,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.time,
+        compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES,
     ) -> None:
         if store is not None and url is not None:
             raise ValueError("give either a store URL or store=..., not both")
         self.store: CacheStore = store if store is not None else open_store(url)
-        self.codec: Codec = make_codec(codec, secret)
+        self.codec: Codec = make_codec(codec, secret, compress_threshold_bytes)
         self.default_ttl_seconds = resolve_ttl(default_ttl_seconds)
         _check_probability(cleanup_probability)
         self.cleanup_probability = cleanup_probability

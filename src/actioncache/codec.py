@@ -9,6 +9,9 @@ Every encoded value starts with one format byte:
   Python type, so the round trip is lossless.
 * ``p`` HMAC-SHA256-signed pickle, written only by :class:`SignedPickleCodec` and only for values
   JSON cannot hold. Without the secret, or with a bad signature, it is never unpickled.
+* ``z`` / ``x`` a value of one of the forms above, compressed with zstd / zlib because its encoding
+  reached ``compress_threshold_bytes``. The byte says how it was written, so a reader needs no
+  setting to read it, and entries written before compression existed read as they always did.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import hmac
 import json
 import os
 import pickle
+import zlib
 from typing import Any, Protocol
 
 from ._json import utf8_json
@@ -28,6 +32,14 @@ from .errors import CodecError, CorruptEntryError, UnsupportedEntryError
 PLAIN = b"j"
 TAGGED = b"t"
 PICKLED = b"p"
+ZSTD = b"z"
+ZLIB = b"x"
+# Values whose encoding reaches this size are compressed (64 KiB: below it the saving is small and
+# the hit path of small values stays one JSON scan). None turns compression off.
+DEFAULT_COMPRESS_THRESHOLD_BYTES = 64 * 1024
+# A compressed entry never expands past this on decode: a planted or corrupt frame that claims
+# more is a corrupt entry (a miss), not an out-of-memory error in the reader.
+MAX_DECOMPRESSED_BYTES = 2 * 1024**3
 TAG = "__ac__"
 SECRET_ENV = "ACTIONCACHE_SECRET"
 
@@ -128,18 +140,73 @@ def _freeze(key: Any) -> Any:
 _scan_once = json.JSONDecoder().scan_once
 
 
+def _zstd() -> Any:
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard
+
+
+def compress(data: bytes) -> bytes:
+    """``data`` compressed, behind the format byte of the method used: zstd when the ``zstandard``
+    package is installed, zlib (standard library) otherwise."""
+    zstandard = _zstd()
+    if zstandard is not None:
+        return ZSTD + zstandard.ZstdCompressor(level=3).compress(data)
+    return ZLIB + zlib.compress(data, 6)
+
+
+def decompress(data: bytes) -> bytes:
+    """The inverse of :func:`compress`, bounded by ``MAX_DECOMPRESSED_BYTES``."""
+    fmt, body = data[:1], memoryview(data)[1:]
+    try:
+        if fmt == ZLIB:
+            inflater = zlib.decompressobj()
+            out = inflater.decompress(body, MAX_DECOMPRESSED_BYTES + 1)
+            if len(out) > MAX_DECOMPRESSED_BYTES or inflater.unconsumed_tail:
+                raise CorruptEntryError("compressed value expands past the decode limit")
+            return out
+        zstandard = _zstd()
+        if zstandard is None:
+            raise UnsupportedEntryError("entry is zstd-compressed; install the zstandard package "
+                                        "(pip install 'actioncache[compression]') to read it")
+        with zstandard.ZstdDecompressor().stream_reader(bytes(body)) as reader:
+            out = reader.read(MAX_DECOMPRESSED_BYTES + 1)
+        if len(out) > MAX_DECOMPRESSED_BYTES:
+            raise CorruptEntryError("compressed value expands past the decode limit")
+        return out
+    except (CorruptEntryError, UnsupportedEntryError):
+        raise
+    except Exception as exc:  # zlib.error, zstandard.ZstdError, MemoryError: all mean "not a valid frame"
+        raise CorruptEntryError(f"compressed value does not decompress: {exc}") from exc
+
+
 class JSONCodec:
-    """The default codec: JSON, with a lossless tagged form for a few common Python types."""
+    """The default codec: JSON, with a lossless tagged form for a few common Python types.
+
+    Encodings of ``compress_threshold_bytes`` or more are stored compressed (see :func:`compress`).
+    """
 
     name = "json"
+    compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES
 
     def encode(self, value: Any) -> bytes:
         try:
             if _is_plain(value):
-                return PLAIN + utf8_json(value)
-            return TAGGED + utf8_json(_tag(value))
+                data = PLAIN + utf8_json(value)
+            else:
+                data = TAGGED + utf8_json(_tag(value))
         except RecursionError as exc:
             raise CodecError("a circular (or extremely deep) value is not cached; the fresh result is returned") from exc
+        return self._maybe_compress(data)
+
+    def _maybe_compress(self, data: bytes) -> bytes:
+        threshold = self.compress_threshold_bytes
+        if threshold is None or len(data) < threshold:
+            return data
+        packed = compress(data)
+        return packed if len(packed) < len(data) else data  # incompressible: store it as it is
 
     def decode(self, data: bytes) -> Any:
         fmt = data[:1]
@@ -156,6 +223,8 @@ class JSONCodec:
             raise CorruptEntryError("cached value is not valid JSON") from exc
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptEntryError(f"cached value is not valid JSON: {exc}") from exc
+        if fmt == ZSTD or fmt == ZLIB:
+            return self.decode(decompress(data))
         if fmt == PICKLED:
             raise UnsupportedEntryError(
                 "entry was written as signed pickle; open the cache with codec='pickle' and the same secret to read it"
@@ -187,9 +256,11 @@ class SignedPickleCodec(JSONCodec):
             return super().encode(value)
         except CodecError:
             payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-            return PICKLED + self._sign(payload) + payload
+            return self._maybe_compress(PICKLED + self._sign(payload) + payload)
 
     def decode(self, data: bytes) -> Any:
+        if data[:1] == ZSTD or data[:1] == ZLIB:
+            data = decompress(data)
         if data[:1] != PICKLED:
             return super().decode(data)
         signature, payload = data[1:33], data[33:]
@@ -198,7 +269,21 @@ class SignedPickleCodec(JSONCodec):
         return pickle.loads(payload)  # noqa: S301 - signature verified above
 
 
-def make_codec(codec: str | Codec | None = None, secret: bytes | str | None = None) -> Codec:
+def make_codec(codec: str | Codec | None = None, secret: bytes | str | None = None,
+               compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES) -> Codec:
+    """The codec a cache uses; ``compress_threshold_bytes`` applies to the built-in ones (None: never)."""
+    if compress_threshold_bytes is not None and (
+            isinstance(compress_threshold_bytes, bool) or not isinstance(compress_threshold_bytes, int)
+            or compress_threshold_bytes < 0):
+        raise ValueError(f"compress_threshold_bytes must be a whole number of bytes ≥ 0 or None (never compress), "
+                         f"not {compress_threshold_bytes!r}")
+    built = _builtin_codec(codec, secret)
+    if isinstance(built, JSONCodec) and compress_threshold_bytes != DEFAULT_COMPRESS_THRESHOLD_BYTES:
+        built.compress_threshold_bytes = compress_threshold_bytes
+    return built
+
+
+def _builtin_codec(codec: str | Codec | None, secret: bytes | str | None) -> Codec:
     if codec is None or codec == "json":
         return JSONCodec()
     if codec == "pickle":
