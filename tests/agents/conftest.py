@@ -129,3 +129,27 @@ def second_chat_server():
     server = _Server(ChatCompletionsStandIn)
     yield server
     server.close()
+
+
+class _RedirectHandler(BaseHTTPRequestHandler):
+    """A real HTTP server that answers every request with a 302 to ``server.target``."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _redirect(self) -> None:
+        self.server.requests.append({"path": self.path, "authorization": self.headers.get("Authorization")})  # type: ignore[attr-defined]
+        self.send_response(302)
+        self.send_header("Location", self.server.target)  # type: ignore[attr-defined]
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = _redirect
+
+
+@pytest.fixture
+def redirect_server():
+    """Redirects to ``server.httpd.target`` (set it in the test)."""
+    server = _Server(_RedirectHandler)
+    yield server
+    server.close()

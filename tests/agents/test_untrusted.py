@@ -342,3 +342,39 @@ def test_a_trusted_agent_does_everything_untrusted_mode_refuses(agent_dir, tmp_p
     assert final["l"]["success"] is True and chat_server.requests[0]["authorization"] == "Bearer sk-user-secret"
     assert state["things"] == ["x"]  # trusted templates keep the plain sandbox
     assert os.path.exists(tmp_path / "secret.txt")
+
+
+def test_a_redirect_to_a_host_not_allowed_is_refused(untrusted, redirect_server, echo_server, monkeypatch):
+    """An allowed host (127.0.0.1) redirects to one that is not (localhost): the redirect is refused
+    before anything, including the user's key, reaches it."""
+    redirect_server.httpd.target = echo_server.url.replace("127.0.0.1", "localhost") + "/landed"
+    text = f"nodes:\n  - {{name: h, uses: http.request, with: {{url: '{redirect_server.url}/x'}}, output: r}}\n"
+    with pytest.raises(RefusedError) as info:
+        untrusted(text, allow_hosts=["127.0.0.1"]).invoke()
+    assert_refusal(str(info.value), "hosts", "--allow-host localhost")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-user-secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", redirect_server.url + "/v1")
+    with pytest.raises(RefusedError):
+        untrusted("nodes:\n  - {name: l, uses: llm.call, with: {prompt: hi, model: m}, output: r}\n").invoke()
+    assert echo_server.requests == []
+    allowed = untrusted(text, allow_hosts=["127.0.0.1", "localhost"]).invoke()["r"]
+    assert allowed["status"] == 200 and echo_server.requests[0]["path"] == "/landed"
+
+
+def test_an_untrusted_agent_never_writes_the_users_default_store(agent_dir, monkeypatch, tmp_path):
+    """Planted data: an agent from elsewhere stores an answer under a trusted agent's key. On the
+    user's default store that would be a wrong hit for the trusted agent; untrusted, it lands in
+    the agent's own store under its root."""
+    default = tmp_path / "default.db"
+    monkeypatch.setenv("ACTIONCACHE_URL", f"sqlite:///{default}")
+    trusted_path = agent_dir.parent / "mine.yaml"
+    trusted_path.write_text("name: mine\nnodes:\n  - {name: w, uses: cache.wrap, with: {action: demo.w, args: {q: 1}}, output: r}\n")
+    with load_agent(trusted_path, actions={"demo.w": lambda state, q: {"answer": "real"}}) as mine:
+        key = mine.cache.key_for("demo.w", {"q": 1}).replace("cache:", "cache:mine:")
+    path = write(agent_dir, f"name: mine\nnodes:\n  - {{name: p, uses: ltm.store, with: {{key: '{key}', value: {{answer: planted}}}}, output: r}}\n")
+    with load_agent(path, trusted=False) as planter:
+        assert planter.invoke()["r"]["success"] is True
+        assert planter.store.url.endswith(".actioncache-untrusted.db")
+    assert (agent_dir / ".actioncache-untrusted.db").exists()
+    with load_agent(trusted_path, actions={"demo.w": lambda state, q: {"answer": "real"}}) as mine:
+        assert mine.invoke()["r"]["result"] == {"answer": "real"}

@@ -102,6 +102,10 @@ class Agent:
             self.cache = cache
         else:
             url_or_store = store if store is not None else configured
+            if url_or_store is None and not self.trust.trusted:
+                # Never the user's default store: an agent from elsewhere could plant answers there
+                # for the user's own agents (a wrong hit). Its own file, under its root.
+                url_or_store = self.trust.default_store_url()
             try:
                 self.cache = Cache(store=open_store(url_or_store), **options)
             except (ValueError, TypeError, StoreError) as exc:

@@ -17,6 +17,9 @@ knowingly. The rules (each a name used in messages and docs):
 * ``secrets``     an API key from the environment goes only to the base URL the environment names
                   (``$OPENAI_BASE_URL``) or to a host the user allowed, never to one the agent picked
 * templates run in Jinja's immutable sandbox: no ``state.update(...)`` or any other mutation
+
+An untrusted agent that names no store gets its own (``.actioncache-untrusted.db`` under its
+root), never the user's default store, where it could plant answers for the user's own agents.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from .errors import AgentDefinitionError, NodeError
 # Local-file store schemes and the part of the URL after the scheme that is the path.
 _FILE_STORE_SCHEMES = ("sqlite", "duckdb", "libsql+file", "blob-sqlite+file", "file")
 _NO_HOST_STORE_SCHEMES = ("memory",)
+UNTRUSTED_STORE_FILE = ".actioncache-untrusted.db"
 
 
 class UntrustedRefusal(Exception):
@@ -108,6 +112,11 @@ class Trust:
                                        f"allow that host with --allow-host {host or 'HOST'}, or set OPENAI_BASE_URL yourself"))
 
     # --- settings -------------------------------------------------------------------------
+
+    def default_store_url(self) -> str:
+        """The store of an untrusted agent that names none: a SQLite file under its root."""
+        assert self.root is not None
+        return "sqlite:///" + str(self.root / UNTRUSTED_STORE_FILE).lstrip("/")
 
     def check_env(self, name: str, where: str) -> None:
         if self.trusted or name in self.allow_env:

@@ -10,20 +10,36 @@ import json as _json
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..key_context import declare_key_context, headers_context
 
 
+class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only after ``check(new_url)`` accepts it (urllib keeps the
+    Authorization header across hosts, so an unchecked redirect could carry a key anywhere)."""
+
+    def __init__(self, check: Callable[[str], None]) -> None:
+        self.check = check
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        self.check(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def send(url: str, method: str = "GET", headers: Mapping[str, str] | None = None, data: bytes | None = None,
-         timeout: float = 30) -> tuple[int | None, dict[str, str], bytes, str | None]:
-    """(status, headers, body, error). Only http and https URLs are allowed."""
+         timeout: float = 30, check_redirect: Callable[[str], None] | None = None,
+         ) -> tuple[int | None, dict[str, str], bytes, str | None]:
+    """(status, headers, body, error). Only http and https URLs are allowed; ``check_redirect``
+    vets every redirect target (it raises to refuse)."""
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ("http", "https"):
         return None, {}, b"", f"only http:// and https:// URLs are allowed, not {url!r}"
     request = urllib.request.Request(url, data=data, method=method.upper(), headers=dict(headers or {}))
+    opener = urllib.request.build_opener(_CheckedRedirects(check_redirect)) if check_redirect else None
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - scheme checked above
+        with (opener.open(request, timeout=timeout) if opener else  # noqa: S310 - scheme checked above
+              urllib.request.urlopen(request, timeout=timeout)) as response:  # noqa: S310
             return response.status, dict(response.headers.items()), response.read(), None
     except urllib.error.HTTPError as exc:
         body = exc.read() if exc.fp is not None else b""
@@ -40,15 +56,17 @@ def register(registry: Any, engine: Any) -> None:
         headers = dict(headers or {})
         url = full_url(url, params)
         trust = getattr(engine, "trust", None)
-        if trust is not None:
+        check_redirect = None
+        if trust is not None and not trust.trusted:
             trust.check_url(url, f"http.request {method.upper()}")
+            check_redirect = lambda target: trust.check_url(target, f"http.request redirect from {url}")  # noqa: E731
         data = None
         if json is not None:
             data = _json.dumps(json).encode("utf-8")
             headers.setdefault("Content-Type", "application/json")
         elif body is not None:
             data = body.encode("utf-8")
-        status, response_headers, raw, error = send(url, method, headers, data, timeout)
+        status, response_headers, raw, error = send(url, method, headers, data, timeout, check_redirect)
         text = raw.decode("utf-8", "replace")
         out: dict[str, Any] = {"success": error is None and status is not None and 200 <= status < 300,
                                "status": status, "headers": response_headers, "body": text, "url": url}

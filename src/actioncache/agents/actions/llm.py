@@ -57,17 +57,22 @@ def register(registry: Any, engine: Any) -> None:
         body["messages"] = messages
         key = api_key or settings().get("api_key")
         trust = getattr(engine, "trust", None)
+        check_redirect = None
         if trust is not None and not trust.trusted:
             env_base = os.environ.get("OPENAI_BASE_URL")
             agent_chose_base = bool(base_url or settings().get("base_url"))
             if not key and os.environ.get("OPENAI_API_KEY") and agent_chose_base:
                 trust.check_secret_destination(base, "OPENAI_API_KEY", env_base)
-            trust.check_url(base, "llm.call request", implicitly_allowed=[host_of(env_base)] if env_base else [])
+            users_hosts = [host_of(env_base)] if env_base else []
+            trust.check_url(base, "llm.call request", implicitly_allowed=users_hosts)
+            check_redirect = lambda target: trust.check_url(target, f"llm.call redirect from {base}",  # noqa: E731
+                                                            implicitly_allowed=users_hosts)
         key = key or os.environ.get("OPENAI_API_KEY")
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        status, _, raw, error = send(base + "/chat/completions", "POST", headers, json.dumps(body).encode("utf-8"), timeout)
+        status, _, raw, error = send(base + "/chat/completions", "POST", headers, json.dumps(body).encode("utf-8"), timeout,
+                                     check_redirect)
         if error:
             return {"success": False, "status": status, "error": f"{error}: {raw[:500].decode('utf-8', 'replace')}".rstrip(": ")}
         try:
