@@ -265,3 +265,19 @@ def test_a_failing_store_is_cache_error(agent_from, private_redis):
         private_redis.start()
     for name in ("g", "i", "c", "l"):
         assert state[name]["success"] is False and state[name]["error_type"] == "cache_error", name
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
+def test_custom_keys_keep_separate_entries_on_each_backend(write_agent, tmp_path, backend):
+    """TEA's cache.wrap integration flow (hit, miss, separate keys) on a real SQLite and DuckDB file."""
+    pytest.importorskip(backend) if backend == "duckdb" else None
+    calls = []
+    path = write_agent(f"name: flow\nsettings: {{ltm: {{backend: {backend}, path: ./c.{backend}}}}}\nnodes:\n"
+                       "  - {name: w, uses: cache.wrap, with: {action: demo.w, key: '{{ state.key }}', ttl_seconds: 300,"
+                       " args: {value: '{{ state.value }}'}}, output: r}\n")
+    with load_agent(path, actions={"demo.w": counting(calls)}) as agent:
+        first = agent.invoke({"key": "key1", "value": "value1"})["r"]
+        second = agent.invoke({"key": "key2", "value": "value2"})["r"]
+        again = agent.invoke({"key": "key1", "value": "value1"})["r"]
+    assert (first["_cache_hit"], second["_cache_hit"], again["_cache_hit"]) == (False, False, True)
+    assert again["result"] == first["result"] and again["_cache_key"] == "cache:flow:key1" and len(calls) == 2
