@@ -1,0 +1,166 @@
+"""LangChain adapter: ``ActionCacheLLMCache``, a ``BaseCache`` for ``set_llm_cache``, and stream replay.
+
+    from langchain_core.globals import set_llm_cache
+    from actioncache import Cache
+    from actioncache.integrations.langchain import ActionCacheLLMCache
+
+    llm_cache = ActionCacheLLMCache(Cache())
+    set_llm_cache(llm_cache)                    # every chat model's invoke/generate now goes through it
+    for chunk in llm_cache.stream(model, "hi"):  # LangChain's .stream() never asks a BaseCache: this does
+        ...
+
+The key is LangChain's own pair: the prompt (the serialized messages) and the ``llm_string`` (the
+model's class and every parameter, bound tools and call options included), hashed as one canonical
+document under the action ``langchain.llm``. A hit returns LangChain's own generation objects.
+
+Sampling: a temperature above 0 without a seed in the ``llm_string`` (or none stated: providers
+default to 1.0) is cached only with ``cache_nondeterministic=True``, as ``llm_keys`` explains.
+Install with ``pip install 'actioncache[langchain]'``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import warnings
+from typing import Any, AsyncIterator, Iterator, Sequence
+
+from langchain_core.caches import BaseCache
+from langchain_core.load import dumpd, dumps, load
+
+from ..cache import Cache, default_cache
+from ..keys import args_key
+from .llm_keys import DEFAULT_TEMPERATURE, is_sampling
+
+ACTION = "langchain.llm"
+STREAM_ACTION = "langchain.stream"
+
+_PARAM = r"""['"]{name}['"]\s*[:,]\s*(-?[0-9.]+(?:[eE][-+]?[0-9]+)?|None|null)"""
+
+
+def sampling_params(llm_string: str) -> dict[str, Any]:
+    """``temperature`` and ``seed`` as LangChain spelled them into an ``llm_string`` (absent when absent)."""
+    found: dict[str, Any] = {}
+    for name in ("temperature", "seed"):
+        values = re.findall(_PARAM.format(name=name), llm_string)
+        values = [v for v in values if v not in ("None", "null")]
+        if values:
+            found[name] = float(values[-1])  # call options come after the model's own fields
+    return found
+
+
+class ActionCacheLLMCache(BaseCache):
+    """A LangChain ``BaseCache`` over an actioncache :class:`Cache` (any store: SQLite, Redis, ...)."""
+
+    def __init__(self, cache: Cache | None = None, *, ttl_seconds: float | None = None,
+                 cache_nondeterministic: bool = False, default_temperature: float = DEFAULT_TEMPERATURE) -> None:
+        if cache is not None and not isinstance(cache, Cache):
+            raise ValueError(f"cache must be an actioncache.Cache, not {type(cache).__name__}")
+        self.cache = cache or default_cache()
+        self.cache_nondeterministic = cache_nondeterministic
+        self.default_temperature = default_temperature
+        self._options = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
+
+    # --- BaseCache ---------------------------------------------------------------------
+
+    def key_for(self, prompt: str, llm_string: str, action: str = ACTION) -> str | None:
+        """The entry's key, or None when this request samples and sampling is not cached."""
+        if not self.cache_nondeterministic and is_sampling(sampling_params(llm_string), self.default_temperature):
+            return None
+        return args_key(action, {"prompt": prompt, "llm": llm_string})
+
+    def lookup(self, prompt: str, llm_string: str) -> list[Any] | None:
+        key = self.key_for(prompt, llm_string)
+        if key is None:
+            return None
+        hit = self.cache.lookup(ACTION, key)
+        return None if hit is None else [revive(g) for g in hit["result"]]
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Any]) -> None:
+        key = self.key_for(prompt, llm_string)
+        if key is None:
+            return
+        generations = [json.loads(dumps(g)) for g in return_val]  # plain JSON (dumpd keeps str subclasses)
+        self.cache.wrap(ACTION, lambda: generations, {}, key=key, skip_cache=True,
+                        metadata=_usage(return_val), **self._options)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Delete every LangChain entry of this cache (plain and streamed)."""
+        for action in (ACTION, STREAM_ACTION):
+            self.cache.invalidate_action(action)
+
+    # --- stream replay -----------------------------------------------------------------
+
+    def stream(self, model: Any, input: Any, *, stop: list[str] | None = None, **kwargs: Any) -> Iterator[Any]:
+        """``model.stream(input, ...)`` through the cache: a hit replays the stored ``AIMessageChunk``s,
+        one per original chunk; a miss streams live and is stored once the stream ended normally."""
+        key = self._stream_key(model, input, stop, kwargs)
+        if key is not None:
+            hit = self.cache.lookup(STREAM_ACTION, key)
+            if hit is not None:
+                yield from (revive(c) for c in hit["result"])
+                return
+        chunks, started = [], time.perf_counter()
+        for chunk in model.stream(input, stop=stop, **kwargs):
+            chunks.append(chunk)
+            yield chunk
+        if key is not None:  # reached only when the stream ended and the consumer read it all
+            self._store_stream(key, chunks, started)
+
+    async def astream(self, model: Any, input: Any, *, stop: list[str] | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """``stream`` for ``model.astream``."""
+        key = self._stream_key(model, input, stop, kwargs)
+        if key is not None:
+            hit = self.cache.lookup(STREAM_ACTION, key)
+            if hit is not None:
+                for c in hit["result"]:
+                    yield revive(c)
+                return
+        chunks, started = [], time.perf_counter()
+        async for chunk in model.astream(input, stop=stop, **kwargs):
+            chunks.append(chunk)
+            yield chunk
+        if key is not None:
+            self._store_stream(key, chunks, started)
+
+    def _stream_key(self, model: Any, input: Any, stop: list[str] | None, kwargs: dict[str, Any]) -> str | None:
+        from langchain_core.messages import convert_to_messages
+
+        messages = input.to_messages() if hasattr(input, "to_messages") else \
+            convert_to_messages([input] if isinstance(input, str) else input)
+        prompt = dumps([m.model_copy(update={"id": None}) for m in messages])  # as LangChain's own lookup
+        spell = getattr(model, "_get_llm_string", None)  # the llm_string LangChain gives BaseCache.lookup
+        if callable(spell):
+            llm_string = spell(stop=stop, **kwargs)
+        else:
+            llm_string = json.dumps(dumpd(model), sort_keys=True, default=repr) + "---" + \
+                str(sorted({**kwargs, "stop": stop}.items()))
+        return self.key_for(prompt, llm_string, STREAM_ACTION)
+
+    def _store_stream(self, key: str, chunks: list[Any], started: float) -> None:
+        stored = [json.loads(dumps(c)) for c in chunks]
+        metadata = {"llm_duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+        self.cache.wrap(STREAM_ACTION, lambda: stored, {}, key=key, skip_cache=True, metadata=metadata, **self._options)
+
+
+def revive(stored: Any) -> Any:
+    """LangChain's object for stored JSON, through its own loader (langchain_core classes only)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # load() announces itself as beta on every call
+        return load(stored, allowed_objects="core")
+
+
+def _usage(generations: Sequence[Any]) -> dict[str, Any]:
+    """Token usage LangChain put on the messages (``usage_metadata``), for the metrics."""
+    out: dict[str, Any] = {}
+    for generation in generations:
+        message = getattr(generation, "message", None)
+        usage = getattr(message, "usage_metadata", None) or {}
+        for name, target in (("input_tokens", "llm_input_tokens"), ("output_tokens", "llm_output_tokens")):
+            if isinstance(usage.get(name), int):
+                out[target] = out.get(target, 0) + usage[name]
+        model = (getattr(message, "response_metadata", None) or {}).get("model_name")
+        if isinstance(model, str):
+            out.setdefault("llm_model", model)
+    return out

@@ -1,0 +1,115 @@
+"""ActionCacheLLMCache in LangChain's own runtime (set_llm_cache) with its fake chat models."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.globals import set_llm_cache
+from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk
+
+from actioncache.integrations.langchain import ActionCacheLLMCache, sampling_params
+
+TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
+
+
+@pytest.fixture
+def llm_cache(mem_cache):
+    cache = ActionCacheLLMCache(mem_cache)
+    set_llm_cache(cache)
+    yield cache
+    set_llm_cache(None)
+
+
+def model() -> FakeListChatModel:
+    return FakeListChatModel(responses=[f"answer {i}" for i in range(10)])
+
+
+def test_second_identical_call_hits_and_returns_langchains_message(llm_cache, mem_cache) -> None:
+    m = model()
+    first = m.invoke("hello", temperature=0)
+    second = m.invoke("hello", temperature=0)
+    assert type(second) is AIMessage and second.content == first.content == "answer 0"
+    assert mem_cache.stats()["by_action"]["langchain.llm"]["hits"] == 1
+
+
+@pytest.mark.parametrize("change", [
+    {"temperature": 0, "tools": [TOOL]},
+    {"temperature": 0.5, "seed": 1},
+    {"temperature": 0, "model": "another"},
+])
+def test_changing_the_model_a_tool_or_the_temperature_misses(llm_cache, change) -> None:
+    m = model()
+    assert m.invoke("hello", temperature=0).content == "answer 0"
+    assert m.invoke("hello", **change).content == "answer 1"
+    assert m.invoke("hello", **change).content == "answer 1"     # and that one is cached too
+    other = FakeListChatModel(responses=["from another model"], sleep=0.01)  # other model fields
+    assert other.invoke("hello", temperature=0).content == "from another model"
+
+
+def test_sampling_is_not_cached_unless_asked(mem_cache) -> None:
+    set_llm_cache(ActionCacheLLMCache(mem_cache))
+    try:
+        m = model()
+        assert [m.invoke("hi").content for _ in range(2)] == ["answer 0", "answer 1"]   # no temperature: default 1.0
+        assert [m.invoke("hi", temperature=0.7).content for _ in range(2)] == ["answer 2", "answer 3"]
+        set_llm_cache(ActionCacheLLMCache(mem_cache, cache_nondeterministic=True))
+        assert [m.invoke("hi", temperature=0.7).content for _ in range(2)] == ["answer 4", "answer 4"]
+    finally:
+        set_llm_cache(None)
+
+
+def test_sampling_params_reads_both_llm_string_spellings() -> None:
+    assert sampling_params("""[('stop', None), ('temperature', 0.5)]""") == {"temperature": 0.5}
+    assert sampling_params('''{"kwargs": {"temperature": 0, "seed": 3}}---[('stop', None)]''') == {"temperature": 0, "seed": 3}
+    assert sampling_params("""[('temperature', None)]""") == {}
+
+
+def test_a_stream_replays_as_message_chunks_with_the_same_boundaries(llm_cache) -> None:
+    m = GenericFakeChatModel(messages=iter([AIMessage(content="red green blue"), AIMessage(content="other words")]))
+    live = list(llm_cache.stream(m, "colours?", temperature=0))
+    replayed = list(llm_cache.stream(m, "colours?", temperature=0))
+    assert all(isinstance(c, AIMessageChunk) for c in replayed)
+    assert [c.content for c in replayed] == [c.content for c in live] and len(live) > 3
+    assert "".join(c.content for c in replayed) == "red green blue"
+
+
+def test_an_interrupted_or_abandoned_stream_is_not_stored(llm_cache) -> None:
+    m = GenericFakeChatModel(messages=iter([AIMessage(content="one two three"), AIMessage(content="four five six"),
+                                            AIMessage(content="seven eight")]))
+    stream = llm_cache.stream(m, "q", temperature=0)
+    next(stream)
+    stream.close()                                        # the consumer stopped early
+    assert "".join(c.content for c in llm_cache.stream(m, "q", temperature=0)) == "four five six"
+
+    class Broken(GenericFakeChatModel):
+        def _stream(self, *args, **kwargs):
+            yield from list(super()._stream(*args, **kwargs))[:2]
+            raise ConnectionError("provider dropped the stream")
+
+    b = Broken(messages=iter([AIMessage(content="a b c d"), AIMessage(content="e f g h")]))
+    with pytest.raises(ConnectionError):
+        list(llm_cache.stream(b, "q2", temperature=0))
+    with pytest.raises(ConnectionError):
+        list(llm_cache.stream(b, "q2", temperature=0))    # not replayed from a half stream: ran again
+
+
+def test_async_invoke_and_stream(llm_cache) -> None:
+    async def main() -> None:
+        m = model()
+        first, second = await m.ainvoke("hey", temperature=0), await m.ainvoke("hey", temperature=0)
+        assert type(second) is AIMessage and second.content == first.content
+        g = GenericFakeChatModel(messages=iter([AIMessage(content="x y z"), AIMessage(content="no")]))
+        live = [c async for c in llm_cache.astream(g, "s", temperature=0)]
+        replayed = [c async for c in llm_cache.astream(g, "s", temperature=0)]
+        assert [c.content for c in replayed] == [c.content for c in live]
+
+    asyncio.run(main())
+
+
+def test_clear_removes_the_entries(llm_cache) -> None:
+    m = model()
+    m.invoke("hello", temperature=0)
+    llm_cache.clear()
+    assert m.invoke("hello", temperature=0).content == "answer 1"
