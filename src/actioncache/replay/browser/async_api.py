@@ -1,0 +1,118 @@
+"""Record and replay plans in a page of Playwright's async API (``playwright.async_api``).
+
+The same steps as :mod:`.sync_api` (see :mod:`.steps`), answered with ``await``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Mapping
+
+from ..models import Action, Page
+from ..plan_cache import PlanCache
+from ..validation import PersonalizeHook
+from .actuate import NAVIGATION_RETRIES, execute_args, select_args
+from .recorder import RecorderBase
+from .snapshot import ELEMENT_AT_JS, INDEX_OF_JS, SNAPSHOT_JS, page_from_snapshot, snapshot_arguments
+from .steps import Execute, Locate, Perform, ReplayOutcome, Settle, Sleep, Snapshot, Step, replay_steps
+
+
+async def asnapshot_page(page: Any) -> Page:
+    """The :class:`Page` of ``page``'s current DOM (same rule as ``page_from_html``)."""
+    last: Exception | None = None
+    for _ in range(NAVIGATION_RETRIES):
+        try:
+            return page_from_snapshot(await page.evaluate(SNAPSHOT_JS, snapshot_arguments()))
+        except Exception as exc:  # noqa: BLE001 - a navigation destroyed the context: wait and look again
+            last = exc
+            try:
+                await page.wait_for_load_state("load")
+            except Exception:  # noqa: BLE001
+                await asyncio.sleep(0.1)
+    raise RuntimeError(f"could not read the page's DOM: {last}") from last
+
+
+def _target(page: Any, target: Any) -> Any:
+    return page.locator(target) if isinstance(target, str) else target
+
+
+async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
+    if isinstance(request, Snapshot):
+        return await asnapshot_page(page)
+    if isinstance(request, Locate):
+        return await _target(page, request.target).evaluate(INDEX_OF_JS)
+    if isinstance(request, Perform):
+        target = _target(page, request.target)
+        if request.kind == "fill":
+            return await target.fill(str(request.value))
+        if request.kind == "select":
+            return await target.select_option(**select_args(request.value))
+        return await target.click()
+    if isinstance(request, Execute):
+        handle = None
+        if request.index is not None:
+            handle = (await page.evaluate_handle(ELEMENT_AT_JS, request.index)).as_element()
+        if handle is None:
+            raise RuntimeError(f"element {request.action.element_id} left the page before it could be used")
+        method, kwargs = execute_args(request.action)
+        return await getattr(handle, method)(**kwargs)
+    if isinstance(request, Settle):
+        try:
+            await page.wait_for_load_state("load", timeout=settle_timeout_ms)
+        except Exception:  # noqa: BLE001 - a slow resource: the snapshot waits for what it needs
+            pass
+        return None
+    if isinstance(request, Sleep):
+        return await asyncio.sleep(request.seconds)
+    raise TypeError(f"unknown request {request!r}")
+
+
+async def adrive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> Any:
+    """Answer ``steps``' requests on ``page`` until it returns; errors go back into it."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            request = steps.throw(error) if error is not None else steps.send(answer)
+        except StopIteration as done:
+            return done.value
+        answer, error = None, None
+        try:
+            answer = await _answer(page, request, settle_timeout_ms)
+        except Exception as exc:  # noqa: BLE001 - the steps decide what an error means
+            error = exc
+
+
+class AsyncPageRecorder(RecorderBase):
+    """:class:`~actioncache.replay.browser.PageRecorder` for Playwright's async API (``await rec.click(...)``)."""
+
+    async def click(self, target: Any, **fields: Any) -> Action:
+        return await adrive(self.page, self._element_step("click", target, **fields))
+
+    async def fill(self, target: Any, text: str, *, secret: str | bool | None = None, **fields: Any) -> Action:
+        """Type ``text``; ``secret=True`` (or a name) keeps it out of the store like a password."""
+        return await adrive(self.page, self._element_step("fill", target, text, secret=secret, **fields))
+
+    async def select(self, target: Any, value: str, **fields: Any) -> Action:
+        """Choose the option whose value (else text) is ``value``."""
+        return await adrive(self.page, self._element_step("select", target, value, **fields))
+
+    async def wait(self, seconds: float) -> Action:
+        return await adrive(self.page, self._wait_step(seconds))
+
+    def complete(self, **fields: Any) -> Action:
+        return self._complete(**fields)
+
+
+async def areplay_plan(plans: PlanCache, page: Any, goal: str, *, url: str | None = None, executed: Any = 0,
+                       personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None,
+                       secrets: Mapping[str, Any] | None = None, wait_s: float = 5.0) -> ReplayOutcome:
+    """:func:`~actioncache.replay.browser.replay_plan` for Playwright's async API.
+
+    The plan store is read synchronously (as :class:`PlanCache` is); each read is one small query.
+    """
+    return await adrive(page, replay_steps(plans, goal, url or page.url, executed=executed, personalize=personalize,
+                                           context=context, secrets=secrets, wait_s=wait_s))
+
+
+__all__ = ["AsyncPageRecorder", "adrive", "areplay_plan", "asnapshot_page"]

@@ -1,0 +1,116 @@
+"""Record and replay plans in a page of Playwright's sync API (``playwright.sync_api``)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..models import Action, Page
+from ..plan_cache import PlanCache
+from ..validation import PersonalizeHook
+from .actuate import NAVIGATION_RETRIES, execute_args, select_args
+from .recorder import RecorderBase
+from .snapshot import ELEMENT_AT_JS, INDEX_OF_JS, SNAPSHOT_JS, page_from_snapshot, snapshot_arguments
+from .steps import Execute, Locate, Perform, ReplayOutcome, Settle, Sleep, Snapshot, Step, replay_steps
+
+
+def snapshot_page(page: Any) -> Page:
+    """The :class:`Page` of ``page``'s current DOM (same rule as ``page_from_html``)."""
+    last: Exception | None = None
+    for _ in range(NAVIGATION_RETRIES):
+        try:
+            return page_from_snapshot(page.evaluate(SNAPSHOT_JS, snapshot_arguments()))
+        except Exception as exc:  # noqa: BLE001 - a navigation destroyed the context: wait and look again
+            last = exc
+            try:
+                page.wait_for_load_state("load")
+            except Exception:  # noqa: BLE001
+                page.wait_for_timeout(100)
+    raise RuntimeError(f"could not read the page's DOM: {last}") from last
+
+
+def _target(page: Any, target: Any) -> Any:
+    return page.locator(target) if isinstance(target, str) else target
+
+
+def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
+    if isinstance(request, Snapshot):
+        return snapshot_page(page)
+    if isinstance(request, Locate):
+        return _target(page, request.target).evaluate(INDEX_OF_JS)
+    if isinstance(request, Perform):
+        target = _target(page, request.target)
+        if request.kind == "fill":
+            return target.fill(str(request.value))
+        if request.kind == "select":
+            return target.select_option(**select_args(request.value))
+        return target.click()
+    if isinstance(request, Execute):
+        handle = page.evaluate_handle(ELEMENT_AT_JS, request.index).as_element() if request.index is not None else None
+        if handle is None:
+            raise RuntimeError(f"element {request.action.element_id} left the page before it could be used")
+        method, kwargs = execute_args(request.action)
+        return getattr(handle, method)(**kwargs)
+    if isinstance(request, Settle):
+        try:
+            page.wait_for_load_state("load", timeout=settle_timeout_ms)
+        except Exception:  # noqa: BLE001 - a slow resource: the snapshot waits for what it needs
+            pass
+        return None
+    if isinstance(request, Sleep):
+        return page.wait_for_timeout(request.seconds * 1000)
+    raise TypeError(f"unknown request {request!r}")
+
+
+def drive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> Any:
+    """Answer ``steps``' requests on ``page`` until it returns; errors go back into it."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            request = steps.throw(error) if error is not None else steps.send(answer)
+        except StopIteration as done:
+            return done.value
+        answer, error = None, None
+        try:
+            answer = _answer(page, request, settle_timeout_ms)
+        except Exception as exc:  # noqa: BLE001 - the steps decide what an error means
+            error = exc
+
+
+class PageRecorder(RecorderBase):
+    """Record a run on a Playwright (sync) page: each method fingerprints its target from the live
+    DOM, does the action, and keeps it in ``actions``. Targets are selectors, locators or handles.
+
+        rec = PageRecorder(page)
+        rec.fill("#user", "alice"); rec.fill("#password", pw); rec.click("text=Log in"); rec.complete()
+        rec.save(plans, "log in")          # the password is not stored: the plan keeps a placeholder
+    """
+
+    def click(self, target: Any, **fields: Any) -> Action:
+        return drive(self.page, self._element_step("click", target, **fields))
+
+    def fill(self, target: Any, text: str, *, secret: str | bool | None = None, **fields: Any) -> Action:
+        """Type ``text``; ``secret=True`` (or a name) keeps it out of the store like a password."""
+        return drive(self.page, self._element_step("fill", target, text, secret=secret, **fields))
+
+    def select(self, target: Any, value: str, **fields: Any) -> Action:
+        """Choose the option whose value (else text) is ``value``."""
+        return drive(self.page, self._element_step("select", target, value, **fields))
+
+    def wait(self, seconds: float) -> Action:
+        return drive(self.page, self._wait_step(seconds))
+
+    def complete(self, **fields: Any) -> Action:
+        return self._complete(**fields)
+
+
+def replay_plan(plans: PlanCache, page: Any, goal: str, *, url: str | None = None, executed: Any = 0,
+                personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None,
+                secrets: Mapping[str, Any] | None = None, wait_s: float = 5.0) -> ReplayOutcome:
+    """Replay the plan for ``(url or page.url, goal)`` in ``page``, each action validated on the DOM
+    it is about to act on; see :func:`~actioncache.replay.browser.steps.replay_steps`."""
+    return drive(page, replay_steps(plans, goal, url or page.url, executed=executed, personalize=personalize,
+                                    context=context, secrets=secrets, wait_s=wait_s))
+
+
+__all__ = ["PageRecorder", "drive", "replay_plan", "snapshot_page"]

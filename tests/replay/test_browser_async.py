@@ -1,0 +1,66 @@
+"""The same browser replay through Playwright's async API (issue 14: async and sync both work).
+
+Real Chromium (Debian's) on a site served on loopback by the test; see test_browser_replay.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from actioncache import open_store
+from actioncache.replay import FallbackReason, PlanCache
+
+from .browser_support import require_chromium
+from .loopback_site import PASSWORD, Site
+
+
+def test_async_record_and_replay_login_and_search(tmp_path):
+    path = require_chromium()
+    from playwright.async_api import async_playwright
+
+    from actioncache.replay.browser import AsyncPageRecorder, areplay_plan, asnapshot_page, chromium_launch_options
+
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+
+    async def main(site: Site) -> None:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(**chromium_launch_options(path))
+            page = await browser.new_page()
+            await page.goto(site.url + "/login")
+            assert [e.attributes.get("label") for e in (await asnapshot_page(page)).elements[:2]] == \
+                ["User name", "Password"]
+            rec = AsyncPageRecorder(page)
+            await rec.fill("#user", "alice")
+            await rec.fill(page.locator("#pw"), PASSWORD)
+            await rec.click(await page.query_selector("button[type=submit]"))
+            rec.complete()
+            assert rec.save(plans, "log in") and page.url.endswith("/account")
+
+            site.version = 2
+            await page.goto(site.url + "/login")
+            outcome = await areplay_plan(plans, page, "log in", secrets={"password": PASSWORD})
+            assert outcome.finished and page.url.endswith("/account")
+            assert site.logins[-1] == {"user": "alice", "password": PASSWORD}
+
+            await page.goto(site.url + "/search")
+            rec = AsyncPageRecorder(page)
+            await rec.fill("input[name=q]", "lamp")
+            await rec.wait(0.05)
+            await rec.click("form button")
+            rec.complete()
+            rec.save(plans, "find lamps")
+            await page.goto(site.url + "/search")
+            outcome = await areplay_plan(plans, page, "find lamps")
+            assert outcome.finished and [a.action_type for a in outcome.executed] == [
+                "input_text", "wait", "click", "complete"]
+            await page.wait_for_selector("#results[data-state=done]")
+            assert (await page.inner_text("#results")).splitlines() == ["Brass desk lamp", "Reading lamp", "Floor lamp"]
+
+            site.version = 3
+            await page.goto(site.url + "/settings")
+            outcome = await areplay_plan(plans, page, "find lamps", url=site.url + "/search", wait_s=0.2)
+            assert outcome.reason == FallbackReason.ELEMENT_MISSING
+            await browser.close()
+
+    with Site() as site:
+        asyncio.run(main(site))
