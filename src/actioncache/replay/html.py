@@ -78,6 +78,7 @@ class _Reader:
         self.labels: list[dict[str, Any]] = []
         self.first_by_id: dict[str, dict[str, Any]] = {}
         self.collectors: list[list[str]] = []  # text lists of the open elements that collect text
+        self.waiting: list[dict[str, Any]] = []  # open labels without for= that have no control yet
 
     def add_text(self, text: str) -> None:
         for pieces in self.collectors:
@@ -127,9 +128,11 @@ class _Reader:
         node_record = record or {"labelable": False}
         if dom_id and dom_id not in self.first_by_id:
             self.first_by_id[dom_id] = node_record
-        for label in self.labels:
-            if label["open"] and label["for"] is None and label["control"] is None and node_record["labelable"]:
+        if node_record["labelable"] and self.waiting:
+            # Open labels without for= name their first labelable descendant: this one.
+            for label in self.waiting:
                 label["control"] = node_record
+            self.waiting.clear()
         if tag == "img" and attributes.get("alt"):
             self.add_text(" " + attributes["alt"] + " ")
         if tag in BLOCK_TAGS:
@@ -142,8 +145,10 @@ class _Reader:
         own: list[str] | None = record["text"] if record is not None and record["text"] is not None else None
         label = None
         if tag == "label":
-            label = {"text": [], "for": attributes.get("for"), "control": None, "open": True}
+            label = {"text": [], "for": attributes.get("for"), "control": None}
             self.labels.append(label)
+            if label["for"] is None:
+                self.waiting.append(label)
         for pieces in (own, label["text"] if label else None):
             if pieces is not None:
                 self.collectors.append(pieces)
@@ -156,7 +161,8 @@ class _Reader:
             # Collectors nest like the elements, so the ones this element opened are on top.
             if label is not None:
                 self.collectors.pop()
-                label["open"] = False
+                # Closed without a labelable descendant: it names nothing.
+                self.waiting[:] = [w for w in self.waiting if w is not label]
             if own is not None:
                 self.collectors.pop()
         return close

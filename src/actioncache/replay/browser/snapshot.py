@@ -38,7 +38,7 @@ SNAPSHOT_JS = r"""
   const isLabelable = (tag, attrs) => labelable.has(tag) && !(tag === "input" && typeOf(attrs) === "hidden");
 
   const Reader = () => {
-    const r = {elements: [], handles: [], labels: [], firstById: new Map(), collectors: []};
+    const r = {elements: [], handles: [], labels: [], waiting: [], firstById: new Map(), collectors: []};
     const addText = (t) => { for (const c of r.collectors) c.push(t); };
     const walk = (node) => {
       for (let child = node.firstChild; child; child = child.nextSibling) {
@@ -70,8 +70,9 @@ SNAPSHOT_JS = r"""
       }
       const nodeRecord = record || {labelable: false};
       if (attrs.id && !r.firstById.has(attrs.id)) r.firstById.set(attrs.id, nodeRecord);
-      for (const label of r.labels) {
-        if (label.open && label.for === null && label.control === null && nodeRecord.labelable) label.control = nodeRecord;
+      if (nodeRecord.labelable && r.waiting.length) {
+        for (const label of r.waiting) label.control = nodeRecord;
+        r.waiting.length = 0;
       }
       if (tag === "img" && attrs.alt) addText(" " + attrs.alt + " ");
       if (block.has(tag)) addText(" ");
@@ -79,14 +80,19 @@ SNAPSHOT_JS = r"""
       const own = record && record.text !== null ? record.text : null;
       let label = null;
       if (tag === "label") {
-        label = {text: [], for: ("for" in attrs) ? attrs.for : null, control: null, open: true};
+        label = {text: [], for: ("for" in attrs) ? attrs.for : null, control: null};
         r.labels.push(label);
+        if (label.for === null) r.waiting.push(label);
       }
       if (own) r.collectors.push(own);
       if (label) r.collectors.push(label.text);
       walk(el);
       if (block.has(tag)) addText(" ");
-      if (label) { r.collectors.pop(); label.open = false; }
+      if (label) {
+        r.collectors.pop();
+        const i = r.waiting.indexOf(label);
+        if (i >= 0) r.waiting.splice(i, 1);
+      }
       if (own) r.collectors.pop();
     };
     r.finish = () => {
