@@ -109,7 +109,10 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name.replace("_", "-"), value)
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.wfile.write(data)
+        except ConnectionError:  # the browser moved on (a new goto) before reading the page
+            pass
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)

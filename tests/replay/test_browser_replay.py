@@ -177,3 +177,25 @@ def test_select_is_recorded_and_replayed_with_a_choice_from_the_hook(page, site,
 
     outcome = replay_plan(plans, page, "sort by price", personalize=choose, context={"sort": "price"})
     assert outcome.finished and page.title() == "price"
+
+
+def test_recorder_refuses_what_it_cannot_record(page, site, plans):
+    from actioncache.replay.browser import PageRecorder
+
+    from .loopback_site import RAW_PAGES
+
+    RAW_PAGES["odd"] = ("<p id=para>Just text</p><button><span id=inner>Nested</span></button>"
+                        "<select name=s><option value=a>A</select>")
+    page.goto(site.url + "/raw/odd")
+    rec = PageRecorder(page)
+    with pytest.raises(ValueError, match="not \\(inside\\) an element an agent acts on"):
+        rec.click("#para")
+    with pytest.raises(ValueError, match="no option with value or text 'zzz'"):
+        rec.select("select", "zzz")
+    with pytest.raises(ValueError, match="seconds"):
+        rec.wait(-1)
+    # A click inside a button records the button.
+    assert rec.click("#inner").element["tag"] == "button"
+    assert [a.action_type for a in rec.actions] == ["click"]
+    with pytest.raises(ValueError, match="goal"):
+        rec.save(plans, "  ")
