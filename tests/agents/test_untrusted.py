@@ -13,9 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from actioncache.agents import RunBlocksRefusedError, SandboxError, load_agent
-from actioncache.agents.trust import RefusedAtLoadError, RefusedError
+from actioncache.agents.trust import RefusedAtLoadError, RefusedError, Trust, UntrustedRefusal
 from actioncache.cli import main
 
 
@@ -378,3 +379,30 @@ def test_an_untrusted_agent_never_writes_the_users_default_store(agent_dir, monk
     assert (agent_dir / ".actioncache-untrusted.db").exists()
     with load_agent(trusted_path, actions={"demo.w": lambda state, q: {"answer": "real"}}) as mine:
         assert mine.invoke()["r"]["result"] == {"answer": "real"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(st.sampled_from(["..", ".", "a", "b", "out", "in", "inside.txt", ""]), min_size=1, max_size=6),
+       absolute=st.booleans())
+def test_confinement_never_lets_a_path_out(tmp_path_factory, parts, absolute):
+    """Any mix of '..', '.', names and symlinks (one out of the root, one inside): local_path
+    either returns a path under the root or refuses, and refuses exactly the paths that leave it."""
+    base = tmp_path_factory.mktemp("conf")
+    root = base / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "inside.txt").write_text("x")
+    (base / "outside").mkdir()
+    (root / "out").symlink_to(base / "outside")
+    (root / "in").symlink_to(root / "a")
+    trust = Trust.untrusted(root)
+    text = "/".join(parts)
+    if absolute:
+        text = str(root) + "/" + text
+    real = (Path(text) if absolute else root / text).resolve()
+    inside = real == root.resolve() or root.resolve() in real.parents
+    try:
+        got = trust.local_path(text, "test")
+    except UntrustedRefusal:
+        assert not inside
+    else:
+        assert inside and got == real

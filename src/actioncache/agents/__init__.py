@@ -10,7 +10,9 @@ YAML_REFERENCE.md documents the format whole; docs/agents.md is the guide.
 from .engine import Agent, load_agent
 from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
                      RunBlocksRefusedError, SandboxError, TemplateVariableError, UnknownActionError)
+from .key_context import declare_key_context
 from .registry import ActionRegistry
+from .trust import RefusedAtLoadError, RefusedError
 
 __all__ = [
     "ActionRegistry",
@@ -19,10 +21,13 @@ __all__ = [
     "AgentError",
     "AgentInputError",
     "NodeError",
+    "RefusedAtLoadError",
+    "RefusedError",
     "RunBlockError",
     "RunBlocksRefusedError",
     "SandboxError",
     "TemplateVariableError",
     "UnknownActionError",
+    "declare_key_context",
     "load_agent",
 ]
