@@ -6,6 +6,10 @@ Every ``actioncache exec`` run that involves the cache adds one small entry:
 * ``runs:fail:{ISO time}:{random}``: a run that exited non-zero or could not start: tool, key, time,
   exit code and the tails of its stdout and stderr (seed 001's ``fail_log``). Failures are never cached.
 
+A hit served by the fast path (``runs.hitpath``) writes nothing to the store; it appends its record
+to the store's *hit journal* (``{sqlite file}-exec-hits.jsonl``) instead. ``records`` reads the
+journal beside the run log, and the next run that opens the store folds it into the run log.
+
 Entries are JSON through the cache's codec, expire after ``LOG_TTL_DAYS`` (``actioncache cleanup``
 removes them) and carry ``_cache_type`` ``run_log``/``run_failure`` metadata. The ISO time in the
 key lets ``--since`` pick entries by key alone. Writing them is best effort: a store that fails
@@ -26,6 +30,7 @@ from ..stores.base import Entry
 if TYPE_CHECKING:
     from ..cache import Cache
 
+HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"
 RUN_LOG_PREFIX = "runs:log:"
 FAIL_LOG_PREFIX = "runs:fail:"
 LOG_TTL_DAYS = 30
@@ -33,10 +38,19 @@ ERROR_TAIL_BYTES = 2000
 _ISO_LEN = len("2026-01-01T00:00:00.000000Z")
 
 
-def append(cache: "Cache", prefix: str, record: dict[str, Any]) -> str | None:
+def _folding(path: str) -> list[str]:
+    directory, name = os.path.split(path)
+    try:
+        return [os.path.join(directory, n) for n in os.listdir(directory or ".")
+                if n.startswith(name + ".") and n.endswith(".folding")]
+    except OSError:
+        return []
+
+
+def append(cache: "Cache", prefix: str, record: dict[str, Any], at: str | None = None) -> str | None:
     """Add one record; returns an error text when the store refused (never raises)."""
     now = time.time()
-    at = iso_utc(now)
+    at = at or iso_utc(now)
     record = {**record, "at": at}
     kind = "run_failure" if prefix == FAIL_LOG_PREFIX else "run_log"
     try:
@@ -82,9 +96,56 @@ def parse_since(since: str | float, now: float | None = None) -> float:
     return when.timestamp()
 
 
+def journal_path(cache: "Cache") -> str | None:
+    """The hit journal of ``cache``'s store (SQLite files only: the only store the fast path reads)."""
+    path = getattr(cache.store, "path", None)
+    return f"{path}{HIT_JOURNAL_SUFFIX}" if path is not None and cache.url.startswith("sqlite:") else None
+
+
+def _journal_lines(path: str) -> Iterator[dict[str, Any]]:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.readlines()
+    except OSError:
+        return
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a torn last line of a crashed writer
+        if isinstance(record, dict) and isinstance(record.get("at"), str):
+            yield record
+
+
+def fold_journal(cache: "Cache") -> str | None:
+    """Move the hit journal's records into the run log (best effort; returns an error text)."""
+    path = journal_path(cache)
+    if path is None or not os.path.exists(path):
+        return None
+    taken = f"{path}.{os.getpid()}.folding"
+    try:
+        os.rename(path, taken)  # new hits start a new journal; this one is ours alone
+    except OSError:
+        return None
+    problem = None
+    for record in _journal_lines(taken):
+        problem = append(cache, RUN_LOG_PREFIX, record, at=record["at"]) or problem
+    if problem is None:
+        os.unlink(taken)
+    return problem
+
+
 def records(cache: "Cache", prefix: str, since: float | None = None) -> Iterator[dict[str, Any]]:
-    """The records under ``prefix`` written at or after ``since`` (epoch seconds), oldest first."""
+    """The records under ``prefix`` written at or after ``since`` (epoch seconds), oldest first
+    (for the run log, the hit journal's records too)."""
     start = iso_utc(since) if since is not None else ""
+    if prefix == RUN_LOG_PREFIX:
+        path = journal_path(cache)
+        if path is not None:
+            for pending in (path, *_folding(path)):
+                yield from (r for r in _journal_lines(pending) if r["at"] >= start)
     keys = sorted(k for k in cache.store.find(pattern=prefix + "*") if k[len(prefix):len(prefix) + _ISO_LEN] >= start)
     for key in keys:
         entry = cache.store.get(key)

@@ -286,6 +286,7 @@ class ExecRun:
             record.update(log.failure_text(output))
         if self.options.run_log or failed:
             problem = log.append(cache, log.FAIL_LOG_PREFIX if failed else log.RUN_LOG_PREFIX, record)
+            problem = problem or log.fold_journal(cache)
             if problem:
                 self._note(f"warning: {problem}")
         if self.options.summary:

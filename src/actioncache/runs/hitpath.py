@@ -1,0 +1,196 @@
+"""The exec hit path: interpreter start-up, one store read, the read-set check, the replay.
+
+``python -m actioncache exec ...`` and the ``actioncache`` command try this before anything else.
+It handles only the plain case (mode ``use`` from the flags or the environment, an enabled scope
+other than ``llm_ro``, no config file, no ``--stdin``/``--explain``/``--force-fresh``/audit, a
+``sqlite:///`` store) and only a hit; for everything else it returns None and the full command
+(``runs.cli``) does the work, with the same keys and the same rules. So it may be incomplete but
+never different: it serves a hit exactly when the full path would.
+
+What it imports is the point: ``os``, ``sys``, ``sqlite3``, ``binascii`` and this package's lean
+modules (no argparse, json, re, typing, hashlib, the core or the policy). ``python -X importtime``
+shows it; ``bench/bench_exec.py`` measures it against ``python -c pass``.
+
+A hit writes nothing to the store (a hit is a read: a write transaction and the checkpoint when the
+last connection closes cost more than the whole start-up). It appends its run-log record to the
+store's hit journal instead (``runs.log.HIT_JOURNAL_SUFFIX``: one line, ``O_APPEND``), which
+``stats --since`` and ``loop-stats`` read and the next miss folds into the run log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+DEFAULT_SCOPES = ("verify", "read")
+HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # runs.log.HIT_JOURNAL_SUFFIX
+_VALUE_FLAGS = {"--mode": "mode", "--cache-mode": "mode", "--scope": "scope", "--scopes": "scopes",
+                "--cache-scope": "scopes", "--phase": "phase", "--input": "input", "--env": "env", "--store": "store",
+                "--max-age-hours": "max_age"}
+_CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
+_BAIL_ENV = ("ACTIONCACHE_CONFIG", "CACHE_SKIP", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH")
+
+
+def _env(*names: str) -> str:
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return ""
+
+
+def _parse(argv: list[str]) -> dict[str, Any] | None:
+    opts: dict[str, Any] = {"input": [], "env": [], "summary": False}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            opts["command"] = argv[i + 1:]
+            return opts if opts["command"] else None
+        name, eq, value = arg.partition("=")
+        field = _VALUE_FLAGS.get(name)
+        if field is not None:
+            if not eq:
+                i += 1
+                if i >= len(argv):
+                    return None
+                value = argv[i]
+            if field in ("input", "env"):
+                opts[field].append(value)
+            else:
+                opts[field] = value
+        elif arg == "--summary":
+            opts["summary"] = True
+        else:
+            return None  # anything else (help, --explain, --stdin, a typo): the full command
+        i += 1
+    return None
+
+
+def _config_present() -> bool:
+    """Is a config file in the way (the full path reads and applies it)?"""
+    here = os.getcwd()
+    while True:
+        for name in _CONFIG_NAMES:
+            if os.path.isfile(os.path.join(here, name)):
+                return True
+        if os.path.exists(os.path.join(here, ".git")):
+            return False
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
+
+
+def _store_path(flag: str | None) -> str | None:
+    url = flag or _env("ACTIONCACHE_URL")
+    if not url:
+        if sys.platform != "linux":
+            return None
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return os.path.join(base, "actioncache", "actioncache.db")  # config.default_store_url
+    if not url.startswith("sqlite:///") or "?" in url or "%" in url:
+        return None
+    return "/" + url[len("sqlite:///"):].lstrip("/")
+
+
+def try_hit(argv: list[str]) -> int | None:
+    """Replay a hit and return its exit code; None when this is not a plain hit."""
+    opts = _parse(argv)
+    if opts is None or any(os.environ.get(name, "").strip() for name in _BAIL_ENV):
+        return None
+    if _env("ACTIONCACHE_AUDIT_RATE", "CACHE_AUDIT_RATE") not in ("", "0", "0.0"):
+        return None
+    mode = (opts.get("mode") or _env("ACTIONCACHE_MODE", "CACHE_MODE")).lower()
+    scopes_text = opts.get("scopes") or _env("ACTIONCACHE_SCOPE", "CACHE_SCOPE")
+    scopes = [s.strip().lower() for s in scopes_text.split(",") if s.strip()] if scopes_text else DEFAULT_SCOPES
+    scope = opts.get("scope", "verify").strip().lower()
+    if mode != "use" or scope == "llm_ro" or scope not in scopes or "," in scope:
+        return None
+    if not all(s.replace("_", "").replace("-", "").isalnum() for s in scopes):
+        return None  # the full path names the bad scope
+    try:
+        max_age = float(opts["max_age"]) if "max_age" in opts else 168.0
+    except ValueError:
+        return None
+    if not max_age > 0:
+        return None
+    path = _store_path(opts.get("store"))
+    if path is None or not os.path.isfile(path) or _config_present():
+        return None
+    return _lookup(opts, scope, path, max_age)
+
+
+def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float) -> int | None:
+    import time
+
+    from . import manifest
+    from .keys import key_parts, run_key
+    from .lean import which
+
+    command = opts["command"]
+    tool = os.path.basename(command[0]) or command[0]
+    traced = _env("ACTIONCACHE_TRACE").lower() not in ("off", "0", "no", "false") and which("strace") is not None
+    if not traced:
+        return None  # the full path says once that read-sets are off
+    try:
+        parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True)
+    except OSError:
+        return None
+    key = "cache:" + run_key(tool, parts)
+    import sqlite3
+
+    now = time.time()
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        row = db.execute("SELECT value, expires_at FROM entries WHERE key = ?", (key,)).fetchone()
+        if row is None or (row[1] is not None and row[1] <= now):
+            return None
+        found, _ = manifest.choose(manifest.decode(bytes(row[0])), now, max_age)
+        if found is None:
+            return None
+        output = manifest.output(found)
+    except (sqlite3.Error, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        db.close()
+    _write(1, output["stdout"])
+    _write(2, output["stderr"])
+    _journal_hit(path, now, {"tool": tool, "scope": scope, "key": key[len("cache:"):], "lookup": True, "hit": True,
+                             "phase_blocked": False, "outcome": "hit", "saved_ms": output["duration_ms"],
+                             "exit_code": output["exit_code"]})
+    if opts["summary"]:
+        _write(2, f"actioncache exec: {tool}: hit; hits 1, misses 0, time saved {output['duration_ms'] / 1000:.2f}s\n"
+               .encode())
+    return output["exit_code"]
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        pass
+
+
+def _journal_hit(path: str, now: float, record: dict[str, Any]) -> None:
+    """One line in the hit journal; best effort, like the run log (it never fails the replay)."""
+    from .lean import dumps, iso_utc
+
+    record["at"] = iso_utc(now)
+    try:
+        fd = os.open(path + HIT_JOURNAL_SUFFIX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, dumps(record).encode("utf-8") + b"\n")  # one write: appends never interleave
+        finally:
+            os.close(fd)
+    except OSError:
+        pass

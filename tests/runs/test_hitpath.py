@@ -1,0 +1,67 @@
+"""The exec hit path: the same answers as the full command, with only the imports a hit needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.runs import lean
+
+PY = sys.executable
+HEAVY = ("argparse", "json", "re", "typing", "hashlib", "subprocess", "actioncache.cache", "actioncache.policy",
+         "actioncache.stores.base", "actioncache.codec", "yaml", "jinja2", "fsspec", "actioncache.agents")
+
+
+def imported(result: subprocess.CompletedProcess) -> set[str]:
+    return {line.rsplit("|", 1)[1].strip() for line in result.stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+def test_a_plain_hit_imports_only_what_it_needs(ex, strace):
+    args = ("--mode", "use", "--", "cat", "good.sh")
+    ex.run(*args)
+    hit = subprocess.run([PY, "-X", "importtime", "-m", "actioncache", "exec", *args], cwd=ex.work, env=ex.env,
+                         capture_output=True, timeout=60)
+    assert hit.returncode == 0 and hit.stdout == (ex.work / "good.sh").read_bytes()
+    modules = imported(hit)
+    assert "actioncache.runs.hitpath" in modules
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_hit_path_and_full_command_agree(ex, strace):
+    args = ("--mode", "use", "--summary", "--", "cat", "good.sh")
+    assert b"cat: miss" in ex.run(*args).stderr
+    fast = ex.run(*args)
+    full = ex.run("--explain", *args)  # --explain always takes the full command
+    assert b"cat: hit" in fast.stderr and b"cat: hit" in full.stderr and fast.stdout == full.stdout
+    (ex.work / "good.sh").write_text("#!/bin/sh\necho changed\n")
+    assert b"cat: miss" in ex.run(*args).stderr  # the fast path declines, the full command runs it
+
+
+def test_fast_hits_are_counted_without_a_store_write(ex, strace):
+    args = ("--mode", "use", "--", "cat", "good.sh")
+    ex.run(*args)
+    before = ex.db.stat().st_mtime_ns
+    for _ in range(3):
+        ex.run(*args)
+    assert ex.db.stat().st_mtime_ns == before  # a hit is a read
+    assert ex.tool_stats("cat")["hits"] == 3
+    ex.run("--mode", "use", "--", "cat", "bad.sh")  # a miss folds the journal into the run log
+    assert ex.tool_stats("cat")["hits"] == 3 and ex.tool_stats("cat")["misses"] == 2
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_lean_json_is_canonical_json(value):
+    text = lean.dumps(value)
+    assert text == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    assert lean.loads(text) == json.loads(text)
