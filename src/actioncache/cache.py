@@ -174,10 +174,17 @@ class Cache:
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.time,
         compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES,
+        max_size_bytes: int | str | None = None,
+        eviction: str | None = None,
     ) -> None:
         if store is not None and url is not None:
             raise ValueError("give either a store URL or store=..., not both")
-        self.store: CacheStore = store if store is not None else open_store(url)
+        limits = {name: value for name, value in (("max_size_bytes", max_size_bytes), ("eviction", eviction))
+                  if value is not None}
+        if limits and store is not None:
+            raise ValueError("a size limit belongs to the store: pass max_size_bytes=/eviction= to the store's "
+                             "constructor or its URL (?max_size_bytes=...&eviction=lru), or give Cache a URL")
+        self.store: CacheStore = store if store is not None else open_store(url, **limits)
         self.codec: Codec = make_codec(codec, secret, compress_threshold_bytes)
         self.default_ttl_seconds = resolve_ttl(default_ttl_seconds)
         _check_probability(cleanup_probability)

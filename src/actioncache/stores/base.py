@@ -378,6 +378,9 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
             f"known schemes: {', '.join(registered_schemes())}"
         )
     scheme = _scheme_of(url)
+    from ._eviction import check_size_limit_supported
+
+    check_size_limit_supported(scheme, url, options)
     target = _REGISTRY.get(scheme)
     if target is None:
         raise StoreURLError(

@@ -7,12 +7,15 @@ that name, so two ``Cache`` objects in one process can share one.
 from __future__ import annotations
 
 import heapq
+import itertools
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from typing import Any, Iterable, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
+from ._eviction import EvictionConfig, eviction_config, eviction_from_query
 from .base import Entry, glob_literal_prefix, select_keys
 
 _NAMED: dict[str, "MemoryStore"] = {}
@@ -20,8 +23,19 @@ _NAMED_LOCK = threading.Lock()
 
 
 class MemoryStore:
-    def __init__(self, url: str = "memory://") -> None:
+    """With ``max_size_bytes``, the bytes of keys and values are kept under the limit (see
+    ``stores/_eviction.py``): LRU through an ordered dict moved on each read, LFU through a heap of
+    read counts re-checked when popped, TTL through the expiry heap."""
+
+    def __init__(self, url: str = "memory://", *, max_size_bytes: int | str | None = None,
+                 eviction: str | None = None) -> None:
         self.url = url
+        self.eviction: EvictionConfig | None = eviction_config(max_size_bytes, eviction)
+        self._bytes = 0
+        self._recency: OrderedDict[str, None] | None = OrderedDict() if self.eviction else None
+        self._reads: dict[str, int] = {}
+        self._read_heap: list[tuple[int, int, str]] = []
+        self._seq = itertools.count()
         self._entries: dict[str, Entry] = {}
         # (expires_at, key, created_at): stale heap items are skipped when popped.
         self._expiry_heap: list[tuple[float, str, float]] = []
@@ -30,32 +44,93 @@ class MemoryStore:
         self._lock = threading.RLock()
 
     @classmethod
-    def from_url(cls, url: str, **_: Any) -> "MemoryStore":
-        name = urlsplit(url).netloc + urlsplit(url).path.strip("/")
+    def from_url(cls, url: str, **options: Any) -> "MemoryStore":
+        parts = urlsplit(url)
+        limit = eviction_from_query({k: v[-1] for k, v in parse_qs(parts.query).items()}, options)
+        sized = {} if limit is None else {"max_size_bytes": limit.max_size_bytes, "eviction": limit.policy}
+        name = parts.netloc + parts.path.strip("/")
         if not name:
-            return cls(url)
+            return cls(url, **sized)
         with _NAMED_LOCK:
             store = _NAMED.get(name)
             if store is None:
-                store = _NAMED[name] = cls(url)
+                store = _NAMED[name] = cls(url, **sized)
             return store
 
     def get(self, key: str) -> Entry | None:
-        return self._entries.get(key)
+        entry = self._entries.get(key)
+        if entry is not None and self._recency is not None:
+            self._note_read(key)
+        return entry
+
+    def _note_read(self, key: str) -> None:
+        if self.eviction.policy == "lfu":  # type: ignore[union-attr]
+            self._reads[key] = self._reads.get(key, 0) + 1
+        else:
+            try:
+                self._recency.move_to_end(key)  # type: ignore[union-attr]
+            except KeyError:  # removed by another thread since the read
+                pass
 
     def put(self, entry: Entry) -> None:
         with self._lock:
+            old = self._entries.get(entry.key)
             self._entries[entry.key] = entry
             if isinstance(entry.expires_at, (int, float)) and entry.expires_at == entry.expires_at:
                 heapq.heappush(self._expiry_heap, (entry.expires_at, entry.key, entry.created_at))
+            if self.eviction is not None:
+                self._bytes += _size(entry) - (_size(old) if old is not None else 0)
+                self._recency[entry.key] = None  # type: ignore[index]
+                self._recency.move_to_end(entry.key)  # type: ignore[union-attr]
+                self._reads[entry.key] = 0
+                heapq.heappush(self._read_heap, (0, next(self._seq), entry.key))
+                if self._bytes > self.eviction.max_size_bytes:
+                    self._cull(self.eviction)
+
+    def _cull(self, limit: EvictionConfig) -> None:
+        """Remove victims (lock held) until the store holds at most the target."""
+        now = time.time()
+        while self._bytes > limit.target_bytes and self._entries:
+            self._drop(self._victim(limit.policy, now))
+
+    def _victim(self, policy: str, now: float) -> str:
+        if policy == "lfu":
+            heap = self._read_heap
+            while heap:
+                reads, _, key = heapq.heappop(heap)
+                current = self._reads.get(key)
+                if current is None or key not in self._entries:
+                    continue  # stale: the entry is gone
+                if current != reads:  # read since it was pushed: back in at its true count
+                    heapq.heappush(heap, (current, next(self._seq), key))
+                    continue
+                return key
+        if policy == "ttl":
+            heap = self._expiry_heap
+            while heap:
+                expires_at, key, created_at = heapq.heappop(heap)
+                current = self._entries.get(key)
+                if current is not None and current.created_at == created_at and current.expires_at == expires_at:
+                    return key
+        return next(iter(self._recency))  # type: ignore[arg-type]  # least recent (LRU; the others' fallback)
+
+    def _drop(self, key: str) -> Entry | None:
+        """Remove ``key`` and its bookkeeping (lock held)."""
+        entry = self._entries.pop(key, None)
+        if self.eviction is not None:
+            self._recency.pop(key, None)  # type: ignore[union-attr]
+            self._reads.pop(key, None)
+            if entry is not None:
+                self._bytes -= _size(entry)
+        return entry
 
     def delete(self, key: str) -> bool:
         with self._lock:
-            return self._entries.pop(key, None) is not None
+            return self._drop(key) is not None
 
     def delete_many(self, keys: Iterable[str]) -> int:
         with self._lock:
-            return sum(self._entries.pop(k, None) is not None for k in keys)
+            return sum(self._drop(k) is not None for k in keys)
 
     def find(
         self,
@@ -77,7 +152,7 @@ class MemoryStore:
                 current = self._entries.get(key)
                 # Only the heap item of the live version may delete it.
                 if current is not None and current.created_at == created_at and current.expires_at == expires_at:
-                    del self._entries[key]
+                    self._drop(key)
                     deleted += 1
         return deleted
 
@@ -85,6 +160,8 @@ class MemoryStore:
         return len(self._entries)
 
     def size_bytes(self) -> int:
+        if self.eviction is not None:  # what the limit counts: keys and values
+            return self._bytes
         return sum(len(e.value) for e in list(self._entries.values()))
 
     def add_counters(self, deltas: Mapping[str, float]) -> None:
@@ -114,3 +191,7 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
+
+
+def _size(entry: Entry) -> int:
+    return len(entry.key) + len(entry.value)

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._sql import find_query, is_json_number, pushable
+from ._eviction import AccessLog, EvictionConfig, eviction_config, eviction_from_query
 from .base import CORRUPT_METADATA, Entry, LazyMetadata, select_keys
 
 SCHEMA = """
@@ -35,7 +36,9 @@ CREATE TABLE IF NOT EXISTS entries (
     metadata    TEXT NOT NULL,
     created_at  REAL NOT NULL,
     expires_at  REAL,
-    action      TEXT
+    action      TEXT,
+    accessed_at REAL,
+    hits        INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_action ON entries(action) WHERE action IS NOT NULL;
@@ -51,10 +54,48 @@ CREATE TABLE IF NOT EXISTS leases (
 """
 
 _UPSERT = (
-    "INSERT INTO entries(key, value, metadata, created_at, expires_at, action) VALUES (?, ?, ?, ?, ?, ?) "
+    "INSERT INTO entries(key, value, metadata, created_at, expires_at, action, accessed_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT(key) DO UPDATE SET value = excluded.value, metadata = excluded.metadata, "
-    "created_at = excluded.created_at, expires_at = excluded.expires_at, action = excluded.action"
+    "created_at = excluded.created_at, expires_at = excluded.expires_at, action = excluded.action, "
+    "accessed_at = excluded.accessed_at, hits = 0"
 )
+# Files created before size limits existed lack the read-tracking columns.
+_MIGRATIONS = {
+    "accessed_at": "ALTER TABLE entries ADD COLUMN accessed_at REAL",
+    "hits": "ALTER TABLE entries ADD COLUMN hits INTEGER NOT NULL DEFAULT 0",
+}
+# Size limits: the bytes held (key + value + metadata), kept by triggers so a put reads one row
+# instead of summing the table; the indexes give the next victim of each policy without a scan.
+_ENTRY_BYTES = "length({0}.key) + length({0}.value) + length({0}.metadata)"
+_EVICTION_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO totals(name, value)
+    SELECT 'bytes', coalesce(sum({_ENTRY_BYTES.format('entries')}), 0) FROM entries;
+CREATE TRIGGER IF NOT EXISTS entries_bytes_insert AFTER INSERT ON entries BEGIN
+    UPDATE totals SET value = value + {_ENTRY_BYTES.format('NEW')} WHERE name = 'bytes';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_bytes_update AFTER UPDATE OF key, value, metadata ON entries BEGIN
+    UPDATE totals SET value = value + {_ENTRY_BYTES.format('NEW')} - ({_ENTRY_BYTES.format('OLD')})
+    WHERE name = 'bytes';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_bytes_delete AFTER DELETE ON entries BEGIN
+    UPDATE totals SET value = value - ({_ENTRY_BYTES.format('OLD')}) WHERE name = 'bytes';
+END;
+CREATE INDEX IF NOT EXISTS entries_accessed_at ON entries(accessed_at);
+CREATE INDEX IF NOT EXISTS entries_hits ON entries(hits, accessed_at);
+"""
+# The next victims of each policy (rowid and the bytes each holds), a batch at a time, each through
+# an index; length() of a value reads its size from the record header, not the value itself.
+_VICTIM_COLUMNS = f"SELECT rowid, {_ENTRY_BYTES.format('entries')} FROM entries"
+_VICTIMS = {
+    "lru": [f"{_VICTIM_COLUMNS} ORDER BY accessed_at LIMIT ?"],
+    "lfu": [f"{_VICTIM_COLUMNS} ORDER BY hits, accessed_at LIMIT ?"],
+    "ttl": [f"{_VICTIM_COLUMNS} WHERE expires_at IS NOT NULL ORDER BY expires_at LIMIT ?",
+            f"{_VICTIM_COLUMNS} ORDER BY accessed_at LIMIT ?"],
+}
+_CULL_BATCH = 32
+_TOUCH = "UPDATE entries SET accessed_at = max(coalesce(accessed_at, 0), ?), hits = hits + ? WHERE key = ?"
 # The duration is pre-read by SQLite so a hit can count time saved without parsing metadata.
 # Metadata that is not a JSON object (a foreign writer) is flagged, never an error of the read.
 _GET = (
@@ -102,8 +143,11 @@ if hasattr(os, "register_at_fork"):
 
 
 class SQLiteStore:
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0, synchronous: str = "NORMAL",
+                 max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
         self.path = Path(path)
+        self.eviction: EvictionConfig | None = eviction_config(max_size_bytes, eviction)
+        self._access: AccessLog | None = AccessLog() if self.eviction and self.eviction.tracks_reads else None
         self.url = "sqlite:///" + str(self.path).lstrip("/")
         self.timeout = float(timeout)
         if synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
@@ -130,6 +174,9 @@ class SQLiteStore:
         for name in ("timeout", "synchronous"):
             if name in query:
                 options.setdefault(name, float(query[name]) if name == "timeout" else query[name])
+        limit = eviction_from_query(query, options)
+        if limit is not None:
+            options.update(max_size_bytes=limit.max_size_bytes, eviction=limit.policy)
         return cls(path, **options)
 
     # --- connections --------------------------------------------------------------------
@@ -182,12 +229,27 @@ class SQLiteStore:
                 if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(SCHEMA)
+                self._migrate(conn)
+                if self.eviction is not None:
+                    conn.executescript(f"BEGIN IMMEDIATE;{_EVICTION_SCHEMA}COMMIT;")
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() >= deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
+
+    @staticmethod
+    def _migrate(conn: Any) -> None:
+        """Add the columns a file made by an older version lacks (a read-only file keeps its shape)."""
+        have = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
+        for column, statement in _MIGRATIONS.items():
+            if column not in have:
+                try:
+                    conn.execute(statement)
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc) and "readonly" not in str(exc):
+                        raise
 
     def _error(self, op: str, exc: BaseException) -> StoreError:
         text = str(exc)
@@ -222,22 +284,71 @@ class SQLiteStore:
             return None
         value, metadata, created_at, expires_at, duration_ms, is_object = row
         preset = {"_cache_duration_ms": duration_ms, CORRUPT_METADATA: not is_object}
+        if self._access is not None and self._access.record(key, time.time()):
+            self._flush_access()
         return Entry(key, value, LazyMetadata(metadata, preset), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
         action = entry.metadata.get(_ACTION_FIELD)
-        self._run(
-            "put",
-            _UPSERT,
-            (
-                entry.key,
-                sqlite3.Binary(entry.value),
-                dumps_compact(dict(entry.metadata)),
-                entry.created_at,
-                entry.expires_at,
-                action if isinstance(action, str) else None,
-            ),
+        row = (
+            entry.key,
+            sqlite3.Binary(entry.value),
+            dumps_compact(dict(entry.metadata)),
+            entry.created_at,
+            entry.expires_at,
+            action if isinstance(action, str) else None,
+            time.time(),
         )
+        if self.eviction is None:
+            self._run("put", _UPSERT, row)
+            return
+        self._write("put", lambda conn: (conn.execute(_UPSERT, row), self._cull(conn, self.eviction)))
+
+    # --- size limits ----------------------------------------------------------------------
+
+    def _write(self, op: str, body: Any) -> None:
+        """Run ``body(conn)`` in one write transaction."""
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                body(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._error(op, exc) from exc
+
+    def _cull(self, conn: Any, limit: EvictionConfig) -> None:
+        """Inside a put's transaction: when over the limit, remove victims down to the target."""
+        total = conn.execute("SELECT value FROM totals WHERE name = 'bytes'").fetchone()
+        if total is None or total[0] <= limit.max_size_bytes:
+            return
+        if self._access is not None:
+            conn.executemany(_TOUCH, self._access.drain())
+        excess = total[0] - limit.target_bytes
+        for victims in _VICTIMS[limit.policy]:
+            while excess > 0:
+                chosen = []
+                for rowid, size in conn.execute(victims, (_CULL_BATCH,)):
+                    chosen.append(rowid)
+                    excess -= size
+                    if excess <= 0:
+                        break
+                if not chosen:
+                    break
+                conn.execute(f"DELETE FROM entries WHERE rowid IN ({','.join('?' * len(chosen))})", chosen)
+
+    def _flush_access(self) -> None:
+        """Write the batched reads. A batch that cannot be written (the file is busy or read-only)
+        is dropped: the order is then a little less exact, and the read that triggered it still hits."""
+        rows = self._access.drain() if self._access is not None else []
+        if rows:
+            try:
+                self._write("touch", lambda conn: conn.executemany(_TOUCH, rows))
+            except StoreError:
+                pass
 
     def delete(self, key: str) -> bool:
         return self._run("delete", "DELETE FROM entries WHERE key = ?", (key,)).rowcount > 0
@@ -274,6 +385,8 @@ class SQLiteStore:
         return int(self._run("count", "SELECT count(*) FROM entries").fetchone()[0])
 
     def size_bytes(self) -> int:
+        if self.eviction is not None:  # what the limit counts: key + value + metadata
+            return int(self._run("size", "SELECT value FROM totals WHERE name = 'bytes'").fetchone()[0])
         return int(self._run("size", "SELECT coalesce(sum(length(value)), 0) FROM entries").fetchone()[0])
 
     def add_counters(self, deltas: Mapping[str, float]) -> None:
@@ -336,6 +449,11 @@ class SQLiteStore:
     def close(self) -> None:
         if os.getpid() != self._pid:
             return
+        if self._access is not None:
+            try:
+                self._flush_access()
+            except Exception:  # noqa: BLE001 - closing must not fail over a lost read order
+                pass
         with self._conn_lock:
             conns, self._all_connections = self._all_connections, []
         for conn in conns:

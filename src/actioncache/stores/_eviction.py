@@ -1,0 +1,142 @@
+"""Size limits: the options every evicting store reads, and the batched record of reads.
+
+A store with ``max_size_bytes`` keeps the bytes it holds (key + value + metadata of every entry)
+under that limit by removing entries in the order the policy names:
+
+* ``lru``: least recently read (or written) first;
+* ``lfu``: fewest reads first (ties: least recently written);
+* ``ttl``: soonest to expire first; entries without an expiry last.
+
+When a put takes the store over the limit, the store removes entries until it holds at most
+``CULL_TO`` of the limit, so a full cache culls once per several puts instead of on every put
+(diskcache culls in the same amortised way). Finding the next victim uses an index on the
+eviction order: never a scan of every entry.
+
+Reads must not turn into writes (a hit is a read), so LRU/LFU stores note the keys they served in
+memory (:class:`AccessLog`) and write them as one batch at most every ``ACCESS_FLUSH_S`` seconds,
+before every cull, and on close. A read seen only by another process reaches the order up to
+that much later.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..errors import StoreURLError
+
+POLICIES = ("lru", "lfu", "ttl")
+CULL_TO = 0.9
+ACCESS_FLUSH_S = 1.0
+ACCESS_FLUSH_KEYS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionConfig:
+    max_size_bytes: int
+    policy: str = "lru"
+
+    @property
+    def target_bytes(self) -> int:
+        return int(self.max_size_bytes * CULL_TO)
+
+    @property
+    def tracks_reads(self) -> bool:
+        return self.policy in ("lru", "lfu")
+
+
+def eviction_config(max_size_bytes: Any = None, eviction: Any = None) -> EvictionConfig | None:
+    """The checked size limit (None: no limit). Text values come from URL queries and YAML."""
+    if max_size_bytes is None or max_size_bytes == "":
+        if eviction not in (None, ""):
+            raise StoreURLError(f"eviction={eviction!r} needs max_size_bytes= (the size to keep the store under)")
+        return None
+    size = _size(max_size_bytes)
+    policy = "lru" if eviction in (None, "") else str(eviction).lower()
+    if policy not in POLICIES:
+        raise StoreURLError(f"eviction must be one of {', '.join(POLICIES)}, not {eviction!r}")
+    return EvictionConfig(size, policy)
+
+
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, bool):
+        raise StoreURLError(f"max_size_bytes must be a number of bytes, not {value!r}")
+    if isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        digits = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = text[len(digits):]
+        if unit not in _UNITS:
+            raise StoreURLError(f"max_size_bytes={value!r}: unknown unit {unit!r}; use bytes or KB/MB/GB/KiB/MiB/GiB")
+        try:
+            value = float(digits) * _UNITS[unit]
+        except ValueError:
+            raise StoreURLError(f"max_size_bytes={value!r} is not a size; e.g. 1000000, 500MB or 1GiB") from None
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
+        raise StoreURLError(f"max_size_bytes must be a positive, finite number of bytes, not {value!r}")
+    return int(value)
+
+
+def eviction_from_query(query: Mapping[str, str], options: dict[str, Any]) -> EvictionConfig | None:
+    """The limit from keyword options, else from a store URL's ``?max_size_bytes=&eviction=``."""
+    return eviction_config(options.pop("max_size_bytes", query.get("max_size_bytes")),
+                           options.pop("eviction", query.get("eviction")))
+
+
+class AccessLog:
+    """Keys a store served since the last flush, with their last read time and read count."""
+
+    __slots__ = ("_pending", "_lock", "_due")
+
+    def __init__(self) -> None:
+        self._pending: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+        self._due = time.monotonic() + ACCESS_FLUSH_S
+
+    def record(self, key: str, now: float) -> bool:
+        """Note one read of ``key``; True when the batch is due to be written."""
+        seen = self._pending.get(key)
+        if seen is None:
+            self._pending[key] = [now, 1]
+        else:
+            seen[0] = now
+            seen[1] += 1
+        return len(self._pending) >= ACCESS_FLUSH_KEYS or time.monotonic() >= self._due
+
+    def drain(self) -> list[tuple[float, int, str]]:
+        """The pending reads as (last read, count, key) rows, emptied for the next batch."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            self._due = time.monotonic() + ACCESS_FLUSH_S
+        return [(seen[0], int(seen[1]), key) for key, seen in pending.items()]
+
+
+# The stores that enforce max_size_bytes themselves. Redis evicts by the server's own
+# maxmemory-policy; object stores and Firestore have no eviction order to keep.
+SIZE_LIMITED_SCHEMES = {"memory", "sqlite"}
+_ELSEWHERE = {
+    "redis": "Redis evicts by the server's own policy: set `maxmemory` and `maxmemory-policy allkeys-lru` "
+             "(or allkeys-lfu / volatile-ttl) in redis.conf or with CONFIG SET",
+    "rediss": "Redis evicts by the server's own policy: set `maxmemory` and `maxmemory-policy allkeys-lru` "
+              "(or allkeys-lfu / volatile-ttl) in redis.conf or with CONFIG SET",
+}
+
+
+def check_size_limit_supported(scheme: str, url: str, options: Mapping[str, Any]) -> None:
+    """Refuse a size limit on a store that would not enforce it (silently growing is worse)."""
+    if scheme in SIZE_LIMITED_SCHEMES:
+        return
+    asked = options.get("max_size_bytes") is not None or options.get("eviction") is not None
+    if not asked and "?" in url:
+        from urllib.parse import parse_qs, urlsplit
+
+        query = parse_qs(urlsplit(url).query)
+        asked = "max_size_bytes" in query or "eviction" in query
+    if asked:
+        how = _ELSEWHERE.get(scheme, f"use one of: {', '.join(sorted(SIZE_LIMITED_SCHEMES))}")
+        raise StoreURLError(f"the {scheme!r} store does not enforce max_size_bytes/eviction; {how}")

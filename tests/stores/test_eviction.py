@@ -1,0 +1,156 @@
+"""Size limits with eviction (max_size_bytes + lru/lfu/ttl) on the stores that enforce them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from actioncache import Cache
+from actioncache.errors import StoreURLError
+from actioncache.stores.base import Entry, open_store
+
+LIMITED = ["memory", "sqlite"]
+VALUE = b"v" * 1000
+
+
+def _open(kind: str, tmp_path, limit: int, policy: str):
+    if kind == "memory":
+        return open_store(f"memory://?max_size_bytes={limit}&eviction={policy}")
+    return open_store(f"sqlite:///{tmp_path}/evict.db", max_size_bytes=limit, eviction=policy)
+
+
+def _put(store, key: str, expires_in: float | None = 3600.0) -> None:
+    now = time.time()
+    store.put(Entry(key, VALUE, {"_cache_action": "t"}, now, None if expires_in is None else now + expires_in))
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+@pytest.mark.parametrize("policy", ["lru", "lfu", "ttl"])
+def test_size_stays_under_the_limit(kind, policy, tmp_path):
+    store = _open(kind, tmp_path, 20_000, policy)
+    for i in range(200):
+        _put(store, f"k{i:04d}")
+        assert store.size_bytes() <= 20_000
+    assert 10 <= store.count() < 20
+    assert "k0199" in store.find(pattern="k*")  # the newest write is never the victim
+    store.close()
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+def test_lru_keeps_the_recently_read_keys(kind, tmp_path):
+    store = _open(kind, tmp_path, 20_000, "lru")
+    for i in range(15):
+        _put(store, f"old{i:02d}")
+    for key in ("old00", "old01", "old02"):  # the oldest writes, read recently
+        assert store.get(key) is not None
+    for i in range(10):
+        _put(store, f"new{i:02d}")
+    kept = set(store.find(pattern="*"))
+    assert {"old00", "old01", "old02"} <= kept
+    assert "old03" not in kept and "old04" not in kept
+    store.close()
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+def test_lfu_keeps_the_often_read_keys(kind, tmp_path):
+    store = _open(kind, tmp_path, 20_000, "lfu")
+    for i in range(15):
+        _put(store, f"k{i:02d}")
+    for _ in range(3):
+        for key in ("k10", "k11"):
+            store.get(key)
+    store.get("k12")
+    for i in range(10):
+        _put(store, f"n{i:02d}")
+    kept = set(store.find(pattern="*"))
+    assert {"k10", "k11", "k12"} <= kept
+    assert "k00" not in kept
+    store.close()
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+def test_ttl_removes_the_soonest_to_expire_first(kind, tmp_path):
+    store = _open(kind, tmp_path, 12_000, "ttl")
+    _put(store, "forever", expires_in=None)
+    for i in range(14):
+        _put(store, f"k{i:02d}", expires_in=1000.0 + i)  # k00 expires first
+    _put(store, "late", expires_in=99_999.0)
+    kept = set(store.find(pattern="*"))
+    assert {"forever", "late"} <= kept and "k00" not in kept and "k13" in kept
+    store.close()
+
+
+def test_the_cache_takes_the_limit_in_its_constructor_and_url(tmp_path):
+    cache = Cache(f"sqlite:///{tmp_path}/c.db", max_size_bytes="30KB", eviction="lru", cleanup_probability=0.0)
+    for i in range(100):
+        cache.wrap("step", lambda i: "x" * 2000, {"i": i})
+    assert cache.store.size_bytes() <= 30_000
+    r = cache.wrap("step", lambda i: "fresh", {"i": 99})
+    assert r["_cache_hit"] is True
+    mem = Cache("memory://?max_size_bytes=10000", cleanup_probability=0.0)
+    assert mem.store.eviction.policy == "lru"
+
+
+@pytest.mark.parametrize("options, problem", [
+    ({"eviction": "lru"}, "needs max_size_bytes"),
+    ({"max_size_bytes": 1000, "eviction": "fifo"}, "eviction must be one of lru, lfu, ttl"),
+    ({"max_size_bytes": -5}, "positive"),
+    ({"max_size_bytes": "1.2.3"}, "not a size"),
+    ({"max_size_bytes": "5 parsecs"}, "unknown unit"),
+])
+def test_bad_limits_are_refused_with_the_fix(options, problem, tmp_path):
+    with pytest.raises(StoreURLError, match=problem):
+        Cache(f"sqlite:///{tmp_path}/c.db", **options)
+
+
+def test_stores_that_cannot_enforce_a_limit_say_so():
+    with pytest.raises(StoreURLError, match="maxmemory-policy"):
+        Cache("redis://127.0.0.1:6379/0?max_size_bytes=1000000")
+    with pytest.raises(StoreURLError, match="does not enforce"):
+        open_store("firestore://p/c", max_size_bytes=1000)
+    with pytest.raises(ValueError, match="belongs to the store"):
+        Cache(store=open_store("memory://"), max_size_bytes=1000)
+
+
+def test_a_read_only_lru_file_still_hits(tmp_path):
+    """Reads are batched, not written per hit: a read-only file with a size limit still serves."""
+    url = f"sqlite:///{tmp_path}/ro.db?max_size_bytes=1000000&eviction=lru"
+    cache = Cache(url, cleanup_probability=0.0)
+    cache.wrap("a", lambda: {"v": 1})
+    cache.close()
+    (tmp_path / "ro.db").chmod(0o444)
+    reader = Cache(url.replace("sqlite:///", "sqlite:///") , cleanup_probability=0.0)
+    for _ in range(3):
+        assert reader.wrap("a", lambda: {"v": 2})["result"] == {"v": 1}
+    reader.close()
+
+
+WRITER = """
+import sys, time
+from actioncache.stores.base import Entry, open_store
+store = open_store(sys.argv[1])
+for i in range(150):
+    now = time.time()
+    store.put(Entry(f"{sys.argv[2]}-{i}", b"w" * 1000, {}, now, now + 3600))
+store.close()
+"""
+
+
+def test_size_stays_under_the_limit_with_four_writer_processes(tmp_path, src_env):
+    url = f"sqlite:///{tmp_path}/shared.db?max_size_bytes=50000&eviction=lru"
+    open_store(url).close()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, url, f"p{n}"], env=src_env, stderr=subprocess.PIPE)
+             for n in range(4)]
+    store = open_store(url)
+    while any(p.poll() is None for p in procs):
+        assert store.size_bytes() <= 50_000
+        time.sleep(0.02)
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read().decode()
+    assert store.size_bytes() <= 50_000
+    exact = sum(len(k) + 1000 + 2 for k in store.find(pattern="*"))  # key + value + "{}" metadata
+    assert store.size_bytes() == exact
+    store.close()
