@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 bash scripts/services.sh start
 trap 'bash scripts/services.sh stop' EXIT
+PYTHONPATH=src lint-imports --no-cache  # the layer contract of pyproject.toml
 python3 -m pytest -q -p no:cacheprovider "$@"

@@ -247,6 +247,60 @@ def test_async_functions_and_single_flight(cache):
     assert asyncio.iscoroutinefunction(fetch)
 
 
+def test_async_refresh_is_single_flight(cache):
+    """Concurrent refreshes of one key never overlap, and a call on the cold key that arrives while a
+    refresh computes waits for it and gets its result instead of running the function again."""
+    running = 0
+    overlap = []
+    calls = []
+
+    @cache.cached
+    async def fetch(x):
+        nonlocal running
+        running += 1
+        overlap.append(running)
+        calls.append(x)
+        await asyncio.sleep(0.05)
+        running -= 1
+        return {"x": x, "run": len(calls)}
+
+    async def main():
+        refreshed, *plain = await asyncio.gather(fetch.refresh(1), *(fetch(1) for _ in range(5)))
+        serial = await asyncio.gather(*(fetch.refresh(2) for _ in range(4)))
+        return refreshed, plain, serial
+
+    refreshed, plain, serial = asyncio.run(main())
+    assert refreshed == {"x": 1, "run": 1} and plain == [refreshed] * 5
+    assert calls.count(1) == 1  # the five plain calls waited for the refresh: one run in all
+    assert calls.count(2) == 4 and max(overlap) == 1  # every refresh runs, one at a time
+    assert [r["run"] for r in serial] == sorted(r["run"] for r in serial)
+
+
+def test_sync_refresh_is_single_flight(cache):
+    calls = []
+    gate = threading.Event()
+
+    @cache.cached
+    def slow(x):
+        calls.append(x)
+        gate.wait(2)
+        return len(calls)
+
+    out = []
+    refresher = threading.Thread(target=lambda: out.append(("refresh", slow.refresh(3))))
+    refresher.start()
+    while not calls:  # the refresh is computing (inside its flight) before the readers come
+        time.sleep(0.01)
+    readers = [threading.Thread(target=lambda: out.append(("call", slow(3)))) for _ in range(4)]
+    for t in readers:
+        t.start()
+    time.sleep(0.1)
+    gate.set()
+    for t in (refresher, *readers):
+        t.join()
+    assert calls == [3] and sorted(out) == [("call", 1)] * 4 + [("refresh", 1)]
+
+
 def test_awrap_single_flight(cache):
     calls = []
 

@@ -6,6 +6,8 @@ use (PEP 562), so a command-line hit of ``actioncache exec`` does not import the
 
 from __future__ import annotations
 
+from . import _seams
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 
 if TYPE_CHECKING:
@@ -44,3 +46,29 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_HOMES])
+
+
+# The root wires the layers together so that no layer imports the one above it: the core reaches
+# the policy and the decorator only through the seams in _seams.py. Both load on first use.
+class _LazyPolicy:
+    """The built-in policy (``actioncache.policy``), imported on first use: only scoped calls pay for it."""
+
+    def attach(self, cache: Cache) -> object:
+        from .policy import provider
+
+        return provider.attach(cache)
+
+    def block(self, cache: Cache, **fields: object) -> object:
+        from .policy import provider
+
+        return provider.block(cache, **fields)
+
+
+def _cached(*args: object, **options: object) -> object:
+    from .decorator import cached
+
+    return cached(*args, **options)  # type: ignore[arg-type]
+
+
+_seams.policy = _LazyPolicy()  # type: ignore[assignment]
+_seams.decorator = _cached  # type: ignore[assignment]

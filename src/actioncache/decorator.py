@@ -17,9 +17,12 @@ import hashlib
 import inspect
 import time
 import types
+import warnings
 from typing import Any, Callable, Iterable, TypeVar
 
-from .cache import Cache, _is_failure, default_cache, resolve_ttl
+from ._flow import StoreOptions, adrive, drive
+from ._time import resolve_ttl
+from .cache import Cache, CacheWarning, default_cache
 from .errors import KeyStrategyError
 from .keys import KEY_PREFIX, canonical_json
 from .stores.base import escape_glob
@@ -186,21 +189,13 @@ class _Memoized:
         try:
             return self.keys(args, kwargs)
         except KeyStrategyError as exc:
-            cache._count(self.name, errors=1)
-            import warnings
-            from .cache import CacheWarning
-
+            cache.flow.count(self.name, errors=1)
             warnings.warn(f"{self.name}: running uncached: {exc}", CacheWarning, stacklevel=4)
             return None
 
-    def _store(self, cache: Cache, key: str, value: Any, duration_ms: float) -> None:
-        if _is_failure(value):
-            cache._count(self.name, failures=1)
-            return
+    def _store_options(self, cache: Cache) -> StoreOptions:
         ttl = self.ttl_override if self.ttl_override is not None else cache.default_ttl_seconds
-        cache._store_result(key, self.name, value, ttl_s=ttl, duration_ms=duration_ms, cache_type="function_result",
-                            metadata=None, cleanup_probability=cache.cleanup_probability,
-                            cleanup_limit=cache.cleanup_limit)
+        return StoreOptions(ttl, "function_result", None, cache.cleanup_probability, cache.cleanup_limit)
 
     def build(self) -> Callable[..., Any]:
         func = self.func
@@ -220,14 +215,6 @@ class _Memoized:
             return self.cache.invalidate(key=self.keys(args, kwargs))
         return self.cache.invalidate(pattern=escape_glob(self.keys.prefix) + "*")
 
-    def _policy(self, cache: Cache) -> tuple[bool, bool]:
-        if self.skip_cache:
-            return False, True
-        if self.scope is None and cache.policy_hook is None:
-            return True, True
-        decision = cache._decide(self.scope, self.name)
-        return decision.lookup, decision.store
-
     def _plan(self, cache: Cache, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | None, bool, bool]:
         """(key, lookup, store) for one call; key None means run uncached."""
         hook = cache.policy_hook
@@ -237,24 +224,28 @@ class _Memoized:
                 return self.keys(args, kwargs), True, True
             except KeyStrategyError:
                 return self._key(args, kwargs, cache), True, True
-        lookup, store = self._policy(cache)
+        if self.skip_cache:
+            lookup, store = False, True
+        else:
+            decision = cache.decide(self.scope, self.name)
+            lookup, store = decision.lookup, decision.store
         return (self._key(args, kwargs, cache) if (lookup or store) else None), lookup, store
 
-    def _hit(self, cache: Cache, key: str) -> tuple[bool, Any]:
-        found = cache._lookup(key, self.name)
-        if found.hit:
-            cache._record_hit(found.entry, self.name)  # type: ignore[arg-type]
-        return found.hit, found.value
+    # The two wrappers below are the decorator's drivers of the one miss path (``Flow.miss``):
+    # the first lookup and the hit stay inline (the hot path), everything after a miss is shared.
 
     def _sync_wrapper(self) -> Callable[..., Any]:
         func, name = self.func, self.name
 
-        def run_and_store(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], store: bool) -> Any:
-            started = time.perf_counter()
-            value = func(*args, **kwargs)
-            if store:
-                self._store(cache, key, value, (time.perf_counter() - started) * 1000)
-            return value
+        def miss(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], lookup: bool) -> Any:
+            flow = cache.flow
+            with flow.threads(key) as contended:
+                steps = flow.miss(key, name, self._store_options(cache), contended=contended, lookup=lookup,
+                                  lock=self.lock)
+                outcome = drive(steps, lambda: flow.take_lease(key, self.lock_timeout_s), lambda: timed(func, args, kwargs))
+            if outcome.hit:
+                flow.record_hit(outcome.entry, name)  # type: ignore[arg-type]
+            return outcome.value
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             cache = self._cache if self._cache is not None else default_cache()
@@ -262,36 +253,22 @@ class _Memoized:
             if key is None:
                 return func(*args, **kwargs)
             if lookup:
-                hit, value = self._hit(cache, key)
-                if hit:
-                    return value
-                cache._count(name, misses=1)
+                flow = cache.flow
+                found = flow.lookup(key, name)
+                if found.hit:
+                    flow.record_hit(found.entry, name)  # type: ignore[arg-type]
+                    return found.value
+                flow.count(name, misses=1)
             if not store:
                 return func(*args, **kwargs)
-            with cache._flight(key) as contended:
-                if contended and lookup:
-                    hit, value = self._hit(cache, key)
-                    if hit:
-                        return value
-                token = None
-                if self.lock:
-                    token, found_l = cache._lease(key, self.lock_timeout_s)
-                    if found_l is not None:
-                        cache._release_lease(key, token)
-                        cache._record_hit(found_l.entry, name)  # type: ignore[arg-type]
-                        return found_l.value
-                try:
-                    return run_and_store(cache, key, args, kwargs, store)
-                finally:
-                    cache._release_lease(key, token)
+            return miss(cache, key, args, kwargs, lookup)
 
         def refresh(*args: Any, **kwargs: Any) -> Any:
             cache = self.cache
             key = self._key(args, kwargs, cache)
             if key is None:
                 return func(*args, **kwargs)
-            with cache._flight(key):
-                return run_and_store(cache, key, args, kwargs, True)
+            return miss(cache, key, args, kwargs, False)
 
         wrapper.refresh = refresh  # type: ignore[attr-defined]
         return wrapper
@@ -299,12 +276,16 @@ class _Memoized:
     def _async_wrapper(self) -> Callable[..., Any]:
         func, name = self.func, self.name
 
-        async def run_and_store(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], store: bool) -> Any:
-            started = time.perf_counter()
-            value = await func(*args, **kwargs)
-            if store:
-                self._store(cache, key, value, (time.perf_counter() - started) * 1000)
-            return value
+        async def miss(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], lookup: bool) -> Any:
+            flow = cache.flow
+            async with flow.tasks(key) as contended:
+                steps = flow.miss(key, name, self._store_options(cache), contended=contended, lookup=lookup,
+                                  lock=self.lock)
+                outcome = await adrive(steps, lambda: flow.take_lease(key, self.lock_timeout_s),
+                                       lambda: atimed(func, args, kwargs))
+            if outcome.hit:
+                flow.record_hit(outcome.entry, name)  # type: ignore[arg-type]
+            return outcome.value
 
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
             cache = self._cache if self._cache is not None else default_cache()
@@ -312,42 +293,35 @@ class _Memoized:
             if key is None:
                 return await func(*args, **kwargs)
             if lookup:
-                hit, value = self._hit(cache, key)
-                if hit:
-                    return value
-                cache._count(name, misses=1)
+                flow = cache.flow
+                found = flow.lookup(key, name)
+                if found.hit:
+                    flow.record_hit(found.entry, name)  # type: ignore[arg-type]
+                    return found.value
+                flow.count(name, misses=1)
             if not store:
                 return await func(*args, **kwargs)
-            slot, contended = cache._async_slot(key)
-            try:
-                async with slot[0]:
-                    if contended and lookup:
-                        hit, value = self._hit(cache, key)
-                        if hit:
-                            return value
-                    token = None
-                    if self.lock:
-                        import asyncio
-
-                        token, found_l = await asyncio.to_thread(cache._lease, key, self.lock_timeout_s)
-                        if found_l is not None:
-                            cache._release_lease(key, token)
-                            cache._record_hit(found_l.entry, name)  # type: ignore[arg-type]
-                            return found_l.value
-                    try:
-                        return await run_and_store(cache, key, args, kwargs, store)
-                    finally:
-                        cache._release_lease(key, token)
-            finally:
-                cache._async_release(key, slot)
+            return await miss(cache, key, args, kwargs, lookup)
 
         async def refresh(*args: Any, **kwargs: Any) -> Any:
             cache = self.cache
             key = self._key(args, kwargs, cache)
             if key is None:
                 return await func(*args, **kwargs)
-            return await run_and_store(cache, key, args, kwargs, True)
+            return await miss(cache, key, args, kwargs, False)
 
         wrapper.refresh = refresh  # type: ignore[attr-defined]
         return wrapper
 
+
+def timed(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any, float]:
+    """Run ``func``; an exception propagates (the decorator never swallows one) and is never stored."""
+    started = time.perf_counter()
+    value = func(*args, **kwargs)
+    return True, value, (time.perf_counter() - started) * 1000
+
+
+async def atimed(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any, float]:
+    started = time.perf_counter()
+    value = await func(*args, **kwargs)
+    return True, value, (time.perf_counter() - started) * 1000

@@ -11,12 +11,11 @@ import os
 from typing import Any
 
 from .errors import HashError
-from .keys import sha256_hex
 
 ALGORITHMS = ("sha256", "md5", "blake2b")
 CHUNK_BYTES = 1 << 20
 
-__all__ = ["ALGORITHMS", "storage_hash", "content_sha256", "sha256_hex"]
+__all__ = ["ALGORITHMS", "storage_hash", "content_sha256"]
 
 
 def _is_local(path: str) -> bool:

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..cache import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
+from .._time import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
 from ..codec import JSONCodec
 from ..errors import CodecError
 from ..stores.base import CacheStore, Entry, escape_glob, open_store

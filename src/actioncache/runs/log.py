@@ -24,7 +24,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..cache import iso_utc
+from .._time import iso_utc
 from ..stores.base import Entry
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..cache import iso_utc
+from .._time import iso_utc
 from .log import FAIL_LOG_PREFIX, RUN_LOG_PREFIX, parse_since, records
 
 if TYPE_CHECKING:

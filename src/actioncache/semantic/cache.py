@@ -34,7 +34,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..cache import iso_utc, resolve_ttl
+from .._time import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
 from ..stores.base import CacheStore, Entry, escape_glob, open_store

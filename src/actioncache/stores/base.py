@@ -1,4 +1,4 @@
-"""The store protocol every backend implements, and the URL registry that opens them.
+"""The store protocol every backend implements, and the helpers every backend shares.
 
 A store keeps opaque entries: a text key, an encoded value (bytes), a flat JSON metadata
 dict and two timestamps. It knows nothing about codecs, TTL policy or key strategies; that
@@ -8,15 +8,19 @@ is the cache core's job. Keeping the protocol this small is what lets one confor
 
 from __future__ import annotations
 
-import fnmatch
-import importlib
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Protocol, runtime_checkable
-from urllib.parse import urlsplit
 
-from ..errors import MissingStoreExtraError, StoreError, StoreURLError
+from .._glob import escape_glob, glob_literal_prefix, glob_matches, glob_tokens
+
+
+__all__ = [
+    "CORRUPT_METADATA", "CacheStore", "Entry", "LazyMetadata", "corrupt_entry", "entry_problem", "escape_glob",
+    "glob_literal_prefix", "glob_matches", "glob_tokens", "metadata_matches", "open_store", "redact_secrets",
+    "redact_url", "register_store", "registered_schemes", "select_keys",
+]
 
 
 @dataclass(slots=True)
@@ -174,51 +178,6 @@ class CacheStore(Protocol):
     def close(self) -> None: ...
 
 
-_GLOB_SPECIALS = re.compile(r"([*?\[])")
-
-
-def escape_glob(text: str) -> str:
-    """Escape ``*``, ``?`` and ``[`` so that ``text`` matches only itself as a glob."""
-    return _GLOB_SPECIALS.sub(r"[\1]", text)
-
-
-def glob_matches(pattern: str, key: str) -> bool:
-    """The reference glob semantics every backend must agree with."""
-    return fnmatch.fnmatchcase(key, pattern)
-
-
-def glob_tokens(pattern: str) -> Iterator[tuple[str, str]]:
-    """Split a glob the way :func:`fnmatch.translate` reads it, for translating to another syntax.
-
-    Yields ``("star", "*")``, ``("one", "?")``, ``("set", members)`` for a bracket set, and
-    ``("lit", char)`` for a literal character, including escape_glob's one-member sets such as
-    ``[*]`` and an unclosed ``[``.
-    """
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        i += 1
-        if ch == "*":
-            yield "star", ch
-        elif ch == "?":
-            yield "one", ch
-        elif ch == "[":
-            j = i  # as fnmatch: a leading '!' and then a leading ']' belong to the set
-            if j < n and pattern[j] == "!":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:
-                yield "lit", "["
-                continue
-            members, i = pattern[i:j], j + 1
-            yield ("lit", members) if len(members) == 1 and members != "!" else ("set", members)
-        else:
-            yield "lit", ch
-
-
 # A URL's password (``scheme://user:PASSWORD@host``).
 _USERINFO_SECRET = re.compile(r"(://[^/\s:@]*:)[^@\s/]+(@)")
 # Secrets given as options: ``?password=``, ``authToken=``, conninfo ``password=...``, an Azure
@@ -242,29 +201,6 @@ def redact_secrets(text: str) -> str:
 def redact_url(url: str) -> str:
     """``url`` with its password and secret options replaced by ``***``, for error messages and logs."""
     return redact_secrets(url)
-
-
-def glob_literal_prefix(pattern: str) -> str:
-    """The longest prefix of ``pattern`` with no glob metacharacter (an escaped one counts as literal).
-
-    Backends use it to narrow a scan with an index range before matching the rest.
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch in "*?":
-            break
-        if ch == "[":
-            # A bracket holding exactly one metacharacter is an escape made by escape_glob.
-            if i + 2 < len(pattern) and pattern[i + 2] == "]" and pattern[i + 1] in "*?[":
-                out.append(pattern[i + 1])
-                i += 3
-                continue
-            break
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def metadata_matches(metadata: Mapping[str, Any], metadata_filter: Mapping[str, Any] | None) -> bool:
@@ -310,91 +246,5 @@ def select_keys(
     return out
 
 
-# --- URL registry ----------------------------------------------------------------------------
-
-# scheme -> "module:factory". Modules import lazily so an extra that is not installed costs
-# nothing until a URL asks for it.
-_REGISTRY: dict[str, str] = {
-    "memory": "actioncache.stores.memory:MemoryStore.from_url",
-    "sqlite": "actioncache.stores.sqlite:SQLiteStore.from_url",
-    "duckdb": "actioncache.stores.duckdb:DuckDBStore.from_url",
-    "libsql": "actioncache.stores.turso:TursoStore.from_url",
-    "libsql+file": "actioncache.stores.turso:TursoStore.from_url",
-    "turso": "actioncache.stores.turso:TursoStore.from_url",
-    "firestore": "actioncache.stores.firestore:FirestoreStore.from_url",
-    "redis": "actioncache.stores.redis:RedisStore.from_url",
-    "rediss": "actioncache.stores.redis:RedisStore.from_url",
-    "postgresql": "actioncache.stores.postgres:PostgresStore.from_url",
-    "postgres": "actioncache.stores.postgres:PostgresStore.from_url",
-    "blob-sqlite": "actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url",
-}
-
-# Which extra provides a scheme, for the error message when its module cannot import.
-_EXTRA_FOR_SCHEME = {
-    "duckdb": "duckdb",
-    "libsql": "turso",
-    "libsql+file": "turso",
-    "turso": "turso",
-    "firestore": "firestore",
-    "redis": "redis",
-    "rediss": "redis",
-    "postgresql": "postgres",
-    "postgres": "postgres",
-    "blob-sqlite": "s3|gcs|azure",
-}
-
-
-def register_store(scheme: str, target: str) -> None:
-    """Map a URL scheme to ``"module:callable"``; the callable takes the URL and returns a store."""
-    _REGISTRY[scheme.lower()] = target
-
-
-def registered_schemes() -> list[str]:
-    return sorted(_REGISTRY)
-
-
-def _scheme_of(url: str) -> str:
-    scheme = urlsplit(url).scheme.lower()
-    if scheme.startswith("blob-sqlite+"):
-        return "blob-sqlite"
-    return scheme
-
-
-def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStore:
-    """Open the store a URL names (``sqlite:///abs/path.db``, ``memory://``, ``redis://…``, …).
-
-    ``None`` means ``$ACTIONCACHE_URL``, else a SQLite file in the user cache directory.
-    A store object passes through unchanged.
-    """
-    if url is not None and not isinstance(url, str):
-        return url
-    if url is None:
-        from .. import config
-
-        url = config.default_store_url()
-    if "://" not in url:
-        raise StoreURLError(
-            f"not a store URL: {url!r}. Use a URL such as 'sqlite:///abs/path.db' or 'memory://'; "
-            f"known schemes: {', '.join(registered_schemes())}"
-        )
-    scheme = _scheme_of(url)
-    from ._eviction import check_size_limit_supported
-
-    check_size_limit_supported(scheme, url, options)
-    target = _REGISTRY.get(scheme)
-    if target is None:
-        raise StoreURLError(
-            f"unknown store scheme {scheme!r} in {url!r}; known schemes: {', '.join(registered_schemes())}"
-        )
-    module_name, _, attr = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        from ..extras import missing
-
-        extra = _EXTRA_FOR_SCHEME.get(scheme, scheme)
-        raise missing(f"the {scheme!r} store", extra, exc, MissingStoreExtraError) from exc
-    factory: Any = module
-    for part in attr.split("."):
-        factory = getattr(factory, part)
-    return factory(url, **options)
+# The URL registry lives in stores/registry.py; these names stay importable from here.
+from .registry import open_store, register_store, registered_schemes  # noqa: E402

@@ -39,7 +39,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..errors import StoreError, StoreURLError
 from .base import Entry
 from .blob_objects import RemoteObject, WriteConflict, open_remote_object
-from .sqlite import SQLiteStore, _track_for_fork
+from ._fork import track_for_fork
+from .sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,7 @@ class BlobSQLiteStore:
         self.last_sync_error: str | None = None
         self._init_state()
         _open_stores.add(self)
-        _track_for_fork(self)  # SQLiteStore's fork hook calls our _after_fork in a child
+        track_for_fork(self)  # the fork registry calls our after_fork in a child
 
     def _init_state(self) -> None:
         self._lock = threading.RLock()  # the local copy and the journal
@@ -187,7 +188,7 @@ class BlobSQLiteStore:
 
     # --- local copy ---------------------------------------------------------------------
 
-    def _after_fork(self) -> None:
+    def after_fork(self) -> None:
         # The parent owns the temporary copy and its pending changes; the child starts over
         # from the remote object (and must not delete the parent's directory).
         self._init_state()

@@ -37,7 +37,7 @@ from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._sql import file_path, find_query, is_json_number, pushable
 from .base import Entry, LazyMetadata, select_keys
-from .sqlite import _track_for_fork
+from ._fork import track_for_fork
 
 MEMORY = ":memory:"
 T = TypeVar("T")
@@ -141,7 +141,7 @@ class DuckDBStore:
         self._local = threading.local()
         self._pid = os.getpid()
         self._forked_from: int | None = None
-        _track_for_fork(self)  # the SQLite store's fork hook calls our _after_fork in a child
+        track_for_fork(self)  # the fork registry calls our after_fork in a child
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "DuckDBStore":
@@ -160,7 +160,7 @@ class DuckDBStore:
 
     # --- connections --------------------------------------------------------------------
 
-    def _after_fork(self) -> None:
+    def after_fork(self) -> None:
         # A DuckDB instance does not survive a fork (using the inherited one crashes the child,
         # and DuckDB's instance cache would hand the child the parent's file without its lock).
         # The child's copy of this store refuses every call; the parent's is untouched. The

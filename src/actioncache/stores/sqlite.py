@@ -18,13 +18,13 @@ import sqlite3
 import threading
 import time
 import uuid
-import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
+from ._fork import track_for_fork
 from ._sql import find_query, is_json_number, pushable
 from ._eviction import AccessLog, EvictionConfig, eviction_config, eviction_from_query
 from .base import CORRUPT_METADATA, Entry, LazyMetadata, select_keys
@@ -126,22 +126,6 @@ def _field_clause(name: str, wanted: Any) -> tuple[str, list[Any]] | None:
     return None
 
 
-_open_stores: "weakref.WeakSet[SQLiteStore]" = weakref.WeakSet()
-
-
-def _track_for_fork(store: "SQLiteStore") -> None:
-    _open_stores.add(store)
-
-
-def _reset_after_fork() -> None:
-    for store in list(_open_stores):
-        store._after_fork()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
-
-
 class SQLiteStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0, synchronous: str = "NORMAL",
                  max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
@@ -158,7 +142,7 @@ class SQLiteStore:
         self._all_connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
         self._schema_ready = False
-        _track_for_fork(self)
+        track_for_fork(self)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "SQLiteStore":
@@ -181,7 +165,7 @@ class SQLiteStore:
 
     # --- connections --------------------------------------------------------------------
 
-    def _after_fork(self) -> None:
+    def after_fork(self) -> None:
         # The parent's connections belong to the parent. Start over without touching them
         # (closing them here could disturb the parent's locks).
         self._pid = os.getpid()

@@ -187,8 +187,8 @@ class TursoStore(SQLiteStore):
 
     # --- connections --------------------------------------------------------------------
 
-    def _after_fork(self) -> None:
-        super()._after_fork()
+    def after_fork(self) -> None:
+        super().after_fork()
         self._shared = None
         self._shared_lock = threading.Lock()
 

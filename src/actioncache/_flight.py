@@ -1,0 +1,143 @@
+"""Single flight: one computation per key at a time, among threads, tasks and processes.
+
+* :class:`ThreadFlights` serializes the threads of one process on a key (a context manager that
+  says whether another thread was already computing it: only then can the entry have appeared
+  since our lookup, so only then is a second lookup worth its read).
+* :class:`TaskFlights` does the same for the tasks of one event loop.
+* :func:`take_lease` / :func:`release_lease` use the store's lease for processes: take it, or
+  wait (bounded backoff) until the holder's result appears or the lease times out.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable, TypeVar
+
+from .stores.base import CacheStore
+
+__all__ = ["LEASE_PREFIX", "TaskFlights", "ThreadFlights", "release_lease", "take_lease"]
+
+log = logging.getLogger("actioncache")
+
+LEASE_PREFIX = "lease:"
+T = TypeVar("T")
+
+
+class _Flight:
+    """One ``with flights(key) as contended`` (a class, not a generator: it sits on every miss)."""
+
+    __slots__ = ("flights", "key", "slot")
+
+    def __init__(self, flights: "ThreadFlights", key: str) -> None:
+        self.flights, self.key = flights, key
+
+    def __enter__(self) -> bool:
+        flights = self.flights
+        with flights.lock:
+            slot = flights.slots.get(self.key)
+            if slot is None:
+                slot = flights.slots[self.key] = [threading.Lock(), 0]
+            slot[1] += 1
+            contended = slot[1] > 1
+        self.slot = slot
+        slot[0].acquire()
+        return contended
+
+    def __exit__(self, *exc: Any) -> None:
+        slot, flights = self.slot, self.flights
+        slot[0].release()
+        with flights.lock:
+            slot[1] -= 1
+            if slot[1] == 0:
+                flights.slots.pop(self.key, None)
+
+
+class ThreadFlights:
+    def __init__(self) -> None:
+        self.slots: dict[str, list[Any]] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, key: str) -> _Flight:
+        return _Flight(self, key)
+
+
+class _TaskFlight:
+    __slots__ = ("flights", "key", "slot")
+
+    def __init__(self, flights: "TaskFlights", key: str) -> None:
+        self.flights, self.key = flights, key
+
+    async def __aenter__(self) -> bool:
+        import asyncio  # lazy: asyncio costs tens of ms at start-up, and `actioncache exec` never needs it
+
+        slots = self.flights.slots
+        loop_key = (id(asyncio.get_running_loop()), self.key)
+        slot = slots.get(loop_key)
+        if slot is None:
+            slot = slots[loop_key] = [asyncio.Lock(), 0]
+        slot[1] += 1
+        contended = slot[1] > 1
+        self.slot = slot
+        try:
+            await slot[0].acquire()
+        except BaseException:  # cancelled while waiting: give the slot back
+            self._leave(loop_key)
+            raise
+        return contended
+
+    async def __aexit__(self, *exc: Any) -> None:
+        import asyncio
+
+        self.slot[0].release()
+        self._leave((id(asyncio.get_running_loop()), self.key))
+
+    def _leave(self, loop_key: tuple[int, str]) -> None:
+        self.slot[1] -= 1
+        if self.slot[1] == 0:
+            self.flights.slots.pop(loop_key, None)
+
+
+class TaskFlights:
+    """Like :class:`ThreadFlights`, for the tasks of one event loop (slots are per loop)."""
+
+    def __init__(self) -> None:
+        self.slots: dict[tuple[int, str], list[Any]] = {}
+
+    def __call__(self, key: str) -> _TaskFlight:
+        return _TaskFlight(self, key)
+
+
+def take_lease(store: CacheStore, key: str, timeout_s: float,
+               lookup: Callable[[], T | None]) -> tuple[str | None, T | None]:
+    """Cross-process single flight: ``(token, None)`` when we hold the lease, ``(None, found)`` when
+    the holder's result appeared while we waited, ``(None, None)`` when the store has no leases or
+    the wait timed out (then compute anyway: a lease is an optimisation, never a reason to fail).
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        try:
+            token = store.acquire_lease(LEASE_PREFIX + key, timeout_s)
+        except Exception as exc:  # noqa: BLE001 - no lease support or store down: compute
+            log.debug("lease on %s failed: %s", key, exc)
+            return None, None
+        if token is not None:
+            return token, lookup()  # the holder may have finished just before
+        found = lookup()
+        if found is not None:
+            return None, found
+        if time.monotonic() >= deadline:
+            return None, None
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
+
+
+def release_lease(store: CacheStore, key: str, token: str | None) -> None:
+    if token is None:
+        return
+    try:
+        store.release_lease(LEASE_PREFIX + key, token)
+    except Exception as exc:  # noqa: BLE001 - the lease expires on its own
+        log.debug("releasing lease on %s failed: %s", key, exc)

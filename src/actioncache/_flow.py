@@ -1,0 +1,321 @@
+"""The miss path, written once: lookup → single flight → recheck → lease → run → store.
+
+``Cache.wrap``, ``Cache.awrap`` and the two ``@cached`` wrappers share everything here and differ
+only in how they run the user's function (sync or awaited) and in what they return (a response
+dict or the bare value). The miss path is a generator (:meth:`Flow.miss`) that does no I/O of
+the user's function itself: it *yields* a request to take the store lease (:data:`LEASE`) or to
+run the function (:data:`RUN`), and the sync driver :func:`drive` or the async driver
+:func:`adrive` answers it. The thread or task flight is entered by the driver around the whole
+generator, so the entry is stored before the flight and the lease are let go.
+
+The hit path stays outside the generator: one store read (:meth:`Flow.lookup`), one decode, one
+tally (:meth:`Flow.record_hit`).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import warnings
+from typing import Any, Awaitable, Callable, Generator, Mapping, NamedTuple
+
+from ._flight import TaskFlights, ThreadFlights, release_lease, take_lease
+from ._stats import Stats, describe
+from ._time import iso_utc
+from .codec import Codec
+from .errors import UnsupportedEntryError
+from .events import CacheEvent, Observer, notify
+from .stores.base import CacheStore, Entry, entry_problem
+
+__all__ = ["LEASE", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive", "drive",
+           "is_failure", "run_async", "run_sync"]
+
+log = logging.getLogger("actioncache")
+
+_OFFSET_REFRESH_S = 300.0
+_OFFSET_RETRY_S = 30.0
+
+LEASE = "lease"  # the driver takes the store lease and sends back (token, Lookup | None)
+RUN = "run"  # the driver runs the user's function and sends back (ok, value, duration_ms)
+
+
+class CacheWarning(UserWarning):
+    """A result was returned but could not be cached (e.g. not JSON-encodable)."""
+
+
+def is_failure(result: Any) -> bool:
+    """A result the action reported as failed (a dict with ``success: false``): never cached."""
+    return isinstance(result, dict) and result.get("success") is False
+
+
+class Lookup(NamedTuple):
+    hit: bool
+    value: Any = None
+    entry: Entry | None = None
+    error: str | None = None
+
+
+class Outcome(NamedTuple):
+    """How a miss path ended: a hit found on the way (another thread, task or process computed
+    it), or a fresh run (``ok``, its value, and ``problem``: why it was not stored, if it was not)."""
+
+    hit: bool
+    ok: bool
+    value: Any
+    entry: Entry | None = None
+    problem: str | None = None
+
+
+class StoreOptions(NamedTuple):
+    """How a fresh result is stored."""
+
+    ttl_s: float
+    cache_type: str
+    metadata: Mapping[str, Any] | None
+    cleanup_probability: float
+    cleanup_limit: int
+
+
+class Flow:
+    """The steps of a cached call over one store and codec, and the counters they keep."""
+
+    def __init__(self, store: CacheStore, codec: Codec, *, clock: Callable[[], float], rng: random.Random,
+                 stats_flush_s: float) -> None:
+        self.codec = codec
+        self.clock = clock
+        self.rng = rng
+        self.stats = Stats(clock, stats_flush_s)
+        self.threads = ThreadFlights()
+        self.tasks = TaskFlights()
+        self.observers: list[Observer] = []  # actioncache.events; empty costs one check per event
+        self.use_store(store)
+
+    def use_store(self, store: CacheStore) -> None:
+        self.store = store
+        self.clock_offset = 0.0  # the store's clock minus ours (see now)
+        self.offset_due = 0.0 if callable(getattr(store, "server_time", None)) else float("inf")
+
+    # --- the store's clock ---------------------------------------------------------------
+
+    def now(self) -> float:
+        """Now, by the clock expiry is judged by: the store's server clock where it has one.
+
+        Stores with a server (Redis ``TIME``, PostgreSQL ``clock_timestamp()``) expose
+        ``server_time()``; its offset from this machine is measured on first use and every
+        ``_OFFSET_REFRESH_S``, so writers and readers on skewed machines agree on every expiry
+        (within a round trip). Other stores use this machine's clock (docs/caching.md, "Clocks").
+        """
+        if time.monotonic() >= self.offset_due:
+            self._measure_clock_offset()
+        return self.clock() + self.clock_offset
+
+    def _measure_clock_offset(self) -> None:
+        try:
+            before = self.clock()
+            server = float(self.store.server_time())  # type: ignore[attr-defined]
+            after = self.clock()
+        except Exception as exc:  # noqa: BLE001 - unreachable store: keep the last offset, retry soon
+            log.debug("reading the store's clock failed: %s", exc)
+            self.offset_due = time.monotonic() + _OFFSET_RETRY_S
+            return
+        self.clock_offset = server - (before + after) / 2
+        self.offset_due = time.monotonic() + _OFFSET_REFRESH_S
+
+    # --- counting -----------------------------------------------------------------------
+
+    def count(self, action: str | None, **deltas: float) -> None:
+        self.stats.count(action, **deltas)
+        if self.observers:
+            for name, delta in deltas.items():
+                notify(self.observers, CacheEvent(name, action, delta))
+
+    def flush_stats(self) -> str | None:
+        return self.stats.flush(self.store)
+
+    def record_hit(self, entry: Entry, action: str) -> None:
+        # The hot path of every hit: one lock, one small list per action.
+        if self.stats.record_hit(action, entry.metadata.get("_cache_duration_ms", 0)):
+            self.flush_stats()
+        if self.observers:
+            notify(self.observers, CacheEvent("hits", action, 1, entry.metadata))
+
+    # --- read ---------------------------------------------------------------------------
+
+    def lookup(self, key: str, action: str | None) -> Lookup:
+        """One store read and one decode. Expired: a miss. Corrupt: a miss, and removed."""
+        if not self.observers:
+            return self.read(key, action)
+        started = time.perf_counter()
+        found = self.read(key, action)
+        notify(self.observers, CacheEvent("lookup", action, time.perf_counter() - started))
+        return found
+
+    def read(self, key: str, action: str | None) -> Lookup:
+        try:
+            entry = self.store.get(key)
+        except Exception as exc:  # noqa: BLE001 - any store failure is a miss with an error
+            self.count(action, errors=1)
+            return Lookup(False, error=f"cache lookup failed: {describe(exc)}")
+        if entry is None:
+            return Lookup(False)
+        problem = entry_problem(entry)
+        if problem is None:
+            if entry.expires_at is not None and entry.expires_at <= self.now():
+                return Lookup(False, entry=entry)
+            try:
+                return Lookup(True, self.codec.decode(entry.value), entry)
+            except UnsupportedEntryError as exc:
+                return Lookup(False, error=str(exc))
+            except Exception as exc:  # noqa: BLE001 - any undecodable value is corrupt
+                problem = str(exc) or type(exc).__name__
+        return Lookup(False, error=self.drop_corrupt(entry.key, action, problem))
+
+    def drop_corrupt(self, key: str, action: str | None, problem: str) -> str:
+        """The one answer to stored content that cannot be served: count it, remove it, say why.
+
+        Planted or damaged data (a foreign writer, a half-migrated store) is a miss for this key,
+        never an exception and never a failure of other keys.
+        """
+        self.count(action, errors=1, corrupt=1)
+        try:
+            self.store.delete(key)
+        except Exception as exc:  # noqa: BLE001 - the next write replaces it anyway
+            log.debug("removing corrupt entry %r failed: %s", key, exc)
+        return f"corrupt cache entry removed: {problem}"
+
+    # --- write --------------------------------------------------------------------------
+
+    def save(self, key: str, action: str, ok: bool, value: Any, duration_ms: float, options: StoreOptions) -> str | None:
+        """Store a fresh success; count a failure (never stored). Returns why it was not stored."""
+        if not ok or is_failure(value):
+            self.count(action, failures=1)
+            return None
+        return self.store_result(key, action, value, duration_ms, options)
+
+    def store_result(self, key: str, action: str, value: Any, duration_ms: float, options: StoreOptions) -> str | None:
+        """Encode and put one result; returns an error or warning text, or None."""
+        try:
+            encoded = self.codec.encode(value)
+        except Exception as exc:  # noqa: BLE001 - a result that cannot be encoded is returned, never lost
+            warnings.warn(f"{action}: {exc}", CacheWarning, stacklevel=6)
+            self.count(action, uncacheable=1)
+            return f"not cached: {exc}"
+        now = self.now()
+        ttl_s = options.ttl_s
+        meta: dict[str, Any] = dict(options.metadata or {})
+        meta.update(
+            _cache_type=options.cache_type,
+            _cache_key=key,
+            _cache_action=action,
+            _cache_created_at=iso_utc(now),
+            _cache_expires_at=iso_utc(now + ttl_s),
+            _cache_duration_ms=round(duration_ms, 3),
+        )
+        try:
+            self.store.put(Entry(key, encoded, meta, now, now + ttl_s))
+        except Exception as exc:  # noqa: BLE001 - a store that fails never fails the action
+            self.count(action, errors=1)
+            return f"cache store failed: {describe(exc)}"
+        self.count(action, stores=1)
+        if options.cleanup_probability > 0 and self.rng.random() < options.cleanup_probability:
+            try:
+                deleted = self.store.delete_expired(now, options.cleanup_limit)
+                if deleted:
+                    self.count(None, cleanup_deleted=deleted)
+            except Exception as exc:  # noqa: BLE001 - cleanup is best effort
+                log.debug("probabilistic cleanup failed: %s", exc)
+        if self.stats.due():
+            self.flush_stats()
+        return None
+
+    # --- the miss path --------------------------------------------------------------------
+
+    def take_lease(self, key: str, timeout_s: float) -> tuple[str | None, Lookup | None]:
+        def found() -> Lookup | None:
+            looked = self.lookup(key, None)
+            return looked if looked.hit else None
+
+        return take_lease(self.store, key, timeout_s, found)
+
+    def miss(self, key: str, action: str, options: StoreOptions, *, contended: bool, lookup: bool,
+             lock: bool) -> Generator[str, Any, Outcome]:
+        """The steps after a first lookup missed, inside the key's flight (see the module docstring)."""
+        if contended and lookup:
+            found = self.lookup(key, action)
+            if found.hit:
+                return Outcome(True, True, found.value, found.entry)
+        token = None
+        if lock:
+            token, held = yield LEASE
+            if held is not None:
+                release_lease(self.store, key, token)
+                return Outcome(True, True, held.value, held.entry)
+        try:
+            ok, value, duration_ms = yield RUN
+            return Outcome(False, ok, value, None, self.save(key, action, ok, value, duration_ms, options))
+        finally:
+            release_lease(self.store, key, token)
+
+
+def drive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any], run: Callable[[], Any]) -> Outcome:
+    """Answer a miss path's requests synchronously. An exception from ``run`` goes through the
+    steps (releasing the lease) and out to the caller."""
+    try:
+        request = next(steps)
+        while True:
+            if request is LEASE:
+                reply = lease()
+            else:
+                try:
+                    reply = run()
+                except BaseException as exc:
+                    request = steps.throw(exc)
+                    continue
+            request = steps.send(reply)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def adrive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any],
+                 run: Callable[[], Awaitable[Any]]) -> Outcome:
+    """:func:`drive` for the async faces: the lease wait runs in a thread, ``run`` is awaited."""
+    import asyncio
+
+    try:
+        request = next(steps)
+        while True:
+            if request is LEASE:
+                reply = await asyncio.to_thread(lease)
+            else:
+                try:
+                    reply = await run()
+                except BaseException as exc:
+                    request = steps.throw(exc)
+                    continue
+            request = steps.send(reply)
+    except StopIteration as stop:
+        return stop.value
+
+
+def run_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bool, Any, float]:
+    """Run an action the way ``wrap`` does: an exception becomes ``(False, "Type: message", ms)``."""
+    started = time.perf_counter()
+    try:
+        result = fn(**args)
+    except Exception as exc:  # noqa: BLE001 - the seed's shape: success False with error
+        return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
+    return True, result, (time.perf_counter() - started) * 1000
+
+
+async def run_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bool, Any, float]:
+    import asyncio
+
+    started = time.perf_counter()
+    try:
+        result = fn(**args)
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            result = await result
+    except Exception as exc:  # noqa: BLE001
+        return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
+    return True, result, (time.perf_counter() - started) * 1000

@@ -1,0 +1,148 @@
+"""The cache's counters: buffered in memory, flushed to the store's shared counters now and then.
+
+A hit is a read: counting it must not write. Hits are tallied per action under one lock (the hot
+path of every hit) and folded into the named counters when the stats are flushed or read. Other
+counts (misses, stores, errors, ...) go straight into the pending buffer. ``flush`` writes the
+buffer with one ``add_counters`` call; on failure it keeps the buffer for the next try, so totals
+add up across processes without a write per hit.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, Callable
+
+from .stores.base import CacheStore, redact_secrets
+
+__all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts"]
+
+STATS_PREFIX = "stats:"
+
+
+class Stats:
+    """Counters of one cache: ``count`` and ``record_hit`` buffer, ``flush`` writes, ``report`` reads."""
+
+    def __init__(self, clock: Callable[[], float], flush_s: float) -> None:
+        self.clock = clock
+        self.flush_s = flush_s
+        self.lock = threading.Lock()
+        self.pending: dict[str | tuple[str, str], float] = {}
+        self.hit_tally: dict[str, list[float]] = {}
+        self.session: dict[str, float] = {}
+        self.last_flush = clock()
+
+    def count(self, action: str | None, **deltas: float) -> None:
+        with self.lock:
+            pending, session = self.pending, self.session
+            for name, delta in deltas.items():
+                pending[name] = pending.get(name, 0) + delta
+                session[name] = session.get(name, 0) + delta
+                if action is not None:
+                    scoped = (action, name)
+                    pending[scoped] = pending.get(scoped, 0) + delta
+
+    def record_hit(self, action: str, duration_ms: Any) -> bool:
+        """Tally one hit; True when a flush is due (the caller flushes: it knows the store)."""
+        if not isinstance(duration_ms, (int, float)):
+            duration_ms = 0.0
+        with self.lock:
+            tally = self.hit_tally.get(action)
+            if tally is None:
+                tally = self.hit_tally[action] = [0, 0.0]
+            tally[0] += 1
+            tally[1] += duration_ms
+        return self.clock() - self.last_flush >= self.flush_s
+
+    def due(self) -> bool:
+        return self.clock() - self.last_flush >= self.flush_s
+
+    def _fold_hits(self) -> None:
+        """Move the hit tallies into the pending and session counters (call with the lock held)."""
+        tallies, self.hit_tally = self.hit_tally, {}
+        pending, session = self.pending, self.session
+        for action, (hits, saved_ms) in tallies.items():
+            for name, delta in (("hits", hits), ("time_saved_ms", saved_ms)):
+                pending[name] = pending.get(name, 0) + delta
+                session[name] = session.get(name, 0) + delta
+                pending[(action, name)] = pending.get((action, name), 0) + delta
+
+    def flush(self, store: CacheStore) -> str | None:
+        """Write buffered counters to ``store``; on failure keep them for the next try."""
+        with self.lock:
+            self._fold_hits()
+            pending, self.pending = self.pending, {}
+            self.last_flush = self.clock()
+        if not pending:
+            return None
+        try:
+            store.add_counters({counter_name(k): v for k, v in pending.items()})
+            return None
+        except Exception as exc:  # noqa: BLE001 - counting must never fail the caller
+            with self.lock:
+                for name, delta in pending.items():
+                    self.pending[name] = self.pending.get(name, 0) + delta
+            return describe(exc)
+
+    def session_counts(self) -> dict[str, float]:
+        with self.lock:
+            self._fold_hits()
+            session = dict(self.session)
+        finish_counts(session)
+        return session
+
+    def report(self, store: CacheStore, url: str) -> dict[str, Any]:
+        """Totals across every process that used ``store``, plus this process's ``session`` counts."""
+        error = self.flush(store)
+        out: dict[str, Any] = {"success": True, "store": url}
+        totals: dict[str, float] = {}
+        by_action: dict[str, dict[str, float]] = {}
+        try:
+            raw = store.counters(STATS_PREFIX)
+            out["entries"] = store.count()
+            out["size_bytes"] = store.size_bytes()
+        except Exception as exc:  # noqa: BLE001 - a store that fails still gets a stats answer
+            raw = {}
+            error = error or describe(exc)
+        if error:
+            out["error"] = error
+            raw = {STATS_PREFIX + k: v for k, v in self.session.items()}
+        for name, value in raw.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                continue  # a counter another writer garbled is not worth failing stats over
+            name = name[len(STATS_PREFIX):]
+            if name.startswith("action:"):
+                action, _, counter = name[len("action:"):].rpartition(":")
+                by_action.setdefault(action, {})[counter] = value
+            else:
+                totals[name] = value
+        for bucket in (totals, *by_action.values()):
+            finish_counts(bucket)
+        out.update(totals)
+        out["by_action"] = by_action
+        out["session"] = self.session_counts()
+        return out
+
+
+def counter_name(name: str | tuple[str, str]) -> str:
+    if isinstance(name, tuple):
+        return f"{STATS_PREFIX}action:{name[0]}:{name[1]}"
+    return STATS_PREFIX + name
+
+
+def finish_counts(bucket: dict[str, float]) -> None:
+    # Counters come back from stores as floats (some keep every counter as a double); every one
+    # but the time saved is a count of events, so it is reported as an integer.
+    for name in ("hits", "misses", "stores", "errors"):
+        bucket.setdefault(name, 0)
+    for name, value in bucket.items():
+        if name != "time_saved_ms":
+            bucket[name] = int(value)
+    bucket["time_saved_s"] = round(bucket.pop("time_saved_ms", 0.0) / 1000.0, 3)
+    looked = bucket["hits"] + bucket["misses"]
+    bucket["hit_rate"] = round(bucket["hits"] / looked, 4) if looked else 0.0
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as the text a response or stats may show: never a password or token."""
+    return redact_secrets(str(exc))

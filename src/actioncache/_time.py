@@ -1,0 +1,54 @@
+"""Time helpers shared by the core and the faces: TTL arguments and the one timestamp spelling.
+
+A leaf: it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+__all__ = ["DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "iso_utc", "resolve_ttl"]
+
+DEFAULT_TTL_SECONDS = 60 * 86400.0
+# The longest TTL: 100 years. Longer (or infinite) expiries are not times every store can hold.
+MAX_TTL_SECONDS = 36500 * 86400.0
+
+
+def resolve_ttl(
+    ttl_seconds: float | None = None, ttl_hours: float | None = None, ttl_days: float | None = None,
+    default: float = DEFAULT_TTL_SECONDS,
+) -> float:
+    """``ttl_seconds`` over ``ttl_hours`` over ``ttl_days``; the default is 60 days.
+
+    The one check every TTL passes before anything runs: a number, positive, finite and at most
+    :data:`MAX_TTL_SECONDS` (100 years), so the expiry it gives is a time every store can hold.
+    ``inf``, ``nan``, ``1e300`` or YAML ``.inf`` are refused here, never after the action ran.
+    """
+    for value, unit, scale in ((ttl_seconds, "ttl_seconds", 1.0), (ttl_hours, "ttl_hours", 3600.0), (ttl_days, "ttl_days", 86400.0)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{unit} must be a number, not {_short(value)}")
+        if value != value:  # nan compares unequal to itself
+            raise ValueError(f"{unit} must be a number of {unit[4:]}, not nan")
+        if value <= 0:
+            raise ValueError(f"{unit} must be positive (got {value}); to skip caching use cache_enabled=False")
+        if value > MAX_TTL_SECONDS / scale:  # an int too large for a float compares fine here
+            raise ValueError(
+                f"{unit} must be at most {MAX_TTL_SECONDS / scale:g} (100 years), not {_short(value)}; "
+                f"for an entry that lives as long as possible use ttl_days={MAX_TTL_SECONDS // 86400:g}"
+            )
+        return float(value) * scale
+    return default
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:20] + "..."
+
+
+def iso_utc(ts: float) -> str:
+    """``2026-11-22T03:24:26.641721Z``: ISO 8601, UTC, microseconds (written twice per stored entry)."""
+    seconds, micros = divmod(round(ts * 1_000_000), 1_000_000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{micros:06d}Z"

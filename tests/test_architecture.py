@@ -1,0 +1,52 @@
+"""The house's structural rules, checked: the layer contract of pyproject.toml (import-linter)
+and "no module imports a private name of another module"."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "actioncache"
+
+
+def _private_imports() -> list[str]:
+    found: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            inside = node.level > 0 or (node.module or "").split(".")[0] == "actioncache"
+            if not inside:
+                continue
+            for alias in node.names:
+                # A private *module* with public names inside (``from ._flow import run_miss``) is
+                # fine; a private *name* of another module (``from .cache import _helper``) is not.
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    imported_module = node.module is None  # ``from . import _time`` imports a module
+                    if imported_module:
+                        continue
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {'.' * node.level}{node.module or ''} import {alias.name}")
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another():
+    assert _private_imports() == []
+
+
+def test_layer_contract_holds(src_env):
+    """``lint-imports`` against this checkout (not an installed copy): layers, no upward import."""
+    exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    if not os.path.exists(exe):
+        if os.environ.get("CI") == "true":
+            pytest.fail("lint-imports is not installed: pip install 'actioncache[test]'")
+        pytest.skip("lint-imports is not installed: pip install 'actioncache[test]'")
+    done = subprocess.run([exe, "--no-cache"], cwd=ROOT, env=src_env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
