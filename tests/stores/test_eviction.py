@@ -12,13 +12,18 @@ from actioncache import Cache
 from actioncache.errors import StoreURLError
 from actioncache.stores.base import Entry, open_store
 
-LIMITED = ["memory", "sqlite"]
+LIMITED = ["memory", "sqlite", "libsql"]
 VALUE = b"v" * 1000
 
 
 def _open(kind: str, tmp_path, limit: int, policy: str):
     if kind == "memory":
         return open_store(f"memory://?max_size_bytes={limit}&eviction={policy}")
+    if kind == "libsql":
+        import services
+
+        services.require_module("libsql", "turso")
+        return open_store(f"libsql+file:///{tmp_path}/evict.db?max_size_bytes={limit}&eviction={policy}")
     return open_store(f"sqlite:///{tmp_path}/evict.db", max_size_bytes=limit, eviction=policy)
 
 
@@ -153,4 +158,27 @@ def test_size_stays_under_the_limit_with_four_writer_processes(tmp_path, src_env
     assert store.size_bytes() <= 50_000
     exact = sum(len(k) + 1000 + 2 for k in store.find(pattern="*"))  # key + value + "{}" metadata
     assert store.size_bytes() == exact
+    store.close()
+
+
+def test_a_file_made_before_size_limits_opens_and_takes_a_limit(tmp_path):
+    """Files written by earlier versions lack the read-tracking columns; they are added on open."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, metadata TEXT NOT NULL, "
+        "created_at REAL NOT NULL, expires_at REAL, action TEXT);"
+        "CREATE TABLE counters (name TEXT PRIMARY KEY, value REAL NOT NULL);"
+        "CREATE TABLE leases (name TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL);")
+    conn.execute("INSERT INTO entries VALUES ('old', x'6a7b7d', '{}', 1, NULL, NULL)")
+    conn.commit()
+    conn.close()
+    store = open_store(f"sqlite:///{path}?max_size_bytes=5000")
+    assert store.get("old").value == b"j{}"
+    assert store.size_bytes() == len("old") + 3 + 2
+    for i in range(20):
+        _put(store, f"k{i}")
+    assert store.size_bytes() <= 5000 and "k19" in store.find(pattern="*")
     store.close()

@@ -68,23 +68,20 @@ _MIGRATIONS = {
 # Size limits: the bytes held (key + value + metadata), kept by triggers so a put reads one row
 # instead of summing the table; the indexes give the next victim of each policy without a scan.
 _ENTRY_BYTES = "length({0}.key) + length({0}.value) + length({0}.metadata)"
-_EVICTION_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO totals(name, value)
-    SELECT 'bytes', coalesce(sum({_ENTRY_BYTES.format('entries')}), 0) FROM entries;
-CREATE TRIGGER IF NOT EXISTS entries_bytes_insert AFTER INSERT ON entries BEGIN
-    UPDATE totals SET value = value + {_ENTRY_BYTES.format('NEW')} WHERE name = 'bytes';
-END;
-CREATE TRIGGER IF NOT EXISTS entries_bytes_update AFTER UPDATE OF key, value, metadata ON entries BEGIN
-    UPDATE totals SET value = value + {_ENTRY_BYTES.format('NEW')} - ({_ENTRY_BYTES.format('OLD')})
-    WHERE name = 'bytes';
-END;
-CREATE TRIGGER IF NOT EXISTS entries_bytes_delete AFTER DELETE ON entries BEGIN
-    UPDATE totals SET value = value - ({_ENTRY_BYTES.format('OLD')}) WHERE name = 'bytes';
-END;
-CREATE INDEX IF NOT EXISTS entries_accessed_at ON entries(accessed_at);
-CREATE INDEX IF NOT EXISTS entries_hits ON entries(hits, accessed_at);
-"""
+EVICTION_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    f"INSERT OR IGNORE INTO totals(name, value) "
+    f"SELECT 'bytes', coalesce(sum({_ENTRY_BYTES.format('entries')}), 0) FROM entries",
+    f"CREATE TRIGGER IF NOT EXISTS entries_bytes_insert AFTER INSERT ON entries BEGIN "
+    f"UPDATE totals SET value = value + {_ENTRY_BYTES.format('NEW')} WHERE name = 'bytes'; END",
+    f"CREATE TRIGGER IF NOT EXISTS entries_bytes_update AFTER UPDATE OF key, value, metadata ON entries BEGIN "
+    f"UPDATE totals SET value = value + {_ENTRY_BYTES.format('NEW')} - ({_ENTRY_BYTES.format('OLD')}) "
+    f"WHERE name = 'bytes'; END",
+    f"CREATE TRIGGER IF NOT EXISTS entries_bytes_delete AFTER DELETE ON entries BEGIN "
+    f"UPDATE totals SET value = value - ({_ENTRY_BYTES.format('OLD')}) WHERE name = 'bytes'; END",
+    "CREATE INDEX IF NOT EXISTS entries_accessed_at ON entries(accessed_at)",
+    "CREATE INDEX IF NOT EXISTS entries_hits ON entries(hits, accessed_at)",
+]
 # The next victims of each policy (rowid and the bytes each holds), a batch at a time, each through
 # an index; length() of a value reads its size from the record header, not the value itself.
 _VICTIM_COLUMNS = f"SELECT rowid, {_ENTRY_BYTES.format('entries')} FROM entries"
@@ -213,9 +210,9 @@ class SQLiteStore:
                 if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(SCHEMA)
-                self._migrate(conn)
+                self.migrate(conn)
                 if self.eviction is not None:
-                    conn.executescript(f"BEGIN IMMEDIATE;{_EVICTION_SCHEMA}COMMIT;")
+                    self._prepare_eviction(conn)
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() >= deadline:
@@ -224,7 +221,19 @@ class SQLiteStore:
                 delay = min(delay * 2, 0.1)
 
     @staticmethod
-    def _migrate(conn: Any) -> None:
+    def _prepare_eviction(conn: Any) -> None:
+        """The size bookkeeping, made in one transaction so the first total counts every entry once."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in EVICTION_SCHEMA:
+                conn.execute(statement)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def migrate(conn: Any) -> None:
         """Add the columns a file made by an older version lacks (a read-only file keeps its shape)."""
         have = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
         for column, statement in _MIGRATIONS.items():
@@ -310,7 +319,7 @@ class SQLiteStore:
         if total is None or total[0] <= limit.max_size_bytes:
             return
         if self._access is not None:
-            conn.executemany(_TOUCH, self._access.drain())
+            self._touch(conn, self._access.drain())
         excess = total[0] - limit.target_bytes
         for victims in _VICTIMS[limit.policy]:
             while excess > 0:
@@ -324,13 +333,18 @@ class SQLiteStore:
                     break
                 conn.execute(f"DELETE FROM entries WHERE rowid IN ({','.join('?' * len(chosen))})", chosen)
 
+    @staticmethod
+    def _touch(conn: Any, rows: list[tuple[float, int, str]]) -> None:
+        for row in rows:  # one statement per key: libSQL's connection has no executemany
+            conn.execute(_TOUCH, row)
+
     def _flush_access(self) -> None:
         """Write the batched reads. A batch that cannot be written (the file is busy or read-only)
         is dropped: the order is then a little less exact, and the read that triggered it still hits."""
         rows = self._access.drain() if self._access is not None else []
         if rows:
             try:
-                self._write("touch", lambda conn: conn.executemany(_TOUCH, rows))
+                self._write("touch", lambda conn: self._touch(conn, rows))
             except StoreError:
                 pass
 

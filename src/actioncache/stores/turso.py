@@ -34,12 +34,13 @@ import libsql
 from ..errors import StoreError, StoreURLError
 from ._sql import file_path
 from .base import Entry, redact_url
+from ._eviction import eviction_from_query
 from .sqlite import SCHEMA, SQLiteStore
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
 # libsql raises its own Error for SQL problems and ValueError for I/O, locks and HTTP.
 _DRIVER_ERRORS = (libsql.Error, ValueError)
-_OPTIONS = {"authToken", "auth_token", "sync_url", "sync_interval", "timeout", "tls"}
+_OPTIONS = {"authToken", "auth_token", "sync_url", "sync_interval", "timeout", "tls", "max_size_bytes", "eviction"}
 
 
 class _Cursor:
@@ -118,10 +119,16 @@ class TursoStore(SQLiteStore):
         sync_url: str | None = None,
         sync_interval: float | None = None,
         timeout: float = 5.0,
+        max_size_bytes: int | str | None = None,
+        eviction: str | None = None,
     ) -> None:
         database = str(database)
         self.remote = database.startswith(("libsql://", "https://", "http://", "wss://", "ws://"))
-        super().__init__("/" if self.remote else database, timeout=timeout)
+        if (max_size_bytes is not None or eviction is not None) and (self.remote or sync_url):
+            raise StoreURLError("size limits apply to a local libSQL file (libsql+file:///path.db); a remote or "
+                                "replicated database is shared, and its size is the server's to manage")
+        super().__init__("/" if self.remote else database, timeout=timeout, max_size_bytes=max_size_bytes,
+                         eviction=eviction)
         self.database = database
         self.sync_url = sync_url
         self.sync_interval = sync_interval
@@ -159,6 +166,9 @@ class TursoStore(SQLiteStore):
             options.setdefault("auth_token", token)
         if "timeout" in query:
             options.setdefault("timeout", _number(query["timeout"], "timeout", url))
+        limit = eviction_from_query(query, options)
+        if limit is not None:
+            options.update(max_size_bytes=limit.max_size_bytes, eviction=limit.policy)
         if scheme == "libsql+file":
             path = file_path(parts, redact_url(url), "libsql+file:///abs/path.db")
             if "tls" in query:
@@ -235,6 +245,9 @@ class TursoStore(SQLiteStore):
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                self.migrate(conn)
+                if self.eviction is not None:
+                    self._prepare_eviction(conn)
                 self._schema_ready = True
             if self._local_file:
                 # As the SQLite store: WAL with NORMAL sync survives a crash of the process; libSQL's
