@@ -120,3 +120,21 @@ def test_sigterm_still_ends_an_ephemeral_session(tmp_path, src_env):
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
+
+
+def test_only_listed_tools_can_be_called_over_mcp(tmp_path, src_env):
+    """scratchpad_end is not in the tool list, so a client cannot call it (it would wipe the session)."""
+    url = f"sqlite:///{tmp_path}/mcp.db"
+
+    async def calls(session):
+        await session.call_tool("scratchpad_write", {"data": 1, "description": "keep me"})
+        return [await session.call_tool(name, {}) for name in ("scratchpad_end", "end", "nope")]
+
+    _, answers = _run(_session_calls, _params(src_env, "--store", url, "--session", "desk-2"), calls)
+    for answer in answers:
+        assert answer.is_error is True and json.loads(answer.content[0].text)["error"] == "unknown_tool"
+    store = open_store(url)
+    try:
+        assert [m["description"] for m in Scratchpad(store, "desk-2").list()] == ["keep me"]
+    finally:
+        store.close()

@@ -190,22 +190,29 @@ def _size(view: Mapping[str, Any]) -> int:
 def llm_view(meta: Mapping[str, Any], limit: int = VIEW_LIMIT) -> dict[str, Any]:
     """The item as an LLM sees it: metadata only, at most ``limit`` bytes of compact JSON (SC-003).
 
-    The description stays whole when it fits (the usual case); with long ids and custom metadata
-    the per-item ``sessionId`` (repeated in every answer's envelope) and ``createdAt`` go first,
-    then the description is shortened with an ellipsis. ``read`` gives the full description.
+    The description stays whole when it fits (the usual case); with long ids, custom metadata or
+    a description in a multi-byte script, ``createdAt``, ``sessionId`` (repeated in every answer's
+    envelope), ``taskId`` and ``turnId`` (parts of the storageKey) go first, then the description
+    is shortened by characters with an ellipsis. ``read`` gives the full description.
     """
     view = {k: meta[k] for k in ("storageKey", "description", "timestamp", "dataSize", "sessionId",
                                  "taskId", "turnId", "createdAt", "metadata", "corrupt") if k in meta}
-    for optional in ("createdAt", "sessionId"):
+    # sessionId is in every answer's envelope and taskId/turnId are parts of the storageKey, so
+    # they go before a single character of the description does.
+    for optional in ("createdAt", "sessionId", "taskId", "turnId"):
         if _size(view) <= limit:
             return view
         view.pop(optional, None)
-    over = _size(view) - limit
-    if over > 0:
-        # Every character is at least one byte, so dropping ``over`` characters (plus room for the
-        # ellipsis) nearly always fits at once; non-ASCII text may need a few more single steps.
-        text = str(view.get("description", ""))[: -over - len(ELLIPSIS.encode("utf-8"))]
-        while text and _size({**view, "description": text + ELLIPSIS}) > limit:
-            text = text[:-1]
-        view["description"] = text + ELLIPSIS
+    if _size(view) > limit:
+        # Shortened by characters, not bytes: the longest prefix that fits with the ellipsis, so a
+        # description in a 3-byte script keeps as many characters as the budget holds.
+        text = str(view.get("description", ""))
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if _size({**view, "description": text[:mid] + ELLIPSIS}) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        view["description"] = text[:lo] + ELLIPSIS
     return view

@@ -50,7 +50,8 @@ def build_server(pad: Any) -> Any:
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         # Store calls block (SQLite, Redis): run them off the event loop.
-        answer = await anyio.to_thread.run_sync(dispatch, pad, params.name, dict(params.arguments or {}))
+        answer = await anyio.to_thread.run_sync(
+            lambda: dispatch(pad, params.name, dict(params.arguments or {}), listed_only=True))
         text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],

@@ -173,9 +173,17 @@ def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
     return dict(arguments)
 
 
-def dispatch(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
-    """Run one tool call and return the answer as a dict (``success`` plus the result or error)."""
-    handler = HANDLERS.get(name) or HANDLERS.get(f"scratchpad_{name}")
+def dispatch(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | None = None, *,
+             listed_only: bool = False) -> dict[str, Any]:
+    """Run one tool call and return the answer as a dict (``success`` plus the result or error).
+
+    ``listed_only``: accept only the tools offered to models (:data:`TOOLS`), as a server that
+    publishes a tool list must; ``scratchpad_end`` is then refused like any unknown tool.
+    """
+    resolved = name if name in HANDLERS else f"scratchpad_{name}"
+    handler = HANDLERS.get(resolved)
+    if listed_only and resolved not in TOOLS:
+        handler = None
     if handler is None:
         return {"success": False, "error": "unknown_tool",
                 "message": f"unknown tool {name!r}; the scratchpad tools are {', '.join(TOOLS)}"}
