@@ -36,3 +36,13 @@ def sqlite_store(tmp_path):
 @pytest.fixture
 def pad(store) -> Scratchpad:
     return Scratchpad(store, new_session())
+
+
+def item_cost(store, data, description: str) -> int:
+    """The bytes one item of ``data`` and ``description`` occupies against a session quota: the
+    quota counts every stored byte (data, metadata, keys, index entry), not only the data."""
+    probe = Scratchpad(store, new_session())
+    probe.write(data, description)
+    cost = probe.usage()["storedBytes"]
+    probe.end_session()
+    return cost

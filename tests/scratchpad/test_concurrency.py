@@ -40,23 +40,35 @@ def _race(pads: list[Scratchpad], writes_each: int) -> tuple[int, int]:
     return len(accepted), len(refused)
 
 
+def _stored_size_of_one(store, description: str) -> int:
+    """What one ITEM occupies against the quota (data, metadata, keys, index entry)."""
+    probe = Scratchpad(store, new_session())
+    probe.write(ITEM, description)
+    size = probe.usage()["storedBytes"]
+    probe.end_session()
+    return size
+
+
 def test_threads_cannot_squeeze_past_the_quota(store):
     session = new_session()
+    size = _stored_size_of_one(store, "writer 0 item 0")
+    quota = 10 * size + size // 2
     # Several pads (as several agent workers would hold) on one session and one store.
-    pads = [Scratchpad(store, session, session_quota_bytes=10_500) for _ in range(6)]
+    pads = [Scratchpad(store, session, session_quota_bytes=quota) for _ in range(6)]
     accepted, refused = _race(pads, writes_each=4)
     assert (accepted, refused) == (10, 14)
     items = pads[0].list()
     assert len(items) == 10
-    assert sum(m["dataSize"] for m in items) == 10_000 <= 10_500
+    assert sum(m["dataSize"] for m in items) == 10_000
+    assert pads[0].usage()["storedBytes"] == 10 * size <= quota
 
 
 _WORKER = textwrap.dedent(
     """
     import json, sys
     from actioncache.scratchpad import QuotaExceededError, Scratchpad
-    url, session, writes, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    pad = Scratchpad(url, session, session_quota_bytes=20_500)
+    url, session, writes, tag, quota = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+    pad = Scratchpad(url, session, session_quota_bytes=quota)
     sys.stdout.write("ready\\n"); sys.stdout.flush()
     sys.stdin.readline()  # start together
     ok = refused = 0
@@ -77,10 +89,11 @@ def test_two_processes_on_one_sqlite_file_respect_the_quota(tmp_path, src_env):
     # Create the file first: two processes switching a brand-new file to WAL at the same instant
     # can get "database is locked" from SQLiteStore's first open (a store issue, reported).
     first = open_store(url)
-    first.count()
+    size = _stored_size_of_one(first, "p1 item 10")
     first.close()
+    quota = str(20 * size + size // 2)
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WORKER, url, session, "15", tag], env=src_env,
+        subprocess.Popen([sys.executable, "-c", _WORKER, url, session, "15", tag, quota], env=src_env,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for tag in ("p1", "p2")
     ]

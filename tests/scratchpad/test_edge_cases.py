@@ -18,12 +18,13 @@ from actioncache.scratchpad import (
 )
 from actioncache.stores.base import Entry
 
-from .conftest import new_session
+from .conftest import item_cost, new_session
 
 # --- quota exceeded: clear error, suggests cleanup ---------------------------------------------
 
 def test_quota_exceeded_answer_tells_the_llm_to_clean_up(store):
-    pad = Scratchpad(store, new_session(), session_quota_bytes=2000)
+    """The quota counts every stored byte (data, metadata, keys): 1,500 + 600 bytes of data do not fit 3,000."""
+    pad = Scratchpad(store, new_session(), session_quota_bytes=3000)
     pad.write("x" * 1500, "big")
     answer = json.loads(pad.handle_tool_call("scratchpad_write", {"data": "y" * 600, "description": "more"}))
     assert answer["success"] is False and answer["error"] == "quota_exceeded"
@@ -80,7 +81,7 @@ def test_a_foreign_entry_under_the_session_prefix_does_not_break_list(sqlite_sto
 def test_an_item_lost_behind_the_index_never_blocks_a_write_and_can_be_deleted(store):
     """A crash between the index put and the item put, or an item removed by hand, leaves an index
     entry without an item: it may show in list, but it never causes a quota refusal."""
-    pad = Scratchpad(store, new_session(), session_quota_bytes=3000)
+    pad = Scratchpad(store, new_session(), session_quota_bytes=3 * item_cost(store, "x" * 998, "will be lost too") + 100)
     lost = pad.write("x" * 998, "will be lost")["storageKey"]
     lost_too = pad.write("x" * 998, "will be lost too")["storageKey"]
     kept = pad.write("x" * 998, "kept")["storageKey"]
@@ -198,8 +199,9 @@ def test_no_key_reaches_another_sessions_item(sqlite_store, key):
 
 
 def test_quota_is_per_session(store):
-    a = Scratchpad(store, new_session("a"), session_quota_bytes=1000)
-    b = Scratchpad(store, new_session("b"), session_quota_bytes=1000)
+    quota = item_cost(store, "x" * 900, "a fills its quota") + 100
+    a = Scratchpad(store, new_session("a"), session_quota_bytes=quota)
+    b = Scratchpad(store, new_session("b"), session_quota_bytes=quota)
     a.write("x" * 900, "a fills its quota")
     b.write("y" * 900, "b has its own")
     with pytest.raises(QuotaExceededError):

@@ -20,7 +20,7 @@ from actioncache.scratchpad import (
 )
 from actioncache.scratchpad.scratchpad import DEFAULT_ITEM_LIMIT, DEFAULT_SESSION_QUOTA
 
-from .conftest import new_session
+from .conftest import item_cost, new_session
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False)
@@ -167,7 +167,7 @@ def test_fr009_item_exactly_at_the_limit_is_accepted(store):
 
 def test_fr010_session_quota_refuses_the_write_that_would_pass_it(store):
     assert Scratchpad(store, "q").session_quota_bytes == DEFAULT_SESSION_QUOTA == 50 * 1024 * 1024
-    pad = Scratchpad(store, new_session(), session_quota_bytes=3000)
+    pad = Scratchpad(store, new_session(), session_quota_bytes=3 * item_cost(store, "x" * 998, "part 0") + 400)
     keys = [pad.write("x" * 998, f"part {i}")["storageKey"] for i in range(3)]
     with pytest.raises(QuotaExceededError, match="(?i)delete items you no longer need"):
         pad.write("y", "one byte too many")
@@ -268,7 +268,8 @@ def test_fr012_expired_items_go_with_the_stores_expiry_cleanup(store):
     """Backstop when nobody ends the session or cleans orphans: items carry an expiry."""
     import time
 
-    pad = Scratchpad(store, new_session(), retention_s=60, session_quota_bytes=1500)
+    pad = Scratchpad(store, new_session(), retention_s=60,
+                     session_quota_bytes=item_cost(store, "x" * 998, "the quota is free again") + 100)
     pad.write("x" * 998, "expires")
     assert store.delete_expired(time.time() + 120) >= 2  # the item and the session index
     assert pad.list() == [] and pad.usage()["usedBytes"] == 0

@@ -5,13 +5,16 @@ counts every stored byte and holds when a writer stalls, and a malformed session
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 
-from actioncache.scratchpad import Scratchpad
+from actioncache.scratchpad import QuotaExceededError, Scratchpad
 from actioncache.scratchpad.items import VIEW_LIMIT
+from actioncache.stores.base import Entry
 
-from .conftest import new_session
+from .conftest import item_cost, new_session
 
 
 @pytest.mark.parametrize("script, at_least", [("汉", 100), ("ж", 150), ("a", 250), ("😀", 75)])
@@ -25,3 +28,138 @@ def test_a_300_character_description_keeps_as_many_characters_as_fit(pad, script
     listed = json.loads(pad.handle_tool_call("scratchpad_list", {}))["items"][0]
     assert listed["description"] == shown
     assert pad.read(item["storageKey"])["description"] == description  # read gives it whole
+
+
+class CountingStore:
+    """The real store, with its calls counted (a wrapper, not a stand-in: every call goes through)."""
+
+    def __init__(self, store) -> None:
+        self._store, self.calls = store, 0
+
+    def __getattr__(self, name):
+        attr = getattr(self._store, name)
+        if not callable(attr):
+            return attr
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return attr(*args, **kwargs)
+
+        return counted
+
+
+def test_a_write_costs_the_same_store_calls_at_item_10_and_item_1000(store):
+    counting = CountingStore(store)
+    pad = Scratchpad(counting, new_session(), orphan_sweep_s=None)
+    costs = {}
+    for i in range(1, 1001):
+        before = counting.calls
+        pad.write({"i": i}, f"item {i}")
+        if i in (10, 1000):
+            costs[i] = counting.calls - before
+    assert costs[10] == costs[1000] <= 10
+
+
+def test_the_quota_counts_every_stored_byte(store):
+    pad = Scratchpad(store, new_session())
+    for i in range(20):
+        pad.write("x", f"one byte {i}")
+    stored = 0
+    for key in store.find(pattern=f"scratch:{pad.session_id}:*") + store.find(pattern=f"scratch-index:{pad.session_id}:*"):
+        entry = store.get(key)
+        stored += len(key) + len(entry.value) + len(json.dumps(dict(entry.metadata), separators=(",", ":")))
+    usage = pad.usage()
+    assert usage["usedBytes"] == 20 * 3  # the data itself: '"x"'
+    assert usage["storedBytes"] >= stored * 0.9  # what the quota counts is what the store holds
+    quota = Scratchpad(store, pad.session_id, session_quota_bytes=usage["storedBytes"] + 10)
+    with pytest.raises(Exception, match="quota"):
+        quota.write("x", "one byte more")
+
+
+class StallingStore(CountingStore):
+    """The real store; the first put of an item (not its index entry) waits for an event, as a
+    writer paused by the OS or a GC past its lease would. A wrapper: every call reaches the store."""
+
+    def __init__(self, store, release) -> None:
+        super().__init__(store)
+        self.release, self.stalled = release, threading.Event()
+
+    def put(self, entry):
+        if entry.key.startswith("scratch:") and not self.stalled.is_set():
+            self.stalled.set()
+            self.release.wait(10)
+        return self._store.put(entry)
+
+
+def test_the_quota_holds_when_a_writer_stalls_past_its_lease(store):
+    session = new_session()
+    cost = item_cost(store, "x" * 998, "stalled 0")
+    quota = 3 * cost + cost // 2
+    release = threading.Event()
+    slow = Scratchpad(StallingStore(store, release), session, session_quota_bytes=quota, lease_ttl_s=0.2)
+    fast = Scratchpad(store, session, session_quota_bytes=quota, lease_ttl_s=0.2)
+    outcome = {}
+    t = threading.Thread(target=lambda: outcome.setdefault("slow", _try(slow.write, "x" * 998, "stalled 0")))
+    t.start()
+    slow.store.stalled.wait(10)
+    time.sleep(0.4)  # the slow writer's lease has expired
+    fast_results = [_try(fast.write, "y" * 998, f"fast {i}") for i in range(4)]
+    release.set()
+    t.join()
+    accepted = sum(r == "ok" for r in [*fast_results, outcome["slow"]])
+    assert accepted == 3
+    usage = fast.usage()
+    assert usage["items"] == 3 and usage["storedBytes"] <= quota
+    assert len(fast.list()) == 3 and all(fast.read(m["storageKey"]) for m in fast.list())
+
+
+def _try(fn, *args):
+    try:
+        fn(*args)
+        return "ok"
+    except QuotaExceededError:
+        return "refused"
+
+
+@pytest.mark.parametrize("garbage", [b"j{broken", b"\x00", b'j{"items": 5}', b"j[]"])
+def test_a_malformed_session_index_never_breaks_list_or_write(store, garbage):
+    pad = Scratchpad(store, new_session())
+    keys = {pad.write(i, f"item {i}")["storageKey"] for i in range(3)}
+    store.put(Entry(f"scratch-session:{pad.session_id}", garbage, {}, 0.0, None))
+    for key in list(keys)[:2]:  # and two damaged index entries
+        store.put(Entry(f"scratch-index:{pad.session_id}:{key}", garbage, {"x": 1}, time.time(), None))
+    fresh = Scratchpad(store, pad.session_id)
+    assert {m["storageKey"] for m in fresh.list()} == keys
+    keys.add(fresh.write(9, "after damage")["storageKey"])
+    assert {m["storageKey"] for m in fresh.list()} == keys
+    assert fresh.usage()["usedBytes"] == 4
+
+
+def _age_session(store, session: str, seconds: float) -> None:
+    """Make a session look last used ``seconds`` ago, as its marker would after that long."""
+    marker = store.get(f"scratch-session:{session}")
+    meta = dict(marker.metadata)
+    meta["_scratch_last_access"] = time.time() - seconds
+    store.put(Entry(marker.key, marker.value, meta, marker.created_at, marker.expires_at))
+
+
+def test_reads_count_as_activity(store):
+    from actioncache.scratchpad import cleanup_orphans
+
+    idle, reading = Scratchpad(store, new_session("idle")), Scratchpad(store, new_session("read"))
+    idle_key, read_key = idle.write(1, "idle")["storageKey"], reading.write(2, "read")["storageKey"]
+    for pad in (idle, reading):
+        _age_session(store, pad.session_id, 2 * 86400)
+    Scratchpad(store, reading.session_id).read(read_key)  # a new worker reading the session
+    result = cleanup_orphans(store, 86400)
+    assert result["deleted_sessions"] == [idle.session_id]
+    assert Scratchpad(store, reading.session_id).read(read_key)["data"] == 2
+
+
+def test_orphans_are_cleaned_without_anyone_calling_cleanup(store):
+    abandoned = Scratchpad(store, new_session("gone"), orphan_sweep_s=None)  # (a process long gone)
+    abandoned.write("left behind", "crashed agent")
+    _age_session(store, abandoned.session_id, 2 * 86400)
+    Scratchpad(store, new_session("busy")).write("new work", "another agent writes")  # sweeps on write
+    assert store.find(pattern=f"scratch:{abandoned.session_id}:*") == []
+    assert Scratchpad(store, abandoned.session_id).list() == []

@@ -1,7 +1,9 @@
 """Store-wide removal of abandoned scratchpad sessions (seed 004, user story 3, scenario 3).
 
-A crashed agent never calls ``end_session``; its items are found here through the session index
-entries (``scratch-session:*``) and, for items whose index a crash lost, by the items' own keys.
+A crashed agent never calls ``end_session``; its items are found here through the session marker
+entries (``scratch-session:*``, touched by every write and, at most once a minute, by reads) and,
+for sessions whose marker a crash lost, by the items' own write times. Writers run it on their own
+(``Scratchpad(orphan_sweep_s=...)``, default hourly), so nobody has to call it.
 """
 
 from __future__ import annotations
@@ -10,11 +12,30 @@ import datetime as _dt
 import time
 from typing import Any
 
-from ..stores.base import CacheStore, escape_glob, open_store
+from ..stores.base import CacheStore, Entry, entry_problem, escape_glob, open_store
 from .errors import store_guard
-from .items import ITEM_PREFIX, SESSION_PREFIX, item_store_key, session_store_key
+from .items import ITEM_PREFIX, SESSION_PREFIX, index_store_key, item_store_key, session_store_key, usage_counter
 
 DEFAULT_ORPHAN_AGE_S = 24 * 3600.0
+DEFAULT_SWEEP_S = 3600.0  # how often writers sweep for orphans, store-wide
+
+
+def forget_session(store: CacheStore, session: str) -> int:
+    """Delete a session's items, index entries and marker and zero its byte counter; returns the item count.
+
+    The caller holds the session's lease.
+    """
+    items = store.find(pattern=escape_glob(item_store_key(session, "")) + "*")
+    deleted = store.delete_many(items) if items else 0
+    index = store.find(pattern=escape_glob(index_store_key(session, "")) + "*")
+    if index:
+        store.delete_many(index)
+    store.delete(session_store_key(session))
+    name = usage_counter(session)
+    used = store.counters(name).get(name, 0.0)
+    if used:
+        store.add_counters({name: -used})
+    return deleted
 
 
 def _seconds(value: float | _dt.timedelta) -> float:
@@ -34,9 +55,7 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
     sessions: dict[str, float] = {}
     with store_guard("cleanup_orphans"):
         for index_key in store.find(pattern=escape_glob(SESSION_PREFIX) + "*"):
-            entry = store.get(index_key)
-            if entry is not None:
-                sessions[index_key[len(SESSION_PREFIX):]] = float(entry.metadata.get("_scratch_last_access") or entry.created_at)
+            sessions[index_key[len(SESSION_PREFIX):]] = _last_access(store.get(index_key))
         by_session: dict[str, list[str]] = {}
         for item_key in store.find(pattern=escape_glob(ITEM_PREFIX) + "*"):
             session = item_key[len(ITEM_PREFIX):].split(":", 1)[0]
@@ -46,8 +65,8 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
                 newest = 0.0
                 for key in keys:
                     entry = store.get(key)
-                    if entry is not None:
-                        newest = max(newest, float(entry.metadata.get("_scratch_updated") or entry.created_at))
+                    if entry is not None and entry_problem(entry) is None:
+                        newest = max(newest, _number(entry.metadata.get("_scratch_updated"), entry.created_at))
                 sessions[session] = newest
         removed_sessions, removed_items = [], 0
         for session, last in sorted(sessions.items()):
@@ -59,12 +78,21 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
             try:
                 # Look again under the lease: a write may have landed since the scan.
                 index = store.get(session_store_key(session))
-                if index is not None and float(index.metadata.get("_scratch_last_access") or 0) > cutoff:
+                if index is not None and _last_access(index) > cutoff:
                     continue
-                prefix = item_store_key(session, "")
-                removed_items += store.delete_many(store.find(pattern=escape_glob(prefix) + "*"))
-                store.delete(session_store_key(session))
+                removed_items += forget_session(store, session)
                 removed_sessions.append(session)
             finally:
                 store.release_lease(f"scratchpad:{session}", lease)
     return {"success": True, "deleted_sessions": removed_sessions, "deleted_items": removed_items}
+
+
+def _number(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float(default)
+
+
+def _last_access(marker: Entry | None) -> float:
+    """When a session was last used, from its marker; a malformed marker counts as used long ago."""
+    if marker is None or entry_problem(marker) is not None:
+        return 0.0
+    return _number(marker.metadata.get("_scratch_last_access"), marker.created_at)

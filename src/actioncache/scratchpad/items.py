@@ -23,6 +23,8 @@ from .errors import CorruptItemError, InvalidArgumentError, InvalidKeyError
 
 ITEM_PREFIX = "scratch:"
 SESSION_PREFIX = "scratch-session:"
+INDEX_PREFIX = "scratch-index:"
+USAGE_COUNTER_PREFIX = "scratchpad-bytes:"
 ID_LENGTH = 8
 MAX_SESSION_ID = 64
 MAX_PART_ID = 32
@@ -93,7 +95,18 @@ def item_store_key(session_id: str, storage_key: str) -> str:
 
 
 def session_store_key(session_id: str) -> str:
+    """The session's marker entry: when it was last used (orphan cleanup reads it)."""
     return f"{SESSION_PREFIX}{session_id}"
+
+
+def index_store_key(session_id: str, storage_key: str) -> str:
+    """One item's index entry: its metadata, small, so list never loads data."""
+    return f"{INDEX_PREFIX}{session_id}:{storage_key}"
+
+
+def usage_counter(session_id: str) -> str:
+    """The store counter holding the bytes a session occupies (added to atomically)."""
+    return f"{USAGE_COUNTER_PREFIX}{session_id}"
 
 
 def truncate_description(description: Any) -> str:

@@ -4,13 +4,17 @@ Why it is built this way:
 
 * Items are ordinary store entries (``scratch:{session}:{storageKey}``, value = the core codec's
   plain-JSON bytes), so every backend works and ``actioncache get`` can show one.
-* Each session has one index entry (``scratch-session:{session}``) holding every item's metadata.
-  ``list`` and the quota check read that one entry instead of the items or a scan of the store.
-* Writers of one session take a cross-process store lease around "check quota, put index, put
-  item" (bounded wait), so two writers can never both squeeze past the quota. The index is put
-  first, so it always covers every stored item (a crash can only make it over-count), and it is
-  reconciled with the keys really stored before any quota refusal and whenever it is missing or
-  corrupt.
+* Each item has its own small index entry (``scratch-index:{session}:{storageKey}``) holding its
+  metadata, so a write puts two entries and never rewrites anything that grows with the session:
+  it costs the same at item 10 and item 10,000. ``list`` reads the index entries, never the data.
+* The quota counts every stored byte (data, metadata, keys, index entry) in one store counter per
+  session, added to atomically (``add_counters``): a writer reserves its bytes before the item
+  lands, so the quota holds without relying on the session lease, even for a writer that stalls
+  past it. The index entry goes first and is re-checked after the item's put (a fencing check), and
+  before a refusal the counter is recounted from the index, repairing what expiry or a crash left.
+* The session marker (``scratch-session:{session}``) says when the session was last used; writes
+  and reads (at most once a minute) refresh it, and writers sweep for orphans on their own, at most
+  hourly across every process (a store lease that is left to expire is the rate limit).
 * Readers take no lock: a store ``put`` is an atomic upsert, so a concurrent reader sees an
   update whole or not at all.
 * Isolation: every lookup is built from this pad's own session id, and a key whose session part
@@ -23,12 +27,13 @@ import datetime as _dt
 import json
 import logging
 import time
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import StoreError
-from ..stores.base import CacheStore, Entry, escape_glob, open_store
-from .cleanup import DEFAULT_ORPHAN_AGE_S, cleanup_orphans
+from ..stores.base import CacheStore, Entry, entry_problem, escape_glob, open_store
+from .cleanup import DEFAULT_ORPHAN_AGE_S, DEFAULT_SWEEP_S, cleanup_orphans, forget_session
 from .errors import (
     CorruptItemError,
     InvalidKeyError,
@@ -44,15 +49,18 @@ from .items import (
     check_custom_metadata,
     check_part_id,
     check_session_id,
+    compact_json,
     decode_data,
     encode_data,
     item_metadata,
     item_store_key,
     new_id,
     parse_key,
+    index_store_key,
     public_metadata,
     session_store_key,
     truncate_description,
+    usage_counter,
 )
 
 log = logging.getLogger("actioncache.scratchpad")
@@ -64,7 +72,15 @@ DEFAULT_SESSION_QUOTA = 50 * MB
 # the core's expiry cleanup (cache.cleanup / `actioncache cleanup`) still removes them.
 DEFAULT_RETENTION_S = 7 * 24 * 3600.0
 ITEM_TYPE = "scratchpad_item"
+INDEX_TYPE = "scratchpad_index"
 SESSION_TYPE = "scratchpad_session"
+# A session marks itself used at most this often (reads included), so reading costs no write each time.
+_TOUCH_EVERY_S = 60.0
+# Bytes counted per item beyond its keys, value and public metadata: the two entries' type tags,
+# timestamps and bookkeeping fields.
+_ENTRY_OVERHEAD = 260
+# store -> when this process may next try an orphan sweep on it.
+_next_sweep: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDictionary()
 
 
 def _human(n: float) -> str:
@@ -90,6 +106,8 @@ class Scratchpad:
         retention_s: float = DEFAULT_RETENTION_S,
         lease_ttl_s: float = 15.0,
         lease_wait_s: float = 10.0,
+        orphan_age_s: float = DEFAULT_ORPHAN_AGE_S,
+        orphan_sweep_s: float | None = DEFAULT_SWEEP_S,
     ) -> None:
         self.store: CacheStore = open_store(store)
         self.session_id = check_session_id(session_id)
@@ -102,6 +120,9 @@ class Scratchpad:
         self.lease_wait_s = float(lease_wait_s)
         self._prefix = item_store_key(self.session_id, "")
         self._index_key = session_store_key(self.session_id)
+        self.orphan_age_s = float(orphan_age_s)
+        self.orphan_sweep_s = None if orphan_sweep_s is None else float(orphan_sweep_s)
+        self._touched_until = 0.0
 
     def __repr__(self) -> str:
         return f"Scratchpad(session_id={self.session_id!r}, store={getattr(self.store, 'url', self.store)!r})"
@@ -124,42 +145,33 @@ class Scratchpad:
             "(if list still shows this one, its data was lost: delete it)"
         )
 
-    # --- the session index ------------------------------------------------------------------
+    # --- the index: one small entry per item ----------------------------------------------
 
-    def _read_index(self) -> dict[str, dict[str, Any]] | None:
-        """The session index, or None when it is missing or unreadable (then the caller reconciles)."""
-        entry = self.store.get(self._index_key)
-        if entry is None:
-            return None
-        try:
-            items = json.loads(entry.value[1:].decode("utf-8"))["items"]
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-            items = None
-        if not isinstance(items, dict):
-            log.warning("scratchpad index of session %s is corrupt; rebuilding it from the items", self.session_id)
-            return None
-        return items
+    def _index_prefix(self) -> str:
+        return index_store_key(self.session_id, "")
 
     def _store_keys(self) -> list[str]:
-        """Every store key under this session's prefix, well-formed or not."""
+        """Every store key under this session's item prefix, well-formed or not."""
         return self.store.find(pattern=escape_glob(self._prefix) + "*")
 
-    def _stored_keys(self) -> list[str]:
-        """The storage keys of this session's items (a foreign entry under the prefix is ignored)."""
-        out = []
-        for store_key in self._store_keys():
-            key = store_key[len(self._prefix):]
-            try:
-                if parse_key(key).session_id == self.session_id:
-                    out.append(key)
-            except InvalidKeyError:
-                continue
-        return out
+    def _index_entry(self, storage_key: str) -> dict[str, Any] | None:
+        """One item's index metadata (with the private ``_bytes``/``_expires``), or None.
+
+        A missing or unreadable index entry is rebuilt from the item's own entry, so a damaged
+        index costs one extra read, never a failing call.
+        """
+        entry = self.store.get(index_store_key(self.session_id, storage_key))
+        meta = _index_meta(entry)
+        if meta is None:
+            meta = self._metadata_of_entry(storage_key)
+        if meta is None or float(meta.get("_expires") or time.time() + 1) <= time.time():
+            return None
+        return meta
 
     def _metadata_of_entry(self, storage_key: str) -> dict[str, Any] | None:
-        """Rebuild an item's metadata from its own entry (used only to repair the index)."""
+        """Rebuild an item's index metadata from its own entry (repairs a lost or damaged index entry)."""
         entry = self.store.get(item_store_key(self.session_id, storage_key))
-        if entry is None or entry.is_expired(time.time()):
+        if entry is None or entry_problem(entry) is not None or entry.is_expired(time.time()):
             return None
         meta = public_metadata(entry.metadata)
         if "storageKey" not in meta or "dataSize" not in meta:
@@ -167,50 +179,108 @@ class Scratchpad:
             meta = item_metadata(key, "(metadata unreadable)", max(0, len(entry.value) - 1),
                                  entry.created_at, entry.created_at, None)
             meta["corrupt"] = True
+        meta["_bytes"] = self._stored_size(storage_key, len(entry.value), meta)
         if entry.expires_at is not None:
             meta["_expires"] = entry.expires_at
         return meta
 
-    def _current_items(self, reconcile: bool = False) -> dict[str, dict[str, Any]]:
-        """This session's items and their metadata (with the private ``_expires``).
-
-        Normally one read of the index: O(1) store calls however big the store is. With
-        ``reconcile`` (or when the index is missing or corrupt) it is checked against the keys
-        really stored, a prefix scan that on some backends walks the whole store: that repairs the
-        index after a crash between its put and the item's, or after items were removed behind it.
-        """
-        index = self._read_index()
+    def _current_items(self) -> dict[str, dict[str, Any]]:
+        """This session's items (storage key -> index metadata): the index entries, plus any item
+        whose index entry a crash or a foreign writer lost. Only list and end_session pay this scan."""
         now = time.time()
-        if index is not None and not reconcile:
-            return {k: m for k, m in index.items() if float(m.get("_expires") or now + 1) > now}
-        index = index or {}
         items: dict[str, dict[str, Any]] = {}
-        for key in self._stored_keys():
-            meta = index.get(key) or self._metadata_of_entry(key)
+        index_keys = self.store.find(pattern=escape_glob(self._index_prefix()) + "*")
+        for index_key in index_keys:
+            storage_key = index_key[len(self._index_prefix()):]
+            meta = _index_meta(self.store.get(index_key))
+            if meta is None:
+                meta = self._metadata_of_entry(storage_key)
             if meta is not None and float(meta.get("_expires") or now + 1) > now:
-                items[key] = meta
+                items[storage_key] = meta
+        for store_key in self._store_keys():
+            storage_key = store_key[len(self._prefix):]
+            if storage_key in items or not _is_own_key(storage_key, self.session_id):
+                continue
+            meta = self._metadata_of_entry(storage_key)
+            if meta is not None:
+                items[storage_key] = meta
         return items
 
-    def _write_index(self, items: Mapping[str, Mapping[str, Any]], now: float) -> None:
-        # An empty session keeps an empty index: a missing one would make the next write scan.
-        value = JSON_FORMAT + json.dumps({"items": items}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        self.store.put(Entry(
-            self._index_key,
-            value,
-            {
-                "_cache_type": SESSION_TYPE,
-                "_scratch_session": self.session_id,
-                "_scratch_last_access": now,
-                "_scratch_bytes": sum(int(m.get("dataSize", 0)) for m in items.values()),
-                "_scratch_items": len(items),
-            },
-            now,
-            now + self.retention_s,
-        ))
+    def _stored_size(self, storage_key: str, value_bytes: int, meta: Mapping[str, Any]) -> int:
+        """Every byte an item occupies in the store: its key, value and metadata, and its index
+        entry's key, value and metadata (what the quota counts; a backend's own overhead aside)."""
+        public = compact_json(public_metadata(meta)).encode("utf-8")
+        keys = len(item_store_key(self.session_id, storage_key)) + len(index_store_key(self.session_id, storage_key))
+        return keys + value_bytes + 2 * len(public) + _ENTRY_OVERHEAD
+
+    def _touch(self, now: float, force: bool = False) -> None:
+        """Mark the session as used (reads count too); at most once per ``_TOUCH_EVERY_S`` per pad."""
+        if not force and now < self._touched_until:
+            return
+        self.store.put(Entry(self._index_key, JSON_FORMAT + b'{"layout":2}',
+                             {"_cache_type": SESSION_TYPE, "_scratch_session": self.session_id,
+                              "_scratch_last_access": now}, now, now + self.retention_s))
+        self._touched_until = now + _TOUCH_EVERY_S
+
+    # --- the quota: one atomic counter per session --------------------------------------------
+
+    def _used_bytes(self) -> float:
+        name = usage_counter(self.session_id)
+        return float(self.store.counters(name).get(name, 0.0))
+
+    def _reserve(self, delta: int) -> None:
+        """Add ``delta`` bytes to the session's counter; past the quota, give them back and refuse.
+
+        The counter is added to atomically by every writer, so the check holds without any lock:
+        a writer that stalls past its lease has already put its index entry (which a recount
+        sees) or not yet reserved anything, and two writers never both squeeze past the quota.
+        """
+        if delta <= 0:
+            return
+        name = usage_counter(self.session_id)
+        self.store.add_counters({name: delta})
+        used = self._used_bytes()
+        if used > self.session_quota_bytes:
+            self.store.add_counters({name: -delta})
+            raise self._quota_error(delta, used - delta)
+
+    def _quota_error(self, needed: int, used: float) -> QuotaExceededError:
+        return QuotaExceededError(
+            f"session quota exceeded: this write needs {_human(needed)} but the session already holds "
+            f"{_human(used)} of its {_human(self.session_quota_bytes)} quota (data, metadata and keys all "
+            "count). Delete items you no longer need (list, then delete), merge small items into one, "
+            "or store a shorter version; nothing was written."
+        )
+
+    def _recount(self, own: str) -> int:
+        """Set the counter to the bytes of the live index entries (this write's included) and
+        return it: repairs what expiry, a crash or a hand-removed item left counted. Runs only
+        before a refusal, so a write costs the same at item 10 and item 10,000."""
+        stored = set(self._store_keys())
+        actual = 0
+        for storage_key, meta in self._current_items().items():
+            if storage_key == own or item_store_key(self.session_id, storage_key) in stored:
+                actual += int(meta.get("_bytes", 0))
+            else:
+                # An index entry whose item is gone (removed by hand, lost in a crash): dropped. A
+                # writer stalled between its index entry and its item finds that out (_confirm).
+                self.store.delete(index_store_key(self.session_id, storage_key))
+        name = usage_counter(self.session_id)
+        self.store.add_counters({name: actual - self._used_bytes()})
+        return actual
+
+    def _release(self, delta: int) -> None:
+        if delta > 0:
+            self.store.add_counters({usage_counter(self.session_id): -delta})
+
+    # --- the session lock -------------------------------------------------------------------
 
     @contextmanager
     def _session_lock(self) -> Iterator[None]:
-        """Cross-process mutual exclusion for this session's writers, with a bounded wait."""
+        """Cross-process mutual exclusion for this session's writers, with a bounded wait.
+
+        It keeps two writers of one key apart; the quota does not depend on it (see _reserve).
+        """
         name = f"scratchpad:{self.session_id}"
         deadline = time.monotonic() + self.lease_wait_s
         delay = 0.002
@@ -243,21 +313,41 @@ class Scratchpad:
                 "(e.g. descriptions 'part 1/3', 'part 2/3', ...), or store a shorter summary."
             )
 
-    def _check_quota(self, items: Mapping[str, Mapping[str, Any]], key: str, size: int) -> None:
-        used = sum(int(m.get("dataSize", 0)) for k, m in items.items() if k != key)
-        if used + size > self.session_quota_bytes:
-            raise QuotaExceededError(
-                f"session quota exceeded: this write needs {_human(size)} but the session already holds "
-                f"{_human(used)} of its {_human(self.session_quota_bytes)} quota in {len(items)} items. "
-                "Delete items you no longer need (list, then delete), merge small items into one, "
-                "or store a shorter version; nothing was written."
-            )
-
     def _put_item(self, key: StorageKey, data: bytes, meta: dict[str, Any], now: float) -> None:
         stored = dict(meta)
         stored.update({"_cache_type": ITEM_TYPE, "_scratch_session": self.session_id, "_scratch_updated": now})
         self.store.put(Entry(item_store_key(self.session_id, str(key)), JSON_FORMAT + data, stored,
                              now, now + self.retention_s))
+
+    def _put_index(self, key: StorageKey, meta: Mapping[str, Any], now: float) -> None:
+        value = JSON_FORMAT + compact_json(dict(meta)).encode("utf-8")
+        self.store.put(Entry(index_store_key(self.session_id, str(key)), value,
+                             {"_cache_type": INDEX_TYPE, "_scratch_session": self.session_id},
+                             now, now + self.retention_s))
+
+    def _confirm(self, key: StorageKey, meta: Mapping[str, Any], size: int, now: float) -> None:
+        """The fencing check after the item is put: if this writer stalled past its lease and a
+        recount dropped its index entry meanwhile, its bytes are no longer counted: count them
+        again, or take the item back when they no longer fit. One read per write."""
+        if self.store.get(index_store_key(self.session_id, str(key))) is not None:
+            return
+        self._put_index(key, {**meta, "_bytes": size, "_written": now, "_expires": now + self.retention_s}, now)
+        try:
+            self._reserve(size)
+        except QuotaExceededError:
+            self.store.delete(item_store_key(self.session_id, str(key)))
+            self.store.delete(index_store_key(self.session_id, str(key)))
+            raise
+
+    def _undo_index(self, key: StorageKey, old: Mapping[str, Any] | None) -> None:
+        """Put back what a refused or failed write changed in the index (best effort)."""
+        try:
+            if old is not None:
+                self._put_index(key, old, time.time())
+            else:
+                self.store.delete(index_store_key(self.session_id, str(key)))
+        except Exception as exc:  # noqa: BLE001 - a failing store may refuse this too; list repairs it
+            log.debug("undoing the index entry of %s failed: %s", key, exc)
 
     def _encode(self, data: Any) -> bytes:
         encoded = encode_data(data)
@@ -271,33 +361,40 @@ class Scratchpad:
         encoded: bytes,
         build_metadata: Callable[[dict[str, Any] | None, float], dict[str, Any]],
     ) -> dict[str, Any]:
-        """Under the session lock: check the quota, put the index, then the item.
+        """Reserve the bytes, put the item's index entry, then the item: a constant number of
+        store calls at item 10 or item 10,000.
 
         ``build_metadata(old_metadata_or_None, now)`` makes the new item's metadata (and may refuse).
-        The index goes first so that it always covers every stored item: a crash in between leaves
-        an entry without an item, which only over-counts the quota (never lets it be passed) and is
-        dropped by the reconcile that runs before any refusal.
+        The index entry goes first so that it always covers the stored item; a crash in between
+        leaves an index entry without an item, which list drops and the quota over-counts (never
+        lets it be passed).
         """
         with store_guard(op), self._session_lock():
             now = time.time()
-            items = self._current_items()
-            old = items.get(str(key))
+            old = self._index_entry(str(key))
             meta = build_metadata(old, now)
+            size = self._stored_size(str(key), len(encoded) + 1, meta)
+            old_size = int(old.get("_bytes", 0)) if old else 0
+            # The index entry goes before the reservation, so a recount by another writer while
+            # this one stalls still sees these bytes.
+            self._put_index(key, {**meta, "_bytes": size, "_written": now, "_expires": now + self.retention_s}, now)
             try:
-                self._check_quota(items, str(key), len(encoded))
-            except QuotaExceededError:
-                items = self._current_items(reconcile=True)
-                self._check_quota(items, str(key), len(encoded))
-            before = dict(items)
-            items[str(key)] = {**meta, "_expires": now + self.retention_s}
-            self._write_index(items, now)
-            try:
+                try:
+                    self._reserve(size - old_size)
+                except QuotaExceededError:
+                    used = self._recount(str(key))
+                    if used > self.session_quota_bytes:
+                        self._release(size - old_size)
+                        raise self._quota_error(size, used - size) from None
                 self._put_item(key, encoded, meta, now)
+                self._confirm(key, meta, size, now)
             except BaseException:
-                self._write_index(before, now)  # best effort; a failing store may refuse this too
+                self._undo_index(key, old)
                 raise
+            self._release(old_size - size)
+            self._touch(now)
+        self._maybe_sweep_orphans(now)
         return dict(meta)
-
     def write(
         self,
         data: Any,
@@ -351,21 +448,20 @@ class Scratchpad:
         """Remove one item (a corrupt one too); returns the deleted item's metadata."""
         parsed = self._own_key(key)
         with store_guard("delete"), self._session_lock():
-            now = time.time()
-            items = self._current_items()
+            meta = self._index_entry(str(parsed))
             deleted = self.store.delete(item_store_key(self.session_id, str(parsed)))
-            meta = items.pop(str(parsed), None)
+            indexed = self.store.delete(index_store_key(self.session_id, str(parsed)))
             if not deleted and meta is None:
                 raise self._not_found(parsed)
-            self._write_index(items, now)
+            if meta is not None and (indexed or deleted):  # only the deleter that removed it gives the bytes back
+                self._release(int(meta.get("_bytes", 0)))
+            self._touch(time.time())
         return public_metadata(meta or {"storageKey": str(parsed)})
 
     def end_session(self) -> int:
-        """Delete every item of this session and its index (FR-012); returns how many items went."""
+        """Delete every item of this session, its index and its marker (FR-012); returns how many items went."""
         with store_guard("end_session"), self._session_lock():
-            keys = self._store_keys()
-            deleted = self.store.delete_many(keys) if keys else 0
-            self.store.delete(self._index_key)
+            deleted = forget_session(self.store, self.session_id)
         return deleted
 
     # --- reads ------------------------------------------------------------------------------
@@ -377,6 +473,8 @@ class Scratchpad:
             entry = self.store.get(item_store_key(self.session_id, str(parsed)))
         if entry is None:
             raise self._not_found(parsed)
+        with store_guard("read"):
+            self._touch(time.time())  # reading is using the session: it is not an orphan
         try:
             data = decode_data(entry.value, str(parsed))
         except CorruptItemError:
@@ -391,6 +489,7 @@ class Scratchpad:
         """Every item's metadata, oldest first, without loading any data (FR-007)."""
         with store_guard("list"):
             items = self._current_items()
+            self._touch(time.time())
         public = (public_metadata(m) for m in items.values())
         return sorted(public, key=lambda m: (m.get("createdAt") or m.get("timestamp") or "", m["storageKey"]))
 
@@ -398,10 +497,13 @@ class Scratchpad:
         """How much of the quota this session uses."""
         items = self.list()
         used = sum(int(m.get("dataSize", 0)) for m in items)
+        with store_guard("usage"):
+            stored = int(self._used_bytes())
         return {
             "sessionId": self.session_id,
             "items": len(items),
             "usedBytes": used,
+            "storedBytes": stored,  # what the quota counts: data, metadata, keys and index entries
             "quotaBytes": self.session_quota_bytes,
             "itemLimitBytes": self.item_limit_bytes,
         }
@@ -410,11 +512,46 @@ class Scratchpad:
         """Store-wide: delete the items of every session idle longer than ``older_than``."""
         return cleanup_orphans(self.store, older_than)
 
+    def _maybe_sweep_orphans(self, now: float) -> None:
+        """Orphan cleanup that runs without anyone calling it: after a write, at most once per
+        ``orphan_sweep_s`` across every process on the store (a store lease that is never
+        released is the rate limit), and never failing the write that triggered it."""
+        if self.orphan_sweep_s is None or now < _next_sweep.get(self.store, 0.0):
+            return
+        _next_sweep[self.store] = now + self.orphan_sweep_s
+        try:
+            if self.store.acquire_lease("scratchpad:orphan-sweep", self.orphan_sweep_s) is not None:
+                cleanup_orphans(self.store, self.orphan_age_s, now=now)
+        except Exception as exc:  # noqa: BLE001 - best effort: the next sweep tries again
+            log.warning("scratchpad orphan cleanup failed: %s", exc)
+
     def handle_tool_call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
         """Run one LLM tool call against this pad; returns the JSON answer (never raises)."""
         from .tools import handle_tool_call
 
         return handle_tool_call(self, name, arguments)
+
+
+def _index_meta(entry: Entry | None) -> dict[str, Any] | None:
+    """An index entry's metadata, or None when it is missing or not a readable JSON object."""
+    if entry is None or entry_problem(entry) is not None or entry.value[:1] != JSON_FORMAT:
+        return None
+    try:
+        meta = json.loads(bytes(entry.value[1:]).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(meta, dict) or "storageKey" not in meta:
+        return None
+    if entry.expires_at is not None:
+        meta.setdefault("_expires", entry.expires_at)
+    return meta
+
+
+def _is_own_key(storage_key: str, session_id: str) -> bool:
+    try:
+        return parse_key(storage_key).session_id == session_id
+    except InvalidKeyError:
+        return False
 
 
 def _parse_iso(text: Any) -> float | None:
