@@ -406,3 +406,10 @@ def test_confinement_never_lets_a_path_out(tmp_path_factory, parts, absolute):
         assert not inside
     else:
         assert inside and got == real
+
+
+def test_a_refusal_trusted_mode_would_make_too_does_not_suggest_trusting(untrusted):
+    agent = untrusted("nodes:\n  - {name: t, uses: cache.get, with: {key: \"{{ state.__class__ }}\"}, output: r}\n")
+    with pytest.raises(SandboxError) as info:
+        agent.invoke()
+    assert "__class__" in str(info.value) and "trusted" not in str(info.value)

@@ -93,8 +93,10 @@ class Renderer:
             self._compiled[cache_key] = fn
         return fn
 
-    def _mode_hint(self) -> str:
-        if isinstance(self.env, ImmutableSandboxedEnvironment):
+    def _mode_hint(self, exc: Exception) -> str:
+        """Why the immutable sandbox refused, when the trusted one would not have (not for ``_x``)."""
+        attribute = re.search(r"attribute '([^']*)'", str(exc))
+        if isinstance(self.env, ImmutableSandboxedEnvironment) and not (attribute and attribute[1].startswith("_")):
             return ("; untrusted mode runs templates in an immutable sandbox (rule 'templates'): they read "
                     "state, never change it; run the agent trusted to allow it")
         return ""
@@ -148,7 +150,7 @@ class Renderer:
                 _raise_if_undefined(result)
             return result
         except SecurityError as exc:
-            raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r}){self._mode_hint()}") from exc
+            raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r}){self._mode_hint(exc)}") from exc
         except UndefinedError as exc:
             if "unsafe" in str(exc):
                 raise SandboxError(node, f"{where}: refused by the template sandbox: {exc} (in {shown!r})") from exc
