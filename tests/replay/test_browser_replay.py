@@ -199,3 +199,33 @@ def test_recorder_refuses_what_it_cannot_record(page, site, plans):
     assert [a.action_type for a in rec.actions] == ["click"]
     with pytest.raises(ValueError, match="goal"):
         rec.save(plans, "  ")
+
+
+def test_a_plan_recorded_from_html_text_replays_in_the_browser_on_a_late_rendering_page(page, site, plans):
+    """One fingerprint rule: actions built on page_from_html(text) find their elements in Chromium,
+    here on a page whose button is rendered by a script 300 ms after load (replay waits for it)."""
+    from actioncache.replay import Action, page_from_html
+    from actioncache.replay.browser import replay_plan
+
+    from .loopback_site import RAW_PAGES
+
+    form = "<form onsubmit='return false'><label for=n>Name</label><input id=n name=name>BUTTON</form>"
+    button = "<button type=button onclick=\"document.title='hi ' + document.getElementById('n').value\">Greet</button>"
+    RAW_PAGES["greet"] = form.replace("BUTTON", button)
+    RAW_PAGES["greet-late"] = form.replace("BUTTON", "") + (
+        "<script>setTimeout(() => document.forms[0].insertAdjacentHTML('beforeend', %r), 300)</script>" % button)
+    text_page = page_from_html(RAW_PAGES["greet"])
+    box, greet = text_page.elements
+    plans.record((site.url + "/raw/greet-late", "greet"), [
+        Action.for_element("input_text", box, text="Ada", intention="the user's name"),
+        Action.for_element("click", greet), Action("complete")], completed=True)
+
+    page.goto(site.url + "/raw/greet-late")
+    outcome = replay_plan(plans, page, "greet", personalize=lambda a, ctx: None, wait_s=5)
+    assert outcome.finished, outcome.message
+    assert page.title() == "hi Ada"
+    # Resuming after the first action (the agent typed the name itself).
+    page.goto(site.url + "/raw/greet-late")
+    page.fill("#n", "Grace")
+    outcome = replay_plan(plans, page, "greet", executed=1)
+    assert outcome.finished and outcome.served == 2 and page.title() == "hi Grace"
