@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actioncache import open_store
+from actioncache import Entry, open_store
 from actioncache.replay import Action, FallbackReason, PlanCache, page_from_html
 
 LOGIN = """<form method=post action=/login>
@@ -131,3 +132,19 @@ def test_no_password_of_any_shape_reaches_the_store(tmp_path_factory, body):
     blob = b"".join(p.read_bytes() for p in folder.glob("plans.db*"))
     assert password.encode("utf-8") not in blob
     assert password.encode("utf-8", "surrogatepass") not in blob
+
+
+def test_a_planted_unnamed_secret_is_asked_for_by_its_default_name(store):
+    """A plan written by something else with secret: true and no text: replay asks for 'secret'."""
+    page = page_from_html("<input name=code><button>Go</button>")
+    plans = PlanCache(store)
+    box, button = page.elements
+    plans.record(SIG, [Action.for_element("input_text", box), Action.for_element("click", button)], completed=True)
+    (key,) = store.find(pattern="plan:*:p:*")
+    entry = store.get(key)
+    body = json.loads(entry.value[1:])
+    body["actions"][0]["secret"] = True
+    body["actions"][0].pop("text", None)
+    store.put(Entry(key, b"j" + json.dumps(body).encode(), dict(entry.metadata), entry.created_at, entry.expires_at))
+    assert "secrets={'secret': ...}" in plans.lookup(SIG, page).message
+    assert plans.retrieve(SIG, page, secrets={"secret": "42"})[0].text == "42"

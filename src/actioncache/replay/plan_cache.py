@@ -10,10 +10,14 @@ digest), ``_plan_id``, ``_cache_created_at``, ``_cache_expires_at``, so ``cache.
 metadata_filter={"_plan_namespace": "default"})`` or the CLI can find them.
 
 Trust: each plan starts at 1.0 and moves by an exponential moving average,
-``trust = α·success + (1-α)·trust`` with α = 0.3, on ``report()`` and whenever a replay fails
-validation before serving a single action. Below the floor 0.2 the plan is deleted, and the next
-older one in the short history (3 by default) serves instead. These are seed 002's rules, shared
-with the semantic cache.
+``trust = α·success + (1-α)·trust`` with α = 0.3, on ``report()``, whenever a replay fails
+validation before serving a single action, and whenever the plan cannot be served at all (an
+action type that is not replayed, an intention where none is allowed): then the next older plan
+is tried at once. Below the floor 0.2 the plan is deleted, and the next older one in the short
+history (3 by default) serves instead. These are seed 002's rules, shared with the semantic cache.
+
+Secrets typed during a run never reach the store (:mod:`.secrets`); ``begin`` hands out a
+:class:`~actioncache.replay.ReplayRun` that validates one action at a time, for browser drivers.
 """
 
 from __future__ import annotations

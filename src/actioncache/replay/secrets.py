@@ -71,7 +71,7 @@ def fill_secret(action: Action, secrets: Mapping[str, Any] | None) -> Action:
     """Give a secret action its value from ``secrets`` (the action itself when it has none)."""
     if not action.secret or action.text is not None or not secrets:
         return action
-    name = action.secret if isinstance(action.secret, str) else None
+    name = missing_secret(action)
     if name is None or name not in secrets:
         return action
     out = action.copy()
