@@ -1,13 +1,6 @@
 """``PlanCache``: record completed action plans and replay them, validated, on the current page.
 
-Storage layout (any :class:`~actioncache.CacheStore`; values JSON through the core codec)::
-
-    plan:{namespace}:{signature digest}:p:{plan id}     one completed plan (newest id sorts last)
-    plan:{namespace}:{signature digest}:incomplete      how many runs of this task did not complete
-
-Metadata on each entry: ``_cache_type="plan"``, ``_plan_namespace``, ``_plan_signature`` (the
-digest), ``_plan_id``, ``_cache_created_at``, ``_cache_expires_at``, so ``cache.invalidate(
-metadata_filter={"_plan_namespace": "default"})`` or the CLI can find them.
+Plans are kept by :class:`~actioncache.replay.plan_store.PlanStore` (the storage layout is there).
 
 Trust: each plan starts at 1.0 and moves by an exponential moving average,
 ``trust = α·success + (1-α)·trust`` with α = 0.3, on ``report()``, whenever a replay fails
@@ -28,15 +21,14 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 from .._time import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
-from ..codec import JSONCodec
-from ..errors import CodecError
-from ..stores.base import CacheStore, Entry, escape_glob, open_store
+from ..stores.base import CacheStore, open_store
 from .fingerprints import element_fingerprint
 from .metrics import shape_metrics
 from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
+from .plan_store import INITIAL_TRUST, PlanStore
 from .run import ReplayRun
 from .secrets import redact
 from .urls import DEFAULT_URL_RULE, UrlRule
@@ -46,12 +38,9 @@ log = logging.getLogger("actioncache.replay")
 
 REWARD_ALPHA = 0.3
 TRUST_FLOOR = 0.2
-INITIAL_TRUST = 1.0
 DEFAULT_HISTORY = 3
-KEY_PREFIX = "plan:"
 COUNTER_PREFIX = "replay:"
 _RECORD_VERSION = 1
-_codec = JSONCodec()
 #: Reasons that are the plan's own fault, whatever the page: such a plan loses trust and the
 #: next older plan is tried in its place.
 _PLAN_FAULTS = frozenset({FallbackReason.PLAN_NOT_COMPLETED, FallbackReason.UNSUPPORTED_ACTION_TYPE,
@@ -148,26 +137,12 @@ class PlanCache:
         self.shared_metrics = shared_metrics
         self.url_rule = url_rule
         self.sensitive = tuple(str(name) for name in sensitive)
+        self.plan_store = PlanStore(self.store, namespace, ttl_s=self.ttl_s, alpha=self.alpha, trust_floor=self.trust_floor)
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"PlanCache(store={self.store.url!r}, namespace={self.namespace!r})"
-
-    # --- keys -------------------------------------------------------------------------------------
-
-    def _prefix(self, sig: PlanSignature) -> str:
-        return f"{KEY_PREFIX}{self.namespace}:{sig.digest}:"
-
-    def _plan_keys(self, sig: PlanSignature) -> list[str]:
-        """Keys of the stored plans for ``sig``, newest first (plan ids sort by time)."""
-        keys = self.store.find(pattern=escape_glob(self._prefix(sig)) + "p:*",
-                               metadata_filter={"_plan_namespace": self.namespace})
-        return sorted(keys, reverse=True)
-
-    def _metadata(self, sig: PlanSignature, now: float, **extra: Any) -> dict[str, Any]:
-        return {"_cache_type": "plan", "_plan_namespace": self.namespace, "_plan_signature": sig.digest,
-                "_cache_created_at": iso_utc(now), "_cache_expires_at": iso_utc(now + self.ttl_s), **extra}
 
     # --- record -----------------------------------------------------------------------------------
 
@@ -190,7 +165,7 @@ class PlanCache:
         now = time.time()
         try:
             if not completed:
-                self._note_incomplete(sig, now)
+                self.plan_store.note_incomplete(sig, now)
                 self._count({"rejected_incomplete": 1})
                 log.info("replay: run of %r not completed; plan not recorded", sig.goal)
                 return None
@@ -198,12 +173,7 @@ class PlanCache:
             body = {"version": _RECORD_VERSION, "plan_id": plan_id, "signature": sig.to_dict(), "completed": True,
                     "actions": [a.to_dict() for a in plan], "ignore": list(self.ignore),
                     "trust": INITIAL_TRUST, "recorded_at": iso_utc(now), "replays": 0, "failures": 0}
-            key = self._prefix(sig) + "p:" + plan_id
-            self.store.put(Entry(key, _codec.encode(body), self._metadata(sig, now, _plan_id=plan_id),
-                                 created_at=now, expires_at=now + self.ttl_s))
-            stale = self._plan_keys(sig)[self.history:]
-            stale.append(self._prefix(sig) + "incomplete")
-            self.store.delete_many(stale)
+            self.plan_store.put_plan(sig, body, now, self.history)
         except Exception as exc:  # noqa: BLE001 - a failing store never fails the agent
             log.warning("replay: could not record plan for %r: %s", sig.goal, exc)
             self._count({"store_errors": 1})
@@ -230,18 +200,6 @@ class PlanCache:
             action.fingerprint = element_fingerprint(element, ignore=self.ignore)
             action.element = element.to_dict()
         return plan
-
-    def _note_incomplete(self, sig: PlanSignature, now: float) -> None:
-        key = self._prefix(sig) + "incomplete"
-        entry = self.store.get(key)
-        runs = 0
-        if entry is not None:
-            try:
-                runs = int(_codec.decode(entry.value).get("runs", 0))
-            except (CodecError, AttributeError, TypeError, ValueError):
-                runs = 0
-        self.store.put(Entry(key, _codec.encode({"runs": runs + 1, "signature": sig.to_dict()}),
-                             self._metadata(sig, now, _plan_id=None), created_at=now, expires_at=now + self.ttl_s))
 
     # --- retrieve ---------------------------------------------------------------------------------
 
@@ -299,7 +257,7 @@ class PlanCache:
 
         def nothing_served() -> None:
             deltas: Counter[str] = Counter()
-            self._adjust_trust(key, body, success=False, deltas=deltas)
+            self.plan_store.adjust_trust(key, body, success=False, deltas=deltas)
             self._count(deltas)
 
         return ReplayRun(sig, body.get("plan_id"), remaining, ignore=body.get("ignore", ()), personalize=hook,
@@ -329,7 +287,7 @@ class PlanCache:
         first: ReplayFallback | None = None
         deltas: Counter[str] = Counter()
         try:
-            for key, body, broken in self._plans(sig):
+            for key, body, broken in self.plan_store.plans(sig):
                 remaining: list[Action] = []
                 if broken is None:
                     try:
@@ -346,7 +304,7 @@ class PlanCache:
                         broken.plan_id, broken.remaining = body.get("plan_id"), remaining  # type: ignore[attr-defined]
                         if fallback.reason in _PLAN_FAULTS:
                             # This plan can never be served here: lower its trust, try the older one.
-                            self._adjust_trust(key, body, success=False, deltas=deltas)
+                            self.plan_store.adjust_trust(key, body, success=False, deltas=deltas)
                 first = first or broken
                 if broken.reason not in _PLAN_FAULTS and broken.reason != FallbackReason.CORRUPT_PLAN:
                     break  # the caller's executed actions do not fit: an older plan would not either
@@ -354,45 +312,7 @@ class PlanCache:
             self._count(deltas)
         if first is not None:
             raise first
-        return self._no_plan(sig)
-
-    def _plans(self, sig: PlanSignature) -> Iterator[tuple[str, dict[str, Any], ReplayFallback | None]]:
-        """The live plans for ``sig``, newest first; a corrupt one is removed and yielded as broken."""
-        try:
-            now = time.time()
-            for key in self._plan_keys(sig):
-                entry = self.store.get(key)
-                if entry is None or entry.is_expired(now):
-                    continue
-                try:
-                    body = _codec.decode(entry.value)
-                    if not isinstance(body, dict):
-                        raise CodecError("a plan entry must hold a JSON object")
-                except CodecError as exc:
-                    self.store.delete(key)
-                    yield key, {}, ReplayFallback(FallbackReason.CORRUPT_PLAN,
-                                                  f"plan {key} could not be decoded ({exc}); removed")
-                    continue
-                yield key, body, None
-        except Exception as exc:  # noqa: BLE001
-            raise ReplayFallback(FallbackReason.STORE_ERROR, f"{type(exc).__name__}: {exc}") from exc
-
-    def _no_plan(self, sig: PlanSignature) -> Any:
-        try:
-            marker = self.store.get(self._prefix(sig) + "incomplete")
-        except Exception as exc:  # noqa: BLE001
-            raise ReplayFallback(FallbackReason.STORE_ERROR, f"{type(exc).__name__}: {exc}") from exc
-        if marker is not None and not marker.is_expired(time.time()):
-            raise ReplayFallback(FallbackReason.PLAN_NOT_COMPLETED,
-                                 f"runs of this task were seen but none completed ({sig.url_pattern})")
-        raise ReplayFallback(FallbackReason.NO_PLAN, f"no completed plan for {sig.url_pattern} / {sig.goal!r}")
-
-    def _newest(self, sig: PlanSignature) -> tuple[str, dict[str, Any]]:
-        """The newest decodable plan for ``sig``, or a fallback saying why there is none."""
-        for key, body, broken in self._plans(sig):
-            if broken is None:
-                return key, body
-        return self._no_plan(sig)
+        self.plan_store.no_plan(sig)
 
     # --- trust ------------------------------------------------------------------------------------
 
@@ -405,12 +325,7 @@ class PlanCache:
         sig = as_signature(signature, self.url_rule)
         deltas: Counter[str] = Counter({"reports": 1})
         try:
-            if plan_id is not None:
-                key = self._prefix(sig) + "p:" + plan_id
-                entry = self.store.get(key)
-                body = _codec.decode(entry.value) if entry is not None else None
-            else:
-                key, body = self._newest(sig)
+            key, body = self.plan_store.plan(sig, plan_id) if plan_id is not None else self.plan_store.newest(sig)
         except ReplayFallback as fallback:
             if fallback.reason == FallbackReason.STORE_ERROR:
                 deltas["store_errors"] += 1
@@ -419,48 +334,15 @@ class PlanCache:
             log.warning("replay: could not report on %r: %s", sig.goal, exc)
             deltas["store_errors"] += 1
             body = None
-        out = self._adjust_trust(key, body, success=bool(success), deltas=deltas) if body else None
+        out = self.plan_store.adjust_trust(key, body, success=bool(success), deltas=deltas) if body else None
         self._count(deltas)
         return out
-
-    def _adjust_trust(self, key: str, body: dict[str, Any], *, success: bool,
-                      deltas: Counter[str]) -> dict[str, Any] | None:
-        trust = self.alpha * float(success) + (1.0 - self.alpha) * float(body.get("trust", INITIAL_TRUST))
-        body = {**body, "trust": trust, "replays": int(body.get("replays", 0)) + 1,
-                "failures": int(body.get("failures", 0)) + (not success)}
-        dropped = trust < self.trust_floor
-        try:
-            if dropped:
-                self.store.delete(key)
-                deltas["dropped_untrusted"] += 1
-                log.info("replay: plan %s dropped (trust %.3f < %.2f)", body.get("plan_id"), trust, self.trust_floor)
-            else:
-                old = self.store.get(key)
-                if old is None:
-                    return None  # deleted meanwhile (by another process's drop or trim)
-                self.store.put(Entry(key, _codec.encode(body), dict(old.metadata),
-                                     created_at=old.created_at, expires_at=old.expires_at))
-        except Exception as exc:  # noqa: BLE001
-            log.warning("replay: could not update trust of %s: %s", body.get("plan_id"), exc)
-            deltas["store_errors"] += 1
-            return None
-        return {"plan_id": body.get("plan_id"), "trust": round(trust, 6), "dropped": dropped}
 
     # --- housekeeping -----------------------------------------------------------------------------
 
     def history_of(self, signature: Any) -> list[dict[str, Any]]:
         """The plans kept for ``signature``, newest first: id, trust, recorded_at, action count."""
-        sig = as_signature(signature, self.url_rule)
-        out = []
-        for key in self._plan_keys(sig):
-            entry = self.store.get(key)
-            if entry is None:
-                continue
-            body = _codec.decode(entry.value)
-            out.append({"plan_id": body.get("plan_id"), "trust": body.get("trust"), "recorded_at": body.get("recorded_at"),
-                        "actions": len(body.get("actions", [])), "replays": body.get("replays", 0),
-                        "failures": body.get("failures", 0)})
-        return out
+        return self.plan_store.history(as_signature(signature, self.url_rule))
 
     def invalidate(self, signature: Any = None, *, reason: str | None = None) -> int:
         """Delete the plans (and incomplete-run counts) of one signature, or of the whole namespace.
@@ -469,12 +351,7 @@ class PlanCache:
         """
         if reason is not None and not isinstance(reason, str):
             raise TypeError("reason must be a short text saying why the plans are invalidated")
-        if signature is None:
-            pattern = escape_glob(f"{KEY_PREFIX}{self.namespace}:") + "*"
-        else:
-            pattern = escape_glob(self._prefix(as_signature(signature, self.url_rule))) + "*"
-        keys = self.store.find(pattern=pattern, metadata_filter={"_plan_namespace": self.namespace})
-        deleted = self.store.delete_many(keys)
+        deleted = self.plan_store.delete(None if signature is None else as_signature(signature, self.url_rule))
         why = " ".join((reason or "unspecified").split()) or "unspecified"
         log.info("replay: invalidated %d entries of %s (%s)", deleted,
                  "namespace " + self.namespace if signature is None else "one task", why)
