@@ -134,6 +134,13 @@ _ROUTES = {"/v1/chat/completions": _chat, "/v1/responses": _responses, "/v1/mess
 def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body leave at once, as from a real server
+
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except ConnectionError:  # a client that closed its kept-alive connection
+                pass
 
         def log_message(self, *args: Any) -> None:  # quiet
             pass
