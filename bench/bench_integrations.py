@@ -148,7 +148,7 @@ def write_table(rows: list[tuple], rounds: int, calls: int) -> None:
     lines += [
         "",
         "A hit builds the key from the call's arguments (canonical JSON, SHA-256), reads one entry and",
-        "rebuilds the SDK's own objects (`construct`, as the SDK does for a server's answer); no HTTP.",
+        "rebuilds the SDK's own objects (pydantic validation; the SDK's `construct` as fallback); no HTTP.",
         "",
     ]
     out = HERE / "results" / "integrations.md"

@@ -148,11 +148,12 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
             length = int(self.headers.get("content-length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
-            route = _ROUTES.get(self.path)
+            path = self.path.split("?", 1)[0]  # query parameters (Azure's api-version) are not routes
+            route = _ROUTES.get(path)
             if route is None:
                 self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
-            n = standin.next_number(self.path, body)
+            n = standin.next_number(path, body)
             prompt = _last_text(body)
             whole, stream = route(n, body, f"answer {n} to {prompt} from {body.get('model')}")
             if not body.get("stream"):
@@ -172,7 +173,7 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
                     break
                 head = f"event: {event['type']}\n" if "type" in event else ""
                 self._chunk(f"{head}data: {json.dumps(event)}\n\n".encode())
-            if self.path == "/v1/chat/completions" and "TRUNCATE" not in prompt:
+            if path == "/v1/chat/completions" and "TRUNCATE" not in prompt:
                 self._chunk(b"data: [DONE]\n\n")
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()

@@ -78,7 +78,8 @@ def test_provider_url_and_behaviour_headers_enter_but_auth_and_tracing_do_not() 
     assert key(BASE, base_url="http://a/v1/") == key(BASE, base_url="http://a/v1")
     assert key(BASE, headers={"anthropic-beta": "x"}) != key(BASE)
     assert key({**BASE, "extra_headers": {"OpenAI-Beta": "assistants=v2"}}) != key(BASE)
-    assert key(BASE, headers={"Authorization": "Bearer a", "traceparent": "00-1", "Idempotency-Key": "k"}) == key(BASE)
+    assert key(BASE, headers={"Authorization": "Bearer a", "traceparent": "00-1", "Idempotency-Key": "k",
+                              "X-Stainless-Package-Version": "9.9", "X-Stainless-Runtime-Version": "3.14"}) == key(BASE)
 
 
 def test_a_stream_is_kept_apart_from_a_plain_call() -> None:

@@ -147,3 +147,15 @@ def test_async_client_plain_and_streamed(standin, mem_cache) -> None:
         await raw.close()
 
     asyncio.run(main())
+
+
+def test_the_clients_default_query_is_part_of_the_key(standin, mem_cache) -> None:
+    # Azure's api-version travels as a default query parameter: two API versions, two entries
+    def client(version: str):
+        return cached(openai.OpenAI(base_url=standin.url + "/v1", api_key="t", max_retries=0,
+                                    default_query={"api-version": version}), cache=mem_cache)
+
+    chat(client("2024-10-01"))
+    chat(client("2024-10-01"))
+    chat(client("2025-01-01"))
+    assert standin.count("/v1/chat/completions") == 2

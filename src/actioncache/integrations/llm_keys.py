@@ -102,10 +102,16 @@ def llm_request_key(
 
 def output_headers(headers: Mapping[str, Any]) -> dict[str, str]:
     """The headers that select behaviour (``anthropic-beta``, ``anthropic-version``, ``OpenAI-Beta``,
-    Azure's ``api-version``): names holding ``beta`` or ``version``. Auth, tracing, user agents and
-    idempotency keys stay out, or every call would miss."""
-    return {str(k).lower(): str(v) for k, v in headers.items()
-            if v is not None and not _is_sentinel(v) and ("beta" in str(k).lower() or "version" in str(k).lower())}
+    Azure's ``api-version``): names holding ``beta`` or ``version``. Auth, tracing, user agents,
+    idempotency keys and the SDKs' ``X-Stainless-*`` telemetry stay out, or calls would miss."""
+    chosen = {}
+    for name, value in headers.items():
+        name = str(name).lower()
+        if value is None or _is_sentinel(value) or name.startswith("x-stainless-"):
+            continue  # the SDK's own telemetry (package and runtime versions) says nothing of the answer
+        if "beta" in name or "version" in name:
+            chosen[name] = str(value)
+    return chosen
 
 
 def present_fields(request: Mapping[str, Any]) -> dict[str, Any]:

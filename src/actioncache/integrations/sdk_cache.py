@@ -42,6 +42,7 @@ class Settings(NamedTuple):
     default_temperature: float
     base_url: str
     headers: Mapping[str, Any]
+    query: Mapping[str, Any]  # the client's default query (Azure's api-version lives there)
 
 
 def make_settings(client: Any, cache: Cache | None, ttl_seconds: float | None, cache_nondeterministic: bool,
@@ -49,7 +50,8 @@ def make_settings(client: Any, cache: Cache | None, ttl_seconds: float | None, c
     if cache is not None and not isinstance(cache, Cache):
         raise ValueError(f"cache must be an actioncache.Cache, not {type(cache).__name__}")
     return Settings(cache or default_cache(), ttl_seconds, bool(cache_nondeterministic), default_temperature,
-                    str(getattr(client, "base_url", "") or ""), dict(getattr(client, "default_headers", None) or {}))
+                    str(getattr(client, "base_url", "") or ""), dict(getattr(client, "default_headers", None) or {}),
+                    dict(getattr(client, "default_query", None) or {}))
 
 
 class CachedClient:
@@ -85,6 +87,8 @@ class CachedClient:
 
 def _key(endpoint: Endpoint, settings: Settings, kwargs: Mapping[str, Any]) -> tuple[str | None, bool]:
     streamed = bool(kwargs.get("stream"))
+    if settings.query:
+        kwargs = {**kwargs, "extra_query": {**settings.query, **dict(kwargs.get("extra_query") or {})}}
     found = llm_request_key(kwargs, api=endpoint.api, base_url=settings.base_url, headers=settings.headers,
                             streamed=streamed, cache_nondeterministic=settings.cache_nondeterministic,
                             default_temperature=settings.default_temperature)
