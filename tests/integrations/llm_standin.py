@@ -8,6 +8,7 @@ number, so a cache hit (same text as before) is told apart from a fresh call (a 
 A user message containing ``INTERRUPT`` makes a stream send two events and then drop the
 connection without ending the chunked body: the client sees a broken stream, as when a provider
 fails mid-answer. ``TRUNCATE`` ends the body cleanly but without the stream's final event.
+``FAILSTATUS`` makes a Responses answer report ``status: failed``.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def _responses(n: int, body: dict[str, Any], text: str) -> tuple[dict[str, Any],
              "status": "completed", "output": [message], "parallel_tool_calls": True, "tool_choice": "auto",
              "tools": [], "usage": usage, "error": None, "incomplete_details": None, "instructions": None,
              "metadata": {}, "temperature": body.get("temperature"), "top_p": None}
+    if "FAILSTATUS" in text:  # a response the provider reports as failed
+        whole.update(status="failed", error={"code": "server_error", "message": "failed"})
 
     def events() -> Iterator[dict[str, Any]]:
         seq = iter(range(1000))

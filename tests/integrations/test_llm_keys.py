@@ -128,3 +128,21 @@ def test_bad_arguments_name_the_fix() -> None:
         llm_request_key(BASE, api="")
     with pytest.raises(ValueError, match="dict of the call's keyword arguments"):
         llm_request_key(["model"], api="openai.chat")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field,value", [
+    ("conversation", "conv_123"),
+    ("container", "cntr_1"),
+    ("background", True),
+    ("prompt", {"id": "pmpt_1"}),
+])
+def test_requests_naming_mutable_provider_state_are_never_cached(field, value) -> None:
+    found = llm_request_key({**BASE, field: value}, api="openai.responses", cache_nondeterministic=True)
+    assert found.key is None and "provider-side state" in found.reason
+
+
+def test_a_pinned_prompt_version_and_a_previous_response_are_keyed() -> None:
+    pinned = key({**BASE, "prompt": {"id": "pmpt_1", "version": "3"}})
+    assert pinned is not None and pinned != key({**BASE, "prompt": {"id": "pmpt_1", "version": "4"}})
+    assert key({**BASE, "previous_response_id": "resp_1"}) != key({**BASE, "previous_response_id": "resp_2"})
+    assert key({**BASE, "background": False}) is not None

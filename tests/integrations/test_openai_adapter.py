@@ -159,3 +159,10 @@ def test_the_clients_default_query_is_part_of_the_key(standin, mem_cache) -> Non
     chat(client("2024-10-01"))
     chat(client("2025-01-01"))
     assert standin.count("/v1/chat/completions") == 2
+
+
+def test_a_response_that_is_not_final_is_returned_but_not_stored(client, standin) -> None:
+    first = client.responses.create(model="gpt-a", input="FAILSTATUS please", temperature=0)
+    second = client.responses.create(model="gpt-a", input="FAILSTATUS please", temperature=0)
+    assert type(first) is Response and first.status == "failed"
+    assert second.id != first.id and standin.count("/v1/responses") == 2

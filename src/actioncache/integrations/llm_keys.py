@@ -17,6 +17,9 @@ level count as absent; ``1`` and ``1.0`` are one number (the wire format cannot 
 dict key order never matters, list order always does (messages, tools, stop sequences); pydantic
 models and classes (``response_format=MyModel``) are spelled by their JSON and JSON schema.
 
+Provider-side state: a request naming a conversation, a container or a background run, or a
+stored prompt without a pinned version, is never cached (``STATEFUL_FIELDS``).
+
 Sampling: a request whose temperature is above 0 without a ``seed`` gives a different answer each
 time, so it is cached only with ``cache_nondeterministic=True`` (replaying one sample is a choice).
 A request that states no temperature uses the provider's default, which is sampling (1.0) for
@@ -43,6 +46,12 @@ NON_OUTPUT_FIELDS = frozenset({
     "user", "safety_identifier", "metadata", "store", "prompt_cache_key", "prompt_cache_retention",
     "service_tier",
 })
+
+#: Fields that point at state the provider keeps and changes (a conversation that grows, a code
+#: container, a response still running in the background): the same request can mean another input
+#: tomorrow, so a request holding one is never cached. ``previous_response_id`` names a fixed
+#: response and is keyed like any field.
+STATEFUL_FIELDS = frozenset({"conversation", "container", "background"})
 
 #: The temperature a provider uses when the request states none (all sample by default).
 DEFAULT_TEMPERATURE = 1.0
@@ -77,6 +86,9 @@ def llm_request_key(
     if not isinstance(api, str) or not api:
         raise ValueError("api must name the endpoint, e.g. 'openai.chat' or 'anthropic.messages'")
     fields = present_fields(request)
+    stateful = stateful_reference(fields)
+    if stateful:
+        return LLMKey(None, api, None, f"the request refers to provider-side state that changes ({stateful})")
     if not cache_nondeterministic and is_sampling(fields, default_temperature):
         return LLMKey(None, api, None, "sampling request (temperature > 0 without a seed): "
                                        "pass cache_nondeterministic=True to replay one sample")
@@ -112,6 +124,18 @@ def output_headers(headers: Mapping[str, Any]) -> dict[str, str]:
         if "beta" in name or "version" in name:
             chosen[name] = str(value)
     return chosen
+
+
+def stateful_reference(fields: Mapping[str, Any]) -> str | None:
+    """The field naming mutable provider-side state, if any (see ``STATEFUL_FIELDS``); a stored
+    prompt template without a pinned ``version`` counts, since its latest version can change."""
+    for name in sorted(STATEFUL_FIELDS):
+        if name in fields and fields[name] is not False:
+            return name
+    prompt = fields.get("prompt")
+    if isinstance(prompt, Mapping) and prompt.get("id") and not prompt.get("version"):
+        return "prompt without a version"
+    return None
 
 
 def present_fields(request: Mapping[str, Any]) -> dict[str, Any]:

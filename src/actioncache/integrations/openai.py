@@ -42,13 +42,19 @@ def _responses_finished(events: list[dict[str, Any]], request: Mapping[str, Any]
     return bool(events) and events[-1].get("type") == "response.completed"
 
 
+def _response_final(data: Mapping[str, Any]) -> bool:
+    # "incomplete" (stopped by max_output_tokens) is an answer; queued, in_progress, failed, cancelled are not
+    return data.get("status") in (None, "completed", "incomplete")
+
+
 def _routes() -> dict[tuple[str, ...], Endpoint]:
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
     from openai.types.responses import Response, ResponseStreamEvent
 
     return {
         ("chat", "completions", "create"): Endpoint(CHAT_API, ChatCompletion, ChatCompletionChunk, _chat_finished),
-        ("responses", "create"): Endpoint(RESPONSES_API, Response, ResponseStreamEvent, _responses_finished),
+        ("responses", "create"): Endpoint(RESPONSES_API, Response, ResponseStreamEvent, _responses_finished,
+                                        _response_final),
     }
 
 

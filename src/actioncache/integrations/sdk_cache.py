@@ -33,6 +33,7 @@ class Endpoint(NamedTuple):
     response_type: Any
     event_type: Any
     stream_finished: Callable[[list[dict[str, Any]], Mapping[str, Any]], bool]
+    response_final: Callable[[Mapping[str, Any]], bool] = lambda data: True  # e.g. not "queued" or "failed"
 
 
 class Settings(NamedTuple):
@@ -120,7 +121,7 @@ def _sync_call(create: Callable[..., Any], endpoint: Endpoint, settings: Setting
             except Exception as exc:
                 outcome.append(exc)
                 raise
-            return _keep(response, outcome, metadata)
+            return _keep(endpoint, response, outcome, metadata)
 
         answer = cache.wrap(endpoint.api, run, {}, key=key, metadata=metadata, **_wrap_options(settings))
         return _answer(endpoint, answer, outcome)
@@ -150,7 +151,7 @@ def _async_call(create: Callable[..., Any], endpoint: Endpoint, settings: Settin
             except Exception as exc:
                 outcome.append(exc)
                 raise
-            return _keep(response, outcome, metadata)
+            return _keep(endpoint, response, outcome, metadata)
 
         answer = await cache.awrap(endpoint.api, run, {}, key=key, metadata=metadata, **_wrap_options(settings))
         return _answer(endpoint, answer, outcome)
@@ -158,10 +159,16 @@ def _async_call(create: Callable[..., Any], endpoint: Endpoint, settings: Settin
     return cached_create
 
 
-def _keep(response: Any, outcome: list[Any], metadata: dict[str, Any]) -> dict[str, Any]:
+class NotFinal(Exception):
+    """A response that is not a final answer (a run still queued, a failed one): returned, not stored."""
+
+
+def _keep(endpoint: Endpoint, response: Any, outcome: list[Any], metadata: dict[str, Any]) -> dict[str, Any]:
     """Remember the live SDK object (a miss returns it as is) and its JSON and token usage for the store."""
     outcome.append(response)
     data = response.to_dict(mode="json")
+    if not endpoint.response_final(data):
+        raise NotFinal(f"{endpoint.api}: status {data.get('status')!r} is not a final answer")
     metadata.update(usage_metadata([data]))
     return data
 
