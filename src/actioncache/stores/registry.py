@@ -1,56 +1,100 @@
-"""The store registry: URL scheme → the module that opens it, and the extra that installs it.
+"""The store registry: one table, URL scheme → the callable that opens it and the extra that installs it.
 
 Modules import lazily, so an extra that is not installed costs nothing until a URL asks for it.
+Third-party stores register with :func:`register_store` or an ``actioncache.stores`` entry point.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import logging
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple
 from urllib.parse import urlsplit
 
 from ..errors import MissingStoreExtraError, StoreURLError
 from .base import CacheStore
 
-# scheme -> "module:factory". Modules import lazily so an extra that is not installed costs
-# nothing until a URL asks for it.
-_REGISTRY: dict[str, str] = {
-    "memory": "actioncache.stores.memory:MemoryStore.from_url",
-    "sqlite": "actioncache.stores.sqlite:SQLiteStore.from_url",
-    "duckdb": "actioncache.stores.duckdb:DuckDBStore.from_url",
-    "libsql": "actioncache.stores.turso:TursoStore.from_url",
-    "libsql+file": "actioncache.stores.turso:TursoStore.from_url",
-    "turso": "actioncache.stores.turso:TursoStore.from_url",
-    "firestore": "actioncache.stores.firestore:FirestoreStore.from_url",
-    "redis": "actioncache.stores.redis:RedisStore.from_url",
-    "rediss": "actioncache.stores.redis:RedisStore.from_url",
-    "postgresql": "actioncache.stores.postgres:PostgresStore.from_url",
-    "postgres": "actioncache.stores.postgres:PostgresStore.from_url",
-    "blob-sqlite": "actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url",
+__all__ = ["ENTRY_POINT_GROUP", "Backend", "open_store", "register_store", "registered_schemes", "registered_stores"]
+
+log = logging.getLogger("actioncache")
+
+ENTRY_POINT_GROUP = "actioncache.stores"
+
+
+class Backend(NamedTuple):
+    """How to open one URL scheme: ``target`` is ``"module:callable"`` (the callable takes the URL
+    and options and returns a store); ``extra`` is the pip extra that installs its dependency."""
+
+    target: str
+    extra: str | None = None
+
+
+# The one table: scheme -> backend. Modules import lazily, so an extra that is not installed
+# costs nothing until a URL asks for it. Each backend's from_url owns its URL grammar.
+_BACKENDS: dict[str, Backend] = {
+    "memory": Backend("actioncache.stores.memory:MemoryStore.from_url"),
+    "sqlite": Backend("actioncache.stores.sqlite:SQLiteStore.from_url"),
+    "duckdb": Backend("actioncache.stores.duckdb:DuckDBStore.from_url", "duckdb"),
+    "libsql": Backend("actioncache.stores.turso:TursoStore.from_url", "turso"),
+    "libsql+file": Backend("actioncache.stores.turso:TursoStore.from_url", "turso"),
+    "turso": Backend("actioncache.stores.turso:TursoStore.from_url", "turso"),
+    "firestore": Backend("actioncache.stores.firestore:FirestoreStore.from_url", "firestore"),
+    "redis": Backend("actioncache.stores.redis:RedisStore.from_url", "redis"),
+    "rediss": Backend("actioncache.stores.redis:RedisStore.from_url", "redis"),
+    "postgresql": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres"),
+    "postgres": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres"),
+    "blob-sqlite": Backend("actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url", "s3|gcs|azure"),
 }
-
-# Which extra provides a scheme, for the error message when its module cannot import.
-_EXTRA_FOR_SCHEME = {
-    "duckdb": "duckdb",
-    "libsql": "turso",
-    "libsql+file": "turso",
-    "turso": "turso",
-    "firestore": "firestore",
-    "redis": "redis",
-    "rediss": "redis",
-    "postgresql": "postgres",
-    "postgres": "postgres",
-    "blob-sqlite": "s3|gcs|azure",
-}
+_entry_points_loaded = False
 
 
-def register_store(scheme: str, target: str) -> None:
-    """Map a URL scheme to ``"module:callable"``; the callable takes the URL and returns a store."""
-    _REGISTRY[scheme.lower()] = target
+def register_store(scheme: str, target: str, *, extra: str | None = None, clobber: bool = False) -> None:
+    """Map a URL scheme to ``"module:callable"``; the callable takes the URL and returns a store.
+
+    ``extra`` names the pip extra an ImportError should point at. A scheme that is already
+    registered is refused unless ``clobber=True`` (replacing ``sqlite`` by accident would send
+    every default cache elsewhere). Third-party packages can instead declare an entry point in the
+    ``actioncache.stores`` group (name: the scheme, value: ``"module:callable"``).
+    """
+    name = scheme.lower()
+    if not name or "://" in name or ":" in name:
+        raise ValueError(f"a store scheme is a bare name such as 'mystore', not {scheme!r}")
+    if ":" not in target:
+        raise ValueError(f"target must be 'module:callable', e.g. 'mypkg.store:MyStore.from_url', not {target!r}")
+    current = _BACKENDS.get(name)
+    if current is not None and not clobber and current.target != target:
+        raise ValueError(f"store scheme {name!r} is already registered to {current.target}; "
+                         f"pass clobber=True to replace it")
+    _BACKENDS[name] = Backend(target, extra)
 
 
 def registered_schemes() -> list[str]:
-    return sorted(_REGISTRY)
+    _load_entry_points()
+    return sorted(_BACKENDS)
+
+
+def registered_stores() -> Mapping[str, Backend]:
+    """A read-only view of the table: scheme -> :class:`Backend`."""
+    _load_entry_points()
+    return MappingProxyType(_BACKENDS)
+
+
+def _load_entry_points() -> None:
+    """Add the schemes installed packages declare (group ``actioncache.stores``); built-ins win."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    try:
+        from importlib.metadata import entry_points
+
+        found = entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as exc:  # noqa: BLE001 - broken package metadata must not break the built-in stores
+        log.warning("reading %s entry points failed: %s", ENTRY_POINT_GROUP, exc)
+        return
+    for point in found:
+        _BACKENDS.setdefault(point.name.lower(), Backend(point.value))
 
 
 def _scheme_of(url: str) -> str:
@@ -81,19 +125,21 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
     from ._eviction import check_size_limit_supported
 
     check_size_limit_supported(scheme, url, options)
-    target = _REGISTRY.get(scheme)
-    if target is None:
+    backend = _BACKENDS.get(scheme)
+    if backend is None:
+        _load_entry_points()  # only for a scheme the built-ins do not know: start-up stays cheap
+        backend = _BACKENDS.get(scheme)
+    if backend is None:
         raise StoreURLError(
             f"unknown store scheme {scheme!r} in {url!r}; known schemes: {', '.join(registered_schemes())}"
         )
-    module_name, _, attr = target.partition(":")
+    module_name, _, attr = backend.target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         from ..extras import missing
 
-        extra = _EXTRA_FOR_SCHEME.get(scheme, scheme)
-        raise missing(f"the {scheme!r} store", extra, exc, MissingStoreExtraError) from exc
+        raise missing(f"the {scheme!r} store", backend.extra or scheme, exc, MissingStoreExtraError) from exc
     factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part)
