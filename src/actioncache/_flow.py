@@ -29,7 +29,7 @@ from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, Entry, entry_problem
 
 __all__ = ["LEASE", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive", "drive",
-           "is_failure", "run_async", "run_sync"]
+           "entry_metadata", "is_failure", "run_async", "run_sync"]
 
 log = logging.getLogger("actioncache")
 
@@ -203,15 +203,8 @@ class Flow:
             return f"not cached: {exc}"
         now = self.now()
         ttl_s = options.ttl_s
-        meta: dict[str, Any] = dict(options.metadata or {})
-        meta.update(
-            _cache_type=options.cache_type,
-            _cache_key=key,
-            _cache_action=action,
-            _cache_created_at=iso_utc(now),
-            _cache_expires_at=iso_utc(now + ttl_s),
-            _cache_duration_ms=round(duration_ms, 3),
-        )
+        meta = entry_metadata(key, action, options.cache_type, now, ttl_s, options.metadata)
+        meta["_cache_duration_ms"] = round(duration_ms, 3)
         try:
             self.store.put(Entry(key, encoded, meta, now, now + ttl_s))
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the action
@@ -256,6 +249,20 @@ class Flow:
             return Outcome(False, ok, value, None, self.save(key, action, ok, value, duration_ms, options))
         finally:
             release_lease(self.store, key, token)
+
+
+def entry_metadata(key: str, action: str | None, kind: str, now: float, ttl_s: float | None,
+                   extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``_cache_*`` bookkeeping every stored entry carries, over the caller's own fields."""
+    meta: dict[str, Any] = dict(extra or {})
+    meta["_cache_type"] = kind
+    meta["_cache_key"] = key
+    if action is not None:
+        meta["_cache_action"] = action
+    meta["_cache_created_at"] = iso_utc(now)
+    if ttl_s is not None:
+        meta["_cache_expires_at"] = iso_utc(now + ttl_s)
+    return meta
 
 
 def drive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any], run: Callable[[], Any]) -> Outcome:

@@ -25,7 +25,7 @@ import time
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .._time import iso_utc
-from ..stores.base import Entry
+from ..records import Records
 
 if TYPE_CHECKING:
     from ..cache import Cache
@@ -54,9 +54,9 @@ def append(cache: "Cache", prefix: str, record: dict[str, Any], at: str | None =
     record = {**record, "at": at}
     kind = "run_failure" if prefix == FAIL_LOG_PREFIX else "run_log"
     try:
-        entry = Entry(f"{prefix}{at}:{os.urandom(4).hex()}", cache.codec.encode(record),
-                      {"_cache_type": kind, "tool": record.get("tool"), "at": at}, now, now + LOG_TTL_DAYS * 86400)
-        cache.store.put(entry)
+        Records(cache.store, cache.codec, clock=lambda: now).put(
+            f"{prefix}{at}:{os.urandom(4).hex()}", record, kind=kind, ttl_s=LOG_TTL_DAYS * 86400,
+            metadata={"tool": record.get("tool"), "at": at})
     except Exception as exc:  # noqa: BLE001 - logging must not fail the run
         return f"run log not written: {exc}"
     return None
