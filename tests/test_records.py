@@ -97,13 +97,19 @@ def test_keyspace_prefixes_are_distinct_and_named():
     assert space_of("cache:f:abc") == "cache:" and space_of("runs:fail:1") == "runs:fail:" and space_of("x") is None
 
 
-def test_faces_prefixes_are_in_the_keyspace():
-    from actioncache.keys import KEY_PREFIX
-    from actioncache.replay.plan_cache import COUNTER_PREFIX, KEY_PREFIX as PLAN_PREFIX
-    from actioncache.runs.log import FAIL_LOG_PREFIX, RUN_LOG_PREFIX
-    from actioncache.scratchpad.items import ITEM_PREFIX, SESSION_PREFIX
-    from actioncache.semantic.cache import KEY_PREFIX as SEMANTIC_PREFIX
+def test_every_key_prefix_constant_is_in_the_keyspace():
+    """Any ``*_PREFIX = "name:"`` constant in the package names a key space: it must be in KEYSPACE."""
+    import ast
+    from pathlib import Path
 
-    for prefix in (KEY_PREFIX, PLAN_PREFIX, COUNTER_PREFIX, RUN_LOG_PREFIX, FAIL_LOG_PREFIX, ITEM_PREFIX,
-                   SESSION_PREFIX, SEMANTIC_PREFIX):
-        assert prefix in KEYSPACE, prefix
+    import actioncache
+
+    missing = []
+    for path in Path(actioncache.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id.endswith("_PREFIX") and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str) and node.value.value.endswith(":")
+                    and node.value.value not in KEYSPACE):
+                missing.append(f"{path.name}: {node.targets[0].id} = {node.value.value!r}")
+    assert missing == []

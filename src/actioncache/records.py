@@ -54,6 +54,8 @@ KEYSPACE: Mapping[str, Space] = {
     "runs:fail:": Space("runs", "the exec fail log"),
     "scratch:": Space("scratchpad", "scratchpad items"),
     "scratch-session:": Space("scratchpad", "scratchpad session records"),
+    "scratch-index:": Space("scratchpad", "scratchpad listing index"),
+    "scratchpad-bytes:": Space("scratchpad", "scratchpad usage counters"),
     "ratelimit:": Space("agents", "ratelimit.wrap leases"),
 }
 
