@@ -175,3 +175,33 @@ def test_libsql_auth_token_never_shown(tmp_path):
     assert r["result"] == 1
     for text in (repr(cache), str(r), str(cache.stats())):
         assert SECRET not in text
+
+
+# --- size: a result over max_value_bytes is returned, not cached ----------------------------
+
+def test_a_result_over_max_value_bytes_is_returned_and_not_cached(sqlite_url):
+    import os
+
+    cache = Cache(sqlite_url, max_value_bytes=100_000, compress_threshold_bytes=None)
+    big = os.urandom(100_000).hex()  # 200 KB of text
+    with pytest.warns(UserWarning, match="max_value_bytes"):
+        first = cache.wrap("big", lambda: big)
+    assert first["success"] is True and first["result"] == big and "max_value_bytes" in first["_cache_error"]
+    with pytest.warns(UserWarning):
+        assert cache.wrap("big", lambda: big)["_cache_hit"] is False
+    assert cache.wrap("small", lambda: "x" * 1000)["_cache_hit"] is False
+    assert cache.wrap("small", lambda: "x")["_cache_hit"] is True
+
+
+def test_the_default_limit_is_64_mib_and_none_lifts_it(sqlite_url):
+    from actioncache.cache import DEFAULT_MAX_VALUE_BYTES
+
+    assert DEFAULT_MAX_VALUE_BYTES == 64 * 1024 * 1024
+    assert Cache(sqlite_url).flow.max_value_bytes == DEFAULT_MAX_VALUE_BYTES
+    assert Cache(sqlite_url, max_value_bytes=None).flow.max_value_bytes is None
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10MB", True])
+def test_a_bad_max_value_bytes_is_refused(bad):
+    with pytest.raises(ValueError, match="max_value_bytes"):
+        Cache("memory://", max_value_bytes=bad)

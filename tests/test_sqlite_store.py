@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -159,3 +160,50 @@ def test_processes_opening_a_new_file_at_once(tmp_path, src_env):
         for p in procs:
             _, err = p.communicate(timeout=60)
             assert p.returncode == 0, err.decode()
+
+
+def test_a_read_only_file_still_serves_hits(src_env):
+    """Another user's cache file (or a read-only mount): hits are served, writes fail softly.
+
+    Run as root, the reader is a subprocess run as user nobody by setpriv (root ignores file modes);
+    otherwise the file and its directory are made read-only for this user.
+    """
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="ac-ro-")
+    try:
+        os.chmod(folder, 0o755)
+        url = f"sqlite:///{folder}/cache.db"
+        writer = Cache(url)
+        key = writer.wrap("a", lambda: {"v": 1})["_cache_key"]
+        writer.close()
+        reader = (
+            "import json, sys\nfrom actioncache import Cache\n"
+            "c = Cache(sys.argv[1])\n"
+            "hit = c.wrap('a', lambda: {'v': 2})\nmiss = c.wrap('b', lambda: 3)\n"
+            "print(json.dumps([hit, miss, c.get(sys.argv[2])]))\n"
+        )
+        as_root = os.geteuid() == 0
+        if not as_root:
+            os.chmod(f"{folder}/cache.db", 0o444)
+            os.chmod(folder, 0o555)
+
+        command = [sys.executable, "-c", reader, url, key]
+        if as_root:
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                pytest.skip("running as root without setpriv: cannot act as another user")
+            command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        out = subprocess.run(command, env=src_env, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        hit, miss, got = json.loads(out.stdout)
+        assert hit["_cache_hit"] is True and hit["result"] == {"v": 1}
+        assert miss["success"] is True and miss["result"] == 3 and "readonly" in miss["_cache_error"]
+        assert got["found"] is True and got["value"] == {"v": 1}
+    finally:
+        os.chmod(folder, 0o755)
+        shutil.rmtree(folder, ignore_errors=True)

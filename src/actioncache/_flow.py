@@ -77,12 +77,32 @@ class StoreOptions(NamedTuple):
     cleanup_limit: int
 
 
+# Results bigger than this (encoded) are returned and not cached: 64 MiB. Cache(max_value_bytes=...)
+# raises or lowers it; None lifts it (the store's own limit then applies: Redis 512 MB, SQLite 1 GB).
+DEFAULT_MAX_VALUE_BYTES = 64 * 1024 * 1024
+
+
+class ValueTooLargeError(ValueError):
+    """A result over ``max_value_bytes``: returned to the caller, not cached."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the result is {size / 2**20:.1f} MB encoded, over max_value_bytes "
+                         f"({limit / 2**20:.1f} MB); raise Cache(max_value_bytes=...) to cache results this big")
+
+
+def check_max_value_bytes(limit: Any) -> int | None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+        raise ValueError(f"max_value_bytes must be a positive number of bytes or None (no limit), not {limit!r}")
+    return limit
+
+
 class Flow:
     """The steps of a cached call over one store and codec, and the counters they keep."""
 
     def __init__(self, store: CacheStore, codec: Codec, *, clock: Callable[[], float], rng: random.Random,
-                 stats_flush_s: float) -> None:
+                 stats_flush_s: float, max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES) -> None:
         self.codec = codec
+        self.max_value_bytes = check_max_value_bytes(max_value_bytes)
         self.clock = clock
         self.rng = rng
         self.stats = Stats(clock, stats_flush_s)
@@ -195,8 +215,11 @@ class Flow:
 
     def store_result(self, key: str, action: str, value: Any, duration_ms: float, options: StoreOptions) -> str | None:
         """Encode and put one result; returns an error or warning text, or None."""
+        limit = self.max_value_bytes
         try:
             encoded = self.codec.encode(value)
+            if limit is not None and len(encoded) > limit:
+                raise ValueTooLargeError(len(encoded), limit)
         except Exception as exc:  # noqa: BLE001 - a result that cannot be encoded is returned, never lost
             warnings.warn(f"{action}: {exc}", CacheWarning, stacklevel=6)
             self.count(action, uncacheable=1)

@@ -21,7 +21,7 @@ import time
 import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple
 
-from ._flow import (CacheWarning, Flow, Outcome, StoreOptions, adrive, drive, is_failure, run_async,
+from ._flow import (DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Outcome, StoreOptions, adrive, drive, is_failure, run_async,
                     run_sync)
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
@@ -77,6 +77,7 @@ class Cache:
         compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES,
         max_size_bytes: int | str | None = None,
         eviction: str | None = None,
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
     ) -> None:
         if store is not None and url is not None:
             raise ValueError("give either a store URL or store=..., not both")
@@ -88,7 +89,8 @@ class Cache:
         # The flow owns the store, codec, counters and flights; wrap, awrap and @cached drive it.
         self.flow = Flow(store if store is not None else open_store(url, **limits),
                          make_codec(codec, secret, compress_threshold_bytes),
-                         clock=clock, rng=rng or random.Random(), stats_flush_s=stats_flush_s)
+                         clock=clock, rng=rng or random.Random(), stats_flush_s=stats_flush_s,
+                         max_value_bytes=max_value_bytes)
         self.default_ttl_seconds = resolve_ttl(default_ttl_seconds)
         _check_probability(cleanup_probability)
         self.cleanup_probability = cleanup_probability

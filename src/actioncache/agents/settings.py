@@ -23,7 +23,8 @@ LTM_KEYS = {
     "backend", "url", "path", "uri", "host", "port", "db", "user", "password", "database",
     "project", "collection", "auth_token",
 }
-CACHE_KEYS = {"namespace", "cleanup_probability", "cleanup_limit", "default_ttl_seconds", "default_ttl_days"}
+CACHE_KEYS = {"namespace", "cleanup_probability", "cleanup_limit", "default_ttl_seconds", "default_ttl_days",
+              "max_value_bytes"}
 
 
 def expand_env(value: Any, where: str = "settings", env: Mapping[str, str] | None = None,
@@ -126,7 +127,7 @@ def cache_options(cache_settings: Any) -> dict[str, Any]:
         if name not in CACHE_KEYS:
             raise AgentDefinitionError(f"settings.cache: unknown key {name!r}{suggest(name, CACHE_KEYS)}")
     options: dict[str, Any] = {}
-    for name in ("cleanup_probability", "cleanup_limit", "default_ttl_seconds"):
+    for name in ("cleanup_probability", "cleanup_limit", "default_ttl_seconds", "max_value_bytes"):
         if name in cache_settings:
             options[name] = cache_settings[name]
     if "default_ttl_days" in cache_settings:

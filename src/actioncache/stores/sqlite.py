@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterable, Mapping
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
@@ -139,6 +139,7 @@ class SQLiteStore:
         self._all_connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
         self._schema_ready = False
+        self.read_only = False  # set when the file turns out not writable by this process (see _connect)
         track_for_fork(self)
 
     @classmethod
@@ -185,8 +186,17 @@ class SQLiteStore:
             )
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             if not self._schema_ready:
-                self._prepare_file(conn)
+                try:
+                    self._prepare_file(conn)
+                except sqlite3.OperationalError as exc:
+                    if "readonly" not in str(exc) or not self.path.exists():
+                        raise
+                    conn.close()
+                    conn = self._connect_read_only()
                 self._schema_ready = True
+            elif self.read_only:
+                conn.close()
+                conn = self._connect_read_only()
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except sqlite3.DatabaseError as exc:
             raise self._error("open", exc) from exc
@@ -194,6 +204,24 @@ class SQLiteStore:
             raise StoreError(f"cannot open SQLite store at {self.path}: {exc}") from exc
         with self._conn_lock:
             self._all_connections.append(conn)
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A file this process may not write (another user's cache, a read-only mount) still serves
+        hits: open it read-only; every write then fails as a store error, which the core reports
+        while the action's result is returned."""
+        self.read_only = True
+        uri = "file:" + quote("/" + str(self.path).lstrip("/")) + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT 1 FROM entries LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            # A WAL file without its -shm beside it cannot be opened read-only while others may
+            # write; nobody can write this directory, so reading it as immutable is safe.
+            conn.close()
+            conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=self.timeout, isolation_level=None,
+                                   check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         return conn
 
     def _prepare_file(self, conn: sqlite3.Connection) -> None:
