@@ -168,3 +168,28 @@ def test_builtin_face_modules_missing_are_skipped_but_broken_ones_raise(tmp_path
     assert "cache.wrap" in registry
     with pytest.raises(RuntimeError, match="bug in the face module"):
         ActionRegistry().load_builtins(engine, ("actioncache.agents.actions", "broken_face_mod"))
+
+
+def test_installed_packages_add_actions_through_entry_points(tmp_path, src_env):
+    """A package declaring an ``actioncache.actions`` entry point gives every agent its actions
+    without an ``imports:`` line (a real dist-info on sys.path, read by importlib.metadata)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "plugin_actions.py").write_text(
+        "def register_actions(registry, engine):\n"
+        "    registry['plugin.ping'] = lambda state, text='': {'pong': text.upper()}\n")
+    info = tmp_path / "plugin_actions-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugin-actions\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[actioncache.actions]\nplugin = plugin_actions\n")
+    (tmp_path / "agent.yaml").write_text(
+        "name: p\nnodes:\n  - {name: a, uses: plugin.ping, with: {text: hi}, output: a}\n")
+    env = dict(src_env)
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    code = ("import sys; from actioncache.agents import load_agent\n"
+            f"with load_agent({str(tmp_path / 'agent.yaml')!r}, store='memory://') as agent:\n"
+            "    print(agent.invoke({})['a'])")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "{'pong': 'HI'}"

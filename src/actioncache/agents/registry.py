@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import sys
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .errors import AgentDefinitionError, UnknownActionError, suggest
+
+log = logging.getLogger("actioncache.agents")
 
 Action = Callable[..., dict]
 
@@ -30,6 +33,26 @@ BUILTIN_MODULES = (
     "actioncache.replay.actions",
     "actioncache.scratchpad.actions",
 )
+
+
+ACTIONS_ENTRY_POINT_GROUP = "actioncache.actions"
+_plugins: tuple[str, ...] | None = None
+
+
+def plugin_modules() -> tuple[str, ...]:
+    """Modules installed packages declare in the ``actioncache.actions`` entry-point group (the value
+    names a module with ``register_actions(registry, engine)``); every agent gets their actions."""
+    global _plugins
+    if _plugins is None:
+        try:
+            from importlib.metadata import entry_points
+
+            _plugins = tuple(sorted({point.value.partition(":")[0]
+                                     for point in entry_points(group=ACTIONS_ENTRY_POINT_GROUP)}))
+        except Exception as exc:  # noqa: BLE001 - broken package metadata must not stop the built-ins
+            log.warning("reading %s entry points failed: %s", ACTIONS_ENTRY_POINT_GROUP, exc)
+            _plugins = ()
+    return _plugins
 
 
 def alias_of(name: str) -> str:
@@ -126,6 +149,14 @@ class ActionRegistry(MutableMapping[str, Action]):
                     raise
                 continue
             module.register_actions(self, engine)
+        if modules is BUILTIN_MODULES:
+            for module_name in plugin_modules():
+                try:
+                    module = importlib.import_module(module_name)
+                except ModuleNotFoundError as exc:  # the plug-in's own optional dependency is missing
+                    log.warning("skipping actions from %s: %s", module_name, exc)
+                    continue
+                module.register_actions(self, engine)
 
     def load_import(self, spec: Any, engine: Any, base_dir: Path) -> None:
         """Load one ``imports:`` entry: a path (relative to the YAML file) or a package name."""
