@@ -6,6 +6,9 @@
 * :class:`TaskFlights` does the same for the tasks of one event loop.
 * :func:`take_lease` / :func:`release_lease` use the store's lease for processes: take it, or
   wait (bounded backoff) until the holder's result appears or the lease times out.
+* :class:`Heartbeat` renews a held lease while its holder computes, so a computation longer than
+  the lease is never started a second time; a holder that dies stops renewing, and its lease
+  lapses within ``lock_timeout_s``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, Callable, TypeVar
 
 from .stores.base import CacheStore
 
-__all__ = ["LEASE_PREFIX", "TaskFlights", "ThreadFlights", "release_lease", "take_lease"]
+__all__ = ["LEASE_PREFIX", "Heartbeat", "TaskFlights", "ThreadFlights", "release_lease", "take_lease"]
 
 log = logging.getLogger("actioncache")
 
@@ -141,3 +144,36 @@ def release_lease(store: CacheStore, key: str, token: str | None) -> None:
         store.release_lease(LEASE_PREFIX + key, token)
     except Exception as exc:  # noqa: BLE001 - the lease expires on its own
         log.debug("releasing lease on %s failed: %s", key, exc)
+
+
+class Heartbeat:
+    """Renew the lease ``token`` holds on ``key`` every third of ``ttl_s`` until :meth:`stop`.
+
+    A thread, not a task: the holder's function may block its thread or its event loop, and the
+    lease must be renewed all the same. Stores without ``renew_lease`` get no thread at all.
+    """
+
+    __slots__ = ("_stop", "_thread")
+
+    def __init__(self, store: CacheStore, key: str, token: str | None, ttl_s: float) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        renew = getattr(store, "renew_lease", None)
+        if token is None or renew is None or ttl_s <= 0:
+            return
+        name, interval = LEASE_PREFIX + key, max(ttl_s / 3, 0.01)
+
+        def beat() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    if not renew(name, token, ttl_s):
+                        log.warning("lease on %s was lost while computing (another caller may start it too)", key)
+                        return
+                except Exception as exc:  # noqa: BLE001 - store unreachable: try again next beat
+                    log.debug("renewing lease on %s failed: %s", key, exc)
+
+        self._thread = threading.Thread(target=beat, name=f"actioncache-lease:{key[:40]}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()

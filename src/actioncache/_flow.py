@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 import warnings
 from typing import Any, Awaitable, Callable, Generator, Mapping, NamedTuple
 
-from ._flight import TaskFlights, ThreadFlights, release_lease, take_lease
+from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, release_lease, take_lease
 from ._stats import Stats, describe
 from ._time import iso_utc
 from .codec import Codec
@@ -28,8 +29,8 @@ from .errors import UnsupportedEntryError
 from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, Entry, entry_problem
 
-__all__ = ["LEASE", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive", "drive",
-           "entry_metadata", "is_failure", "run_async", "run_sync"]
+__all__ = ["FRESH_UNTIL", "LEASE", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive",
+           "drive", "entry_metadata", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread"]
 
 log = logging.getLogger("actioncache")
 
@@ -49,11 +50,21 @@ def is_failure(result: Any) -> bool:
     return isinstance(result, dict) and result.get("success") is False
 
 
+# Metadata of an entry written with a stale window: the time (epoch s) it stops being fresh. The
+# entry itself lives on (its expires_at) for stale_ttl_s more, so cleanup and server-side expiry
+# (Redis) keep it while it may still be served stale.
+FRESH_UNTIL = "_cache_fresh_until"
+
+
 class Lookup(NamedTuple):
+    """A read: a fresh ``hit``; or a miss, with ``stale`` set (and the decoded value) when the entry
+    is past its TTL but inside its stale window."""
+
     hit: bool
     value: Any = None
     entry: Entry | None = None
     error: str | None = None
+    stale: bool = False
 
 
 class Outcome(NamedTuple):
@@ -68,13 +79,14 @@ class Outcome(NamedTuple):
 
 
 class StoreOptions(NamedTuple):
-    """How a fresh result is stored."""
+    """How a fresh result is stored (``stale_ttl_s``: how long it may be served stale after ``ttl_s``)."""
 
     ttl_s: float
     cache_type: str
     metadata: Mapping[str, Any] | None
     cleanup_probability: float
     cleanup_limit: int
+    stale_ttl_s: float = 0.0
 
 
 # Results bigger than this (encoded) are returned and not cached: 64 MiB. Cache(max_value_bytes=...)
@@ -108,6 +120,8 @@ class Flow:
         self.stats = Stats(clock, stats_flush_s)
         self.threads = ThreadFlights()
         self.tasks = TaskFlights()
+        self.refreshing: set[str] = set()  # keys this process is refreshing in the background
+        self.refresh_lock = threading.Lock()
         self.observers: list[Observer] = []  # actioncache.events; empty costs one check per event
         self.use_store(store)
 
@@ -184,7 +198,11 @@ class Flow:
             if entry.expires_at is not None and entry.expires_at <= self.now():
                 return Lookup(False, entry=entry)
             try:
-                return Lookup(True, self.codec.decode(entry.value), entry)
+                value = self.codec.decode(entry.value)
+                fresh_until = entry.metadata.get(FRESH_UNTIL)
+                if fresh_until is not None and _is_number(fresh_until) and fresh_until <= self.now():
+                    return Lookup(False, value, entry, stale=True)
+                return Lookup(True, value, entry)
             except UnsupportedEntryError as exc:
                 return Lookup(False, error=str(exc))
             except Exception as exc:  # noqa: BLE001 - any undecodable value is corrupt
@@ -228,8 +246,10 @@ class Flow:
         ttl_s = options.ttl_s
         meta = entry_metadata(key, action, options.cache_type, now, ttl_s, options.metadata)
         meta["_cache_duration_ms"] = round(duration_ms, 3)
+        if options.stale_ttl_s > 0:
+            meta[FRESH_UNTIL] = now + ttl_s
         try:
-            self.store.put(Entry(key, encoded, meta, now, now + ttl_s))
+            self.store.put(Entry(key, encoded, meta, now, now + ttl_s + options.stale_ttl_s))
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the action
             self.count(action, errors=1)
             return f"cache store failed: {describe(exc)}"
@@ -255,7 +275,7 @@ class Flow:
         return take_lease(self.store, key, timeout_s, found)
 
     def miss(self, key: str, action: str, options: StoreOptions, *, contended: bool, lookup: bool,
-             lock: bool) -> Generator[str, Any, Outcome]:
+             lock: bool, lease_s: float = 60.0) -> Generator[str, Any, Outcome]:
         """The steps after a first lookup missed, inside the key's flight (see the module docstring)."""
         if contended and lookup:
             found = self.lookup(key, action)
@@ -267,11 +287,50 @@ class Flow:
             if held is not None:
                 release_lease(self.store, key, token)
                 return Outcome(True, True, held.value, held.entry)
+        heartbeat = Heartbeat(self.store, key, token, lease_s)
         try:
             ok, value, duration_ms = yield RUN
+            heartbeat.stop()
             return Outcome(False, ok, value, None, self.save(key, action, ok, value, duration_ms, options))
         finally:
+            heartbeat.stop()
             release_lease(self.store, key, token)
+
+    # --- stale-while-revalidate -------------------------------------------------------------
+
+    def start_refresh(self, key: str, action: str, options: StoreOptions, run: Callable[[], Any],
+                      lease_s: float, spawn: Callable[[Callable[[], Any], Callable[[Any], None]], None]) -> bool:
+        """Refresh a stale entry in the background, once across processes: only the caller that
+        takes the key's store lease (one try, no waiting) refreshes; the others keep serving the
+        stale value. ``run`` computes (sync, or a coroutine for ``spawn`` to schedule); returns
+        whether this caller started the refresh."""
+        with self.refresh_lock:
+            if key in self.refreshing:
+                return False
+            self.refreshing.add(key)
+        try:
+            token = self.store.acquire_lease(LEASE_PREFIX + key, lease_s)
+        except Exception as exc:  # noqa: BLE001 - no leases here: this process refreshes alone
+            log.debug("lease for refreshing %s failed: %s", key, exc)
+            token = ""
+        if token is None:  # another process is refreshing it
+            with self.refresh_lock:
+                self.refreshing.discard(key)
+            return False
+        heartbeat = Heartbeat(self.store, key, token or None, lease_s)
+
+        def finish(result: tuple[bool, Any, float]) -> None:
+            heartbeat.stop()
+            try:
+                self.count(action, refreshes=1)
+                self.save(key, action, *result, options)
+            finally:
+                release_lease(self.store, key, token or None)
+                with self.refresh_lock:
+                    self.refreshing.discard(key)
+
+        spawn(run, finish)
+        return True
 
 
 def entry_metadata(key: str, action: str | None, kind: str, now: float, ttl_s: float | None,
@@ -349,3 +408,32 @@ async def run_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bo
     except Exception as exc:  # noqa: BLE001
         return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
     return True, result, (time.perf_counter() - started) * 1000
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def spawn_thread(run: Callable[[], tuple[bool, Any, float]], finish: Callable[[tuple[bool, Any, float]], None]) -> None:
+    """Run a background refresh in a daemon thread (the sync faces)."""
+    def body() -> None:
+        finish(run())
+
+    threading.Thread(target=body, name="actioncache-refresh", daemon=True).start()
+
+
+_background_tasks: set[Any] = set()
+
+
+def spawn_task(run: Callable[[], Awaitable[tuple[bool, Any, float]]],
+               finish: Callable[[tuple[bool, Any, float]], None]) -> None:
+    """Run a background refresh as a task of the running loop (the async faces); the task is held
+    here until done, since the loop keeps only a weak reference to it."""
+    import asyncio
+
+    async def body() -> None:
+        finish(await run())
+
+    task = asyncio.get_running_loop().create_task(body())
+    _background_tasks.add(task)
+    task.add_done_callback(_background_tasks.discard)

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import random
 import threading
 import time
 import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple
 
-from ._flow import (DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Outcome, StoreOptions, adrive, drive, is_failure, run_async,
-                    run_sync)
+from ._flow import (DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
+                    is_failure, run_async, run_sync, spawn_task, spawn_thread)
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
 from . import _seams
@@ -217,6 +218,8 @@ class Cache:
         scope: str | None = None,
         lock: bool = False,
         lock_timeout_s: float = 60.0,
+        stale_ttl_seconds: float | None = None,
+        serve_stale_on_error: bool = False,
     ) -> dict[str, Any]:
         """Run ``fn(**args)`` unless a live cached result exists; return seed 000's response shape.
 
@@ -227,16 +230,20 @@ class Cache:
         call = self._prepare(action, args, metadata, key=key, key_strategy=key_strategy, key_source=key_source,
                              ttl_seconds=ttl_seconds, ttl_hours=ttl_hours, ttl_days=ttl_days, skip_cache=skip_cache,
                              cache_enabled=cache_enabled, cleanup_probability=cleanup_probability,
-                             cleanup_limit=cleanup_limit, scope=scope)
+                             cleanup_limit=cleanup_limit, scope=scope, stale_ttl_seconds=stale_ttl_seconds)
         if call.hit_response is not None:
             return call.hit_response
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *run_sync(fn, call.args))
         flow, key = self.flow, call.key
+        if call.stale is not None and call.stale.stale and call.store.stale_ttl_s > 0:
+            flow.start_refresh(key, action, call.store, lambda: run_sync(fn, call.args), lock_timeout_s, spawn_thread)
+            return self._respond_stale(call, call.stale.value, call.stale.entry)
         with flow.threads(key) as contended:
-            steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock)
+            steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
+                              lease_s=lock_timeout_s)
             outcome = drive(steps, lambda: flow.take_lease(key, lock_timeout_s), lambda: run_sync(fn, call.args))
-        return self._respond(call, outcome)
+        return self._respond(call, outcome, serve_stale_on_error)
 
     async def awrap(
         self,
@@ -247,6 +254,7 @@ class Cache:
         metadata: Mapping[str, Any] | None = None,
         lock: bool = False,
         lock_timeout_s: float = 60.0,
+        serve_stale_on_error: bool = False,
         **options: Any,
     ) -> dict[str, Any]:
         """``wrap`` for a coroutine function; concurrent tasks on one cold key run it once.
@@ -260,17 +268,22 @@ class Cache:
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *await run_async(fn, call.args))
         flow, key = self.flow, call.key
+        if call.stale is not None and call.stale.stale and call.store.stale_ttl_s > 0:
+            flow.start_refresh(key, action, call.store, lambda: run_async(fn, call.args), lock_timeout_s, spawn_task)
+            return self._respond_stale(call, call.stale.value, call.stale.entry)
         async with flow.tasks(key) as contended:
-            steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock)
+            steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
+                              lease_s=lock_timeout_s)
             outcome = await adrive(steps, lambda: flow.take_lease(key, lock_timeout_s),
                                    lambda: run_async(fn, call.args))
-        return self._respond(call, outcome)
+        return self._respond(call, outcome, serve_stale_on_error)
 
     def _prepare(self, action: str, args: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None, *,
                  key: str | None = None, key_strategy: str = "args", key_source: str | None = None,
                  ttl_seconds: float | None = None, ttl_hours: float | None = None, ttl_days: float | None = None,
                  skip_cache: bool = False, cache_enabled: bool = True, cleanup_probability: float | None = None,
-                 cleanup_limit: int | None = None, scope: str | None = None) -> "_Call":
+                 cleanup_limit: int | None = None, scope: str | None = None,
+                 stale_ttl_seconds: float | None = None) -> "_Call":
         # Configuration mistakes raise before anything runs; data problems (an argument that
         # cannot be keyed, a file that cannot be hashed) only turn caching off for this call.
         if not isinstance(action, str) or not action:
@@ -284,6 +297,7 @@ class Cache:
         if key_strategy in ("sha256", "file_content") and key is None and not key_source:
             raise ValueError(f"key_strategy {key_strategy!r} needs key_source=...: the argument to hash")
         ttl_s = resolve_ttl(ttl_seconds, ttl_hours, ttl_days, self.default_ttl_seconds)
+        stale_s = check_stale_ttl(stale_ttl_seconds, ttl_s)
         p = self.cleanup_probability if cleanup_probability is None else cleanup_probability
         _check_probability(p)
         limit = self.cleanup_limit if cleanup_limit is None else int(cleanup_limit)
@@ -300,16 +314,40 @@ class Cache:
             except (KeyStrategyError, HashError) as exc:
                 flow.count(action, errors=1)
                 errors.append(f"no cache key, running uncached: {exc}")
-        call = _Call(action, args, cache_key, decision, StoreOptions(ttl_s, "action_result", metadata, p, limit),
-                     errors, None)
+        call = _Call(action, args, cache_key, decision,
+                     StoreOptions(ttl_s, "action_result", metadata, p, limit, stale_s), errors, None)
         if cache_key is not None and decision.lookup:
             found = flow.lookup(cache_key, action)
             if found.hit:
                 return call._replace(hit_response=self._respond_hit(call, found.value, found.entry))
             if found.error:
                 errors.append(found.error)
-            flow.count(action, misses=1)
+            if not (found.stale and stale_s > 0):
+                flow.count(action, misses=1)
+            if found.entry is not None:
+                call = call._replace(stale=found)
         return call
+
+    def _respond_stale(self, call: "_Call", value: Any, entry: Any, error: str | None = None) -> dict[str, Any]:
+        """A value past its TTL served on purpose (stale-while-revalidate, or the action failed)."""
+        self.flow.count(call.action, stale_served=1)
+        response = self._respond_hit(call, value, entry)
+        response["_cache_stale"] = True
+        if error:
+            response["_cache_error"] = f"the action failed, so a stale value was served: {error}"
+        return response
+
+    def _stale_value(self, call: "_Call") -> tuple[bool, Any]:
+        """The value of the expired entry the lookup found, if it still decodes."""
+        found = call.stale
+        if found is None or found.entry is None:
+            return False, None
+        if found.stale:
+            return True, found.value
+        try:
+            return True, self.codec.decode(found.entry.value)
+        except Exception:  # noqa: BLE001 - nothing stale to serve: the failure stands
+            return False, None
 
     def _respond_hit(self, call: "_Call", value: Any, entry: Any) -> dict[str, Any]:
         self.flow.record_hit(entry, call.action)
@@ -321,9 +359,14 @@ class Cache:
             "_cache_created_at": entry.metadata.get("_cache_created_at") or iso_utc(entry.created_at),
         }
 
-    def _respond(self, call: "_Call", outcome: Outcome) -> dict[str, Any]:
+    def _respond(self, call: "_Call", outcome: Outcome, serve_stale_on_error: bool = False) -> dict[str, Any]:
         if outcome.hit:
             return self._respond_hit(call, outcome.value, outcome.entry)
+        if serve_stale_on_error and (not outcome.ok or is_failure(outcome.value)):
+            have, stale = self._stale_value(call)
+            if have:
+                failed = outcome.value if not outcome.ok else outcome.value.get("error") or "success: false"
+                return self._respond_stale(call, stale, call.stale.entry, str(failed))  # type: ignore[union-attr]
         response = _respond_fresh(call, outcome.ok, outcome.value)
         if outcome.problem:
             prior = response.get("_cache_error")
@@ -489,6 +532,19 @@ class _Call(NamedTuple):
     store: StoreOptions
     errors: list[str]
     hit_response: dict[str, Any] | None
+    stale: Lookup | None = None  # the expired entry the lookup found (for stale serving)
+
+
+def check_stale_ttl(stale_ttl_seconds: Any, ttl_s: float) -> float:
+    """``stale_ttl_seconds`` checked before anything runs: None or 0 is no stale window."""
+    if stale_ttl_seconds is None:
+        return 0.0
+    if isinstance(stale_ttl_seconds, bool) or not isinstance(stale_ttl_seconds, (int, float)) \
+            or not math.isfinite(stale_ttl_seconds) or stale_ttl_seconds < 0:
+        raise ValueError(f"stale_ttl_seconds must be a finite number of seconds ≥ 0, not {stale_ttl_seconds!r}")
+    if ttl_s + stale_ttl_seconds > MAX_TTL_SECONDS:
+        raise ValueError(f"ttl + stale_ttl_seconds must stay within {MAX_TTL_SECONDS:g} s")
+    return float(stale_ttl_seconds)
 
 
 def _respond_fresh(call: _Call, ok: bool, result: Any, duration_ms: float = 0.0) -> dict[str, Any]:

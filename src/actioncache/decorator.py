@@ -20,9 +20,9 @@ import types
 import warnings
 from typing import Any, Callable, Iterable, TypeVar
 
-from ._flow import StoreOptions, adrive, drive
+from ._flow import StoreOptions, adrive, drive, spawn_task, spawn_thread
 from ._time import resolve_ttl
-from .cache import Cache, CacheWarning, default_cache
+from .cache import Cache, CacheWarning, check_stale_ttl, default_cache
 from .errors import KeyStrategyError
 from .keys import KEY_PREFIX, canonical_json
 from .stores.base import escape_glob
@@ -147,6 +147,8 @@ def cached(
     lock: bool = False,
     lock_timeout_s: float = 60.0,
     name: str | None = None,
+    stale_ttl_seconds: float | None = None,
+    serve_stale_on_error: bool = False,
 ) -> Any:
     """Memoize ``fn`` (sync or async) in ``cache`` (default: the process-wide default cache).
 
@@ -156,8 +158,11 @@ def cached(
     """
 
     def decorate(func: F) -> F:
-        return _Memoized(func, cache, ttl_seconds, ttl_hours, ttl_days, key, ignore, version, code_hash,
-                         scope, skip_cache, lock, lock_timeout_s, name).build()  # type: ignore[return-value]
+        memo = _Memoized(func, cache, ttl_seconds, ttl_hours, ttl_days, key, ignore, version, code_hash,
+                         scope, skip_cache, lock, lock_timeout_s, name)
+        memo.stale_ttl_s = check_stale_ttl(stale_ttl_seconds, memo.ttl_override or 0.0)
+        memo.serve_stale_on_error = bool(serve_stale_on_error)
+        return memo.build()  # type: ignore[return-value]
 
     if fn is not None:
         if not callable(fn):
@@ -180,6 +185,8 @@ class _Memoized:
         self.skip_cache = skip_cache
         self.lock = lock
         self.lock_timeout_s = lock_timeout_s
+        self.stale_ttl_s = 0.0  # stale-while-revalidate window (seconds after the TTL)
+        self.serve_stale_on_error = False
 
     @property
     def cache(self) -> Cache:
@@ -195,7 +202,32 @@ class _Memoized:
 
     def _store_options(self, cache: Cache) -> StoreOptions:
         ttl = self.ttl_override if self.ttl_override is not None else cache.default_ttl_seconds
-        return StoreOptions(ttl, "function_result", None, cache.cleanup_probability, cache.cleanup_limit)
+        return StoreOptions(ttl, "function_result", None, cache.cleanup_probability, cache.cleanup_limit,
+                            self.stale_ttl_s)
+
+    def _stale(self, cache: Cache, key: str, found: Any, run: Any, spawn: Any) -> Any:
+        """Serve a value past its TTL (stale-while-revalidate) and refresh it in the background."""
+        flow = cache.flow
+        flow.start_refresh(key, self.name, self._store_options(cache), run, self.lock_timeout_s, spawn)
+        flow.record_hit(found.entry, self.name)
+        flow.count(self.name, stale_served=1)
+        return found.value
+
+    def _stale_on_error(self, cache: Cache, found: Any, exc: BaseException) -> tuple[bool, Any]:
+        """After the function raised: the expired value to return instead, when asked for and there is one."""
+        if not self.serve_stale_on_error or found is None or found.entry is None or not isinstance(exc, Exception):
+            return False, None
+        if found.stale:
+            value = found.value
+        else:
+            try:
+                value = cache.codec.decode(found.entry.value)
+            except Exception:  # noqa: BLE001 - nothing stale to serve: the exception stands
+                return False, None
+        warnings.warn(f"{self.name}: {type(exc).__name__}: {exc}; a stale cached value was returned",
+                      CacheWarning, stacklevel=4)
+        cache.flow.count(self.name, stale_served=1)
+        return True, value
 
     def build(self) -> Callable[..., Any]:
         func = self.func
@@ -241,7 +273,7 @@ class _Memoized:
             flow = cache.flow
             with flow.threads(key) as contended:
                 steps = flow.miss(key, name, self._store_options(cache), contended=contended, lookup=lookup,
-                                  lock=self.lock)
+                                  lock=self.lock, lease_s=self.lock_timeout_s)
                 outcome = drive(steps, lambda: flow.take_lease(key, self.lock_timeout_s), lambda: timed(func, args, kwargs))
             if outcome.hit:
                 flow.record_hit(outcome.entry, name)  # type: ignore[arg-type]
@@ -252,16 +284,25 @@ class _Memoized:
             key, lookup, store = self._plan(cache, args, kwargs)
             if key is None:
                 return func(*args, **kwargs)
+            found = None
             if lookup:
                 flow = cache.flow
                 found = flow.lookup(key, name)
                 if found.hit:
                     flow.record_hit(found.entry, name)  # type: ignore[arg-type]
                     return found.value
+                if found.stale and self.stale_ttl_s and store:
+                    return self._stale(cache, key, found, lambda: guarded(func, args, kwargs), spawn_thread)
                 flow.count(name, misses=1)
             if not store:
                 return func(*args, **kwargs)
-            return miss(cache, key, args, kwargs, lookup)
+            try:
+                return miss(cache, key, args, kwargs, lookup)
+            except Exception as exc:
+                served, value = self._stale_on_error(cache, found, exc)
+                if served:
+                    return value
+                raise
 
         def refresh(*args: Any, **kwargs: Any) -> Any:
             cache = self.cache
@@ -280,7 +321,7 @@ class _Memoized:
             flow = cache.flow
             async with flow.tasks(key) as contended:
                 steps = flow.miss(key, name, self._store_options(cache), contended=contended, lookup=lookup,
-                                  lock=self.lock)
+                                  lock=self.lock, lease_s=self.lock_timeout_s)
                 outcome = await adrive(steps, lambda: flow.take_lease(key, self.lock_timeout_s),
                                        lambda: atimed(func, args, kwargs))
             if outcome.hit:
@@ -292,16 +333,25 @@ class _Memoized:
             key, lookup, store = self._plan(cache, args, kwargs)
             if key is None:
                 return await func(*args, **kwargs)
+            found = None
             if lookup:
                 flow = cache.flow
                 found = flow.lookup(key, name)
                 if found.hit:
                     flow.record_hit(found.entry, name)  # type: ignore[arg-type]
                     return found.value
+                if found.stale and self.stale_ttl_s and store:
+                    return self._stale(cache, key, found, lambda: aguarded(func, args, kwargs), spawn_task)
                 flow.count(name, misses=1)
             if not store:
                 return await func(*args, **kwargs)
-            return await miss(cache, key, args, kwargs, lookup)
+            try:
+                return await miss(cache, key, args, kwargs, lookup)
+            except Exception as exc:
+                served, value = self._stale_on_error(cache, found, exc)
+                if served:
+                    return value
+                raise
 
         async def refresh(*args: Any, **kwargs: Any) -> Any:
             cache = self.cache
@@ -324,4 +374,23 @@ def timed(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
 async def atimed(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any, float]:
     started = time.perf_counter()
     value = await func(*args, **kwargs)
+    return True, value, (time.perf_counter() - started) * 1000
+
+
+def guarded(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any, float]:
+    """:func:`timed` for a background refresh: an exception is a failed run (not stored), not a crash."""
+    started = time.perf_counter()
+    try:
+        value = func(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - nobody awaits a background refresh; the stale value stays
+        return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
+    return True, value, (time.perf_counter() - started) * 1000
+
+
+async def aguarded(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any, float]:
+    started = time.perf_counter()
+    try:
+        value = await func(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - as guarded
+        return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
     return True, value, (time.perf_counter() - started) * 1000

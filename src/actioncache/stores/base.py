@@ -140,7 +140,10 @@ class CacheStore(Protocol):
     * ``delete_expired`` removes at most ``limit`` entries whose ``expires_at <= now``, found
       through an index on the expiry time, never a scan of every entry.
     * Counters (``add_counters``/``counters``) are shared by every process using the store.
-    * Leases give cross-process mutual exclusion on a name for at most ``ttl_s`` seconds.
+    * Leases give cross-process mutual exclusion on a name for at most ``ttl_s`` seconds. A store
+      may also offer ``renew_lease(name, token, ttl_s) -> bool`` (extend a lease still held by
+      ``token``): the core then renews a lease while its holder computes (a heartbeat), so a long
+      computation is never started twice; without it a lease lapses after ``ttl_s``.
     * Every query is parameterized: keys are opaque text and may contain anything.
     """
 

@@ -340,6 +340,11 @@ class DuckDBStore:
         rows = self._write_one("lease", upsert, [name, token, now + float(ttl_s), now])
         return token if rows and rows[0][0] == token else None
 
+    def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
+        rows = self._write_one("lease", "UPDATE leases SET expires_at = ? WHERE name = ? AND token = ? RETURNING token",
+                               [time.time() + float(ttl_s), name, token])
+        return bool(rows)
+
     def release_lease(self, name: str, token: str) -> None:
         self._write_one("lease", "DELETE FROM leases WHERE name = ? AND token = ?", [name, token])
 

@@ -183,6 +183,14 @@ class MemoryStore:
             self._leases[name] = (token, now + ttl_s)
             return token
 
+    def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
+        with self._lock:
+            held = self._leases.get(name)
+            if held is None or held[0] != token:
+                return False
+            self._leases[name] = (token, time.time() + ttl_s)
+            return True
+
     def release_lease(self, name: str, token: str) -> None:
         with self._lock:
             held = self._leases.get(name)

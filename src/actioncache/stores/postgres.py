@@ -353,6 +353,12 @@ class PostgresStore:
         """The server's clock (epoch seconds): the one clock expiry is judged by (see the core)."""
         return float(self._run("time", lambda c: c.execute("SELECT " + _SERVER_NOW).fetchone()[0]))
 
+    def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
+        statement = self._q("UPDATE {leases} SET expires_at = " + _SERVER_NOW + " + %s "
+                            "WHERE name = %s AND token = %s RETURNING token")
+        row = self._run("lease", lambda c: c.execute(statement, (float(ttl_s), name, token)).fetchone(), retry=False)
+        return row is not None
+
     def release_lease(self, name: str, token: str) -> None:
         statement = self._q("DELETE FROM {leases} WHERE name = %s AND token = %s")
         self._run("lease", lambda c: c.execute(statement, (name, token)))

@@ -112,6 +112,11 @@ for _, key in ipairs(keys) do forget(ns, key) end
 return #keys
 """
 
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -187,6 +192,7 @@ class RedisStore:
         self._delete = self._client.register_script(_DELETE)
         self._delete_expired = self._client.register_script(_DELETE_EXPIRED)
         self._release = self._client.register_script(_RELEASE)
+        self._renew = self._client.register_script(_RENEW)
         self._zset = f"{prefix}:z"
 
     @classmethod
@@ -408,6 +414,12 @@ class RedisStore:
         except redis.RedisError as exc:
             raise self._error("time", exc) from exc
         return seconds + micros / 1e6
+
+    def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
+        try:
+            return bool(self._renew(keys=[f"{self.prefix}:l:{name}"], args=[token, max(1, int(ttl_s * 1000))]))
+        except redis.RedisError as exc:
+            raise self._error("lease", exc) from exc
 
     def release_lease(self, name: str, token: str) -> None:
         try:

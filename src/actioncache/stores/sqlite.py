@@ -466,6 +466,10 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise self._error("lease", exc) from exc
 
+    def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
+        statement = "UPDATE leases SET expires_at = ? WHERE name = ? AND token = ?"
+        return self._run("lease", statement, (time.time() + float(ttl_s), name, token)).rowcount > 0
+
     def release_lease(self, name: str, token: str) -> None:
         self._run("lease", "DELETE FROM leases WHERE name = ? AND token = ?", (name, token))
 
