@@ -10,6 +10,7 @@ rule: ``PlanCache(store, url_rule=UrlRule(ignore_scheme=False, ignore_www=False,
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
@@ -50,10 +51,13 @@ class UrlRule:
         if isinstance(params, str) or not all(isinstance(p, str) and p for p in params):
             raise TypeError("UrlRule.ignore_params is a tuple of parameter names or globs, e.g. ('utm_*', 'gclid')")
         object.__setattr__(self, "ignore_params", tuple(p.lower() for p in params))
+        # One regex for all the globs: a page's links are normalized by the thousand.
+        matcher = re.compile("|".join(fnmatch.translate(p) for p in self.ignore_params)) if params else None
+        object.__setattr__(self, "_param_matcher", matcher)
 
     def ignores_param(self, name: str) -> bool:
-        lowered = name.lower()
-        return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in self.ignore_params)
+        matcher = self.__dict__["_param_matcher"]
+        return matcher is not None and matcher.match(name.lower()) is not None
 
 
 DEFAULT_URL_RULE = UrlRule()
@@ -88,7 +92,14 @@ def url_pattern(url: str, rule: UrlRule = DEFAULT_URL_RULE) -> str:
     """
     if not isinstance(url, str) or not url.strip():
         raise ValueError("a URL is required to build a plan signature (e.g. 'https://shop.example/search')")
-    parts = urlsplit(url.strip())
+    if not isinstance(rule, UrlRule):
+        raise TypeError(f"rule must be a UrlRule, not {type(rule).__name__}")
+    return _pattern(url.strip(), rule)
+
+
+@functools.lru_cache(maxsize=8192)  # pure, and a page's links repeat on every snapshot of it
+def _pattern(url: str, rule: UrlRule) -> str:
+    parts = urlsplit(url)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     try:
