@@ -9,6 +9,8 @@ request is thrown back into the generator at the ``yield``.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Generator, Mapping
 
@@ -164,21 +166,20 @@ def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
 
 
 def _wait_until_ready(run: ReplayRun, wait_s: float) -> Step:
-    waited = 0.0
+    deadline = time.monotonic() + wait_s
     while True:
         page: Page = yield Snapshot()
-        if run.ready(page) or waited >= wait_s:
+        if run.ready(page) or time.monotonic() >= deadline:
             return page
         yield Sleep(POLL_S)
-        waited += POLL_S
 
 
 def _execute(action: Action, max_wait_action_s: float) -> Step:
     kind = action.action_type.lower()
     if kind == ActionType.WAIT:
         seconds = (action.data or {}).get("seconds", 0)
-        seconds = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
-        yield Sleep(min(max(seconds, 0.0), max_wait_action_s))
+        valid = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(seconds)
+        yield Sleep(min(max(float(seconds), 0.0), max_wait_action_s) if valid else 0.0)
         return
     if kind == ActionType.COMPLETE:
         return
