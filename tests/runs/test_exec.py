@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from actioncache import Cache
 from actioncache.runs.stats import stats_since
 
@@ -315,3 +317,38 @@ def test_a_store_that_fails_never_fails_the_tool(ex):
     assert bogus.returncode == 0 and bogus.stdout == b"1\n" and b"running uncached" in bogus.stderr
     down = ex.run("--mode", "use", "--store", "redis://127.0.0.1:1/0", "--", PY, "tool.py", "runs")
     assert down.returncode == 0 and down.stdout == b"2\n"
+
+
+# --- planted entries: a wrong-shaped manifest is a miss, the command runs, the entry is replaced --
+
+WRONG_SHAPES = [
+    {"at": "yesterday", "readset": [], "exit_code": 0, "stdout": "", "stderr": ""},
+    {"at": 1e18, "readset": [["f", 5, None, None]], "exit_code": 0, "stdout": "", "stderr": ""},
+    {"at": 1e18, "readset": "everything", "exit_code": 0, "stdout": "", "stderr": ""},
+    {"at": 1e18, "readset": [[]], "exit_code": 0, "stdout": "", "stderr": ""},
+    {"at": 1e18, "readset": [], "exit_code": "zero", "stdout": "", "stderr": ""},
+    {"at": 1e18, "readset": [], "exit_code": 0, "stdout": "not base64!", "stderr": ""},
+    {"at": 1e18, "readset": [], "exit_code": 0, "stdout": 42, "stderr": ""},
+    {"at": 1e18, "readset": [], "exit_code": 0, "duration_ms": "slow", "stdout": "", "stderr": ""},
+]
+
+
+@pytest.mark.parametrize("shape", WRONG_SHAPES, ids=range(len(WRONG_SHAPES)))
+def test_a_wrong_shaped_entry_runs_the_command_and_is_replaced(ex, shape):
+    import json
+
+    from actioncache.runs import manifest
+    from actioncache.stores.base import Entry
+
+    first = ex.run(*use("--", PY, "tool.py", "bytes"))
+    assert first.returncode == 0 and ex.runs() == 1
+    with Cache(ex.url) as cache:
+        (key,) = cache.store.find(pattern="cache:exec:*")
+        entry = cache.store.get(key)
+        planted = b"j" + json.dumps({"format": manifest.FORMAT, "candidates": [shape]}).encode()
+        cache.store.put(Entry(key, planted, dict(entry.metadata), entry.created_at, entry.expires_at))
+    again = ex.run("--mode", "use", "--", PY, "tool.py", "bytes")
+    assert again.returncode == 0 and again.stdout == b"out\x00\xff\xfe binary\r\n"
+    assert ex.runs() == 2  # it ran, instead of crashing or replaying garbage
+    third = ex.run("--mode", "use", "--", PY, "tool.py", "bytes")
+    assert third.stdout == first.stdout and ex.runs() == 2  # and its result replaced the planted entry

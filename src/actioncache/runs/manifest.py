@@ -36,7 +36,31 @@ def decode(value: bytes) -> list[dict[str, Any]]:
         return []
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("candidates"), list):
         return []
-    return [c for c in data["candidates"] if isinstance(c, dict) and isinstance(c.get("readset"), list)]
+    return [c for c in data["candidates"] if well_formed(c)]
+
+
+def well_formed(c: Any) -> bool:
+    """Whether a stored candidate has the shape every later step relies on: the one check between
+    stored bytes (perhaps a foreign writer's) and a hit. A candidate that fails it is not served;
+    the run goes on as a miss and its result replaces the entry."""
+    if not isinstance(c, dict) or not _number(c.get("at")) or not isinstance(c.get("readset"), list):
+        return False
+    for record in c["readset"]:
+        if (not isinstance(record, list) or len(record) < 4 or not all(isinstance(x, str) for x in record[:3])
+                or not (record[3] is None or isinstance(record[3], str))):
+            return False
+    code, duration = c.get("exit_code", 0), c.get("duration_ms")
+    if isinstance(code, bool) or not isinstance(code, int) or not (duration is None or _number(duration)):
+        return False
+    try:
+        return all(isinstance(c.get(name, ""), str) and a2b_base64(c.get(name, "")) is not None
+                   for name in ("stdout", "stderr"))
+    except ValueError:  # binascii.Error: not base64
+        return False
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
 def encode(candidates: list[dict[str, Any]]) -> bytes:
