@@ -57,6 +57,18 @@ def entry_problem(entry: Entry) -> str | None:
     value that is not bytes, metadata that is not a JSON object). The core treats such an entry
     as corrupt: a miss, and removed, never an exception for the caller.
     """
+    # The shape every healthy entry has, checked with exact types first: this runs on every hit,
+    # and isinstance against the Mapping ABC alone cost as much as the memory store's whole read.
+    value, created, expires, metadata = entry.value, entry.created_at, entry.expires_at, entry.metadata
+    if (type(value) is bytes and type(created) is float and -_LAST_TIME < created < _LAST_TIME
+            and (expires is None or (type(expires) is float and -_LAST_TIME < expires < _LAST_TIME))
+            and (type(metadata) is dict or type(metadata) is LazyMetadata)
+            and not metadata.get(CORRUPT_METADATA)):
+        return None
+    return _entry_problem(entry)
+
+
+def _entry_problem(entry: Entry) -> str | None:
     if not isinstance(entry.value, (bytes, bytearray, memoryview)):
         return f"its value is a {type(entry.value).__name__}, not bytes"
     if not _is_time(entry.created_at):

@@ -1,0 +1,170 @@
+"""Hits against their floors, in one run: each actioncache hit beside the cheapest way to read the
+same bytes from the same place, and beside its peer.
+
+    python bench/bench_hit_floor.py            # ~1 minute; Redis and PostgreSQL on 127.0.0.1
+    python bench/bench_hit_floor.py --quick    # fewer rounds
+
+| actioncache hit | floor | peer |
+|---|---|---|
+| `@cached` on sqlite:// | one indexed `SELECT value FROM entries WHERE key = ?` (sqlite3, same file) | diskcache `memoize` |
+| `@cached` on memory:// | — | cachetools `@cached` (a dict lookup behind a key function) |
+| `@cached` on redis:// | one raw `GET` of a bytes value (redis-py, same server) | — |
+| `@cached` on postgresql:// | one raw `SELECT value ... WHERE key = %s` (psycopg, same server) | — |
+
+Rounds are interleaved (each round times every candidate once, in a rotating order) and the
+report gives the median over rounds of the per-call time, so a burst of load from other work on
+this 2-core machine lands on every candidate alike. Writes bench/results/hit_floor.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from actioncache import Cache  # noqa: E402
+
+VALUE = {"answer": 42, "text": "a typical small JSON result", "items": [1, 2, 3]}
+REDIS_URL = "redis://127.0.0.1:6379/15"
+POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def body(x: int) -> dict[str, Any]:
+    return dict(VALUE, x=x)
+
+
+def per_call_us(fn: Callable[[], Any], number: int) -> float:
+    started = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - started) / number * 1e6
+
+
+def sqlite_group(tmp: Path) -> dict[str, Callable[[], Any]]:
+    import sqlite3
+
+    import diskcache
+
+    cache = Cache(f"sqlite:///{tmp}/hit.db", cleanup_probability=0)
+    hit = cache.cached(name="hit")(body)
+    hit(1)
+    key = hit.cache_key(1)
+    raw = sqlite3.connect(f"{tmp}/hit.db", isolation_level=None)
+    select = "SELECT value FROM entries WHERE key = ?"
+
+    def floor() -> Any:
+        return raw.execute(select, (key,)).fetchone()[0]
+
+    dc = diskcache.Cache(str(tmp / "diskcache"))
+    peer = dc.memoize()(body)
+    peer(1)
+    return {"actioncache sqlite hit": lambda: hit(1), "raw indexed SELECT": floor, "diskcache memoize": lambda: peer(1)}
+
+
+def memory_group() -> dict[str, Callable[[], Any]]:
+    import cachetools
+
+    cache = Cache("memory://", cleanup_probability=0)
+    hit = cache.cached(name="hit")(body)
+    hit(1)
+    peer = cachetools.cached(cachetools.LRUCache(maxsize=1024))(body)
+    peer(1)
+    return {"actioncache memory hit": lambda: hit(1), "cachetools @cached": lambda: peer(1)}
+
+
+def redis_group() -> dict[str, Callable[[], Any]]:
+    import redis
+
+    cache = Cache(REDIS_URL + "?prefix=benchfloor", cleanup_probability=0)
+    hit = cache.cached(name="hit")(body)
+    hit(1)
+    client = redis.Redis.from_url(REDIS_URL)
+    client.set("benchfloor:raw", cache.codec.encode(body(1)))
+    return {"actioncache redis hit": lambda: hit(1), "raw GET": lambda: client.get("benchfloor:raw")}
+
+
+def postgres_group() -> dict[str, Callable[[], Any]]:
+    import psycopg
+
+    cache = Cache(POSTGRES_URL + "?table=bench_floor", cleanup_probability=0)
+    hit = cache.cached(name="hit")(body)
+    hit(1)
+    key = hit.cache_key(1)
+    conn = psycopg.connect(POSTGRES_URL.replace("postgresql://", "postgresql://", 1), autocommit=True)
+    select = "SELECT value FROM bench_floor WHERE key = %s"
+    conn.execute(select, (key,)).fetchone()  # prepare on the server as the store does after 5 uses
+    return {"actioncache postgres hit": lambda: hit(1),
+            "raw SELECT by key": lambda: conn.execute(select, (key,), prepare=True).fetchone()[0]}
+
+
+GROUPS: list[tuple[str, str, str | None, float]] = [
+    # (group, actioncache candidate, floor or peer it is held against, target ratio)
+    ("sqlite", "actioncache sqlite hit", "raw indexed SELECT", 2.0),
+    ("memory", "actioncache memory hit", "cachetools @cached", 2.0),
+    ("redis", "actioncache redis hit", "raw GET", 1.2),
+    ("postgres", "actioncache postgres hit", "raw SELECT by key", 1.2),
+]
+
+
+def measure(candidates: dict[str, dict[str, Callable[[], Any]]], rounds: int, number: int) -> dict[str, float]:
+    flat = [(name, fn) for group in candidates.values() for name, fn in group.items()]
+    samples: dict[str, list[float]] = {name: [] for name, _ in flat}
+    for fn in (fn for _, fn in flat):  # warm every path (connections, prepared statements)
+        per_call_us(fn, 200)
+    for r in range(rounds):
+        order = flat[r % len(flat):] + flat[:r % len(flat)]
+        for name, fn in order:
+            samples[name].append(per_call_us(fn, number))
+    return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "hit_floor.md")
+    args = parser.parse_args()
+    rounds, number = (5, 500) if args.quick else (15, 2000)
+    with tempfile.TemporaryDirectory() as tmp:
+        candidates: dict[str, dict[str, Callable[[], Any]]] = {"sqlite": sqlite_group(Path(tmp)),
+                                                                "memory": memory_group()}
+        skipped = []
+        for group, make in (("redis", redis_group), ("postgres", postgres_group)):
+            try:
+                candidates[group] = make()
+            except Exception as exc:  # noqa: BLE001 - a server that is not running: say so in the report
+                skipped.append(f"{group}: {type(exc).__name__}: {exc}")
+        medians = measure(candidates, rounds, number)
+    lines = ["# Hits against their floors", "",
+             f"`python bench/bench_hit_floor.py{' --quick' if args.quick else ''}`: median over {rounds} interleaved "
+             f"rounds of {number} calls, microseconds per call, on this machine (2 cores, shared with other work "
+             "while measured; the ratios are what carries).", "",
+             "| store | actioncache hit (µs) | held against | its time (µs) | ratio | target |",
+             "|---|---|---|---|---|---|"]
+    for group, ours, floor, target in GROUPS:
+        if group not in candidates:
+            continue
+        ratio = medians[ours] / medians[floor]
+        verdict = "met" if ratio <= target else "missed"
+        lines.append(f"| {group} | {medians[ours]:.1f} | {floor} | {medians[floor]:.1f} | {ratio:.2f}x | "
+                     f"≤ {target}x ({verdict}) |")
+    if "sqlite" in candidates:
+        lines += ["", f"diskcache `memoize` hit: {medians['diskcache memoize']:.1f} µs "
+                      f"(actioncache sqlite hit = {medians['actioncache sqlite hit'] / medians['diskcache memoize']:.2f}x)"]
+    for note in skipped:
+        lines.append(f"\nnot measured: {note}")
+    report = "\n".join(lines) + "\n"
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
