@@ -158,3 +158,11 @@ def test_missing_command_is_a_clear_error(src_env) -> None:
     done = subprocess.run([sys.executable, "-m", "actioncache", "mcp-proxy", "--store", "memory://"],
                           capture_output=True, text=True, env=src_env, timeout=60)
     assert done.returncode == 2 and "give the MCP server's command after --" in done.stderr
+
+
+def test_help_lists_the_options(src_env) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "actioncache", "mcp-proxy", "--help"],
+                          capture_output=True, text=True, env=src_env, timeout=60)
+    assert done.returncode == 0 and "--cache-tool" in done.stdout and "--no-cache-tool" in done.stdout

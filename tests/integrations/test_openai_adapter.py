@@ -166,3 +166,13 @@ def test_a_response_that_is_not_final_is_returned_but_not_stored(client, standin
     second = client.responses.create(model="gpt-a", input="FAILSTATUS please", temperature=0)
     assert type(first) is Response and first.status == "failed"
     assert second.id != first.id and standin.count("/v1/responses") == 2
+
+
+def test_cache_accepts_a_store_url_and_refuses_other_things(standin, tmp_path) -> None:
+    raw = openai.OpenAI(base_url=standin.url + "/v1", api_key="t", max_retries=0)
+    client = cached(raw, cache=f"sqlite:///{tmp_path}/llm.db")
+    chat(client)
+    chat(cached(raw, cache=f"sqlite:///{tmp_path}/llm.db"))
+    assert standin.count("/v1/chat/completions") == 1
+    with pytest.raises(ValueError, match="a store URL such as"):
+        cached(raw, cache=42)

@@ -12,3 +12,21 @@ Each module is an optional extra, imported only when you import it (the base ins
 
 See docs/integrations.md.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def resolve_cache(cache: Any) -> Any:
+    """The adapters' ``cache=`` argument: a ``Cache``, a store URL, or None for the process-wide cache."""
+    from ..cache import Cache, default_cache
+
+    if cache is None:
+        return default_cache()
+    if isinstance(cache, Cache):
+        return cache
+    if isinstance(cache, str):
+        return Cache(cache)
+    raise ValueError(f"cache must be an actioncache.Cache or a store URL such as 'sqlite:///abs/path.db', "
+                     f"not {type(cache).__name__}")

@@ -33,7 +33,7 @@ def _routes() -> dict[tuple[str, ...], Endpoint]:
     return {("messages", "create"): Endpoint(MESSAGES_API, Message, RawMessageStreamEvent, _messages_finished)}
 
 
-def cached(client: Any, cache: Cache | None = None, *, ttl_seconds: float | None = None,
+def cached(client: Any, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
            cache_nondeterministic: bool = False) -> Any:
     """A view of ``client`` whose ``messages.create`` goes through ``cache`` (default: the process-wide cache)."""
     return CachedClient(client, _routes(), make_settings(client, cache, ttl_seconds, cache_nondeterministic))

@@ -29,9 +29,10 @@ from typing import Any, AsyncIterator, Iterator, Sequence
 from langchain_core.caches import BaseCache
 from langchain_core.load import dumpd, dumps, load
 
-from ..cache import Cache, default_cache
+from ..cache import Cache
 from ..keys import args_key
 from .llm_keys import DEFAULT_TEMPERATURE, is_sampling
+from . import resolve_cache
 
 ACTION = "langchain.llm"
 STREAM_ACTION = "langchain.stream"
@@ -53,11 +54,9 @@ def sampling_params(llm_string: str) -> dict[str, Any]:
 class ActionCacheLLMCache(BaseCache):
     """A LangChain ``BaseCache`` over an actioncache :class:`Cache` (any store: SQLite, Redis, ...)."""
 
-    def __init__(self, cache: Cache | None = None, *, ttl_seconds: float | None = None,
+    def __init__(self, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
                  cache_nondeterministic: bool = False, default_temperature: float = DEFAULT_TEMPERATURE) -> None:
-        if cache is not None and not isinstance(cache, Cache):
-            raise ValueError(f"cache must be an actioncache.Cache, not {type(cache).__name__}")
-        self.cache = cache or default_cache()
+        self.cache = resolve_cache(cache)
         self.cache_nondeterministic = cache_nondeterministic
         self.default_temperature = default_temperature
         self._options = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}

@@ -21,8 +21,9 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.cache.base import BaseCache, FullKey, Namespace
 
-from ..cache import Cache, default_cache
+from ..cache import Cache
 from ..keys import args_key
+from . import resolve_cache
 
 ACTION = "langgraph.node"
 
@@ -30,11 +31,9 @@ ACTION = "langgraph.node"
 class ActionCacheNodeCache(BaseCache[Any]):
     """LangGraph's node cache over an actioncache :class:`Cache` (any store)."""
 
-    def __init__(self, cache: Cache | None = None, *, serde: Any = None) -> None:
-        if cache is not None and not isinstance(cache, Cache):
-            raise ValueError(f"cache must be an actioncache.Cache, not {type(cache).__name__}")
+    def __init__(self, cache: Cache | str | None = None, *, serde: Any = None) -> None:
         super().__init__(serde=serde)
-        self.cache = cache or default_cache()
+        self.cache = resolve_cache(cache)
 
     @staticmethod
     def key_for(namespace: Namespace, key: str) -> str:

@@ -27,8 +27,9 @@ from litellm.caching.caching import Cache as LiteLLMCache
 from litellm.types.caching import LiteLLMCacheType
 from litellm.types.utils import is_litellm_owned_kwarg
 
-from ..cache import Cache, default_cache
+from ..cache import Cache
 from .llm_keys import DEFAULT_TEMPERATURE, llm_request_key
+from . import resolve_cache
 
 ACTION = "litellm.completion"
 
@@ -78,13 +79,11 @@ class ActionCacheStore(BaseCache):
 class ActionCacheLiteLLM(LiteLLMCache):
     """Set as ``litellm.cache``: LiteLLM's caching flow, actioncache's keys and store."""
 
-    def __init__(self, cache: Cache | None = None, *, ttl_seconds: float | None = None,
+    def __init__(self, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
                  cache_nondeterministic: bool = False, default_temperature: float = DEFAULT_TEMPERATURE,
                  **litellm_options: Any) -> None:
-        if cache is not None and not isinstance(cache, Cache):
-            raise ValueError(f"cache must be an actioncache.Cache, not {type(cache).__name__}")
         super().__init__(type=LiteLLMCacheType.LOCAL, **litellm_options)
-        self.action_cache = cache or default_cache()
+        self.action_cache = resolve_cache(cache)
         self.cache = ActionCacheStore(self.action_cache, ttl_seconds)
         self.cache_nondeterministic = cache_nondeterministic
         self.default_temperature = default_temperature

@@ -148,6 +148,9 @@ async def serve(command: Sequence[str], cache: Cache, policy: ToolPolicy, ttl_se
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if {"-h", "--help"} & set(argv[:argv.index("--")] if "--" in argv else argv):
+        build_parser().print_help()
+        return 0
     if "--" not in argv or argv.index("--") == len(argv) - 1:
         build_parser().print_usage(sys.stderr)
         print("actioncache mcp-proxy: give the MCP server's command after --, e.g. "

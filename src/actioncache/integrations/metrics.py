@@ -117,11 +117,9 @@ def _number(value: Any) -> float:
 def _otel_available(meter_provider: Any) -> bool:
     if meter_provider is not None:
         return True
-    try:
-        import opentelemetry.metrics  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return importlib.util.find_spec("opentelemetry") is not None
 
 
 class _OtelInstruments:

@@ -58,7 +58,7 @@ def _routes() -> dict[tuple[str, ...], Endpoint]:
     }
 
 
-def cached(client: Any, cache: Cache | None = None, *, ttl_seconds: float | None = None,
+def cached(client: Any, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
            cache_nondeterministic: bool = False) -> Any:
     """A view of ``client`` whose ``chat.completions.create`` and ``responses.create`` go through ``cache``
     (default: the process-wide cache). ``ttl_seconds`` overrides the cache's default TTL."""

@@ -22,8 +22,9 @@ import time
 import typing
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
-from ..cache import Cache, default_cache
+from ..cache import Cache
 from .llm_keys import DEFAULT_TEMPERATURE, llm_request_key
+from . import resolve_cache
 
 
 class Endpoint(NamedTuple):
@@ -48,9 +49,7 @@ class Settings(NamedTuple):
 
 def make_settings(client: Any, cache: Cache | None, ttl_seconds: float | None, cache_nondeterministic: bool,
                   default_temperature: float = DEFAULT_TEMPERATURE) -> Settings:
-    if cache is not None and not isinstance(cache, Cache):
-        raise ValueError(f"cache must be an actioncache.Cache, not {type(cache).__name__}")
-    return Settings(cache or default_cache(), ttl_seconds, bool(cache_nondeterministic), default_temperature,
+    return Settings(resolve_cache(cache), ttl_seconds, bool(cache_nondeterministic), default_temperature,
                     str(getattr(client, "base_url", "") or ""), dict(getattr(client, "default_headers", None) or {}),
                     dict(getattr(client, "default_query", None) or {}))
 
