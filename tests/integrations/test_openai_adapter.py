@@ -98,6 +98,7 @@ def test_a_stream_without_its_final_chunk_or_read_halfway_is_never_stored(client
     assert standin.count("/v1/chat/completions") == 2
     with chat(client, stream=True) as stream:
         next(iter(stream))                      # the consumer stops after one chunk
+    assert list(stream) == []                   # closed: nothing more comes out of it
     list(chat(client, stream=True))
     assert standin.count("/v1/chat/completions") == 4
 
@@ -144,6 +145,13 @@ def test_async_client_plain_and_streamed(standin, mem_cache) -> None:
         assert [c.to_dict() for c in replayed] == [c.to_dict() for c in live]
         assert all(type(c) is ChatCompletionChunk for c in replayed)
         assert standin.count("/v1/chat/completions") == 2
+        other = {"messages": [{"role": "user", "content": "abandoned"}], "stream": True}
+        abandoned = await chat(client, **other)
+        await abandoned.__anext__()
+        await abandoned.close()
+        assert [c async for c in abandoned] == []
+        [c async for c in await chat(client, **other)]             # ran again: the half stream was not stored
+        assert standin.count("/v1/chat/completions") == 4
         await raw.close()
 
     asyncio.run(main())

@@ -297,6 +297,7 @@ class RecordingStream:
 
     def close(self) -> None:
         self._recorder.broken = not self._recorder.stored  # abandoned before the end: never stored
+        self._iterator = iter(())  # a closed stream yields nothing more, whatever was buffered
         self._live.close()
 
     def __enter__(self) -> "RecordingStream":
@@ -314,11 +315,14 @@ class AsyncRecordingStream:
 
     def __init__(self, live: Any, recorder: _Recorder) -> None:
         self._live, self._recorder, self._iterator = live, recorder, live.__aiter__()
+        self._closed = False
 
     def __aiter__(self) -> "AsyncRecordingStream":
         return self
 
     async def __anext__(self) -> Any:
+        if self._closed:
+            raise StopAsyncIteration
         try:
             chunk = await self._iterator.__anext__()
         except StopAsyncIteration:
@@ -332,6 +336,7 @@ class AsyncRecordingStream:
 
     async def close(self) -> None:
         self._recorder.broken = not self._recorder.stored
+        self._closed = True
         await self._live.close()
 
     async def __aenter__(self) -> "AsyncRecordingStream":
