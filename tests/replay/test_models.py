@@ -22,6 +22,8 @@ from .conftest import find, load_page
     ("https://shop.example/checkout-step", "https://shop.example/checkout-step"),
     ("https://user:secret@shop.example", "https://shop.example/"),
     ("/cart?sid=8f", "/cart?sid"),
+    ("http://[::1]:8080/a?x=1", "https://[::1]:8080/a?x"),
+    ("//cdn.example/lib/", "//cdn.example/lib"),
 ])
 def test_url_pattern_rule(url, pattern):
     assert url_pattern(url) == pattern
@@ -48,7 +50,8 @@ def test_url_rule_is_configurable():
         UrlRule(ignore_params="utm_*")
 
 
-hosts = st.sampled_from(["shop.example", "www.shop.example", "WWW.www.Shop.example", "a.b.example:8443", "x:80", "x:443"])
+hosts = st.sampled_from(["shop.example", "www.shop.example", "WWW.www.Shop.example", "a.b.example:8443", "x:80", "x:443",
+                         "[::1]", "[2001:DB8::1]:8080"])
 schemes = st.sampled_from(["http", "https", "HTTP"])
 param_names = st.sampled_from(["q", "sid", "utm_source", "UTM_x", "gclid", "page", "ref"])
 rules = st.builds(UrlRule, ignore_scheme=st.booleans(), ignore_www=st.booleans(),

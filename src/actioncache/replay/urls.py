@@ -113,6 +113,8 @@ def _pattern(url: str, rule: UrlRule) -> str:
         port = None
     while rule.ignore_www and host.startswith("www.") and len(host) > 4:
         host = host[4:]
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
     if port is not None:
         host = f"{host}:{port}"
     segments = [ID_PLACEHOLDER if rule.ids_in_path and looks_like_id(s) else s for s in parts.path.split("/")]
@@ -124,5 +126,5 @@ def _pattern(url: str, rule: UrlRule) -> str:
     names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)
                     if not rule.ignores_param(name)})
     query = "?" + "&".join(names) if names else ""
-    prefix = f"{scheme}://{host}" if scheme or host else ""
+    prefix = f"{scheme}://{host}" if scheme else f"//{host}" if host else ""
     return f"{prefix}{path}{query}"
