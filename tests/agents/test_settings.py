@@ -61,3 +61,11 @@ def test_agent_store_from_settings_relative_to_the_yaml_file(agent_from, tmp_pat
 def test_no_ltm_means_the_default_store(agent_from, tmp_path):
     agent = agent_from("nodes:\n  - {name: a, uses: cache.stats}\n", store=None)
     assert agent.store.url.endswith(f"{tmp_path}/default.db")  # conftest points $ACTIONCACHE_URL here
+
+
+def test_ltm_size_limit_goes_into_the_store_url(agent_from, tmp_path):
+    limited = ltm_store_url({"backend": "sqlite", "path": "c.db", "max_size_bytes": "20KB", "eviction": "lfu"},
+                            Path("/base"))
+    assert limited == "sqlite:///base/c.db?max_size_bytes=20KB&eviction=lfu"
+    assert ltm_store_url({"url": "memory://?x=1", "max_size_bytes": 1000}, Path("/base")) == \
+        "memory://?x=1&max_size_bytes=1000"

@@ -21,8 +21,10 @@ _VAR = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))
 LTM_BACKENDS = ("sqlite", "memory", "duckdb", "turso", "libsql", "firestore", "redis", "postgres", "blob-sqlite")
 LTM_KEYS = {
     "backend", "url", "path", "uri", "host", "port", "db", "user", "password", "database",
-    "project", "collection", "auth_token",
+    "project", "collection", "auth_token", "max_size_bytes", "eviction",
 }
+# ltm keys that are store options, whatever the backend: they travel in the URL's query.
+LTM_SIZE_KEYS = ("max_size_bytes", "eviction")
 CACHE_KEYS = {"namespace", "cleanup_probability", "cleanup_limit", "default_ttl_seconds", "default_ttl_days",
               "max_value_bytes"}
 
@@ -60,7 +62,19 @@ def _abs(path: str, base_dir: Path) -> str:
 
 
 def ltm_store_url(ltm: Any, base_dir: Path) -> str | None:
-    """The store URL an ``ltm:`` block names (None: the default store)."""
+    """The store URL an ``ltm:`` block names (None: the default store), with its size limit."""
+    url = _ltm_base_url(ltm, base_dir)
+    limits = {name: ltm[name] for name in LTM_SIZE_KEYS if isinstance(ltm, dict) and ltm.get(name) is not None}
+    if not limits:
+        return url
+    if url is None:
+        from ..config import default_store_url
+
+        url = default_store_url()
+    return url + ("&" if "?" in url else "?") + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in limits.items())
+
+
+def _ltm_base_url(ltm: Any, base_dir: Path) -> str | None:
     if ltm is None:
         return None
     if not isinstance(ltm, dict):
