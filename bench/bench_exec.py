@@ -5,11 +5,14 @@
 
 Cases, each a fresh process as a loop would start it:
 
+* ``python -c pass``: the interpreter's own start-up, the floor of any Python CLI, and the target:
+  a hit should take at most twice as long (issue 12);
 * ``sleep 1`` alone, the "1-second tool" of issue 5, and through ``actioncache exec``:
   on a hit (the replay), on a miss (a new ``--env`` value each run makes every run a real miss:
-  lookup, run, capture, store, log), and with mode ``off`` (pass-through);
-* real verifiers (shellcheck on a script, pyflakes on a small tree) alone and on a hit;
-* ``python -c pass``: the interpreter's own start-up, the floor of any Python CLI.
+  lookup, traced run, read-set, store, log), the same miss with tracing off
+  (``ACTIONCACHE_TRACE=off``), and with mode ``off`` (pass-through);
+* real verifiers (shellcheck on a script, pyflakes on a small tree) alone, on a hit, and on a
+  traced miss: the tracing overhead on a tool that reads real files.
 
 Offline, stdlib-only harness (hyperfine is not needed). Figures are wall-clock milliseconds per
 process; the median is reported with the minimum beside it. Writes bench/results/exec.md.
@@ -57,11 +60,12 @@ class Case:
     name: str
     argv: list[str]
     per_run_env: str | None = None  # a variable given a new value each run (a new key: a real miss)
+    extra_env: dict[str, str] = field(default_factory=dict)
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
 
     def run(self, env: dict[str, str], cwd: Path, i: int) -> None:
-        run_env = dict(env)
+        run_env = {**env, **self.extra_env}
         if self.per_run_env:
             run_env[self.per_run_env] = f"{time.time_ns()}-{i}"
         wall, cpu = timed(self.argv, run_env, cwd)
@@ -104,15 +108,21 @@ def main() -> int:
             Case("exec hit: sleep 1", [*use, "--", "sleep", "1"]),
             Case("exec miss: sleep 1 (new key each run)", [*use, "--env", "BENCH_NONCE", "--", "sleep", "1"],
                  per_run_env="BENCH_NONCE"),
+            Case("exec miss, tracing off: sleep 1", [*use, "--env", "BENCH_NONCE", "--", "sleep", "1"],
+                 per_run_env="BENCH_NONCE", extra_env={"ACTIONCACHE_TRACE": "off"}),
             Case("exec mode off: sleep 1 (pass-through)", [*EXEC, "--", "sleep", "1"]),
         ]
         if shutil.which("shellcheck"):
             cases += [Case("shellcheck loop.sh (alone)", ["shellcheck", "loop.sh"]),
-                      Case("exec hit: shellcheck loop.sh", [*use, "--", "shellcheck", "loop.sh"])]
+                      Case("exec hit: shellcheck loop.sh", [*use, "--", "shellcheck", "loop.sh"]),
+                      Case("exec miss: shellcheck loop.sh", [*use, "--env", "BENCH_NONCE", "--", "shellcheck", "loop.sh"],
+                           per_run_env="BENCH_NONCE")]
         pyflakes = [sys.executable, "-m", "pyflakes", "app"]
         if subprocess.run([*pyflakes[:3], "--version"], capture_output=True).returncode == 0:
             cases += [Case("pyflakes app/ (20 files) (alone)", pyflakes),
-                      Case("exec hit: pyflakes app/ (20 files)", [*use, "--", *pyflakes])]
+                      Case("exec hit: pyflakes app/ (20 files)", [*use, "--", *pyflakes]),
+                      Case("exec miss: pyflakes app/ (20 files)", [*use, "--env", "BENCH_NONCE", "--", *pyflakes],
+                           per_run_env="BENCH_NONCE")]
         for case in cases:  # warm: fill the hit entries, the page cache and the bytecode
             case.run(env, work, -1)
             case.walls.clear()
@@ -136,6 +146,7 @@ def write_report(rows: list[tuple[str, float, float, float]], runs: int) -> None
     miss = by_name["exec miss: sleep 1 (new key each run)"]
     off = by_name["exec mode off: sleep 1 (pass-through)"]
     start = by_name["python -c pass (interpreter start-up)"]
+    untraced = by_name["exec miss, tracing off: sleep 1"]
     lines = [
         "# `actioncache exec`: hit and miss cost",
         "",
@@ -149,12 +160,19 @@ def write_report(rows: list[tuple[str, float, float, float]], runs: int) -> None
         "|---|---:|---:|---:|",
         *[f"| {name} | {median:.1f} | {low:.1f} | {c:.1f} |" for name, median, low, c in rows],
         "",
+        "## A hit against the interpreter's start-up (target: at most 2x)",
+        "",
+        f"- **Hit / `python -c pass` = {hit / start:.2f}x** ({hit:.0f} ms vs {start:.0f} ms, medians in the same "
+        f"run). Per CPU: {cpu['exec hit: sleep 1'] / max(cpu['python -c pass (interpreter start-up)'], 1e-9):.2f}x.",
+        "",
         "## In front of a 1-second tool",
         "",
         f"- A hit takes **{hit:.0f} ms**, {hit / tool:.1%} of running the tool ({tool:.0f} ms): "
         f"{tool / hit:.1f}x faster. Of that, {start:.0f} ms is the Python interpreter starting.",
         f"- A miss adds **{miss - tool:.0f} ms** to the tool ({miss:.0f} ms vs {tool:.0f} ms): start-up, "
         "the key, capture, one store write and one run-log write.",
+        f"- Of that, tracing (strace, the read-set) adds {miss - untraced:.0f} ms: the same miss with "
+        f"`ACTIONCACHE_TRACE=off` takes {untraced:.0f} ms.",
         f"- Mode `off` (the default) adds {off - tool:.0f} ms: start-up and the pass-through.",
         f"- CPU per run: a hit {cpu['exec hit: sleep 1']:.0f} ms, a miss "
         f"{cpu['exec miss: sleep 1 (new key each run)']:.0f} ms, the bare interpreter "
@@ -165,10 +183,13 @@ def write_report(rows: list[tuple[str, float, float, float]], runs: int) -> None
     ]
     for name, median, _, _ in rows:
         if name.startswith("exec hit: ") and name != "exec hit: sleep 1":
-            alone = by_name.get(name[len("exec hit: "):] + " (alone)")
+            tool_name = name[len("exec hit: "):]
+            alone = by_name.get(tool_name + " (alone)")
+            missed = by_name.get("exec miss: " + tool_name)
             if alone:
-                lines.append(f"- {name[len('exec hit: '):]}: {alone:.0f} ms alone, {median:.0f} ms on a hit "
-                             f"({alone / median:.2f}x).")
+                lines.append(f"- {tool_name}: {alone:.0f} ms alone, {median:.0f} ms on a hit "
+                             f"({alone / median:.2f}x)" + (f", {missed:.0f} ms on a traced miss "
+                                                            f"({missed / alone:.2f}x the tool alone)." if missed else "."))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "exec.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -1,7 +1,8 @@
 """The exec hit path: interpreter start-up, one store read, the read-set check, the replay.
 
 ``python -m actioncache exec ...`` and the ``actioncache`` command try this before anything else.
-It handles only the plain case (mode ``use`` from the flags or the environment, an enabled scope
+With mode ``off`` (the default) and no config file it simply becomes the command (``execvp``).
+Otherwise it handles only the plain case (mode ``use`` from the flags or the environment, an enabled scope
 other than ``llm_ro``, no config file, no ``--stdin``/``--explain``/``--force-fresh``/audit, a
 ``sqlite:///`` store) and only a hit; for everything else it returns None and the full command
 (``runs.cli``) does the work, with the same keys and the same rules. So it may be incomplete but
@@ -109,10 +110,13 @@ def try_hit(argv: list[str]) -> int | None:
     scopes_text = opts.get("scopes") or _env("ACTIONCACHE_SCOPE", "CACHE_SCOPE")
     scopes = [s.strip().lower() for s in scopes_text.split(",") if s.strip()] if scopes_text else DEFAULT_SCOPES
     scope = opts.get("scope", "verify").strip().lower()
-    if mode != "use" or scope == "llm_ro" or scope not in scopes or "," in scope:
-        return None
-    if not all(s.replace("_", "").replace("-", "").isalnum() for s in scopes):
+    if "," in scope or not all(s.replace("_", "").replace("-", "").isalnum() for s in scopes):
         return None  # the full path names the bad scope
+    if mode in ("", "off") and not opts["summary"] and not _config_present():
+        _run_directly(opts["command"])  # mode off: the command, as if typed (returns only if it cannot start)
+        return None
+    if mode != "use" or scope == "llm_ro" or scope not in scopes:
+        return None
     try:
         max_age = float(opts["max_age"]) if "max_age" in opts else 168.0
     except ValueError:
@@ -170,6 +174,16 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float) -> int 
         _write(2, f"actioncache exec: {tool}: hit; hits 1, misses 0, time saved {output['duration_ms'] / 1000:.2f}s\n"
                .encode())
     return output["exit_code"]
+
+
+def _run_directly(command: list[str]) -> None:
+    """Mode off: become the command (nothing to look up or store). On failure the full path reports."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execvp(command[0], command)
+    except OSError:
+        pass
 
 
 def _write(fd: int, data: bytes) -> None:

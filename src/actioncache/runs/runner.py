@@ -176,7 +176,7 @@ class ExecRun:
             return {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
                     "duration_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False}
         from .readset import Unrecordable, build
-        from .trace import touches, traced_argv, tracing_works
+        from .trace import forget_probe, touches, traced_argv, tracing_works
 
         problem = tracing_works(strace)
         if problem is not None:
@@ -192,6 +192,10 @@ class ExecRun:
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                       "traced": True}
+            if not os.path.exists(log_path) or os.path.getsize(log_path) == 0:
+                forget_probe(strace)  # strace ran but traced nothing: it cannot trace here any more
+                result["unrecordable"] = "the command could not be traced (strace wrote no trace)"
+                return result
             if outcome.exit_code != 0:
                 return result
             try:

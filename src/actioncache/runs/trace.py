@@ -46,8 +46,43 @@ def traced_argv(strace: str, log_path: str, argv: list[str]) -> list[str]:
             "-o", log_path, "--", *argv]
 
 
+def _probe_memo(strace: str) -> str | None:
+    """A file whose content says this strace binary traced fine here before (saves a probe per miss)."""
+    from ..config import user_cache_dir
+
+    try:
+        info = os.stat(strace)
+    except OSError:
+        return None
+    return os.path.join(str(user_cache_dir()), f"tracer-ok-{info.st_ino}-{info.st_mtime_ns}")
+
+
+def forget_probe(strace: str) -> None:
+    """A traced run produced no trace: ptrace stopped working here; probe again next time."""
+    memo = _probe_memo(strace)
+    if memo is not None:
+        try:
+            os.unlink(memo)
+        except OSError:
+            pass
+
+
 def tracing_works(strace: str) -> str | None:
     """None when ``strace`` can trace here; else why not (no ptrace in this sandbox, ...)."""
+    memo = _probe_memo(strace)
+    if memo is not None and os.path.exists(memo):
+        return None
+    problem = _probe(strace)
+    if problem is None and memo is not None:
+        try:
+            os.makedirs(os.path.dirname(memo), exist_ok=True)
+            open(memo, "w").close()
+        except OSError:
+            pass
+    return problem
+
+
+def _probe(strace: str) -> str | None:
     try:
         done = subprocess.run([strace, "-f", "-qq", "-o", os.devnull, "--", "true"], capture_output=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
