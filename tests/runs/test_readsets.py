@@ -171,3 +171,22 @@ def test_without_a_tracer_the_fallback_says_so_once(ex):
     assert result.stderr.count(b"read-sets off") == 1
     again = ex.run(*USE, "--", PY, "tool.py", "runs", extra_env={"ACTIONCACHE_TRACE": "off"})
     assert outcome(again) == "hit" and ex.runs() == 1
+
+
+ODD_NAMES = ["a b.txt", 'q"uote.txt', "gt>lt<.txt", "new\nline.txt", "tab\there.txt", "back\\slash.txt",
+             "é-accent.txt", os.fsdecode(b"bytes-\xff\xfe.txt"), "-dash.txt"]
+
+
+def test_odd_file_names_are_recorded_exactly(ex, strace):
+    for name in ODD_NAMES:
+        (ex.work / name).write_bytes(os.fsencode(name))
+    cmd = ("--", "cat", "--", *ODD_NAMES)
+    ex.run(*USE, *cmd)
+    assert outcome(ex.run(*USE, *cmd)) == "hit"
+    for name in ODD_NAMES:
+        (ex.work / name).write_bytes(os.fsencode(name) + b" edited")
+        edited = ex.run(*USE, "--explain", *cmd)
+        assert outcome(edited) == "miss", name
+        miss_line = edited.stderr.split(b"miss: ", 1)[1]
+        assert miss_line.startswith(os.fsencode(str(ex.work / name[:3]))) and b" changed: " in miss_line, name
+        assert outcome(ex.run(*USE, *cmd)) == "hit", name

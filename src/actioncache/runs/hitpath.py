@@ -8,7 +8,7 @@ other than ``llm_ro``, no config file, no ``--stdin``/``--explain``/``--force-fr
 (``runs.cli``) does the work, with the same keys and the same rules. So it may be incomplete but
 never different: it serves a hit exactly when the full path would.
 
-What it imports is the point: ``os``, ``sys``, ``sqlite3``, ``binascii`` and this package's lean
+What it imports is the point: ``os``, ``sys``, SQLite's C module, ``binascii`` and this package's lean
 modules (no argparse, json, re, typing, hashlib, the core or the policy). ``python -X importtime``
 shows it; ``bench/bench_exec.py`` measures it against ``python -c pass``.
 
@@ -146,7 +146,10 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float) -> int 
     except OSError:
         return None
     key = "cache:" + run_key(tool, parts)
-    import sqlite3
+    try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
+        import _sqlite3 as sqlite3  # type: ignore[import-not-found]
+    except ImportError:
+        import sqlite3  # type: ignore[no-redef]
 
     now = time.time()
     try:

@@ -186,6 +186,9 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     for kind, path in _fold(looked):
         seen, info = look(kind, path)
         now = _now_ns()
+        if info is not None and _changed_since(path, info):
+            # Hashed while it changed: the digest may be of content the command never read.
+            raise Unrecordable(f"{path} changed while its read-set was recorded")
         if info is None and not seen.startswith("!"):
             try:
                 info = os.stat(path) if kind != "l" else os.lstat(path)
@@ -199,6 +202,13 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
         records.append([kind, path, seen, sig])
     return records
+
+
+def _changed_since(path: str, info: os.stat_result) -> bool:
+    try:
+        return _sig(os.stat(path), with_ctime=True) != _sig(info, with_ctime=True)
+    except OSError:
+        return True
 
 
 def _untouched_since(path: str, started_ns: int) -> bool:

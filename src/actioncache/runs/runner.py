@@ -48,6 +48,11 @@ def tool_name(command: Sequence[str]) -> str:
     return os.path.basename(command[0]) or command[0]
 
 
+def _printable(text: str) -> str:
+    """A command line as valid UTF-8 (a file name that is not UTF-8 comes back with replacement marks)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def fallback_note(reason: str) -> str:
     return (f"read-sets off ({reason}): keys cover only the files the command line names and --input; "
             "see docs/agent-loops.md")
@@ -243,7 +248,7 @@ class ExecRun:
         metadata = {"_cache_type": manifest.ENTRY_TYPE, "_cache_key": ENTRY_PREFIX + key, "_cache_action": self.tool,
                     "_cache_created_at": iso_utc(now), "_cache_expires_at": iso_utc(now + ttl_s),
                     "_cache_duration_ms": new["duration_ms"], "tool": self.tool, "scope": self.options.scope,
-                    "command": " ".join(self.command)[:500], "candidates": 1 + len(keep)}
+                    "command": _printable(" ".join(self.command))[:500], "candidates": 1 + len(keep)}
         dumps_compact(metadata)  # fail here, not in the store, on a value JSON cannot hold
         try:
             cache.store.put(Entry(ENTRY_PREFIX + key, manifest.encode([new, *keep]), metadata, now, now + ttl_s))
