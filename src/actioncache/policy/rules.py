@@ -59,7 +59,8 @@ class Policy:
         if self.phase_blocks(scope):
             allowed = ", ".join(sorted(self.llm_ro_phases)) or "none"
             where = f"in phase {self.phase}" if self.phase else "without a phase (set CACHE_PHASE or --phase)"
-            return Decision(False, False, f"{PHASE_GUARD}: {scope} is never cached {where}; only in {allowed}")
+            return Decision(False, False, f"{PHASE_GUARD}: {scope} is never cached {where}; only in {allowed}",
+                            phase_blocked=True)
         if scope not in self.scopes:
             enabled = ",".join(sorted(self.scopes)) or "none"
             return Decision(False, False, f"scope {scope!r} is not enabled (CACHE_SCOPE={enabled})")

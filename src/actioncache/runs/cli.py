@@ -86,8 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .runner import tool_name
 
     tool = tool_name(command)
-    decision = policy.decide(scope, tool)
-    blocked = policy.mode != "off" and policy.phase_blocks(scope)
+    decision = policy.decide(scope, tool)  # decided once; the run carries it (ExecOptions.decision)
+    blocked = decision.phase_blocked
     if args.explain:
         _say(f"policy mode={policy.mode} scopes={','.join(sorted(policy.scopes))} phase={policy.phase} "
              f"-> lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")

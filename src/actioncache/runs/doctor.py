@@ -59,18 +59,17 @@ def _policy_check() -> tuple[bool, Any]:
 
 
 def _store_check(url: str | None, config: Any) -> bool:
-    from ..stores.base import Entry
-    from .runner import open_cache
+    from ..records import Records
+    from .runner import ENTRY_PREFIX, open_cache
 
-    key = f"doctor:{os.getpid()}:{time.time_ns()}"
+    key = f"{ENTRY_PREFIX}exec:doctor:{os.getpid()}:{time.time_ns()}"
     try:
         cache = open_cache(url, config)
     except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not raise
         _line(BAD, f"store: cannot open: {exc}")
         return False
     try:
-        now = time.time()
-        cache.store.put(Entry(key, b"j1", {"_cache_type": "doctor"}, now, now + 60))
+        Records(cache.store, cache.codec).put_raw(key, b"j1", kind="doctor", ttl_s=60)
         back = cache.store.get(key)
         cache.store.delete(key)
     except Exception as exc:  # noqa: BLE001

@@ -1,7 +1,9 @@
 """One ``actioncache exec`` run through the cache: key, lookup, run or replay, record, log.
 
-The decision (may this run look up, may it store) is made once, by the caller, and travels in
-:class:`ExecOptions`; the runner does not re-derive it. A lookup reads one manifest (``manifest``)
+The decision (may this run look up, may it store, was it phase-blocked) is made once, by the
+caller, and travels in :class:`ExecOptions` as a :class:`~actioncache.decision.Decision`; the runner
+does not re-derive it, and the core's policy hook is not consulted (exec reads and writes its
+manifests itself). A lookup reads one manifest (``manifest``)
 and serves the newest candidate whose read-set still holds. A miss runs the command under the
 tracer (``trace``), builds its read-set (``readset``) and stores it beside the result. Without a
 tracer the key falls back to hashing the files the command line names, and the run says so.
@@ -20,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..cache import Cache
+from ..decision import Decision
 from ..policy import LoopConfig, Policy
-from ..stores.base import Entry
 from . import log, manifest
 from .keys import key_parts, run_key
 from .lean import which
@@ -70,7 +72,7 @@ class ExecOptions:
     summary: bool = False
     explain: bool = False
     run_log: bool = True
-    decision: Any = None  # the caller's Decision; None: decide here from the policy
+    decision: Decision | None = None  # the caller's decision, made once; None: decide here from the policy
 
 
 @dataclass
@@ -98,7 +100,7 @@ class ExecRun:
         """Run (or replay) through ``cache``; returns the exit code; ``self.result`` holds the rest."""
         scope, tool = self.options.scope, self.tool
         decision = self.options.decision or self.policy.decide(scope, tool)
-        blocked = self.policy.mode != "off" and self.policy.phase_blocks(scope)
+        blocked = decision.phase_blocked
         if blocked:
             self._note(f"warning: {decision.reason} ({tool} runs fresh)")
         record: dict[str, Any] = {"tool": tool, "scope": scope, "key": None, "lookup": decision.lookup, "hit": False,
@@ -242,16 +244,14 @@ class ExecRun:
         new = manifest.candidate(output, readset, now, bool(output.get("traced")))
         keep = [c for c in manifest.live(candidates, now, self.policy.max_age_hours) if c.get("readset") != readset]
         ttl_s = self.policy.max_age_hours * 3600.0
-        from .._json import dumps_compact
-        from ..cache import iso_utc
+        from ..records import Records
 
-        metadata = {"_cache_type": manifest.ENTRY_TYPE, "_cache_key": ENTRY_PREFIX + key, "_cache_action": self.tool,
-                    "_cache_created_at": iso_utc(now), "_cache_expires_at": iso_utc(now + ttl_s),
-                    "_cache_duration_ms": new["duration_ms"], "tool": self.tool, "scope": self.options.scope,
-                    "command": _printable(" ".join(self.command))[:500], "candidates": 1 + len(keep)}
-        dumps_compact(metadata)  # fail here, not in the store, on a value JSON cannot hold
+        extra = {"_cache_duration_ms": new["duration_ms"], "tool": self.tool, "scope": self.options.scope,
+                 "command": _printable(" ".join(self.command))[:500], "candidates": 1 + len(keep)}
         try:
-            cache.store.put(Entry(ENTRY_PREFIX + key, manifest.encode([new, *keep]), metadata, now, now + ttl_s))
+            Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + key, manifest.encode([new, *keep]),
+                                                      kind=manifest.ENTRY_TYPE, ttl_s=ttl_s, action=self.tool,
+                                                      metadata=extra)
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
             self._note(f"warning: result not cached: {exc}")
             return False
