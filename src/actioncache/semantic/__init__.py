@@ -21,6 +21,8 @@ _EXPORTS = {
     "Embedder": "embedders",
     "EmbedderError": "embedders",
     "HashingEmbedder": "embedders",
+    "OnnxEmbedder": "embedders_onnx",
+    "HnswIndex": "index_hnsw",
     "OpenAICompatibleEmbedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "default_embedder": "embedders",

@@ -31,6 +31,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -64,6 +65,7 @@ Verifier = Callable[[str, "SemanticHit"], bool]
 Guard = Callable[[str, str], bool]
 Prompt = str | Sequence[dict[str, str]]
 _SERVED_MEMORY = 4096  # recent vector hits remembered for update_reward's similarity
+_RECENT_VECTORS = 1024  # texts whose embedding is kept for reuse
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +106,8 @@ class SemanticCache:
     similarity in ``[-1, 1]`` (0 is valid; above 1 serves exact matches only); ``None`` takes the
     embedder's calibrated one, and exact matches only for the hashing fallback. ``error_bound`` is the
     wrong-hit rate each entry's learned threshold keeps to (``calibration.py``). ``index`` is ``"auto"`` (pgvector when the store is
-    PostgreSQL, else NumPy in process), ``"numpy"``, ``"pgvector"`` or a :class:`VectorIndex`.
+    PostgreSQL, else NumPy in process), ``"numpy"`` (exact), ``"hnsw"`` (usearch's approximate graph,
+    for large namespaces), ``"pgvector"`` or a :class:`VectorIndex`.
     ``guard`` (default :func:`literal_guard`) vetoes vector hits whose numbers, dates, negation
     or names differ; ``None`` turns it off. ``verifier(prompt, hit) -> bool`` is asked about hits
     with ``similarity < threshold + verify_margin``. When the two best trusted candidates hold
@@ -167,6 +170,7 @@ class SemanticCache:
         )
         self._rejections: dict[str, int] = {}
         self._served: dict[str, float] = {}  # entry id -> similarity of its latest vector hit
+        self._recent_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.index: VectorIndex = self._make_index(index, pgvector_url)
 
     # --- public API -----------------------------------------------------------------------------
@@ -267,8 +271,12 @@ class SemanticCache:
     def _make_index(self, index: str | VectorIndex, pgvector_url: str | None) -> VectorIndex:
         if not isinstance(index, str):
             return index
-        if index not in ("auto", "numpy", "pgvector"):
-            raise ValueError(f"index must be 'auto', 'numpy', 'pgvector' or a VectorIndex, got {index!r}")
+        if index not in ("auto", "numpy", "hnsw", "pgvector"):
+            raise ValueError(f"index must be 'auto', 'numpy', 'hnsw', 'pgvector' or a VectorIndex, got {index!r}")
+        if index == "hnsw":
+            from .index_hnsw import HnswIndex
+
+            return HnswIndex(self.embedder.dim)
         shown_url = getattr(self.backend, "url", "") or ""
         on_postgres = shown_url.split("://")[0] in ("postgresql", "postgres")
         if index == "pgvector" or (index == "auto" and on_postgres):
@@ -423,6 +431,20 @@ class SemanticCache:
             return False
 
     def _embed(self, prompt: str) -> np.ndarray:
+        # Agents repeat themselves: a recent text's vector is reused instead of running the model again.
+        with self._lock:
+            vector = self._recent_vectors.get(prompt)
+            if vector is not None:
+                self._recent_vectors.move_to_end(prompt)
+                return vector
+        vector = self._embed_uncached(prompt)
+        with self._lock:
+            self._recent_vectors[prompt] = vector
+            if len(self._recent_vectors) > _RECENT_VECTORS:
+                self._recent_vectors.popitem(last=False)
+        return vector
+
+    def _embed_uncached(self, prompt: str) -> np.ndarray:
         try:
             return self.embedder.embed([prompt])[0]
         except EmbedderError:

