@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from actioncache import open_store  # noqa: E402
 from actioncache.semantic import HashingEmbedder, SemanticCache, default_embedder  # noqa: E402
+from actioncache.semantic.conversation import normalize_prompt  # noqa: E402
 
 # --- placeholder tools: deterministic, no network -----------------------------------------------
 
@@ -79,17 +80,13 @@ def step(tool: str, tool_input: str) -> str:
 
 
 class RuleBasedPlanner:
-    """Picks tools by keywords. ``attempt`` varies the plan on re-planning, so a rejected plan is not
-    simply repeated (a real agent would re-plan with the feedback in its context)."""
+    """Picks tools by keywords. ``rejected`` holds the plans the user turned down for this request;
+    each one moves the planner to its next variant, so a rejected plan is not simply repeated."""
 
     name = "rule-based planner"
 
-    def __init__(self) -> None:
-        self.attempts: dict[str, int] = {}
-
-    def plan(self, prompt: str) -> list[str]:
-        attempt = self.attempts.get(prompt.lower(), 0)
-        self.attempts[prompt.lower()] = attempt + 1
+    def plan(self, prompt: str, rejected: list[list[str]] | None = None) -> list[str]:
+        attempt = len(rejected or [])
         steps: list[str] = []
         text = prompt.lower()
         city = re.search(r"\b(?:in|for|at)\s+([A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)", prompt)
@@ -115,22 +112,32 @@ class LLMPlanner:
     def __init__(self, base_url: str, api_key: str, model: str) -> None:
         self.base_url, self.api_key, self.model = base_url.rstrip("/"), api_key, model
 
-    def plan(self, prompt: str) -> list[str]:
+    def plan(self, prompt: str, rejected: list[list[str]] | None = None) -> list[str]:
         system = (
             "You plan tool calls. Tools: WeatherLookup(city), InventoryCheck(item), Calculator(expression). "
             'Answer with JSON only: {"calls": [{"tool": NAME, "input": TEXT}], "answer": TEXT or null}.'
         )
-        body = json.dumps({"model": self.model, "temperature": 0,
-                           "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]})
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        if rejected:
+            # Tell the model what failed: at temperature 0 the same request would get the same plan again.
+            tried = "\n".join(f"- {json.dumps(plan)}" for plan in rejected)
+            messages.append({"role": "user", "content": (
+                "These plans were already tried for this request and the user said they did not work:\n"
+                f"{tried}\nPlan differently (other tools or other inputs).")})
+        body = json.dumps({"model": self.model, "temperature": 0, "messages": messages})
         request = urllib.request.Request(
             f"{self.base_url}/chat/completions", data=body.encode(), method="POST",
             headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})},
         )
         with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - user-configured URL
             content = json.loads(response.read())["choices"][0]["message"]["content"]
-        match = re.search(r"\{.*\}", content, re.S)
+        match = re.search(r"\{.*\}", content or "", re.S)
         decided = json.loads(match.group(0)) if match else {"calls": [], "answer": content}
-        steps = [step(c["tool"], str(c["input"])) for c in decided.get("calls", []) if c.get("tool") in TOOLS]
+        if not isinstance(decided, dict):
+            decided = {"calls": [], "answer": content}
+        # A model may answer "calls": null, or calls that are not objects: no tool call, not a crash.
+        calls = decided.get("calls") or []
+        steps = [step(c["tool"], str(c.get("input", ""))) for c in calls if isinstance(c, dict) and c.get("tool") in TOOLS]
         return steps or [f"Direct Answer: {decided.get('answer') or content}"]
 
 
@@ -154,6 +161,8 @@ def ask(prompt: str) -> str | None:
 
 def run(cache: SemanticCache, planner: RuleBasedPlanner | LLMPlanner) -> int:
     print(f"Memory agent demo ({planner.name}, embedder {cache.embedder.name}, tau {cache.threshold}). Type 'quit' to end.")
+    # Plans the user rejected until they were evicted, per request: the planner is told about them.
+    rejected: dict[str, list[list[str]]] = {}
     while True:
         prompt = ask("\nYou: ")
         if prompt is None or prompt.lower() in ("quit", "exit"):
@@ -167,11 +176,14 @@ def run(cache: SemanticCache, planner: RuleBasedPlanner | LLMPlanner) -> int:
             print(f"CACHE HIT (entry {entry_id[:8]}, similarity {hit.similarity:.2f}, score {hit.score:.2f}); replaying:")
         else:
             print("CACHE MISS; planning with tools...")
+            failed = rejected.get(normalize_prompt(prompt), [])
+            if failed:
+                print(f"(telling the planner that {len(failed)} earlier plan(s) for this request failed)")
             try:
-                actions = planner.plan(prompt)
-            except (OSError, ValueError, KeyError) as exc:  # LLM server down or odd reply: still answer
+                actions = planner.plan(prompt, failed)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # LLM down or odd reply: still answer
                 print(f"({planner.name} failed: {exc}; using the rule-based planner)")
-                actions = RuleBasedPlanner().plan(prompt)
+                actions = RuleBasedPlanner().plan(prompt, failed)
             entry_id = cache.store(prompt, actions)
             print(f"Stored as entry {entry_id[:8] if entry_id else '(not cached)'}:")
         for number, action in enumerate(actions, 1):
@@ -187,6 +199,7 @@ def run(cache: SemanticCache, planner: RuleBasedPlanner | LLMPlanner) -> int:
         cache.update_reward(entry_id, success)
         entry = cache.get(entry_id)
         if entry is None:
+            rejected.setdefault(normalize_prompt(prompt), []).append(list(actions))
             print("Score fell below the floor: entry EVICTED. The next such request will be planned again.")
         else:
             print(f"Score now {entry['score']:.2f}.")

@@ -147,3 +147,82 @@ def test_demo_falls_back_to_rules_when_the_llm_is_unreachable(src_env, sqlite_ur
     ).stdout
     assert "LLM planner" in out and "using the rule-based planner" in out
     assert "Tool: WeatherLookup, Input: 'Oslo'" in out
+
+
+class _DeterministicLLM:
+    """A local HTTP server speaking OpenAI's chat protocol (no LLM runs here: a stand-in).
+
+    At temperature 0 it always plans the same; only being told that a plan failed changes its answer.
+    ``"calls": null`` is what some models send when they call no tool."""
+
+    def __init__(self, reply_for):
+        import json
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import threading
+
+        self.requests: list[list[dict]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body["messages"])
+                content = json.dumps(reply_for(body["messages"]))
+                payload = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+
+
+def _demo_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("memory_agent_demo", DEMO)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_demo_llm_planner_survives_calls_null():
+    llm = _DeterministicLLM(lambda messages: {"calls": None, "answer": "It is sunny."})
+    try:
+        planner = _demo_module().LLMPlanner(llm.url, "", "test-model")
+        assert planner.plan("What is the weather in Paris?") == ["Direct Answer: It is sunny."]
+    finally:
+        llm.close()
+
+
+def test_demo_tells_the_planner_what_failed_after_an_eviction(monkeypatch, capsys):
+    def reply(messages):
+        told = any("did not work" in m["content"] for m in messages)
+        return {"calls": [{"tool": "WeatherLookup", "input": "Paris, France" if told else "Paris"}], "answer": None}
+
+    llm = _DeterministicLLM(reply)
+    demo = _demo_module()
+    prompt = "What is the weather in Paris?"
+    lines = [prompt, "y"] + [prompt, "n"] * 5 + [prompt, "y", "quit"]
+    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(readline=iter([line + "\n" for line in lines] + [""]).__next__))
+    try:
+        from actioncache.semantic import HashingEmbedder, SemanticCache
+
+        cache = SemanticCache(open_store("memory://"), embedder=HashingEmbedder(), namespace="demo")
+        assert demo.run(cache, demo.LLMPlanner(llm.url, "", "test-model")) == 0
+    finally:
+        llm.close()
+    out = capsys.readouterr().out
+    assert "EVICTED" in out and "1 earlier plan(s) for this request failed" in out
+    first, second = llm.requests
+    assert len(first) == 2 and "Input: 'Paris'" in second[-1]["content"]
+    plans = re.findall(r"Stored as entry \w+:\n  1\. (.*)", out)
+    assert plans[0].startswith("Tool: WeatherLookup, Input: 'Paris'") and "Paris, France" in plans[1]
