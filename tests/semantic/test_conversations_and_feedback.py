@@ -95,12 +95,13 @@ def test_hashing_without_a_threshold_serves_exact_matches_only(caplog):
 
 
 def test_the_fallback_warns_once_and_says_how_to_install(monkeypatch, caplog):
-    from actioncache.semantic import embedders
+    from actioncache.semantic import embedders, embedders_onnx
 
     def no_model(*args, **kwargs):
         raise embedders.EmbedderError("no model here")
 
     monkeypatch.setattr(embedders, "SentenceTransformerEmbedder", no_model)
+    monkeypatch.setattr(embedders_onnx, "OnnxEmbedder", no_model)
     monkeypatch.setattr(embedders, "_fallback_warned", False)
     with caplog.at_level(logging.WARNING, logger="actioncache.semantic"):
         first = embedders.default_embedder()
