@@ -223,14 +223,15 @@ def test_literal_guard_cases(request_text, candidate, allowed):
 
 
 def test_two_different_plans_equally_near_make_a_miss():
+    # Both stored requests pass the contrast checks against the lookup ("now" and "please" change nothing).
     sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.2, ambiguity_margin=0.5)
     sc.store("Deploy the service now", ["plan 1"])
-    sc.store("Deploy the service quickly", ["plan 2"])
+    sc.store("Please deploy the service", ["plan 2"])
     assert sc.lookup("Deploy the service") is None
     assert sc.stats()["ambiguous"] == 1
     strict = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.2, ambiguity_margin=0.0)
     strict.store("Deploy the service now", ["plan 1"])
-    strict.store("Deploy the service quickly", ["plan 2"])
+    strict.store("Please deploy the service", ["plan 2"])
     assert strict.lookup("Deploy the service") is not None
 
 
