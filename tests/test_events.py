@@ -85,3 +85,17 @@ def test_remover_stops_events_and_events_carry_no_key(cache: Cache) -> None:
 def test_non_callable_observer_is_refused(cache: Cache) -> None:
     with pytest.raises(ValueError, match="callable taking one CacheEvent"):
         cache.add_observer("not a function")  # type: ignore[arg-type]
+
+
+def test_lookup_is_the_read_half_of_wrap(cache: Cache) -> None:
+    events: list[CacheEvent] = []
+    cache.add_observer(events.append)
+    key = "cache:stream:abc"
+    assert cache.lookup("stream", key) is None
+    cache.wrap("stream", lambda: [1, 2], {}, key=key, skip_cache=True)
+    hit = cache.lookup("stream", key)
+    assert hit["result"] == [1, 2] and hit["_cache_hit"] is True and hit["_cache_key"] == key
+    assert _kinds(events) == ["lookup", "misses", "stores", "lookup", "hits"]
+    assert cache.stats()["by_action"]["stream"]["hits"] == 1
+    with pytest.raises(ValueError, match="non-empty name"):
+        cache.lookup("", key)

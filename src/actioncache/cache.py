@@ -419,6 +419,8 @@ class Cache:
         For faces that cannot hand ``wrap`` a function, such as a stream that is stored only after
         its consumer has read it whole: look up here, then store with ``wrap(..., skip_cache=True)``.
         """
+        if not isinstance(action, str) or not action:
+            raise ValueError("action must be a non-empty name, e.g. 'openai.chat'")
         key = compute_key(action, None, key=key)
         found = self.flow.lookup(key, action)
         if not found.hit:
