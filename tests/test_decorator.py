@@ -355,3 +355,20 @@ assert r["success"], r
     procs = [subprocess.Popen([sys.executable, "-c", script], env=src_env) for _ in range(4)]
     assert [p.wait(60) for p in procs] == [0, 0, 0, 0]
     assert marker.read_text().count("run") == 1
+
+
+def test_calls_that_may_not_read_the_cache_run_even_with_lock(cache):
+    """lock=True takes the store lease, and the lease's look for a finished result must not turn a
+    refresh or a skip_cache call into a hit of the old value."""
+    runs = []
+
+    @cache.cached(lock=True)
+    def f(x):
+        runs.append(x)
+        return len(runs)
+
+    assert f(1) == 1 and f(1) == 1
+    assert f.refresh(1) == 2 and f(1) == 2
+    first = cache.wrap("w", lambda: len(runs), {}, lock=True)
+    again = cache.wrap("w", lambda: len(runs) + 100, {}, lock=True, skip_cache=True)
+    assert not again["_cache_hit"] and again["result"] == first["result"] + 100

@@ -284,8 +284,8 @@ class Flow:
         token = None
         if lock:
             token, held = yield LEASE
-            if held is not None:
-                release_lease(self.store, key, token)
+            if held is not None and lookup:  # a call that may not read the cache (refresh, skip_cache,
+                release_lease(self.store, key, token)  # record mode) runs even if a result is there
                 return Outcome(True, True, held.value, held.entry)
         heartbeat = Heartbeat(self.store, key, token, lease_s)
         try:
