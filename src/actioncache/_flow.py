@@ -122,7 +122,8 @@ class Flow:
         self.tasks = TaskFlights()
         self.refreshing: set[str] = set()  # keys this process is refreshing in the background
         self.refresh_lock = threading.Lock()
-        self.observers: list[Observer] = []  # actioncache.events; empty costs one check per event
+        self.observers: list[Observer] = self.stats.observers  # actioncache.events; empty costs one check
+        self.count: Callable[..., None] = self.stats.count  # bound once: counting sits on every miss
         self.use_store(store)
 
     def use_store(self, store: CacheStore) -> None:
@@ -157,12 +158,6 @@ class Flow:
         self.offset_due = time.monotonic() + _OFFSET_REFRESH_S
 
     # --- counting -----------------------------------------------------------------------
-
-    def count(self, action: str | None, **deltas: float) -> None:
-        self.stats.count(action, **deltas)
-        if self.observers:
-            for name, delta in deltas.items():
-                notify(self.observers, CacheEvent(name, action, delta))
 
     def flush_stats(self) -> str | None:
         return self.stats.flush(self.store)

@@ -13,6 +13,7 @@ import math
 import threading
 from typing import Any, Callable
 
+from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, redact_secrets
 
 __all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts"]
@@ -31,6 +32,7 @@ class Stats:
         self.hit_tally: dict[str, list[float]] = {}
         self.session: dict[str, float] = {}
         self.last_flush = clock()
+        self.observers: list[Observer] = []  # actioncache.events: told of every count
 
     def count(self, action: str | None, **deltas: float) -> None:
         with self.lock:
@@ -41,6 +43,9 @@ class Stats:
                 if action is not None:
                     scoped = (action, name)
                     pending[scoped] = pending.get(scoped, 0) + delta
+        if self.observers:
+            for name, delta in deltas.items():
+                notify(self.observers, CacheEvent(name, action, delta))
 
     def record_hit(self, action: str, duration_ms: Any) -> bool:
         """Tally one hit; True when a flush is due (the caller flushes: it knows the store)."""
