@@ -226,7 +226,9 @@ class Scratchpad:
 
     def _used_bytes(self) -> float:
         name = usage_counter(self.session_id)
-        return float(self.store.counters(name).get(name, 0.0))
+        used = self.store.counters(name).get(name, 0.0)
+        # A counter another writer garbled counts as empty; the recount before a refusal repairs it.
+        return float(used) if isinstance(used, (int, float)) and not isinstance(used, bool) else 0.0
 
     def _reserve(self, delta: int) -> None:
         """Add ``delta`` bytes to the session's counter; past the quota, give them back and refuse.
