@@ -1,7 +1,10 @@
-"""Scratchpad figures for seed 004: write latency of a 1 MB item (SC-002: under 100 ms) and the
-bytes of metadata an LLM sees per item (SC-003: at most 500), on SQLite (the default) and Redis.
+"""Scratchpad figures for seed 004: write latency of a 1 MB item (SC-002: under 100 ms), the
+bytes of metadata an LLM sees per item (SC-003: at most 500), on SQLite (the default) and Redis;
+how a write's cost grows with the session (p50 at item 10, 1,000 and 10,000 of one session, beside
+a bare store put as the floor) and the peak memory of caching a 200 MB value with the core.
 
-    python bench/bench_scratchpad.py [--repeat 30] [--redis redis://127.0.0.1:6379/15] [--out bench/results/scratchpad.md]
+    python bench/bench_scratchpad.py [--repeat 30] [--scale 10000] [--memory-mb 200]
+                                     [--redis redis://127.0.0.1:6379/15] [--out bench/results/scratchpad.md]
 
 Runs offline. Redis is measured when its server answers, else reported as not measured.
 """
@@ -139,19 +142,95 @@ def metadata_sizes(store) -> list[list[str]]:
     return rows
 
 
+SCALE_WINDOW = 20  # writes per window around item N whose median is reported
+
+
+def scale(label: str, store, total: int) -> list[list[str]]:
+    """Write ``total`` small items to one session; the median write around item 10, 1,000 and
+    ``total``, and the same for a bare store put of an entry of the same size (the floor)."""
+    pad = Scratchpad(store, f"scale-{uuid.uuid4().hex[:8]}", session_quota_bytes=1024 * MB, orphan_sweep_s=None)
+    marks = sorted({n for n in (10, 1000, total) if n <= total})
+    windows = {n: range(max(1, n - SCALE_WINDOW // 2 + 1), max(1, n - SCALE_WINDOW // 2 + 1) + SCALE_WINDOW)
+               for n in marks}
+    windows[total] = range(total - SCALE_WINDOW + 1, total + 1)
+    pad_times: dict[int, float] = {}
+    floor_times: dict[int, float] = {}
+    prefix = f"floor-{uuid.uuid4().hex[:8]}:"
+    for i in range(1, total + 1):
+        # Interleaved: the pad's write and the floor's put see the same machine load.
+        t = time.perf_counter()
+        pad.write({"i": i, "summary": "an email summary of about eighty characters, as an agent would store"},
+                  f"email {i} summary")
+        pad_times[i] = time.perf_counter() - t
+        t = time.perf_counter()
+        store.put(Entry(prefix + str(i), b"j" + b"x" * 100, {"n": i}, time.time(), time.time() + 3600))
+        floor_times[i] = time.perf_counter() - t
+    rows = []
+    base = None
+    for n in marks:
+        pad_ms = statistics.median(pad_times[i] for i in windows[n]) * 1000
+        floor_ms = statistics.median(floor_times[i] for i in windows[n]) * 1000
+        base = base or pad_ms
+        rows.append([label, f"{n:,}", f"{pad_ms:.2f}", f"{floor_ms:.3f}", f"{pad_ms / floor_ms:.1f}x",
+                     f"{pad_ms / base:.2f}x"])
+    pad.end_session()
+    store.delete_many(store.find(pattern=prefix + "*"))
+    return rows
+
+
+_PEAK = """
+import os, resource, sys, warnings
+sys.path.insert(0, sys.argv[1])
+from actioncache import Cache
+n, url, limit = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+value = os.urandom(n // 2).hex()  # n bytes of text that does not compress
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+warnings.simplefilter("ignore")
+cache = Cache(url, **({} if limit == "default" else {"max_value_bytes": None}))
+first = cache.wrap("big", lambda: value)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+hit = cache.wrap("big", lambda: value)["_cache_hit"]
+print(peak - before, "hit" if hit else "not cached")
+"""
+
+
+def peak_memory(size_mb: int, tmp: str) -> list[list[str]]:
+    """Peak memory above the value itself while caching it (a fresh process per case)."""
+    import subprocess
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    rows = []
+    for limit in ("default", "none"):
+        url = f"sqlite:///{tmp}/peak-{limit}.db"
+        out = subprocess.run([sys.executable, "-c", _PEAK, src, str(size_mb * MB), url, limit],
+                             capture_output=True, text=True, timeout=900, check=True).stdout.split()
+        extra = int(out[0])
+        rows.append([f"{size_mb} MB text, max_value_bytes={'64 MiB (default)' if limit == 'default' else 'None'}",
+                     " ".join(out[1:]), f"{extra / MB:.0f}", f"{extra / (size_mb * MB):.2f}x"])
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/15")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "scratchpad.md"))
+    parser.add_argument("--scale", type=int, default=10_000, help="items written to one session (0: skip)")
+    parser.add_argument("--memory-mb", type=int, default=200, help="size of the value cached (0: skip)")
     args = parser.parse_args(argv)
 
     timing: list[list[str]] = []
+    scaling: list[list[str]] = []
+    memory: list[list[str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = open_store(f"sqlite:///{tmp}/scratchpad.db")
         timing += measure("sqlite", sqlite, args.repeat)
         sizes = metadata_sizes(sqlite)
+        if args.scale:
+            scaling += scale("sqlite", sqlite, args.scale)
         sqlite.close()
+        if args.memory_mb:
+            memory = peak_memory(args.memory_mb, tmp)
     redis_note = ""
     try:
         redis = open_store(f"{args.redis}?prefix=bench_{uuid.uuid4().hex[:8]}")
@@ -162,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     if redis is not None:
         try:
             timing += measure("redis", redis, args.repeat)
+            if args.scale:
+                scaling += scale("redis", redis, args.scale)
             redis_sizes = metadata_sizes(redis)
             assert [r[1] for r in redis_sizes[:-1]] == [r[1] for r in sizes[:-1]], "views differ by backend"
         finally:
@@ -174,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         f"`python bench/bench_scratchpad.py --repeat {args.repeat}` on {platform.machine()}, Python {platform.python_version()},"
         f" {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.1f} on"
         f" {os.cpu_count()} CPUs. SQLite: a file in a temp dir (WAL, synchronous=NORMAL);"
-        " Redis: the local server on 127.0.0.1. Each write includes the session lease, the quota check, the item put"
-        " and the session-index put.",
+        " Redis: the local server on 127.0.0.1. Each write includes the session lease, the index entry, the quota"
+        " counter and the item put.",
         "",
         "| store | operation | median ms | p95 ms | max ms | n |",
         "|---|---|---:|---:|---:|---:|",
@@ -190,6 +271,23 @@ def main(argv: list[str] | None = None) -> int:
         *("| " + " | ".join(r) + " |" for r in sizes),
         "",
         "The views are the same on both stores." if not redis_note else redis_note,
+        "",
+        f"## A write as the session grows (one session, {args.scale:,} small items; median of {SCALE_WINDOW} writes around each mark)",
+        "",
+        "Goal: the 10,000th write within 1.5x the 10th. The floor is one bare `store.put` of a 100-byte entry,",
+        "interleaved with the writes (a write is a lease, an index read, the quota counter, two puts and a check).",
+        "",
+        "| store | item | write p50 ms | bare put p50 ms | write / put | vs item 10 |",
+        "|---|---:|---:|---:|---:|---:|",
+        *("| " + " | ".join(r) + " |" for r in scaling),
+        "",
+        f"## Peak memory of caching a {args.memory_mb} MB value (SQLite, one fresh process per case)",
+        "",
+        "Peak resident memory above the value itself during `wrap`; goal: at most 2x the value.",
+        "",
+        "| case | outcome | extra peak MB | extra / value |",
+        "|---|---|---:|---:|",
+        *("| " + " | ".join(r) + " |" for r in memory),
         "",
     ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -75,13 +75,6 @@ def sha256_hex(value: Any) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _utf8(text: str) -> bytes:
-    """UTF-8 for hashing. A lone surrogate (a file name decoded with ``surrogateescape``) hashes
-    as its 3-byte form instead of raising: that is never valid UTF-8, so it cannot collide with
-    any other text, and every valid text hashes exactly as before."""
-    return text.encode("utf-8", "surrogatepass")
-
-
 def args_key(action: str, args: Any) -> str:
     return f"{KEY_PREFIX}{action}:{hashlib.sha256(_utf8(canonical_json(args))).hexdigest()}"
 

@@ -147,7 +147,8 @@ def test_reads_count_as_activity(store):
     from actioncache.scratchpad import cleanup_orphans
 
     idle, reading = Scratchpad(store, new_session("idle")), Scratchpad(store, new_session("read"))
-    idle_key, read_key = idle.write(1, "idle")["storageKey"], reading.write(2, "read")["storageKey"]
+    idle.write(1, "idle")
+    read_key = reading.write(2, "read")["storageKey"]
     for pad in (idle, reading):
         _age_session(store, pad.session_id, 2 * 86400)
     Scratchpad(store, reading.session_id).read(read_key)  # a new worker reading the session

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 import uuid
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
