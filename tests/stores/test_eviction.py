@@ -12,13 +12,24 @@ from actioncache import Cache
 from actioncache.errors import StoreURLError
 from actioncache.stores.base import Entry, open_store
 
-LIMITED = ["memory", "sqlite", "libsql"]
+LIMITED = ["memory", "sqlite", "libsql", "postgres"]
 VALUE = b"v" * 1000
 
 
 def _open(kind: str, tmp_path, limit: int, policy: str):
     if kind == "memory":
         return open_store(f"memory://?max_size_bytes={limit}&eviction={policy}")
+    if kind == "postgres":
+        import atexit
+        import uuid
+
+        import services
+
+        services.require("postgres", "127.0.0.1", 5432)
+        store = open_store(f"{services.POSTGRES_URL}?table=ev_{uuid.uuid4().hex[:12]}&max_size_bytes={limit}"
+                           f"&eviction={policy}")
+        atexit.register(store.drop)
+        return store
     if kind == "libsql":
         import services
 
@@ -144,9 +155,15 @@ store.close()
 """
 
 
-def test_size_stays_under_the_limit_with_four_writer_processes(tmp_path, src_env):
-    url = f"sqlite:///{tmp_path}/shared.db?max_size_bytes=50000&eviction=lru"
-    open_store(url).close()
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_size_stays_under_the_limit_with_four_writer_processes(kind, tmp_path, src_env):
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path}/shared.db?max_size_bytes=50000&eviction=lru"
+        open_store(url).close()
+    else:
+        first = _open("postgres", tmp_path, 50_000, "lru")
+        url = f"{first.conninfo.split('?')[0]}?table={first.table}&max_size_bytes=50000&eviction=lru"
+        first.close()
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, url, f"p{n}"], env=src_env, stderr=subprocess.PIPE)
              for n in range(4)]
     store = open_store(url)

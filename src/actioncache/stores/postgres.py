@@ -25,12 +25,14 @@ import json
 import os
 import re
 import threading
+import time
 import uuid
 import weakref
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
+from ._eviction import AccessLog, EvictionConfig, eviction_config
 from ._sql import key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_url, select_keys
 
@@ -64,6 +66,35 @@ CREATE INDEX IF NOT EXISTS {meta_idx} ON {entries} USING gin (metadata jsonb_pat
 CREATE TABLE IF NOT EXISTS {counters} (name text PRIMARY KEY, value double precision NOT NULL);
 CREATE TABLE IF NOT EXISTS {leases} (name text PRIMARY KEY, token text NOT NULL, expires_at double precision NOT NULL);
 """
+# Size limits (stores/_eviction.py): the bytes held, kept in a one-row table by a trigger so a put
+# reads one row instead of summing the table; indexes give each policy's next victims.
+_ENTRY_BYTES = "octet_length({0}.key) + octet_length({0}.value) + octet_length({0}.metadata::text)"
+_EVICTION_SCHEMA = [
+    "ALTER TABLE {entries} ADD COLUMN IF NOT EXISTS accessed_at double precision",
+    "ALTER TABLE {entries} ADD COLUMN IF NOT EXISTS hits bigint NOT NULL DEFAULT 0",
+    "CREATE TABLE IF NOT EXISTS {totals} (name text PRIMARY KEY, value bigint NOT NULL)",
+    "CREATE OR REPLACE FUNCTION {bytes_fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF TG_OP <> 'INSERT' THEN UPDATE {totals} SET value = value - (" + _ENTRY_BYTES.format("OLD") + ") "
+    "WHERE name = 'bytes'; END IF; "
+    "IF TG_OP <> 'DELETE' THEN UPDATE {totals} SET value = value + (" + _ENTRY_BYTES.format("NEW") + ") "
+    "WHERE name = 'bytes'; END IF; RETURN NULL; END $$",
+    # Made before the first total is summed, in the same transaction: the trigger's lock holds off
+    # every other writer until both are there, so no write is counted twice or missed.
+    "CREATE OR REPLACE TRIGGER {bytes_trigger} AFTER INSERT OR DELETE OR UPDATE OF key, value, metadata "
+    "ON {entries} FOR EACH ROW EXECUTE FUNCTION {bytes_fn}()",
+    "INSERT INTO {totals} (name, value) SELECT 'bytes', coalesce(sum(" + _ENTRY_BYTES.format("{entries}") + "), 0) "
+    "FROM {entries} ON CONFLICT (name) DO NOTHING",
+    "CREATE INDEX IF NOT EXISTS {accessed_idx} ON {entries} (accessed_at NULLS FIRST)",
+    "CREATE INDEX IF NOT EXISTS {hits_idx} ON {entries} (hits, accessed_at NULLS FIRST)",
+]
+_VICTIM_COLUMNS = "SELECT key, " + _ENTRY_BYTES.format("{entries}") + " FROM {entries}"
+_VICTIMS = {
+    "lru": [_VICTIM_COLUMNS + " ORDER BY accessed_at NULLS FIRST LIMIT %s"],
+    "lfu": [_VICTIM_COLUMNS + " ORDER BY hits, accessed_at NULLS FIRST LIMIT %s"],
+    "ttl": [_VICTIM_COLUMNS + " WHERE expires_at IS NOT NULL ORDER BY expires_at LIMIT %s",
+            _VICTIM_COLUMNS + " ORDER BY accessed_at NULLS FIRST LIMIT %s"],
+}
+_CULL_BATCH = 32
 
 _SERVER_NOW = "extract(epoch from clock_timestamp())"
 
@@ -89,7 +120,10 @@ class PostgresStore:
     """The ``CacheStore`` protocol over one PostgreSQL table (see the module docstring)."""
 
     def __init__(self, conninfo: str, *, table: str = "actioncache", schema: str | None = None,
-                 synchronous_commit: str = "off", url: str | None = None) -> None:
+                 synchronous_commit: str = "off", url: str | None = None,
+                 max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
+        self.eviction: EvictionConfig | None = eviction_config(max_size_bytes, eviction)
+        self._access: AccessLog | None = AccessLog() if self.eviction and self.eviction.tracks_reads else None
         for what, name in (("table", table), ("schema", schema)):
             if name is not None and not _IDENTIFIER.match(name):
                 raise StoreURLError(
@@ -119,6 +153,11 @@ class PostgresStore:
             "expires_idx": sql.Identifier(table + "_expires_at"),
             "action_idx": sql.Identifier(table + "_action"),
             "meta_idx": sql.Identifier(table + "_metadata"),
+            "totals": ident(table + "_totals"),
+            "bytes_fn": ident(table + "_count_bytes"),
+            "bytes_trigger": sql.Identifier(table + "_count_bytes"),
+            "accessed_idx": sql.Identifier(table + "_accessed_at"),
+            "hits_idx": sql.Identifier(table + "_hits"),
         }
         self._names = names
         q = self._q
@@ -129,6 +168,16 @@ class PostgresStore:
             "metadata = excluded.metadata, created_at = excluded.created_at, "
             "expires_at = excluded.expires_at, action = excluded.action"
         )
+        # With a size limit, a write is also a use (LRU) and starts its read count again (LFU).
+        # Entries written by caches without a limit keep accessed_at NULL: they are culled first.
+        self._sql_put_tracked = q(
+            "INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action, accessed_at) "
+            "VALUES (%s, %b, %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+            "metadata = excluded.metadata, created_at = excluded.created_at, "
+            "expires_at = excluded.expires_at, action = excluded.action, accessed_at = excluded.accessed_at, hits = 0"
+        )
+        self._sql_touch = q("UPDATE {entries} SET accessed_at = greatest(coalesce(accessed_at, 0), %s), "
+                            "hits = hits + %s WHERE key = %s")
         self._sql_delete_expired = q(
             "DELETE FROM {entries} WHERE key IN (SELECT key FROM {entries} WHERE expires_at IS NOT NULL "
             "AND expires_at <= %s ORDER BY expires_at LIMIT %s FOR UPDATE SKIP LOCKED)"
@@ -155,7 +204,7 @@ class PostgresStore:
         parts = urlsplit(url)
         theirs: list[tuple[str, str]] = []
         for name, value in parse_qsl(parts.query, keep_blank_values=True):
-            if name in _OUR_OPTIONS:
+            if name in _OUR_OPTIONS or name in ("max_size_bytes", "eviction"):
                 options.setdefault(name, value)
             else:
                 theirs.append((name, value))
@@ -189,6 +238,9 @@ class PostgresStore:
                                  (f"actioncache:{self.schema}.{self.table}",))
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
+                            conn.execute(self._q(statement))
+                    if self.eviction is not None:
+                        for statement in _EVICTION_SCHEMA:
                             conn.execute(self._q(statement))
                 self._schema_ready = True
         except BaseException:
@@ -254,6 +306,8 @@ class PostgresStore:
         if row is None:
             return None
         value, metadata, created_at, expires_at = row
+        if self._access is not None and self._access.record(key, time.time()):
+            self._flush_access()
         return Entry(key, value, LazyMetadata(metadata), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
@@ -261,7 +315,49 @@ class PostgresStore:
         action = meta.get(_ACTION_FIELD)
         params = (entry.key, bytes(entry.value), Jsonb(meta), entry.created_at, entry.expires_at,
                   action if isinstance(action, str) else None)
-        self._run("put", lambda c: c.execute(self._sql_put, params))
+        limit = self.eviction
+        if limit is None:
+            self._run("put", lambda c: c.execute(self._sql_put, params))
+            return
+        params = (*params, time.time())
+
+        def put_and_cull(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute(self._sql_put_tracked, params)
+                # FOR UPDATE: one culler at a time; the others' puts wait here, then see its result.
+                total = conn.execute(self._q("SELECT value FROM {totals} WHERE name = 'bytes' FOR UPDATE")).fetchone()
+                if total is None or total[0] <= limit.max_size_bytes:
+                    return
+                if self._access is not None:
+                    self._touch(conn, self._access.drain())
+                excess = total[0] - limit.target_bytes
+                for victims in _VICTIMS[limit.policy]:
+                    while excess > 0:
+                        chosen = []
+                        for key, size in conn.execute(self._q(victims), (_CULL_BATCH,)).fetchall():
+                            chosen.append(key)
+                            excess -= size
+                            if excess <= 0:
+                                break
+                        if not chosen:
+                            break
+                        conn.execute(self._q("DELETE FROM {entries} WHERE key = ANY(%s)"), (chosen,))
+
+        self._run("put", put_and_cull, retry=False)
+
+    def _touch(self, conn: psycopg.Connection[Any], rows: list[tuple[float, int, str]]) -> None:
+        if rows:
+            conn.cursor().executemany(self._sql_touch, rows)
+
+    def _flush_access(self) -> None:
+        """Write the batched reads; a batch that cannot be written is dropped (the order is then a
+        little less exact, and the read that triggered it still hits)."""
+        rows = self._access.drain() if self._access is not None else []
+        if rows:
+            try:
+                self._run("touch", lambda c: self._touch(c, rows), retry=False)
+            except StoreError:
+                pass
 
     def delete(self, key: str) -> bool:
         if "\0" in key:
@@ -319,6 +415,9 @@ class PostgresStore:
         return int(self._run("count", lambda c: c.execute(self._q("SELECT count(*) FROM {entries}")).fetchone()[0]))
 
     def size_bytes(self) -> int:
+        if self.eviction is not None:  # what the limit counts: key + value + metadata
+            statement = self._q("SELECT value FROM {totals} WHERE name = 'bytes'")
+            return int(self._run("size", lambda c: c.execute(statement).fetchone()[0]))
         statement = self._q("SELECT coalesce(sum(octet_length(value)), 0) FROM {entries}")
         return int(self._run("size", lambda c: c.execute(statement).fetchone()[0]))
 
@@ -365,13 +464,16 @@ class PostgresStore:
 
     def drop(self) -> None:
         """Drop this store's tables (everything it holds). For tests and for retiring a cache."""
-        statement = self._q("DROP TABLE IF EXISTS {entries}, {counters}, {leases}")
-        self._run("drop", lambda c: c.execute(statement))
+        tables = self._q("DROP TABLE IF EXISTS {entries}, {counters}, {leases}, {totals}")
+        function = self._q("DROP FUNCTION IF EXISTS {bytes_fn}()")
+        self._run("drop", lambda c: (c.execute(tables), c.execute(function)))
         self._schema_ready = False
 
     def close(self) -> None:
         if os.getpid() != self._pid:
             return
+        if self._access is not None:
+            self._flush_access()
         with self._conns_lock:
             conns, self._conns = list(self._conns), weakref.WeakSet()
         for conn in conns:
