@@ -81,25 +81,25 @@ class ExecEnv:
                               capture_output=True, timeout=60, check=True)
 
 
-@pytest.fixture
-def shellcheck() -> str:
-    path = shutil.which("shellcheck")
+def require_program(name: str, installer: str) -> str:
+    """The program's path; missing, it skips locally and FAILS under CI=true (the install step has it)."""
+    path = shutil.which(name)
     if path is None:
         if os.environ.get("CI") == "true":
-            pytest.fail("shellcheck is not installed; scripts/install.d/50-shellcheck.sh installs it")
-        pytest.skip("shellcheck is not installed (bash scripts/install.d/50-shellcheck.sh)")
+            pytest.fail(f"{name} is not installed; scripts/install.d/{installer} installs it")
+        pytest.skip(f"{name} is not installed (bash scripts/install.d/{installer})")
     return path
+
+
+@pytest.fixture
+def shellcheck() -> str:
+    return require_program("shellcheck", "50-shellcheck.sh")
 
 
 @pytest.fixture
 def strace() -> str:
-    """The tracer behind read-sets. Missing under CI=true is a failure (scripts/install.d/55-strace.sh)."""
-    path = shutil.which("strace")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("strace is not installed; scripts/install.d/55-strace.sh installs it")
-        pytest.skip("strace is not installed (bash scripts/install.d/55-strace.sh)")
-    return path
+    """The tracer behind read-sets."""
+    return require_program("strace", "55-strace.sh")
 
 
 @pytest.fixture
