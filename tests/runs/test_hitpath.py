@@ -65,3 +65,23 @@ def test_lean_json_is_canonical_json(value):
     text = lean.dumps(value)
     assert text == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert lean.loads(text) == json.loads(text)
+
+
+def test_a_config_file_is_read_from_its_memo_and_an_edit_is_seen(ex, strace):
+    import time
+
+    config = ex.work / "artifacts" / "rollflow_cache" / "config.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text("max_cache_age_hours: 100\nnon_cacheable_tools: [git_push]\n")
+    time.sleep(2.1)  # a config changed within the last 2 s is racy: no memo is written for it
+    args = ("--mode", "use", "--summary", "--", "cat", "good.sh")
+    ex.run(*args)  # the full command parses the YAML and leaves the memo
+    hit = subprocess.run([PY, "-X", "importtime", "-m", "actioncache", "exec", *args], cwd=ex.work, env=ex.env,
+                         capture_output=True, timeout=60)
+    assert b"cat: hit" in hit.stderr
+    assert "actioncache.runs.hitpath" in imported(hit) and not imported(hit) & {"yaml", "actioncache.policy"}
+    config.write_text("max_cache_age_hours: 100\nnon_cacheable_tools: [git_push, cat]\n")
+    edited = ex.run(*args)  # the memo no longer matches the file: the full command reads it
+    assert b"not cached (cat is in non_cacheable_tools)" in edited.stderr
+    config.write_text("cache_settings:\n  enabled: false\n")
+    assert b"cache_settings.enabled is false" in ex.run(*args).stderr

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -61,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command and command[0] == "--":
         command = command[1:]
     from ..policy import PolicyError, default_policy, load_config
+    from . import configmemo
 
     try:
         config = load_config()
@@ -68,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PolicyError as exc:
         _say(f"error: {exc}")
         return 2
+    configmemo.write(config, time.time_ns())  # the next hit need not parse the file again
     if not config.enabled and policy.mode != "off":  # the kill switch beats flags and the environment
         policy = replace(policy, mode="off")
         _say(f"caching is off: cache_settings.enabled is false in {config.path}")

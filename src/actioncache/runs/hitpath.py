@@ -1,11 +1,12 @@
 """The exec hit path: interpreter start-up, one store read, the read-set check, the replay.
 
 ``python -m actioncache exec ...`` and the ``actioncache`` command try this before anything else.
-With mode ``off`` (the default) and no config file it simply becomes the command (``execvp``).
-Otherwise it handles only the plain case (mode ``use`` from the flags or the environment, an enabled scope
-other than ``llm_ro``, no config file, no ``--stdin``/``--explain``/``--force-fresh``/audit, a
-``sqlite:///`` store) and only a hit; for everything else it returns None and the full command
-(``runs.cli``) does the work, with the same keys and the same rules. So it may be incomplete but
+With mode ``off`` (the default) it simply becomes the command (``execvp``). Otherwise it handles
+only the plain case (mode ``use`` from the flags, the environment or the config, an enabled scope
+other than ``llm_ro``, no ``--stdin``/``--explain``/``--force-fresh``/audit, a ``sqlite:///``
+store) and only a hit. A config file is read from the memo the full command left (``configmemo``:
+never YAML or TOML here); without a current memo the full command runs. For everything else it
+returns None and the full command (``runs.cli``) does the work, with the same keys and the same rules. So it may be incomplete but
 never different: it serves a hit exactly when the full path would.
 
 What it imports is the point: ``os``, ``sys``, SQLite's C module, ``binascii`` and this package's lean
@@ -32,7 +33,7 @@ HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # runs.log.HIT_JOURNAL_SUFFIX
 _VALUE_FLAGS = {"--mode": "mode", "--cache-mode": "mode", "--scope": "scope", "--scopes": "scopes",
                 "--cache-scope": "scopes", "--phase": "phase", "--input": "input", "--env": "env", "--store": "store",
                 "--max-age-hours": "max_age"}
-_CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
+_GLOB_CHARS = frozenset("*?[]\\")
 _BAIL_ENV = ("ACTIONCACHE_CONFIG", "CACHE_SKIP", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH")
 
 
@@ -72,23 +73,32 @@ def _parse(argv: list[str]) -> dict[str, Any] | None:
     return None
 
 
-def _config_present() -> bool:
-    """Is a config file in the way (the full path reads and applies it)?"""
-    here = os.getcwd()
-    while True:
-        for name in _CONFIG_NAMES:
-            if os.path.isfile(os.path.join(here, name)):
-                return True
-        if os.path.exists(os.path.join(here, ".git")):
-            return False
-        parent = os.path.dirname(here)
-        if parent == here:
-            return False
-        here = parent
+def _config() -> dict[str, Any] | None:
+    """The settings of the config file in effect ({} when there is none); None: leave it to the full command."""
+    from . import configmemo
+
+    path = configmemo.find(os.getcwd())
+    if path is None:
+        return {}
+    memo = configmemo.read(path)
+    if memo is None or not memo.get("enabled") or memo.get("ignored") or memo.get("verbose") \
+            or not memo.get("run_log") or memo.get("audit_rate"):
+        return None  # the full command has something to say (the kill switch, a warning, a summary line)
+    return memo
 
 
-def _store_path(flag: str | None) -> str | None:
-    url = flag or _env("ACTIONCACHE_URL")
+def _non_cacheable(patterns: list[str], tool: str) -> bool | None:
+    """Is ``tool`` non-cacheable? None when a pattern is a glob (the full command matches those)."""
+    for pattern in patterns:
+        if _GLOB_CHARS & set(pattern):
+            return None
+        if pattern in (tool, os.path.basename(tool)):
+            return True
+    return False
+
+
+def _store_path(flag: str | None, configured: str | None = None) -> str | None:
+    url = flag or _env("ACTIONCACHE_URL") or configured
     if not url:
         if sys.platform != "linux":
             return None
@@ -106,25 +116,31 @@ def try_hit(argv: list[str]) -> int | None:
         return None
     if _env("ACTIONCACHE_AUDIT_RATE", "CACHE_AUDIT_RATE") not in ("", "0", "0.0"):
         return None
-    mode = (opts.get("mode") or _env("ACTIONCACHE_MODE", "CACHE_MODE")).lower()
+    config = _config()
+    if config is None:
+        return None
+    mode = (opts.get("mode") or _env("ACTIONCACHE_MODE", "CACHE_MODE") or config.get("mode") or "").lower()
     scopes_text = opts.get("scopes") or _env("ACTIONCACHE_SCOPE", "CACHE_SCOPE")
-    scopes = [s.strip().lower() for s in scopes_text.split(",") if s.strip()] if scopes_text else DEFAULT_SCOPES
+    scopes = [s.strip().lower() for s in scopes_text.split(",") if s.strip()] if scopes_text else \
+        config.get("scopes") or DEFAULT_SCOPES
     scope = opts.get("scope", "verify").strip().lower()
     if "," in scope or not all(s.replace("_", "").replace("-", "").isalnum() for s in scopes):
         return None  # the full path names the bad scope
-    if mode in ("", "off") and not opts["summary"] and not _config_present():
+    if mode in ("", "off") and not opts["summary"]:
         _run_directly(opts["command"])  # mode off: the command, as if typed (returns only if it cannot start)
         return None
     if mode != "use" or scope == "llm_ro" or scope not in scopes:
         return None
+    if _non_cacheable(config.get("non_cacheable") or [], opts["command"][0]) is not False:
+        return None
     try:
-        max_age = float(opts["max_age"]) if "max_age" in opts else 168.0
+        max_age = float(opts["max_age"]) if "max_age" in opts else float(config.get("max_age_hours") or 168.0)
     except ValueError:
         return None
     if not max_age > 0:
         return None
-    path = _store_path(opts.get("store"))
-    if path is None or not os.path.isfile(path) or _config_present():
+    path = _store_path(opts.get("store"), config.get("store"))
+    if path is None or not os.path.isfile(path):
         return None
     return _lookup(opts, scope, path, max_age)
 
