@@ -281,3 +281,16 @@ def test_custom_keys_keep_separate_entries_on_each_backend(write_agent, tmp_path
         again = agent.invoke({"key": "key1", "value": "value1"})["r"]
     assert (first["_cache_hit"], second["_cache_hit"], again["_cache_hit"]) == (False, False, True)
     assert again["result"] == first["result"] and again["_cache_key"] == "cache:flow:key1" and len(calls) == 2
+
+
+def test_custom_strategy_and_namespace_keys_are_prefixed(agent_from):
+    agent = agent_from("""
+        name: my_agent
+        settings: {cache: {namespace: team}}
+        nodes:
+          - {name: c, uses: cache.wrap, with: {action: demo.w, key_strategy: custom, key: "doc-{{ state.n }}", args: {}}, output: c}
+          - {name: a, uses: cache.wrap, with: {action: demo.w, args: {n: "{{ state.n }}"}}, output: a}
+    """, actions={"demo.w": counting([])})
+    state = agent.invoke({"n": 1})
+    assert state["c"]["_cache_key"] == "cache:my_agent:doc-1"
+    assert state["a"]["_cache_key"].startswith("cache:my_agent:team/demo.w:")
