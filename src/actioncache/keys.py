@@ -58,12 +58,6 @@ def canonical_json(value: Any) -> str:
         raise KeyStrategyError(f"cannot build a cache key: {type(exc).__name__}: {exc}") from exc
 
 
-def _utf8(text: str) -> bytes:
-    """UTF-8, with lone surrogates (a JSON ``"\\ud800"``) kept instead of raising: valid text gives
-    the same bytes as plain UTF-8, so no key changes, and odd text is keyed instead of crashing."""
-    return text.encode("utf-8", "surrogatepass")
-
-
 def sha256_hex(value: Any) -> str:
     """SHA-256 of bytes as they are, of text as UTF-8, of anything else as canonical JSON."""
     if isinstance(value, (bytes, bytearray, memoryview)):
