@@ -25,6 +25,9 @@ __all__ = ["LEASE_PREFIX", "Heartbeat", "TaskFlights", "ThreadFlights", "release
 log = logging.getLogger("actioncache")
 
 LEASE_PREFIX = "lease:"
+# A notified waiter still wakes at least this often: a release it missed (the holder died, or let go
+# between our check and our listen) costs at most this much.
+_NOTIFIED_WAIT_S = 1.0
 T = TypeVar("T")
 
 
@@ -120,6 +123,7 @@ def take_lease(store: CacheStore, key: str, timeout_s: float,
     """
     deadline = time.monotonic() + timeout_s
     delay = 0.01
+    wait = getattr(store, "wait_lease", None)
     while True:
         try:
             token = store.acquire_lease(LEASE_PREFIX + key, timeout_s)
@@ -131,9 +135,17 @@ def take_lease(store: CacheStore, key: str, timeout_s: float,
         found = lookup()
         if found is not None:
             return None, found
-        if time.monotonic() >= deadline:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
             return None, None
-        time.sleep(delay)
+        if wait is not None:  # the store tells waiters when the lease is let go (Redis, PostgreSQL)
+            try:
+                wait(LEASE_PREFIX + key, min(remaining, _NOTIFIED_WAIT_S))
+                continue
+            except Exception as exc:  # noqa: BLE001 - fall back to polling
+                log.debug("waiting on the lease of %s failed: %s", key, exc)
+                wait = None
+        time.sleep(min(delay, remaining))
         delay = min(delay * 2, 0.25)
 
 

@@ -142,3 +142,28 @@ def test_renew_lease_on_every_store_that_offers_it(store):
     store.release_lease("held", token)
     assert renew("held", token, 5.0) is False  # released: nothing to renew
     assert store.acquire_lease("held", 1.0) is not None
+
+
+@pytest.mark.parametrize("backend", sorted({"redis", "postgres"} & SHAREABLE))
+def test_waiters_are_told_when_the_lease_is_let_go(backend, tmp_path):
+    """Redis (pub/sub) and PostgreSQL (LISTEN/NOTIFY) wake a waiter when the holder releases."""
+    import threading
+
+    store = BACKENDS[backend](tmp_path)
+    other = open_store(store.url) if backend == "redis" else BACKENDS[backend](tmp_path)
+    if backend == "postgres":
+        other = open_store(f"{store.conninfo.split('?')[0]}?table={store.table}")
+    token = store.acquire_lease("job", 60.0)
+    assert token is not None
+    woke: list[float] = []
+    waiter = threading.Thread(target=lambda: (other.wait_lease("job", 30.0), woke.append(time.monotonic())))
+    waiter.start()
+    time.sleep(0.5)
+    assert not woke, "the waiter returned while the lease was still held"
+    released_at = time.monotonic()
+    store.release_lease("job", token)
+    waiter.join(timeout=30)
+    assert woke and woke[0] - released_at < 25, "woken by the release, not by its 30 s timeout"
+    other.wait_lease("job", 30.0)  # nothing held: returns at once
+    store.close()
+    other.close()

@@ -21,6 +21,7 @@ never shared across ``fork``. Every query is parameterized; identifiers are quot
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -458,9 +459,30 @@ class PostgresStore:
         row = self._run("lease", lambda c: c.execute(statement, (float(ttl_s), name, token)).fetchone(), retry=False)
         return row is not None
 
+    def _lease_channel(self, name: str) -> str:
+        # A channel name is an identifier (at most 63 bytes): a digest of the table and lease name.
+        return "ac_" + hashlib.sha256(f"{self.schema}.{self.table}:{name}".encode()).hexdigest()[:40]
+
+    def wait_lease(self, name: str, timeout_s: float) -> None:
+        """Block until the lease on ``name`` is released (LISTEN/NOTIFY) or ``timeout_s`` passes."""
+        channel = self._lease_channel(name)
+        held = self._q("SELECT 1 FROM {leases} WHERE name = %s")
+
+        def wait(conn: psycopg.Connection[Any]) -> None:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+            try:
+                if conn.execute(held, (name,)).fetchone() is not None:  # still held: wait to be told
+                    for _ in conn.notifies(timeout=timeout_s, stop_after=1):
+                        pass
+            finally:
+                conn.execute(sql.SQL("UNLISTEN {}").format(sql.Identifier(channel)))
+
+        self._run("lease", wait, retry=False)
+
     def release_lease(self, name: str, token: str) -> None:
-        statement = self._q("DELETE FROM {leases} WHERE name = %s AND token = %s")
-        self._run("lease", lambda c: c.execute(statement, (name, token)))
+        statement = self._q("WITH gone AS (DELETE FROM {leases} WHERE name = %s AND token = %s RETURNING 1) "
+                            "SELECT pg_notify(%s, 'released') FROM gone")
+        self._run("lease", lambda c: c.execute(statement, (name, token, self._lease_channel(name))))
 
     def drop(self) -> None:
         """Drop this store's tables (everything it holds). For tests and for retiring a cache."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import uuid
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -117,7 +118,10 @@ return 0
 """
 
 _RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PUBLISH', KEYS[1], 'released')
+  return redis.call('DEL', KEYS[1])
+end
 return 0
 """
 
@@ -419,6 +423,22 @@ class RedisStore:
             return bool(self._renew(keys=[f"{self.prefix}:l:{name}"], args=[token, max(1, int(ttl_s * 1000))]))
         except redis.RedisError as exc:
             raise self._error("lease", exc) from exc
+
+    def wait_lease(self, name: str, timeout_s: float) -> None:
+        """Block until the lease on ``name`` is released (a message on its channel) or ``timeout_s``
+        passes: waiters are told when the holder's value has landed instead of polling for it."""
+        pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+        try:
+            pubsub.subscribe(f"{self.prefix}:l:{name}")
+            if self._client.exists(f"{self.prefix}:l:{name}"):  # released before we listened: no wait
+                end = time.monotonic() + timeout_s
+                while (left := end - time.monotonic()) > 0:
+                    if pubsub.get_message(timeout=left) is not None:  # None: the subscribe reply, or time
+                        break
+        except redis.RedisError as exc:
+            raise self._error("lease", exc) from exc
+        finally:
+            pubsub.close()
 
     def release_lease(self, name: str, token: str) -> None:
         try:
