@@ -58,6 +58,13 @@ def canonical_json(value: Any) -> str:
         raise KeyStrategyError(f"cannot build a cache key: {type(exc).__name__}: {exc}") from exc
 
 
+def _utf8(text: str) -> bytes:
+    """UTF-8 for hashing. A lone surrogate (a file name decoded with ``surrogateescape``) hashes
+    as its 3-byte form instead of raising: that is never valid UTF-8, so it cannot collide with
+    any other text, and every valid text hashes exactly as before."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def sha256_hex(value: Any) -> str:
     """SHA-256 of bytes as they are, of text as UTF-8, of anything else as canonical JSON."""
     if isinstance(value, (bytes, bytearray, memoryview)):
