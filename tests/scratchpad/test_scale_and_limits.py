@@ -164,3 +164,9 @@ def test_orphans_are_cleaned_without_anyone_calling_cleanup(store):
     Scratchpad(store, new_session("busy")).write("new work", "another agent writes")  # sweeps on write
     assert store.find(pattern=f"scratch:{abandoned.session_id}:*") == []
     assert Scratchpad(store, abandoned.session_id).list() == []
+
+
+def test_a_description_holding_a_lone_surrogate_is_written(pad):
+    answer = json.loads(pad.handle_tool_call("scratchpad_write", {"data": 1, "description": "file r\udcff.txt"}))
+    assert answer["success"] is True and answer["item"]["description"].startswith("file r")
+    assert pad.list()[0]["description"] == answer["item"]["description"]

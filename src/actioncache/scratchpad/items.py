@@ -109,6 +109,9 @@ def usage_counter(session_id: str) -> str:
     return f"{USAGE_COUNTER_PREFIX}{session_id}"
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def truncate_description(description: Any) -> str:
     """FR-011: at most 300 characters; a longer one is cut and ends with an ellipsis."""
     if not isinstance(description, str) or not description.strip():
@@ -117,6 +120,10 @@ def truncate_description(description: Any) -> str:
             "e.g. 'Email 3 from Ann re: Q4 budget, 120-word summary'"
         )
     description = " ".join(description.split())
+    if not description.isascii():
+        # A lone surrogate (text decoded with surrogateescape) cannot be stored as UTF-8; in a
+        # line for the model it becomes the replacement character instead of failing the write.
+        description = _LONE_SURROGATE.sub("\ufffd", description)
     if len(description) > DESCRIPTION_LIMIT:
         description = description[: DESCRIPTION_LIMIT - 1] + ELLIPSIS
     return description
