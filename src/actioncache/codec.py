@@ -52,10 +52,6 @@ class Codec(Protocol):
     def decode(self, data: bytes) -> Any: ...
 
 
-class _NeedsTags(Exception):
-    pass
-
-
 _SCALARS = (str, int, float, bool, type(None))
 
 

@@ -7,7 +7,6 @@ hypothesis), so everything that enters a key goes through :func:`canonical_json`
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import datetime as _dt
 import enum
@@ -138,8 +137,3 @@ def compute_key(
         keyed[key_source] = {"sha256": digest}
         return args_key(action, keyed)
     raise KeyStrategyError(f"unknown key_strategy {key_strategy!r}; use one of {', '.join(KEY_STRATEGIES)}")
-
-
-def bytes_token(value: bytes) -> str:
-    """Short printable token for bytes inside keys (used by the CLI and tests)."""
-    return base64.urlsafe_b64encode(hashlib.sha256(value).digest()[:12]).decode("ascii")
