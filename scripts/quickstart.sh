@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The README's first command: install actioncache, then run the document-extraction agent twice
+# The README's first command: install actioncache into .venv (scripts/install.sh), then run the document-extraction agent twice
 # on the SQLite default store. The first run is a miss (a slow extraction), the second a hit.
 #
 # It uses a fresh default store in a temporary directory (XDG_CACHE_HOME), so the demo shows a
 # miss then a hit every time it runs and never touches your own cache.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-PY="${PYTHON:-python3}"
-export PIP_DISABLE_PIP_VERSION_CHECK=1
-
-if ! "$PY" -c "import actioncache.agents, sys, os; sys.exit(0 if os.path.realpath(actioncache.__file__).startswith(os.path.realpath('src')) else 1)" 2>/dev/null; then
-  echo "== installing actioncache from this checkout (pip install -e .)"
-  "$PY" -m pip install -q -e .
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/dev-env.inc
+. scripts/dev-env.inc
+if ! "$AC_PY" -c "import actioncache.agents, sys, os; sys.exit(0 if os.path.realpath(actioncache.__file__).startswith(os.path.realpath('src')) else 1)" 2>/dev/null; then
+  echo "== installing actioncache from this checkout into .venv (scripts/install.sh, no extras)"
+  ACTIONCACHE_EXTRAS="${ACTIONCACHE_EXTRAS-}" ACTIONCACHE_PARTS="${ACTIONCACHE_PARTS-}" bash scripts/install.sh
+  # shellcheck source=scripts/dev-env.inc
+  . scripts/dev-env.inc
 fi
+PY="$AC_PY"
 
 demo_home="$(mktemp -d)"
 trap 'rm -rf "$demo_home"' EXIT

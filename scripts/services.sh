@@ -5,7 +5,7 @@
 # Each service is a script in scripts/services.d/ taking start|stop; ports are fixed and listed
 # in tests/services.py so tests and scripts agree.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 action="${1:?usage: scripts/services.sh start|stop}"
 mkdir -p .ci/.state
 status=0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Agent loops (`actioncache exec`): the real verifiers its tests and example loop run.
-# shellcheck from Debian's package; the Python linter (pyflakes) comes with the `test` extra.
+# The shell linter comes from Debian's package; the Python linter (pyflakes) comes with the `test` extra.
 # Idempotent and quiet; when shellcheck is already there this only checks for it.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes

@@ -3,7 +3,7 @@
 # running cluster; starts the Debian cluster only when none answers, and `stop` stops only
 # what this script started.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 state=.ci/.state
 marker="$state/postgres.started"
 mkdir -p "$state"
@@ -15,7 +15,7 @@ ensure_db() {
 case "${1:-}" in
   start)
     if ready; then echo "postgres: already running on 127.0.0.1:5432"; ensure_db; exit 0; fi
-    version="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)"
+    version="$(find /etc/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort -V | tail -1)"
     if [ -z "$version" ]; then
       echo "postgres: no cluster in /etc/postgresql (scripts/install.d/40-redis-postgres.sh installs one)" >&2; exit 1
     fi

@@ -2,7 +2,7 @@
 # Redis on 127.0.0.1:6379 for the tests. Uses the machine's running server; starts one (no
 # persistence) only when none answers, and `stop` stops only the one this script started.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 state=.ci/.state
 pidfile="$state/redis.pid"
 port="${ACTIONCACHE_REDIS_PORT:-6379}"
