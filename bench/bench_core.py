@@ -3,7 +3,7 @@
     python bench/bench_core.py            # full run (1 GB file for storage_hash), ~2-3 minutes
     python bench/bench_core.py --quick    # smaller sizes, for a smoke check
 
-Writes bench/results/core.md (tables and the ratios DESIGN.md targets) and bench/results/core.png.
+Writes bench/results/core.md (tables and the ratios of its targets) and bench/results/core.png.
 Every figure is the best of several repeats of many calls (the usual way to measure a hot path
 on a shared machine: the minimum is the run least disturbed by other work). Numbers are
 wall-clock microseconds per call on this machine; the ratios are what carries to other machines.
@@ -241,7 +241,7 @@ def write_report(hits: dict[str, float], miss: dict[str, float], mp: dict[str, d
         ("storage_hash ≥ 0.9× sha256sum throughput", hashing["actioncache_MBps"] / hashing["sha256sum_MBps"], 0.9, "≥"),
         ("processes on one SQLite file: no errors", float(mp["actioncache"]["errors"]), 0.0, "≤"),
     ]
-    lines += ["", "## Targets (DESIGN.md)", "", "| target | measured | met |", "|---|---:|:---:|"]
+    lines += ["", "## Targets", "", "| target | measured | met |", "|---|---:|:---:|"]
     for label, value, bound, op in targets:
         met = value <= bound if op == "≤" else value >= bound
         lines.append(f"| {label} | {value:.2f} | {'yes' if met else 'NO'} |")

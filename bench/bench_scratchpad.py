@@ -1,5 +1,5 @@
-"""Scratchpad figures for seed 004: write latency of a 1 MB item (SC-002: under 100 ms), the
-bytes of metadata an LLM sees per item (SC-003: at most 500), on SQLite (the default) and Redis;
+"""Scratchpad figures: write latency of a 1 MB item (target: under 100 ms), the
+bytes of metadata an LLM sees per item (target: at most 500), on SQLite (the default) and Redis;
 how a write's cost grows with the session (p50 at item 10, 1,000 and 10,000 of one session, beside
 a bare store put as the floor) and the peak memory of caching a 200 MB value with the core.
 
@@ -262,9 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---:|---:|---:|---:|",
         *("| " + " | ".join(r) + " |" for r in timing),
         "",
-        "Target (seed 004 SC-002): a write of up to 1 MB under 100 ms.",
+        "Target: a write of up to 1 MB under 100 ms.",
         "",
-        "## Metadata an LLM sees per item (compact JSON, UTF-8 bytes; target SC-003: at most 500)",
+        "## Metadata an LLM sees per item (compact JSON, UTF-8 bytes; target: at most 500)",
         "",
         "| case | bytes per item | description chars kept | sessionId per item |",
         "|---|---:|---:|---|",

@@ -1,4 +1,4 @@
-"""Interactive demo of the semantic plan cache (seed 002): prompt, plan, feedback, eviction, re-plan.
+"""Interactive demo of the semantic plan cache: prompt, plan, feedback, eviction, re-plan.
 
     python examples/memory_agent_demo.py [--store sqlite:///tmp/demo.db] [--embedder local|hashing]
 
@@ -20,14 +20,11 @@ import os
 import re
 import sys
 import urllib.request
-from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from actioncache import open_store  # noqa: E402
-from actioncache.semantic import HashingEmbedder, SemanticCache, default_embedder  # noqa: E402
-from actioncache.semantic.conversation import normalize_prompt  # noqa: E402
+from actioncache import open_store  # the installed package (scripts/install.sh, or pip install)
+from actioncache.semantic import HashingEmbedder, SemanticCache, default_embedder
+from actioncache.semantic.conversation import normalize_prompt
 
 # --- placeholder tools: deterministic, no network -----------------------------------------------
 
@@ -72,7 +69,7 @@ TOOLS: dict[str, Callable[[str], str]] = {
 
 
 def step(tool: str, tool_input: str) -> str:
-    """One ActionSequence entry in seed 002's format."""
+    """One cached plan: the request, its tool calls and their results."""
     return f"Tool: {tool}, Input: '{tool_input}', Observation: '{TOOLS[tool](tool_input)}'"
 
 
@@ -206,7 +203,7 @@ def run(cache: SemanticCache, planner: RuleBasedPlanner | LLMPlanner) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Semantic plan cache demo (seed 002).")
+    parser = argparse.ArgumentParser(description="Semantic plan cache demo: plan, replay, feedback, eviction.")
     parser.add_argument("--store", default="memory://", help="store URL (default: memory://)")
     parser.add_argument("--namespace", default="demo")
     parser.add_argument("--embedder", choices=("local", "hashing"), default="local",

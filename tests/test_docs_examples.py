@@ -140,3 +140,21 @@ def test_shown_output_is_what_the_command_prints(block, sandbox):
             at += 1
         assert at < len(printed), f"{block.id}: {shown!r} is not printed (in this order) by {command!r}:\n{proc.stdout}"
         at += 1
+
+
+# Labels of the project's internal planning that mean nothing to a reader.
+INTERNAL_LABEL = re.compile(r"\bseed \d{3}\b|\bseed's\b|\b(?:AC|FR|SC)-\d+\b|DESIGN\.md")
+
+
+def test_what_users_read_cites_no_internal_labels():
+    """Docs, help texts and docstrings, examples, scripts and benchmark tables speak in user words."""
+    found = []
+    for folder, pattern in (("docs", "*.md"), ("src", "*.py"), ("examples", "*"), ("scripts", "*"), ("bench", "*.py"),
+                            ("bench/results", "*.md")):
+        for path in sorted((ROOT / folder).rglob(pattern)):
+            if path.is_file() and "__pycache__" not in path.parts:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in INTERNAL_LABEL.finditer(text)]
+    for name in ("README.md", "YAML_REFERENCE.md"):
+        found += [f"{name}: {m.group(0)}" for m in INTERNAL_LABEL.finditer((ROOT / name).read_text(encoding="utf-8"))]
+    assert not found, found

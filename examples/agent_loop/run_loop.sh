@@ -1,5 +1,5 @@
 #!/bin/sh
-# An agent loop in miniature (seed 001): three iterations of BUILD → VERIFY over a small tree.
+# An agent loop in miniature: three iterations of BUILD → VERIFY over a small tree.
 #   pass 1: every verifier misses and runs (and its PASS is recorded)
 #   pass 2: nothing changed, so every verifier is served from the cache
 #   pass 3: the "agent" edits one shell script: only that file's shellcheck runs again

@@ -1,6 +1,6 @@
 """actioncache: make an agent's expensive work free the second time.
 
-Public names (DESIGN.md "The public contract"); everything else is internal. They load on first
+Public names (a contract: they are never renamed); everything else is internal. They load on first
 use (PEP 562), so a command-line hit of ``actioncache exec`` does not import the whole library.
 """
 

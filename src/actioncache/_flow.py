@@ -387,7 +387,7 @@ def run_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bool, Any
     started = time.perf_counter()
     try:
         result = fn(**args)
-    except Exception as exc:  # noqa: BLE001 - the seed's shape: success False with error
+    except Exception as exc:  # noqa: BLE001 - the documented shape: success False with error
         return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
     return True, result, (time.perf_counter() - started) * 1000
 

@@ -1,6 +1,6 @@
 """The cache core: ``Cache.wrap/get/invalidate/cleanup/stats`` over one :class:`CacheStore`.
 
-Rules this module keeps (DESIGN.md, "Values and safety"):
+Rules this module keeps:
 
 * A failing store never fails the user's action: every store call is guarded, the action runs
   fresh, and the response (``_cache_error``) and stats (``errors``) record what went wrong.
@@ -221,7 +221,7 @@ class Cache:
         stale_ttl_seconds: float | None = None,
         serve_stale_on_error: bool = False,
     ) -> dict[str, Any]:
-        """Run ``fn(**args)`` unless a live cached result exists; return seed 000's response shape.
+        """Run ``fn(**args)`` unless a live cached result exists; return the response below.
 
         ``{"success": True, "result": ..., "_cache_hit": bool, "_cache_key": str}`` (plus
         ``_cache_created_at`` on a hit, ``_cache_error`` when the cache failed but the action ran).

@@ -131,7 +131,7 @@ def compute_key(
             digest = file_hasher(os.fspath(path))
         except HashError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any I/O failure is a hash failure (AC-18)
+        except Exception as exc:  # noqa: BLE001 - any I/O failure is a hash failure
             raise HashError(f"cannot hash {path!r}: {exc}") from exc
         keyed = dict(args)
         keyed[key_source] = {"sha256": digest}

@@ -1,4 +1,4 @@
-"""YAML agents whose steps are cached actions (seed 000; a compatible subset of The Edge Agent).
+"""YAML agents whose steps are cached actions (a compatible subset of The Edge Agent).
 
     from actioncache.agents import load_agent
     agent = load_agent("examples/document_extraction.yaml")

@@ -1,6 +1,6 @@
 """The action registry: ``fn(state, **kwargs) -> dict`` under ``ns.name`` and ``actions.ns_name``.
 
-Every action is reachable under both spellings (seed 000 AC-22), and both resolve to one
+Every action is reachable under both spellings, and both resolve to one
 canonical ``ns.name``, so ``cache.wrap`` keys the same entry whichever spelling an agent uses.
 Actions come from three places: the built-in modules (``agents.actions`` and the faces'
 ``<face>/actions.py``), ``imports:`` in the YAML, and Python (``registry["ns.name"] = fn``).

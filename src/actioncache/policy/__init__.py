@@ -1,4 +1,4 @@
-"""Cache modes, scopes and phase guards for agent loops (seed 001).
+"""Cache modes, scopes and phase guards for agent loops.
 
 An agent loop must cache only idempotent work: verifier runs, file reads, read-only LLM phases.
 This package decides, per call, whether the cache may be read and written:
@@ -20,8 +20,8 @@ always did, whatever the mode: the mode is a switch for agent-loop work, not for
 Where it comes from, strongest first: a ``cache.policy(...)`` block (a context variable, so each
 thread and asyncio task has its own), then the environment (``ACTIONCACHE_MODE``/``_SCOPE``/``_PHASE``
 over ``CACHE_MODE``/``CACHE_SCOPE``/``CACHE_PHASE``; exported, so subprocesses inherit them), then
-the config file (``actioncache.toml``, ``.actioncache.yml`` or seed 001's
-``artifacts/rollflow_cache/config.yml``, found from the working directory upward, or
+the config file (``actioncache.toml``, ``.actioncache.yml`` or the
+agent-loop layout's ``artifacts/rollflow_cache/config.yml``, found from the working directory upward, or
 ``$ACTIONCACHE_CONFIG``), then the defaults. Two exceptions: ``cache_settings.enabled: false`` in
 the config turns caching off whatever the environment says (a kill switch must kill), and a config
 found by walking up may choose the store or the mode only in a directory the user trusted

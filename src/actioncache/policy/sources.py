@@ -55,8 +55,8 @@ _CONFIG_KEYS = ("mode", "scopes", "phase", "non_cacheable_tools", "max_cache_age
 def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
     """``$ACTIONCACHE_CONFIG``, else the nearest config file from ``start`` (cwd) up to the repo root.
 
-    In each directory: ``actioncache.toml``, ``.actioncache.yml``/``.yaml``, then seed 001's
-    ``artifacts/rollflow_cache/config.yml``.
+    In each directory: ``actioncache.toml``, ``.actioncache.yml``/``.yaml``, then the agent-loop
+    layout's ``artifacts/rollflow_cache/config.yml``.
     """
     explicit = os.environ.get(CONFIG_ENV, "").strip()
     if explicit:
@@ -76,7 +76,7 @@ def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
 
 
 def config_home(path: Path) -> Path:
-    """The directory a config file speaks for (seed 001's file sits two levels down in it)."""
+    """The directory a config file speaks for (``artifacts/rollflow_cache/config.yml`` sits two levels down in it)."""
     if path.parts[-3:] == ("artifacts", "rollflow_cache", "config.yml"):
         return path.parent.parent.parent
     return path.parent

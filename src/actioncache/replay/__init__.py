@@ -1,4 +1,4 @@
-"""Validated replay of recorded action plans (seed 003: Skyvern's action cache).
+"""Validated replay of recorded action plans (after Skyvern's action cache).
 
 An agent that completed a task records its actions; the next run of the same task (same URL
 pattern and goal) gets them back, but only after every element they touch is found, exactly

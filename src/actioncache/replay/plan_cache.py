@@ -7,7 +7,7 @@ Trust: each plan starts at 1.0 and moves by an exponential moving average,
 validation before serving a single action, and whenever the plan cannot be served at all (an
 action type that is not replayed, an intention where none is allowed): then the next older plan
 is tried at once. Below the floor 0.2 the plan is deleted, and the next older one in the short
-history (3 by default) serves instead. These are seed 002's rules, shared with the semantic cache.
+history (3 by default) serves instead. These are the semantic cache's rules, shared with it.
 
 Secrets typed during a run never reach the store (:mod:`.secrets`); ``begin`` hands out a
 :class:`~actioncache.replay.ReplayRun` that validates one action at a time, for browser drivers.

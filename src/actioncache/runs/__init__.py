@@ -1,4 +1,4 @@
-"""Command memoization for agent loops: ``actioncache exec`` (seed 001).
+"""Command memoization for agent loops: ``actioncache exec``.
 
 ``cli`` parses and runs one command through the cache, ``keys`` turns a command line into a
 content-derived key, ``process`` runs a tool while capturing its output byte for byte, ``log``

@@ -25,7 +25,7 @@ PROG = "actioncache exec"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Run a command through the cache (seed 001).",
+    p = argparse.ArgumentParser(prog=PROG, description="Run a command through the cache.",
                                 epilog="example: actioncache exec --mode use --scope verify -- shellcheck loop.sh")
     p.add_argument("--mode", "--cache-mode", choices=("off", "record", "use"),
                    help="off: just run (default); record: run and store passes; use: replay passes, run misses")

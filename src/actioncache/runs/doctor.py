@@ -1,9 +1,9 @@
-"""``actioncache doctor``: will a loop started from here actually cache? (seed 001's inheritance test)
+"""``actioncache doctor``: will a loop started from here actually cache?
 
 Run it where the loop runs, after the loop's ``export`` lines. It checks, and prints one line each:
 
 1. the policy this process sees (mode, scopes, phase, config file) and that a child process started
-   from here sees the same variables (an ``export`` forgotten is the seed's most common mistake);
+   from here sees the same variables (an ``export`` forgotten is the most common mistake);
 2. the store: it opens, takes a write, reads it back and deletes it;
 3. a round trip: the same command through ``actioncache exec`` twice, the second a hit;
 4. tracing: read-sets on, or the fallback keys and why.

@@ -4,7 +4,7 @@ Every ``actioncache exec`` run that involves the cache adds one small entry:
 
 * ``runs:log:{ISO time}:{random}``: a hit, miss, recorded or fresh run (what ``stats --since`` sums);
 * ``runs:fail:{ISO time}:{random}``: a run that exited non-zero or could not start: tool, key, time,
-  exit code and the tails of its stdout and stderr (seed 001's ``fail_log``). Failures are never cached.
+  exit code and the tails of its stdout and stderr. Failures are never cached.
 
 A hit served by the fast path (``runs.hitpath``) writes nothing to the store; it appends its record
 to the store's *hit journal* (``{sqlite file}-exec-hits.jsonl``) instead. ``records`` reads the

@@ -1,4 +1,4 @@
-"""Session scratchpad: a key-object store an LLM writes to instead of its context window (seed 004).
+"""Session scratchpad: a key-object store an LLM writes to instead of its context window.
 
     from actioncache.scratchpad import Scratchpad, SYSTEM_PROMPT, tool_schemas
     pad = Scratchpad(store="sqlite:///tmp/pad.db", session_id="conv-42")

@@ -1,4 +1,4 @@
-"""Store-wide removal of abandoned scratchpad sessions (seed 004, user story 3, scenario 3).
+"""Store-wide removal of abandoned scratchpad sessions.
 
 A crashed agent never calls ``end_session``; its items are found here through the session marker
 entries (``scratch-session:*``, touched by every write and, at most once a minute, by reads) and,

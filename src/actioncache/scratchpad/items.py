@@ -1,6 +1,6 @@
 """What one scratchpad item looks like: its key, its stored form and the view an LLM sees.
 
-Storage keys (what the LLM passes around) are ``{sessionId}_{taskId}_{turnId}`` (seed 004, FR-002).
+Storage keys (what the LLM passes around) are ``{sessionId}_{taskId}_{turnId}``.
 In the store an item lives under ``scratch:{sessionId}:{storageKey}`` and the session's index under
 ``scratch-session:{sessionId}``; the colon after the session id makes one session's prefix never a
 prefix of another's, because session ids cannot contain a colon.
@@ -31,7 +31,7 @@ MAX_PART_ID = 32
 MAX_KEY_LENGTH = MAX_SESSION_ID + 2 * MAX_PART_ID + 2
 DESCRIPTION_LIMIT = 300
 CUSTOM_METADATA_LIMIT = 150  # bytes of compact JSON; keeps every item's view under VIEW_LIMIT
-VIEW_LIMIT = 500  # bytes of compact JSON per item in any answer to the LLM (SC-003)
+VIEW_LIMIT = 500  # bytes of compact JSON per item in any answer to the LLM
 ELLIPSIS = "\u2026"
 # The first byte of the core codec's plain-JSON format, so `actioncache get` can show an item.
 JSON_FORMAT = b"j"
@@ -113,7 +113,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def truncate_description(description: Any) -> str:
-    """FR-011: at most 300 characters; a longer one is cut and ends with an ellipsis."""
+    """At most 300 characters; a longer one is cut and ends with an ellipsis."""
     if not isinstance(description, str) or not description.strip():
         raise InvalidArgumentError(
             "description is required: one line (max 300 characters) saying what the data is, "
@@ -181,7 +181,7 @@ def iso_ms(ts: float) -> str:
 def item_metadata(
     key: StorageKey, description: str, size: int, now: float, created: float, custom: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """The metadata of one item (FR-004), as stored and as the Python API returns it."""
+    """The metadata of one item, as stored and as the Python API returns it."""
     meta: dict[str, Any] = {
         "storageKey": str(key),
         "description": description,
@@ -208,7 +208,7 @@ def _size(view: Mapping[str, Any]) -> int:
 
 
 def llm_view(meta: Mapping[str, Any], limit: int = VIEW_LIMIT) -> dict[str, Any]:
-    """The item as an LLM sees it: metadata only, at most ``limit`` bytes of compact JSON (SC-003).
+    """The item as an LLM sees it: metadata only, at most ``limit`` bytes of compact JSON.
 
     The description stays whole when it fits (the usual case); with long ids, custom metadata or
     a description in a multi-byte script, ``createdAt``, ``sessionId`` (repeated in every answer's

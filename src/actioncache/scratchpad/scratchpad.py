@@ -427,7 +427,7 @@ class Scratchpad:
         description: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Replace an item's data (FR-013), keeping its session, task and turn ids.
+        """Replace an item's data, keeping its session, task and turn ids.
 
         The description and custom metadata stay unless new ones are given; ``timestamp`` becomes
         the time of this update and ``createdAt`` keeps the first write's time.
@@ -461,7 +461,7 @@ class Scratchpad:
         return public_metadata(meta or {"storageKey": str(parsed)})
 
     def end_session(self) -> int:
-        """Delete every item of this session, its index and its marker (FR-012); returns how many items went."""
+        """Delete every item of this session, its index and its marker; returns how many items went."""
         with store_guard("end_session"), self._session_lock():
             deleted = forget_session(self.store, self.session_id)
         return deleted
@@ -469,7 +469,7 @@ class Scratchpad:
     # --- reads ------------------------------------------------------------------------------
 
     def read(self, key: str) -> dict[str, Any]:
-        """The one call that returns data: ``{**metadata, "data": value}`` (FR-006)."""
+        """The one call that returns data: ``{**metadata, "data": value}``."""
         parsed = self._own_key(key)
         with store_guard("read"):
             entry = self.store.get(item_store_key(self.session_id, str(parsed)))
@@ -488,7 +488,7 @@ class Scratchpad:
         return meta
 
     def list(self) -> list[dict[str, Any]]:
-        """Every item's metadata, oldest first, without loading any data (FR-007)."""
+        """Every item's metadata, oldest first, without loading any data."""
         with store_guard("list"):
             items = self._current_items()
             self._touch(time.time())

@@ -1,4 +1,4 @@
-"""Semantic plan cache (seed 002): prompt -> action sequence, similarity lookup, reward-driven eviction.
+"""Semantic plan cache: prompt -> action sequence, similarity lookup, reward-driven eviction.
 
 ``from actioncache.semantic import SemanticCache`` needs NumPy; the local model needs the
 ``[semantic]`` extra. See docs/semantic.md.

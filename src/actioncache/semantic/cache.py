@@ -102,7 +102,7 @@ class SemanticCache:
     """Prompt -> action-sequence cache with similarity lookup and reward-driven eviction.
 
     ``store`` is a :class:`CacheStore`, a store URL or a :class:`~actioncache.Cache` (its store is
-    used); it is kept as ``self.backend`` because ``store()`` is the seed's method name. ``embedder=None`` takes the best local embedder installed. ``threshold`` is a cosine
+    used); it is kept as ``self.backend`` because ``store()`` is the method that saves a plan. ``embedder=None`` takes the best local embedder installed. ``threshold`` is a cosine
     similarity in ``[-1, 1]`` (0 is valid; above 1 serves exact matches only); ``None`` takes the
     embedder's calibrated one, and exact matches only for the hashing fallback. ``error_bound`` is the
     wrong-hit rate each entry's learned threshold keeps to (``calibration.py``). ``index`` is ``"auto"`` (pgvector when the store is

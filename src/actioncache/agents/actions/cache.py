@@ -1,4 +1,4 @@
-"""``cache.*``: seed 000's cache actions over the agent's :class:`Cache` (``engine.cache``).
+"""``cache.*``: the cache actions over the agent's :class:`Cache` (``engine.cache``).
 
 Inside an agent, keys are scoped to the agent as The Edge Agent scopes them (TEA-BUILTIN-010.1):
 ``cache:{agent_name}:{action}:{hash}`` or ``cache:{agent_name}:{custom key}``, so agents sharing a
@@ -21,7 +21,7 @@ from ..key_context import context_digest, key_context_of
 from ..trust import UntrustedRefusal
 from .failures import failure, typed
 
-# Every Cache.wrap option a YAML node may pass through (DESIGN.md "The public contract").
+# Every Cache.wrap option a YAML node may pass through (public names: never renamed).
 WRAP_OPTIONS = (
     "key", "key_strategy", "key_source", "ttl_seconds", "ttl_hours", "ttl_days", "skip_cache",
     "cache_enabled", "cleanup_probability", "cleanup_limit", "metadata", "scope", "lock", "lock_timeout_s",

@@ -1,4 +1,4 @@
-"""``storage.hash``: content hash of a file anywhere fsspec reaches (seed 000 AC-12).
+"""``storage.hash``: content hash of a file anywhere fsspec reaches.
 
 Failures carry ``error_type``: ``validation_error`` (no path), ``file_error`` (cannot read it).
 """
