@@ -5,8 +5,8 @@ A fenced ```bash or ```python block runs unless the line before it says why it c
 code, a listing that is not a program). The Python blocks of one file run in order in one
 interpreter (a later block may use what an earlier one defined); each shell block runs with
 ``bash -e``. Both run in a copy of the checkout, with the default store in a temporary file and
-``actioncache`` on PATH. The Python blocks run first (the shell blocks may read the store they
-filled), and every test here runs in one worker, in this order (xdist_group).
+``actioncache`` on PATH; the default store exists, as after a first use (reading commands never
+create one).
 
 An output block introduced by ``<!-- output of: COMMAND -->`` must match what COMMAND prints:
 each of its lines matches a printed line (stdout and stderr, as a terminal shows them), in order,
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("docs_examples")
+pytestmark = pytest.mark.xdist_group(name="docs_examples")
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")), "YAML_REFERENCE.md"]
@@ -85,6 +85,8 @@ def sandbox(tmp_path_factory):
                PYTHONPATH=str(checkout / "src"), ACTIONCACHE_URL=f"sqlite:///{str(base / 'default.db').lstrip('/')}",
                XDG_CACHE_HOME=str(base / "xdg-cache"), HOME=str(base / "home"))
     (base / "home").mkdir()
+    first_use = "from actioncache import Cache; Cache().wrap('first.use', lambda: 1, {})"
+    subprocess.run([sys.executable, "-c", first_use], env=env, check=True, timeout=120)
     return checkout, env
 
 
