@@ -73,6 +73,9 @@ def sandbox(tmp_path_factory):
     base = tmp_path_factory.mktemp("docs")
     checkout = base / "actioncache"
     shutil.copytree(ROOT, checkout, ignore=SKIP, symlinks=True)
+    git = ["git", "-c", "user.name=docs", "-c", "user.email=docs@example.invalid"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "a clone"]):  # as a clone is
+        subprocess.run(git + command, cwd=checkout, check=True, capture_output=True, timeout=120)
     (checkout / ".venv").symlink_to(Path(sys.prefix).resolve())  # the scripts find the venv already there
     bin_dir = base / "bin"
     bin_dir.mkdir()
