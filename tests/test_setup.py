@@ -59,3 +59,11 @@ def test_install_and_quickstart_use_a_venv_and_leave_the_system_python_as_it_was
     again = subprocess.run(["bash", "scripts/install.sh"], cwd=checkout, env=env, capture_output=True, text=True,
                            timeout=300)
     assert again.returncode == 0 and "== install: actioncache" not in again.stdout, "a second install reinstalled"
+
+
+def test_every_install_part_that_installs_system_packages_is_named_in_the_readme():
+    """System packages only where nothing else serves, each named in the README with why."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for part in sorted((ROOT / "scripts" / "install.d").glob("*.sh")):
+        if "apt-get install" in part.read_text(encoding="utf-8"):
+            assert f"`{part.name}`" in readme, f"README.md does not say what {part.name} installs and why"
