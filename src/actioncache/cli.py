@@ -139,6 +139,8 @@ def _store_file(url: str) -> str | None:
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("sqlite", "duckdb", "libsql+file") or parts.netloc not in ("", "localhost"):
         return None
+    if "sync_url=" in parts.query:  # an embedded replica: its first open fetches the file from the server
+        return None
     path = unquote(parts.path)
     return path if path not in ("", "/", "/:memory:") else None
 
