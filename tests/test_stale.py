@@ -170,3 +170,20 @@ def test_a_bad_stale_window_is_refused_before_anything_runs(bad):
     with pytest.raises(ValueError, match="stale_ttl_seconds"):
         cached(cache=cache, stale_ttl_seconds=bad)(lambda: 1)
     assert ran == []
+
+
+def test_a_caller_never_gets_a_value_older_than_its_own_window(clocked):
+    cache, clock = clocked
+    cache.wrap("cw", lambda: "old", ttl_seconds=1, stale_ttl_seconds=3600)  # the writer allows an hour
+    clock.now += 4
+    r = cache.wrap("cw", lambda: "new", ttl_seconds=1, stale_ttl_seconds=1)  # this caller: one second
+    assert r["_cache_hit"] is False and r["result"] == "new" and "_cache_stale" not in r
+
+
+def test_get_reports_a_stale_entry_as_expired(clocked):
+    cache, clock = clocked
+    key = cache.wrap("g", lambda: "v1", ttl_seconds=10, stale_ttl_seconds=60)["_cache_key"]
+    assert cache.get(key)["expired"] is False
+    clock.now += 20
+    got = cache.get(key)
+    assert got["found"] is True and got["expired"] is True and got["stale"] is True and got["value"] == "v1"

@@ -293,6 +293,15 @@ class Flow:
 
     # --- stale-while-revalidate -------------------------------------------------------------
 
+    def within_stale_window(self, found: Lookup | None, stale_ttl_s: float) -> bool:
+        """Whether a stale lookup may be served to a caller whose own window is ``stale_ttl_s``:
+        the entry's writer may have allowed a longer one, but a caller never gets a value older
+        than it asked to accept."""
+        if found is None or not found.stale or stale_ttl_s <= 0 or found.entry is None:
+            return False
+        fresh_until = found.entry.metadata.get(FRESH_UNTIL)
+        return _is_number(fresh_until) and self.now() < fresh_until + stale_ttl_s
+
     def start_refresh(self, key: str, action: str, options: StoreOptions, run: Callable[[], Any],
                       lease_s: float, spawn: Callable[[Callable[[], Any], Callable[[Any], None]], None]) -> bool:
         """Refresh a stale entry in the background, once across processes: only the caller that

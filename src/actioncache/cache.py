@@ -22,7 +22,7 @@ import time
 import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple
 
-from ._flow import (DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
+from ._flow import (FRESH_UNTIL, DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
                     is_failure, run_async, run_sync, spawn_task, spawn_thread)
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
@@ -236,7 +236,7 @@ class Cache:
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *run_sync(fn, call.args))
         flow, key = self.flow, call.key
-        if call.stale is not None and call.stale.stale and call.store.stale_ttl_s > 0:
+        if flow.within_stale_window(call.stale, call.store.stale_ttl_s):
             flow.start_refresh(key, action, call.store, lambda: run_sync(fn, call.args), lock_timeout_s, spawn_thread)
             return self._respond_stale(call, call.stale.value, call.stale.entry)
         with flow.threads(key) as contended:
@@ -268,7 +268,7 @@ class Cache:
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *await run_async(fn, call.args))
         flow, key = self.flow, call.key
-        if call.stale is not None and call.stale.stale and call.store.stale_ttl_s > 0:
+        if flow.within_stale_window(call.stale, call.store.stale_ttl_s):
             flow.start_refresh(key, action, call.store, lambda: run_async(fn, call.args), lock_timeout_s, spawn_task)
             return self._respond_stale(call, call.stale.value, call.stale.entry)
         async with flow.tasks(key) as contended:
@@ -322,7 +322,7 @@ class Cache:
                 return call._replace(hit_response=self._respond_hit(call, found.value, found.entry))
             if found.error:
                 errors.append(found.error)
-            if not (found.stale and stale_s > 0):
+            if not flow.within_stale_window(found, stale_s):
                 flow.count(action, misses=1)
             if found.entry is not None:
                 call = call._replace(stale=found)
@@ -408,7 +408,13 @@ class Cache:
             if include_metadata:
                 out["metadata"] = None
             return out
-        out = {"success": True, "found": True, "value": value, "expired": entry.is_expired(self.flow.now()), "key": entry.key}
+        now = self.flow.now()
+        fresh_until = entry.metadata.get(FRESH_UNTIL)
+        past_fresh = isinstance(fresh_until, (int, float)) and not isinstance(fresh_until, bool) and fresh_until <= now
+        out = {"success": True, "found": True, "value": value, "expired": entry.is_expired(now) or past_fresh,
+               "key": entry.key}
+        if past_fresh and not entry.is_expired(now):
+            out["stale"] = True  # past its TTL, still inside the stale window its writer allowed
         if include_metadata:
             out["metadata"] = dict(entry.metadata)
         return out

@@ -332,7 +332,7 @@ def _report_moved(args: argparse.Namespace, result: dict[str, Any], verb: str, t
         print(json.dumps(result, indent=2, sort_keys=True))
         return 0 if result["success"] else 1
     if not result["success"]:
-        print(f"error: {result['error']} ({result[verb]} entries {verb} before it)", file=sys.stderr)
+        print(f"error: {result['error']} ({result[verb]} entries {verb})", file=sys.stderr)
         return 1
     skipped = [f"{n} {name.removeprefix('skipped_')}" for name, n in result.items() if name.startswith("skipped_")]
     n = result[verb]
@@ -364,11 +364,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except StoreURLError as exc:  # --store or $ACTIONCACHE_URL: a bad argument
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args, exc, 2)
     except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(args, exc, 1)
+
+
+def _fail(args: argparse.Namespace, exc: Exception, code: int) -> int:
+    """A command that could not run: the error on stderr, and as JSON on stdout with --json."""
+    print(f"error: {exc}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print(json.dumps({"success": False, "error": str(exc)}, indent=2))
+    return code
 
 
 if __name__ == "__main__":

@@ -291,7 +291,7 @@ class _Memoized:
                 if found.hit:
                     flow.record_hit(found.entry, name)  # type: ignore[arg-type]
                     return found.value
-                if found.stale and self.stale_ttl_s and store:
+                if store and flow.within_stale_window(found, self.stale_ttl_s):
                     return self._stale(cache, key, found, lambda: guarded(func, args, kwargs), spawn_thread)
                 flow.count(name, misses=1)
             if not store:
@@ -340,7 +340,7 @@ class _Memoized:
                 if found.hit:
                     flow.record_hit(found.entry, name)  # type: ignore[arg-type]
                     return found.value
-                if found.stale and self.stale_ttl_s and store:
+                if store and flow.within_stale_window(found, self.stale_ttl_s):
                     return self._stale(cache, key, found, lambda: aguarded(func, args, kwargs), spawn_task)
                 flow.count(name, misses=1)
             if not store:

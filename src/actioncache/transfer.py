@@ -83,7 +83,33 @@ def live_entries(store: CacheStore, pattern: str | None, counts: dict[str, int],
 
 
 def _counts() -> dict[str, int]:
-    return {"exported": 0, "imported": 0, "copied": 0, "skipped_expired": 0, "skipped_corrupt": 0, "vanished": 0}
+    return {"exported": 0, "imported": 0, "copied": 0, "skipped_expired": 0, "skipped_corrupt": 0, "vanished": 0,
+            "failed": 0}
+
+
+_SHOWN_FAILURES = 5
+
+
+def _put(target: CacheStore, entry: Entry, counts: dict[str, int], failures: list[str], where: str) -> bool:
+    """Put one entry; an entry the target cannot hold (a key PostgreSQL cannot store, a value over
+    its size limit) is counted and named, and the transfer goes on with the next one."""
+    try:
+        target.put(entry)
+    except Exception as exc:  # noqa: BLE001 - one entry the target refuses must not stop the rest
+        counts["failed"] += 1
+        if len(failures) < _SHOWN_FAILURES:
+            failures.append(f"{where} ({entry.key!r}): {exc}")
+        return False
+    return True
+
+
+def _result(counts: dict[str, int], main: str, failures: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"success": not counts["failed"], **_nonzero(counts, main)}
+    if failures:
+        more = counts["failed"] - len(failures)
+        out["error"] = f"{counts['failed']} entries could not be stored: " + "; ".join(failures) + (
+            f"; and {more} more" if more > 0 else "")
+    return out
 
 
 def export_entries(store: CacheStore, out: TextIO, pattern: str | None = None,
@@ -123,31 +149,36 @@ def import_entries(store: CacheStore, lines: Iterable[str], progress: Progress |
     Entries that expired since the export are skipped.
     """
     counts = _counts()
+    failures: list[str] = []
     now = time.time()
     try:
-        for entry in read_dump(lines):
+        for number, entry in enumerate(read_dump(lines), 1):
             if entry.is_expired(now):
                 counts["skipped_expired"] += 1
                 continue
-            store.put(entry)
-            counts["imported"] += 1
+            if _put(store, entry, counts, failures, f"entry {number}"):
+                counts["imported"] += 1
             if progress:
                 progress(counts["imported"], None)
     except DumpError as exc:
         return {"success": False, "error": str(exc), **_nonzero(counts, "imported")}
-    return {"success": True, **_nonzero(counts, "imported")}
+    return _result(counts, "imported", failures)
 
 
 def copy_entries(source: CacheStore, target: CacheStore, pattern: str | None = None,
                  progress: Progress | None = None) -> dict[str, Any]:
     """Copy the live entries of ``source`` (matching ``pattern``) into ``target``, replacing same keys."""
     counts = _counts()
+    failures: list[str] = []
     for entry in live_entries(source, pattern, counts, progress):
-        target.put(Entry(entry.key, bytes(entry.value), dict(entry.metadata), entry.created_at, entry.expires_at))
-        counts["copied"] += 1
-    return {"success": True, **_nonzero(counts, "copied")}
+        copy = Entry(entry.key, bytes(entry.value), dict(entry.metadata), entry.created_at, entry.expires_at)
+        if _put(target, copy, counts, failures, "entry"):
+            counts["copied"] += 1
+    return _result(counts, "copied", failures)
 
 
 def _nonzero(counts: dict[str, int], main: str) -> dict[str, int]:
     """The counts worth reporting: the main one always, the skipped ones when there were any."""
     return {name: n for name, n in counts.items() if name == main or (n and name not in ("exported", "imported", "copied"))}
+
+

@@ -199,3 +199,42 @@ def test_a_file_made_before_size_limits_opens_and_takes_a_limit(tmp_path):
         _put(store, f"k{i}")
     assert store.size_bytes() <= 5000 and "k19" in store.find(pattern="*")
     store.close()
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+def test_an_entry_larger_than_the_limit_is_refused_and_evicts_nothing(kind, tmp_path):
+    store = _open(kind, tmp_path, 20_000, "lru")
+    for i in range(15):
+        _put(store, f"k{i:02d}")
+    before = sorted(store.find(pattern="*"))
+    _put(store, "big")  # fits: replaced below by a value too big for the whole store
+    with pytest.raises(Exception, match="larger than the store's max_size_bytes"):
+        now = time.time()
+        store.put(Entry("big", b"y" * 50_000, {}, now, now + 3600))
+    assert store.get("big") is None, "the older value under that key is not left behind"
+    assert set(before) <= set(store.find(pattern="*")) or len(store.find(pattern="*")) >= 10
+    store.close()
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+@pytest.mark.parametrize("policy", ["lfu", "ttl"])
+def test_the_written_entry_is_never_its_own_victim(kind, policy, tmp_path):
+    store = _open(kind, tmp_path, 12_000, policy)
+    for i in range(11):
+        _put(store, f"k{i:02d}", expires_in=99_999.0)
+        store.get(f"k{i:02d}")  # read: LFU would otherwise prefer the new, unread entry
+    _put(store, "short", expires_in=10.0)  # soonest to expire and never read
+    assert store.get("short") is not None
+    assert store.size_bytes() <= 12_000
+    store.close()
+
+
+def test_the_cache_says_why_a_too_large_result_was_not_cached(tmp_path):
+    cache = Cache(f"sqlite:///{tmp_path}/c.db", max_size_bytes=20_000, compress_threshold_bytes=None,
+                  cleanup_probability=0.0)
+    for i in range(10):
+        cache.wrap("a", lambda i: "x" * 500, {"i": i})
+    r = cache.wrap("big", lambda: "y" * 50_000)
+    assert r["success"] is True and r["result"] == "y" * 50_000
+    assert "larger than the store's max_size_bytes" in r["_cache_error"]
+    assert cache.stats()["entries"] == 10

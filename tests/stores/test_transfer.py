@@ -129,3 +129,26 @@ def test_cli_export_import_copy(tmp_path, src_env):
     assert missing.returncode == 1 and "nope.db" in missing.stderr
     bad = cli("import", str(tmp_path / "absent.jsonl"), "--store", c)
     assert bad.returncode == 2 and "cannot read" in bad.stderr
+
+
+def test_an_entry_the_target_cannot_hold_is_named_and_the_rest_still_move(tmp_path):
+    source = open_store(f"sqlite:///{tmp_path}/src.db")
+    now = time.time()
+    for key in ("a", "b-too-big", "c"):
+        source.put(Entry(key, b"x" * (30_000 if key.startswith("b") else 10), {}, now, now + 600))
+    target = open_store("memory://?max_size_bytes=20000")
+    result = copy_entries(source, target)
+    assert result["success"] is False and result["copied"] == 2 and result["failed"] == 1
+    assert "'b-too-big'" in result["error"] and "max_size_bytes" in result["error"]
+    assert sorted(target.find(pattern="*")) == ["a", "c"]
+    dump = io.StringIO()
+    export_entries(source, dump)
+    again = open_store("memory://?max_size_bytes=20000")
+    imported = import_entries(again, io.StringIO(dump.getvalue()))
+    assert imported["imported"] == 2 and imported["failed"] == 1 and "entry 2" in imported["error"]
+
+
+def test_cli_json_errors_are_json(tmp_path, src_env):
+    out = subprocess.run([sys.executable, "-m", "actioncache", "copy", "--from", f"sqlite:///{tmp_path}/nope.db",
+                          "--to", "memory://", "--json"], env=src_env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and json.loads(out.stdout)["success"] is False

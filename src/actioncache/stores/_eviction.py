@@ -48,6 +48,15 @@ class EvictionConfig:
         return self.policy in ("lru", "lfu")
 
 
+def too_large(limit: EvictionConfig | None, size: int) -> str | None:
+    """Why an entry of ``size`` bytes cannot be kept under ``limit`` (None: it fits). Storing it would
+    first evict everything else and then the entry itself: refuse it instead, leaving the rest."""
+    if limit is None or size <= limit.max_size_bytes:
+        return None
+    return (f"an entry of {size} bytes is larger than the store's max_size_bytes ({limit.max_size_bytes}); "
+            "it is not cached (raise max_size_bytes to cache it)")
+
+
 def eviction_config(max_size_bytes: Any = None, eviction: Any = None) -> EvictionConfig | None:
     """The checked size limit (None: no limit). Text values come from URL queries and YAML."""
     if max_size_bytes is None or max_size_bytes == "":

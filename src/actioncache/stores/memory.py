@@ -15,7 +15,8 @@ from collections import OrderedDict
 from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
-from ._eviction import EvictionConfig, eviction_config, eviction_from_query
+from ..errors import StoreError
+from ._eviction import EvictionConfig, eviction_config, eviction_from_query, too_large
 from .base import Entry, glob_literal_prefix, select_keys
 
 _NAMED: dict[str, "MemoryStore"] = {}
@@ -73,6 +74,10 @@ class MemoryStore:
                 pass
 
     def put(self, entry: Entry) -> None:
+        problem = too_large(self.eviction, _size(entry))
+        if problem:
+            self.delete(entry.key)  # never leave the older value under this key
+            raise StoreError(f"memory store: {problem}")
         with self._lock:
             old = self._entries.get(entry.key)
             self._entries[entry.key] = entry
@@ -85,17 +90,21 @@ class MemoryStore:
                 self._reads[entry.key] = 0
                 heapq.heappush(self._read_heap, (0, next(self._seq), entry.key))
                 if self._bytes > self.eviction.max_size_bytes:
-                    self._cull(self.eviction)
+                    self._cull(self.eviction, entry.key)
 
-    def _cull(self, limit: EvictionConfig) -> None:
-        """Remove victims (lock held) until the store holds at most the target."""
+    def _cull(self, limit: EvictionConfig, written: str) -> None:
+        """Remove victims (lock held) until the store holds at most the target; the entry just
+        written is never its own write's victim."""
         now = time.time()
-        while self._bytes > limit.target_bytes and self._entries:
-            self._drop(self._victim(limit.policy, now))
+        while self._bytes > limit.target_bytes and len(self._entries) > 1:
+            victim = self._victim(limit.policy, now, written)
+            if victim is None:
+                return
+            self._drop(victim)
 
-    def _victim(self, policy: str, now: float) -> str:
+    def _victim(self, policy: str, now: float, written: str) -> str | None:
         if policy == "lfu":
-            heap = self._read_heap
+            heap, kept, found = self._read_heap, None, None
             while heap:
                 reads, _, key = heapq.heappop(heap)
                 current = self._reads.get(key)
@@ -104,15 +113,31 @@ class MemoryStore:
                 if current != reads:  # read since it was pushed: back in at its true count
                     heapq.heappush(heap, (current, next(self._seq), key))
                     continue
-                return key
+                if key == written:  # never its own write's victim: set aside, put back below
+                    kept = (reads, next(self._seq), key)
+                    continue
+                found = key
+                break
+            if kept is not None:
+                heapq.heappush(heap, kept)
+            if found is not None:
+                return found
         if policy == "ttl":
             heap = self._expiry_heap
             while heap:
                 expires_at, key, created_at = heapq.heappop(heap)
                 current = self._entries.get(key)
                 if current is not None and current.created_at == created_at and current.expires_at == expires_at:
+                    if key == written:
+                        kept = (expires_at, key, created_at)
+                        victim = self._victim("ttl", now, written)
+                        heapq.heappush(heap, kept)
+                        return victim
                     return key
-        return next(iter(self._recency))  # type: ignore[arg-type]  # least recent (LRU; the others' fallback)
+        for key in self._recency:  # type: ignore[union-attr]  # least recent first (LRU; the others' fallback)
+            if key != written:
+                return key
+        return None
 
     def _drop(self, key: str) -> Entry | None:
         """Remove ``key`` and its bookkeeping (lock held)."""

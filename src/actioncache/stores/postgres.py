@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from ._eviction import AccessLog, EvictionConfig, eviction_config
+from ._eviction import AccessLog, EvictionConfig, eviction_config, too_large
 from ._sql import key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_url, select_keys
 
@@ -89,11 +89,12 @@ _EVICTION_SCHEMA = [
     "CREATE INDEX IF NOT EXISTS {hits_idx} ON {entries} (hits, accessed_at NULLS FIRST)",
 ]
 _VICTIM_COLUMNS = "SELECT key, " + _ENTRY_BYTES.format("{entries}") + " FROM {entries}"
+# The entry just written is never its own write's victim (key <> %s).
 _VICTIMS = {
-    "lru": [_VICTIM_COLUMNS + " ORDER BY accessed_at NULLS FIRST LIMIT %s"],
-    "lfu": [_VICTIM_COLUMNS + " ORDER BY hits, accessed_at NULLS FIRST LIMIT %s"],
-    "ttl": [_VICTIM_COLUMNS + " WHERE expires_at IS NOT NULL ORDER BY expires_at LIMIT %s",
-            _VICTIM_COLUMNS + " ORDER BY accessed_at NULLS FIRST LIMIT %s"],
+    "lru": [_VICTIM_COLUMNS + " WHERE key <> %s ORDER BY accessed_at NULLS FIRST LIMIT %s"],
+    "lfu": [_VICTIM_COLUMNS + " WHERE key <> %s ORDER BY hits, accessed_at NULLS FIRST LIMIT %s"],
+    "ttl": [_VICTIM_COLUMNS + " WHERE expires_at IS NOT NULL AND key <> %s ORDER BY expires_at LIMIT %s",
+            _VICTIM_COLUMNS + " WHERE key <> %s ORDER BY accessed_at NULLS FIRST LIMIT %s"],
 }
 _CULL_BATCH = 32
 
@@ -321,6 +322,10 @@ class PostgresStore:
             self._run("put", lambda c: c.execute(self._sql_put, params))
             return
         params = (*params, time.time())
+        problem = too_large(limit, len(entry.key.encode()) + len(params[1]) + len(json.dumps(meta).encode()))
+        if problem:
+            self.delete(entry.key)  # never leave the older value under this key
+            raise StoreError(f"{self._where}: {problem}")
 
         def put_and_cull(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction():
@@ -335,7 +340,7 @@ class PostgresStore:
                 for victims in _VICTIMS[limit.policy]:
                     while excess > 0:
                         chosen = []
-                        for key, size in conn.execute(self._q(victims), (_CULL_BATCH,)).fetchall():
+                        for key, size in conn.execute(self._q(victims), (entry.key, _CULL_BATCH)).fetchall():
                             chosen.append(key)
                             excess -= size
                             if excess <= 0:

@@ -26,7 +26,7 @@ from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._fork import track_for_fork
 from ._sql import find_query, is_json_number, pushable
-from ._eviction import AccessLog, EvictionConfig, eviction_config, eviction_from_query
+from ._eviction import AccessLog, EvictionConfig, eviction_config, eviction_from_query, too_large
 from .base import CORRUPT_METADATA, Entry, LazyMetadata, select_keys
 
 SCHEMA = """
@@ -85,11 +85,12 @@ EVICTION_SCHEMA = [
 # The next victims of each policy (rowid and the bytes each holds), a batch at a time, each through
 # an index; length() of a value reads its size from the record header, not the value itself.
 _VICTIM_COLUMNS = f"SELECT rowid, {_ENTRY_BYTES.format('entries')} FROM entries"
+# The entry just written is never its own write's victim (key <> ?).
 _VICTIMS = {
-    "lru": [f"{_VICTIM_COLUMNS} ORDER BY accessed_at LIMIT ?"],
-    "lfu": [f"{_VICTIM_COLUMNS} ORDER BY hits, accessed_at LIMIT ?"],
-    "ttl": [f"{_VICTIM_COLUMNS} WHERE expires_at IS NOT NULL ORDER BY expires_at LIMIT ?",
-            f"{_VICTIM_COLUMNS} ORDER BY accessed_at LIMIT ?"],
+    "lru": [f"{_VICTIM_COLUMNS} WHERE key <> ? ORDER BY accessed_at LIMIT ?"],
+    "lfu": [f"{_VICTIM_COLUMNS} WHERE key <> ? ORDER BY hits, accessed_at LIMIT ?"],
+    "ttl": [f"{_VICTIM_COLUMNS} WHERE expires_at IS NOT NULL AND key <> ? ORDER BY expires_at LIMIT ?",
+            f"{_VICTIM_COLUMNS} WHERE key <> ? ORDER BY accessed_at LIMIT ?"],
 }
 _CULL_BATCH = 32
 _TOUCH = "UPDATE entries SET accessed_at = max(coalesce(accessed_at, 0), ?), hits = hits + ? WHERE key = ?"
@@ -323,7 +324,11 @@ class SQLiteStore:
         if self.eviction is None:
             self._run("put", _UPSERT, row)
             return
-        self._write("put", lambda conn: (conn.execute(_UPSERT, row), self._cull(conn, self.eviction)))
+        problem = too_large(self.eviction, len(row[0]) + len(row[1]) + len(row[2]))
+        if problem:
+            self._run("put", "DELETE FROM entries WHERE key = ?", (entry.key,))  # never leave the older value
+            raise StoreError(f"SQLite store {self.path}: {problem}")
+        self._write("put", lambda conn: (conn.execute(_UPSERT, row), self._cull(conn, self.eviction, entry.key)))
 
     # --- size limits ----------------------------------------------------------------------
 
@@ -341,7 +346,7 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise self._error(op, exc) from exc
 
-    def _cull(self, conn: Any, limit: EvictionConfig) -> None:
+    def _cull(self, conn: Any, limit: EvictionConfig, written: str) -> None:
         """Inside a put's transaction: when over the limit, remove victims down to the target."""
         total = conn.execute("SELECT value FROM totals WHERE name = 'bytes'").fetchone()
         if total is None or total[0] <= limit.max_size_bytes:
@@ -352,7 +357,7 @@ class SQLiteStore:
         for victims in _VICTIMS[limit.policy]:
             while excess > 0:
                 chosen = []
-                for rowid, size in conn.execute(victims, (_CULL_BATCH,)):
+                for rowid, size in conn.execute(victims, (written, _CULL_BATCH)):
                     chosen.append(rowid)
                     excess -= size
                     if excess <= 0:
