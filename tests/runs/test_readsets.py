@@ -190,3 +190,15 @@ def test_odd_file_names_are_recorded_exactly(ex, strace):
         miss_line = edited.stderr.split(b"miss: ", 1)[1]
         assert miss_line.startswith(os.fsencode(str(ex.work / name[:3]))) and b" changed: " in miss_line, name
         assert outcome(ex.run(*USE, *cmd)) == "hit", name
+
+
+def test_a_file_the_command_wrote_must_still_be_there(ex, strace):
+    # A replay gives back stdout and stderr, not files: a deleted or edited output runs it again.
+    cmd = ("--", "sh", "-c", "sort good.sh > sorted.txt; echo done")
+    ex.run(*USE, *cmd)
+    assert outcome(ex.run(*USE, *cmd)) == "hit"
+    (ex.work / "sorted.txt").unlink()
+    assert outcome(ex.run(*USE, *cmd)) == "miss" and (ex.work / "sorted.txt").exists()
+    (ex.work / "sorted.txt").write_text("tampered\n")
+    assert outcome(ex.run(*USE, *cmd)) == "miss" and (ex.work / "sorted.txt").read_text() != "tampered\n"
+    assert outcome(ex.run(*USE, *cmd)) == "hit"

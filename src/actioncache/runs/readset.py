@@ -18,7 +18,10 @@ A failed look (``ENOENT``, ``ENOTDIR``, ``EACCES``) records the error: a file th
 changes the answer. Paths under the system directories in ``SYSTEM_PREFIXES`` are left out (they
 change only with the system's packages, and the programs run from there are still recorded by ``x``).
 
-Paths the command itself writes before looking at them are its outputs and are left out. A path it
+Paths the command itself writes before looking at them are its outputs: recorded as the run left
+them (content, or absence for a temporary file it removed), without the checks for change during
+the run. A replay gives back output streams, not files, so a hit needs the outputs still as the run
+left them: an output deleted or edited since makes the command run again. A path it
 looked at and then changed (a counter it increments, a directory it lists and then writes into) makes
 the run uncacheable: the state it read is gone, so a later match would prove nothing.
 
@@ -143,7 +146,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     Raises :class:`Unrecordable` with the reason when the run changed something it had read.
     """
     looked: dict[tuple[str, str], None] = {}  # (kind, path) in first-seen order
-    outputs: set[str] = set()
+    outputs: dict[str, None] = {}  # in first-written order
     observed: dict[str, str | None] = {}  # path -> the error of its first look (None: it was there)
     changed_after_look: set[str] = set()
     relisted: set[str] = set()  # listed directories the command may have added to or removed from
@@ -156,7 +159,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             continue  # the cache's own files (a nested exec), and SQLite's -wal/-shm beside them
         if touch.kind in _CHANGES:
             if path not in observed:
-                outputs.add(path)
+                outputs.setdefault(path, None)
             elif not touch.error:
                 changed_after_look.add(path)
             if touch.kind in ("create", "remove") and _parent(path) in listed and not touch.error:
@@ -201,6 +204,14 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         if kind in ("f", "d") and info is not None and info.st_ctime_ns < now - granularity(info):
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
         records.append([kind, path, seen, sig])
+    for path in outputs:
+        if is_system(path):
+            continue
+        seen, info = look("f", path)  # a file's content, a directory's kind, or its absence
+        sig = None
+        if info is not None and not _changed_since(path, info) and info.st_ctime_ns < _now_ns() - granularity(info):
+            sig = _sig(info, with_ctime=True)
+        records.append(["f", path, seen, sig])
     return records
 
 
