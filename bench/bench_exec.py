@@ -6,8 +6,8 @@
 Cases, each a fresh process as a loop would start it:
 
 * ``python -c pass``: the interpreter's own start-up, the floor of any Python CLI, and the target:
-  a hit should take at most twice as long (issue 12);
-* ``sleep 1`` alone, the "1-second tool" of issue 5, and through ``actioncache exec``:
+  a hit should take at most twice as long;
+* ``sleep 1`` alone, a "1-second tool", and through ``actioncache exec``:
   on a hit (the replay), on a miss (a new ``--env`` value each run makes every run a real miss:
   lookup, traced run, read-set, store, log), the same miss with tracing off
   (``ACTIONCACHE_TRACE=off``), and with mode ``off`` (pass-through);

@@ -6,7 +6,7 @@
 
 Only exit code 0 is cached; a hit replays stdout, stderr and the exit code byte for byte. With
 mode ``off`` (the default), a scope that is not enabled, or a non-cacheable tool, the command
-simply runs on the terminal's own streams and no store is opened. Seed 001's spellings:
+simply runs on the terminal's own streams and no store is opened. The agent-loop spellings:
 ``--cache-mode`` (= ``--mode``), ``--cache-scope LIST`` (= ``--scopes``, the enabled scopes, as
 ``CACHE_SCOPE``), ``--force-no-cache`` (= ``--force-fresh``); ``--cache-skip`` and ``CACHE_SKIP=1``
 mean ``use`` with ``verify,read`` and warn that they are deprecated. ``--scope`` is this command's

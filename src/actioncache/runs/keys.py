@@ -1,6 +1,6 @@
 """The primary key of one command run: what finds the candidate entries for a lookup.
 
-Seed 001: keys come from inputs, never from the iteration. A command's primary key covers
+Keys come from inputs, never from the iteration. A command's primary key covers
 
 * the tool: its name, and the resolved executable's path, size and mtime (an upgraded tool misses);
 * its argv, as given, and the working directory (a bare ``ls`` in another directory is another key);

@@ -266,7 +266,7 @@ class ExecRun:
 
     def _audit(self, cache: Cache, record: dict[str, Any], cached: dict[str, Any], candidates: list[dict[str, Any]],
                strace: str | None) -> int:
-        """Seed 001: "verify outputs periodically". Re-run a sampled hit; a mismatch replaces the entry."""
+        """Verify outputs periodically: Re-run a sampled hit; a mismatch replaces the entry."""
         fresh = self._fresh(strace)
         same = all(fresh.get(f) == cached.get(f) for f in ("exit_code", "stdout", "stderr"))
         # An audited hit stays a hit in the counts, but saved no time.

@@ -77,7 +77,7 @@ def _cells(bucket: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def format_block(result: dict[str, Any]) -> str:
-    """Seed 001's block, as its loop prints it at the end of a run::
+    """The agent-loop statistics block, as a loop prints it at the end of a run::
 
         Cache Statistics:
           Hits: 42
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
     import sys
 
-    parser = argparse.ArgumentParser(prog="actioncache loop-stats", description="Seed 001's Cache Statistics block "
+    parser = argparse.ArgumentParser(prog="actioncache loop-stats", description="The Cache Statistics block "
                                      "for the exec runs since WHEN (from the run log).")
     parser.add_argument("--since", metavar="WHEN", default=os.environ.get("CACHE_LOOP_STARTED") or "1d",
                         help="30m, 2h, 7d or an ISO time (default $CACHE_LOOP_STARTED, else 1d)")
