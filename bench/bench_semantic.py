@@ -236,7 +236,7 @@ def main() -> None:
     lines = [
         "# Semantic cache benchmark",
         "",
-        f"Command: `python bench/bench_semantic.py{' --quick' if args.quick else ''}`. Machine: {os.cpu_count()} cores, "
+        f"Command: `python bench/bench_semantic.py{' --quick' if args.quick else ''}{' --no-latency' if args.no_latency else ''}`. Machine: {os.cpu_count()} cores, "
         f"shared with other engineers' jobs (load average {os.getloadavg()[0]:.1f} at the start): latencies are inflated "
         "and noisy, rounds are interleaved and medians reported; compare the ratios within a table.",
         f"Default embedder: {type(model).__name__} ({model.name}, dim {model.dim}); its calibrated threshold {tau:.2f}; "
