@@ -75,6 +75,43 @@ def test_a_stream_replays_as_message_chunks_with_the_same_boundaries(llm_cache) 
     assert "".join(c.content for c in replayed) == "red green blue"
 
 
+def _streamed(llm_cache, model, **kwargs) -> str:
+    return "".join(c.content for c in llm_cache.stream(model, "colours?", **kwargs))
+
+
+def _answers(n: int) -> GenericFakeChatModel:
+    return GenericFakeChatModel(messages=iter([AIMessage(content=f"answer {i}") for i in range(n)]))
+
+
+@pytest.mark.parametrize("bind", [
+    lambda m: m.bind(stop=["zzz"]),
+    lambda m: m.bind(temperature=0.5, seed=7),
+    lambda m: m.bind(tools=[TOOL]),
+    lambda m: m.bind(tools=[TOOL]).bind(stop=["zzz"]),
+])
+def test_a_bound_models_stream_never_hits_the_unbound_models_entry(llm_cache, bind) -> None:
+    m = _answers(4)
+    assert _streamed(llm_cache, m, temperature=0) == "answer 0"
+    bound = bind(m)
+    assert _streamed(llm_cache, bound, temperature=0) == "answer 1"     # its own entry, not the unbound one
+    assert _streamed(llm_cache, bound, temperature=0) == "answer 1"     # which is then replayed
+
+
+def test_a_bound_temperature_is_seen_by_the_sampling_rule_and_bound_kwargs_reach_the_model(llm_cache) -> None:
+    m = _answers(4)
+    sampled = m.bind(temperature=0.9)
+    assert [_streamed(llm_cache, sampled) for _ in range(2)] == ["answer 0", "answer 1"]   # sampling: not cached
+    assert _streamed(llm_cache, m.bind(stop=["x"]), temperature=0) == "answer 2"
+    assert _streamed(llm_cache, m, temperature=0, stop=["x"]) == "answer 2"   # the same request spelled the other way
+
+
+def test_a_runnable_that_cannot_be_keyed_streams_live_and_is_not_cached(llm_cache, mem_cache) -> None:
+    m = _answers(4)
+    retrying = m.with_retry()
+    assert [_streamed(llm_cache, retrying, temperature=0) for _ in range(2)] == ["answer 0", "answer 1"]
+    assert "langchain.stream" not in mem_cache.stats()["by_action"]
+
+
 def test_an_interrupted_or_abandoned_stream_is_not_stored(llm_cache) -> None:
     m = GenericFakeChatModel(messages=iter([AIMessage(content="one two three"), AIMessage(content="four five six"),
                                             AIMessage(content="seven eight")]))

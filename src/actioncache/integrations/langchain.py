@@ -101,7 +101,7 @@ class ActionCacheLLMCache(BaseCache):
                 yield from (revive(c) for c in hit["result"])
                 return
         chunks, started = [], time.perf_counter()
-        for chunk in model.stream(input, stop=stop, **kwargs):
+        for chunk in model.stream(input, **_with_stop(stop, kwargs)):
             chunks.append(chunk)
             yield chunk
         if key is not None:  # reached only when the stream ended and the consumer read it all
@@ -117,7 +117,7 @@ class ActionCacheLLMCache(BaseCache):
                     yield revive(c)
                 return
         chunks, started = [], time.perf_counter()
-        async for chunk in model.astream(input, stop=stop, **kwargs):
+        async for chunk in model.astream(input, **_with_stop(stop, kwargs)):
             chunks.append(chunk)
             yield chunk
         if key is not None:
@@ -129,18 +129,43 @@ class ActionCacheLLMCache(BaseCache):
         messages = input.to_messages() if hasattr(input, "to_messages") else \
             convert_to_messages([input] if isinstance(input, str) else input)
         prompt = dumps([m.model_copy(update={"id": None}) for m in messages])  # as LangChain's own lookup
-        spell = getattr(model, "_get_llm_string", None)  # the llm_string LangChain gives BaseCache.lookup
-        if callable(spell):
-            llm_string = spell(stop=stop, **kwargs)
-        else:
-            llm_string = json.dumps(dumpd(model), sort_keys=True, default=repr) + "---" + \
-                str(sorted({**kwargs, "stop": stop}.items()))
+        unbound = _unbind(model, stop, kwargs)
+        if unbound is None:  # a runnable we cannot spell completely: a miss beats a wrong hit
+            return None
+        chat_model, call = unbound
+        llm_string = chat_model._get_llm_string(**call)  # the llm_string LangChain gives BaseCache.lookup
         return self.key_for(prompt, llm_string, STREAM_ACTION)
 
     def _store_stream(self, key: str, chunks: list[Any], started: float) -> None:
         stored = [json.loads(dumps(c)) for c in chunks]
         metadata = {"llm_duration_ms": round((time.perf_counter() - started) * 1000, 3)}
         self.cache.wrap(STREAM_ACTION, lambda: stored, {}, key=key, skip_cache=True, metadata=metadata, **self._options)
+
+
+def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's keyword arguments; ``stop=None`` is left out so it cannot override a bound ``stop``."""
+    return kwargs if stop is None else {**kwargs, "stop": stop}
+
+
+def _unbind(model: Any, stop: list[str] | None, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+    """The language model under ``model.bind(...)`` / ``bind_tools(...)`` layers and the keyword
+    arguments it will really receive (bound ones first, the call's over them, as ``RunnableBinding``
+    merges them), or None when ``model`` is anything else (retries, fallbacks, configurable fields,
+    chains): their output depends on more than we can see, so they are not cached."""
+    from langchain_core.language_models import BaseLanguageModel
+    from langchain_core.runnables import RunnableBinding
+
+    bound: dict[str, Any] = {}
+    while isinstance(model, RunnableBinding):  # bind(), bind_tools(): kwargs merged, nothing else
+        if model.config_factories:
+            return None
+        bound = {**model.kwargs, **bound}  # the inner binding is applied first, the outer over it
+        model = model.bound
+    if not isinstance(model, BaseLanguageModel):
+        return None
+    call = {**bound, **_with_stop(stop, kwargs)}
+    call.setdefault("stop", None)
+    return model, call
 
 
 def revive(stored: Any) -> Any:
