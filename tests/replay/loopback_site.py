@@ -30,6 +30,7 @@ class Site:
         self.logins: list[dict[str, str]] = []
         self.saved: list[dict[str, str]] = []
         self.searches: list[str] = []
+        self.other_posts: list[str] = []  # paths of POSTs to no page of the site (e.g. /delete-account)
         handler = type("Handler", (_Handler,), {"site": self})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -146,6 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/settings":
             self.site.saved.append(form)
             return self._send(200, "<!doctype html><p>Saved.</p>")
+        self.site.other_posts.append(self.path)
         self._send(404, "<h1>not found</h1>")
 
 

@@ -59,6 +59,13 @@ PAGES = {
 <a href='/x'>Next<p>unclosed <a href=/y TITLE="Y" Title=dup>Why</a>
 <button disabled>Off</button><input type=HIDDEN name=h><input type=" hidden" name=spaced>
 <label for="">Empty for</label><input id="" name=empty-id>""",
+    "destinations": """<form id=pay method=POST action="/pay?step=2"><button>Continue</button>
+<button type=button>Help</button><button type=reset>Clear</button><button type=BOGUS>Odd type</button>
+<input type=submit value=Pay><input type=image alt=Go src=x.png><button formaction="/delete-account">Delete</button>
+<button formmethod=get>Preview</button></form><form><button>Own page</button></form>
+<button form=pay>Outside, names the form</button><button form=nowhere>Names no form</button>
+<button form=later>Names a later form</button><form id=later action=/later></form>
+<button>No form at all</button><a href="/acct?action=view&utm_source=x">Open</a>""",
     "whitespace": "<button>\u3000Wide\u2003space\u00a0here\t</button><a href=/z>\u200bzero\u200bwidth</a>"
                   "<button>tab\tand\nnewline</button><a href=/bom>\ufeffbom</a>",
 }

@@ -14,7 +14,7 @@ from actioncache import open_store
 from actioncache.replay import FallbackReason, PlanCache
 
 from .browser_support import sync_chromium
-from .loopback_site import PASSWORD, Site
+from .loopback_site import PASSWORD, RAW_PAGES, Site
 
 
 @pytest.fixture(scope="module")
@@ -229,3 +229,28 @@ def test_a_plan_recorded_from_html_text_replays_in_the_browser_on_a_late_renderi
     page.fill("#n", "Grace")
     outcome = replay_plan(plans, page, "greet", executed=1)
     assert outcome.finished and outcome.served == 2 and page.title() == "hi Grace"
+
+
+def test_a_button_that_now_submits_elsewhere_is_not_clicked(page, site, plans):
+    """The tester's wrong hit: the same "Continue" button, now with formaction="/delete-account"."""
+    from actioncache.replay.browser import PageRecorder, replay_plan
+
+    RAW_PAGES["pay-v1"] = '<form method="post" action="/pay"><button>Continue</button></form>'
+    RAW_PAGES["pay-v2"] = ('<form method="post" action="/pay">'
+                           '<button formaction="/delete-account">Continue</button></form>')
+    page.goto(site.url + "/raw/pay-v1")
+    rec = PageRecorder(page)
+    rec.click("text=Continue")
+    rec.complete()
+    rec.save(plans, "pay the bill")
+    assert site.other_posts == ["/pay"]
+
+    page.goto(site.url + "/raw/pay-v2")
+    outcome = replay_plan(plans, page, "pay the bill", url=site.url + "/raw/pay-v1", wait_s=0.3)
+    assert not outcome.hit and outcome.served == 0 and outcome.executed == []
+    assert outcome.reason == FallbackReason.DESTINATION_CHANGED and "/pay" in outcome.message
+    assert site.other_posts == ["/pay"]  # nothing was posted to /delete-account
+
+    page.goto(site.url + "/raw/pay-v1")  # the unchanged page still replays
+    outcome = replay_plan(plans, page, "pay the bill", url=site.url + "/raw/pay-v1")
+    assert outcome.finished and site.other_posts == ["/pay", "/pay"]

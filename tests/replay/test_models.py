@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.replay import Action, Page, PlanSignature, UrlRule, as_signature, page_from_html, url_pattern
+from actioncache.replay import (Action, Page, PlanSignature, UrlRule, as_signature, destination_pattern, page_from_html,
+                                url_pattern)
 
 from .conftest import find, load_page
 
@@ -141,3 +142,58 @@ def test_changed_page_keeps_fingerprints_but_moves_ids(v1):
     assert old.id != new.id
     assert element_fingerprint(old) == element_fingerprint(new)
     assert v2.ids_for(element_fingerprint(old)) == [new.id]
+
+
+url_text = st.lists(st.sampled_from(list("aZ0 %=&?#/\\:@.[]-_+~!é\t") + ["%20", "%zz", "%ff", "http://", "www.", ":443"]),
+                    max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(base=st.sampled_from(["https://shop.example/a", "http://shop.example:443", "https://shop.example", "", "/p"]),
+       tail=url_text, rule=rules)
+def test_url_pattern_is_idempotent_on_odd_urls(base, tail, rule):
+    url = base + tail
+    try:
+        destination = destination_pattern(url, rule)
+        pattern = url_pattern(url, rule) if base else None  # a page URL is absolute; a link's may not be
+    except ValueError as exc:
+        assert "the URL" in str(exc)  # a clear error: an invalid port or host
+        return
+    assert destination_pattern(destination, rule) == destination
+    if pattern is not None:
+        assert url_pattern(pattern, rule) == pattern
+
+
+@pytest.mark.parametrize("url, pattern", [
+    ("https://shop.example/a?=x", "https://shop.example/a"),        # an empty name is no parameter
+    ("https://shop.example/a?%20=1", "https://shop.example/a?%20"),  # names are written encoded
+    ("https://shop.example/a?a%26b=1&c=2", "https://shop.example/a?a%26b&c"),
+])
+def test_query_names_survive_a_second_pass(url, pattern):
+    assert url_pattern(url) == pattern == url_pattern(pattern)
+
+
+def test_a_backslash_is_a_slash_as_in_a_browser():
+    # A browser goes to shop.example, path /@evil.example/: the host is never evil.example.
+    assert url_pattern("https://shop.example\\@evil.example/") == "https://shop.example/@evil.example"
+    assert url_pattern("https:\\\\shop.example\\a\\b") == "https://shop.example/a/b"
+    assert url_pattern("https://shop.example/a?next=\\x") == "https://shop.example/a?next"  # the query keeps it
+    assert url_pattern("https://shop.exa\tmple/a\n") == "https://shop.example/a"
+    assert url_pattern("mailto:a\\b@x.example") != url_pattern("mailto:a/b@x.example")  # not a special scheme
+
+
+def test_a_port_default_for_the_other_scheme_stays_distinct():
+    assert url_pattern("http://shop.example:443/a") == "http://shop.example:443/a"
+    assert url_pattern("https://shop.example/a") == url_pattern("https://shop.example:443/a") == \
+        url_pattern("http://shop.example/a") == url_pattern("http://shop.example:80/a") == "https://shop.example/a"
+    assert url_pattern("https://shop.example:80/a") == "https://shop.example:80/a"
+    patterns = {url_pattern(u) for u in ("http://shop.example:443/a", "https://shop.example/a", "https://shop.example:80/a")}
+    assert len(patterns) == 3
+
+
+def test_destinations_keep_query_values_but_not_ids_or_tracking():
+    assert destination_pattern("/acct?action=view") != destination_pattern("/acct?action=delete")
+    assert destination_pattern("/acct?utm_source=mail&action=view") == "/acct?action=view"
+    assert destination_pattern("/cart?sid=8f3a9") == destination_pattern("/cart?sid=00c41") == "/cart?sid={id}"
+    assert destination_pattern("/item/1001?ref=search") == "/item/{id}?ref=search"
+    assert destination_pattern("/a?b=2&a=1&a=1") == "/a?a={id}&b={id}"

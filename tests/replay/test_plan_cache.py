@@ -424,3 +424,48 @@ def test_actions_round_trip_through_the_store(tmp_path, typed, reasoning, data, 
         (a.action_type, a.text, a.reasoning, a.data, a.fingerprint) for a in plan]
     plans.invalidate()
     plans.store.close()
+
+
+PAY = '<form action="/pay"><button>Continue</button></form><a href="/acct?action=view">Open</a>'
+
+
+def test_a_changed_destination_is_not_rebound(store):
+    """The tester's wrong hit: same captions, but the form now deletes the account."""
+    from actioncache.replay import page_from_html
+
+    plans = PlanCache(store)
+    url = "https://bank.example/checkout"
+    rec = page_from_html(PAY, url=url)
+    button, link = rec.elements
+    plans.record((url, "pay"), [Action.for_element("click", button), Action.for_element("click", link),
+                                Action("complete")], completed=True)
+    assert plans.lookup((url, "pay"), page_from_html(PAY, url=url)).reason is None
+
+    cases = [
+        '<form action="/account/delete"><button>Continue</button></form><a href="/acct?action=view">Open</a>',
+        '<form action="/pay"><button formaction="/delete-account">Continue</button></form><a href="/acct?action=view">Open</a>',
+        '<form action="/pay" method="post"><button>Continue</button></form><a href="/acct?action=view">Open</a>',
+        '<form action="/pay"><button>Continue</button></form><a href="/acct?action=delete">Open</a>',
+    ]
+    for stopped_at, html in zip((0, 0, 0, 1), cases):
+        result = plans.lookup((url, "pay"), page_from_html(html, url=url))
+        assert result.reason == FallbackReason.DESTINATION_CHANGED, html
+        assert len(result.actions) == stopped_at and "target changed" in result.message
+
+    # Churn is still rebound: tracking parameters, a session id, a new DOM id.
+    moved = ('<p>Welcome back</p><form id="f-91" action="/pay?utm_source=mail"><button class="x">Continue</button></form>'
+             '<a id="a7" href="/acct?action=view&gclid=abc">Open</a>')
+    assert plans.lookup((url, "pay"), page_from_html(moved, url=url)).reason is None
+
+
+def test_a_plan_fingerprinted_by_an_older_rule_misses_instead_of_hitting():
+    from actioncache.keys import sha256_hex
+    from actioncache.replay import page_from_html
+    from actioncache.replay.validation import rebind
+
+    page = page_from_html(PAY)
+    button = page.elements[0]
+    # What version 1 stored for this button: no destination in the hash.
+    old = sha256_hex({"v": 1, "attributes": {}, "tag": "button", "text": "Continue"})
+    served, fallback = rebind([Action("click", fingerprint=old, element=button.to_dict())], page)
+    assert served == [] and fallback.reason == FallbackReason.ELEMENT_MISSING

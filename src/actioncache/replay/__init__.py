@@ -19,7 +19,7 @@ from .models import Action, ActionType, Element, Page, PlanSignature, as_page, a
 from .plan_cache import INITIAL_TRUST, REWARD_ALPHA, TRUST_FLOOR, PlanCache, ReplayResult
 from .run import ReplayRun
 from .secrets import SECRET_AUTOCOMPLETE
-from .urls import DEFAULT_URL_RULE, TRACKING_PARAMS, UrlRule
+from .urls import DEFAULT_URL_RULE, TRACKING_PARAMS, UrlRule, destination_pattern
 from .validation import FallbackReason, ReplayContext, ReplayFallback, llm_personalizer
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "UrlRule",
     "as_page",
     "as_signature",
+    "destination_pattern",
     "element_fingerprint",
     "fingerprint_payload",
     "llm_personalizer",

@@ -22,6 +22,12 @@ The rule:
   as the standard associates them: ``<label for=ID>`` names the first element with that id, a
   ``<label>`` without ``for`` names its first labelable descendant. An element's own ``label``
   attribute wins.
+* **Destination**: a submit button (a ``button`` whose ``type`` is not ``button`` or ``reset``,
+  an ``input`` of type ``submit`` or ``image``) gets its effective form target as its
+  ``formaction`` and ``formmethod`` attributes: its own when written, else those of its form
+  owner (the form its ``form`` attribute names by id, else the enclosing ``form``; ``""`` when the
+  form has none). What a button does is part of what it is: the fingerprint counts them, and a
+  button that now submits elsewhere is another button (see :mod:`~actioncache.replay.fingerprints`).
 * **Options**: a ``select``'s ``option`` descendants, each ``{"value", "text", "selected"}`` (the
   value defaults to the text; ``selected`` is the attribute, the page author's default).
 """
@@ -44,6 +50,9 @@ BLOCK_TAGS = frozenset({"address", "article", "aside", "blockquote", "br", "dd",
                         "table", "td", "th", "tr", "ul"})
 #: Elements a <label> can name (the HTML standard's "labelable elements", hidden inputs excepted).
 LABELABLE_TAGS = frozenset({"button", "input", "meter", "output", "progress", "select", "textarea"})
+#: Input types that submit their form, and button types that do not (any other button submits).
+SUBMIT_INPUT_TYPES = frozenset({"image", "submit"})
+NON_SUBMIT_BUTTON_TYPES = frozenset({"button", "reset"})
 
 #: The rule as data, shared with the live-DOM reader in :mod:`actioncache.replay.browser`.
 PAGE_RULE = {
@@ -53,6 +62,8 @@ PAGE_RULE = {
     "inputContent": sorted(INPUT_CONTENT),
     "block": sorted(BLOCK_TAGS),
     "labelable": sorted(LABELABLE_TAGS),
+    "submitInputs": sorted(SUBMIT_INPUT_TYPES),
+    "nonSubmitButtons": sorted(NON_SUBMIT_BUTTON_TYPES),
 }
 
 
@@ -64,6 +75,21 @@ def is_interactive(tag: str, attributes: dict[str, str]) -> bool:
 
 def is_labelable(tag: str, attributes: dict[str, str]) -> bool:
     return tag in LABELABLE_TAGS and not (tag == "input" and attributes.get("type", "").strip().lower() == "hidden")
+
+
+def submits(tag: str, attributes: dict[str, str]) -> bool:
+    """Whether the element is a submit button (see "Destination" in the module docstring)."""
+    kind = attributes.get("type", "").strip().lower()
+    return (tag == "button" and kind not in NON_SUBMIT_BUTTON_TYPES) or (tag == "input" and kind in SUBMIT_INPUT_TYPES)
+
+
+def add_destination(attributes: dict[str, str], owner: dict[str, str] | None) -> None:
+    """Write the effective ``formaction``/``formmethod`` of a submit button into its attributes."""
+    if owner is None and "formaction" not in attributes:
+        return  # no form to submit: the button does nothing a plan could replay wrongly
+    owner = owner or {}
+    attributes.setdefault("formaction", owner.get("action", ""))
+    attributes.setdefault("formmethod", owner.get("method", ""))
 
 
 def collapse(pieces: list[str]) -> str:
@@ -79,6 +105,7 @@ class _Reader:
         self.first_by_id: dict[str, dict[str, Any]] = {}
         self.collectors: list[list[str]] = []  # text lists of the open elements that collect text
         self.waiting: list[dict[str, Any]] = []  # open labels without for= that have no control yet
+        self.forms: list[dict[str, str]] = []  # attributes of the open form elements
 
     def add_text(self, text: str) -> None:
         for pieces in self.collectors:
@@ -122,10 +149,13 @@ class _Reader:
                       "labelable": is_labelable(tag, attributes)}
             if tag == "select":
                 record["options"] = []
+            record["owner"] = self.forms[-1] if self.forms else None
             self.elements.append(record)
         elif tag in LABELABLE_TAGS:  # a meter/output/progress can be labelled but is not collected
             record = {"tag": tag, "attributes": attributes, "labels": [], "labelable": True, "text": None}
         node_record = record or {"labelable": False}
+        if tag == "form":
+            node_record["form"] = attributes
         if dom_id and dom_id not in self.first_by_id:
             self.first_by_id[dom_id] = node_record
         if node_record["labelable"] and self.waiting:
@@ -152,10 +182,14 @@ class _Reader:
         for pieces in (own, label["text"] if label else None):
             if pieces is not None:
                 self.collectors.append(pieces)
+        if tag == "form":
+            self.forms.append(attributes)
         return self.closer(tag, own, label)
 
     def closer(self, tag: str, own: list[str] | None, label: dict[str, Any] | None):
         def close() -> None:
+            if tag == "form":
+                self.forms.pop()
             if tag in BLOCK_TAGS:
                 self.add_text(" ")
             # Collectors nest like the elements, so the ones this element opened are on top.
@@ -190,6 +224,12 @@ class _Reader:
             attributes = raw["attributes"]
             if raw["labels"] and "label" not in attributes:
                 attributes["label"] = " ".join(raw["labels"])
+            if submits(raw["tag"], attributes):
+                if "form" in attributes:  # the form attribute wins over the enclosing form, even unmatched
+                    owner = (self.first_by_id.get(attributes["form"]) or {}).get("form")
+                else:
+                    owner = raw["owner"]
+                add_destination(attributes, owner)
             text = "" if raw["tag"] in INPUT_CONTENT else collapse(raw["text"])
             out.append(Element(id=f"e{n}", tag=raw["tag"], attributes=attributes, text=text,
                                options=raw.get("options")))

@@ -13,7 +13,7 @@ import fnmatch
 import functools
 import re
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 ID_PLACEHOLDER = "{id}"
 
@@ -29,6 +29,15 @@ _DIGIT = re.compile(r"\d")
 _ALPHA = re.compile(r"[A-Za-z]")
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,}$")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+#: Schemes the URL standard calls "special": in them a backslash is a path separator, as "/" is.
+_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+#: Characters a browser removes from anywhere in a URL before parsing it.
+_TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+#: Left as they are in a pattern's query; everything else is percent-encoded, so re-parsing it
+#: gives back the same names and values (the rule stays idempotent).
+_QUERY_SAFE = "!$'()*,-./:;@_~[]{}"
 
 
 @dataclass(frozen=True)
@@ -94,23 +103,59 @@ def url_pattern(url: str, rule: UrlRule = DEFAULT_URL_RULE) -> str:
         raise ValueError("a URL is required to build a plan signature (e.g. 'https://shop.example/search')")
     if not isinstance(rule, UrlRule):
         raise TypeError(f"rule must be a UrlRule, not {type(rule).__name__}")
-    return _pattern(url.strip(), rule)
+    return _pattern(url.strip(), rule, False)
+
+
+def destination_pattern(url: str, rule: UrlRule = DEFAULT_URL_RULE) -> str:
+    """Normalize where a link or form goes: :func:`url_pattern`, but query *values* are kept.
+
+    ``/acct?action=view`` and ``/acct?action=delete`` share a page pattern (``/acct?action``) yet
+    do different things, so an element's destination keeps each ``name=value`` pair (sorted;
+    tracking parameters dropped). A value holding a digit becomes ``{id}`` (with ``ids_in_path``):
+    session ids, item numbers and timestamps change on every visit, while the words that say what
+    a link does (``view``, ``delete``) stay. Element fingerprints use it for ``href`` and
+    ``formaction``.
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"a destination URL must be a string, not {type(url).__name__}")
+    if not isinstance(rule, UrlRule):
+        raise TypeError(f"rule must be a UrlRule, not {type(rule).__name__}")
+    return _pattern(url.strip(), rule, True)
+
+
+def _browser_form(url: str) -> str:
+    """``url`` as a browser reads it: tabs and newlines removed, and in a special scheme (or a
+    relative URL, resolved against a web page) a backslash before the query is a ``/``."""
+    url = _TAB_OR_NEWLINE.sub("", url)
+    match = _SCHEME.match(url)
+    if match is None or match.group(1).lower() in _SPECIAL_SCHEMES:
+        end = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+        url = url[:end].replace("\\", "/") + url[end:]
+    return url
+
+
+def _query_part(text: str) -> str:
+    return quote(text, safe=_QUERY_SAFE)
 
 
 @functools.lru_cache(maxsize=8192)  # pure, and a page's links repeat on every snapshot of it
-def _pattern(url: str, rule: UrlRule) -> str:
-    parts = urlsplit(url)
+def _pattern(url: str, rule: UrlRule, keep_values: bool) -> str:
+    try:
+        parts = urlsplit(_browser_form(url))
+    except ValueError as exc:  # an unclosed "[" of an IPv6 host
+        raise ValueError(f"the URL {url!r} cannot be parsed ({exc}); check its host") from exc
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     try:
         port = parts.port
     except ValueError as exc:
         raise ValueError(f"the URL {url!r} has an invalid port; give a port number 0-65535 or none") from exc
-    original_scheme = scheme
-    if rule.ignore_scheme and scheme == "http":
-        scheme = "https"
-    if port is not None and port in (_DEFAULT_PORTS.get(original_scheme), _DEFAULT_PORTS.get(scheme)):
+    if port is not None and port == _DEFAULT_PORTS.get(scheme):
         port = None
+    # http on port 443 stays http: written https, its port would read as the default one and the
+    # pattern would merge with https on 443, another server.
+    if rule.ignore_scheme and scheme == "http" and port != _DEFAULT_PORTS["https"]:
+        scheme = "https"
     while rule.ignore_www and host.startswith("www.") and len(host) > 4:
         host = host[4:]
     if ":" in host:  # an IPv6 address keeps its brackets
@@ -118,13 +163,25 @@ def _pattern(url: str, rule: UrlRule) -> str:
     if port is not None:
         host = f"{host}:{port}"
     segments = [ID_PLACEHOLDER if rule.ids_in_path and looks_like_id(s) else s for s in parts.path.split("/")]
-    path = "/".join(segments)
+    # Spaces and control characters are written encoded, as a browser sends them: a trailing one
+    # would otherwise be stripped on the next pass.
+    path = _CONTROL_OR_SPACE.sub(lambda m: f"%{ord(m.group()):02X}", "/".join(segments))
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/") or "/"
     if not path and (scheme or host):
         path = "/"
-    names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)
-                    if not rule.ignores_param(name)})
-    query = "?" + "&".join(names) if names else ""
-    prefix = f"{scheme}://{host}" if scheme else f"//{host}" if host else ""
+    # An empty name is no parameter (``?=x``): kept, it would print as a bare ``?`` that the next
+    # pass drops, and the rule would not be idempotent.
+    pairs = [(name, value) for name, value in parse_qsl(parts.query, keep_blank_values=True)
+             if name and not rule.ignores_param(name)]
+    if keep_values:
+        kept = sorted({f"{_query_part(n)}={ID_PLACEHOLDER if rule.ids_in_path and _DIGIT.search(v) else _query_part(v)}"
+                       for n, v in pairs})
+    else:
+        kept = sorted({_query_part(name) for name, _ in pairs})
+    query = "?" + "&".join(kept) if kept else ""
+    if scheme and not host:  # mailto:x, urn:y: no authority, so no "//" either
+        prefix = f"{scheme}:"
+    else:
+        prefix = f"{scheme}://{host}" if scheme else f"//{host}" if host else ""
     return f"{prefix}{path}{query}"

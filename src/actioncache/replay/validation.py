@@ -10,7 +10,8 @@ afresh), logs the reason and counts it. Order, as in the seed (Skyvern's action 
 3. each action's element fingerprint must match exactly one element of the current page: the
    element id is rebound to it. The first action that matches none or several stops the
    replay there; the actions before it are still served (a plan spanning several pages is
-   replayed one page at a time, resuming with ``executed=``);
+   replayed one page at a time, resuming with ``executed=``). An element that is there but
+   whose link or form target changed fails with ``destination_changed``: never rebound;
 4. ``select_option`` actions lose their recorded option (the choice is made afresh);
 5. the personalization hook rewrites what it must (the text to type for *this* user).
 """
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import ActionCacheError
+from .fingerprints import DESTINATION_ATTRIBUTES, element_fingerprint
 from .models import Action, ActionType, Page, PlanSignature
 
 log = logging.getLogger("actioncache.replay")
@@ -38,6 +40,7 @@ class FallbackReason:
     INTENTION_NOT_ALLOWED = "intention_not_allowed"      # an intention on a non-input action
     ELEMENT_MISSING = "element_missing"                  # no element with the fingerprint
     ELEMENT_AMBIGUOUS = "element_ambiguous"              # several elements with the fingerprint
+    DESTINATION_CHANGED = "destination_changed"          # the element is there but leads elsewhere
     PERSONALIZATION_ERROR = "personalization_error"
     SECRET_REQUIRED = "secret_required"                  # a secret to type and no value for it
     OPTION_REQUIRED = "option_required"                  # a browser replay of select_option without a choice
@@ -129,6 +132,10 @@ def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = (),
         kind = action.action_type.lower()
         if action.fingerprint:
             ids = page.ids_for(action.fingerprint, ignore)
+            if not ids and _leads_elsewhere(action, page, ignore):
+                return out, ReplayFallback(FallbackReason.DESTINATION_CHANGED,
+                                           f"action {i} ({kind}): the element is on the page but its link or form "
+                                           f"target changed (recorded: {_destination(action.element)})")
             if not ids:
                 return out, ReplayFallback(FallbackReason.ELEMENT_MISSING,
                                            f"action {i} ({kind}): no element on the page has fingerprint {action.fingerprint[:12]}")
@@ -146,6 +153,27 @@ def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = (),
             action.option = None  # the recorded choice was for another run; choose afresh
         out.append(action)
     return out, None
+
+
+def _destination(element: Mapping[str, Any] | None) -> str:
+    attrs = (element or {}).get("attributes") or {}
+    return ", ".join(f"{name}={attrs[name]!r}" for name in DESTINATION_ATTRIBUTES if name in attrs) or "none"
+
+
+def _leads_elsewhere(action: Action, page: Page, ignore: tuple[str, ...]) -> bool:
+    """Whether the action's element is on the page with only its destination changed.
+
+    Only said of a plan fingerprinted under the current rule (an older plan simply misses).
+    """
+    if not action.element:
+        return False
+    try:
+        if element_fingerprint(action.element, ignore) != action.fingerprint:
+            return False
+        blind = tuple(sorted(set(ignore) | set(DESTINATION_ATTRIBUTES)))
+        return bool(page.ids_for(element_fingerprint(action.element, blind), blind))
+    except (TypeError, ValueError):
+        return False  # a malformed stored element: report it as missing
 
 
 def personalize_actions(actions: Sequence[Action], hook: PersonalizeHook | None, context: ReplayContext,

@@ -38,9 +38,18 @@ SNAPSHOT_JS = r"""
   const isInteractive = (tag, attrs) =>
     !(tag === "input" && typeOf(attrs) === "hidden") && (interactive.has(tag) || markers.some((m) => m in attrs));
   const isLabelable = (tag, attrs) => labelable.has(tag) && !(tag === "input" && typeOf(attrs) === "hidden");
+  const submitInputs = set(rule.submitInputs), nonSubmitButtons = set(rule.nonSubmitButtons);
+  const submits = (tag, attrs) => (tag === "button" && !nonSubmitButtons.has(typeOf(attrs)))
+    || (tag === "input" && submitInputs.has(typeOf(attrs)));
+  const addDestination = (attrs, owner) => {
+    if (!owner && !("formaction" in attrs)) return;
+    owner = owner || {};
+    if (!("formaction" in attrs)) attrs.formaction = "action" in owner ? owner.action : "";
+    if (!("formmethod" in attrs)) attrs.formmethod = "method" in owner ? owner.method : "";
+  };
 
   const Reader = () => {
-    const r = {elements: [], handles: [], labels: [], waiting: [], firstById: new Map(), collectors: []};
+    const r = {elements: [], handles: [], labels: [], waiting: [], firstById: new Map(), collectors: [], forms: []};
     const addText = (t) => { for (const c of r.collectors) c.push(t); };
     const walk = (node) => {
       for (let child = node.firstChild; child; child = child.nextSibling) {
@@ -65,12 +74,14 @@ SNAPSHOT_JS = r"""
       if (isInteractive(tag, attrs)) {
         record = {tag, attributes: attrs, text: [], labels: [], labelable: isLabelable(tag, attrs)};
         if (tag === "select") record.options = [];
+        record.owner = r.forms.length ? r.forms[r.forms.length - 1] : null;
         r.elements.push(record);
         r.handles.push(el);
       } else if (labelable.has(tag)) {
         record = {tag, attributes: attrs, labels: [], labelable: true, text: null};
       }
       const nodeRecord = record || {labelable: false};
+      if (tag === "form") nodeRecord.form = attrs;
       if (attrs.id && !r.firstById.has(attrs.id)) r.firstById.set(attrs.id, nodeRecord);
       if (nodeRecord.labelable && r.waiting.length) {
         for (const label of r.waiting) label.control = nodeRecord;
@@ -88,7 +99,9 @@ SNAPSHOT_JS = r"""
       }
       if (own) r.collectors.push(own);
       if (label) r.collectors.push(label.text);
+      if (tag === "form") r.forms.push(attrs);
       walk(el);
+      if (tag === "form") r.forms.pop();
       if (block.has(tag)) addText(" ");
       if (label) {
         r.collectors.pop();
@@ -106,6 +119,10 @@ SNAPSHOT_JS = r"""
       return r.elements.map((raw, i) => {
         const attributes = raw.attributes;
         if (raw.labels.length && !("label" in attributes)) attributes.label = raw.labels.join(" ");
+        if (submits(raw.tag, attributes)) {
+          const ref = "form" in attributes ? r.firstById.get(attributes.form) : undefined;
+          addDestination(attributes, "form" in attributes ? (ref && ref.form) || null : raw.owner);
+        }
         const out = {id: "e" + (i + 1), tag: raw.tag, attributes,
                      text: inputContent.has(raw.tag) ? "" : collapse(raw.text)};
         if (raw.options) out.options = raw.options;
