@@ -244,6 +244,38 @@ def test_env_api_key_goes_to_the_users_own_base_url(untrusted, chat_server, monk
     assert r["success"] is True and chat_server.requests[0]["authorization"] == "Bearer sk-user-secret"
 
 
+def test_env_api_key_never_goes_to_another_port_of_the_users_host(untrusted, chat_server, second_chat_server, monkeypatch):
+    """Same host, another port: another server, so not the user's $OPENAI_BASE_URL (both servers are
+    protocol stand-ins for an OpenAI-compatible server)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-user-secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.url + "/v1")
+    for base in (second_chat_server.url, chat_server.url.replace("http://", "https://")):
+        text = f"nodes:\n  - {{name: l, uses: llm.call, with: {{prompt: hi, model: m, base_url: '{base}/v1'}}, output: r}}\n"
+        with pytest.raises(RefusedError) as info:
+            untrusted(text).invoke()
+        assert "rule 'secrets'" in str(info.value) and "sk-user-secret" not in str(info.value)
+        # an explicit key is not the user's secret, but the host rule still holds for another origin
+        text = f"nodes:\n  - {{name: l, uses: llm.call, with: {{prompt: hi, model: m, api_key: k, base_url: '{base}/v1'}}, output: r}}\n"
+        with pytest.raises(RefusedError) as info:
+            untrusted(text).invoke()
+        assert "rule 'hosts'" in str(info.value)
+    assert second_chat_server.requests == [] and chat_server.requests == []
+
+
+@pytest.mark.parametrize(("url", "same"), [
+    ("http://127.0.0.1:8080/v1/chat", True), ("HTTP://127.0.0.1:8080", True), ("http://127.0.0.1:8081/v1", False),
+    ("https://127.0.0.1:8080/v1", False), ("http://127.0.0.1/v1", False), ("http://localhost:8080/v1", False),
+    ("http://127.0.0.1:8080@evil.example/v1", False), ("not a url", False),
+])
+def test_secret_destination_compares_the_whole_origin(url, same):
+    trust = Trust.untrusted("/")
+    if same:
+        trust.check_secret_destination(url, "OPENAI_API_KEY", "http://127.0.0.1:8080/v1")
+    else:
+        with pytest.raises(UntrustedRefusal):
+            trust.check_secret_destination(url, "OPENAI_API_KEY", "http://127.0.0.1:8080/v1")
+
+
 def test_an_allowed_host_may_receive_the_key(untrusted, chat_server, monkeypatch):
     """chat_server is a protocol stand-in for an OpenAI-compatible server."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-user-secret")

@@ -14,8 +14,10 @@ knowingly. The rules (each a name used in messages and docs):
                   after symlinks and ``..`` are resolved
 * ``hosts``       network actions and network stores reach only hosts from ``--allow-host``
 * ``env``         ``${VAR}`` expands only variables from ``--allow-env``
-* ``secrets``     an API key from the environment goes only to the base URL the environment names
-                  (``$OPENAI_BASE_URL``) or to a host the user allowed, never to one the agent picked
+* ``secrets``     an API key from the environment goes only to the origin (scheme, host and port) of
+                  the base URL the environment names (``$OPENAI_BASE_URL``) or to a host the user
+                  allowed, never to one the agent picked (another port or ``http`` on the same host
+                  is another server)
 * templates run in Jinja's immutable sandbox: no ``state.update(...)`` or any other mutation
 
 An untrusted agent that names no store gets its own (``.actioncache-untrusted.db`` under its
@@ -93,10 +95,12 @@ class Trust:
     # --- network --------------------------------------------------------------------------
 
     def check_url(self, url: str, what: str, implicitly_allowed: Iterable[str] = ()) -> None:
+        """``url`` reaches an allowed host, or the origin of one of the ``implicitly_allowed`` URLs
+        (the user's own ``$OPENAI_BASE_URL``: the same host on another port or scheme is not it)."""
         if self.trusted:
             return
         host = host_of(url)
-        if host and (host in self.allow_hosts or host in {h.lower() for h in implicitly_allowed if h}):
+        if host and (host in self.allow_hosts or same_origin_as_any(url, implicitly_allowed)):
             return
         raise UntrustedRefusal(refusal("hosts", f"{what} to {host or url!r}",
                                        f"allow it with --allow-host {host or 'HOST'} (allow_hosts=[...])"))
@@ -106,9 +110,10 @@ class Trust:
         if self.trusted:
             return
         host = host_of(url)
-        if host and (host in self.allow_hosts or (env_base_url and host == host_of(env_base_url))):
+        if host and (host in self.allow_hosts or same_origin_as_any(url, [env_base_url or ""])):
             return
-        raise UntrustedRefusal(refusal("secrets", f"sending ${secret} to {host or url!r}, a base URL the agent chose",
+        raise UntrustedRefusal(refusal("secrets", f"sending ${secret} to {url!r}, a base URL the agent chose "
+                                                  f"(not the origin of $OPENAI_BASE_URL)",
                                        f"allow that host with --allow-host {host or 'HOST'}, or set OPENAI_BASE_URL yourself"))
 
     # --- settings -------------------------------------------------------------------------
@@ -148,3 +153,24 @@ def host_of(url: str) -> str:
         return (urllib.parse.urlsplit(str(url)).hostname or "").lower()
     except ValueError:
         return ""
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def origin_of(url: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) of a URL, the port defaulted from the scheme; None when it has no host."""
+    try:
+        parts = urllib.parse.urlsplit(str(url))
+        scheme, host, port = parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    return scheme, host, port if port is not None else _DEFAULT_PORTS.get(scheme)
+
+
+def same_origin_as_any(url: str, others: Iterable[str]) -> bool:
+    """``url`` has the origin of one of ``others`` (a secret meant for one server goes to that server only)."""
+    origin = origin_of(url)
+    return origin is not None and any(origin == origin_of(other) for other in others if other)

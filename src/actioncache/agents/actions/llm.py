@@ -14,7 +14,6 @@ import os
 from typing import Any, Mapping
 
 from ..key_context import declare_key_context
-from ..trust import host_of
 from .http import send
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -63,7 +62,7 @@ def register(registry: Any, engine: Any) -> None:
             agent_chose_base = bool(base_url or settings().get("base_url"))
             if not key and os.environ.get("OPENAI_API_KEY") and agent_chose_base:
                 trust.check_secret_destination(base, "OPENAI_API_KEY", env_base)
-            users_hosts = [host_of(env_base)] if env_base else []
+            users_hosts = [env_base] if env_base else []  # its origin, not just its host
             trust.check_url(base, "llm.call request", implicitly_allowed=users_hosts)
             check_redirect = lambda target: trust.check_url(target, f"llm.call redirect from {base}",  # noqa: E731
                                                             implicitly_allowed=users_hosts)
