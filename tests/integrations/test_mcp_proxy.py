@@ -152,6 +152,39 @@ def test_another_server_command_does_not_share_entries(tmp_path, src_env) -> Non
     assert log.read_text().splitlines().count("lookup cat") == 2
 
 
+def _lookup_twice_in_two_environments(tmp_path, src_env, *options: str):
+    params, log = _proxy_params(tmp_path, src_env, *options)
+
+    async def calls(session):
+        return await session.call_tool("lookup", {"word": "cat"})
+
+    prod = _session(params.model_copy(update={"env": {**src_env, "DB_NAME": "prod-secret-value"}}), calls)[1]
+    staging = _session(params.model_copy(update={"env": {**src_env, "DB_NAME": "staging"}}), calls)[1]
+    return _text(prod), _text(staging), log.read_text().splitlines().count("lookup cat")
+
+
+def test_the_same_command_in_another_environment_does_not_share_entries(tmp_path, src_env) -> None:
+    prod, staging, real_calls = _lookup_twice_in_two_environments(tmp_path, src_env)
+    assert prod != staging and real_calls == 2
+    stored = (tmp_path / "mcp.db").read_bytes()
+    assert b"prod-secret-value" not in stored                     # the environment enters as a digest only
+
+
+def test_server_id_names_the_identity_and_shares_entries_across_environments(tmp_path, src_env) -> None:
+    prod, staging, real_calls = _lookup_twice_in_two_environments(tmp_path, src_env, "--server-id", "reports-db")
+    assert prod == staging and real_calls == 1                    # the user said: one server
+
+
+def test_environment_digest_ignores_shell_session_variables_only() -> None:
+    from actioncache.integrations.mcp_proxy import environment_digest
+
+    base = {"PATH": "/usr/bin", "DB_NAME": "prod"}
+    assert environment_digest(base) == environment_digest({**base, "SHLVL": "3", "PWD": "/elsewhere"})
+    assert environment_digest(base) != environment_digest({**base, "DB_NAME": "staging"})
+    assert environment_digest(base) != environment_digest({**base, "API_TOKEN": "t"})
+    assert "prod" not in environment_digest(base)
+
+
 def test_missing_command_is_a_clear_error(src_env) -> None:
     import subprocess
 
@@ -166,3 +199,4 @@ def test_help_lists_the_options(src_env) -> None:
     done = subprocess.run([sys.executable, "-m", "actioncache", "mcp-proxy", "--help"],
                           capture_output=True, text=True, env=src_env, timeout=60)
     assert done.returncode == 0 and "--cache-tool" in done.stdout and "--no-cache-tool" in done.stdout
+    assert "--server-id" in done.stdout

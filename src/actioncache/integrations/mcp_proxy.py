@@ -9,7 +9,10 @@ with ``--cache-tool``) and the same call was answered before; every other call g
 ``--no-cache-tool`` keeps a tool out even if it says it is read-only.
 
 The key is the tool name, the canonical JSON of its arguments and the server's identity: the
-command line, the working directory and the name and version the server reports. A result with
+command line, the working directory, a SHA-256 digest of the environment the child is started with
+(values never stored; a few shell-session variables such as ``PWD`` or ``SHLVL`` left out) and the
+name and version the server reports. ``--server-id NAME`` replaces the command line, directory and
+environment digest with NAME: you then promise that every run under that name answers alike. A result with
 ``isError: true`` and a call that raised are never stored. Resources and prompts, when the server
 has them, pass through uncached. Install with ``pip install 'actioncache[mcp]'``.
 """
@@ -19,10 +22,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..cache import Cache
-from ..keys import args_key
+from ..keys import args_key, sha256_hex
 
 ACTION_PREFIX = "mcp."
 
@@ -30,13 +33,16 @@ ACTION_PREFIX = "mcp."
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="actioncache mcp-proxy",
-        usage="actioncache mcp-proxy [--store URL] [--cache-tool NAME] [--no-cache-tool NAME] -- COMMAND [ARG ...]",
+        usage="actioncache mcp-proxy [--store URL] [--server-id NAME] [--cache-tool NAME] [--no-cache-tool NAME] -- COMMAND [ARG ...]",
         description="Serve an MCP server's tools over stdio, answering read-only tool calls from the cache.")
     parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL or the user cache dir)")
     parser.add_argument("--cache-tool", metavar="NAME", action="append", default=[],
                         help="also cache this tool (repeatable), even without readOnlyHint")
     parser.add_argument("--no-cache-tool", metavar="NAME", action="append", default=[],
                         help="never cache this tool (repeatable), even with readOnlyHint")
+    parser.add_argument("--server-id", metavar="NAME", default=None,
+                        help="name this server's identity yourself instead of its command line, directory and "
+                             "environment digest (entries are shared by every run with the same NAME)")
     parser.add_argument("--ttl-seconds", type=float, default=None, help="entry lifetime (default: the cache's, 60 days)")
     return parser
 
@@ -59,10 +65,26 @@ class ToolPolicy:
         return name not in self.exclude and (name in self.include or name in self.read_only)
 
 
-def server_identity(command: Sequence[str], server_info: Any, cwd: str | None = None) -> dict[str, Any]:
-    """What tells one server from another: its command line, directory and reported name/version."""
+# shell-session bookkeeping that differs between two terminals but cannot change a server's answers
+SESSION_VARIABLES = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "TERM_SESSION_ID", "WINDOWID", "SSH_CLIENT",
+                               "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "XDG_SESSION_ID", "COLUMNS", "LINES"})
+
+
+def environment_digest(env: Mapping[str, str]) -> str:
+    """SHA-256 of the child's environment (names and values, session variables left out): two
+    environments that differ in any other variable (``DB_NAME=prod`` / ``staging``) never share entries."""
+    return sha256_hex({name: value for name, value in env.items() if name not in SESSION_VARIABLES})
+
+
+def server_identity(command: Sequence[str], server_info: Any, cwd: str | None = None,
+                    env: Mapping[str, str] | None = None, server_id: str | None = None) -> dict[str, Any]:
+    """What tells one server from another: its command line, directory, environment digest and
+    reported name/version; or, when the user named it (``server_id``), that name and the reported ones."""
+    reported = {"name": getattr(server_info, "name", None), "version": getattr(server_info, "version", None)}
+    if server_id is not None:
+        return {"server_id": server_id, **reported}
     return {"command": list(command), "cwd": cwd or os.getcwd(),
-            "name": getattr(server_info, "name", None), "version": getattr(server_info, "version", None)}
+            "env_sha256": environment_digest(os.environ if env is None else env), **reported}
 
 
 def tool_call_key(tool: str, arguments: Any, identity: dict[str, Any]) -> str:
@@ -74,12 +96,13 @@ class _ToolError(Exception):
 
 
 def build_proxy(upstream: Any, init: Any, command: Sequence[str], cache: Cache, policy: ToolPolicy,
-                ttl_seconds: float | None = None) -> Any:
+                ttl_seconds: float | None = None, env: Mapping[str, str] | None = None,
+                server_id: str | None = None) -> Any:
     """An MCP low-level ``Server`` that forwards to the ``upstream`` client session."""
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
-    identity = server_identity(command, init.server_info)
+    identity = server_identity(command, init.server_info, env=env, server_id=server_id)
     options = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
 
     async def list_tools(ctx: Any, params: Any) -> Any:
@@ -132,16 +155,18 @@ def build_proxy(upstream: Any, init: Any, command: Sequence[str], cache: Cache, 
     return Server(info.name, version=info.version or "", instructions=init.instructions, **handlers)
 
 
-async def serve(command: Sequence[str], cache: Cache, policy: ToolPolicy, ttl_seconds: float | None = None) -> None:
+async def serve(command: Sequence[str], cache: Cache, policy: ToolPolicy, ttl_seconds: float | None = None,
+                server_id: str | None = None) -> None:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.server.stdio import stdio_server
 
     # the child gets this process's environment, as it would when started without the proxy
-    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
+    env = dict(os.environ)
+    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=env)
     async with stdio_client(params) as (up_read, up_write), ClientSession(up_read, up_write) as upstream:
         init = await upstream.initialize()
-        server = build_proxy(upstream, init, command, cache, policy, ttl_seconds)
+        server = build_proxy(upstream, init, command, cache, policy, ttl_seconds, env=env, server_id=server_id)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -167,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     cache = Cache(args.store)
     try:
-        anyio.run(serve, argv[split + 1:], cache, ToolPolicy(args.cache_tool, args.no_cache_tool), args.ttl_seconds)
+        anyio.run(serve, argv[split + 1:], cache, ToolPolicy(args.cache_tool, args.no_cache_tool), args.ttl_seconds,
+                  args.server_id)
     finally:
         cache.close()
     return 0
