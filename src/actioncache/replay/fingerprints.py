@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..keys import sha256_hex
-from .models import Element
+from .element import Element
 from .urls import destination_pattern
 
 #: Bump when the rule changes: old plans then stop matching instead of matching wrongly.

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .models import Element, Page
+from .element import Element
+from .page import Page
 
 INTERACTIVE_TAGS = frozenset({"a", "button", "input", "select", "textarea", "summary"})
 MARKER_ATTRIBUTES = ("role", "onclick", "tabindex", "contenteditable")

@@ -1,19 +1,7 @@
-"""The data replay works on: actions, page elements, pages and plan signatures.
+"""The data replay works on: actions and plan signatures (and, re-exported, page elements and pages).
 
-A *page* is deliberately a plain data model, so any browser driver can feed it:
-
-.. code-block:: python
-
-    {"url": "https://shop.example/search?q=lamp",
-     "elements": [{"id": "e7", "tag": "input", "attributes": {"name": "q", "type": "search"}, "text": ""},
-                  {"id": "e8", "tag": "button", "attributes": {"type": "submit"}, "text": "Search"},
-                  {"id": "e9", "tag": "select", "attributes": {"name": "sort"}, "text": "",
-                   "options": [{"value": "price", "text": "Price", "selected": False}]}]}
-
-``id`` is whatever the driver uses to act on the element *now* (a Playwright handle id, a
-generated ``e7``); it may change on every load. ``attributes`` are the element's HTML attributes,
-``text`` its visible text, ``options`` a select's choices. :func:`actioncache.replay.page_from_html`
-builds one from HTML with the standard library.
+The page model (:class:`Element`, :class:`Page`) lives in :mod:`.element` and :mod:`.page`; its
+names stay importable from here.
 
 A *signature* names the task a plan belongs to: the URL pattern of the page it starts on plus the
 navigation goal (see :func:`url_pattern` for the normalization rule).
@@ -26,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..keys import sha256_hex
+from .element import Element
+from .fingerprints import element_fingerprint
+from .page import Page
 from .urls import DEFAULT_URL_RULE, UrlRule, url_pattern
 
 
@@ -52,88 +43,6 @@ class ActionType:
     TARGETED = frozenset({INPUT_TEXT, CLICK, SELECT_OPTION})
     #: Never reused: a terminated run says nothing about how to finish the task.
     DROPPED = frozenset({TERMINATE})
-
-
-@dataclass
-class Element:
-    """One element of a page (see the module docstring for the shape)."""
-
-    id: str
-    tag: str
-    attributes: dict[str, str] = field(default_factory=dict)
-    text: str = ""
-    options: list[dict[str, Any]] | None = None
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | "Element") -> "Element":
-        if isinstance(data, Element):
-            return data
-        if not isinstance(data, Mapping):
-            raise TypeError(f"a page element must be a dict or Element, not {type(data).__name__}")
-        if "id" not in data or "tag" not in data:
-            raise ValueError(f"a page element needs 'id' and 'tag' (got keys {sorted(data)})")
-        attributes = data.get("attributes") or {}
-        if not isinstance(attributes, Mapping):
-            raise TypeError("an element's 'attributes' must be a dict of attribute name to value")
-        options = data.get("options")
-        return cls(
-            id=str(data["id"]),
-            tag=str(data["tag"]),
-            attributes={str(k): "" if v is None else str(v) for k, v in attributes.items()},
-            text=str(data.get("text") or ""),
-            options=[dict(o) for o in options] if options is not None else None,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "tag": self.tag, "attributes": dict(self.attributes), "text": self.text}
-        if self.options is not None:
-            out["options"] = [dict(o) for o in self.options]
-        return out
-
-
-class Page:
-    """The current page: its elements, and an index from fingerprint to element ids.
-
-    The index is built once per ``ignore`` set, so validating a plan of *n* actions costs one pass
-    over the page plus *n* dictionary lookups.
-    """
-
-    def __init__(self, elements: Iterable[Element | Mapping[str, Any]], url: str | None = None) -> None:
-        self.url = url
-        self.elements = [Element.from_dict(e) for e in elements]
-        self._by_id = {e.id: e for e in self.elements}
-        self._indexes: dict[tuple[str, ...], dict[str, list[str]]] = {}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | Iterable[Any]) -> "Page":
-        if isinstance(data, Mapping):
-            return cls(data.get("elements") or [], url=data.get("url"))
-        return cls(data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"url": self.url, "elements": [e.to_dict() for e in self.elements]}
-
-    def element(self, element_id: str) -> Element | None:
-        return self._by_id.get(element_id)
-
-    def ids_for(self, fingerprint: str, ignore: Iterable[str] = ()) -> list[str]:
-        """Ids of the elements whose fingerprint (under ``ignore``) equals ``fingerprint``."""
-        from .fingerprints import element_fingerprint
-
-        ignore_key = tuple(sorted(set(ignore)))
-        index = self._indexes.get(ignore_key)
-        if index is None:
-            index = {}
-            for e in self.elements:
-                index.setdefault(element_fingerprint(e, ignore=ignore_key), []).append(e.id)
-            self._indexes[ignore_key] = index
-        return list(index.get(fingerprint, ()))
-
-    def __len__(self) -> int:
-        return len(self.elements)
-
-    def __repr__(self) -> str:
-        return f"Page(url={self.url!r}, elements={len(self.elements)})"
 
 
 def as_page(page: Page | Mapping[str, Any] | Iterable[Any] | str) -> Page:
@@ -187,8 +96,6 @@ class Action:
         :meth:`PlanCache.record` re-derives the fingerprint from the kept element with the cache's
         own ``ignore``, so record and replay always agree on it.
         """
-        from .fingerprints import element_fingerprint
-
         element = Element.from_dict(element)
         return cls(action_type, element_id=element.id, fingerprint=element_fingerprint(element, ignore=ignore),
                    element=element.to_dict(), **fields)

@@ -1,0 +1,62 @@
+"""A page element, the unit replay fingerprints and acts on.
+
+A *page* is deliberately a plain data model, so any browser driver can feed it:
+
+.. code-block:: python
+
+    {"url": "https://shop.example/search?q=lamp",
+     "elements": [{"id": "e7", "tag": "input", "attributes": {"name": "q", "type": "search"}, "text": ""},
+                  {"id": "e8", "tag": "button", "attributes": {"type": "submit"}, "text": "Search"},
+                  {"id": "e9", "tag": "select", "attributes": {"name": "sort"}, "text": "",
+                   "options": [{"value": "price", "text": "Price", "selected": False}]}]}
+
+``id`` is whatever the driver uses to act on the element *now* (a Playwright handle id, a
+generated ``e7``); it may change on every load. ``attributes`` are the element's HTML attributes,
+``text`` its visible text, ``options`` a select's choices. :func:`actioncache.replay.page_from_html`
+builds one from HTML with the standard library.
+
+This module sits below :mod:`.fingerprints` (which hashes an element) and :mod:`.page` (which
+indexes a page's elements by fingerprint), so neither has to import the other's importer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass
+class Element:
+    """One element of a page (see the module docstring for the shape)."""
+
+    id: str
+    tag: str
+    attributes: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+    options: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | "Element") -> "Element":
+        if isinstance(data, Element):
+            return data
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a page element must be a dict or Element, not {type(data).__name__}")
+        if "id" not in data or "tag" not in data:
+            raise ValueError(f"a page element needs 'id' and 'tag' (got keys {sorted(data)})")
+        attributes = data.get("attributes") or {}
+        if not isinstance(attributes, Mapping):
+            raise TypeError("an element's 'attributes' must be a dict of attribute name to value")
+        options = data.get("options")
+        return cls(
+            id=str(data["id"]),
+            tag=str(data["tag"]),
+            attributes={str(k): "" if v is None else str(v) for k, v in attributes.items()},
+            text=str(data.get("text") or ""),
+            options=[dict(o) for o in options] if options is not None else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "tag": self.tag, "attributes": dict(self.attributes), "text": self.text}
+        if self.options is not None:
+            out["options"] = [dict(o) for o in self.options]
+        return out
