@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .embedders import DEFAULT_LOCAL_MODEL, EmbedderError, check_texts, local_model_path, normalize_rows
+from .embedder_contract import DEFAULT_LOCAL_MODEL, EmbedderError, check_texts, local_model_path, normalize_rows
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 
