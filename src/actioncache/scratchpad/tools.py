@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .errors import InvalidArgumentError, ScratchpadError
 from .items import DESCRIPTION_LIMIT, llm_view
-from .scratchpad import Scratchpad
+
+if TYPE_CHECKING:  # annotations only: Scratchpad.handle_tool_call imports this module, not the reverse
+    from .scratchpad import Scratchpad
 
 log = logging.getLogger("actioncache.scratchpad")
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import importlib
 import logging
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 from urllib.parse import urlsplit
 
 from ..errors import MissingStoreExtraError, StoreURLError
-from .base import CacheStore
+
+if TYPE_CHECKING:  # annotations only: base re-exports this module's names, so it must not import base back
+    from .base import CacheStore
 
 __all__ = ["ENTRY_POINT_GROUP", "Backend", "open_store", "register_store", "registered_schemes", "registered_stores"]
 
