@@ -1,5 +1,5 @@
-"""The house's structural rules, checked: the layer contract of pyproject.toml (import-linter)
-and "no module imports a private name of another module"."""
+"""The house's structural rules, checked: the layer contract of pyproject.toml (import-linter),
+"no module imports a private name of another module" and "no two modules import each other"."""
 
 from __future__ import annotations
 
@@ -50,3 +50,23 @@ def test_layer_contract_holds(src_env):
         pytest.skip("lint-imports is not installed: pip install 'actioncache[test]'")
     done = subprocess.run([exe, "--no-cache"], cwd=ROOT, env=src_env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _mutual_imports() -> list[str]:
+    """Pairs of modules of the package that import each other directly, lazy imports included."""
+    grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter: pip install 'actioncache[test]'")
+    # Imports under ``if TYPE_CHECKING:`` never run, so they cannot make a module see its partner
+    # half-initialised; they are how an annotation names a class of the module that imports this one.
+    graph = grimp.build_graph("actioncache", exclude_type_checking_imports=True)
+    pairs = set()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if module in graph.find_modules_directly_imported_by(imported):
+                pairs.add(" <-> ".join(sorted((module, imported))))
+    return sorted(pairs)
+
+
+def test_no_two_modules_import_each_other():
+    """A cycle between two modules means neither is the lower one: move what both need into the
+    lower module or a small new one, instead of a lazy import that hides it."""
+    assert _mutual_imports() == []
