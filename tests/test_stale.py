@@ -20,7 +20,7 @@ class Clock:
         return self.now
 
 
-def _eventually(check, timeout=10.0):
+def _eventually(check, timeout=60.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():

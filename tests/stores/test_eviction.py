@@ -12,7 +12,7 @@ from actioncache import Cache
 from actioncache.errors import StoreURLError
 from actioncache.stores.base import Entry, open_store
 
-LIMITED = ["memory", "sqlite", "libsql", "postgres"]
+LIMITED = ["memory", "sqlite", "libsql", "postgres", "duckdb"]
 VALUE = b"v" * 1000
 
 
@@ -30,6 +30,8 @@ def _open(kind: str, tmp_path, limit: int, policy: str):
                            f"&eviction={policy}")
         atexit.register(store.drop)
         return store
+    if kind == "duckdb":
+        return open_store(f"duckdb:///{tmp_path}/evict.duckdb?max_size_bytes={limit}&eviction={policy}")
     if kind == "libsql":
         import services
 

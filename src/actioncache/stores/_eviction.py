@@ -127,7 +127,7 @@ class AccessLog:
 
 # The stores that enforce max_size_bytes themselves. Redis evicts by the server's own
 # maxmemory-policy; object stores and Firestore have no eviction order to keep.
-SIZE_LIMITED_SCHEMES = {"memory", "sqlite", "libsql+file", "postgresql", "postgres"}
+SIZE_LIMITED_SCHEMES = {"memory", "sqlite", "libsql+file", "postgresql", "postgres", "duckdb"}
 _ELSEWHERE = {
     "redis": "Redis evicts by the server's own policy: set `maxmemory` and `maxmemory-policy allkeys-lru` "
              "(or allkeys-lfu / volatile-ttl) in redis.conf or with CONFIG SET",

@@ -37,6 +37,7 @@ from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._sql import file_path, find_query, is_json_number, pushable
 from .base import Entry, LazyMetadata, select_keys
+from ._eviction import AccessLog, EvictionConfig, eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
 
 MEMORY = ":memory:"
@@ -73,6 +74,32 @@ EXPIRED_KEYS = (
     "WITH expired AS MATERIALIZED (SELECT key, expires_at FROM entries WHERE expires_at <= ?) "
     "SELECT key FROM expired ORDER BY expires_at"
 )
+
+# Size limits (stores/_eviction.py). DuckDB has no triggers, so this store keeps the byte total
+# itself, in the same transaction as each write: every writer of a file is in one process (DuckDB
+# locks the file) and holds the file's write lock. Files whose ``totals`` table exists are tracked
+# by every store of this process that opens them, limit or not, so the total never drifts.
+_ENTRY_BYTES = "strlen(key) + octet_length(value) + strlen(CAST(metadata AS VARCHAR))"
+_EVICTION_SCHEMA = [
+    "ALTER TABLE entries ADD COLUMN IF NOT EXISTS accessed_at DOUBLE",
+    "ALTER TABLE entries ADD COLUMN IF NOT EXISTS hits BIGINT DEFAULT 0",
+    "CREATE TABLE IF NOT EXISTS totals (name VARCHAR PRIMARY KEY, value BIGINT NOT NULL)",
+    f"INSERT INTO totals SELECT 'bytes', coalesce(sum({_ENTRY_BYTES}), 0) FROM entries ON CONFLICT DO NOTHING",
+]
+# Victims: a columnar top-N over one column (DuckDB answers ORDER BY ... LIMIT with a scan, not its
+# ART index), paid once per cull, which brings the store down to 90% of its limit.
+_VICTIMS = {
+    "lru": [f"SELECT key, {_ENTRY_BYTES} FROM entries WHERE key <> ? ORDER BY accessed_at NULLS FIRST LIMIT ?"],
+    "lfu": [f"SELECT key, {_ENTRY_BYTES} FROM entries WHERE key <> ? ORDER BY coalesce(hits, 0), "
+            "accessed_at NULLS FIRST LIMIT ?"],
+    "ttl": [f"SELECT key, {_ENTRY_BYTES} FROM entries WHERE expires_at IS NOT NULL AND key <> ? "
+            "ORDER BY expires_at LIMIT ?",
+            f"SELECT key, {_ENTRY_BYTES} FROM entries WHERE key <> ? ORDER BY accessed_at NULLS FIRST LIMIT ?"],
+}
+_CULL_BATCH = 256
+_TOUCH = ("UPDATE entries SET accessed_at = greatest(coalesce(accessed_at, 0), ?), hits = coalesce(hits, 0) + ? "
+          "WHERE key = ?")
+_tracked_files: set[str] = set()
 
 _ACTION_FIELD = "_cache_action"
 _NUMBER_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE')"
@@ -127,7 +154,12 @@ class DuckDBStore:
     reading only, so several processes may read it at once, while no process writes it.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
+                 max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
+        self.eviction: EvictionConfig | None = eviction_config(max_size_bytes, eviction)
+        if self.eviction is not None and read_only:
+            raise StoreURLError("a read-only DuckDB store cannot enforce max_size_bytes: it never writes")
+        self._access: AccessLog | None = AccessLog() if self.eviction and self.eviction.tracks_reads else None
         text = str(path)
         self.path = text if text == MEMORY else str(Path(text))
         self.read_only = bool(read_only)
@@ -135,6 +167,8 @@ class DuckDBStore:
         if self.read_only:
             self.url += "?read_only=true"
         self._write_lock = _write_lock_for(self.path)
+        # Which database this is, for the size-tracking set: every :memory: store is its own.
+        self._file_id = f"{MEMORY}{id(self)}" if self.path == MEMORY else os.path.realpath(self.path)
         self._open_lock = threading.Lock()
         self._db: duckdb.DuckDBPyConnection | None = None
         self._cursors: list[duckdb.DuckDBPyConnection] = []
@@ -151,9 +185,13 @@ class DuckDBStore:
         if path == "/" + MEMORY:
             path = MEMORY
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        unknown = set(query) - {"read_only"}
+        unknown = set(query) - {"read_only", "max_size_bytes", "eviction"}
         if unknown:
-            raise StoreURLError(f"duckdb URL {url!r}: unknown option(s) {sorted(unknown)}; the only option is read_only=true")
+            raise StoreURLError(f"duckdb URL {url!r}: unknown option(s) {sorted(unknown)}; "
+                                "options: read_only=true, max_size_bytes=, eviction=")
+        limit = eviction_from_query(query, options)
+        if limit is not None:
+            options.update(max_size_bytes=limit.max_size_bytes, eviction=limit.policy)
         if "read_only" in query:
             options.setdefault("read_only", _parse_bool(query["read_only"], url))
         return cls(path, **options)
@@ -190,6 +228,14 @@ class DuckDBStore:
                         with self._write_lock:  # another store on this file may be creating it too
                             for statement in SCHEMA:
                                 db.execute(statement)
+                            if self.eviction is not None:
+                                db.execute("BEGIN TRANSACTION")
+                                for statement in _EVICTION_SCHEMA:
+                                    db.execute(statement)
+                                db.execute("COMMIT")
+                            tables = {row[0] for row in db.execute("SHOW TABLES").fetchall()}
+                            if "totals" in tables:
+                                _tracked_files.add(self._file_id)
                 except duckdb.Error as exc:
                     raise self._error("open", exc) from exc
                 except OSError as exc:
@@ -264,6 +310,8 @@ class DuckDBStore:
         if not rows:
             return None
         value, metadata, created_at, expires_at = rows[0]
+        if self._access is not None and self._access.record(key, time.time()):
+            self._flush_access()
         return Entry(key, value, LazyMetadata(metadata), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
@@ -282,7 +330,62 @@ class DuckDBStore:
             if not cursor.execute(_UPDATE, params).fetchone()[0]:
                 cursor.execute(_INSERT, params)
 
-        self._write("put", upsert)
+        if not self._tracks_size():
+            self._write("put", upsert)
+            return
+        size = len(entry.key.encode("utf-8", "surrogatepass")) + len(params[0]) + len(params[1].encode("utf-8", "surrogatepass"))
+        problem = too_large(self.eviction, size)
+        if problem:
+            self.delete(entry.key)  # never leave the older value under this key
+            raise StoreError(f"DuckDB store {self.path}: {problem}")
+
+        def tracked(cursor: duckdb.DuckDBPyConnection) -> None:
+            old = cursor.execute(f"SELECT {_ENTRY_BYTES} FROM entries WHERE key = ?", [entry.key]).fetchall()
+            upsert(cursor)
+            cursor.execute("UPDATE entries SET accessed_at = ?, hits = 0 WHERE key = ?", [time.time(), entry.key])
+            cursor.execute("UPDATE totals SET value = value + ? WHERE name = 'bytes'",
+                           [size - (int(old[0][0]) if old else 0)])
+            if self.eviction is not None:
+                self._cull(cursor, self.eviction, entry.key)
+
+        self._write("put", tracked, transaction=True)
+
+    def _tracks_size(self) -> bool:
+        """Whether this file keeps a byte total (known once the database is open)."""
+        if self._db is None and not self.read_only:
+            self._database()
+        return self._file_id in _tracked_files
+
+    def _cull(self, cursor: duckdb.DuckDBPyConnection, limit: EvictionConfig, written: str) -> None:
+        total = int(cursor.execute("SELECT value FROM totals WHERE name = 'bytes'").fetchone()[0])
+        if total <= limit.max_size_bytes:
+            return
+        if self._access is not None:
+            rows = self._access.drain()
+            if rows:
+                cursor.executemany(_TOUCH, [list(row) for row in rows])
+        excess = total - limit.target_bytes
+        for victims in _VICTIMS[limit.policy]:
+            while excess > 0:
+                chosen = []
+                for key, size in cursor.execute(victims, [written, _CULL_BATCH]).fetchall():
+                    chosen.append(key)
+                    excess -= int(size)
+                    if excess <= 0:
+                        break
+                if not chosen:
+                    break
+                _delete_keys(cursor, chosen, tracked=True)
+
+    def _flush_access(self) -> None:
+        """Write the batched reads; a batch that cannot be written is dropped (the read still hit)."""
+        rows = self._access.drain() if self._access is not None else []
+        if rows:
+            try:
+                self._write("touch", lambda cursor: cursor.executemany(_TOUCH, [list(row) for row in rows]),
+                            transaction=True)
+            except StoreError:
+                pass
 
     def delete(self, key: str) -> bool:
         return self.delete_many([key]) > 0
@@ -291,7 +394,9 @@ class DuckDBStore:
         keys = list(keys)
         if not keys:
             return 0
-        return self._write("delete", lambda cursor: _delete_keys(cursor, keys), transaction=len(keys) > _BATCH)
+        tracked = self._tracks_size()
+        return self._write("delete", lambda cursor: _delete_keys(cursor, keys, tracked),
+                           transaction=tracked or len(keys) > _BATCH)
 
     def find(
         self,
@@ -308,14 +413,18 @@ class DuckDBStore:
 
         def work(cursor: duckdb.DuckDBPyConnection) -> int:
             # The keys cannot change between the two statements: writers wait on the lock.
-            return _delete_keys(cursor, [row[0] for row in cursor.execute(select, [float(now)]).fetchall()])
+            return _delete_keys(cursor, [row[0] for row in cursor.execute(select, [float(now)]).fetchall()],
+                                tracked)
 
-        return self._write("cleanup", work)
+        tracked = self._tracks_size()
+        return self._write("cleanup", work, transaction=tracked)
 
     def count(self) -> int:
         return int(self._read("count", "SELECT count(*) FROM entries")[0][0])
 
     def size_bytes(self) -> int:
+        if self.eviction is not None:  # what the limit counts: key + value + metadata
+            return int(self._read("size", "SELECT value FROM totals WHERE name = 'bytes'")[0][0])
         return int(self._read("size", "SELECT coalesce(sum(octet_length(value)), 0) FROM entries")[0][0])
 
     def add_counters(self, deltas: Mapping[str, float]) -> None:
@@ -363,11 +472,17 @@ class DuckDBStore:
         self._local = threading.local()
 
 
-def _delete_keys(cursor: duckdb.DuckDBPyConnection, keys: list[str]) -> int:
+def _delete_keys(cursor: duckdb.DuckDBPyConnection, keys: list[str], tracked: bool = False) -> int:
+    """Delete ``keys``; on a size-tracked file also take their bytes off the total (same transaction)."""
     deleted = 0
     for start in range(0, len(keys), _BATCH):
         chunk = keys[start : start + _BATCH]
-        deleted += int(cursor.execute(f"DELETE FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk).fetchone()[0])
+        marks = ",".join("?" * len(chunk))
+        if tracked:
+            freed = cursor.execute(f"SELECT coalesce(sum({_ENTRY_BYTES}), 0) FROM entries WHERE key IN ({marks})",
+                                   chunk).fetchone()[0]
+            cursor.execute("UPDATE totals SET value = value - ? WHERE name = 'bytes'", [int(freed)])
+        deleted += int(cursor.execute(f"DELETE FROM entries WHERE key IN ({marks})", chunk).fetchone()[0])
     return deleted
 
 
