@@ -206,6 +206,25 @@ def test_semantic_embedder_server_must_be_allowed(untrusted):
     assert_refusal(str(info.value), "hosts", "--allow-host collector.example")
 
 
+def test_semantic_openai_embedder_default_server_must_be_allowed(untrusted, monkeypatch):
+    """No base_url: the embedder would call OpenAI's own server, a host the user did not allow."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-user-secret")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    text = "settings: {semantic: {embedder: openai}}\nnodes:\n  - {name: s, uses: cache.stats}\n"
+    with pytest.raises(RefusedAtLoadError) as info:
+        untrusted(text)
+    assert_refusal(str(info.value), "hosts", "--allow-host api.openai.com")
+    untrusted(text, allow_hosts=["api.openai.com"])
+    # the user's own $OPENAI_BASE_URL is the default then, and the user's choice: no flag needed
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    untrusted(text)
+    untrusted("settings: {semantic: {embedder: openai, base_url: 'http://127.0.0.1:8080/v1'}}\n"
+              "nodes:\n  - {name: s, uses: cache.stats}\n")
+    with pytest.raises(RefusedAtLoadError):
+        untrusted("settings: {semantic: {embedder: openai, base_url: 'http://127.0.0.1:8081/v1'}}\n"
+                  "nodes:\n  - {name: s, uses: cache.stats}\n")
+
+
 # --- rule 'env' ------------------------------------------------------------------------------
 
 def test_env_expansion_only_of_allowed_variables(untrusted, monkeypatch):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 import json
-
+import os
 import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from ..cache import Cache
 from ..errors import StoreError
 from ..stores.base import CacheStore, open_store
+from .actions.llm import DEFAULT_BASE_URL
 from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
                      RunBlocksRefusedError)
 from .loader import END, START, AgentSpec, Node, agent_name, build_spec, parse_yaml, read_source, run_block_filename
@@ -135,11 +136,20 @@ class Agent:
     def _check_settings_hosts(self) -> None:
         """Untrusted: hosts named in settings (the semantic embedder's server) must be allowed."""
         semantic = self.settings.get("semantic")
-        if isinstance(semantic, Mapping) and semantic.get("base_url"):
-            try:
-                self.trust.check_url(str(semantic["base_url"]), "settings.semantic.base_url: embedding requests")
-            except UntrustedRefusal as exc:
-                raise RefusedAtLoadError(str(exc)) from exc
+        if not isinstance(semantic, Mapping):
+            return
+        env_base = os.environ.get("OPENAI_BASE_URL")
+        if semantic.get("base_url"):
+            url, what = str(semantic["base_url"]), "settings.semantic.base_url: embedding requests"
+        elif semantic.get("embedder") == "openai":
+            # No base_url: the embedder's default, the user's $OPENAI_BASE_URL else OpenAI's own server.
+            url, what = env_base or DEFAULT_BASE_URL, "settings.semantic.embedder openai: embedding requests"
+        else:
+            return
+        try:
+            self.trust.check_url(url, what, implicitly_allowed=[env_base] if env_base else [])
+        except UntrustedRefusal as exc:
+            raise RefusedAtLoadError(str(exc)) from exc
 
     def _check(self) -> None:
         """Unknown actions and template syntax are load-time errors, with the node's name."""
