@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.integrations.llm_keys import NON_OUTPUT_FIELDS, llm_request_key, normalize
+from actioncache.integrations.llm_keys import (NON_OUTPUT_FIELDS, TELEMETRY_HEADERS, llm_request_key,
+                                               normalize)
 
 BASE = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 
@@ -16,6 +17,7 @@ json_scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(
     st.floats(allow_nan=False, allow_infinity=False, width=32)
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
                            | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+CREDENTIAL_FIELDS = {"api_key", "organization", "project"}   # they enter, as a digest
 field_names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
 
 
@@ -33,7 +35,8 @@ def test_field_order_never_matters(extra: dict, rnd: random.Random) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(sorted(NON_OUTPUT_FIELDS - {"extra_headers"})), json_values.filter(lambda v: v is not None))
+@given(st.sampled_from(sorted(NON_OUTPUT_FIELDS - CREDENTIAL_FIELDS - {"extra_headers"})),
+       json_values.filter(lambda v: v is not None))
 def test_non_output_fields_never_enter_the_key(name: str, value) -> None:
     assert key({**BASE, name: value}) == key(BASE)
 
@@ -73,13 +76,40 @@ def test_every_output_field_changes_the_key(field: str, a, b) -> None:
     assert key({**BASE, field: a}, **opts) != key({**BASE, field: b}, **opts)
 
 
-def test_provider_url_and_behaviour_headers_enter_but_auth_and_tracing_do_not() -> None:
+def test_provider_url_and_every_header_enter_but_telemetry_does_not() -> None:
     assert key(BASE, base_url="http://a/v1") != key(BASE, base_url="http://b/v1")
     assert key(BASE, base_url="http://a/v1/") == key(BASE, base_url="http://a/v1")
     assert key(BASE, headers={"anthropic-beta": "x"}) != key(BASE)
     assert key({**BASE, "extra_headers": {"OpenAI-Beta": "assistants=v2"}}) != key(BASE)
-    assert key(BASE, headers={"Authorization": "Bearer a", "traceparent": "00-1", "Idempotency-Key": "k",
-                              "X-Stainless-Package-Version": "9.9", "X-Stainless-Runtime-Version": "3.14"}) == key(BASE)
+    assert key({**BASE, "extra_headers": {"x-portkey-provider": "anthropic"}}) != key(BASE)   # gateway routing
+    assert key(BASE, headers={"X-Model-Route": "big"}) != key(BASE, headers={"X-Model-Route": "small"})
+    assert key(BASE, headers={"traceparent": "00-1", "Idempotency-Key": "k", "User-Agent": "OpenAI/Python 9",
+                              "X-Stainless-Package-Version": "9.9", "X-Stainless-Retry-Count": "2",
+                              "x-request-id": "r1"}) == key(BASE)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20), st.text(min_size=1, max_size=10))
+def test_any_header_outside_the_telemetry_list_changes_the_key(name: str, value: str) -> None:
+    if name in TELEMETRY_HEADERS or name.startswith("x-stainless-"):
+        return
+    assert key(BASE, headers={name: value}) != key(BASE)
+
+
+@pytest.mark.parametrize("credentials", [
+    {"headers": {"Authorization": "Bearer sk-other"}},
+    {"headers": {"x-portkey-api-key": "pk-other"}},
+    {"credentials": {"api_key": "sk-other"}},
+    {"credentials": {"api_key": "sk-one", "organization": "org-2"}},
+    {"credentials": {"api_key": "sk-one", "project": "proj-2"}},
+])
+def test_credentials_enter_as_a_digest_never_in_clear(credentials) -> None:
+    one = llm_request_key(BASE, api="openai.chat", credentials={"api_key": "sk-one"})
+    other = llm_request_key(BASE, api="openai.chat", **credentials)
+    assert one.key != other.key and other.document["credentials_sha256"]
+    for secret in ("sk-other", "pk-other", "org-2", "proj-2", "sk-one"):
+        assert secret not in repr(other.document)
+    assert key({**BASE, "api_key": "a"}) != key({**BASE, "api_key": "b"})   # a per-call key too (LiteLLM)
 
 
 def test_a_stream_is_kept_apart_from_a_plain_call() -> None:

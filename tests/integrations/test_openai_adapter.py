@@ -169,6 +169,19 @@ def test_the_clients_default_query_is_part_of_the_key(standin, mem_cache) -> Non
     assert standin.count("/v1/chat/completions") == 2
 
 
+def test_a_routing_header_or_another_account_on_the_same_url_never_shares_answers(standin, mem_cache) -> None:
+    def client(**options):
+        return cached(openai.OpenAI(base_url=standin.url + "/v1", max_retries=0, **options), cache=mem_cache)
+
+    chat(client(api_key="k1"))
+    chat(client(api_key="k1"))                                          # the same account: a hit
+    chat(client(api_key="k1", default_headers={"X-Model-Route": "big"}))
+    chat(client(api_key="k2"))
+    chat(client(api_key="k1", organization="org-2"))
+    chat(client(api_key="k1", project="proj-2"))
+    assert standin.count("/v1/chat/completions") == 5
+
+
 def test_a_response_that_is_not_final_is_returned_but_not_stored(client, standin) -> None:
     first = client.responses.create(model="gpt-a", input="FAILSTATUS please", temperature=0)
     second = client.responses.create(model="gpt-a", input="FAILSTATUS please", temperature=0)

@@ -6,9 +6,14 @@ The rule, in one line: **every request field enters the key except the ones list
 flag. A field this module has never heard of (a provider adds one next month) is *in* the key:
 an extra miss costs one call, a wrong hit returns another request's answer.
 
-Headers are the exception to the rule, since every call carries auth and tracing headers: only
-those that select behaviour enter (see :func:`output_headers`). ``extra_query`` and ``extra_body``
-are request fields like any other. What else goes in: the API (``openai.chat``, ``anthropic.messages``, ...), the provider's base URL
+Headers follow the same rule: every header enters except a known list that cannot change the
+answer (``TELEMETRY_HEADERS``: the SDKs' ``X-Stainless-*`` telemetry, user agent, idempotency keys,
+request and trace ids, retry counters, content negotiation), so a gateway's routing header
+(``x-portkey-provider``, ``X-Model-Route``) keeps two routes apart. Credentials (the API key,
+organization and project, and any header whose name says it holds a key, token, secret or auth)
+enter as one SHA-256 digest, never in clear: two accounts on one URL never share answers (see
+:func:`output_headers` and :func:`credentials_digest`). ``extra_query`` and ``extra_body`` are
+request fields like any other. What else goes in: the API (``openai.chat``, ``anthropic.messages``, ...), the provider's base URL
 (the same model name on two endpoints is two models) and the form of the stored answer (a streamed
 call is stored as its chunks, so it is kept apart from a plain call of the same request).
 
@@ -34,14 +39,14 @@ import math
 from typing import Any, Mapping, NamedTuple
 
 from ..errors import KeyStrategyError
-from ..keys import args_key
+from ..keys import args_key, sha256_hex
 
 #: Fields that never change the answer. Everything else enters the key.
 NON_OUTPUT_FIELDS = frozenset({
     # transport and client behaviour
     "stream", "timeout", "request_timeout", "max_retries", "num_retries",
-    "extra_headers",  # not as a whole: its behaviour headers enter through output_headers
-    "api_key", "organization", "project",
+    "extra_headers",  # not as a whole: its headers enter through output_headers / credentials_digest
+    "api_key", "organization", "project",  # not in clear: they enter through credentials_digest
     # accounting, tracing and storage on the provider's side
     "user", "safety_identifier", "metadata", "store", "prompt_cache_key", "prompt_cache_retention",
     "service_tier",
@@ -52,6 +57,21 @@ NON_OUTPUT_FIELDS = frozenset({
 #: tomorrow, so a request holding one is never cached. ``previous_response_id`` names a fixed
 #: response and is keyed like any field.
 STATEFUL_FIELDS = frozenset({"conversation", "container", "background"})
+
+#: Headers that cannot change the answer; every other header enters the key.
+TELEMETRY_HEADERS = frozenset({
+    "user-agent", "accept", "accept-encoding", "accept-language", "content-type", "content-length",
+    "connection", "keep-alive", "host", "idempotency-key", "x-idempotency-key", "request-id",
+    "x-request-id", "x-client-request-id", "x-correlation-id", "traceparent", "tracestate", "baggage",
+    "sentry-trace", "x-amzn-trace-id", "x-cloud-trace-context", "x-b3-traceid", "x-b3-spanid",
+    "x-b3-parentspanid", "x-b3-sampled", "b3", "retry-count", "x-retry-count",
+})
+TELEMETRY_HEADER_PREFIXES = ("x-stainless-",)
+
+#: Header names that carry credentials (also any name holding one of ``CREDENTIAL_NAME_PARTS``).
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key",
+                                "openai-organization", "openai-project", "x-goog-api-key"})
+CREDENTIAL_NAME_PARTS = ("key", "token", "secret", "auth", "password", "cookie", "signature")
 
 #: The temperature a provider uses when the request states none (all sample by default).
 DEFAULT_TEMPERATURE = 1.0
@@ -72,6 +92,7 @@ def llm_request_key(
     api: str,
     base_url: str | None = None,
     headers: Mapping[str, Any] | None = None,
+    credentials: Mapping[str, Any] | None = None,
     streamed: bool = False,
     cache_nondeterministic: bool = False,
     default_temperature: float = DEFAULT_TEMPERATURE,
@@ -79,7 +100,8 @@ def llm_request_key(
     """The cache key of one request: ``cache:{api}:{sha256 of the canonical request}``.
 
     ``request`` is the keyword arguments of the SDK call (or the JSON body). ``api`` names the
-    endpoint and is the action name in stats and metrics. Returns ``LLMKey(None, ...)`` for a
+    endpoint and is the action name in stats and metrics. ``credentials`` is the client's identity
+    (``api_key``, ``organization``, ``project``, ...): it enters as a digest only. Returns ``LLMKey(None, ...)`` for a
     sampling request without ``cache_nondeterministic=True`` and for a request holding a value that
     has no stable spelling (the call then runs uncached; ``reason`` says which).
     """
@@ -101,9 +123,15 @@ def llm_request_key(
     if base_url:
         document["base_url"] = str(base_url).rstrip("/")
     extra_headers = fields.get("extra_headers")
-    chosen = output_headers({**dict(headers or {}), **(dict(extra_headers) if isinstance(extra_headers, Mapping) else {})})
+    all_headers = {**dict(headers or {}), **(dict(extra_headers) if isinstance(extra_headers, Mapping) else {})}
+    chosen = output_headers(all_headers)
     if chosen:
         document["headers"] = chosen
+    identity = {**{name: fields[name] for name in ("api_key", "organization", "project") if name in fields},
+                **dict(credentials or {})}
+    digest = credentials_digest(all_headers, identity)
+    if digest:
+        document["credentials_sha256"] = digest
     if streamed:
         document["stored_as"] = "stream"
     try:
@@ -113,17 +141,36 @@ def llm_request_key(
 
 
 def output_headers(headers: Mapping[str, Any]) -> dict[str, str]:
-    """The headers that select behaviour (``anthropic-beta``, ``anthropic-version``, ``OpenAI-Beta``,
-    Azure's ``api-version``): names holding ``beta`` or ``version``. Auth, tracing, user agents,
-    idempotency keys and the SDKs' ``X-Stainless-*`` telemetry stay out, or calls would miss."""
+    """The headers that enter the key in clear: all of them (names lower-cased) except the telemetry
+    ones (``TELEMETRY_HEADERS``, ``X-Stainless-*``), which cannot change the answer, and the
+    credentials, which enter through :func:`credentials_digest`."""
     chosen = {}
     for name, value in headers.items():
         name = str(name).lower()
-        if value is None or _is_sentinel(value) or name.startswith("x-stainless-"):
-            continue  # the SDK's own telemetry (package and runtime versions) says nothing of the answer
-        if "beta" in name or "version" in name:
-            chosen[name] = str(value)
+        if value is None or _is_sentinel(value) or _is_telemetry_header(name) or _is_credential_header(name):
+            continue
+        chosen[name] = str(value)
     return chosen
+
+
+def credentials_digest(headers: Mapping[str, Any], identity: Mapping[str, Any] | None = None) -> str | None:
+    """SHA-256 of the credential headers and the client's identity (API key, organization, project):
+    requests made as two accounts never share a key, and no secret is kept in clear. None without any."""
+    found = {f"header:{str(name).lower()}": str(value) for name, value in headers.items()
+             if value is not None and not _is_sentinel(value) and _is_credential_header(str(name).lower())}
+    found.update({f"client:{name}": str(value) for name, value in (identity or {}).items()
+                  if value is not None and not _is_sentinel(value)})
+    return sha256_hex(found) if found else None
+
+
+def _is_telemetry_header(name: str) -> bool:
+    return name in TELEMETRY_HEADERS or name.startswith(TELEMETRY_HEADER_PREFIXES)
+
+
+def _is_credential_header(name: str) -> bool:
+    if _is_telemetry_header(name):  # Idempotency-Key names a key but holds none
+        return False
+    return name in CREDENTIAL_HEADERS or any(part in name for part in CREDENTIAL_NAME_PARTS)
 
 
 def stateful_reference(fields: Mapping[str, Any]) -> str | None:

@@ -45,13 +45,20 @@ class Settings(NamedTuple):
     base_url: str
     headers: Mapping[str, Any]
     query: Mapping[str, Any]  # the client's default query (Azure's api-version lives there)
+    credentials: Mapping[str, Any]  # api key, organization, project: enter the key as a digest only
 
 
 def make_settings(client: Any, cache: Cache | None, ttl_seconds: float | None, cache_nondeterministic: bool,
                   default_temperature: float = DEFAULT_TEMPERATURE) -> Settings:
     return Settings(resolve_cache(cache), ttl_seconds, bool(cache_nondeterministic), default_temperature,
                     str(getattr(client, "base_url", "") or ""), dict(getattr(client, "default_headers", None) or {}),
-                    dict(getattr(client, "default_query", None) or {}))
+                    dict(getattr(client, "default_query", None) or {}), client_credentials(client))
+
+
+def client_credentials(client: Any) -> dict[str, Any]:
+    """The account a client calls as (the SDKs' ``api_key``/``auth_token``/``organization``/``project``)."""
+    found = {name: getattr(client, name, None) for name in ("api_key", "auth_token", "organization", "project")}
+    return {name: value for name, value in found.items() if isinstance(value, str) and value}
 
 
 class CachedClient:
@@ -90,6 +97,7 @@ def _key(endpoint: Endpoint, settings: Settings, kwargs: Mapping[str, Any]) -> t
     if settings.query:
         kwargs = {**kwargs, "extra_query": {**settings.query, **dict(kwargs.get("extra_query") or {})}}
     found = llm_request_key(kwargs, api=endpoint.api, base_url=settings.base_url, headers=settings.headers,
+                            credentials=settings.credentials,
                             streamed=streamed, cache_nondeterministic=settings.cache_nondeterministic,
                             default_temperature=settings.default_temperature)
     return found.key, streamed
