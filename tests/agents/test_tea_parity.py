@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from actioncache import Cache
-from actioncache.agents import load_agent
+from actioncache.agents import AgentDefinitionError, load_agent
 from actioncache.keys import canonical_json
 from stores.private_servers import private_redis  # noqa: F401 - fixture
 
@@ -144,11 +144,12 @@ def test_cache_wrap_from_python_has_no_prefix(sqlite_url):
 
 
 # Text YAML can carry as it is: letters, digits, marks, punctuation, symbols and spaces of any script.
+NAME_FORBIDDEN = ":*?[]\\"  # refused in agent names (keys and invalidation globs stay unambiguous)
 YAML_TEXT = st.characters(categories=["L", "M", "N", "P", "S", "Zs"], exclude_characters="{}%\ufeff")
 
 
 @settings(max_examples=40, deadline=None)
-@given(name=st.text(YAML_TEXT, min_size=1, max_size=20).filter(lambda s: s.strip() == s and ":" not in s),
+@given(name=st.text(YAML_TEXT, min_size=1, max_size=20).filter(lambda s: not any(c in NAME_FORBIDDEN or c.isspace() for c in s)),
        args=st.dictionaries(st.text(YAML_TEXT, max_size=5), st.integers() | st.text(YAML_TEXT, max_size=8), max_size=4))
 def test_prefixed_keys_are_deterministic_for_any_agent_name_and_args(name, args):
     """The prefixed args key is exactly cache:{name}:{action}:{sha256(canonical args)}, whatever the name."""
@@ -157,6 +158,26 @@ def test_prefixed_keys_are_deterministic_for_any_agent_name_and_args(name, args)
     with load_agent(text, store="memory://", actions={"demo.w": lambda state, **kw: {"ok": True}}) as agent:
         key = agent.invoke()["r"]["_cache_key"]
     assert key == f"cache:{name}:demo.w:{hashlib.sha256(canonical_json(args).encode()).hexdigest()}"
+
+
+@pytest.mark.parametrize("header", ['name: "a:x"\n', 'settings: {name: "b*"}\n', 'name: "b?"\n', 'name: "b[c]"\n',
+                                    'name: "my agent"\n', 'name: "a\\tb"\n', 'name: "a\\x01b"\n', 'name: "a\\\\b"\n'])
+def test_agent_names_that_would_collide_or_glob_are_refused(header):
+    """``a:x`` + key ``k`` and ``a`` + key ``x:k`` would both be ``cache:a:x:k``; ``b*`` would
+    invalidate agent ``b``'s entries. Such names are refused at load, naming the fix."""
+
+    with pytest.raises(AgentDefinitionError) as info:
+        load_agent(header + "nodes:\n  - {name: s, uses: cache.stats}\n", store="memory://")
+    assert "agent name" in str(info.value) and "settings.name" in str(info.value)
+
+
+def test_a_file_name_that_would_glob_is_refused(write_agent, sqlite_url):
+    path = write_agent("nodes:\n  - {name: s, uses: cache.stats}\n", name="b*.yaml")
+
+    with pytest.raises(AgentDefinitionError, match="the file name"):
+        load_agent(path, store=sqlite_url)
+    write_agent("settings: {name: b_star}\nnodes:\n  - {name: s, uses: cache.stats}\n", name="b*.yaml")
+    load_agent(path, store=sqlite_url).close()
 
 
 # --- invalidation by agent -------------------------------------------------------------------

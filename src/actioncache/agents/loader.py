@@ -145,12 +145,33 @@ def build_spec(document: dict[str, Any], base_dir: Path, source_name: str) -> Ag
 def agent_name(settings: dict[str, Any], spec: AgentSpec) -> str:
     """The name in an agent's cache keys, as TEA resolves it: ``settings.name``, else the top-level
     ``name``, else the YAML file's stem, else ``unknown_agent`` (an empty or null name falls through)."""
-    for name in (settings.get("name"), spec.top_level_name):
+    for where, name in (("settings.name", settings.get("name")), ("name", spec.top_level_name)):
         if name:
-            return str(name)
+            return checked_agent_name(str(name), where)
     if spec.source_name != TEXT_SOURCE:
-        return Path(spec.source_name).stem or UNKNOWN_AGENT
+        return checked_agent_name(Path(spec.source_name).stem or UNKNOWN_AGENT, "the file name")
     return UNKNOWN_AGENT
+
+
+# Characters that would make ``cache:{agent_name}:...`` ambiguous (":") or turn the per-agent
+# invalidation pattern ``cache:{agent_name}:*`` into a glob over other agents' keys.
+_NAME_FORBIDDEN = frozenset(":*?[]\\")
+
+
+def checked_agent_name(name: str, where: str) -> str:
+    """``name`` when it is safe inside cache keys and glob patterns, else :class:`AgentDefinitionError`.
+
+    Without this, agent ``a:x`` with key ``k`` and agent ``a`` with key ``x:k`` would share the key
+    ``cache:a:x:k`` (one agent served the other's answer), and invalidating ``cache:b*:*`` would
+    delete agent ``b``'s entries. TEA accepts such names; here they are refused."""
+    bad = sorted({c for c in name if c in _NAME_FORBIDDEN or c.isspace() or not c.isprintable()})
+    if bad:
+        raise AgentDefinitionError(
+            f"{where}: the agent name {name!r} contains {', '.join(repr(c) for c in bad)}, which would make its "
+            f"cache keys (cache:{{agent_name}}:...) collide with another agent's or its invalidation pattern "
+            f"match other agents; use letters, digits, '_', '-', '.' or '/' (e.g. settings.name: "
+            f"{''.join('_' if c in bad else c for c in name)!r})")
+    return name
 
 
 def _mapping(value: Any, what: str) -> dict[str, Any]:
