@@ -48,6 +48,33 @@ def test_bad_limits_are_validation_errors(agent_from, rpm, rps, message):
     assert r["success"] is False and r["error_type"] == "validation_error" and message in r["error"]
 
 
+@pytest.mark.parametrize("limit", [{"rpm": 1e8}, {"rps": 10_001}, {"rpm": 10_001}])
+def test_a_rate_above_the_maximum_is_a_validation_error_not_a_hang(agent_from, limit):
+    """rpm: 1e8 once built 10^8 slot names (an untrusted agent could hang the run)."""
+    calls = []
+    r = agent_from(limited(limit), actions={"demo.w": counting(calls)}).invoke()["r"]
+    assert r["success"] is False and r["error_type"] == "validation_error" and "maximum of 10000" in r["error"]
+    assert calls == []
+
+
+@pytest.mark.parametrize("rate", [float("inf"), float("nan"), 1e300])
+def test_window_refuses_rates_without_a_finite_slot_count(rate):
+    with pytest.raises(ValueError):
+        window(rate, None)
+
+
+def test_args_not_a_mapping_is_a_validation_error_before_taking_a_slot(agent_from):
+    calls = []
+    agent = agent_from("nodes:\n  - {name: l, uses: ratelimit.wrap, with: {action: demo.w, args: [1, 2], limiter: one, "
+                       "rpm: 1, on_limit: fail}, output: r}\n", actions={"demo.w": counting(calls)})
+    r = agent.invoke()["r"]
+    assert r["success"] is False and r["error_type"] == "validation_error" and "args" in r["error"]
+    assert calls == []
+    # the one slot of limiter 'one' (same store) is still free: the bad call took none
+    ok = agent_from(limited({"limiter": "one", "rpm": 1, "on_limit": "fail"}), actions={"demo.w": counting(calls)})
+    assert ok.invoke()["r"]["success"] is True and len(calls) == 1
+
+
 def test_fail_mode_refuses_past_the_limit_without_running(agent_from):
     calls = []
     agent = agent_from(limited({"limiter": "api", "rpm": 2, "on_limit": "fail"}), actions={"demo.w": counting(calls)})

@@ -16,6 +16,7 @@ fails the action).
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from typing import Any, Mapping
@@ -29,6 +30,9 @@ ON_LIMIT = ("wait", "fail")
 LEASE_PREFIX = "ratelimit:"
 # Longest single sleep while waiting for a slot: waiting processes re-check at least this often.
 MAX_POLL_S = 0.5
+# Most slots one limiter may have (a rate of 10,000 per second or per minute): a slot is a lease
+# row and taking one may try them all, so an unbounded rate (rpm: 1e8) would hang the run.
+MAX_SLOTS = 10_000
 
 
 def window(rpm: float | None, rps: float | None) -> tuple[int, float]:
@@ -40,8 +44,12 @@ def window(rpm: float | None, rps: float | None) -> tuple[int, float]:
     for rate, unit in ((rps, 1.0), (rpm, 60.0)):
         if rate is None:
             continue
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0 or not math.isfinite(rate):
             raise ValueError(f"a rate must be a positive number, not {rate!r}")
+        if rate >= MAX_SLOTS + 1:
+            raise ValueError(f"a rate of {rate!r} per {'second' if unit == 1.0 else 'minute'} is above the maximum "
+                             f"of {MAX_SLOTS} per {'second' if unit == 1.0 else 'minute'}; give a lower rate "
+                             "(or no ratelimit.wrap at all)")
         slots = max(1, int(rate))
         return slots, slots * unit / rate
     raise ValueError("give rpm: (requests per minute) or rps: (requests per second), here or in settings.rate_limiters")
@@ -97,6 +105,9 @@ def register(registry: Any, engine: Any) -> None:
             slots, window_s = window(rpm, rps)
         except ValueError as exc:
             return failure("validation_error", f"ratelimit.wrap limiter {name!r}: {exc}", **meta)
+        if args is not None and not isinstance(args, Mapping):
+            return failure("validation_error", f"ratelimit.wrap args: must be a mapping of the action's parameters, "
+                           f"not {type(args).__name__}", **meta)
         slot = SlotLimiter(engine.store, name, slots, window_s)
         try:
             took, waited = slot.wait(0.0 if on_limit == "fail" else timeout)
