@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of 
 import litellm  # noqa: E402
 from litellm.types.utils import ModelResponse, ModelResponseStream  # noqa: E402
 
-from actioncache.integrations.litellm import ActionCacheLiteLLM  # noqa: E402
+from actioncache.integrations.litellm import ActionCacheLiteLLM, request_fields  # noqa: E402
 
 TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
 
@@ -89,3 +89,32 @@ def test_async_completion(call, standin, mem_cache) -> None:
     first, second = asyncio.run(main())
     assert type(second) is ModelResponse and text(second) == text(first)
     assert standin.count("/v1/chat/completions") == 1
+
+
+BASE_REQUEST = {"model": "openai/gpt-a", "messages": [{"role": "user", "content": "hi"}], "temperature": 0,
+                "custom_llm_provider": "openai"}
+
+
+@pytest.mark.parametrize("extra", [
+    {"api_version": "2024-01-01"}, {"headers": {"X-Model-Route": "big"}}, {"headers": {"anthropic-beta": "x"}},
+    {"region_name": "eu-west-1"}, {"base_model": "azure/gpt-4o"}, {"api_key": "other"},
+    {"azure_ad_token": "t2"}, {"a_new_litellm_argument": 1},
+])
+def test_every_argument_that_can_change_the_answer_enters_the_litellm_key(extra) -> None:
+    from actioncache import Cache
+
+    adapter = ActionCacheLiteLLM(Cache("memory://"))
+    assert adapter.key_for(**BASE_REQUEST, **extra) != adapter.key_for(**BASE_REQUEST)
+    for secret in ("other", "t2"):
+        assert secret not in repr(request_fields({**BASE_REQUEST, **extra}))   # credentials: a digest only
+
+
+def test_bookkeeping_arguments_do_not_enter_and_mock_requests_are_never_cached() -> None:
+    from actioncache import Cache
+
+    adapter = ActionCacheLiteLLM(Cache("memory://"))
+    same = {"metadata": {"x": 1}, "litellm_call_id": "c1", "num_retries": 3, "timeout": 5,
+            "input_cost_per_token": 1.0, "headers": {"User-Agent": "x", "x-request-id": "r"}}
+    assert adapter.key_for(**BASE_REQUEST, **same) == adapter.key_for(**BASE_REQUEST)
+    assert adapter.key_for(**BASE_REQUEST, mock_response="canned") is None
+    assert not adapter.should_use_cache(**BASE_REQUEST, mock_response="canned", caching=True)

@@ -7,10 +7,14 @@
     litellm.cache = ActionCacheLiteLLM(Cache())            # then any completion(..., caching=True)
     litellm.completion(model="openai/gpt-4o-mini", messages=[...], temperature=0, caching=True)
 
-LiteLLM's own key keeps only the parameters it knows; this one follows ``llm_keys``: every request
-field the caller gave enters the key except the known non-output ones and LiteLLM's own routing
-and logging arguments (``litellm_call_id``, ``metadata``, retries, ...), and the provider and its
-``api_base`` are part of it. Sampling requests are not cached unless ``cache_nondeterministic=True``.
+LiteLLM's own key keeps only the parameters it knows; this one follows ``llm_keys``: every argument
+enters the key except a known list that cannot change the answer (``llm_keys``' non-output fields,
+and LiteLLM's call ids, logging and observability settings, cost tables, rate limits, timeouts and
+retries, cache controls: :func:`request_fields`), so ``api_version``, ``headers``, ``region_name``,
+``base_model`` and arguments added next month are in. ``headers`` go through the ``llm_keys`` header
+rule; credentials (``api_key``, tokens, secrets, passwords) enter as a digest. The provider and its
+``api_base`` are part of it. A ``mock_*`` request (``mock_response``, ...) is never cached. Sampling
+requests are not cached unless ``cache_nondeterministic=True``.
 
 Streams are LiteLLM's business: it stores the assembled response once a stream has ended and
 replays a hit as its own ``ModelResponseStream`` chunks, so chunk boundaries are LiteLLM's, not
@@ -28,15 +32,43 @@ from litellm.types.caching import LiteLLMCacheType
 from litellm.types.utils import is_litellm_owned_kwarg
 
 from ..cache import Cache
-from .llm_keys import DEFAULT_TEMPERATURE, llm_request_key
+from .llm_keys import DEFAULT_TEMPERATURE, NON_OUTPUT_FIELDS, llm_request_key
 from . import resolve_cache
 
 ACTION = "litellm.completion"
 
 
+#: LiteLLM arguments that cannot change the answer (besides ``llm_keys.NON_OUTPUT_FIELDS``).
+NON_ANSWER_ARGUMENTS = frozenset({
+    "caching", "cache", "cache_key", "preset_cache_key", "ttl", "acompletion", "aembedding", "atext_completion",
+    "async_call", "self", "client", "shared_session", "use_client", "logger_fn", "verbose", "no-log",
+    "proxy_server_request", "model_info", "id", "tags", "stream_chunk_size", "stream_timeout",
+    "client_side_timeout", "force_timeout", "keepalive_seconds", "allow_client_keepalive_override",
+    "cooldown_time", "rpm", "tpm", "itpm", "otpm", "max_budget", "budget_duration", "max_parallel_requests",
+    "turn_off_message_logging", "log_client_error_tracebacks", "secret_fields", "completion_call_id",
+})
+#: Prefixes of LiteLLM's own bookkeeping and of observability integrations' settings.
+NON_ANSWER_PREFIXES = ("litellm_", "_litellm_", "arize_", "dd_", "langfuse_", "langsmith_", "newrelic_",
+                       "posthog_", "wandb_", "weave_", "signoz_", "humanloop_")
+#: Parts of an argument name that mark a credential: it enters the key as a digest, never in clear.
+CREDENTIAL_PARTS = ("api_key", "secret", "password", "credential", "_token")
+
+
 def request_fields(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The request as the caller spelled it: LiteLLM's own routing and logging arguments removed."""
-    return {k: v for k, v in kwargs.items() if not is_litellm_owned_kwarg(k) and k != "caching"}
+    """The arguments that can change the answer (credentials and ``headers`` left to the caller)."""
+    return {k: v for k, v in kwargs.items()
+            if not _non_answer(k) and not _is_credential(k) and k != "headers"}
+
+
+def _non_answer(name: str) -> bool:
+    return (name in NON_ANSWER_ARGUMENTS or name.startswith(NON_ANSWER_PREFIXES)
+            or "cost_per" in name or "uplift_multiplier" in name or name == "tiered_pricing")
+
+
+def _is_credential(name: str) -> bool:
+    if name in ("api_key", "organization", "project"):
+        return True
+    return name not in NON_OUTPUT_FIELDS and any(part in name for part in CREDENTIAL_PARTS)  # not prompt_cache_key
 
 
 class ActionCacheStore(BaseCache):
@@ -89,9 +121,16 @@ class ActionCacheLiteLLM(LiteLLMCache):
         self.default_temperature = default_temperature
 
     def key_for(self, **kwargs: Any) -> str | None:
+        """The request's key, or None when it is not cached (sampling, a ``mock_*`` request)."""
+        if any(name.startswith("mock_") for name in kwargs):
+            return None  # a mocked answer must never be served for (or share a key with) a real call
         provider = kwargs.get("custom_llm_provider") or ""
         base = kwargs.get("api_base") or kwargs.get("base_url") or ""
+        headers = kwargs.get("headers")
+        credentials = {k: v for k, v in kwargs.items() if not _non_answer(k) and _is_credential(k)}
         found = llm_request_key(request_fields(kwargs), api=ACTION, base_url=f"{provider}|{base}",
+                                headers=headers if isinstance(headers, Mapping) else None,
+                                credentials={k: v if isinstance(v, str) else repr(v) for k, v in credentials.items()},
                                 cache_nondeterministic=self.cache_nondeterministic,
                                 default_temperature=self.default_temperature)
         return found.key
