@@ -56,6 +56,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _sentence(help_text: str) -> str:
+    """A subcommand's one-line help as the description its own --help shows."""
+    return help_text[:1].upper() + help_text[1:] + "."
+
+
 def _version() -> str:
     from . import __version__
 
@@ -74,17 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, help_text) in FACE_COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
 
-    p = sub.add_parser("stats", help="hits, misses, time saved and size, in total and per action")
+    p = sub.add_parser("stats", help="hits, misses, time saved and size, in total and per action", description=_sentence("hits, misses, time saved and size, in total and per action"))
     _store_args(p)
     p.add_argument("--since", metavar="WHEN", type=_since,
                    help="also show the `actioncache exec` runs since WHEN: a span (30m, 2h, 7d) or an ISO time")
 
-    p = sub.add_parser("get", help="show one entry without running anything")
-    p.add_argument("key")
+    p = sub.add_parser("get", help="show one entry without running anything", description=_sentence("show one entry without running anything"))
+    p.add_argument("key", help="the entry's key, e.g. cache:extract:<hash> (the cache: prefix may be left out)")
     p.add_argument("--metadata", action="store_true", help="include the entry's metadata")
     _store_args(p)
 
-    p = sub.add_parser("invalidate", help="delete entries by key, glob pattern, action or metadata")
+    p = sub.add_parser("invalidate", help="delete entries by key, glob pattern, action or metadata", description=_sentence("delete entries by key, glob pattern, action or metadata"))
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--key", help="one exact key")
     group.add_argument("--pattern", help="a glob over keys, e.g. 'cache:extract:*'")
@@ -92,29 +97,29 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--metadata", metavar="JSON", help='a metadata filter, e.g. \'{"_cache_type": "action_result"}\'')
     _store_args(p)
 
-    p = sub.add_parser("cleanup", help="delete expired entries (uses the expiry index)")
+    p = sub.add_parser("cleanup", help="delete expired entries (uses the expiry index)", description=_sentence("delete expired entries (uses the expiry index)"))
     p.add_argument("--limit", type=_positive_int, help="delete at most this many")
     _store_args(p)
 
-    p = sub.add_parser("export", help="write the live entries to standard output (or --output) as JSON Lines")
+    p = sub.add_parser("export", help="write the live entries to standard output (or --output) as JSON Lines", description=_sentence("write the live entries to standard output (or --output) as JSON Lines"))
     p.add_argument("--pattern", help="only keys matching this glob, e.g. 'cache:extract:*'")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     _store_args(p)
 
-    p = sub.add_parser("import", help="put the entries of a file written by `export` into the store")
+    p = sub.add_parser("import", help="put the entries of a file written by `export` into the store", description=_sentence("put the entries of a file written by `export` into the store"))
     p.add_argument("file", help="the dump file, or - for standard input")
     _store_args(p)
 
-    p = sub.add_parser("copy", help="copy the live entries of one store into another, keys, metadata and expiry kept")
+    p = sub.add_parser("copy", help="copy the live entries of one store into another, keys, metadata and expiry kept", description=_sentence("copy the live entries of one store into another, keys, metadata and expiry kept"))
     p.add_argument("--from", dest="source", required=True, metavar="URL", help="the store to read")
     p.add_argument("--to", dest="target", required=True, metavar="URL", help="the store to write (created if new)")
     p.add_argument("--pattern", help="only keys matching this glob")
     p.add_argument("--json", action="store_true", help="print JSON for machines instead of a sentence")
 
-    p = sub.add_parser("hash", help="content hash of a file or URL (local, s3://, gs://, az://)")
-    p.add_argument("path")
-    p.add_argument("--algorithm", default="sha256", choices=["sha256", "md5", "blake2b"])
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("hash", help="content hash of a file or URL (local, s3://, gs://, az://)", description=_sentence("content hash of a file or URL (local, s3://, gs://, az://)"))
+    p.add_argument("path", help="a local path or a URL (s3://, gs://, az://)")
+    p.add_argument("--algorithm", default="sha256", choices=["sha256", "md5", "blake2b"], help="default: sha256")
+    p.add_argument("--json", action="store_true", help="print JSON for machines")
     return parser
 
 
@@ -345,6 +350,17 @@ COMMANDS = {"stats": cmd_stats, "export": cmd_export, "import": cmd_import, "cop
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader stopped early (`actioncache export | head`): not an error of ours. Point stdout
+        # at /dev/null so the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in FACE_COMMANDS:
         module_name = FACE_COMMANDS[argv[0]][0]

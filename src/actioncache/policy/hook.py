@@ -56,7 +56,7 @@ class PolicyHook:
         policy = active_policy(cache)
         decision = policy.decide(scope, action)
         if policy.mode != "off" and policy.phase_blocks(scope):
-            # Seed 001: "LLM cache in BUILD → hard-block in code, log warning if attempted".
+            # The agent-loop rule: "LLM cache in BUILD → hard-block in code, log warning if attempted".
             # The core counts it (phase_blocked) from the decision.
             log.warning("actioncache: %s (%s runs fresh)", decision.reason, action)
             decision = Decision(decision.lookup, decision.store, decision.reason, phase_blocked=True)

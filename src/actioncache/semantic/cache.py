@@ -1,6 +1,6 @@
 """SemanticCache: remember which tool-call sequence answered a request, find it again for a similar one.
 
-Seed 002's memory cache on top of the project's one store:
+The agent memory cache (prompt -> action plan) on top of the project's one store:
 
 * ``store(prompt, actions) -> entry_id`` keeps the plan under ``semantic:{namespace}:{entry_id}``
   with JSON value ``{"prompt", "actions", "embedding", "embedder"}`` and flat metadata
