@@ -236,6 +236,21 @@ def test_unknown_action_named_at_run_time_is_action_not_found(agent_from):
     assert r["success"] is False and r["error_type"] == "action_not_found"
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"ttl_seconds": -5}, "ttl_seconds"), ({"ttl_seconds": "abc"}, "ttl_seconds"),
+    ({"key_strategy": "custom"}, "needs key"), ({"key_strategy": "zzz"}, "unknown key_strategy"),
+    ({"key_strategy": "file_content"}, "key_source"), ({"cleanup_probability": 5}, "cleanup_probability"),
+    ({"args": [1, 2]}, "args"),
+])
+def test_bad_cache_wrap_options_are_validation_errors_and_nothing_runs(agent_from, options, message):
+    calls = []
+    agent = agent_from("nodes:\n" + wrap_node({"action": "demo.w", "args": {"a": 1}, **options}),
+                       actions={"demo.w": counting(calls)})
+    r = agent.invoke()["r"]
+    assert r["success"] is False and r["error_type"] == "validation_error" and message in r["error"], r
+    assert calls == []
+
+
 def test_a_raising_or_failing_action_is_action_error(agent_from):
     def boom(state):
         raise ValueError("Test error")

@@ -66,6 +66,9 @@ def register(registry: Any, engine: Any) -> None:
         except UnknownActionError as exc:
             return failure("action_not_found", str(exc), _cache_hit=False, _cache_key=None)
         label = f"{engine.namespace}/{canonical}" if engine.namespace else canonical
+        if args is not None and not isinstance(args, Mapping):
+            return failure("validation_error", f"cache.wrap args: must be a mapping of the action's parameters, "
+                           f"not {type(args).__name__}", _cache_hit=False, _cache_key=None)
         args = dict(args or {})
         prefix = agent_prefix(bool(options.pop("key_prefix", True)))
         trust = getattr(engine, "trust", None)
@@ -75,15 +78,23 @@ def register(registry: Any, engine: Any) -> None:
                 trust.local_path(args[source], "cache.wrap file_content key")
         note = _key_options(label, args, fn, prefix, options)
         refusals: list[UntrustedRefusal] = []
+        ran: list[bool] = []
 
         def run(**kwargs: Any) -> Any:
+            ran.append(True)
             try:
                 return fn(state, **kwargs)
             except UntrustedRefusal as exc:  # a refusal stops the agent; it is not an action failure
                 refusals.append(exc)
                 raise
 
-        response = engine.cache.wrap(label, run, args, **options)
+        try:
+            response = engine.cache.wrap(label, run, args, **options)
+        except (ValueError, TypeError) as exc:
+            if ran:
+                raise
+            # Cache.wrap checks its options before running anything: a bad option is the node's input.
+            return failure("validation_error", f"cache.wrap: {exc}", _cache_hit=False, _cache_key=None)
         if refusals:
             raise refusals[0]
         if note:
