@@ -35,7 +35,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import StoreError, StoreURLError
 from ._eviction import AccessLog, EvictionConfig, eviction_config, too_large
 from ._sql import key_range
-from .base import Entry, LazyMetadata, glob_tokens, redact_url, select_keys
+from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, select_keys, url_secrets
 
 try:
     import psycopg
@@ -138,6 +138,7 @@ class PostgresStore:
             )
         self.conninfo = conninfo
         self.url = redact_url(url or conninfo)  # shown by stats and logs: never the password
+        self._secrets = url_secrets(url or conninfo)  # scrubbed from libpq's messages, which may quote them
         self.table = table
         self.schema = schema
         # A cache entry lost to a server crash is a miss, not lost data: by default a commit does
@@ -227,7 +228,8 @@ class PostgresStore:
             hint = "PostgreSQL text cannot hold NUL characters; remove them from keys and metadata"
         else:
             hint = "see the PostgreSQL error above"
-        return StoreError(f"{self._where}: {op} failed: {' '.join(str(exc).split())} ({hint})")
+        message = redact_secrets(" ".join(str(exc).split()), self._secrets)
+        return StoreError(f"{self._where}: {op} failed: {message} ({hint})")
 
     def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self.conninfo, autocommit=True)

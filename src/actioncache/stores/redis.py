@@ -36,7 +36,8 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from .base import Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_url, select_keys
+from .base import (Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_secrets, redact_url,
+                   select_keys, url_secrets)
 
 try:
     import redis
@@ -172,15 +173,18 @@ class RedisStore:
     """The ``CacheStore`` protocol over one Redis server (see the module docstring for the layout)."""
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "actioncache",
-                 retries: int = 1, **client_options: Any) -> None:
+                 retries: int = 1, shown_url: str | None = None, **client_options: Any) -> None:
+        # shown_url: the URL as the user wrote it (from_url rewrites the query), for messages.
+        shown = shown_url or url
         if not prefix or any(c in prefix for c in "\n\0*?[]\\"):
             raise StoreURLError(
                 f"Redis prefix {prefix!r} must be non-empty text without newlines, NULs or glob characters; "
                 "use letters, digits, ':', '-', '_' or '.'"
             )
-        self.url = redact_url(url)
+        self.url = redact_url(shown)
+        self._secrets = url_secrets(shown)  # scrubbed from the driver's messages, which may quote them
         self.prefix = prefix
-        self._where = f"Redis at {redact_url(url)} (prefix {prefix!r})"
+        self._where = f"Redis at {self.url} (prefix {prefix!r})"
         client_options.setdefault("socket_connect_timeout", 5.0)
         client_options.setdefault("socket_timeout", 10.0)
         # A cache must fail fast: one quick retry covers a pooled connection that went stale
@@ -190,7 +194,12 @@ class RedisStore:
             # from_url only parses; nothing connects until the first command.
             self._client = redis.Redis.from_url(url, **client_options)
         except ValueError as exc:
-            raise StoreURLError(f"bad Redis URL {redact_url(url)!r}: {exc}; use redis://host:port/db") from exc
+            # The parser's message may quote a piece of the password (a '/', '#' or '?' in it
+            # ends the host part early): scrub it, and do not chain the parser's exception.
+            raise StoreURLError(
+                f"bad Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; use "
+                "redis://host:port/db (a password holding '/', '#', '?' or '@' must be percent-encoded, e.g. %2F)"
+            ) from None
         self._put = self._client.register_script(_PUT)
         self._delete = self._client.register_script(_DELETE)
         self._delete_expired = self._client.register_script(_DELETE_EXPIRED)
@@ -213,9 +222,7 @@ class RedisStore:
             except ValueError:
                 raise StoreURLError(f"retries={ours['retries']!r} in {redact_url(url)!r} must be an integer") from None
         client_url = urlunsplit(parts._replace(query=urlencode(theirs)))
-        store = cls(client_url, **options)
-        store.url = redact_url(url)  # shown by stats and logs: never the password
-        return store
+        return cls(client_url, shown_url=url, **options)
 
     # --- plumbing -----------------------------------------------------------------------
 
@@ -228,7 +235,8 @@ class RedisStore:
             hint = "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
         else:
             hint = "see the Redis error above"
-        return StoreError(f"{self._where}: {op} failed: {' '.join(str(exc).split())} ({hint})")
+        message = redact_secrets(" ".join(str(exc).split()), self._secrets)
+        return StoreError(f"{self._where}: {op} failed: {message} ({hint})")
 
     def _e(self, key: str) -> str:
         return f"{self.prefix}:e:{key}"

@@ -99,8 +99,21 @@ def _load_entry_points() -> None:
         _BACKENDS.setdefault(point.name.lower(), Backend(point.value))
 
 
+def _shown(url: str) -> str:
+    """``url`` as an error may show it: passwords and secret options redacted."""
+    from .base import redact_url  # at call time: base imports this module
+
+    return redact_url(url)
+
+
 def _scheme_of(url: str) -> str:
-    scheme = urlsplit(url).scheme.lower()
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError as exc:  # e.g. an unbalanced '[' in a password; the message names no secret
+        raise StoreURLError(
+            f"{_shown(url)!r} is not a valid URL ({exc}); percent-encode special characters in a "
+            "password (e.g. '[' as %5B)"
+        ) from None
     if scheme.startswith("blob-sqlite+"):
         return "blob-sqlite"
     return scheme
@@ -120,7 +133,7 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
         url = config.default_store_url()
     if "://" not in url:
         raise StoreURLError(
-            f"not a store URL: {url!r}. Use a URL such as 'sqlite:///abs/path.db' or 'memory://'; "
+            f"not a store URL: {_shown(url)!r}. Use a URL such as 'sqlite:///abs/path.db' or 'memory://'; "
             f"known schemes: {', '.join(registered_schemes())}"
         )
     scheme = _scheme_of(url)
@@ -133,7 +146,7 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
         backend = _BACKENDS.get(scheme)
     if backend is None:
         raise StoreURLError(
-            f"unknown store scheme {scheme!r} in {url!r}; known schemes: {', '.join(registered_schemes())}"
+            f"unknown store scheme {scheme!r} in {_shown(url)!r}; known schemes: {', '.join(registered_schemes())}"
         )
     module_name, _, attr = backend.target.partition(":")
     try:

@@ -1,0 +1,86 @@
+"""One URL redaction everywhere a URL is shown: ``repr(cache)``, ``cache.url``, ``stats()["store"]``,
+``_cache_error`` and every ``StoreURLError``, whatever characters the password holds.
+
+The servers are addressed on port 1, which refuses connections: every store call fails, and every
+message about the failure must stay clean. No server is needed."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actioncache import Cache
+from actioncache.errors import StoreURLError
+from actioncache.stores.base import redact_secrets, redact_url, url_secrets
+
+SECRET = "S3CRETq"
+
+
+def _shown(url: str) -> list[str]:
+    """Everything a user sees of a cache on ``url``; a URL refused at open shows its error chain."""
+    try:
+        cache = Cache(url)
+    except StoreURLError as err:
+        assert err.__cause__ is None and (err.__context__ is None or err.__suppress_context__), \
+            "an error about a URL must not chain the parser's exception (its text may hold the password)"
+        return [str(err)]
+    result = cache.wrap("a", lambda: 1, key="k")
+    assert result["result"] == 1
+    shown = [repr(cache), cache.url, str(result), str(cache.stats()), str(cache.get("k")),
+             str(cache.invalidate(pattern="*"))]
+    cache.close()
+    return shown
+
+
+@pytest.mark.parametrize("url", [
+    f"postgresql://127.0.0.1:1/test?sslpassword={SECRET}",
+    f"postgresql://127.0.0.1:1/test?PASSWORD={SECRET}",
+    f"redis://:{SECRET} pw@127.0.0.1:1/13",
+    f"redis://:{SECRET}/pw@127.0.0.1:1/13",
+    f"redis://:{SECRET}#pw@127.0.0.1:1/13",
+    f"redis://:{SECRET}?pw@127.0.0.1:1/13",
+    f"postgresql://postgres:{SECRET}?pw@127.0.0.1:1/test",
+    f"s3://bucket/p?secret={SECRET}&key={SECRET}",
+])
+def test_password_never_shown(url):
+    pytest.importorskip("redis" if url.startswith("redis") else "psycopg")
+    for text in _shown(url):
+        assert SECRET not in text, text
+
+
+@pytest.mark.parametrize("name", ["password", "sslpassword", "PASSWORD", "passwd", "db_pwd", "client_secret",
+                                  "authToken", "refresh_token", "AccountKey", "sslkey", "sig", "X-Amz-Signature",
+                                  "credentials", "auth"])
+def test_secret_option_names_follow_one_pattern(name):
+    """Any option whose name contains password, passwd, pwd, secret, token, key, signature, sig,
+    credential or auth (any case) is hidden; other options stay readable."""
+    shown = redact_url(f"postgresql://h/db?table=t&{name}={SECRET}&sslmode=disable")
+    assert SECRET not in shown and "table=t" in shown and "sslmode=disable" in shown
+
+
+def test_user_name_without_password_is_kept():
+    assert redact_url("postgresql://postgres@127.0.0.1:5432/test?table=t") == \
+        "postgresql://postgres@127.0.0.1:5432/test?table=t"
+    assert redact_url("redis://user:pw@127.0.0.1:6379/0") == "redis://user:***@127.0.0.1:6379/0"
+
+
+def test_a_drivers_message_quoting_a_piece_of_the_password_is_scrubbed():
+    url = "redis://:S3CRET/pw@127.0.0.1:1/13"
+    message = "Port could not be cast to integer value as 'S3CRET'"
+    assert "S3CRET" not in redact_secrets(message, url_secrets(url))
+
+
+_PRINTABLE = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=16)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(middle=_PRINTABLE, scheme=st.sampled_from(["redis", "postgresql"]), user=st.sampled_from(["", "app"]))
+def test_no_password_is_ever_shown(middle, scheme, user):
+    """A password of any printable characters (space, '/', '#', '@', ':', '%' ...) is never shown.
+    The markers around it also catch a driver quoting only a piece of it."""
+    pytest.importorskip("redis" if scheme == "redis" else "psycopg")
+    password = f"ZQX{middle}XQZ"
+    url = f"{scheme}://{user}:{password}@127.0.0.1:1/13"
+    for text in _shown(url):
+        assert password not in text and "ZQX" not in text and "XQZ" not in text, text
