@@ -8,7 +8,10 @@ import threading
 
 import pytest
 
-from actioncache import open_store
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actioncache import Cache, open_store
 from actioncache.errors import StoreError, StoreURLError
 from actioncache.stores.base import Entry
 
@@ -158,3 +161,23 @@ def test_nul_in_a_key_is_a_clear_error(store):
         store.put(Entry("a\x00b", b"v", {}, 1.0, None))
     store.put(Entry("fine", b"v", {}, 1.0, None))  # the connection is still usable
     assert store.get("fine").value == b"v"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(number=st.one_of(st.floats(allow_nan=False, allow_infinity=False),
+                        st.sampled_from([1e300, 1e16, 1e308, -1e300, 1.2345678901234568e+29, 1e-300, 0.1])))
+def test_float_metadata_round_trips_and_matches_exactly(store, number):
+    """jsonb keeps a number's digits but not its notation: 1e300 must not come back as the integer
+    10**300, so a filter on the float deletes the entry (no wrong hit after invalidation) and an
+    integer of the same size stays."""
+    cache = Cache(store)
+    cache.wrap("m", lambda: 1, key="float", metadata={"x": number})
+    got = cache.get("float", include_metadata=True)["metadata"]["x"]
+    assert got == number and isinstance(got, float)
+    decoy = int(number) if number.is_integer() and abs(number) >= 1e16 else None
+    if decoy is not None and decoy != number:
+        cache.wrap("m", lambda: 1, key="int", metadata={"x": decoy})
+    deleted = cache.invalidate(metadata_filter={"x": number})["deleted_keys"]
+    assert deleted == ["cache:float"]
+    assert cache.wrap("m", lambda: 2, key="float")["result"] == 2  # the entry is gone: no wrong hit
+    cache.invalidate(pattern="*")

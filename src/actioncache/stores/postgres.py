@@ -46,6 +46,41 @@ except ImportError as exc:  # pragma: no cover - exercised when the extra is mis
 
 T = TypeVar("T")
 
+# jsonb keeps a number's digits but not its notation: Python writes 1e300 as ``1e+300``, which
+# jsonb reads back as the integer 10**300, and an exact match (or get) would then see an int.
+# A float that large is integral, so it is written as its exact digits plus ``.0``, which reads
+# back as the same float. Smaller floats already keep a decimal point (1e-05 reads back as 0.00001).
+_EXPONENT_FLOAT = 1e16
+
+
+def _big_float(value: Any) -> bool:
+    return isinstance(value, float) and _EXPONENT_FLOAT <= abs(value) < float("inf")
+
+
+def _holds_big_float(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_big_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_big_float(v) for v in value)
+    return _big_float(value)
+
+
+def _json_key(key: Any) -> str:
+    # json.dumps turns a non-text key into text (True -> "true"); do the same.
+    return json.dumps(key if isinstance(key, str) else next(iter(json.loads(json.dumps({key: None})))))
+
+
+def _jsonb_text(value: Any) -> str:
+    """JSON text for a jsonb column that reads back as ``value`` (see ``_EXPONENT_FLOAT``)."""
+    if not _holds_big_float(value):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_json_key(k)}:{_jsonb_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_jsonb_text(v) for v in value) + "]"
+    return f"{int(value)}.0"
+
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
 _BATCH = 500
@@ -317,7 +352,7 @@ class PostgresStore:
     def put(self, entry: Entry) -> None:
         meta = dict(entry.metadata)
         action = meta.get(_ACTION_FIELD)
-        params = (entry.key, bytes(entry.value), Jsonb(meta), entry.created_at, entry.expires_at,
+        params = (entry.key, bytes(entry.value), Jsonb(meta, dumps=_jsonb_text), entry.created_at, entry.expires_at,
                   action if isinstance(action, str) else None)
         limit = self.eviction
         if limit is None:
@@ -408,7 +443,7 @@ class PostgresStore:
             # Containment narrows through the GIN index; it is looser than equality (1 matches
             # 1.0, an array contains its members), so metadata_matches below decides.
             where.append(sql.SQL("metadata @> %s"))
-            params.append(Jsonb(dict(metadata_filter)))
+            params.append(Jsonb(dict(metadata_filter), dumps=_jsonb_text))
         columns = "key, metadata::text" if metadata_filter else "key, NULL"
         statement = self._q(f"SELECT {columns} FROM {{entries}}")
         if where:
