@@ -132,22 +132,12 @@ def _open_cache(url: str | None, create: bool = False) -> Any:
     from .errors import StoreError
 
     url = url or default_store_url()
-    path = _store_file(url)
-    if path is not None and not create and not os.path.exists(path):
-        raise StoreError(f"no store at {path}: nothing was ever cached there. Check --store or $ACTIONCACHE_URL "
-                         f"(the store URL was {url})")
+    from .config import missing_store_file
+
+    missing = None if create else missing_store_file(url)
+    if missing:
+        raise StoreError(missing)
     return Cache(url, cleanup_probability=0.0)
-
-
-def _store_file(url: str) -> str | None:
-    """The local file a file-backed store URL names (``sqlite:``, ``duckdb:``, ``libsql+file:``), else None."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("sqlite", "duckdb", "libsql+file") or parts.netloc not in ("", "localhost"):
-        return None
-    if "sync_url=" in parts.query:  # an embedded replica: its first open fetches the file from the server
-        return None
-    path = unquote(parts.path)
-    return path if path not in ("", "/", "/:memory:") else None
 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:

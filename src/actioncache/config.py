@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 ENV_URL = "ACTIONCACHE_URL"
 DEFAULT_FILENAME = "actioncache.db"
@@ -29,3 +30,24 @@ def default_store_url() -> str:
     if url:
         return url
     return "sqlite:///" + str(user_cache_dir() / DEFAULT_FILENAME).lstrip("/")
+
+
+def store_file(url: str) -> str | None:
+    """The local file a file-backed store URL names (``sqlite:``, ``duckdb:``, ``libsql+file:``), else None."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("sqlite", "duckdb", "libsql+file") or parts.netloc not in ("", "localhost"):
+        return None
+    if "sync_url=" in parts.query:  # an embedded replica: its first open fetches the file from the server
+        return None
+    path = unquote(parts.path)
+    return path if path not in ("", "/", "/:memory:") else None
+
+
+def missing_store_file(url: str) -> str | None:
+    """Why a reading command must not open ``url`` (a store file that is not there), or None."""
+    path = store_file(url)
+    if path is None or os.path.exists(path):
+        return None
+    shown = "/" + path.lstrip("/")
+    return (f"no store at {shown}: nothing was ever cached there. Check --store or $ACTIONCACHE_URL "
+            f"(the store URL was {url})")

@@ -106,16 +106,29 @@ def main(argv: list[str] | None = None) -> int:
                                      "for the exec runs since WHEN (from the run log).")
     parser.add_argument("--since", metavar="WHEN", default=os.environ.get("CACHE_LOOP_STARTED") or "1d",
                         help="30m, 2h, 7d or an ISO time (default $CACHE_LOOP_STARTED, else 1d)")
-    parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL, the config's store, ...)")
+    parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL, else the loop "
+                        "config's store, else the user cache dir)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     from ..policy import PolicyError, load_config
+    from .log import parse_since
     from .runner import open_cache
 
+    try:
+        parse_since(args.since)
+    except ValueError as exc:  # a bad argument: exit 2, before anything is printed
+        parser.error(str(exc))
     try:
         config = load_config()
     except PolicyError as exc:
         print(f"actioncache loop-stats: error: {exc}", file=sys.stderr)
         return 2
+    if args.store:
+        from ..config import missing_store_file
+
+        missing = missing_store_file(args.store)
+        if missing:  # a read must not create a store: a mistyped path is an error that names it
+            print(f"actioncache loop-stats: error: {missing}", file=sys.stderr)
+            return 1
     cache = open_cache(args.store, config)
     try:
         result = stats_since(cache, args.since)
