@@ -251,6 +251,13 @@ def test_bad_cache_wrap_options_are_validation_errors_and_nothing_runs(agent_fro
     assert calls == []
 
 
+def test_ltm_store_of_null_is_a_value_not_a_missing_one(agent_from):
+    agent = agent_from("nodes:\n  - {name: s, uses: ltm.store, with: {key: k, value: null}, output: r}\n"
+                       "  - {name: g, uses: ltm.retrieve, with: {key: k, default: 7}, output: g}\n")
+    state = agent.invoke()
+    assert state["r"]["success"] is True and state["g"]["found"] is True and state["g"]["value"] is None
+
+
 def test_a_raising_or_failing_action_is_action_error(agent_from):
     def boom(state):
         raise ValueError("Test error")
@@ -272,6 +279,14 @@ def test_a_raising_or_failing_action_is_action_error(agent_from):
     ("cache.invalidate", {"key": None, "pattern": None}),
     ("storage.hash", {"path": None}),
     ("storage.hash", {"path": ""}),
+    ("storage.hash", {"path": "agent.yaml", "algorithm": "crc"}),
+    ("ltm.store", {"key": "k"}),
+    ("ltm.store", {"value": 1}),
+    ("ltm.retrieve", {}),
+    ("cache.invalidate", {"pattern": 5}),
+    ("cache.cleanup", {"limit": "abc"}),
+    ("cache.cleanup", {"limit": -1}),
+    ("ltm.search", {"limit": "x"}),
 ])
 def test_missing_parameters_are_validation_error(agent_from, uses, with_):
     agent = agent_from(f"nodes:\n  - {{name: s, uses: {uses}, with: {json.dumps(with_)}, output: r}}\n")

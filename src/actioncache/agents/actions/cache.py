@@ -19,7 +19,7 @@ from ...keys import KEY_PREFIX, canonical_json, compute_key, sha256_hex
 from ..errors import AgentDefinitionError, UnknownActionError, suggest
 from ..key_context import context_digest, key_context_of
 from ..trust import UntrustedRefusal
-from .failures import failure, typed
+from .failures import bad_count, failure, typed
 
 # Every Cache.wrap option a YAML node may pass through (public names: never renamed).
 WRAP_OPTIONS = (
@@ -153,6 +153,10 @@ def register(registry: Any, engine: Any) -> None:
                    metadata_filter: Mapping[str, Any] | None = None, action: str | None = None) -> dict[str, Any]:
         if action is not None:
             metadata_filter = {**(metadata_filter or {}), "_cache_action": action}
+        for name, value in (("key", key), ("pattern", pattern)):
+            if value is not None and not isinstance(value, str):
+                return failure("validation_error", f"cache.invalidate {name}: must be a string, not {value!r}",
+                               deleted_count=0, deleted_keys=[])
         if not key and not pattern and not metadata_filter:
             return failure("validation_error", "cache.invalidate needs key:, pattern: (a glob such as "
                            "'cache:my_agent:*'), metadata_filter: or action:", deleted_count=0, deleted_keys=[])
@@ -173,6 +177,9 @@ def register(registry: Any, engine: Any) -> None:
         return typed(out, "cache_error")
 
     def cleanup(state: Mapping[str, Any], limit: int | None = None) -> dict[str, Any]:
+        problem = None if limit is None else bad_count(limit, "cache.cleanup limit")
+        if problem:
+            return failure("validation_error", problem + " (leave it out to delete every expired entry)", deleted_count=0)
         return typed(engine.cache.cleanup(limit=limit), "cache_error")
 
     def stats(state: Mapping[str, Any]) -> dict[str, Any]:

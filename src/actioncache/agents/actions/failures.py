@@ -25,3 +25,10 @@ def typed(response: dict[str, Any], error_type: str) -> dict[str, Any]:
     if response.get("success") is False and "error_type" not in response:
         response["error_type"] = error_type
     return response
+
+
+def bad_count(value: Any, what: str) -> str | None:
+    """Why ``value`` is not a count (a whole number >= 0) for parameter ``what``; None when it is one."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return f"{what} must be a whole number >= 0, not {value!r}"
+    return None

@@ -12,15 +12,21 @@ from typing import Any, Mapping
 
 from ...keys import canonical_json, sha256_hex
 from ...stores.base import Entry
-from .failures import failure
+from .failures import bad_count, failure
+
+
+_MISSING = object()  # ltm.store without value: (None is a value one may store)
 
 
 def register(registry: Any, engine: Any) -> None:
     def failed(exc: Exception, **extra: Any) -> dict[str, Any]:
         return failure("cache_error", f"{type(exc).__name__}: {exc}", **extra)
 
-    def store(state: Mapping[str, Any], key: str, value: Any, metadata: Mapping[str, Any] | None = None,
-              ttl_seconds: float | None = None) -> dict[str, Any]:
+    def store(state: Mapping[str, Any], key: str | None = None, value: Any = _MISSING,
+              metadata: Mapping[str, Any] | None = None, ttl_seconds: float | None = None) -> dict[str, Any]:
+        if not isinstance(key, str) or not key or value is _MISSING:
+            return failure("validation_error", "ltm.store needs key: (a non-empty string) and value: (null is a value)",
+                           stored=False, key=key)
         now = time.time()
         try:
             encoded = engine.cache.codec.encode(value)
@@ -36,7 +42,10 @@ def register(registry: Any, engine: Any) -> None:
             return False, None, {}
         return True, engine.cache.codec.decode(entry.value), dict(entry.metadata)
 
-    def retrieve(state: Mapping[str, Any], key: str, default: Any = None) -> dict[str, Any]:
+    def retrieve(state: Mapping[str, Any], key: str | None = None, default: Any = None) -> dict[str, Any]:
+        if not isinstance(key, str) or not key:
+            return failure("validation_error", f"ltm.retrieve needs key: the key to read, not {key!r}",
+                           found=False, value=default)
         try:
             found, value, metadata = read(key)
         except Exception as exc:  # noqa: BLE001
@@ -54,6 +63,9 @@ def register(registry: Any, engine: Any) -> None:
                metadata_filter: Mapping[str, Any] | None = None, limit: int = 10) -> dict[str, Any]:
         """Keys by glob ``pattern`` and metadata equality; ``query`` keeps those whose key or
         JSON value contains it (case-insensitive)."""
+        problem = bad_count(limit, "ltm.search limit")
+        if problem:
+            return failure("validation_error", problem, results=[], count=0)
         try:
             keys = engine.store.find(pattern=pattern, metadata_filter=metadata_filter,
                                      limit=None if query else limit)

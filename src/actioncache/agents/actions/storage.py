@@ -1,13 +1,13 @@
 """``storage.hash``: content hash of a file anywhere fsspec reaches.
 
-Failures carry ``error_type``: ``validation_error`` (no path), ``file_error`` (cannot read it).
+Failures carry ``error_type``: ``validation_error`` (no path, unknown algorithm), ``file_error`` (cannot read it).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...hashing import storage_hash
+from ...hashing import ALGORITHMS, storage_hash
 from .failures import failure
 
 
@@ -16,6 +16,9 @@ def register(registry: Any, engine: Any) -> None:
         if not path or not isinstance(path, str):
             return failure("validation_error", f"storage.hash needs path: a file path or URI, not {path!r}",
                            path=path, algorithm=algorithm)
+        if algorithm not in ALGORITHMS:
+            return failure("validation_error", f"storage.hash algorithm: unknown {algorithm!r}; use one of "
+                           f"{', '.join(ALGORITHMS)}", path=path, algorithm=algorithm)
         trust = getattr(engine, "trust", None)
         if trust is not None and not trust.trusted:
             path = str(trust.local_path(path, "storage.hash"))
