@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 from urllib.parse import urlsplit
 
 from ..errors import MissingStoreExtraError, StoreURLError
+from .redaction import redact_url
 
 if TYPE_CHECKING:  # annotations only: base re-exports this module's names, so it must not import base back
     from .base import CacheStore
@@ -99,19 +100,12 @@ def _load_entry_points() -> None:
         _BACKENDS.setdefault(point.name.lower(), Backend(point.value))
 
 
-def _shown(url: str) -> str:
-    """``url`` as an error may show it: passwords and secret options redacted."""
-    from .base import redact_url  # at call time: base imports this module
-
-    return redact_url(url)
-
-
 def _scheme_of(url: str) -> str:
     try:
         scheme = urlsplit(url).scheme.lower()
     except ValueError as exc:  # e.g. an unbalanced '[' in a password; the message names no secret
         raise StoreURLError(
-            f"{_shown(url)!r} is not a valid URL ({exc}); percent-encode special characters in a "
+            f"{redact_url(url)!r} is not a valid URL ({exc}); percent-encode special characters in a "
             "password (e.g. '[' as %5B)"
         ) from None
     if scheme.startswith("blob-sqlite+"):
@@ -133,7 +127,7 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
         url = config.default_store_url()
     if "://" not in url:
         raise StoreURLError(
-            f"not a store URL: {_shown(url)!r}. Use a URL such as 'sqlite:///abs/path.db' or 'memory://'; "
+            f"not a store URL: {redact_url(url)!r}. Use a URL such as 'sqlite:///abs/path.db' or 'memory://'; "
             f"known schemes: {', '.join(registered_schemes())}"
         )
     scheme = _scheme_of(url)
@@ -146,7 +140,7 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
         backend = _BACKENDS.get(scheme)
     if backend is None:
         raise StoreURLError(
-            f"unknown store scheme {scheme!r} in {_shown(url)!r}; known schemes: {', '.join(registered_schemes())}"
+            f"unknown store scheme {scheme!r} in {redact_url(url)!r}; known schemes: {', '.join(registered_schemes())}"
         )
     module_name, _, attr = backend.target.partition(":")
     try:
