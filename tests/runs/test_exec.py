@@ -352,3 +352,14 @@ def test_a_wrong_shaped_entry_runs_the_command_and_is_replaced(ex, shape):
     assert ex.runs() == 2  # it ran, instead of crashing or replaying garbage
     third = ex.run("--mode", "use", "--", PY, "tool.py", "bytes")
     assert third.stdout == first.stdout and ex.runs() == 2  # and its result replaced the planted entry
+
+
+def test_a_file_reached_through_a_system_path_or_proc_is_still_seen(ex, strace):
+    """/usr/../work/f is /work/f (decided by the resolved path, not its text); /proc/self/cwd/f is a
+    process's view, never left out: either recorded or the run is not cached, never a stale pass."""
+    for path in (f"/usr/..{ex.work}/f", "/proc/self/cwd/f"):
+        (ex.work / "f").write_text("ok\n")
+        assert ex.run(*use("--", "grep", "-q", "ok", path)).returncode == 0
+        assert ex.run(*use("--", "grep", "-q", "ok", path)).returncode == 0
+        (ex.work / "f").write_text("no\n")
+        assert ex.run(*use("--", "grep", "-q", "ok", path)).returncode == 1, path

@@ -15,7 +15,8 @@ same (ccache's manifests, Bazel's action inputs). One record per path and way of
   record covers the rest, so a ``touch`` of a linted file does not miss).
 
 A failed look (``ENOENT``, ``ENOTDIR``, ``EACCES``) records the error: a file that appears later
-changes the answer. Paths under the system directories in ``SYSTEM_PREFIXES`` are left out (they
+changes the answer. Paths under the system directories in ``SYSTEM_PREFIXES`` (judged by the resolved path, and
+never /dev/shm, /run/user and the like) are left out (they
 change only with the system's packages, and the programs run from there are still recorded by ``x``).
 
 Paths the command itself writes before looking at them are its outputs: recorded as the run left
@@ -52,8 +53,27 @@ _LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "readlink": "
 _CHANGES = ("write", "create", "remove")
 
 
+# Writable places under the system prefixes, where a project (or a CI workspace on tmpfs) may live:
+# never left out.
+USER_PLACES = ("/dev/shm/", "/run/user/", "/run/shm/", "/run/lock/", "/var/run/user/", "/var/run/shm/")
+# /proc/<pid>/cwd, root, fd/N, map_files/...: another process's view of the file system. What such a
+# path named in the command cannot be looked at again from here, so a run that read one is not cached.
+_PROC_VIEWS = ("cwd", "root", "fd", "map_files", "fdinfo")
+
+
 def is_system(path: str) -> bool:
+    """Left out of the read-set: a system file (by the path the kernel resolved, not by its text)."""
+    if ".." in path.split("/"):
+        path = os.path.realpath(path)  # /usr/../home/x is /home/x, not a system file
+    if path.startswith(USER_PLACES):
+        return False
     return path.startswith(SYSTEM_PREFIXES) or path + "/" in SYSTEM_PREFIXES
+
+
+def through_process_view(path: str) -> bool:
+    """Whether ``path`` reaches a file through /proc/<pid>/cwd (root, fd, ...)."""
+    parts = path.split("/")
+    return len(parts) > 4 and parts[1] == "proc" and parts[3] in _PROC_VIEWS
 
 
 def _normal(path: str) -> str:
@@ -168,6 +188,9 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         if path in outputs:
             continue  # reading back its own output
         kind = _LOOK_KIND[touch.kind]
+        if through_process_view(path):
+            raise Unrecordable(f"the command read {path}, a file seen through a process's view in /proc, "
+                               "which cannot be checked again")
         if kind != "x" and is_system(path):
             continue
         observed.setdefault(path, touch.error)
