@@ -181,3 +181,20 @@ def test_float_metadata_round_trips_and_matches_exactly(store, number):
     assert deleted == ["cache:float"]
     assert cache.wrap("m", lambda: 2, key="float")["result"] == 2  # the entry is gone: no wrong hit
     cache.invalidate(pattern="*")
+
+
+_TRICKY = st.text(st.sampled_from(["\0", "\ue000", "\ue001", "\\", "u", "0", "a", '"']), max_size=8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=_TRICKY.filter(lambda n: not n.startswith("_cache")), value=_TRICKY)
+def test_nul_in_metadata_round_trips_and_matches_exactly(store, name, value):
+    """jsonb cannot hold NUL: metadata holding it (or the private-use character its escape uses)
+    is stored escaped, reads back exactly, and a filter on it deletes that entry and no decoy."""
+    cache = Cache(store)
+    result = cache.wrap("m", lambda: 1, key="nul", metadata={name: value})
+    assert "_cache_error" not in result
+    cache.wrap("m", lambda: 1, key="decoy", metadata={name: value + "\0"})
+    assert cache.get("nul", include_metadata=True)["metadata"][name] == value
+    assert cache.invalidate(metadata_filter={name: value})["deleted_keys"] == ["cache:nul"]
+    cache.invalidate(pattern="*")

@@ -81,6 +81,30 @@ def _jsonb_text(value: Any) -> str:
     return f"{int(value)}.0"
 
 
+# jsonb cannot hold NUL. In metadata a NUL is stored as U+E000 U+E001, and U+E000 itself (a
+# private-use character) as U+E000 U+E000, so both read back exactly and a filter escaped the same
+# way matches. Escaping works on json.dumps text (ASCII, so every such character is a \u escape;
+# an escaped backslash is matched first so "\\u0000" is left alone); reading works on jsonb's
+# text output, where U+E000 appears as itself.
+_NUL_ESCAPE = re.compile(r"\\\\|\\u0000|\\ue000")
+_NUL_UNESCAPE = re.compile("\ue000([\ue000\ue001])")
+
+
+def _escape_nul(json_text: str) -> str:
+    return _NUL_ESCAPE.sub(lambda m: {"\\u0000": "\\ue000\\ue001", "\\ue000": "\\ue000\\ue000"}.get(m[0], m[0]), json_text)
+
+
+def _unescape_nul(jsonb_text: str) -> str:
+    if "\ue000" not in jsonb_text:
+        return jsonb_text
+    return _NUL_UNESCAPE.sub(lambda m: "\ue000" if m[1] == "\ue000" else "\\u0000", jsonb_text)
+
+
+def _jsonb_dumps(value: Any) -> str:
+    """What a jsonb column gets for ``value``: big floats and NUL made to survive (see above)."""
+    return _escape_nul(_jsonb_text(value))
+
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
 _BATCH = 500
@@ -260,7 +284,7 @@ class PostgresStore:
         elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
             hint = "the user may not create or write the table; grant it or choose ?schema= the user owns"
         elif isinstance(exc, psycopg.DataError) and ("0x00" in str(exc) or "\\u0000" in str(exc)):
-            hint = "PostgreSQL text cannot hold NUL characters; remove them from keys and metadata"
+            hint = "PostgreSQL text cannot hold NUL characters; remove them from keys"
         else:
             hint = "see the PostgreSQL error above"
         message = redact_secrets(" ".join(str(exc).split()), self._secrets)
@@ -347,13 +371,13 @@ class PostgresStore:
         value, metadata, created_at, expires_at = row
         if self._access is not None and self._access.record(key, time.time()):
             self._flush_access()
-        return Entry(key, value, LazyMetadata(metadata), created_at, expires_at)
+        return Entry(key, value, LazyMetadata(_unescape_nul(metadata)), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
         meta = dict(entry.metadata)
         action = meta.get(_ACTION_FIELD)
-        params = (entry.key, bytes(entry.value), Jsonb(meta, dumps=_jsonb_text), entry.created_at, entry.expires_at,
-                  action if isinstance(action, str) else None)
+        params = (entry.key, bytes(entry.value), Jsonb(meta, dumps=_jsonb_dumps), entry.created_at, entry.expires_at,
+                  action if isinstance(action, str) and "\0" not in action else None)
         limit = self.eviction
         if limit is None:
             self._run("put", lambda c: c.execute(self._sql_put, params))
@@ -423,8 +447,8 @@ class PostgresStore:
         metadata_filter: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> list[str]:
-        if (pattern is not None and "\0" in pattern) or (metadata_filter and "\\u0000" in json.dumps(dict(metadata_filter))):
-            return []  # PostgreSQL text cannot hold NUL, so nothing stored can match
+        if pattern is not None and "\0" in pattern:
+            return []  # PostgreSQL text cannot hold NUL, so no stored key can match
         where: list[sql.Composable] = []
         params: list[Any] = []
         if pattern is not None:
@@ -437,18 +461,19 @@ class PostgresStore:
             params.extend(bounds)
         if metadata_filter:
             action = metadata_filter.get(_ACTION_FIELD)
-            if isinstance(action, str):
+            if isinstance(action, str) and "\0" not in action:  # the action column holds no NUL
                 where.append(sql.SQL("action = %s"))
                 params.append(action)
             # Containment narrows through the GIN index; it is looser than equality (1 matches
             # 1.0, an array contains its members), so metadata_matches below decides.
             where.append(sql.SQL("metadata @> %s"))
-            params.append(Jsonb(dict(metadata_filter), dumps=_jsonb_text))
+            params.append(Jsonb(dict(metadata_filter), dumps=_jsonb_dumps))
         columns = "key, metadata::text" if metadata_filter else "key, NULL"
         statement = self._q(f"SELECT {columns} FROM {{entries}}")
         if where:
             statement = statement + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(where)
         rows = self._run("find", lambda c: c.execute(statement, params).fetchall())
+        rows = [(key, None if meta is None else _unescape_nul(meta)) for key, meta in rows]
         return select_keys(rows, pattern, metadata_filter, limit)
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
