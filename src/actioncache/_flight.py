@@ -28,6 +28,8 @@ LEASE_PREFIX = "lease:"
 # A notified waiter still wakes at least this often: a release it missed (the holder died, or let go
 # between our check and our listen) costs at most this much.
 _NOTIFIED_WAIT_S = 1.0
+# How many lease periods a waiter waits for a holder that keeps its lease, before computing itself.
+_MAX_WAIT_LEASES = 10
 T = TypeVar("T")
 
 
@@ -120,8 +122,13 @@ def take_lease(store: CacheStore, key: str, timeout_s: float,
     """Cross-process single flight: ``(token, None)`` when we hold the lease, ``(None, found)`` when
     the holder's result appeared while we waited, ``(None, None)`` when the store has no leases or
     the wait timed out (then compute anyway: a lease is an optimisation, never a reason to fail).
+
+    A waiter waits as long as someone holds the lease: a live holder renews it (:class:`Heartbeat`),
+    so a computation longer than ``timeout_s`` is not started twice, and a dead holder's lease
+    lapses within ``timeout_s``. The wait is still bounded (``_MAX_WAIT_LEASES`` × ``timeout_s``), so
+    a lease that never lapses (planted by another writer, or a hung holder) cannot block forever.
     """
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + timeout_s * _MAX_WAIT_LEASES
     delay = 0.01
     wait = getattr(store, "wait_lease", None)
     while True:
