@@ -121,6 +121,16 @@ class LazyMetadata(Mapping[str, Any]):
         if name in self._preset:
             value = self._preset[name]
             return default if value is None else value
+        if self._parsed is None and name != CORRUPT_METADATA:  # "is it JSON at all?" needs the parse
+            # A field whose name is not in the text is not in the object, unless the text escapes
+            # characters (a backslash): then only parsing can tell. Most hits ask for a field a
+            # plain entry does not have (_cache_fresh_until): this answers without a JSON parse.
+            raw = self._raw
+            if isinstance(raw, str):
+                if "\\" not in raw and name not in raw:
+                    return default
+            elif isinstance(raw, (bytes, bytearray)) and b"\\" not in raw and name.encode() not in raw:
+                return default
         return self._data().get(name, default)
 
     def __getitem__(self, name: str) -> Any:
