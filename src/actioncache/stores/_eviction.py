@@ -24,7 +24,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import StoreURLError
 
@@ -46,6 +46,24 @@ class EvictionConfig:
     @property
     def tracks_reads(self) -> bool:
         return self.policy in ("lru", "lfu")
+
+
+def cull(excess: int, batches: "list[Callable[[], Iterable[tuple[Any, int]]]]",
+         delete: "Callable[[list[Any]], object]") -> None:
+    """Remove victims until ``excess`` bytes are freed. Each of ``batches`` (in the policy's order)
+    returns the next few victims as (id, bytes); ``delete`` removes the chosen ids. One loop for
+    every SQL store: only the statements differ."""
+    for next_batch in batches:
+        while excess > 0:
+            chosen = []
+            for ident, size in next_batch():
+                chosen.append(ident)
+                excess -= int(size)
+                if excess <= 0:
+                    break
+            if not chosen:
+                break
+            delete(chosen)
 
 
 def too_large(limit: EvictionConfig | None, size: int) -> str | None:

@@ -37,7 +37,7 @@ from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._sql import file_path, find_query, is_json_number, pushable
 from .base import Entry, LazyMetadata, select_keys
-from ._eviction import AccessLog, EvictionConfig, eviction_config, eviction_from_query, too_large
+from ._eviction import AccessLog, EvictionConfig, cull, eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
 
 MEMORY = ":memory:"
@@ -364,18 +364,9 @@ class DuckDBStore:
             rows = self._access.drain()
             if rows:
                 cursor.executemany(_TOUCH, [list(row) for row in rows])
-        excess = total - limit.target_bytes
-        for victims in _VICTIMS[limit.policy]:
-            while excess > 0:
-                chosen = []
-                for key, size in cursor.execute(victims, [written, _CULL_BATCH]).fetchall():
-                    chosen.append(key)
-                    excess -= int(size)
-                    if excess <= 0:
-                        break
-                if not chosen:
-                    break
-                _delete_keys(cursor, chosen, tracked=True)
+        cull(total - limit.target_bytes,
+             [lambda q=victims: cursor.execute(q, [written, _CULL_BATCH]).fetchall() for victims in _VICTIMS[limit.policy]],
+             lambda keys: _delete_keys(cursor, keys, tracked=True))
 
     def _flush_access(self) -> None:
         """Write the batched reads; a batch that cannot be written is dropped (the read still hit)."""

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
-from ._eviction import AccessLog, EvictionConfig, eviction_config, too_large
+from ._eviction import AccessLog, EvictionConfig, cull, eviction_config, too_large
 from ._sql import key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, select_keys, url_secrets
 
@@ -397,18 +397,11 @@ class PostgresStore:
                     return
                 if self._access is not None:
                     self._touch(conn, self._access.drain())
-                excess = total[0] - limit.target_bytes
-                for victims in _VICTIMS[limit.policy]:
-                    while excess > 0:
-                        chosen = []
-                        for key, size in conn.execute(self._q(victims), (entry.key, _CULL_BATCH)).fetchall():
-                            chosen.append(key)
-                            excess -= size
-                            if excess <= 0:
-                                break
-                        if not chosen:
-                            break
-                        conn.execute(self._q("DELETE FROM {entries} WHERE key = ANY(%s)"), (chosen,))
+                delete = self._q("DELETE FROM {entries} WHERE key = ANY(%s)")
+                cull(total[0] - limit.target_bytes,
+                     [lambda q=self._q(victims): conn.execute(q, (entry.key, _CULL_BATCH)).fetchall()
+                      for victims in _VICTIMS[limit.policy]],
+                     lambda keys: conn.execute(delete, (keys,)))
 
         self._run("put", put_and_cull, retry=False)
 

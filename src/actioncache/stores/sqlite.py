@@ -26,7 +26,7 @@ from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
 from ._fork import track_for_fork
 from ._sql import find_query, is_json_number, pushable
-from ._eviction import AccessLog, EvictionConfig, eviction_config, eviction_from_query, too_large
+from ._eviction import AccessLog, EvictionConfig, cull, eviction_config, eviction_from_query, too_large
 from .base import CORRUPT_METADATA, Entry, LazyMetadata, select_keys
 
 SCHEMA = """
@@ -353,18 +353,9 @@ class SQLiteStore:
             return
         if self._access is not None:
             self._touch(conn, self._access.drain())
-        excess = total[0] - limit.target_bytes
-        for victims in _VICTIMS[limit.policy]:
-            while excess > 0:
-                chosen = []
-                for rowid, size in conn.execute(victims, (written, _CULL_BATCH)):
-                    chosen.append(rowid)
-                    excess -= size
-                    if excess <= 0:
-                        break
-                if not chosen:
-                    break
-                conn.execute(f"DELETE FROM entries WHERE rowid IN ({','.join('?' * len(chosen))})", chosen)
+        cull(total[0] - limit.target_bytes,
+             [lambda q=victims: conn.execute(q, (written, _CULL_BATCH)) for victims in _VICTIMS[limit.policy]],
+             lambda rowids: conn.execute(f"DELETE FROM entries WHERE rowid IN ({','.join('?' * len(rowids))})", rowids))
 
     @staticmethod
     def _touch(conn: Any, rows: list[tuple[float, int, str]]) -> None:
