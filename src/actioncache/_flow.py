@@ -30,7 +30,7 @@ from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, Entry, entry_problem
 
 __all__ = ["FRESH_UNTIL", "LEASE", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive",
-           "drive", "entry_metadata", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread"]
+           "drive", "entry_metadata", "fresh_until", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread"]
 
 log = logging.getLogger("actioncache")
 
@@ -194,8 +194,8 @@ class Flow:
                 return Lookup(False, entry=entry)
             try:
                 value = self.codec.decode(entry.value)
-                fresh_until = entry.metadata.get(FRESH_UNTIL)
-                if fresh_until is not None and _is_number(fresh_until) and fresh_until <= self.now():
+                fresh = fresh_until(entry)
+                if fresh is not None and fresh <= self.now():
                     return Lookup(False, value, entry, stale=True)
                 return Lookup(True, value, entry)
             except UnsupportedEntryError as exc:
@@ -299,8 +299,8 @@ class Flow:
         than it asked to accept."""
         if found is None or not found.stale or stale_ttl_s <= 0 or found.entry is None:
             return False
-        fresh_until = found.entry.metadata.get(FRESH_UNTIL)
-        return _is_number(fresh_until) and self.now() < fresh_until + stale_ttl_s
+        fresh = fresh_until(found.entry)
+        return fresh is not None and self.now() < fresh + stale_ttl_s
 
     def start_refresh(self, key: str, action: str, options: StoreOptions, run: Callable[[], Any],
                       lease_s: float, spawn: Callable[[Callable[[], Any], Callable[[Any], None]], None]) -> bool:
@@ -412,6 +412,12 @@ async def run_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bo
     except Exception as exc:  # noqa: BLE001
         return False, f"{type(exc).__name__}: {exc}", (time.perf_counter() - started) * 1000
     return True, result, (time.perf_counter() - started) * 1000
+
+
+def fresh_until(entry: Entry) -> float | None:
+    """When an entry written with a stale window stops being fresh (None: no such window)."""
+    value = entry.metadata.get(FRESH_UNTIL)
+    return value if _is_number(value) else None
 
 
 def _is_number(value: Any) -> bool:

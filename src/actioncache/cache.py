@@ -22,8 +22,8 @@ import time
 import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple
 
-from ._flow import (FRESH_UNTIL, DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
-                    is_failure, run_async, run_sync, spawn_task, spawn_thread)
+from ._flow import (DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
+                    fresh_until, is_failure, run_async, run_sync, spawn_task, spawn_thread)
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
 from . import _seams
@@ -409,8 +409,8 @@ class Cache:
                 out["metadata"] = None
             return out
         now = self.flow.now()
-        fresh_until = entry.metadata.get(FRESH_UNTIL)
-        past_fresh = isinstance(fresh_until, (int, float)) and not isinstance(fresh_until, bool) and fresh_until <= now
+        fresh = fresh_until(entry)
+        past_fresh = fresh is not None and fresh <= now
         out = {"success": True, "found": True, "value": value, "expired": entry.is_expired(now) or past_fresh,
                "key": entry.key}
         if past_fresh and not entry.is_expired(now):
