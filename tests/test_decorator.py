@@ -372,3 +372,24 @@ def test_calls_that_may_not_read_the_cache_run_even_with_lock(cache):
     first = cache.wrap("w", lambda: len(runs), {}, lock=True)
     again = cache.wrap("w", lambda: len(runs) + 100, {}, lock=True, skip_cache=True)
     assert not again["_cache_hit"] and again["result"] == first["result"] + 100
+
+
+def test_equal_arguments_that_spell_differently_never_share_a_key(cache):
+    """0.0 == -0.0, 1 == 1.0 == True: Python equality must not decide which result a call gets,
+    whichever of the pair is called first."""
+    import math
+
+    @cache.cached
+    def sign(x):
+        return math.copysign(1.0, x)
+
+    assert sign(0.0) == 1.0 and sign(-0.0) == -1.0
+    assert sign(-0.0) == -1.0 and sign(0.0) == 1.0  # the hits too
+
+    @cache.cached
+    def kind(x):
+        return type(x).__name__
+
+    assert [kind(1), kind(1.0), kind(True)] == ["int", "float", "bool"]
+    assert [kind(True), kind(1.0), kind(1)] == ["bool", "float", "int"]
+    assert len({kind.cache_key(v) for v in (1, 1.0, True, 0.0, -0.0)}) == 5

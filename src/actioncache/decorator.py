@@ -30,7 +30,9 @@ from .stores.base import escape_glob
 F = TypeVar("F", bound=Callable[..., Any])
 
 _SELF_NAMES = ("self", "cls")
-_MEMO_TYPES = frozenset({str, int, float, bool, type(None)})
+# Floats are left out: 0.0 == -0.0 (same type, same hash) yet they are different arguments with
+# different keys, so a memo keyed on them would answer one with the other's key.
+_MEMO_TYPES = frozenset({str, int, bool, type(None)})
 _MEMO_SIZE = 4096
 
 
