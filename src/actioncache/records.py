@@ -5,19 +5,27 @@ the cache. :class:`Records` gives them the core's rules for it in one place:
 
 * ``put`` writes a value with the ``_cache_*`` bookkeeping every entry carries (type, key,
   action, created/expires as ISO text) and an expiry; ``put_raw`` does the same for bytes a face
-  encodes itself.
+  encodes itself (an already-encoded JSON document, a fixed marker). ``kind=None`` stores the
+  caller's metadata exactly as given, for a face whose contract is the user's own metadata.
+* ``rewrite`` replaces an entry's value or metadata in place: its created and expiry times stay.
 * ``get`` reads one: expired is absent; stored content that cannot be served (malformed fields,
-  an undecodable value) is absent and removed, never an exception.
+  an undecodable value) is absent and removed, never an exception. ``find`` and ``scan`` list
+  the keys and live records under a literal prefix.
 * ``lease`` is cross-process mutual exclusion with bounded backoff (no face spins by hand).
-* :func:`ema` is the one moving average (the replay and semantic faces learn thresholds with it).
+* :class:`Tally` is a face's counters: in this process, and optionally summed across processes in
+  the store's counters.
+* :func:`ema` is the one moving average, and :data:`DEFAULT_EMA_ALPHA` / :data:`DEFAULT_TRUST_FLOOR`
+  the one reward rule (the replay and semantic faces learn an entry's trust with it).
 
-:data:`KEYSPACE` is the table of every key prefix in a store, and who owns it: a new face adds
-its prefix here (``tests/test_records.py`` checks that no two prefixes overlap).
+:data:`KEYSPACE` is the table of every key prefix in a store (entry keys, lease names, counter
+names), and who owns it: a new face adds its prefix here (``tests/test_records.py`` checks that no
+two prefixes overlap and that every ``*_PREFIX`` constant is in it).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
@@ -26,14 +34,21 @@ from ._flight import LEASE_PREFIX
 from ._flow import entry_metadata
 from ._stats import STATS_PREFIX
 from .codec import Codec, make_codec
+from .errors import UnsupportedEntryError
 from .keys import KEY_PREFIX
-from .stores.base import CacheStore, Entry, entry_problem
+from .stores.base import CacheStore, Entry, entry_problem, escape_glob
 
-__all__ = ["DEFAULT_EMA_ALPHA", "KEYSPACE", "Record", "Records", "Space", "ema", "space_of"]
+__all__ = ["DEFAULT_EMA_ALPHA", "DEFAULT_TRUST_FLOOR", "KEYSPACE", "Record", "Records", "Space", "Tally", "ema",
+           "space_of"]
 
 log = logging.getLogger("actioncache")
 
-DEFAULT_EMA_ALPHA = 0.2
+# The reward rule the learning faces share: one success or failure moves an entry's trust this far
+# toward 1 or 0, and below the floor the entry is dropped (semantic entries, replay plans).
+DEFAULT_EMA_ALPHA = 0.3
+DEFAULT_TRUST_FLOOR = 0.2
+
+_KEEP: Any = object()
 
 
 class Space(NamedTuple):
@@ -41,13 +56,15 @@ class Space(NamedTuple):
     holds: str
 
 
-# Every key prefix in a store. Faces define their prefix constants beside their code and must
-# match this table (tests/test_records.py checks it).
+# Every key prefix in a store: entry keys, lease names and counter names. Faces define their
+# prefix constants beside their code and must match this table (tests/test_records.py checks it).
 KEYSPACE: Mapping[str, Space] = {
     KEY_PREFIX: Space("core", "action and function results (wrap, @cached, exec manifests)"),
     LEASE_PREFIX: Space("core", "cross-process single-flight leases"),
     STATS_PREFIX: Space("core", "shared counters (Cache.stats)"),
     "semantic:": Space("semantic", "semantic cache entries"),
+    "semantic-gen:": Space("semantic", "per-namespace generation counters (in-memory indexes refresh on a change)"),
+    "semantic-lock:": Space("semantic", "reward-update leases"),
     "plan:": Space("replay", "recorded plans and their signatures"),
     "replay:": Space("replay", "plan-cache counters"),
     "runs:log:": Space("runs", "the exec run log"),
@@ -56,6 +73,7 @@ KEYSPACE: Mapping[str, Space] = {
     "scratch-session:": Space("scratchpad", "scratchpad session records"),
     "scratch-index:": Space("scratchpad", "scratchpad listing index"),
     "scratchpad-bytes:": Space("scratchpad", "scratchpad usage counters"),
+    "scratchpad:": Space("scratchpad", "session writer leases and the orphan-sweep lease"),
     "ratelimit:": Space("agents", "ratelimit.wrap leases"),
 }
 
@@ -82,23 +100,41 @@ class Records:
         self.codec = codec if codec is not None else make_codec(None, None)
         self.clock = clock
 
-    def put(self, key: str, value: Any, *, kind: str, ttl_s: float | None = None, action: str | None = None,
-            metadata: Mapping[str, Any] | None = None) -> Entry:
+    def put(self, key: str, value: Any, *, kind: str | None, ttl_s: float | None = None, action: str | None = None,
+            metadata: Mapping[str, Any] | None = None, now: float | None = None) -> Entry:
         """Encode and store ``value`` (raises on an unencodable value or a failing store: the face decides)."""
-        return self.put_raw(key, self.codec.encode(value), kind=kind, ttl_s=ttl_s, action=action, metadata=metadata)
+        return self.put_raw(key, self.codec.encode(value), kind=kind, ttl_s=ttl_s, action=action, metadata=metadata,
+                            now=now)
 
-    def put_raw(self, key: str, data: bytes, *, kind: str, ttl_s: float | None = None, action: str | None = None,
-                metadata: Mapping[str, Any] | None = None) -> Entry:
-        now = self.clock()
-        entry = Entry(key, data, entry_metadata(key, action, kind, now, ttl_s, metadata), now,
-                      None if ttl_s is None else now + ttl_s)
+    def put_raw(self, key: str, data: bytes, *, kind: str | None, ttl_s: float | None = None,
+                action: str | None = None, metadata: Mapping[str, Any] | None = None,
+                now: float | None = None) -> Entry:
+        """Store bytes the face encoded itself. ``now`` (default: the clock) is the entry's creation
+        time, for a face that writes several entries as of one moment. ``kind=None``: the metadata
+        is stored as given, without the ``_cache_*`` bookkeeping (``ltm.store``: an agent may seed
+        another face's entries, whose bookkeeping fields are then its own)."""
+        if now is None:
+            now = self.clock()
+        meta = dict(metadata or {}) if kind is None else entry_metadata(key, action, kind, now, ttl_s, metadata)
+        entry = Entry(key, data, meta, now, None if ttl_s is None else now + ttl_s)
         self.store.put(entry)
         return entry
+
+    def rewrite(self, entry: Entry, value: Any = _KEEP, *, metadata: Mapping[str, Any] | None = None) -> Entry:
+        """Store a new ``value`` and/or ``metadata`` under ``entry``'s key in place of ``entry``:
+        its created and expiry times stay (so does its bookkeeping, unless ``metadata`` replaces it)."""
+        data = entry.value if value is _KEEP else self.codec.encode(value)
+        new = Entry(entry.key, data, dict(entry.metadata if metadata is None else metadata), entry.created_at,
+                    entry.expires_at)
+        self.store.put(new)
+        return new
 
     def get(self, key: str) -> Record | None:
         """The live record under ``key``, or None (absent, expired, or corrupt and now removed).
 
-        A store error propagates: the face knows whether a failed read is a miss or an error.
+        A value this process cannot decode but another can (signed pickle without the secret, zstd
+        without the package) is absent and left in place. A store error propagates: the face knows
+        whether a failed read is a miss or an error.
         """
         entry = self.store.get(key)
         if entry is None or entry.is_expired(self.clock()):
@@ -107,6 +143,9 @@ class Records:
         if problem is None:
             try:
                 return Record(self.codec.decode(entry.value), entry)
+            except UnsupportedEntryError as exc:
+                log.debug("entry %r is not readable here: %s", key, exc)
+                return None
             except Exception as exc:  # noqa: BLE001 - any undecodable value is corrupt
                 problem = str(exc) or type(exc).__name__
         log.warning("removing corrupt entry %r: %s", key, problem)
@@ -116,24 +155,44 @@ class Records:
             log.debug("removing corrupt entry %r failed: %s", key, exc)
         return None
 
+    def find(self, prefix: str, rest: str = "*", *, metadata_filter: Mapping[str, Any] | None = None,
+             limit: int | None = None) -> list[str]:
+        """Keys that start with the literal ``prefix`` (its glob characters match only themselves)
+        followed by the glob ``rest``, optionally filtered by metadata equality."""
+        return self.store.find(pattern=escape_glob(prefix) + rest, metadata_filter=metadata_filter, limit=limit)
+
+    def scan(self, prefix: str, rest: str = "*", *,
+             metadata_filter: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Record]]:
+        """``(key, record)`` of every live record :meth:`find` lists (expired and corrupt ones skipped)."""
+        for key in self.find(prefix, rest, metadata_filter=metadata_filter):
+            record = self.get(key)
+            if record is not None:
+                yield key, record
+
     @contextmanager
-    def lease(self, name: str, ttl_s: float, wait_s: float = 0.0) -> Iterator[bool]:
+    def lease(self, name: str, ttl_s: float, wait_s: float = 0.0, *, first_delay_s: float = 0.01,
+              max_delay_s: float = 0.25, strict: bool = False) -> Iterator[bool]:
         """``with records.lease("ratelimit:x", 30, wait_s=5) as held:`` mutual exclusion across
-        processes. Waits up to ``wait_s`` with backoff (10 ms doubling to 250 ms); ``held`` is
-        False when the wait ran out or the store has no leases, and the body decides what then."""
+        processes. Waits up to ``wait_s`` with backoff (``first_delay_s`` doubling up to
+        ``max_delay_s``); ``held`` is False when the wait ran out or the store has no leases, and
+        the body decides what then. ``strict=True``: a store that fails raises instead (a face
+        that reports store errors, rather than working on without the lease)."""
         deadline = time.monotonic() + wait_s
-        delay = 0.01
+        delay = first_delay_s
         token = None
         while True:
             try:
                 token = self.store.acquire_lease(name, ttl_s)
             except Exception as exc:  # noqa: BLE001 - no lease support or store down
+                if strict:
+                    raise
                 log.debug("lease on %s failed: %s", name, exc)
                 break
-            if token is not None or time.monotonic() >= deadline:
+            remaining = deadline - time.monotonic()
+            if token is not None or remaining <= 0:
                 break
-            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-            delay = min(delay * 2, 0.25)
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, max_delay_s)
         try:
             yield token is not None
         finally:
@@ -142,6 +201,48 @@ class Records:
                     self.store.release_lease(name, token)
                 except Exception as exc:  # noqa: BLE001 - the lease expires on its own
                     log.debug("releasing lease on %s failed: %s", name, exc)
+
+
+class Tally:
+    """A face's counters: this object's counts in memory (:meth:`local`) and, when ``shared``, the
+    same deltas added to the store's counters under ``prefix`` (:meth:`totals`: every process's).
+
+    Adding to the store is one ``add_counters`` call per :meth:`add`; a failure there never
+    reaches the caller (:meth:`add` returns it as text, for the face to log or count).
+    """
+
+    def __init__(self, store: CacheStore, prefix: str, *, shared: bool = False, names: tuple[str, ...] = ()) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.shared = shared
+        self.lock = threading.Lock()
+        self.counts: dict[str, float] = dict.fromkeys(names, 0)
+
+    def add(self, deltas: Mapping[str, float] | None = None, /, **named: float) -> str | None:
+        """Add ``deltas`` (and keyword deltas); returns why the shared counters were not written, or None."""
+        deltas = {**(deltas or {}), **named}
+        with self.lock:
+            counts = self.counts
+            for name, delta in deltas.items():
+                counts[name] = counts.get(name, 0) + delta
+        if not self.shared or not deltas:
+            return None
+        try:
+            self.store.add_counters({self.prefix + name: delta for name, delta in deltas.items()})
+        except Exception as exc:  # noqa: BLE001 - counting must never fail the caller
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    def local(self) -> dict[str, float]:
+        """This object's counts."""
+        with self.lock:
+            return dict(self.counts)
+
+    def totals(self) -> dict[str, float]:
+        """The shared counters of every process on the store (names without the prefix); a store
+        error propagates."""
+        start = len(self.prefix)
+        return {name[start:]: value for name, value in self.store.counters(self.prefix).items()}
 
 
 def ema(old: float | None, new: float, alpha: float = DEFAULT_EMA_ALPHA) -> float:

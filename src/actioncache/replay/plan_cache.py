@@ -7,7 +7,8 @@ Trust: each plan starts at 1.0 and moves by an exponential moving average,
 validation before serving a single action, and whenever the plan cannot be served at all (an
 action type that is not replayed, an intention where none is allowed): then the next older plan
 is tried at once. Below the floor 0.2 the plan is deleted, and the next older one in the short
-history (3 by default) serves instead. These are the semantic cache's rules, shared with it.
+history (3 by default) serves instead. These are the semantic cache's rules, shared with it
+(``records.ema``, ``records.DEFAULT_EMA_ALPHA``, ``records.DEFAULT_TRUST_FLOOR``).
 
 Secrets typed during a run never reach the store (:mod:`.secrets`); ``begin`` hands out a
 :class:`~actioncache.replay.ReplayRun` that validates one action at a time, for browser drivers.
@@ -16,7 +17,6 @@ Secrets typed during a run never reach the store (:mod:`.secrets`); ``begin`` ha
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from collections import Counter
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .._time import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
+from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Tally
 from ..stores.base import CacheStore, open_store
 from .fingerprints import element_fingerprint
 from .metrics import shape_metrics
@@ -36,8 +37,8 @@ from .validation import FallbackReason, PersonalizeHook, ReplayFallback, check_s
 
 log = logging.getLogger("actioncache.replay")
 
-REWARD_ALPHA = 0.3
-TRUST_FLOOR = 0.2
+REWARD_ALPHA = DEFAULT_EMA_ALPHA
+TRUST_FLOOR = DEFAULT_TRUST_FLOOR
 DEFAULT_HISTORY = 3
 COUNTER_PREFIX = "replay:"
 _RECORD_VERSION = 1
@@ -134,12 +135,10 @@ class PlanCache:
         self.ttl_s = resolve_ttl(ttl_seconds=ttl_seconds, ttl_days=ttl_days, default=DEFAULT_TTL_SECONDS)
         self.alpha = float(alpha)
         self.trust_floor = float(trust_floor)
-        self.shared_metrics = shared_metrics
+        self._tally = Tally(self.store, f"{COUNTER_PREFIX}{namespace}:", shared=bool(shared_metrics))
         self.url_rule = url_rule
         self.sensitive = tuple(str(name) for name in sensitive)
         self.plan_store = PlanStore(self.store, namespace, ttl_s=self.ttl_s, alpha=self.alpha, trust_floor=self.trust_floor)
-        self._counts: Counter[str] = Counter()
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"PlanCache(store={self.store.url!r}, namespace={self.namespace!r})"
@@ -360,14 +359,18 @@ class PlanCache:
 
     # --- metrics ----------------------------------------------------------------------------------
 
+    @property
+    def shared_metrics(self) -> bool:
+        return self._tally.shared
+
+    @shared_metrics.setter
+    def shared_metrics(self, shared: bool) -> None:
+        self._tally.shared = bool(shared)
+
     def _count(self, deltas: Mapping[str, float]) -> None:
-        with self._lock:
-            self._counts.update(deltas)
-        if self.shared_metrics:
-            try:
-                self.store.add_counters({f"{COUNTER_PREFIX}{self.namespace}:{k}": v for k, v in deltas.items()})
-            except Exception as exc:  # noqa: BLE001 - metrics must not break replay
-                log.warning("replay: could not add shared counters: %s", exc)
+        error = self._tally.add(deltas)  # metrics never break replay
+        if error:
+            log.warning("replay: could not add shared counters: %s", error)
 
     def metrics(self, shared: bool = False) -> dict[str, Any]:
         """Counts of this object (or, ``shared=True``, of every process on the store and namespace).
@@ -377,10 +380,4 @@ class PlanCache:
         "rejected_incomplete", "reports", "dropped_untrusted", "store_errors", "invalidations", "invalidated",
         "invalidate_reasons": {reason: n}}``
         """
-        if shared:
-            prefix = f"{COUNTER_PREFIX}{self.namespace}:"
-            raw = {k[len(prefix):]: v for k, v in self.store.counters(prefix).items()}
-        else:
-            with self._lock:
-                raw = dict(self._counts)
-        return shape_metrics(raw)
+        return shape_metrics(self._tally.totals() if shared else self._tally.local())

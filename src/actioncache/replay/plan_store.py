@@ -5,8 +5,9 @@ Storage layout (any :class:`~actioncache.CacheStore`; values JSON through the co
     plan:{namespace}:{signature digest}:p:{plan id}     one completed plan (newest id sorts last)
     plan:{namespace}:{signature digest}:incomplete      how many runs of this task did not complete
 
-Metadata on each entry: ``_cache_type="plan"``, ``_plan_namespace``, ``_plan_signature`` (the
-digest), ``_plan_id``, ``_cache_created_at``, ``_cache_expires_at``, so ``cache.invalidate(
+Metadata on each entry: ``_plan_namespace``, ``_plan_signature`` (the digest), ``_plan_id``, and
+the core's bookkeeping (``_cache_type="plan"``, ``_cache_created_at``, ``_cache_expires_at``, ...:
+entries are written through :class:`~actioncache.records.Records`), so ``cache.invalidate(
 metadata_filter={"_plan_namespace": "default"})`` or the CLI can find them. Every store call of
 plan replay is here; the rules (what to record, which plan to serve) are in :mod:`.plan_cache`.
 """
@@ -18,10 +19,9 @@ import time
 from collections import Counter
 from typing import Any, Iterator, NoReturn
 
-from .._time import iso_utc
-from ..codec import JSONCodec
 from ..errors import CodecError
-from ..stores.base import CacheStore, Entry, escape_glob
+from ..records import Records, ema
+from ..stores.base import CacheStore
 from .models import PlanSignature
 from .validation import FallbackReason, ReplayFallback
 
@@ -29,7 +29,7 @@ log = logging.getLogger("actioncache.replay")
 
 INITIAL_TRUST = 1.0
 KEY_PREFIX = "plan:"
-_codec = JSONCodec()
+PLAN_TYPE = "plan"
 
 
 class PlanStore:
@@ -37,6 +37,7 @@ class PlanStore:
 
     def __init__(self, store: CacheStore, namespace: str, *, ttl_s: float, alpha: float, trust_floor: float) -> None:
         self.store = store
+        self.records = Records(store)
         self.namespace = namespace
         self.ttl_s = ttl_s
         self.alpha = alpha
@@ -49,34 +50,30 @@ class PlanStore:
 
     def plan_keys(self, sig: PlanSignature) -> list[str]:
         """Keys of the stored plans for ``sig``, newest first (plan ids sort by time)."""
-        keys = self.store.find(pattern=escape_glob(self.prefix(sig)) + "p:*",
-                               metadata_filter={"_plan_namespace": self.namespace})
+        keys = self.records.find(self.prefix(sig), "p:*", metadata_filter={"_plan_namespace": self.namespace})
         return sorted(keys, reverse=True)
 
-    def _metadata(self, sig: PlanSignature, now: float, **extra: Any) -> dict[str, Any]:
-        return {"_cache_type": "plan", "_plan_namespace": self.namespace, "_plan_signature": sig.digest,
-                "_cache_created_at": iso_utc(now), "_cache_expires_at": iso_utc(now + self.ttl_s), **extra}
+    def _put(self, key: str, body: dict[str, Any], sig: PlanSignature, now: float, plan_id: str | None) -> None:
+        self.records.put(key, body, kind=PLAN_TYPE, ttl_s=self.ttl_s, now=now, metadata={
+            "_plan_namespace": self.namespace, "_plan_signature": sig.digest, "_plan_id": plan_id})
 
     def put_plan(self, sig: PlanSignature, body: dict[str, Any], now: float, history: int) -> None:
         """Store a completed plan; keep the newest ``history`` ones and forget incomplete runs."""
-        key = self.prefix(sig) + "p:" + body["plan_id"]
-        self.store.put(Entry(key, _codec.encode(body), self._metadata(sig, now, _plan_id=body["plan_id"]),
-                             created_at=now, expires_at=now + self.ttl_s))
+        self._put(self.prefix(sig) + "p:" + body["plan_id"], body, sig, now, body["plan_id"])
         stale = self.plan_keys(sig)[history:]
         stale.append(self.prefix(sig) + "incomplete")
         self.store.delete_many(stale)
 
     def note_incomplete(self, sig: PlanSignature, now: float) -> None:
         key = self.prefix(sig) + "incomplete"
-        entry = self.store.get(key)
+        found = self.records.get(key)
         runs = 0
-        if entry is not None:
+        if found is not None:
             try:
-                runs = int(_codec.decode(entry.value).get("runs", 0))
-            except (CodecError, AttributeError, TypeError, ValueError):
+                runs = int(found.value.get("runs", 0))
+            except (AttributeError, TypeError, ValueError):
                 runs = 0
-        self.store.put(Entry(key, _codec.encode({"runs": runs + 1, "signature": sig.to_dict()}),
-                             self._metadata(sig, now, _plan_id=None), created_at=now, expires_at=now + self.ttl_s))
+        self._put(key, {"runs": runs + 1, "signature": sig.to_dict()}, sig, now, None)
 
     def plans(self, sig: PlanSignature) -> Iterator[tuple[str, dict[str, Any], ReplayFallback | None]]:
         """The live plans for ``sig``, newest first; a corrupt one is removed and yielded as broken."""
@@ -87,7 +84,7 @@ class PlanStore:
                 if entry is None or entry.is_expired(now):
                     continue
                 try:
-                    body = _codec.decode(entry.value)
+                    body = self.records.codec.decode(entry.value)
                     if not isinstance(body, dict):
                         raise CodecError("a plan entry must hold a JSON object")
                 except CodecError as exc:
@@ -120,12 +117,12 @@ class PlanStore:
     def plan(self, sig: PlanSignature, plan_id: str) -> tuple[str, dict[str, Any] | None]:
         key = self.prefix(sig) + "p:" + plan_id
         entry = self.store.get(key)
-        return key, _codec.decode(entry.value) if entry is not None else None
+        return key, self.records.codec.decode(entry.value) if entry is not None else None
 
     def adjust_trust(self, key: str, body: dict[str, Any], *, success: bool,
                      deltas: Counter[str]) -> dict[str, Any] | None:
         """Move the plan's trust by the EMA; below the floor it is deleted. Store errors are counted."""
-        trust = self.alpha * float(success) + (1.0 - self.alpha) * float(body.get("trust", INITIAL_TRUST))
+        trust = ema(float(body.get("trust", INITIAL_TRUST)), float(success), self.alpha)
         body = {**body, "trust": trust, "replays": int(body.get("replays", 0)) + 1,
                 "failures": int(body.get("failures", 0)) + (not success)}
         dropped = trust < self.trust_floor
@@ -138,8 +135,7 @@ class PlanStore:
                 old = self.store.get(key)
                 if old is None:
                     return None  # deleted meanwhile (by another process's drop or trim)
-                self.store.put(Entry(key, _codec.encode(body), dict(old.metadata),
-                                     created_at=old.created_at, expires_at=old.expires_at))
+                self.records.rewrite(old, body)
         except Exception as exc:  # noqa: BLE001
             log.warning("replay: could not update trust of %s: %s", body.get("plan_id"), exc)
             deltas["store_errors"] += 1
@@ -153,7 +149,7 @@ class PlanStore:
             entry = self.store.get(key)
             if entry is None:
                 continue
-            body = _codec.decode(entry.value)
+            body = self.records.codec.decode(entry.value)
             out.append({"plan_id": body.get("plan_id"), "trust": body.get("trust"), "recorded_at": body.get("recorded_at"),
                         "actions": len(body.get("actions", [])), "replays": body.get("replays", 0),
                         "failures": body.get("failures", 0)})
@@ -161,6 +157,5 @@ class PlanStore:
 
     def delete(self, sig: PlanSignature | None = None) -> int:
         """Delete one task's entries (plans, incomplete-run count), or the whole namespace's."""
-        keys = self.store.find(pattern=escape_glob(self.prefix(sig)) + "*",
-                               metadata_filter={"_plan_namespace": self.namespace})
+        keys = self.records.find(self.prefix(sig), metadata_filter={"_plan_namespace": self.namespace})
         return self.store.delete_many(keys)
