@@ -12,9 +12,11 @@ import datetime as _dt
 import time
 from typing import Any
 
-from ..stores.base import CacheStore, Entry, entry_problem, escape_glob, open_store
+from ..records import Records
+from ..stores.base import CacheStore, Entry, entry_problem, open_store
 from .errors import store_guard
-from .items import ITEM_PREFIX, SESSION_PREFIX, index_store_key, item_store_key, session_store_key, usage_counter
+from .items import (ITEM_PREFIX, SESSION_PREFIX, index_store_key, item_store_key, session_lease, session_store_key,
+                    usage_counter)
 
 DEFAULT_ORPHAN_AGE_S = 24 * 3600.0
 DEFAULT_SWEEP_S = 3600.0  # how often writers sweep for orphans, store-wide
@@ -25,9 +27,10 @@ def forget_session(store: CacheStore, session: str) -> int:
 
     The caller holds the session's lease.
     """
-    items = store.find(pattern=escape_glob(item_store_key(session, "")) + "*")
+    records = Records(store)
+    items = records.find(item_store_key(session, ""))
     deleted = store.delete_many(items) if items else 0
-    index = store.find(pattern=escape_glob(index_store_key(session, "")) + "*")
+    index = records.find(index_store_key(session, ""))
     if index:
         store.delete_many(index)
     store.delete(session_store_key(session))
@@ -51,13 +54,14 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
     held right now is being written to, so it is skipped.
     """
     store = open_store(store)
+    records = Records(store)
     cutoff = (time.time() if now is None else now) - _seconds(older_than)
     sessions: dict[str, float] = {}
     with store_guard("cleanup_orphans"):
-        for index_key in store.find(pattern=escape_glob(SESSION_PREFIX) + "*"):
+        for index_key in records.find(SESSION_PREFIX):
             sessions[index_key[len(SESSION_PREFIX):]] = _last_access(store.get(index_key))
         by_session: dict[str, list[str]] = {}
-        for item_key in store.find(pattern=escape_glob(ITEM_PREFIX) + "*"):
+        for item_key in records.find(ITEM_PREFIX):
             session = item_key[len(ITEM_PREFIX):].split(":", 1)[0]
             by_session.setdefault(session, []).append(item_key)
         for session, keys in by_session.items():
@@ -72,18 +76,15 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
         for session, last in sorted(sessions.items()):
             if last > cutoff:
                 continue
-            lease = store.acquire_lease(f"scratchpad:{session}", 30.0)
-            if lease is None:
-                continue  # a writer holds it right now: not idle
-            try:
+            with records.lease(session_lease(session), 30.0, strict=True) as held:
+                if not held:
+                    continue  # a writer holds it right now: not idle
                 # Look again under the lease: a write may have landed since the scan.
                 index = store.get(session_store_key(session))
                 if index is not None and _last_access(index) > cutoff:
                     continue
                 removed_items += forget_session(store, session)
                 removed_sessions.append(session)
-            finally:
-                store.release_lease(f"scratchpad:{session}", lease)
     return {"success": True, "deleted_sessions": removed_sessions, "deleted_items": removed_items}
 
 

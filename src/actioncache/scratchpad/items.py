@@ -25,6 +25,8 @@ ITEM_PREFIX = "scratch:"
 SESSION_PREFIX = "scratch-session:"
 INDEX_PREFIX = "scratch-index:"
 USAGE_COUNTER_PREFIX = "scratchpad-bytes:"
+LEASE_PREFIX = "scratchpad:"  # store leases: one per session's writers, and the orphan sweep's
+ORPHAN_SWEEP_LEASE = LEASE_PREFIX + "orphan-sweep"
 ID_LENGTH = 8
 MAX_SESSION_ID = 64
 MAX_PART_ID = 32
@@ -102,6 +104,11 @@ def session_store_key(session_id: str) -> str:
 def index_store_key(session_id: str, storage_key: str) -> str:
     """One item's index entry: its metadata, small, so list never loads data."""
     return f"{INDEX_PREFIX}{session_id}:{storage_key}"
+
+
+def session_lease(session_id: str) -> str:
+    """The store lease that keeps a session's writers (and the orphan sweep) apart."""
+    return f"{LEASE_PREFIX}{session_id}"
 
 
 def usage_counter(session_id: str) -> str:

@@ -31,8 +31,8 @@ import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
-from ..errors import StoreError
-from ..stores.base import CacheStore, Entry, entry_problem, escape_glob, open_store
+from ..records import Records
+from ..stores.base import CacheStore, Entry, entry_problem, open_store
 from .cleanup import DEFAULT_ORPHAN_AGE_S, DEFAULT_SWEEP_S, cleanup_orphans, forget_session
 from .errors import (
     CorruptItemError,
@@ -45,6 +45,7 @@ from .errors import (
 )
 from .items import (
     JSON_FORMAT,
+    ORPHAN_SWEEP_LEASE,
     StorageKey,
     check_custom_metadata,
     check_part_id,
@@ -58,6 +59,7 @@ from .items import (
     parse_key,
     index_store_key,
     public_metadata,
+    session_lease,
     session_store_key,
     truncate_description,
     usage_counter,
@@ -77,8 +79,9 @@ SESSION_TYPE = "scratchpad_session"
 # A session marks itself used at most this often (reads included), so reading costs no write each time.
 _TOUCH_EVERY_S = 60.0
 # Bytes counted per item beyond its keys, value and public metadata: the two entries' type tags,
-# timestamps and bookkeeping fields.
-_ENTRY_OVERHEAD = 260
+# timestamps and the core's bookkeeping fields (records.Records: _cache_type, _cache_created_at and
+# _cache_expires_at as ISO text; _cache_key, a copy of each key, is counted with the keys).
+_ENTRY_OVERHEAD = 460
 # store -> when this process may next try an orphan sweep on it.
 _next_sweep: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDictionary()
 
@@ -110,6 +113,7 @@ class Scratchpad:
         orphan_sweep_s: float | None = DEFAULT_SWEEP_S,
     ) -> None:
         self.store: CacheStore = open_store(store)
+        self.records = Records(self.store)
         self.session_id = check_session_id(session_id)
         if item_limit_bytes <= 0 or session_quota_bytes <= 0:
             raise ValueError("item_limit_bytes and session_quota_bytes must be positive")
@@ -152,7 +156,7 @@ class Scratchpad:
 
     def _store_keys(self) -> list[str]:
         """Every store key under this session's item prefix, well-formed or not."""
-        return self.store.find(pattern=escape_glob(self._prefix) + "*")
+        return self.records.find(self._prefix)
 
     def _index_entry(self, storage_key: str) -> dict[str, Any] | None:
         """One item's index metadata (with the private ``_bytes``/``_expires``), or None.
@@ -189,7 +193,7 @@ class Scratchpad:
         whose index entry a crash or a foreign writer lost. Only list and end_session pay this scan."""
         now = time.time()
         items: dict[str, dict[str, Any]] = {}
-        index_keys = self.store.find(pattern=escape_glob(self._index_prefix()) + "*")
+        index_keys = self.records.find(self._index_prefix())
         for index_key in index_keys:
             storage_key = index_key[len(self._index_prefix()):]
             meta = _index_meta(self.store.get(index_key))
@@ -211,15 +215,14 @@ class Scratchpad:
         entry's key, value and metadata (what the quota counts; a backend's own overhead aside)."""
         public = compact_json(public_metadata(meta)).encode("utf-8")
         keys = len(item_store_key(self.session_id, storage_key)) + len(index_store_key(self.session_id, storage_key))
-        return keys + value_bytes + 2 * len(public) + _ENTRY_OVERHEAD
+        return 2 * keys + value_bytes + 2 * len(public) + _ENTRY_OVERHEAD
 
     def _touch(self, now: float, force: bool = False) -> None:
         """Mark the session as used (reads count too); at most once per ``_TOUCH_EVERY_S`` per pad."""
         if not force and now < self._touched_until:
             return
-        self.store.put(Entry(self._index_key, JSON_FORMAT + b'{"layout":2}',
-                             {"_cache_type": SESSION_TYPE, "_scratch_session": self.session_id,
-                              "_scratch_last_access": now}, now, now + self.retention_s))
+        self.records.put_raw(self._index_key, JSON_FORMAT + b'{"layout":2}', kind=SESSION_TYPE, ttl_s=self.retention_s,
+                             metadata={"_scratch_session": self.session_id, "_scratch_last_access": now}, now=now)
         self._touched_until = now + _TOUCH_EVERY_S
 
     # --- the quota: one atomic counter per session --------------------------------------------
@@ -283,27 +286,15 @@ class Scratchpad:
 
         It keeps two writers of one key apart; the quota does not depend on it (see _reserve).
         """
-        name = f"scratchpad:{self.session_id}"
-        deadline = time.monotonic() + self.lease_wait_s
-        delay = 0.002
-        while True:
-            token = self.store.acquire_lease(name, self.lease_ttl_s)
-            if token is not None:
-                break
-            if time.monotonic() >= deadline:
+        # Short waits between tries (2 ms doubling to 50 ms): writers of one session queue often.
+        with self.records.lease(session_lease(self.session_id), self.lease_ttl_s, self.lease_wait_s,
+                                first_delay_s=0.002, max_delay_s=0.05, strict=True) as held:
+            if not held:
                 raise ScratchpadBusyError(
                     f"another writer kept session {self.session_id!r} busy for over {self.lease_wait_s:.0f}s; "
                     "retry the call in a moment"
                 )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-        try:
             yield
-        finally:
-            try:
-                self.store.release_lease(name, token)
-            except (StoreError, OSError):
-                pass  # the lease expires on its own after lease_ttl_s
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -316,16 +307,14 @@ class Scratchpad:
             )
 
     def _put_item(self, key: StorageKey, data: bytes, meta: dict[str, Any], now: float) -> None:
-        stored = dict(meta)
-        stored.update({"_cache_type": ITEM_TYPE, "_scratch_session": self.session_id, "_scratch_updated": now})
-        self.store.put(Entry(item_store_key(self.session_id, str(key)), JSON_FORMAT + data, stored,
-                             now, now + self.retention_s))
+        stored = {**meta, "_scratch_session": self.session_id, "_scratch_updated": now}
+        self.records.put_raw(item_store_key(self.session_id, str(key)), JSON_FORMAT + data, kind=ITEM_TYPE,
+                             ttl_s=self.retention_s, metadata=stored, now=now)
 
     def _put_index(self, key: StorageKey, meta: Mapping[str, Any], now: float) -> None:
         value = JSON_FORMAT + compact_json(dict(meta)).encode("utf-8")
-        self.store.put(Entry(index_store_key(self.session_id, str(key)), value,
-                             {"_cache_type": INDEX_TYPE, "_scratch_session": self.session_id},
-                             now, now + self.retention_s))
+        self.records.put_raw(index_store_key(self.session_id, str(key)), value, kind=INDEX_TYPE,
+                             ttl_s=self.retention_s, metadata={"_scratch_session": self.session_id}, now=now)
 
     def _confirm(self, key: StorageKey, meta: Mapping[str, Any], size: int, now: float) -> None:
         """The fencing check after the item is put: if this writer stalled past its lease and a
@@ -522,7 +511,8 @@ class Scratchpad:
             return
         _next_sweep[self.store] = now + self.orphan_sweep_s
         try:
-            if self.store.acquire_lease("scratchpad:orphan-sweep", self.orphan_sweep_s) is not None:
+            # Taken and never released: the lease lapsing is the rate limit across processes.
+            if self.store.acquire_lease(ORPHAN_SWEEP_LEASE, self.orphan_sweep_s) is not None:
                 cleanup_orphans(self.store, self.orphan_age_s, now=now)
         except Exception as exc:  # noqa: BLE001 - best effort: the next sweep tries again
             log.warning("scratchpad orphan cleanup failed: %s", exc)
