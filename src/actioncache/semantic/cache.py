@@ -38,6 +38,7 @@ from typing import Any, Callable, Sequence
 from .._time import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
+from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Records, ema
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from . import calibration
 from .conversation import Request, as_request, normalize_prompt
@@ -50,12 +51,14 @@ log = logging.getLogger("actioncache.semantic")
 
 CACHE_TYPE = "semantic_plan"
 KEY_PREFIX = "semantic:"
+GENERATION_PREFIX = "semantic-gen:"  # a store counter per namespace, bumped on every change
+LOCK_PREFIX = "semantic-lock:"  # a store lease per entry, held for a reward update
 # The default model's calibrated threshold (every embedder has its own: calibration.CALIBRATED),
 # chosen on the tuning half of bench/data/semantic_eval.json (docs/semantic.md, "Choosing the threshold").
 DEFAULT_THRESHOLD = calibration.CALIBRATED["st:all-MiniLM-L6-v2"]
 DEFAULT_TOP_K = 3
-DEFAULT_ALPHA = 0.3
-DEFAULT_FLOOR = 0.2
+DEFAULT_ALPHA = DEFAULT_EMA_ALPHA  # the reward rule plan replay uses too (records)
+DEFAULT_FLOOR = DEFAULT_TRUST_FLOOR
 DEFAULT_VERIFY_MARGIN = 0.05
 # Two different plans within this much similarity of each other: the request is ambiguous, so miss.
 DEFAULT_AMBIGUITY_MARGIN = 0.02
@@ -158,10 +161,11 @@ class SemanticCache:
         self.guard = guard
         self.ttl_seconds = ttl_seconds
         self._codec = make_codec()
+        self._records = Records(self.backend, self._codec)
         self._prefix = f"{KEY_PREFIX}{namespace}:"
         # Fixed-length ids keep namespace "a" from matching keys of a namespace "a:b" (':' is refused anyway).
         self._pattern = escape_glob(self._prefix) + "?" * _ID_LENGTH
-        self._generation_name = f"semantic-gen:{namespace}"
+        self._generation_name = f"{GENERATION_PREFIX}{namespace}"
         self._seen_generation: float | None = None
         self._lock = threading.RLock()
         self._stats = dict.fromkeys(
@@ -341,15 +345,10 @@ class SemanticCache:
         return vector if vector.shape[0] == self.embedder.dim else None
 
     def _read(self, key: str) -> tuple[Entry, dict[str, Any]] | None:
-        entry = self.backend.get(key)
-        if entry is None or entry.is_expired(time.time()):
+        found = self._records.get(key)  # expired: None; corrupt: None, and removed
+        if found is None:
             return None
-        try:
-            value = self._codec.decode(entry.value)
-        except ActionCacheError:
-            log.warning("corrupt semantic entry %s removed", key)
-            self.backend.delete(key)
-            return None
+        value, entry = found
         if not isinstance(value, dict) or "prompt" not in value or entry.metadata.get("namespace") != self.namespace:
             return None
         return entry, value
@@ -459,7 +458,6 @@ class SemanticCache:
         entry_id = uuid.uuid4().hex
         key = self._prefix + entry_id
         now = time.time()
-        expires_at = None if self.ttl_seconds is None else now + self.ttl_seconds
         value = {
             "prompt": prompt,
             "context": request.context,
@@ -468,11 +466,6 @@ class SemanticCache:
             "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
         }
         metadata = {
-            "_cache_type": CACHE_TYPE,
-            "_cache_key": key,
-            "_cache_action": "semantic",
-            "_cache_created_at": iso_utc(now),
-            "_cache_expires_at": None if expires_at is None else iso_utc(expires_at),
             "namespace": self.namespace,
             "score": 1.0,
             "prompt_hash": digest,
@@ -484,7 +477,8 @@ class SemanticCache:
         }
         self._refresh()
         replaced = self.index.exact(digest)
-        self.backend.put(Entry(key, self._codec.encode(value), metadata, now, expires_at))
+        self._records.put(key, value, kind=CACHE_TYPE, action="semantic", ttl_s=self.ttl_seconds, metadata=metadata,
+                          now=now)
         self.index.add(key, vector, digest)
         if replaced is not None and replaced != key:
             self.backend.delete(replaced)
@@ -494,22 +488,14 @@ class SemanticCache:
         return entry_id
 
     def _update_reward(self, key: str, success: bool, similarity: float | None) -> bool:
-        lease_name = f"semantic-lock:{key}"
-        token = None
-        deadline = time.monotonic() + 2.0
-        while token is None:
-            token = self.backend.acquire_lease(lease_name, 5.0)
-            if token is None:
-                if time.monotonic() > deadline:
-                    log.warning("could not lock %s for a reward update; updating without the lock", key)
-                    break
-                time.sleep(0.01)
-        try:
+        with self._records.lease(f"{LOCK_PREFIX}{key}", 5.0, wait_s=2.0, max_delay_s=0.05) as held:
+            if not held:
+                log.warning("could not lock %s for a reward update; updating without the lock", key)
             entry = self.backend.get(key)
             if entry is None:
                 return False
             old = float(entry.metadata.get("score", 1.0))
-            new = self.alpha * float(success) + (1.0 - self.alpha) * old
+            new = ema(old, float(success), self.alpha) if self.alpha > 0 else old
             if new < self.floor:
                 self.backend.delete(key)
                 self.index.remove(key)
@@ -524,11 +510,8 @@ class SemanticCache:
                 observed.append([round(float(similarity), 6), success])
                 metadata["observations"] = json.dumps(observed[-calibration.MAX_OBSERVATIONS:])
             metadata["updated_at_iso"] = iso_utc(time.time())
-            self.backend.put(Entry(key, entry.value, metadata, entry.created_at, entry.expires_at))
+            self._records.rewrite(entry, metadata=metadata)
             return True
-        finally:
-            if token is not None:
-                self.backend.release_lease(lease_name, token)
 
 
 __all__: Sequence[str] = (
