@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actioncache import open_store
-from actioncache.records import KEYSPACE, Records, ema, space_of
+from actioncache.records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, KEYSPACE, Records, Tally, ema, space_of
 from actioncache.stores.base import Entry
 
 
@@ -113,3 +113,111 @@ def test_every_key_prefix_constant_is_in_the_keyspace():
                     and node.value.value not in KEYSPACE):
                 missing.append(f"{path.name}: {node.targets[0].id} = {node.value.value!r}")
     assert missing == []
+
+
+def test_put_at_a_given_time_and_plain_metadata(records):
+    entry = records.put("scratch:s:a", {"x": 1}, kind="t", ttl_s=10, now=1_000.0)
+    assert entry.created_at == 1_000.0 and entry.expires_at == 1_010.0
+    assert entry.metadata["_cache_created_at"].startswith("1970-01-01T00:16:40")
+    # kind=None: the caller's metadata exactly as given (an ltm.store may seed another face's fields)
+    plain = records.put("doc:1", "v", kind=None, metadata={"kind": "doc", "_cache_type": "action_result"})
+    assert records.get("doc:1").entry.metadata == {"kind": "doc", "_cache_type": "action_result"}
+    assert plain.expires_at is None
+
+
+def test_put_raw_stores_bytes_as_given(records):
+    records.put_raw("scratch-session:s", b'j{"layout":2}', kind="scratchpad_session", ttl_s=60)
+    found = records.get("scratch-session:s")
+    assert found.value == {"layout": 2} and bytes(found.entry.value) == b'j{"layout":2}'
+
+
+def test_rewrite_keeps_created_and_expiry_times(tmp_path):
+    now = [1_000.0]
+    records = Records(open_store(f"sqlite:///{tmp_path}/r.db"), clock=lambda: now[0])
+    first = records.put("plan:n:d:p:1", {"trust": 1.0}, kind="plan", ttl_s=100, metadata={"_plan_id": "1"})
+    now[0] += 50
+    records.rewrite(records.get("plan:n:d:p:1").entry, {"trust": 0.7})
+    again = records.get("plan:n:d:p:1")
+    assert again.value == {"trust": 0.7}
+    assert again.entry.created_at == first.created_at and again.entry.expires_at == first.expires_at
+    assert dict(again.entry.metadata) == dict(first.metadata)  # bookkeeping and face fields kept
+    records.rewrite(again.entry, metadata={**again.entry.metadata, "score": 0.5})  # metadata only: value kept
+    last = records.get("plan:n:d:p:1")
+    assert last.value == {"trust": 0.7} and last.entry.metadata["score"] == 0.5
+    assert last.entry.expires_at == first.expires_at
+
+
+def test_find_and_scan_take_the_prefix_literally(tmp_path):
+    now = [1_000.0]
+    records = Records(open_store(f"sqlite:///{tmp_path}/r.db"), clock=lambda: now[0])
+    records.put("scratch:a*b:1", 1, kind="t")
+    records.put("scratch:a*b:2", 2, kind="t", ttl_s=5)
+    records.put("scratch:axb:3", 3, kind="t")  # would match the prefix if its '*' were a glob
+    records.put("scratch:a*b:4", 4, kind="u")
+    records.store.put(Entry("scratch:a*b:5", b"\x00bad", {}, 0.0, None))
+    assert sorted(records.find("scratch:a*b:")) == ["scratch:a*b:1", "scratch:a*b:2", "scratch:a*b:4",
+                                                    "scratch:a*b:5"]
+    assert records.find("scratch:a*b:", "?", metadata_filter={"_cache_type": "u"}) == ["scratch:a*b:4"]
+    now[0] += 10
+    # expired (2) and corrupt (5) records are skipped; the corrupt one is removed
+    assert sorted((key, rec.value) for key, rec in records.scan("scratch:a*b:")) == [("scratch:a*b:1", 1),
+                                                                                    ("scratch:a*b:4", 4)]
+    assert records.store.get("scratch:a*b:5") is None
+
+
+def test_a_value_only_another_reader_can_decode_is_left_in_place(records):
+    """Signed pickle read without the secret: absent here, but never removed (its writer reads it)."""
+    records.store.put(Entry("cache:f:pickled", b"p" + b"\x00" * 40, {}, 1.0, None))
+    assert records.get("cache:f:pickled") is None
+    assert records.store.get("cache:f:pickled") is not None
+
+
+def _failing_store(tmp_path):
+    """A real SQLite store over a file that is not a database: every store call fails."""
+    bad = tmp_path / "garbage.db"
+    bad.write_bytes(b"this is not sqlite" * 500)
+    return open_store(f"sqlite:///{bad}")
+
+
+def test_lease_on_a_failing_store_is_not_held_or_raises_when_strict(tmp_path):
+    records = Records(_failing_store(tmp_path))
+    with records.lease("scratchpad:s", ttl_s=5, wait_s=1) as held:
+        assert not held  # the body decides (works on without it)
+    with pytest.raises(Exception, match="(?i)database"):
+        with records.lease("scratchpad:s", ttl_s=5, wait_s=1, strict=True):
+            pass
+
+
+def test_lease_backoff_is_bounded_by_the_wait(records):
+    with records.lease("scratchpad:s", ttl_s=30) as held:
+        assert held
+        with records.lease("scratchpad:s", ttl_s=30, wait_s=0.1, first_delay_s=0.002, max_delay_s=0.01) as second:
+            assert not second
+
+
+def test_tally_counts_here_and_across_processes(tmp_path):
+    url = f"sqlite:///{tmp_path}/t.db"
+    one = Tally(open_store(url), "replay:ns:", shared=True, names=("hits",))
+    two = Tally(open_store(url), "replay:ns:", shared=True)
+    private = Tally(open_store(url), "replay:ns:")
+    assert one.local() == {"hits": 0}
+    assert one.add({"hits": 1, "fallback:no_plan": 1}) is None
+    two.add(hits=2)
+    private.add(hits=5)  # not shared: never reaches the store
+    assert one.local() == {"hits": 1, "fallback:no_plan": 1} and two.local() == {"hits": 2}
+    assert one.totals() == {"hits": 3, "fallback:no_plan": 1}
+
+
+def test_tally_survives_a_failing_store(tmp_path):
+    tally = Tally(_failing_store(tmp_path), "replay:ns:", shared=True)
+    error = tally.add(hits=1)
+    assert error and tally.local() == {"hits": 1}
+
+
+def test_the_learning_faces_share_one_reward_rule():
+    from actioncache.replay import REWARD_ALPHA, TRUST_FLOOR
+    from actioncache.semantic.cache import DEFAULT_ALPHA, DEFAULT_FLOOR
+
+    assert REWARD_ALPHA == DEFAULT_ALPHA == DEFAULT_EMA_ALPHA and TRUST_FLOOR == DEFAULT_FLOOR == DEFAULT_TRUST_FLOOR
+    assert ema(1.0, 0.0) == pytest.approx(1.0 - DEFAULT_EMA_ALPHA)
+

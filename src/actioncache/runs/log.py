@@ -54,9 +54,9 @@ def append(cache: "Cache", prefix: str, record: dict[str, Any], at: str | None =
     record = {**record, "at": at}
     kind = "run_failure" if prefix == FAIL_LOG_PREFIX else "run_log"
     try:
-        Records(cache.store, cache.codec, clock=lambda: now).put(
+        Records(cache.store, cache.codec).put(
             f"{prefix}{at}:{os.urandom(4).hex()}", record, kind=kind, ttl_s=LOG_TTL_DAYS * 86400,
-            metadata={"tool": record.get("tool"), "at": at})
+            metadata={"tool": record.get("tool"), "at": at}, now=now)
     except Exception as exc:  # noqa: BLE001 - logging must not fail the run
         return f"run log not written: {exc}"
     return None
