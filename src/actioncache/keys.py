@@ -22,37 +22,81 @@ KEY_PREFIX = "cache:"
 KEY_STRATEGIES = ("args", "sha256", "custom", "file_content")
 
 
-def _key_default(value: Any) -> Any:
-    """Spell the common non-JSON argument types deterministically; refuse the rest clearly."""
+# Keys must be injective: two arguments that a function can tell apart must never spell alike,
+# or one call is answered with the other's result. Plain JSON (dicts with string keys, lists,
+# str, int, float, bool, None) spells as JSON always has, so those keys never change; every other
+# type is written as {"__ac__": TYPE, "v": ...}, and a user dict that itself holds the "__ac__"
+# key is tagged too, so no plain value can imitate a tagged one.
+TAG = "__ac__"
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _is_plain(value: Any) -> bool:
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is list:
+        return all(map(_is_plain, value))
+    if kind is dict:
+        return all(type(k) is str and k != TAG for k in value) and all(map(_is_plain, value.values()))
+    return False
+
+
+def _sorted_forms(items: Any) -> list[Any]:
+    forms = [_key_form(item) for item in items]
+    return [form for _, form in sorted((_canonical_plain(form), form) for form in forms)]
+
+
+def _key_form(value: Any) -> Any:
+    """``value`` as plain JSON that no other argument shares (see TAG above)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list:
+        return [_key_form(v) for v in value]
+    if kind is dict:
+        if all(type(k) is str and k != TAG for k in value):
+            return {k: _key_form(v) for k, v in value.items()}
+        return {TAG: "dict", "v": _sorted_forms([k, v] for k, v in value.items())}
+    if isinstance(value, enum.Enum):  # before str/int: an IntEnum member is not its value
+        return {TAG: "enum", "v": [f"{kind.__module__}.{kind.__qualname__}", value.name]}
+    if kind is tuple:
+        return {TAG: "tuple", "v": [_key_form(v) for v in value]}
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return {"__bytes_sha256__": hashlib.sha256(bytes(value)).hexdigest()}
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
+        return {TAG: "bytearray" if kind is bytearray else "bytes", "v": hashlib.sha256(bytes(value)).hexdigest()}
+    if isinstance(value, _dt.datetime):  # before date: a datetime is a date
+        return {TAG: "datetime", "v": value.isoformat()}
+    if isinstance(value, _dt.date):
+        return {TAG: "date", "v": value.isoformat()}
+    if isinstance(value, _dt.time):
+        return {TAG: "time", "v": value.isoformat()}
     if isinstance(value, (set, frozenset)):
-        return sorted((canonical_json(v) for v in value))
+        return {TAG: kind.__name__ if kind in (set, frozenset) else "set", "v": _sorted_forms(value)}
     if isinstance(value, os.PathLike):
-        return os.fspath(value)
+        return {TAG: "path", "v": os.fspath(value)}
     if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, enum.Enum):
-        return _key_default(value.value) if not isinstance(value.value, (str, int, float)) else value.value
+        return {TAG: "uuid", "v": str(value)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"__dataclass__": type(value).__qualname__, **dataclasses.asdict(value)}
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {TAG: "dataclass", "v": [f"{kind.__module__}.{kind.__qualname__}", _key_form(fields)]}
+    if isinstance(value, bool):  # e.g. a bool subclass: spelled as the bool it is
+        return bool(value)
+    if isinstance(value, (str, int, float)):  # subclasses (numpy.float64 is a float) spell as the value
+        return (str if isinstance(value, str) else int if isinstance(value, int) else float)(value)
     raise KeyStrategyError(
-        f"cannot build a cache key from a {type(value).__name__} argument; pass JSON-like values, "
-        f"exclude the argument with ignore=[...], or give key=callable that returns a string"
+        f"cannot build a cache key from a {kind.__module__}.{kind.__qualname__} argument; pass JSON-like "
+        f"values, exclude the argument with ignore=[...], or give key=callable that returns a string"
     )
 
 
-_canonical = compact_encoder(sort_keys=True, default=_key_default)
+_canonical_plain = compact_encoder(sort_keys=True)
 
 
 def canonical_json(value: Any) -> str:
-    """Sorted keys, no whitespace, non-ASCII kept as UTF-8; tuples spell like lists."""
+    """Sorted keys, no whitespace, non-ASCII kept as UTF-8. Plain JSON spells as JSON; tuples,
+    sets, bytes, dates, enums, paths, dicts with non-string keys... are tagged (see TAG)."""
     try:
-        return _canonical(value)
-    except TypeError as exc:  # non-string dict keys of mixed types cannot be sorted
-        raise KeyStrategyError(f"cannot build a cache key: {exc}; use string dict keys") from exc
+        return _canonical_plain(value if _is_plain(value) else _key_form(value))
     except (ValueError, RecursionError) as exc:  # circular reference
         raise KeyStrategyError(f"cannot build a cache key: {type(exc).__name__}: {exc}") from exc
 
