@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import os
+import sys
 import time
 import types
 import warnings
@@ -58,11 +60,57 @@ def code_fingerprint(fn: Callable[..., Any]) -> str:
     return digest.hexdigest()[:16]
 
 
+_FROZEN_SCALARS = (str, int, float, bool, type(None))
+
+
+def _frozen(value: Any) -> bool:
+    """A value that cannot change after the closure captured it: scalars and tuples of them."""
+    return type(value) in _FROZEN_SCALARS or (type(value) in (tuple, frozenset) and all(map(_frozen, value)))
+
+
+def identity_extras(fn: Callable[..., Any]) -> dict[str, Any]:
+    """What tells this function apart from others of the same name, when the name alone cannot.
+
+    ``module.qualname`` names one function only when it is defined once at module level. Lambdas
+    all share ``<lambda>``, every closure a factory makes shares one qualname, and every script's
+    functions live in ``__main__``: without more, they would answer each other's calls. So such
+    functions add their code's fingerprint, a closure the values it captured that cannot change
+    (numbers, strings, tuples of them; read once, when decorated), and a script its file path.
+    A captured object of another kind (a client, a list) does not count: pass ``name=`` or
+    ``version=`` to tell such functions apart.
+    """
+    target = inspect.unwrap(fn)
+    qualname = getattr(target, "__qualname__", "")
+    module = getattr(target, "__module__", None)
+    extras: dict[str, Any] = {}
+    script = None
+    if module == "__main__":
+        script = getattr(sys.modules.get("__main__"), "__file__", None)
+        if script:
+            extras["f"] = os.path.realpath(script)
+    if "<lambda>" in qualname or "<locals>" in qualname or (module == "__main__" and not script):
+        if getattr(target, "__code__", None) is not None:
+            extras["c"] = code_fingerprint(target)
+    code = getattr(target, "__code__", None)
+    closure = getattr(target, "__closure__", None) or ()
+    captured = {}
+    for name, cell in zip(getattr(code, "co_freevars", ()), closure):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not bound yet
+            continue
+        if _frozen(value):
+            captured[name] = value
+    if captured:
+        extras["cl"] = captured
+    return extras
+
+
 class _KeyBuilder:
     """Turns a call's arguments into a cache key; the positional-only fast path avoids bind()."""
 
     def __init__(self, fn: Callable[..., Any], name: str, ignore: Iterable[str], key: Callable[..., Any] | None,
-                 version: Any, code_hash: bool) -> None:
+                 version: Any, code_hash: bool, identify: bool = True) -> None:
         self.signature = inspect.signature(fn)
         params = list(self.signature.parameters.values())
         self.ignore = set(ignore)
@@ -73,7 +121,7 @@ class _KeyBuilder:
             self.ignore.add(params[0].name)
         self.key_fn = key
         self.prefix = f"{KEY_PREFIX}{name}:"
-        extras: dict[str, Any] = {}
+        extras: dict[str, Any] = identity_extras(fn) if identify else {}
         if version is not None:
             extras["v"] = version
         if code_hash:
@@ -126,6 +174,8 @@ class _KeyBuilder:
             custom = self.key_fn(*args, **kwargs)
             if not isinstance(custom, str):
                 custom = canonical_json(custom)
+            if self.extras:  # version=, code_hash= and the function's identity count here too
+                custom = custom + "\x00" + self.extras
             return self.prefix + hashlib.sha256(custom.encode("utf-8")).hexdigest()
         body = canonical_json(self.arguments(args, kwargs))
         if self.extras:
@@ -181,7 +231,8 @@ class _Memoized:
         self.func = func
         self._cache = cache
         self.name = name or f"{func.__module__}.{func.__qualname__}"
-        self.keys = _KeyBuilder(func, self.name, ignore, key, version, code_hash)
+        # An explicit name= says "calls under this name share results": nothing is added to it.
+        self.keys = _KeyBuilder(func, self.name, ignore, key, version, code_hash, identify=name is None)
         self.ttl_override = None if ttl_seconds is ttl_hours is ttl_days is None else resolve_ttl(ttl_seconds, ttl_hours, ttl_days)
         self.scope = scope
         self.skip_cache = skip_cache
