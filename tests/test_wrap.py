@@ -7,6 +7,7 @@ import hashlib
 import json
 import random
 import sqlite3
+import time
 
 import pytest
 
@@ -434,3 +435,16 @@ def test_a_hit_writes_nothing(sqlite_url, tmp_path):
         assert cache.wrap("a", lambda: 2, {})["_cache_hit"] is True
     conn.set_trace_callback(None)
     assert statements and all(s.lstrip().upper().startswith("SELECT") for s in statements), statements
+
+
+def test_invalidate_and_get_by_a_bare_key_reach_the_wrap_entry_first(cache):
+    """wrap(key="user:42") stores under cache:user:42; another entry stored under the bare key
+    (an LTM value, say) must not be the one invalidate(key="user:42") deletes instead."""
+    from actioncache.stores.base import Entry
+
+    cache.store.put(Entry("user:42", cache.codec.encode({"ltm": "profile"}), {}, time.time(), None))
+    assert cache.wrap("profile", lambda: "v1", {}, key="user:42")["result"] == "v1"
+    assert cache.get("user:42")["value"] == "v1"
+    assert cache.invalidate(key="user:42")["deleted_keys"] == ["cache:user:42"]
+    assert cache.wrap("profile", lambda: "v2", {}, key="user:42")["result"] == "v2"
+    assert cache.store.get("user:42") is not None  # the other entry is untouched

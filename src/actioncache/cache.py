@@ -521,8 +521,10 @@ def _policy() -> PolicyProvider:
 
 
 def _key_candidates(key: str) -> list[str]:
-    """A key as given, and with the ``cache:`` prefix that ``wrap(key=...)`` adds, if it lacks one."""
-    return [key] if key.startswith(KEY_PREFIX) else [key, KEY_PREFIX + key]
+    """The key ``wrap(key=...)`` stores under first (``cache:`` added when missing), then the key as
+    given: ``invalidate(key="user:42")`` after ``wrap(key="user:42")`` must reach ``cache:user:42``
+    even when some other entry (an LTM value, say) is stored under the bare ``user:42``."""
+    return [key] if key.startswith(KEY_PREFIX) else [KEY_PREFIX + key, key]
 
 
 def _check_probability(p: float) -> None:
