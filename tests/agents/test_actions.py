@@ -191,6 +191,28 @@ def test_ltm_store_retrieve_search_delete(agent_from):
     assert state["d"]["deleted"] is True and state["gone"]["found"] is False
 
 
+def test_ltm_cannot_plant_or_delete_in_a_key_space_another_face_owns(agent_from, tmp_path):
+    """An LLM-chosen LTM key must not become a cache hit (cache:), a lease or a counter."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    agent = agent_from(f"""
+        settings: {{ltm: {{url: "{url}"}}}}
+        nodes:
+          - {{name: plant, uses: ltm.store, with: {{key: "cache:extract:deadbeef", value: {{planted: true}}}}, output: plant}}
+          - {{name: lease, uses: ltm.store, with: {{key: "lease:cache:x", value: 1}}, output: lease}}
+          - {{name: drop, uses: ltm.delete, with: {{key: "stats:hits"}}, output: drop}}
+          - {{name: ok, uses: ltm.store, with: {{key: "notes:cache:x", value: 1}}, output: ok}}
+    """)
+    state = agent.invoke()
+    for name in ("plant", "lease", "drop"):
+        assert state[name]["success"] is False and state[name]["error_type"] == "validation_error"
+    assert "'cache:' key space" in state["plant"]["error"] and "choose a key" in state["plant"]["error"]
+    assert state["ok"]["success"] is True
+    from actioncache import Cache
+
+    served = Cache(url).wrap("extract", lambda: {"planted": False}, {}, key="extract:deadbeef")
+    assert served["result"] == {"planted": False} and not served["_cache_hit"]
+
+
 def test_file_write_and_read(agent_from, tmp_path):
     target = tmp_path / "out" / "note.txt"
     agent = agent_from(f"""

@@ -1,8 +1,10 @@
 """``ltm.*``: TEA's long-term-memory actions, dict in and dict out, over the agent's store.
 
-They share the store (and codec) with ``cache.*``, so an agent can inspect or seed what the
-cache keeps. Values are encoded by the cache's codec (JSON by default); a store failure is a
-``success: false`` result, never an exception.
+They share the store (and codec) with ``cache.*``, so an agent can read what the cache keeps,
+but never write or delete in a key space another face owns (``records.KEYSPACE``: ``cache:``,
+``lease:``, ``semantic:``...): an LTM key chosen by an LLM must not plant a cache hit. Values
+are encoded by the cache's codec (JSON by default); a store failure is a ``success: false``
+result, never an exception.
 """
 
 from __future__ import annotations
@@ -11,11 +13,22 @@ import time
 from typing import Any, Mapping
 
 from ...keys import canonical_json, sha256_hex
+from ...records import KEYSPACE, space_of
 from ...stores.base import Entry
 from .failures import bad_count, failure
 
 
 _MISSING = object()  # ltm.store without value: (None is a value one may store)
+
+
+def reserved_key_problem(action: str, key: str) -> str | None:
+    """Why ``key`` may not be written by ``action``: it lies in a key space a face owns."""
+    prefix = space_of(key)
+    if prefix is None:
+        return None
+    return (f"{action} key {key!r} is in the {prefix!r} key space, which holds {KEYSPACE[prefix].holds}; "
+            f"LTM may read it but not write it: choose a key that starts with none of "
+            f"{', '.join(sorted(KEYSPACE))}")
 
 
 def register(registry: Any, engine: Any) -> None:
@@ -27,6 +40,9 @@ def register(registry: Any, engine: Any) -> None:
         if not isinstance(key, str) or not key or value is _MISSING:
             return failure("validation_error", "ltm.store needs key: (a non-empty string) and value: (null is a value)",
                            stored=False, key=key)
+        problem = reserved_key_problem("ltm.store", key)
+        if problem:
+            return failure("validation_error", problem, stored=False, key=key)
         now = time.time()
         try:
             encoded = engine.cache.codec.encode(value)
@@ -54,6 +70,9 @@ def register(registry: Any, engine: Any) -> None:
                 "metadata": metadata if found else None}
 
     def delete(state: Mapping[str, Any], key: str) -> dict[str, Any]:
+        problem = reserved_key_problem("ltm.delete", key) if isinstance(key, str) else None
+        if problem:
+            return failure("validation_error", problem, deleted=False, key=key)
         try:
             return {"success": True, "deleted": bool(engine.store.delete(key)), "key": key}
         except Exception as exc:  # noqa: BLE001
