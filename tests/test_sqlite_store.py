@@ -207,3 +207,37 @@ def test_a_read_only_file_still_serves_hits(src_env):
     finally:
         os.chmod(folder, 0o755)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_cleanly_closed_file_on_a_read_only_mount_serves_hits(tmp_path, src_env):
+    """On a read-only mount SQLite cannot make the WAL's -shm file and says "unable to open
+    database file", not "readonly": the store must still open it read-only and serve hits."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or unshare is None:
+        pytest.skip("needs root and unshare(1) to make a private read-only bind mount")
+    source, mount = tmp_path / "src", tmp_path / "ro"
+    source.mkdir()
+    mount.mkdir()
+    writer = Cache(f"sqlite:///{source}/cache.db")
+    assert writer.wrap("a", lambda: {"v": 1})["_cache_hit"] is False
+    writer.close()
+    assert sorted(os.listdir(source)) == ["cache.db"]  # closed cleanly: no -wal or -shm left
+    reader = (
+        "import json, sys\nfrom actioncache import Cache\nc = Cache(sys.argv[1])\n"
+        "print(json.dumps([c.wrap('a', lambda: {'v': 2}), c.wrap('b', lambda: 3)]))\n"
+    )
+    script = (f'mount --bind "{source}" "{mount}" && mount -o remount,ro,bind "{mount}" && '
+              f'exec "{sys.executable}" -c "$0" "sqlite:///{mount}/cache.db"')
+    out = subprocess.run([unshare, "--mount", "sh", "-c", script, reader], env=src_env, capture_output=True,
+                         text=True, timeout=60)
+    if out.returncode != 0 and "mount" in out.stderr and "ermission" in out.stderr:
+        pytest.skip(f"this machine refuses private mounts: {out.stderr.strip()}")
+    assert out.returncode == 0, out.stderr
+    hit, miss = json.loads(out.stdout)
+    assert hit["_cache_hit"] is True and hit["result"] == {"v": 1}
+    assert miss["success"] is True and miss["result"] == 3 and "read-only" in miss["_cache_error"]

@@ -190,7 +190,10 @@ class SQLiteStore:
                 try:
                     self._prepare_file(conn)
                 except sqlite3.OperationalError as exc:
-                    if "readonly" not in str(exc) or not self.path.exists():
+                    # A read-only mount of a cleanly closed file says "unable to open database
+                    # file" (WAL needs its -shm beside it), not "readonly": ask the file system.
+                    writable = os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
+                    if ("readonly" not in str(exc) and writable) or not self.path.exists():
                         raise
                     conn.close()
                     conn = self._connect_read_only()
