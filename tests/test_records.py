@@ -221,3 +221,12 @@ def test_the_learning_faces_share_one_reward_rule():
     assert REWARD_ALPHA == DEFAULT_ALPHA == DEFAULT_EMA_ALPHA and TRUST_FLOOR == DEFAULT_FLOOR == DEFAULT_TRUST_FLOOR
     assert ema(1.0, 0.0) == pytest.approx(1.0 - DEFAULT_EMA_ALPHA)
 
+
+
+def test_a_tally_of_this_object_only_needs_no_prefix(records):
+    tally = Tally(records.store)
+    tally.add(lookups=1)
+    tally.add({"rejection:negation": 1, "lookups": 2})
+    assert tally.local() == {"lookups": 3, "rejection:negation": 1}
+    with pytest.raises(ValueError, match="prefix"):
+        Tally(records.store, shared=True)

@@ -211,7 +211,10 @@ class Tally:
     reaches the caller (:meth:`add` returns it as text, for the face to log or count).
     """
 
-    def __init__(self, store: CacheStore, prefix: str, *, shared: bool = False, names: tuple[str, ...] = ()) -> None:
+    def __init__(self, store: CacheStore, prefix: str = "", *, shared: bool = False,
+                 names: tuple[str, ...] = ()) -> None:
+        if shared and not prefix:
+            raise ValueError("a shared Tally needs a prefix for its store counters (one in records.KEYSPACE)")
         self.store = store
         self.prefix = prefix
         self.shared = shared

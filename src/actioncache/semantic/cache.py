@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 from .._time import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
-from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Records, ema
+from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Records, Tally, ema
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from . import calibration
 from .conversation import Request, as_request, normalize_prompt
@@ -63,6 +63,7 @@ DEFAULT_VERIFY_MARGIN = 0.05
 # Two different plans within this much similarity of each other: the request is ambiguous, so miss.
 DEFAULT_AMBIGUITY_MARGIN = 0.02
 _ID_LENGTH = 32  # uuid4().hex
+_REJECTION = "rejection:"  # counter name prefix of one contrast check's rejections
 
 Verifier = Callable[[str, "SemanticHit"], bool]
 Guard = Callable[[str, str], bool]
@@ -168,11 +169,10 @@ class SemanticCache:
         self._generation_name = f"{GENERATION_PREFIX}{namespace}"
         self._seen_generation: float | None = None
         self._lock = threading.RLock()
-        self._stats = dict.fromkeys(
-            ("lookups", "hits", "exact_hits", "misses", "stores", "evictions", "guard_rejections",
-             "ambiguous", "verifier_rejections", "learned_threshold_rejections", "errors"), 0,
-        )
-        self._rejections: dict[str, int] = {}
+        # This object's counters; a contrast check's rejections count as "rejection:{check}".
+        self._tally = Tally(self.backend, names=(
+            "lookups", "hits", "exact_hits", "misses", "stores", "evictions", "guard_rejections",
+            "ambiguous", "verifier_rejections", "learned_threshold_rejections", "errors"))
         self._served: dict[str, float] = {}  # entry id -> similarity of its latest vector hit
         self._recent_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.index: VectorIndex = self._make_index(index, pgvector_url)
@@ -262,8 +262,9 @@ class SemanticCache:
 
     def stats(self) -> dict[str, Any]:
         """Counters; ``rejections`` counts contrast-check rejections by check name."""
-        with self._lock:
-            return dict(self._stats) | {"rejections": dict(self._rejections)}
+        counts = self._tally.local()
+        rejections = {name[len(_REJECTION):]: counts.pop(name) for name in list(counts) if name.startswith(_REJECTION)}
+        return counts | {"rejections": rejections}
 
     def rebuild_index(self) -> int:
         """Load every entry of this namespace from the store into the index; returns how many."""
@@ -294,8 +295,7 @@ class SemanticCache:
         return NumpyIndex(self.embedder.dim)
 
     def _count(self, name: str, n: int = 1) -> None:
-        with self._lock:
-            self._stats[name] += n
+        self._tally.add({name: n})
 
     def _key(self, entry_id: str | uuid.UUID) -> str | None:
         text = entry_id.hex if isinstance(entry_id, uuid.UUID) else str(entry_id)
@@ -417,9 +417,7 @@ class SemanticCache:
             reason = None if self.guard(text, stored) else "guard"  # type: ignore[misc]
         if reason is None:
             return True
-        with self._lock:
-            self._stats["guard_rejections"] += 1
-            self._rejections[reason] = self._rejections.get(reason, 0) + 1
+        self._tally.add({"guard_rejections": 1, _REJECTION + reason: 1})
         return False
 
     def _verify(self, prompt: str, hit: SemanticHit) -> bool:
