@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import threading
 import time
@@ -34,8 +33,10 @@ import uuid
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..errors import MissingStoreExtraError, StoreError, StoreURLError
+from ..errors import MissingStoreExtraError, StoreURLError
 from ..extras import missing, require
+from ._errors import StoreErrors
+from ._fork import track_for_fork
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
 from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
 
@@ -89,8 +90,9 @@ class FirestoreStore:
         self.database = database
         self.url = f"firestore://{project}/{collection}" + (f"?database={database}" if database else "")
         self._client = client
-        self._pid = os.getpid()
         self._client_lock = threading.Lock()
+        self._store_errors: StoreErrors | None = None
+        track_for_fork(self)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "FirestoreStore":
@@ -107,12 +109,16 @@ class FirestoreStore:
 
     # --- client -------------------------------------------------------------------------
 
+    def after_fork(self) -> None:
+        # A gRPC channel must not cross a fork: a child builds its own client.
+        self._client = None
+        self._client_lock = threading.Lock()
+
     @property
     def client(self) -> Any:
-        # A gRPC channel must not cross a fork: a child builds its own client.
-        if self._client is None or os.getpid() != self._pid:
+        if self._client is None:
             with self._client_lock:
-                if self._client is None or os.getpid() != self._pid:
+                if self._client is None:
                     try:
                         from google.cloud import firestore
                     except ImportError as exc:
@@ -121,19 +127,22 @@ class FirestoreStore:
                     if self.database:
                         kwargs["database"] = self.database
                     self._client = firestore.Client(**kwargs)
-                    self._pid = os.getpid()
         return self._client
 
     def _col(self, suffix: str = "") -> Any:
         return self.client.collection(self.collection + suffix)
 
-    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        from google.api_core import exceptions as gexc
+    @property
+    def _errors(self) -> StoreErrors:
+        if self._store_errors is None:  # the API's exceptions import with the client, on first use
+            from google.api_core import exceptions as gexc
 
-        try:
+            self._store_errors = StoreErrors(f"Firestore {self.url}", gexc.GoogleAPIError, lambda exc: None)
+        return self._store_errors
+
+    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._errors(op):
             return fn(*args, **kwargs)
-        except gexc.GoogleAPIError as exc:
-            raise StoreError(f"Firestore {self.url}: {op} failed: {exc}") from exc
 
     # --- entries ------------------------------------------------------------------------
 
@@ -403,7 +412,7 @@ class FirestoreStore:
 
     def close(self) -> None:
         client, self._client = self._client, None
-        if client is not None and os.getpid() == self._pid:
+        if client is not None:  # after a fork, the child's own client (the parent's was dropped)
             client.close()
 
     def __repr__(self) -> str:

@@ -35,7 +35,8 @@ import uuid
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import StoreError, StoreURLError
+from ..errors import StoreURLError
+from ._errors import StoreErrors
 from .base import (Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_secrets, redact_url,
                    select_keys, url_secrets)
 
@@ -169,6 +170,16 @@ def _index_name(field: str, value: Any) -> str | None:
     return "[" + json.dumps(field, ensure_ascii=False) + "," + encoded + "]"
 
 
+def _hint(exc: BaseException) -> str:
+    if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+        return "give the right user:password in the URL"
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+        return "is redis-server running and reachable? start it or fix host/port in the URL"
+    if "OOM" in str(exc):
+        return "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
+    return "see the Redis error above"
+
+
 class RedisStore:
     """The ``CacheStore`` protocol over one Redis server (see the module docstring for the layout)."""
 
@@ -184,7 +195,8 @@ class RedisStore:
         self.url = redact_url(shown)
         self._secrets = url_secrets(shown)  # scrubbed from the driver's messages, which may quote them
         self.prefix = prefix
-        self._where = f"Redis at {self.url} (prefix {prefix!r})"
+        self._errors = StoreErrors(f"Redis at {self.url} (prefix {prefix!r})", redis.RedisError, _hint,
+                                   secrets=self._secrets, one_line=True)
         client_options.setdefault("socket_connect_timeout", 5.0)
         client_options.setdefault("socket_timeout", 10.0)
         # A cache must fail fast: one quick retry covers a pooled connection that went stale
@@ -226,18 +238,6 @@ class RedisStore:
 
     # --- plumbing -----------------------------------------------------------------------
 
-    def _error(self, op: str, exc: BaseException) -> StoreError:
-        if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-            hint = "give the right user:password in the URL"
-        elif isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
-            hint = "is redis-server running and reachable? start it or fix host/port in the URL"
-        elif "OOM" in str(exc):
-            hint = "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
-        else:
-            hint = "see the Redis error above"
-        message = redact_secrets(" ".join(str(exc).split()), self._secrets)
-        return StoreError(f"{self._where}: {op} failed: {message} ({hint})")
-
     def _e(self, key: str) -> str:
         return f"{self.prefix}:e:{key}"
 
@@ -248,14 +248,13 @@ class RedisStore:
     # --- protocol -----------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
-        try:
-            value, meta, created, expires, duration = self._client.hmget(self._e(key), ("v", "m", "c", "x", "d"))
-        except redis.ResponseError as exc:
-            if "WRONGTYPE" not in str(exc):
-                raise self._error("get", exc) from exc
-            return corrupt_entry(key, "another writer stored a non-hash under its Redis key")
-        except redis.RedisError as exc:
-            raise self._error("get", exc) from exc
+        with self._errors("get"):
+            try:
+                value, meta, created, expires, duration = self._client.hmget(self._e(key), ("v", "m", "c", "x", "d"))
+            except redis.ResponseError as exc:
+                if "WRONGTYPE" not in str(exc):
+                    raise
+                return corrupt_entry(key, "another writer stored a non-hash under its Redis key")
         if value is None or meta is None:
             return None
         try:
@@ -284,28 +283,22 @@ class RedisStore:
         ]
 
     def put(self, entry: Entry) -> None:
-        try:
+        with self._errors("put"):
             self._put(keys=[], args=self._put_args(entry))
-        except redis.RedisError as exc:
-            raise self._error("put", exc) from exc
 
     def delete(self, key: str) -> bool:
-        try:
+        with self._errors("delete"):
             return bool(self._delete(keys=[], args=[self.prefix, key]))
-        except redis.RedisError as exc:
-            raise self._error("delete", exc) from exc
 
     def delete_many(self, keys: Iterable[str]) -> int:
         keys = list(keys)
         deleted = 0
-        try:
+        with self._errors("delete"):
             for start in range(0, len(keys), _BATCH):
                 pipe = self._client.pipeline(transaction=False)
                 for key in keys[start:start + _BATCH]:
                     self._delete(keys=[], args=[self.prefix, key], client=pipe)
                 deleted += sum(int(n) for n in pipe.execute())
-        except redis.RedisError as exc:
-            raise self._error("delete", exc) from exc
         return deleted
 
     def _scan(self, pattern: str | None) -> Iterator[tuple[str, float]]:
@@ -334,7 +327,7 @@ class RedisStore:
         metadata_filter: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> list[str]:
-        try:
+        with self._errors("find"):
             candidates, exact = self._indexed_candidates(metadata_filter) if metadata_filter else (None, False)
             if candidates is None:
                 floor = self._live_score_floor()
@@ -347,8 +340,6 @@ class RedisStore:
             # Fields without an index set (nested values, long strings, per-entry core fields)
             # are checked on the stored metadata.
             return select_keys(zip(candidates, self._metadata_of(candidates)), None, metadata_filter, limit)
-        except redis.RedisError as exc:
-            raise self._error("find", exc) from exc
 
     def _metadata_of(self, keys: list[str]) -> Iterator[bytes | None]:
         for start in range(0, len(keys), _BATCH):
@@ -360,45 +351,35 @@ class RedisStore:
     def delete_expired(self, now: float, limit: int | None = None) -> int:
         # Scripts block the server while they run: work in bounded batches.
         deleted = 0
-        try:
+        with self._errors("cleanup"):
             while limit is None or deleted < limit:
                 batch = _BATCH if limit is None else min(_BATCH, int(limit) - deleted)
                 n = int(self._delete_expired(keys=[], args=[self.prefix, repr(float(now)), batch]))
                 deleted += n
                 if n < batch:
                     break
-        except redis.RedisError as exc:
-            raise self._error("cleanup", exc) from exc
         return deleted
 
     def count(self) -> int:
-        try:
+        with self._errors("count"):
             return int(self._client.zcount(self._zset, f"({self._live_score_floor()!r}", "+inf"))
-        except redis.RedisError as exc:
-            raise self._error("count", exc) from exc
 
     def size_bytes(self) -> int:
-        try:
+        with self._errors("size"):
             return max(0, int(self._client.get(f"{self.prefix}:size") or 0))
-        except redis.RedisError as exc:
-            raise self._error("size", exc) from exc
 
     def add_counters(self, deltas: Mapping[str, float]) -> None:
         if not deltas:
             return
-        try:
+        with self._errors("counters"):
             pipe = self._client.pipeline(transaction=True)
             for name, delta in deltas.items():
                 pipe.hincrbyfloat(f"{self.prefix}:counters", name, float(delta))
             pipe.execute()
-        except redis.RedisError as exc:
-            raise self._error("counters", exc) from exc
 
     def counters(self, prefix: str = "") -> dict[str, float]:
-        try:
+        with self._errors("counters"):
             raw = self._client.hgetall(f"{self.prefix}:counters")
-        except redis.RedisError as exc:
-            raise self._error("counters", exc) from exc
         out: dict[str, float] = {}
         for name, value in raw.items():
             text = name.decode("utf-8", "surrogatepass")
@@ -411,52 +392,43 @@ class RedisStore:
 
     def acquire_lease(self, name: str, ttl_s: float) -> str | None:
         token = uuid.uuid4().hex
-        try:
+        with self._errors("lease"):
             # Redis's own clock times the lease, so clients on machines with skewed clocks agree.
             ok = self._client.set(f"{self.prefix}:l:{name}", token, nx=True, px=max(1, int(ttl_s * 1000)))
-        except redis.RedisError as exc:
-            raise self._error("lease", exc) from exc
         return token if ok else None
 
     def server_time(self) -> float:
         """Redis's clock (``TIME``): the one clock expiry is judged by (see the core)."""
-        try:
+        with self._errors("time"):
             seconds, micros = self._client.time()
-        except redis.RedisError as exc:
-            raise self._error("time", exc) from exc
         return seconds + micros / 1e6
 
     def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
-        try:
+        with self._errors("lease"):
             return bool(self._renew(keys=[f"{self.prefix}:l:{name}"], args=[token, max(1, int(ttl_s * 1000))]))
-        except redis.RedisError as exc:
-            raise self._error("lease", exc) from exc
 
     def wait_lease(self, name: str, timeout_s: float) -> None:
         """Block until the lease on ``name`` is released (a message on its channel) or ``timeout_s``
         passes: waiters are told when the holder's value has landed instead of polling for it."""
         pubsub = self._client.pubsub(ignore_subscribe_messages=True)
         try:
-            pubsub.subscribe(f"{self.prefix}:l:{name}")
-            if self._client.exists(f"{self.prefix}:l:{name}"):  # released before we listened: no wait
-                end = time.monotonic() + timeout_s
-                while (left := end - time.monotonic()) > 0:
-                    if pubsub.get_message(timeout=left) is not None:  # None: the subscribe reply, or time
-                        break
-        except redis.RedisError as exc:
-            raise self._error("lease", exc) from exc
+            with self._errors("lease"):
+                pubsub.subscribe(f"{self.prefix}:l:{name}")
+                if self._client.exists(f"{self.prefix}:l:{name}"):  # released before we listened: no wait
+                    end = time.monotonic() + timeout_s
+                    while (left := end - time.monotonic()) > 0:
+                        if pubsub.get_message(timeout=left) is not None:  # None: the subscribe reply, or time
+                            break
         finally:
             pubsub.close()
 
     def release_lease(self, name: str, token: str) -> None:
-        try:
+        with self._errors("lease"):
             self._release(keys=[f"{self.prefix}:l:{name}"], args=[token])
-        except redis.RedisError as exc:
-            raise self._error("lease", exc) from exc
 
     def drop(self) -> None:
         """Delete every Redis key of this store's prefix. For tests and for retiring a cache."""
-        try:
+        with self._errors("drop"):
             batch: list[bytes] = []
             for name in self._client.scan_iter(match=self.prefix + ":*", count=1000):
                 batch.append(name)
@@ -465,8 +437,6 @@ class RedisStore:
                     batch = []
             if batch:
                 self._client.delete(*batch)
-        except redis.RedisError as exc:
-            raise self._error("drop", exc) from exc
 
     def close(self) -> None:
         try:

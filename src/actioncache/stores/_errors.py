@@ -1,0 +1,79 @@
+"""One translator from a driver's exceptions to :class:`~actioncache.errors.StoreError`.
+
+Every backend builds one :class:`StoreErrors` (where the store is, which driver exceptions to
+catch, the hint that names the fix) and wraps each call to its driver in ``with errors(op):``.
+The message always reads ``{where}: {op} failed: {driver's message} ({hint})``, with the URL's
+secrets scrubbed, so every store fails the same readable way and the cache core (which catches
+``StoreError``) turns it into a fresh run. A ``StoreError`` raised inside passes through as is.
+
+The guard for an operation is made once and reused: entering it costs one attribute read, so
+it sits on the hit path too.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Callable, Sequence
+
+from ..errors import StoreError
+from .redaction import redact_secrets
+
+__all__ = ["StoreErrors"]
+
+
+class StoreErrors:
+    """Maps ``catch`` exceptions raised under ``with errors(op):`` to :class:`StoreError`.
+
+    ``hint(exc)`` says how to fix what went wrong (None: no hint); ``secrets`` are scrubbed from
+    the driver's text (libpq and redis-py may quote a password); ``one_line`` folds the driver's
+    multi-line messages into one line.
+    """
+
+    __slots__ = ("where", "catch", "hint", "secrets", "one_line", "_guards")
+
+    def __init__(self, where: str, catch: type[BaseException] | tuple[type[BaseException], ...],
+                 hint: Callable[[BaseException], str | None], *, secrets: Sequence[str] = (),
+                 one_line: bool = False) -> None:
+        self.where = where
+        self.catch = catch
+        self.hint = hint
+        self.secrets = list(secrets)
+        self.one_line = one_line
+        self._guards: dict[str, _Guard] = {}
+
+    def __call__(self, op: str) -> "_Guard":
+        guard = self._guards.get(op)
+        if guard is None:
+            guard = self._guards[op] = _Guard(self, op)
+        return guard
+
+    def error(self, op: str, exc: BaseException) -> StoreError:
+        """The StoreError for ``exc`` raised by ``op``."""
+        text = str(exc)
+        if self.one_line:
+            text = " ".join(text.split())
+        if self.secrets:
+            text = redact_secrets(text, self.secrets)
+        hint = self.hint(exc)
+        return StoreError(f"{self.where}: {op} failed: {text}" + (f" ({hint})" if hint else ""))
+
+    def refuse(self, problem: str) -> StoreError:
+        """A StoreError for a request the store turns down itself (no driver exception)."""
+        return StoreError(f"{self.where}: {problem}")
+
+
+class _Guard:
+    __slots__ = ("errors", "op")
+
+    def __init__(self, errors: StoreErrors, op: str) -> None:
+        self.errors = errors
+        self.op = op
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if exc is not None and isinstance(exc, self.errors.catch) and not isinstance(exc, StoreError):
+            raise self.errors.error(self.op, exc) from exc
+        return False
