@@ -60,8 +60,8 @@ def plant(store: Any, key: str, kind: str) -> bool:
 
         return store._write(work, {key: None})
     if name == "DuckDBStore":
-        return store._write("plant", lambda cur: _sql_row(lambda sql, params: cur.execute(sql, list(params)), key, kind,
-                                                         text_ok=False))
+        return store._run("plant", lambda cur: _sql_row(lambda sql, params: cur.execute(sql, list(params)), key, kind,
+                                                       text_ok=False), write=True)
     if name == "PostgresStore":
         def pg(sql: str, params: tuple[Any, ...]) -> None:
             sql = sql.replace("?", "%s").replace("entries", store._names["entries"].as_string(None))

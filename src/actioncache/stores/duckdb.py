@@ -26,22 +26,21 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Iterable
 from urllib.parse import parse_qs, urlsplit
 
 import duckdb
 
 from .._json import dumps_compact
 from ..errors import StoreError, StoreURLError
-from ._sql import file_path, find_query, is_json_number, pushable
-from .base import Entry, LazyMetadata, select_keys
-from ._eviction import AccessLog, EvictionConfig, cull, eviction_config, eviction_from_query, too_large
+from ._errors import StoreErrors
+from ._eviction import eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
+from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
+from .base import Entry
 
 MEMORY = ":memory:"
-T = TypeVar("T")
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS entries (
@@ -96,7 +95,6 @@ _VICTIMS = {
             "ORDER BY expires_at LIMIT ?",
             f"SELECT key, {_ENTRY_BYTES} FROM entries WHERE key <> ? ORDER BY accessed_at NULLS FIRST LIMIT ?"],
 }
-_CULL_BATCH = 256
 _TOUCH = ("UPDATE entries SET accessed_at = greatest(coalesce(accessed_at, 0), ?), hits = coalesce(hits, 0) + ? "
           "WHERE key = ?")
 _tracked_files: set[str] = set()
@@ -111,24 +109,51 @@ def _json_path(name: str) -> str:
     return '$."' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _field_clause(name: str, wanted: Any) -> tuple[str, list[Any]] | None:
-    """DuckDB's metadata test for ``find``: type and value, so 1, true and "1" stay apart."""
-    if not pushable(name, wanted):
-        return None
-    if name == _ACTION_FIELD and isinstance(wanted, str):
-        return "action = ?", [wanted]
-    path = _json_path(name)
-    if isinstance(wanted, bool):
-        return "json_type(metadata, ?) = 'BOOLEAN' AND json_extract_string(metadata, ?) = ?", [
-            path, path, "true" if wanted else "false"]
-    if isinstance(wanted, str):
-        return "json_type(metadata, ?) = 'VARCHAR' AND json_extract_string(metadata, ?) = ?", [path, path, wanted]
-    if is_json_number(wanted):
-        return (f"json_type(metadata, ?) IN {_NUMBER_TYPES} "
-                "AND TRY_CAST(json_extract_string(metadata, ?) AS DOUBLE) = ?"), [path, path, float(wanted)]
-    if wanted is None:
-        return "json_type(metadata, ?) = 'NULL'", [path]
-    return None  # objects and arrays: select_keys compares them exactly
+class DuckDBDialect(Dialect):
+    """DuckDB's SQL. Its put (UPDATE, then INSERT) and byte total are the store's own (below)."""
+
+    get = _GET
+    touch = _TOUCH
+    victims = _VICTIMS
+    cull_batch = 256
+    begin = "BEGIN TRANSACTION"
+
+    def field_clause(self, name: str, wanted: Any) -> tuple[str, list[Any]] | None:
+        """Type and value, so 1, true and "1" stay apart."""
+        if not pushable(name, wanted):
+            return None
+        if name == _ACTION_FIELD and isinstance(wanted, str):
+            return "action = ?", [wanted]
+        path = _json_path(name)
+        if isinstance(wanted, bool):
+            return "json_type(metadata, ?) = 'BOOLEAN' AND json_extract_string(metadata, ?) = ?", [
+                path, path, "true" if wanted else "false"]
+        if isinstance(wanted, str):
+            return "json_type(metadata, ?) = 'VARCHAR' AND json_extract_string(metadata, ?) = ?", [path, path, wanted]
+        if is_json_number(wanted):
+            return (f"json_type(metadata, ?) IN {_NUMBER_TYPES} "
+                    "AND TRY_CAST(json_extract_string(metadata, ?) AS DOUBLE) = ?"), [path, path, float(wanted)]
+        if wanted is None:
+            return "json_type(metadata, ?) = 'NULL'", [path]
+        return None  # objects and arrays: select_keys compares them exactly
+
+
+DUCKDB = DuckDBDialect()
+
+
+def _hint(exc: BaseException) -> str:
+    text = str(exc).lower()
+    if "lock" in text and ("conflicting" in text or "could not set" in text):
+        return ("DuckDB lets one process open a file for writing and another process has it open; "
+                "use DuckDB from one process, open it with ?read_only=true where no process writes, "
+                "or use sqlite:///... or postgresql://... for several processes")
+    if "read-only" in text or "read only" in text:
+        return "the store is open read-only (?read_only=true); drop that option to write"
+    if "different configuration" in text:
+        return "this process already opened the file with other options (read_only); open it one way"
+    if "not a valid duckdb database" in text or "corrupt" in text:
+        return "the file is not a healthy DuckDB database; move it aside (nothing is deleted) or point to a new path"
+    return "see the DuckDB error above"
 
 
 # DuckDB objects a forked child inherited; held so that they are never destroyed in the child.
@@ -147,21 +172,23 @@ def _write_lock_for(path: str) -> threading.Lock:
         return _write_locks.setdefault(os.path.realpath(path), threading.Lock())
 
 
-class DuckDBStore:
+class DuckDBStore(SQLStore):
     """A :class:`~actioncache.stores.base.CacheStore` in one DuckDB database.
 
     ``path`` is an absolute file path or ``":memory:"``. ``read_only=True`` opens the file for
     reading only, so several processes may read it at once, while no process writes it.
     """
 
+    _driver_errors = (duckdb.Error,)
+
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False,
                  max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
-        self.eviction: EvictionConfig | None = eviction_config(max_size_bytes, eviction)
-        if self.eviction is not None and read_only:
+        limit = eviction_config(max_size_bytes, eviction)
+        if limit is not None and read_only:
             raise StoreURLError("a read-only DuckDB store cannot enforce max_size_bytes: it never writes")
-        self._access: AccessLog | None = AccessLog() if self.eviction and self.eviction.tracks_reads else None
         text = str(path)
         self.path = text if text == MEMORY else str(Path(text))
+        self._init_sql(DUCKDB, StoreErrors(f"DuckDB store {self.path}", duckdb.Error, _hint), limit)
         self.read_only = bool(read_only)
         self.url = "duckdb:///" + (MEMORY if self.path == MEMORY else self.path.lstrip("/"))
         if self.read_only:
@@ -237,82 +264,29 @@ class DuckDBStore:
                             if "totals" in tables:
                                 _tracked_files.add(self._file_id)
                 except duckdb.Error as exc:
-                    raise self._error("open", exc) from exc
+                    raise self.errors.error("open", exc) from exc
                 except OSError as exc:
                     raise StoreError(f"cannot open DuckDB store at {self.path}: {exc}") from exc
                 self._db = db
             return self._db
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
+    def _conn(self) -> Any:
+        """This thread's cursor of the store's one database instance."""
         try:
-            return self._local.cursor
+            return self._local.conn
         except AttributeError:
             pass
         db = self._database()
         with self._open_lock:
             cursor = db.cursor()
             self._cursors.append(cursor)
-        self._local.cursor = cursor
+        self._local.conn = cursor
         return cursor
 
-    def _error(self, op: str, exc: BaseException) -> StoreError:
-        text = str(exc)
-        if "lock" in text.lower() and ("conflicting" in text.lower() or "could not set" in text.lower()):
-            hint = ("DuckDB lets one process open a file for writing and another process has it open; "
-                    "use DuckDB from one process, open it with ?read_only=true where no process writes, "
-                    "or use sqlite:///... or postgresql://... for several processes")
-        elif "read-only" in text.lower() or "read only" in text.lower():
-            hint = "the store is open read-only (?read_only=true); drop that option to write"
-        elif "different configuration" in text.lower():
-            hint = "this process already opened the file with other options (read_only); open it one way"
-        elif "not a valid duckdb database" in text.lower() or "corrupt" in text.lower():
-            hint = "the file is not a healthy DuckDB database; move it aside (nothing is deleted) or point to a new path"
-        else:
-            hint = "see the DuckDB error above"
-        return StoreError(f"DuckDB store {self.path}: {op} failed: {text} ({hint})")
-
-    def _read(self, op: str, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-        try:
-            return self._cursor().execute(sql, list(params)).fetchall()
-        except duckdb.Error as exc:
-            raise self._error(op, exc) from exc
-
-    def _write(self, op: str, work: Callable[[duckdb.DuckDBPyConnection], T], *, transaction: bool = False) -> T:
-        """Run ``work(cursor)`` under the write lock, as one transaction if asked.
-
-        Without ``transaction`` each statement commits on its own, which is enough when the work
-        is one statement, or when a reader may see its steps apart (the lock keeps writers out):
-        every DuckDB statement costs a fixed overhead, and BEGIN/COMMIT are two more.
-        """
-        cursor = self._cursor()
-        with self._write_lock:
-            try:
-                if not transaction:
-                    return work(cursor)
-                cursor.execute("BEGIN TRANSACTION")
-                try:
-                    result = work(cursor)
-                    cursor.execute("COMMIT")
-                except BaseException:
-                    cursor.execute("ROLLBACK")
-                    raise
-                return result
-            except duckdb.Error as exc:
-                raise self._error(op, exc) from exc
-
-    def _write_one(self, op: str, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        return self._write(op, lambda cursor: cursor.execute(sql, params).fetchall())
+    def _writing(self) -> threading.Lock:
+        return self._write_lock
 
     # --- protocol -----------------------------------------------------------------------
-
-    def get(self, key: str) -> Entry | None:
-        rows = self._read("get", _GET, [key])
-        if not rows:
-            return None
-        value, metadata, created_at, expires_at = rows[0]
-        if self._access is not None and self._access.record(key, time.time()):
-            self._flush_access()
-        return Entry(key, value, LazyMetadata(metadata), created_at, expires_at)
 
     def put(self, entry: Entry) -> None:
         action = entry.metadata.get(_ACTION_FIELD)
@@ -331,13 +305,13 @@ class DuckDBStore:
                 cursor.execute(_INSERT, params)
 
         if not self._tracks_size():
-            self._write("put", upsert)
+            self._run("put", upsert, write=True)
             return
         size = len(entry.key.encode("utf-8", "surrogatepass")) + len(params[0]) + len(params[1].encode("utf-8", "surrogatepass"))
         problem = too_large(self.eviction, size)
         if problem:
             self.delete(entry.key)  # never leave the older value under this key
-            raise StoreError(f"DuckDB store {self.path}: {problem}")
+            raise self.errors.refuse(problem)
 
         def tracked(cursor: duckdb.DuckDBPyConnection) -> None:
             old = cursor.execute(f"SELECT {_ENTRY_BYTES} FROM entries WHERE key = ?", [entry.key]).fetchall()
@@ -348,7 +322,7 @@ class DuckDBStore:
             if self.eviction is not None:
                 self._cull(cursor, self.eviction, entry.key)
 
-        self._write("put", tracked, transaction=True)
+        self._run("put", tracked, transaction=True)
 
     def _tracks_size(self) -> bool:
         """Whether this file keeps a byte total (known once the database is open)."""
@@ -356,27 +330,12 @@ class DuckDBStore:
             self._database()
         return self._file_id in _tracked_files
 
-    def _cull(self, cursor: duckdb.DuckDBPyConnection, limit: EvictionConfig, written: str) -> None:
-        total = int(cursor.execute("SELECT value FROM totals WHERE name = 'bytes'").fetchone()[0])
-        if total <= limit.max_size_bytes:
-            return
-        if self._access is not None:
-            rows = self._access.drain()
-            if rows:
-                cursor.executemany(_TOUCH, [list(row) for row in rows])
-        cull(total - limit.target_bytes,
-             [lambda q=victims: cursor.execute(q, [written, _CULL_BATCH]).fetchall() for victims in _VICTIMS[limit.policy]],
-             lambda keys: _delete_keys(cursor, keys, tracked=True))
-
-    def _flush_access(self) -> None:
-        """Write the batched reads; a batch that cannot be written is dropped (the read still hit)."""
-        rows = self._access.drain() if self._access is not None else []
+    def _touch(self, conn: Any, rows: list[tuple[float, int, str]]) -> None:
         if rows:
-            try:
-                self._write("touch", lambda cursor: cursor.executemany(_TOUCH, [list(row) for row in rows]),
-                            transaction=True)
-            except StoreError:
-                pass
+            conn.executemany(_TOUCH, [list(row) for row in rows])
+
+    def _delete_where(self, conn: Any, column: str, ids: list[Any]) -> int:
+        return _delete_keys(conn, ids, tracked=self._file_id in _tracked_files)
 
     def delete(self, key: str) -> bool:
         return self.delete_many([key]) > 0
@@ -386,18 +345,8 @@ class DuckDBStore:
         if not keys:
             return 0
         tracked = self._tracks_size()
-        return self._write("delete", lambda cursor: _delete_keys(cursor, keys, tracked),
-                           transaction=tracked or len(keys) > _BATCH)
-
-    def find(
-        self,
-        pattern: str | None = None,
-        metadata_filter: Mapping[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> list[str]:
-        columns = "key, metadata" if metadata_filter else "key, NULL"
-        sql, params = find_query(f"SELECT {columns} FROM entries", pattern, metadata_filter, _field_clause)
-        return select_keys(self._read("find", sql, params), pattern, metadata_filter, limit)
+        return self._run("delete", lambda cursor: _delete_keys(cursor, keys, tracked), write=True,
+                         transaction=tracked or len(keys) > _BATCH)
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
         select = EXPIRED_KEYS + ("" if limit is None else f" LIMIT {max(0, int(limit))}")
@@ -408,45 +357,7 @@ class DuckDBStore:
                                 tracked)
 
         tracked = self._tracks_size()
-        return self._write("cleanup", work, transaction=tracked)
-
-    def count(self) -> int:
-        return int(self._read("count", "SELECT count(*) FROM entries")[0][0])
-
-    def size_bytes(self) -> int:
-        if self.eviction is not None:  # what the limit counts: key + value + metadata
-            return int(self._read("size", "SELECT value FROM totals WHERE name = 'bytes'")[0][0])
-        return int(self._read("size", "SELECT coalesce(sum(octet_length(value)), 0) FROM entries")[0][0])
-
-    def add_counters(self, deltas: Mapping[str, float]) -> None:
-        if not deltas:
-            return
-        upsert = ("INSERT INTO counters(name, value) VALUES (?, ?) "
-                  "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
-        rows = [[name, float(delta)] for name, delta in deltas.items()]
-        self._write("counters", lambda cursor: cursor.executemany(upsert, rows), transaction=len(rows) > 1)
-
-    def counters(self, prefix: str = "") -> dict[str, float]:
-        rows = self._read("counters", "SELECT name, value FROM counters WHERE starts_with(name, ?)", [prefix])
-        return {name: value for name, value in rows}
-
-    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
-        token = uuid.uuid4().hex
-        now = time.time()
-        # Only a lease that has run out is taken over; RETURNING tells whether this call won.
-        upsert = ("INSERT INTO leases(name, token, expires_at) VALUES (?, ?, ?) "
-                  "ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at "
-                  "WHERE leases.expires_at <= ? RETURNING token")
-        rows = self._write_one("lease", upsert, [name, token, now + float(ttl_s), now])
-        return token if rows and rows[0][0] == token else None
-
-    def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
-        rows = self._write_one("lease", "UPDATE leases SET expires_at = ? WHERE name = ? AND token = ? RETURNING token",
-                               [time.time() + float(ttl_s), name, token])
-        return bool(rows)
-
-    def release_lease(self, name: str, token: str) -> None:
-        self._write_one("lease", "DELETE FROM leases WHERE name = ? AND token = ?", [name, token])
+        return self._run("cleanup", work, write=True, transaction=tracked)
 
     def close(self) -> None:
         if os.getpid() != self._pid:

@@ -12,30 +12,31 @@ another schema) plus ``<table>_counters`` and ``<table>_leases``:
 * ``INSERT … ON CONFLICT DO UPDATE``: every put is one atomic upsert; readers see the old row or
   the new one, never a mix (MVCC).
 * Leases are rows timed by the server's clock (``clock_timestamp()``), so clients with skewed
-  clocks agree on when a lease lapses.
+  clocks agree on when a lease lapses; a release notifies the waiters (LISTEN/NOTIFY).
 
+The data methods are :class:`~actioncache.stores._sql.SQLStore`'s over this module's dialect.
 Connections: one per thread, opened lazily (a ``Cache`` over a server that is down still
-constructs), autocommit, dropped after a connection error and re-made on the next call, and
-never shared across ``fork``. Every query is parameterized; identifiers are quoted by psycopg.
+constructs), autocommit, dropped after a connection error and re-made on the next call (an
+idempotent call is tried once more), and never shared across ``fork`` (the fork registry). Every
+query is parameterized; identifiers are quoted by psycopg.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import threading
 import time
-import uuid
 import weakref
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import StoreError, StoreURLError
-from ._eviction import AccessLog, EvictionConfig, cull, eviction_config, too_large
-from ._sql import key_range
-from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, select_keys, url_secrets
+from ..errors import StoreURLError
+from ._errors import StoreErrors
+from ._eviction import eviction_config
+from ._fork import track_for_fork
+from ._sql import Dialect, SQLStore, key_range
+from .base import Entry, LazyMetadata, glob_tokens, redact_url, url_secrets
 
 try:
     import psycopg
@@ -107,7 +108,6 @@ def _jsonb_dumps(value: Any) -> str:
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
-_BATCH = 500
 _OUR_OPTIONS = ("table", "schema", "synchronous_commit")
 _SYNC_COMMIT = ("off", "local", "remote_write", "on", "remote_apply")
 
@@ -155,8 +155,6 @@ _VICTIMS = {
     "ttl": [_VICTIM_COLUMNS + " WHERE expires_at IS NOT NULL AND key <> %s ORDER BY expires_at LIMIT %s",
             _VICTIM_COLUMNS + " WHERE key <> %s ORDER BY accessed_at NULLS FIRST LIMIT %s"],
 }
-_CULL_BATCH = 32
-
 _SERVER_NOW = "extract(epoch from clock_timestamp())"
 
 
@@ -177,14 +175,117 @@ def glob_to_like(pattern: str) -> str:
     return "".join(out)
 
 
-class PostgresStore:
+def _ident(schema: str | None, name: str) -> sql.Composable:
+    return sql.Identifier(schema, name) if schema else sql.Identifier(name)
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL's SQL for one table (and its ``_counters``, ``_leases``, ``_totals``)."""
+
+    server_now = _SERVER_NOW
+    text_holds_nul = False  # keys holding NUL cannot be stored; the driver's error says so on put
+    lock_total = " FOR UPDATE"  # one culler at a time; the others' puts wait, then see its result
+    get = "SELECT value, metadata::text, created_at, expires_at FROM {entries} WHERE key = ?"
+    put = ("INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action) "
+           "VALUES (?, %b, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+           "metadata = excluded.metadata, created_at = excluded.created_at, "
+           "expires_at = excluded.expires_at, action = excluded.action")
+    # With a size limit, a write is also a use (LRU) and starts its read count again (LFU).
+    # Entries written by caches without a limit keep accessed_at NULL: they are culled first.
+    put_tracked = ("INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action, accessed_at) "
+                   "VALUES (?, %b, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+                   "metadata = excluded.metadata, created_at = excluded.created_at, "
+                   "expires_at = excluded.expires_at, action = excluded.action, "
+                   "accessed_at = excluded.accessed_at, hits = 0")
+    touch = ("UPDATE {entries} SET accessed_at = greatest(coalesce(accessed_at, 0), ?), "
+             "hits = hits + ? WHERE key = ?")
+    delete_expired = ("DELETE FROM {entries} WHERE key IN (SELECT key FROM {entries} WHERE expires_at IS NOT NULL "
+                      "AND expires_at <= ? ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)")
+    victims = _VICTIMS
+
+    def __init__(self, table: str, schema: str | None) -> None:
+        self.names = {
+            "entries": _ident(schema, table),
+            "counters": _ident(schema, table + "_counters"),
+            "leases": _ident(schema, table + "_leases"),
+            "expires_idx": sql.Identifier(table + "_expires_at"),
+            "action_idx": sql.Identifier(table + "_action"),
+            "meta_idx": sql.Identifier(table + "_metadata"),
+            "totals": _ident(schema, table + "_totals"),
+            "bytes_fn": _ident(schema, table + "_count_bytes"),
+            "bytes_trigger": sql.Identifier(table + "_count_bytes"),
+            "accessed_idx": sql.Identifier(table + "_accessed_at"),
+            "hits_idx": sql.Identifier(table + "_hits"),
+        }
+
+    def statement(self, text: str) -> sql.Composed:
+        return sql.SQL(text.replace("?", "%s")).format(**self.names)
+
+    def put_params(self, entry: Entry, tracked: bool) -> tuple[Any, ...]:
+        meta = dict(entry.metadata)
+        action = meta.get(_ACTION_FIELD)
+        params = (entry.key, bytes(entry.value), Jsonb(meta, dumps=_jsonb_dumps), entry.created_at, entry.expires_at,
+                  action if isinstance(action, str) and "\0" not in action else None)
+        return (*params, time.time()) if tracked else params
+
+    def entry_bytes(self, entry: Entry, params: tuple[Any, ...]) -> int:
+        return len(entry.key.encode()) + len(params[1]) + len(json.dumps(dict(entry.metadata)).encode())
+
+    def entry(self, key: str, row: Sequence[Any]) -> Entry:
+        value, metadata, created_at, expires_at = row
+        return Entry(key, value, LazyMetadata(_unescape_nul(metadata)), created_at, expires_at)
+
+    def find(self, pattern: str | None, metadata_filter: Mapping[str, Any] | None) -> "tuple[Any, list[Any]] | None":
+        if pattern is not None and "\0" in pattern:
+            return None  # PostgreSQL text cannot hold NUL, so no stored key can match
+        where: list[sql.Composable] = []
+        params: list[Any] = []
+        if pattern is not None:
+            where.append(sql.SQL("key LIKE %s ESCAPE '\\'"))
+            params.append(glob_to_like(pattern))
+            # An explicit range on the literal prefix uses the primary key even in a generic
+            # (prepared) plan, where the planner cannot look inside the LIKE parameter.
+            conditions, bounds = key_range(pattern, mark="%s")
+            where.extend(sql.SQL(c) for c in conditions)
+            params.extend(bounds)
+        if metadata_filter:
+            action = metadata_filter.get(_ACTION_FIELD)
+            if isinstance(action, str) and "\0" not in action:  # the action column holds no NUL
+                where.append(sql.SQL("action = %s"))
+                params.append(action)
+            # Containment narrows through the GIN index; it is looser than equality (1 matches
+            # 1.0, an array contains its members), so metadata_matches decides.
+            where.append(sql.SQL("metadata @> %s"))
+            params.append(Jsonb(dict(metadata_filter), dumps=_jsonb_dumps))
+        columns = "key, metadata::text" if metadata_filter else "key, NULL"
+        statement = sql.SQL(f"SELECT {columns} FROM {{entries}}").format(**self.names)
+        if where:
+            statement = statement + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(where)
+        return statement, params
+
+    def found(self, rows: list[Any]) -> Iterable[tuple[str, Any]]:
+        return [(key, None if meta is None else _unescape_nul(meta)) for key, meta in rows]
+
+
+def _hint(exc: BaseException) -> str:
+    if isinstance(exc, psycopg.OperationalError):
+        return ("is PostgreSQL running and reachable, and do the user, password and database in the "
+                "URL exist? start the server or fix the URL")
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return "the user may not create or write the table; grant it or choose ?schema= the user owns"
+    if isinstance(exc, psycopg.DataError) and ("0x00" in str(exc) or "\\u0000" in str(exc)):
+        return "PostgreSQL text cannot hold NUL characters; remove them from keys"
+    return "see the PostgreSQL error above"
+
+
+class PostgresStore(SQLStore):
     """The ``CacheStore`` protocol over one PostgreSQL table (see the module docstring)."""
+
+    _driver_errors = (psycopg.Error,)
 
     def __init__(self, conninfo: str, *, table: str = "actioncache", schema: str | None = None,
                  synchronous_commit: str = "off", url: str | None = None,
                  max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
-        self.eviction: EvictionConfig | None = eviction_config(max_size_bytes, eviction)
-        self._access: AccessLog | None = AccessLog() if self.eviction and self.eviction.tracks_reads else None
         for what, name in (("table", table), ("schema", schema)):
             if name is not None and not _IDENTIFIER.match(name):
                 raise StoreURLError(
@@ -197,67 +298,28 @@ class PostgresStore:
             )
         self.conninfo = conninfo
         self.url = redact_url(url or conninfo)  # shown by stats and logs: never the password
-        self._secrets = url_secrets(url or conninfo)  # scrubbed from libpq's messages, which may quote them
         self.table = table
         self.schema = schema
         # A cache entry lost to a server crash is a miss, not lost data: by default a commit does
         # not wait for its WAL flush (still atomic and consistent; ~10x faster writes).
         self.synchronous_commit = synchronous_commit
-        self._where = f"PostgreSQL at {self.url} (table {table!r})"
-
-        def ident(name: str) -> sql.Composable:
-            return sql.Identifier(schema, name) if schema else sql.Identifier(name)
-
-        names = {
-            "entries": ident(table),
-            "counters": ident(table + "_counters"),
-            "leases": ident(table + "_leases"),
-            "expires_idx": sql.Identifier(table + "_expires_at"),
-            "action_idx": sql.Identifier(table + "_action"),
-            "meta_idx": sql.Identifier(table + "_metadata"),
-            "totals": ident(table + "_totals"),
-            "bytes_fn": ident(table + "_count_bytes"),
-            "bytes_trigger": sql.Identifier(table + "_count_bytes"),
-            "accessed_idx": sql.Identifier(table + "_accessed_at"),
-            "hits_idx": sql.Identifier(table + "_hits"),
-        }
-        self._names = names
-        q = self._q
-        self._sql_get = q("SELECT value, metadata::text, created_at, expires_at FROM {entries} WHERE key = %s")
-        self._sql_put = q(
-            "INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action) "
-            "VALUES (%s, %b, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
-            "metadata = excluded.metadata, created_at = excluded.created_at, "
-            "expires_at = excluded.expires_at, action = excluded.action"
-        )
-        # With a size limit, a write is also a use (LRU) and starts its read count again (LFU).
-        # Entries written by caches without a limit keep accessed_at NULL: they are culled first.
-        self._sql_put_tracked = q(
-            "INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action, accessed_at) "
-            "VALUES (%s, %b, %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
-            "metadata = excluded.metadata, created_at = excluded.created_at, "
-            "expires_at = excluded.expires_at, action = excluded.action, accessed_at = excluded.accessed_at, hits = 0"
-        )
-        self._sql_touch = q("UPDATE {entries} SET accessed_at = greatest(coalesce(accessed_at, 0), %s), "
-                            "hits = hits + %s WHERE key = %s")
-        self._sql_delete_expired = q(
-            "DELETE FROM {entries} WHERE key IN (SELECT key FROM {entries} WHERE expires_at IS NOT NULL "
-            "AND expires_at <= %s ORDER BY expires_at LIMIT %s FOR UPDATE SKIP LOCKED)"
-        )
-        self._sql_lease = q(
-            "INSERT INTO {leases} (name, token, expires_at) VALUES (%s, %s, " + _SERVER_NOW + " + %s) "
-            "ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at "
-            "WHERE {leases}.expires_at <= " + _SERVER_NOW + " RETURNING token"
-        )
-        self._local = threading.local()
-        self._pid = os.getpid()
-        # Weak: a thread that ends takes its connection with it (psycopg closes it when freed).
-        self._conns: "weakref.WeakSet[psycopg.Connection[Any]]" = weakref.WeakSet()
-        self._conns_lock = threading.Lock()
+        # libpq's messages may quote the URL's secrets: they are scrubbed.
+        errors = StoreErrors(f"PostgreSQL at {self.url} (table {table!r})", psycopg.Error, _hint,
+                             secrets=url_secrets(url or conninfo), one_line=True)
+        dialect = PostgresDialect(table, schema)
+        self._init_sql(dialect, errors, eviction_config(max_size_bytes, eviction))
+        self._names = dialect.names
+        self._sql_delete_keys = self._q("DELETE FROM {entries} WHERE key = ANY(%s)")
+        self._init_connections()
         self._schema_ready = False
+        track_for_fork(self)
 
     def _q(self, text: str) -> sql.Composed:
         return sql.SQL(text).format(**self._names)
+
+    def _connection_set(self) -> "weakref.WeakSet[psycopg.Connection[Any]]":
+        # Weak: a thread that ends takes its connection with it (psycopg closes it when freed).
+        return weakref.WeakSet()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "PostgresStore":
@@ -276,19 +338,6 @@ class PostgresStore:
         return cls(conninfo, url=url, **options)
 
     # --- connections --------------------------------------------------------------------
-
-    def _error(self, op: str, exc: BaseException) -> StoreError:
-        if isinstance(exc, psycopg.OperationalError):
-            hint = ("is PostgreSQL running and reachable, and do the user, password and database in the "
-                    "URL exist? start the server or fix the URL")
-        elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
-            hint = "the user may not create or write the table; grant it or choose ?schema= the user owns"
-        elif isinstance(exc, psycopg.DataError) and ("0x00" in str(exc) or "\\u0000" in str(exc)):
-            hint = "PostgreSQL text cannot hold NUL characters; remove them from keys"
-        else:
-            hint = "see the PostgreSQL error above"
-        message = redact_secrets(" ".join(str(exc).split()), self._secrets)
-        return StoreError(f"{self._where}: {op} failed: {message} ({hint})")
 
     def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self.conninfo, autocommit=True)
@@ -309,215 +358,79 @@ class PostgresStore:
         except BaseException:
             conn.close()
             raise
-        with self._conns_lock:
-            self._conns.add(conn)
         return conn
 
     def _conn(self) -> psycopg.Connection[Any]:
-        if os.getpid() != self._pid:
-            # A connection never crosses a fork: the child starts over, leaving the parent's alone.
-            self._pid = os.getpid()
-            self._local = threading.local()
-            self._conns = weakref.WeakSet()
-            self._conns_lock = threading.Lock()
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
             conn = self._local.conn = self._connect()
+            with self._conn_lock:
+                self._conns.add(conn)
         return conn
 
     def _drop_conn(self) -> None:
         conn = getattr(self._local, "conn", None)
         self._local.conn = None
         if conn is not None:
-            with self._conns_lock:
+            with self._conn_lock:
                 self._conns.discard(conn)
             try:
                 conn.close()
             except psycopg.Error:
                 pass
 
-    def _run(self, op: str, work: Callable[[psycopg.Connection[Any]], T], *, retry: bool = True) -> T:
-        """Run ``work`` on this thread's connection; a connection that went stale (server restart)
-        is replaced and, for idempotent work, tried once more; dropped tables are re-created."""
+    def _run(self, op: str, work: Callable[[psycopg.Connection[Any]], T], *, write: bool = False,
+             transaction: bool = False, retry: bool = True) -> T:
+        """Run ``work`` on this thread's connection (in a transaction if asked); a connection that
+        went stale (server restart) is replaced and, for idempotent work, tried once more; dropped
+        tables are re-created."""
         for attempt in (0, 1):
             fresh = getattr(self._local, "conn", None) is None
             try:
-                return work(self._conn())
+                conn = self._conn()
+                if not transaction:
+                    return work(conn)
+                with conn.transaction():
+                    return work(conn)
             except psycopg.Error as exc:
-                conn = getattr(self._local, "conn", None)
-                # psycopg marks a connection that lost its server "broken"; a statement error
-                # (a timeout, a constraint) leaves it usable and is not retried.
-                broken = conn is None or conn.broken or conn.closed
-                if broken:
-                    self._drop_conn()
-                if broken and retry and attempt == 0 and not fresh:
-                    continue
-                if isinstance(exc, psycopg.errors.UndefinedTable) and attempt == 0 and self._schema_ready:
-                    # Someone dropped the tables under us: make them again on a new connection.
-                    self._schema_ready = False
-                    self._drop_conn()
-                    continue
-                raise self._error(op, exc) from exc
+                if not self._recover(exc, retry and attempt == 0 and not fresh, attempt == 0):
+                    raise self.errors.error(op, exc) from exc
         raise AssertionError("unreachable")
 
-    # --- protocol -----------------------------------------------------------------------
+    def _recover(self, exc: psycopg.Error, may_retry: bool, first: bool) -> bool:
+        """After ``exc``: drop a broken connection; True when the work should run again."""
+        conn = getattr(self._local, "conn", None)
+        # psycopg marks a connection that lost its server "broken"; a statement error
+        # (a timeout, a constraint) leaves it usable and is not retried.
+        broken = conn is None or conn.broken or conn.closed
+        if broken:
+            self._drop_conn()
+        if broken and may_retry:
+            return True
+        if isinstance(exc, psycopg.errors.UndefinedTable) and first and self._schema_ready:
+            # Someone dropped the tables under us: make them again on a new connection.
+            self._schema_ready = False
+            self._drop_conn()
+            return True
+        return False
 
-    def get(self, key: str) -> Entry | None:
-        if "\0" in key:
-            return None  # PostgreSQL text cannot hold NUL: no such key can have been stored
-        row = self._run("get", lambda c: c.execute(self._sql_get, (key,)).fetchone())
-        if row is None:
-            return None
-        value, metadata, created_at, expires_at = row
-        if self._access is not None and self._access.record(key, time.time()):
-            self._flush_access()
-        return Entry(key, value, LazyMetadata(_unescape_nul(metadata)), created_at, expires_at)
+    def _read_failed(self, op: str, exc: BaseException, work: Callable[[Any], T]) -> T:
+        if isinstance(exc, psycopg.Error) and self._recover(exc, True, True):
+            return self._run(op, work)
+        raise self.errors.error(op, exc) from exc
 
-    def put(self, entry: Entry) -> None:
-        meta = dict(entry.metadata)
-        action = meta.get(_ACTION_FIELD)
-        params = (entry.key, bytes(entry.value), Jsonb(meta, dumps=_jsonb_dumps), entry.created_at, entry.expires_at,
-                  action if isinstance(action, str) and "\0" not in action else None)
-        limit = self.eviction
-        if limit is None:
-            self._run("put", lambda c: c.execute(self._sql_put, params))
-            return
-        params = (*params, time.time())
-        problem = too_large(limit, len(entry.key.encode()) + len(params[1]) + len(json.dumps(meta).encode()))
-        if problem:
-            self.delete(entry.key)  # never leave the older value under this key
-            raise StoreError(f"{self._where}: {problem}")
-
-        def put_and_cull(conn: psycopg.Connection[Any]) -> None:
-            with conn.transaction():
-                conn.execute(self._sql_put_tracked, params)
-                # FOR UPDATE: one culler at a time; the others' puts wait here, then see its result.
-                total = conn.execute(self._q("SELECT value FROM {totals} WHERE name = 'bytes' FOR UPDATE")).fetchone()
-                if total is None or total[0] <= limit.max_size_bytes:
-                    return
-                if self._access is not None:
-                    self._touch(conn, self._access.drain())
-                delete = self._q("DELETE FROM {entries} WHERE key = ANY(%s)")
-                cull(total[0] - limit.target_bytes,
-                     [lambda q=self._q(victims): conn.execute(q, (entry.key, _CULL_BATCH)).fetchall()
-                      for victims in _VICTIMS[limit.policy]],
-                     lambda keys: conn.execute(delete, (keys,)))
-
-        self._run("put", put_and_cull, retry=False)
+    # --- what differs from the shared SQL store --------------------------------------------
 
     def _touch(self, conn: psycopg.Connection[Any], rows: list[tuple[float, int, str]]) -> None:
         if rows:
             conn.cursor().executemany(self._sql_touch, rows)
 
-    def _flush_access(self) -> None:
-        """Write the batched reads; a batch that cannot be written is dropped (the order is then a
-        little less exact, and the read that triggered it still hits)."""
-        rows = self._access.drain() if self._access is not None else []
-        if rows:
-            try:
-                self._run("touch", lambda c: self._touch(c, rows), retry=False)
-            except StoreError:
-                pass
-
-    def delete(self, key: str) -> bool:
-        if "\0" in key:
-            return False
-        return self._run("delete", lambda c: c.execute(self._q("DELETE FROM {entries} WHERE key = %s"),
-                                                       (key,)).rowcount) > 0
-
-    def delete_many(self, keys: Iterable[str]) -> int:
-        keys = list(keys)
-        statement = self._q("DELETE FROM {entries} WHERE key = ANY(%s)")
-        deleted = 0
-        for start in range(0, len(keys), _BATCH):
-            chunk = keys[start:start + _BATCH]
-            deleted += self._run("delete", lambda c: c.execute(statement, (chunk,)).rowcount)
-        return deleted
-
-    def find(
-        self,
-        pattern: str | None = None,
-        metadata_filter: Mapping[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> list[str]:
-        if pattern is not None and "\0" in pattern:
-            return []  # PostgreSQL text cannot hold NUL, so no stored key can match
-        where: list[sql.Composable] = []
-        params: list[Any] = []
-        if pattern is not None:
-            where.append(sql.SQL("key LIKE %s ESCAPE '\\'"))
-            params.append(glob_to_like(pattern))
-            # An explicit range on the literal prefix uses the primary key even in a generic
-            # (prepared) plan, where the planner cannot look inside the LIKE parameter.
-            conditions, bounds = key_range(pattern, mark="%s")
-            where.extend(sql.SQL(c) for c in conditions)
-            params.extend(bounds)
-        if metadata_filter:
-            action = metadata_filter.get(_ACTION_FIELD)
-            if isinstance(action, str) and "\0" not in action:  # the action column holds no NUL
-                where.append(sql.SQL("action = %s"))
-                params.append(action)
-            # Containment narrows through the GIN index; it is looser than equality (1 matches
-            # 1.0, an array contains its members), so metadata_matches below decides.
-            where.append(sql.SQL("metadata @> %s"))
-            params.append(Jsonb(dict(metadata_filter), dumps=_jsonb_dumps))
-        columns = "key, metadata::text" if metadata_filter else "key, NULL"
-        statement = self._q(f"SELECT {columns} FROM {{entries}}")
-        if where:
-            statement = statement + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(where)
-        rows = self._run("find", lambda c: c.execute(statement, params).fetchall())
-        rows = [(key, None if meta is None else _unescape_nul(meta)) for key, meta in rows]
-        return select_keys(rows, pattern, metadata_filter, limit)
-
-    def delete_expired(self, now: float, limit: int | None = None) -> int:
-        return self._run("cleanup", lambda c: c.execute(self._sql_delete_expired, (now, limit)).rowcount)
-
-    def count(self) -> int:
-        return int(self._run("count", lambda c: c.execute(self._q("SELECT count(*) FROM {entries}")).fetchone()[0]))
-
-    def size_bytes(self) -> int:
-        if self.eviction is not None:  # what the limit counts: key + value + metadata
-            statement = self._q("SELECT value FROM {totals} WHERE name = 'bytes'")
-            return int(self._run("size", lambda c: c.execute(statement).fetchone()[0]))
-        statement = self._q("SELECT coalesce(sum(octet_length(value)), 0) FROM {entries}")
-        return int(self._run("size", lambda c: c.execute(statement).fetchone()[0]))
-
-    def add_counters(self, deltas: Mapping[str, float]) -> None:
-        if not deltas:
-            return
-        statement = self._q(
-            "INSERT INTO {counters} (name, value) VALUES (%s, %s) "
-            "ON CONFLICT (name) DO UPDATE SET value = {counters}.value + excluded.value"
-        )
-        # Sorted, so concurrent flushes lock rows in one order and never deadlock.
-        rows = sorted((name, float(delta)) for name, delta in deltas.items())
-
-        def work(conn: psycopg.Connection[Any]) -> None:
-            with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(statement, rows)
-
-        # Not retried: a commit whose reply was lost would be counted twice.
-        self._run("counters", work, retry=False)
-
-    def counters(self, prefix: str = "") -> dict[str, float]:
-        statement = self._q("SELECT name, value FROM {counters} WHERE starts_with(name, %s)")
-        return {name: value for name, value in self._run("counters", lambda c: c.execute(statement, (prefix,)).fetchall())}
-
-    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
-        token = uuid.uuid4().hex
-        row = self._run("lease", lambda c: c.execute(self._sql_lease, (name, token, float(ttl_s))).fetchone(),
-                        retry=False)
-        return token if row is not None and row[0] == token else None
+    def _delete_where(self, conn: psycopg.Connection[Any], column: str, ids: list[Any]) -> int:
+        return int(conn.execute(self._sql_delete_keys, (ids,)).rowcount)
 
     def server_time(self) -> float:
         """The server's clock (epoch seconds): the one clock expiry is judged by (see the core)."""
         return float(self._run("time", lambda c: c.execute("SELECT " + _SERVER_NOW).fetchone()[0]))
-
-    def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
-        statement = self._q("UPDATE {leases} SET expires_at = " + _SERVER_NOW + " + %s "
-                            "WHERE name = %s AND token = %s RETURNING token")
-        row = self._run("lease", lambda c: c.execute(statement, (float(ttl_s), name, token)).fetchone(), retry=False)
-        return row is not None
 
     def _lease_channel(self, name: str) -> str:
         # A channel name is an identifier (at most 63 bytes): a digest of the table and lease name.
@@ -550,17 +463,3 @@ class PostgresStore:
         function = self._q("DROP FUNCTION IF EXISTS {bytes_fn}()")
         self._run("drop", lambda c: (c.execute(tables), c.execute(function)))
         self._schema_ready = False
-
-    def close(self) -> None:
-        if os.getpid() != self._pid:
-            return
-        if self._access is not None:
-            self._flush_access()
-        with self._conns_lock:
-            conns, self._conns = list(self._conns), weakref.WeakSet()
-        for conn in conns:
-            try:
-                conn.close()
-            except psycopg.Error:
-                pass
-        self._local = threading.local()

@@ -12,10 +12,10 @@ Three ways to run, picked by the URL:
 The token may also come from ``$TURSO_AUTH_TOKEN`` (or ``$LIBSQL_AUTH_TOKEN``), which keeps it
 out of URLs, logs and shell history; the store's ``url`` never shows it.
 
-libSQL speaks SQLite's SQL, so this store *is* the SQLite store with another driver: it reuses
-:class:`~actioncache.stores.sqlite.SQLiteStore`'s statements and methods and changes only how
-connections open, how errors read, and the two multi-statement operations (leases, counters),
-which here are single statements so they stay atomic over a remote stream too. The deprecated
+libSQL speaks SQLite's SQL, so this store is a sibling of the SQLite store on the shared
+:class:`~actioncache.stores._sql.SQLStore`: the same dialect (statements, schema), another
+connection model (embedded, replica or remote) and its own error hints. Every write is one
+statement or one transaction, so it stays atomic over a remote stream too. The deprecated
 ``libsql-client`` package (Hrana v1 only) is not used.
 """
 
@@ -24,22 +24,24 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
-import uuid
-from typing import Any, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Iterable, Iterator
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import libsql
 
 from ..errors import StoreError, StoreURLError
-from ._sql import file_path
-from .base import Entry, redact_url
-from ._eviction import eviction_from_query
-from .sqlite import SCHEMA, SQLiteStore
+from ._errors import StoreErrors
+from ._eviction import eviction_config, eviction_from_query
+from ._fork import track_for_fork
+from ._sql import SQLStore, file_path
+from .base import redact_url
+from .sqlite import SQLiteDialect, create_schema
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
 # libsql raises its own Error for SQL problems and ValueError for I/O, locks and HTTP.
 _DRIVER_ERRORS = (libsql.Error, ValueError)
+LIBSQL = SQLiteDialect(nul_key_refusal="libSQL cannot hold a NUL character in a key ({key!r}); that result is not cached")
 _OPTIONS = {"authToken", "auth_token", "sync_url", "sync_interval", "timeout", "tls", "max_size_bytes", "eviction"}
 
 
@@ -61,12 +63,14 @@ class _Cursor:
         except _DRIVER_ERRORS as exc:
             raise sqlite3.OperationalError(str(exc)) from exc
 
-    def __iter__(self) -> Iterator[Any]:
+    def fetchall(self) -> list[Any]:
         try:
-            rows = self._cursor.fetchall()
+            return list(self._cursor.fetchall())
         except _DRIVER_ERRORS as exc:
             raise sqlite3.OperationalError(str(exc)) from exc
-        return iter(rows)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
 
 
 class _Connection:
@@ -104,12 +108,14 @@ class _Connection:
             raise sqlite3.OperationalError(str(exc)) from exc
 
 
-class TursoStore(SQLiteStore):
+class TursoStore(SQLStore):
     """A :class:`~actioncache.stores.base.CacheStore` on libSQL: embedded file, embedded replica, or remote.
 
     ``database`` is a local path (embedded, or the replica's file when ``sync_url`` is given) or a
     remote URL (``libsql://``, ``https://``, ``http://``).
     """
+
+    _driver_errors = (sqlite3.Error,)
 
     def __init__(
         self,
@@ -127,8 +133,9 @@ class TursoStore(SQLiteStore):
         if (max_size_bytes is not None or eviction is not None) and (self.remote or sync_url):
             raise StoreURLError("size limits apply to a local libSQL file (libsql+file:///path.db); a remote or "
                                 "replicated database is shared, and its size is the server's to manage")
-        super().__init__("/" if self.remote else database, timeout=timeout, max_size_bytes=max_size_bytes,
-                         eviction=eviction)
+        self.path = Path("/" if self.remote else database)
+        self.timeout = float(timeout)
+        self.synchronous = "NORMAL"
         self.database = database
         self.sync_url = sync_url
         self.sync_interval = sync_interval
@@ -139,10 +146,12 @@ class TursoStore(SQLiteStore):
             self.url = "libsql+file:///" + str(self.path).lstrip("/")
             if sync_url:
                 self.url += "?" + urlencode({"sync_url": sync_url})
+        self._init_sql(LIBSQL, StoreErrors(f"libSQL store {self.url}", sqlite3.Error, self._hint),
+                       eviction_config(max_size_bytes, eviction))
         self._local_file = not self.remote and not sync_url  # a plain embedded file, no replication
-        # An embedded replica is one libsql database object; its threads share one connection.
-        self._shared: _Connection | None = None
-        self._shared_lock = threading.Lock()
+        self._init_connections()
+        self._schema_ready = False
+        track_for_fork(self)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "TursoStore":
@@ -197,18 +206,20 @@ class TursoStore(SQLiteStore):
 
     # --- connections --------------------------------------------------------------------
 
-    def after_fork(self) -> None:
-        super().after_fork()
-        self._shared = None
+    def _init_connections(self) -> None:
+        super()._init_connections()
+        # An embedded replica is one libsql database object; its threads share one connection.
+        self._shared: _Connection | None = None
         self._shared_lock = threading.Lock()
 
-    def _conn(self) -> _Connection:  # type: ignore[override]
+    def _conn(self) -> Any:
+        if not self.sync_url:
+            return super()._conn()
         try:
             return self._local.conn
         except AttributeError:
             pass
-        conn = self._replica() if self.sync_url else self._connect()
-        self._local.conn = conn
+        conn = self._local.conn = self._replica()
         return conn
 
     def _replica(self) -> _Connection:
@@ -217,11 +228,8 @@ class TursoStore(SQLiteStore):
                 self._shared = _Connection(self._open(), threading.Lock())
             return self._shared
 
-    def _connect(self) -> _Connection:  # type: ignore[override]
-        conn = _Connection(self._open())
-        with self._conn_lock:
-            self._all_connections.append(conn)  # type: ignore[arg-type]
-        return conn
+    def _connect(self) -> _Connection:
+        return _Connection(self._open())
 
     def _open(self) -> Any:
         kwargs: dict[str, Any] = {"timeout": self.timeout}
@@ -242,95 +250,39 @@ class TursoStore(SQLiteStore):
                 if self._local_file:
                     if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                         conn.execute("PRAGMA journal_mode = WAL")
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                self.migrate(conn)
-                if self.eviction is not None:
-                    self._prepare_eviction(conn)
+                create_schema(conn, self.eviction is not None)
                 self._schema_ready = True
             if self._local_file:
                 # As the SQLite store: WAL with NORMAL sync survives a crash of the process; libSQL's
                 # default FULL fsyncs on every commit (measured here: 4.1 ms vs 0.5 ms per put).
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except (sqlite3.Error, *_DRIVER_ERRORS) as exc:  # libsql.connect itself raises driver errors
-            raise self._error("open", exc) from exc
+            raise self.errors.error("open", exc) from exc
         except OSError as exc:
             raise StoreError(f"cannot open libSQL store at {self.path}: {exc}") from exc
         return raw
 
-    def _error(self, op: str, exc: BaseException) -> StoreError:
+    def _hint(self, exc: BaseException) -> str:
         text = str(exc)
         lowered = text.lower()
-        where = self.url
         if "401" in text or "unauthorized" in lowered or "auth" in lowered and "token" in lowered:
-            hint = "the server refused the auth token; pass ?authToken=... or set $TURSO_AUTH_TOKEN"
-        elif any(s in lowered for s in ("http", "connect", "dns", "hrana", "sync error", "tls")):
-            hint = (f"cannot reach the libSQL server ({self.sync_url or self.database}); check the host, the "
+            return "the server refused the auth token; pass ?authToken=... or set $TURSO_AUTH_TOKEN"
+        if any(s in lowered for s in ("http", "connect", "dns", "hrana", "sync error", "tls")):
+            return (f"cannot reach the libSQL server ({self.sync_url or self.database}); check the host, the "
                     "network and the token; libsql:// means HTTPS, add ?tls=0 for a plain-HTTP sqld")
-        elif "locked" in lowered or "busy" in lowered:
-            hint = f"another writer held the lock longer than the timeout ({self.timeout}s); raise ?timeout= in the URL"
-        elif "not a database" in lowered or "malformed" in lowered:
-            hint = "the file is not a healthy libSQL/SQLite database; move it aside (nothing is deleted) or point to a new path"
-        elif "readonly" in lowered or "read-only" in lowered:
-            hint = "the file or its directory is read-only; choose a writable path"
-        else:
-            hint = "see the libSQL error above"
-        return StoreError(f"libSQL store {where}: {op} failed: {text} ({hint})")
-
-    # --- operations that must be one statement ----------------------------------------
-
-    # libSQL's driver cuts text parameters at NUL, so a key holding one would be written and read
-    # as its prefix: another key's entry. Such keys are refused: never stored, never found.
-
-    def get(self, key: str) -> Entry | None:
-        return None if "\0" in key else super().get(key)
-
-    def put(self, entry: Entry) -> None:
-        if "\0" in entry.key:
-            raise StoreError(f"libSQL cannot hold a NUL character in a key ({entry.key!r}); that result is not cached")
-        super().put(entry)
-
-    def delete(self, key: str) -> bool:
-        return False if "\0" in key else super().delete(key)
-
-    def delete_many(self, keys: Iterable[str]) -> int:
-        return super().delete_many([key for key in keys if "\0" not in key])
-
-    def add_counters(self, deltas: Mapping[str, float]) -> None:
-        if not deltas:
-            return
-        rows = ",".join("(?, ?)" for _ in deltas)
-        params: list[Any] = []
-        for name, delta in deltas.items():
-            params.extend((name, float(delta)))
-        self._run(
-            "counters",
-            f"INSERT INTO counters(name, value) VALUES {rows} "
-            "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
-            params,
-        )
-
-    def acquire_lease(self, name: str, ttl_s: float) -> str | None:
-        token = uuid.uuid4().hex
-        now = time.time()
-        # Only a lease that has run out is taken over; RETURNING says whether this call won.
-        row = self._run(
-            "lease",
-            "INSERT INTO leases(name, token, expires_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at "
-            "WHERE leases.expires_at <= ? RETURNING token",
-            (name, token, now + float(ttl_s), now),
-        ).fetchone()
-        return token if row is not None and row[0] == token else None
+        if "locked" in lowered or "busy" in lowered:
+            return f"another writer held the lock longer than the timeout ({self.timeout}s); raise ?timeout= in the URL"
+        if "not a database" in lowered or "malformed" in lowered:
+            return "the file is not a healthy libSQL/SQLite database; move it aside (nothing is deleted) or point to a new path"
+        if "readonly" in lowered or "read-only" in lowered:
+            return "the file or its directory is read-only; choose a writable path"
+        return "see the libSQL error above"
 
     def sync(self) -> None:
         """Pull the primary's changes into an embedded replica now (nothing to do otherwise)."""
         if self.sync_url:
-            try:
+            with self.errors("sync"):
                 self._replica().sync()
-            except sqlite3.Error as exc:
-                raise self._error("sync", exc) from exc
 
     def close(self) -> None:
         with self._shared_lock:
