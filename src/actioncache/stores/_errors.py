@@ -12,8 +12,9 @@ it sits on the hit path too.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from types import TracebackType
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..errors import StoreError
 from .redaction import redact_secrets
@@ -35,7 +36,7 @@ class StoreErrors:
                  hint: Callable[[BaseException], str | None], *, secrets: Sequence[str] = (),
                  one_line: bool = False) -> None:
         self.where = where
-        self.catch = catch
+        self.catch = catch if isinstance(catch, tuple) else (catch,)
         self.hint = hint
         self.secrets = list(secrets)
         self.one_line = one_line
@@ -56,6 +57,19 @@ class StoreErrors:
             text = redact_secrets(text, self.secrets)
         hint = self.hint(exc)
         return StoreError(f"{self.where}: {op} failed: {text}" + (f" ({hint})" if hint else ""))
+
+    @contextmanager
+    def opening(self, what: str, also: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+        """Around opening ``what`` (e.g. "SQLite store at /path"): driver errors (and ``also``) as
+        "open failed", an OSError (a directory that cannot be made) as "cannot open {what}"."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except (*self.catch, *also) as exc:
+            raise self.error("open", exc) from exc
+        except OSError as exc:
+            raise StoreError(f"cannot open {what}: {exc}") from exc
 
     def refuse(self, problem: str) -> StoreError:
         """A StoreError for a request the store turns down itself (no driver exception)."""

@@ -247,7 +247,7 @@ class DuckDBStore(SQLStore):
             )
         with self._open_lock:
             if self._db is None:
-                try:
+                with self.errors.opening(f"DuckDB store at {self.path}"):
                     if self.path != MEMORY:
                         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                     db = duckdb.connect(self.path, read_only=self.read_only)
@@ -263,10 +263,6 @@ class DuckDBStore(SQLStore):
                             tables = {row[0] for row in db.execute("SHOW TABLES").fetchall()}
                             if "totals" in tables:
                                 _tracked_files.add(self._file_id)
-                except duckdb.Error as exc:
-                    raise self.errors.error("open", exc) from exc
-                except OSError as exc:
-                    raise StoreError(f"cannot open DuckDB store at {self.path}: {exc}") from exc
                 self._db = db
             return self._db
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from .._json import dumps_compact
-from ..errors import StoreError, StoreURLError
+from ..errors import StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
@@ -245,7 +245,7 @@ class SQLiteStore(SQLStore):
     # --- connections --------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        try:
+        with self.errors.opening(f"SQLite store at {self.path}"):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
                 str(self.path), timeout=self.timeout, isolation_level=None, check_same_thread=False
@@ -267,10 +267,6 @@ class SQLiteStore(SQLStore):
                 conn.close()
                 conn = self._connect_read_only()
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-        except sqlite3.DatabaseError as exc:
-            raise self.errors.error("open", exc) from exc
-        except OSError as exc:
-            raise StoreError(f"cannot open SQLite store at {self.path}: {exc}") from exc
         return conn
 
     def _connect_read_only(self) -> sqlite3.Connection:

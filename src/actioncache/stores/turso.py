@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import libsql
 
-from ..errors import StoreError, StoreURLError
+from ..errors import StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
@@ -239,7 +239,8 @@ class TursoStore(SQLStore):
             kwargs["sync_url"] = self.sync_url
             if self.sync_interval is not None:
                 kwargs["sync_interval"] = self.sync_interval
-        try:
+        # libsql.connect itself raises the driver's errors, not the adapter's.
+        with self.errors.opening(f"libSQL store at {self.path}", also=_DRIVER_ERRORS):
             if not self.remote:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             raw = libsql.connect(self.database, isolation_level=None, **kwargs)
@@ -256,10 +257,6 @@ class TursoStore(SQLStore):
                 # As the SQLite store: WAL with NORMAL sync survives a crash of the process; libSQL's
                 # default FULL fsyncs on every commit (measured here: 4.1 ms vs 0.5 ms per put).
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-        except (sqlite3.Error, *_DRIVER_ERRORS) as exc:  # libsql.connect itself raises driver errors
-            raise self.errors.error("open", exc) from exc
-        except OSError as exc:
-            raise StoreError(f"cannot open libSQL store at {self.path}: {exc}") from exc
         return raw
 
     def _hint(self, exc: BaseException) -> str:
