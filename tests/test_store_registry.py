@@ -103,3 +103,49 @@ def test_entry_points_add_schemes(tmp_path, src_env):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["TaggedStore", "True", "True"]
+
+
+@pytest.mark.parametrize("scheme", ["my_store", "my store", "9lives", "blob-sqlite+mine"])
+def test_a_scheme_no_url_can_reach_is_refused_when_registered(scheme):
+    with pytest.raises(ValueError, match="scheme"):
+        register_store(scheme, "tagged_store:TaggedStore.from_url")
+
+
+@pytest.mark.parametrize("target", [":x", "mod:", "mod:.x", "a b:c", "mod:x-y"])
+def test_a_target_that_is_not_module_colon_callable_is_refused(target):
+    with pytest.raises(ValueError, match="module:callable"):
+        register_store("tagged", target)
+
+
+def test_a_broken_registration_names_itself_when_opened(tmp_path, src_env):
+    out = run(tmp_path, src_env, """
+        from actioncache.errors import StoreError
+        register_store("noattr", "tagged_store:Nope.from_url")
+        register_store("nomod", "no_such_module_here:Store.from_url")
+        for url in ("noattr://x", "nomod://x", "my_store://x"):
+            try:
+                open_store(url)
+            except StoreError as exc:
+                print(exc)
+    """)
+    lines = out.splitlines()
+    assert "has no 'Nope.from_url'" in lines[0] and "fix the registration" in lines[0]
+    assert "install the package that provides it" in lines[1] and "actioncache[" not in lines[1]
+    assert "valid URL scheme" in lines[2] and "'my_store'" in lines[2]
+
+
+def test_register_store_sees_installed_entry_points_first(tmp_path, src_env):
+    """Registering a scheme an installed package already declares is refused, whether or not
+    anything looked at the entry points before."""
+    info = tmp_path / "tagged_store-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tagged-store\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[actioncache.stores]\ntagged = tagged_store:TaggedStore.from_url\n")
+    out = run(tmp_path, src_env, """
+        try:
+            register_store("tagged", "actioncache.stores.memory:MemoryStore.from_url")
+        except ValueError as exc:
+            print("refused", "clobber=True" in str(exc))
+        print(type(open_store("tagged://x")).__name__)
+    """)
+    assert out.split() == ["refused", "True", "TaggedStore"]

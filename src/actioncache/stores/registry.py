@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 from urllib.parse import urlsplit
@@ -50,21 +51,32 @@ _BACKENDS: dict[str, Backend] = {
     "blob-sqlite": Backend("actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url", "s3|gcs|azure"),
 }
 _entry_points_loaded = False
+# RFC 3986: what urlsplit() reads back as the scheme of 'scheme://...'.
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
+_TARGET = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
 
 
 def register_store(scheme: str, target: str, *, extra: str | None = None, clobber: bool = False) -> None:
     """Map a URL scheme to ``"module:callable"``; the callable takes the URL and returns a store.
 
-    ``extra`` names the pip extra an ImportError should point at. A scheme that is already
+    ``extra`` names the actioncache extra an ImportError should point at (``pip install
+    'actioncache[extra]'``); leave it out for a store in a package of your own, and the error
+    names that package's module instead. A scheme that is already
     registered is refused unless ``clobber=True`` (replacing ``sqlite`` by accident would send
     every default cache elsewhere). Third-party packages can instead declare an entry point in the
     ``actioncache.stores`` group (name: the scheme, value: ``"module:callable"``).
     """
-    name = scheme.lower()
-    if not name or "://" in name or ":" in name:
-        raise ValueError(f"a store scheme is a bare name such as 'mystore', not {scheme!r}")
-    if ":" not in target:
-        raise ValueError(f"target must be 'module:callable', e.g. 'mypkg.store:MyStore.from_url', not {target!r}")
+    name = scheme.lower() if isinstance(scheme, str) else ""
+    if not _SCHEME.fullmatch(name):
+        raise ValueError(f"a store scheme is what a URL starts with: a letter, then letters, digits, '+', '-' or "
+                         f"'.' (e.g. 'mystore'), not {scheme!r}")
+    if name.startswith("blob-sqlite+"):
+        raise ValueError(f"{scheme!r} cannot be registered: every 'blob-sqlite+...' URL opens the blob-sqlite store "
+                         f"(the part after '+' names the object store); choose another scheme")
+    if not isinstance(target, str) or not _TARGET.fullmatch(target):
+        raise ValueError(f"target must be 'module:callable' with dotted Python names, e.g. "
+                         f"'mypkg.store:MyStore.from_url', not {target!r}")
+    _load_entry_points()  # an installed entry point counts as registered, whenever this is called
     current = _BACKENDS.get(name)
     if current is not None and not clobber and current.target != target:
         raise ValueError(f"store scheme {name!r} is already registered to {current.target}; "
@@ -139,6 +151,11 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
         _load_entry_points()  # only for a scheme the built-ins do not know: start-up stays cheap
         backend = _BACKENDS.get(scheme)
     if backend is None:
+        if not scheme:  # urlsplit reads no scheme from e.g. 'my_store://': '_' may not appear in one
+            raise StoreURLError(
+                f"{redact_url(url)!r} does not start with a valid URL scheme ({url.split('://', 1)[0]!r}: a scheme is "
+                f"a letter, then letters, digits, '+', '-' or '.'); known schemes: {', '.join(registered_schemes())}"
+            )
         raise StoreURLError(
             f"unknown store scheme {scheme!r} in {redact_url(url)!r}; known schemes: {', '.join(registered_schemes())}"
         )
@@ -148,8 +165,20 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
     except ImportError as exc:
         from ..extras import missing
 
+        if backend.extra is None and not module_name.startswith("actioncache."):
+            # a third-party store without an actioncache extra: the advice is its own package
+            raise MissingStoreExtraError(
+                f"the {scheme!r} store is registered to {backend.target}, but {module_name!r} cannot be imported "
+                f"({exc}); install the package that provides it, or fix the registration"
+            ) from exc
         raise missing(f"the {scheme!r} store", backend.extra or scheme, exc, MissingStoreExtraError) from exc
     factory: Any = module
-    for part in attr.split("."):
-        factory = getattr(factory, part)
+    try:
+        for part in attr.split("."):
+            factory = getattr(factory, part)
+    except AttributeError:
+        raise StoreURLError(f"the {scheme!r} store is registered to {backend.target}, but {module_name!r} has no "
+                            f"{attr!r}; fix the registration (register_store or the package's entry point)") from None
+    if not callable(factory):
+        raise StoreURLError(f"the {scheme!r} store is registered to {backend.target}, which is not callable")
     return factory(url, **options)
