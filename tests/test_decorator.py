@@ -393,3 +393,28 @@ def test_equal_arguments_that_spell_differently_never_share_a_key(cache):
     assert [kind(1), kind(1.0), kind(True)] == ["int", "float", "bool"]
     assert [kind(True), kind(1.0), kind(1)] == ["bool", "float", "int"]
     assert len({kind.cache_key(v) for v in (1, 1.0, True, 0.0, -0.0)}) == 5
+
+
+def test_refresh_obeys_the_policy_of_its_scope(cache):
+    """refresh() skips the lookup but stores only where the scope's decision lets a call store: a
+    value computed in a phase the policy never caches must not become a later phase's hit."""
+    runs = []
+
+    @cache.cached(scope="llm_ro")
+    def report(x):
+        runs.append(x)
+        return f"run{len(runs)}"
+
+    @cache.cached(scope="llm_ro")
+    async def areport(x):
+        runs.append(x)
+        return f"run{len(runs)}"
+
+    with cache.policy(mode="use", scopes="llm_ro", phase="BUILD"):
+        assert report(1) == "run1" and report.refresh(1) == "run2"
+        assert asyncio.run(areport.refresh(1)) == "run3"
+    with cache.policy(mode="off"):
+        assert report.refresh(1) == "run4"
+    assert cache.store.count() == 0
+    with cache.policy(mode="use", scopes="llm_ro", phase="REPORT"):
+        assert report(1) == "run5" and report.refresh(1) == "run6" and report(1) == "run6"

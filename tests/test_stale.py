@@ -187,3 +187,29 @@ def test_get_reports_a_stale_entry_as_expired(clocked):
     clock.now += 20
     got = cache.get(key)
     assert got["found"] is True and got["expired"] is True and got["stale"] is True and got["value"] == "v1"
+
+
+def test_the_decorator_serves_stale_on_a_success_false_result(clocked):
+    """serve_stale_on_error is one rule for wrap and @cached: a raised error and a returned
+    `success: false` both fall back to the expired value (sync and async)."""
+    cache, clock = clocked
+    fail = [False]
+
+    @cached(cache=cache, ttl_seconds=10, serve_stale_on_error=True)
+    def quote(sym):
+        return {"success": False, "error": "upstream 503"} if fail[0] else {"success": True, "price": 42}
+
+    @cached(cache=cache, ttl_seconds=10, serve_stale_on_error=True)
+    async def aquote(sym):
+        return {"success": False, "error": "upstream 503"} if fail[0] else {"success": True, "price": 7}
+
+    assert quote("X") == {"success": True, "price": 42}
+    assert asyncio.run(aquote("X")) == {"success": True, "price": 7}
+    clock.now += 30
+    fail[0] = True
+    with pytest.warns(CacheWarning, match="upstream 503; a stale cached value"):
+        assert quote("X") == {"success": True, "price": 42}
+    with pytest.warns(CacheWarning, match="upstream 503"):
+        assert asyncio.run(aquote("X")) == {"success": True, "price": 7}
+    assert quote("Y") == {"success": False, "error": "upstream 503"}  # nothing to fall back on
+    assert cache.stats()["session"]["stale_served"] == 2

@@ -293,6 +293,23 @@ class Flow:
 
     # --- stale-while-revalidate -------------------------------------------------------------
 
+    def stale_on_failure(self, found: Lookup | None, ok: bool, value: Any) -> tuple[bool, Any, str]:
+        """The one rule of ``serve_stale_on_error`` (``wrap``, ``awrap`` and ``@cached`` alike): a run
+        that failed (raised, ``ok`` False with its text as ``value``, or returned ``success: false``)
+        is answered with the expired value the first lookup found, if it still decodes.
+        Returns ``(served, stale_value, why_the_run_failed)``."""
+        if ok and not is_failure(value):
+            return False, None, ""
+        if found is None or found.entry is None:
+            return False, None, ""
+        why = str(value) if not ok else str(value.get("error") or "success: false")
+        if found.stale:
+            return True, found.value, why
+        try:
+            return True, self.codec.decode(found.entry.value), why
+        except Exception:  # noqa: BLE001 - nothing stale to serve: the failure stands
+            return False, None, ""
+
     def within_stale_window(self, found: Lookup | None, stale_ttl_s: float) -> bool:
         """Whether a stale lookup may be served to a caller whose own window is ``stale_ttl_s``:
         the entry's writer may have allowed a longer one, but a caller never gets a value older

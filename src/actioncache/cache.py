@@ -337,18 +337,6 @@ class Cache:
             response["_cache_error"] = f"the action failed, so a stale value was served: {error}"
         return response
 
-    def _stale_value(self, call: "_Call") -> tuple[bool, Any]:
-        """The value of the expired entry the lookup found, if it still decodes."""
-        found = call.stale
-        if found is None or found.entry is None:
-            return False, None
-        if found.stale:
-            return True, found.value
-        try:
-            return True, self.codec.decode(found.entry.value)
-        except Exception:  # noqa: BLE001 - nothing stale to serve: the failure stands
-            return False, None
-
     def _respond_hit(self, call: "_Call", value: Any, entry: Any) -> dict[str, Any]:
         self.flow.record_hit(entry, call.action)
         return {
@@ -362,11 +350,10 @@ class Cache:
     def _respond(self, call: "_Call", outcome: Outcome, serve_stale_on_error: bool = False) -> dict[str, Any]:
         if outcome.hit:
             return self._respond_hit(call, outcome.value, outcome.entry)
-        if serve_stale_on_error and (not outcome.ok or is_failure(outcome.value)):
-            have, stale = self._stale_value(call)
-            if have:
-                failed = outcome.value if not outcome.ok else outcome.value.get("error") or "success: false"
-                return self._respond_stale(call, stale, call.stale.entry, str(failed))  # type: ignore[union-attr]
+        if serve_stale_on_error:
+            served, stale, failed = self.flow.stale_on_failure(call.stale, outcome.ok, outcome.value)
+            if served:
+                return self._respond_stale(call, stale, call.stale.entry, failed)  # type: ignore[union-attr]
         response = _respond_fresh(call, outcome.ok, outcome.value)
         if outcome.problem:
             prior = response.get("_cache_error")

@@ -266,21 +266,17 @@ class _Memoized:
         flow.count(self.name, stale_served=1)
         return found.value
 
-    def _stale_on_error(self, cache: Cache, found: Any, exc: BaseException) -> tuple[bool, Any]:
-        """After the function raised: the expired value to return instead, when asked for and there is one."""
-        if not self.serve_stale_on_error or found is None or found.entry is None or not isinstance(exc, Exception):
+    def _stale_on_error(self, cache: Cache, found: Any, ok: bool, value: Any) -> tuple[bool, Any]:
+        """After the function raised (``ok`` False, ``value`` its text) or returned ``success: false``:
+        the expired value to return instead, when asked for and there is one (``Flow.stale_on_failure``)."""
+        if not self.serve_stale_on_error:
             return False, None
-        if found.stale:
-            value = found.value
-        else:
-            try:
-                value = cache.codec.decode(found.entry.value)
-            except Exception:  # noqa: BLE001 - nothing stale to serve: the exception stands
-                return False, None
-        warnings.warn(f"{self.name}: {type(exc).__name__}: {exc}; a stale cached value was returned",
-                      CacheWarning, stacklevel=4)
+        served, stale, why = cache.flow.stale_on_failure(found, ok, value)
+        if not served:
+            return False, None
+        warnings.warn(f"{self.name}: {why}; a stale cached value was returned", CacheWarning, stacklevel=4)
         cache.flow.count(self.name, stale_served=1)
-        return True, value
+        return True, stale
 
     def build(self) -> Callable[..., Any]:
         func = self.func
@@ -350,17 +346,19 @@ class _Memoized:
             if not store:
                 return func(*args, **kwargs)
             try:
-                return miss(cache, key, args, kwargs, lookup)
+                value = miss(cache, key, args, kwargs, lookup)
             except Exception as exc:
-                served, value = self._stale_on_error(cache, found, exc)
+                served, stale = self._stale_on_error(cache, found, False, f"{type(exc).__name__}: {exc}")
                 if served:
-                    return value
+                    return stale
                 raise
+            served, stale = self._stale_on_error(cache, found, True, value)  # a `success: false` result
+            return stale if served else value
 
         def refresh(*args: Any, **kwargs: Any) -> Any:
             cache = self.cache
-            key = self._key(args, kwargs, cache)
-            if key is None:
+            key, _, store = self._plan(cache, args, kwargs)  # the policy's store, never its lookup
+            if key is None or not store:
                 return func(*args, **kwargs)
             return miss(cache, key, args, kwargs, False)
 
@@ -399,17 +397,19 @@ class _Memoized:
             if not store:
                 return await func(*args, **kwargs)
             try:
-                return await miss(cache, key, args, kwargs, lookup)
+                value = await miss(cache, key, args, kwargs, lookup)
             except Exception as exc:
-                served, value = self._stale_on_error(cache, found, exc)
+                served, stale = self._stale_on_error(cache, found, False, f"{type(exc).__name__}: {exc}")
                 if served:
-                    return value
+                    return stale
                 raise
+            served, stale = self._stale_on_error(cache, found, True, value)  # a `success: false` result
+            return stale if served else value
 
         async def refresh(*args: Any, **kwargs: Any) -> Any:
             cache = self.cache
-            key = self._key(args, kwargs, cache)
-            if key is None:
+            key, _, store = self._plan(cache, args, kwargs)  # the policy's store, never its lookup
+            if key is None or not store:
                 return await func(*args, **kwargs)
             return await miss(cache, key, args, kwargs, False)
 
