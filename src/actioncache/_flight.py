@@ -170,11 +170,14 @@ class Heartbeat:
 
     A thread, not a task: the holder's function may block its thread or its event loop, and the
     lease must be renewed all the same. Stores without ``renew_lease`` get no thread at all.
+    ``alive`` (optional) is asked before each renewal: a holder that can no longer finish (a task
+    whose event loop was closed) is not kept alive; ``on_dead`` is called instead, once.
     """
 
     __slots__ = ("_stop", "_thread")
 
-    def __init__(self, store: CacheStore, key: str, token: str | None, ttl_s: float) -> None:
+    def __init__(self, store: CacheStore, key: str, token: str | None, ttl_s: float,
+                 alive: Callable[[], bool] | None = None, on_dead: Callable[[], None] | None = None) -> None:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         renew = getattr(store, "renew_lease", None)
@@ -184,6 +187,10 @@ class Heartbeat:
 
         def beat() -> None:
             while not self._stop.wait(interval):
+                if alive is not None and not alive():
+                    if on_dead is not None:
+                        on_dead()
+                    return
                 try:
                     if not renew(name, token, ttl_s):
                         log.warning("lease on %s was lost while computing (another caller may start it too)", key)

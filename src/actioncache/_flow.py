@@ -29,13 +29,18 @@ from .errors import UnsupportedEntryError
 from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, Entry, entry_problem
 
-__all__ = ["FRESH_UNTIL", "LEASE", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive",
-           "drive", "entry_metadata", "fresh_until", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread"]
+__all__ = ["FRESH_UNTIL", "LEASE", "REFRESH_EXIT_WAIT_S", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive",
+           "drive", "entry_metadata", "fresh_until", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread",
+           "Refresh", "Running"]
 
 log = logging.getLogger("actioncache")
 
 _OFFSET_REFRESH_S = 300.0
 _OFFSET_RETRY_S = 30.0
+
+# At interpreter exit, background refreshes still running get this long in all (across every cache
+# of the process) to finish and store; the rest are ended and their leases released.
+REFRESH_EXIT_WAIT_S = 10.0
 
 LEASE = "lease"  # the driver takes the store lease and sends back (token, Lookup | None)
 RUN = "run"  # the driver runs the user's function and sends back (ok, value, duration_ms)
@@ -120,7 +125,7 @@ class Flow:
         self.stats = Stats(clock, stats_flush_s)
         self.threads = ThreadFlights()
         self.tasks = TaskFlights()
-        self.refreshing: set[str] = set()  # keys this process is refreshing in the background
+        self.refreshing: dict[str, Refresh] = {}  # keys this process is refreshing in the background
         self.refresh_lock = threading.Lock()
         self.observers: list[Observer] = self.stats.observers  # actioncache.events; empty costs one check
         self.count: Callable[..., None] = self.stats.count  # bound once: counting sits on every miss
@@ -320,38 +325,97 @@ class Flow:
         return fresh is not None and self.now() < fresh + stale_ttl_s
 
     def start_refresh(self, key: str, action: str, options: StoreOptions, run: Callable[[], Any],
-                      lease_s: float, spawn: Callable[[Callable[[], Any], Callable[[Any], None]], None]) -> bool:
+                      lease_s: float, spawn: Callable[[Callable[[], Any], Callable[[Any], None]], "Running"]) -> bool:
         """Refresh a stale entry in the background, once across processes: only the caller that
         takes the key's store lease (one try, no waiting) refreshes; the others keep serving the
         stale value. ``run`` computes (sync, or a coroutine for ``spawn`` to schedule); returns
-        whether this caller started the refresh."""
+        whether this caller started the refresh.
+
+        However the refresh ends (done, failed, raised a ``BaseException``, cancelled with its event
+        loop, or cut short at interpreter exit) its heartbeat stops, its lease is released and the key
+        is no longer marked refreshing here, so the next caller (in any process) may refresh it.
+        """
+        with self.refresh_lock:
+            running = self.refreshing.get(key)
+            if running is not None and running.alive():
+                return False
+        if running is not None:  # its task can never finish (its event loop is gone): end it here
+            running.end(None)
         with self.refresh_lock:
             if key in self.refreshing:
                 return False
-            self.refreshing.add(key)
+            refresh = self.refreshing[key] = Refresh(self, key, action, options)
         try:
             token = self.store.acquire_lease(LEASE_PREFIX + key, lease_s)
         except Exception as exc:  # noqa: BLE001 - no leases here: this process refreshes alone
             log.debug("lease for refreshing %s failed: %s", key, exc)
             token = ""
         if token is None:  # another process is refreshing it
-            with self.refresh_lock:
-                self.refreshing.discard(key)
+            refresh.end(None)
             return False
-        heartbeat = Heartbeat(self.store, key, token or None, lease_s)
-
-        def finish(result: tuple[bool, Any, float]) -> None:
-            heartbeat.stop()
-            try:
-                self.count(action, refreshes=1)
-                self.save(key, action, *result, options)
-            finally:
-                release_lease(self.store, key, token or None)
-                with self.refresh_lock:
-                    self.refreshing.discard(key)
-
-        spawn(run, finish)
+        refresh.token = token or None
+        refresh.heartbeat = Heartbeat(self.store, key, refresh.token, lease_s, alive=refresh.alive,
+                                      on_dead=lambda: refresh.end(None))
+        refresh.running = spawn(run, refresh.end)
         return True
+
+    def settle_refreshes(self, deadline: float) -> None:
+        """At interpreter exit: give the background refreshes still running until ``deadline``
+        (``time.monotonic()``) to finish and store, then end the rest, releasing their leases so the
+        next process refreshes instead of waiting for them to lapse."""
+        with self.refresh_lock:
+            pending = list(self.refreshing.values())
+        for refresh in pending:
+            if refresh.running is not None and refresh.running.progressing():
+                refresh.ended.wait(max(0.0, deadline - time.monotonic()))
+            refresh.end(None)
+
+
+class Running:
+    """A background refresh as its runner sees it (a thread, or a task of an event loop)."""
+
+    def alive(self) -> bool:
+        """Whether it can still finish (a task whose loop was closed cannot)."""
+        return True
+
+    def progressing(self) -> bool:
+        """Whether it is running on its own, so waiting for it can help (at interpreter exit)."""
+        return True
+
+
+class Refresh:
+    """One background refresh of one key: its lease token, heartbeat and runner, and the one
+    :meth:`end` every way of finishing goes through (it runs once, whoever calls it first)."""
+
+    def __init__(self, flow: Flow, key: str, action: str, options: StoreOptions) -> None:
+        self.flow, self.key, self.action, self.options = flow, key, action, options
+        self.token: str | None = None
+        self.heartbeat: Heartbeat | None = None
+        self.running: Running | None = None
+        self.ended = threading.Event()
+        self._lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return not self.ended.is_set() and (self.running is None or self.running.alive())
+
+    def end(self, result: tuple[bool, Any, float] | None) -> None:
+        """Store ``result`` (a finished run) and let the key go; ``None``: the run never finished."""
+        with self._lock:
+            if self.ended.is_set():
+                return
+            self.ended.set()
+        flow, key = self.flow, self.key
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+        try:
+            if result is not None:
+                flow.count(self.action, refreshes=1)
+                flow.save(key, self.action, *result, self.options)
+        finally:
+            release_lease(flow.store, key, self.token)
+            with flow.refresh_lock:
+                if flow.refreshing.get(key) is self:
+                    del flow.refreshing[key]
 
 
 def entry_metadata(key: str, action: str | None, kind: str, now: float, ttl_s: float | None,
@@ -385,6 +449,8 @@ def drive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any], run: Ca
             request = steps.send(reply)
     except StopIteration as stop:
         return stop.value
+    finally:
+        steps.close()  # left early (the lease wait raised, or was cancelled): its finally runs now
 
 
 async def adrive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any],
@@ -406,6 +472,8 @@ async def adrive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any],
             request = steps.send(reply)
     except StopIteration as stop:
         return stop.value
+    finally:
+        steps.close()  # left early (the lease wait raised, or was cancelled): its finally runs now
 
 
 def run_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bool, Any, float]:
@@ -441,26 +509,67 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def spawn_thread(run: Callable[[], tuple[bool, Any, float]], finish: Callable[[tuple[bool, Any, float]], None]) -> None:
-    """Run a background refresh in a daemon thread (the sync faces)."""
-    def body() -> None:
-        finish(run())
+class _Thread(Running):
+    def __init__(self, thread: threading.Thread) -> None:
+        self.thread = thread
 
-    threading.Thread(target=body, name="actioncache-refresh", daemon=True).start()
+    def alive(self) -> bool:
+        return self.thread.is_alive()
+
+    progressing = alive
+
+
+def spawn_thread(run: Callable[[], tuple[bool, Any, float]],
+                 finish: Callable[[tuple[bool, Any, float] | None], None]) -> Running:
+    """Run a background refresh in a daemon thread (the sync faces); ``finish`` gets the result,
+    or None when the function raised a ``BaseException`` (``SystemExit``, ``KeyboardInterrupt``)."""
+    def body() -> None:
+        result = None
+        try:
+            result = run()
+        finally:
+            finish(result)
+
+    thread = threading.Thread(target=body, name="actioncache-refresh", daemon=True)
+    thread.start()
+    return _Thread(thread)
 
 
 _background_tasks: set[Any] = set()
 
 
+class _Task(Running):
+    def __init__(self, task: Any, loop: Any) -> None:
+        self.task, self.loop = task, loop
+
+    def alive(self) -> bool:
+        if self.task.done():
+            return False
+        if self.loop.is_closed():  # closed without cancelling it: it never runs again
+            _background_tasks.discard(self.task)
+            return False
+        return True
+
+    def progressing(self) -> bool:
+        return self.alive() and self.loop.is_running()
+
+
 def spawn_task(run: Callable[[], Awaitable[tuple[bool, Any, float]]],
-               finish: Callable[[tuple[bool, Any, float]], None]) -> None:
+               finish: Callable[[tuple[bool, Any, float] | None], None]) -> Running:
     """Run a background refresh as a task of the running loop (the async faces); the task is held
-    here until done, since the loop keeps only a weak reference to it."""
+    here until done, since the loop keeps only a weak reference to it. A task cancelled (its loop
+    ended: ``asyncio.run`` per request) or closed unfinished ends its refresh with None."""
     import asyncio
 
     async def body() -> None:
-        finish(await run())
+        result = None
+        try:
+            result = await run()
+        finally:
+            finish(result)
 
-    task = asyncio.get_running_loop().create_task(body())
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(body())
     _background_tasks.add(task)
     task.add_done_callback(_background_tasks.discard)
+    return _Task(task, loop)

@@ -22,7 +22,7 @@ import time
 import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple
 
-from ._flow import (DEFAULT_MAX_VALUE_BYTES, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
+from ._flow import (DEFAULT_MAX_VALUE_BYTES, REFRESH_EXIT_WAIT_S, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
                     fresh_until, is_failure, run_async, run_sync, spawn_task, spawn_thread)
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
@@ -49,7 +49,14 @@ _live_caches: "weakref.WeakSet[Cache]" = weakref.WeakSet()
 
 
 def _flush_all_at_exit() -> None:
-    for cache in list(_live_caches):
+    caches = list(_live_caches)
+    # A short-lived process (a CLI run) that served a stale value started its refresh in a daemon
+    # thread: let it finish (bounded), or release its lease, so the next process is not left
+    # waiting for a lease nobody renews.
+    deadline = time.monotonic() + REFRESH_EXIT_WAIT_S
+    for cache in caches:
+        cache.flow.settle_refreshes(deadline)
+    for cache in caches:
         cache.flush_stats()
 
 
