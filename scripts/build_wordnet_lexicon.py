@@ -8,7 +8,10 @@ kept, see the ``licence`` field of the output):
   a word outside it (and not a function word) is treated as a name or identifier;
 * ``proper``: lemmas that WordNet only ever spells capitalized (Paris, Monday, Netflix-like names);
 * ``antonyms``: pairs of opposite words -- WordNet's antonym pointers, widened to every lemma of
-  the two synsets and to the satellite adjectives of a head adjective ("cheap" under "inexpensive");
+  the two synsets, to the satellite adjectives of a head adjective ("cheap" under "inexpensive"),
+  and for verbs one hop to the neighbours of one side: its verb-group synsets, and for a pointer
+  that names a multi-word verb, the other small synsets holding that verb ("add" opposes
+  "take_away", which "remove, take, withdraw" share);
 * ``synsets``: groups of single-word lemmas that share a meaning (a synonym is no contrast);
 * ``base``: irregular inflections to their base forms (WordNet's ``*.exc`` files).
 
@@ -81,6 +84,28 @@ def main(root: Path) -> None:
         return [clean(w).lower() for w in words if "_" not in w]
 
     antonyms: set[tuple[str, str]] = set()
+    holders: dict[str, list[tuple[str, int]]] = defaultdict(list)  # a multi-word verb -> its synsets
+    for key, syn in synsets.items():
+        if key[0] == "v":
+            for word in syn["words"]:
+                if "_" in word:
+                    holders[word.lower()].append(key)
+
+    def verb_neighbours(key: tuple[str, int], named: str) -> set[str]:
+        """Single words of the small synsets a verb synset leads to by a verb-group pointer ($), and,
+        when the antonym pointer names a multi-word verb, of the small synsets that also hold that
+        verb ("add" opposes "take_away"; "remove, take, take_away, withdraw" holds it)."""
+        near = [(tpos, target) for symbol, target, tpos, _, _ in synsets[key]["pointers"]
+                if symbol == "$" and tpos == "v"]
+        if "_" in named:
+            near += holders.get(named.lower(), [])
+        out: set[str] = set()
+        for other in near:
+            words = single(synsets[other]["words"])
+            if other != key and len(words) <= 4:
+                out |= set(words)
+        return out
+
     heads_of_satellites: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
     for key, syn in synsets.items():
         if key[0] == "a" and syn["type"] == "s":
@@ -104,6 +129,11 @@ def main(root: Path) -> None:
             if key[0] == "a":  # a satellite opposes the other head, never the other head's satellites
                 for sat in heads_of_satellites.get(key, []):
                     pairs += [(a, b) for a in single(synsets[sat]["words"]) for b in right]
+            if key[0] == "v":  # a verb's close neighbours oppose what it opposes (one hop, one side)
+                named = syn["words"][source_n - 1] if 0 < source_n <= len(syn["words"]) else ""
+                other_named = synsets[other]["words"][target_n - 1] if 0 < target_n <= len(synsets[other]["words"]) else ""
+                pairs += [(a, b) for a in verb_neighbours(key, named) for b in right]
+                pairs += [(a, b) for a in verb_neighbours(other, other_named) for b in left]
             for a, b in pairs:
                 if a != b and a.isalpha() and b.isalpha():
                     antonyms.add(tuple(sorted((a, b))))
