@@ -70,7 +70,34 @@ SAME_REQUEST = [
 ]
 
 
-@pytest.mark.parametrize("request_text, stored, kind", TRAPS)
+# Directional particles and prepositions (a closed class) and verb antonyms WordNet gives through
+# its verb groups and multi-word verbs; written for these tests.
+DIRECTION_TRAPS = [
+    ("pan the map in", "pan the map out", "direction"),
+    ("tilt the camera up", "tilt the camera down", "opposite"),
+    ("keep the fan on overnight", "keep the fan off overnight", "opposite"),
+    ("zoom the chart in", "zoom the chart out", "direction"),
+    ("move the photos into the trash", "move the photos out of the trash", "direction"),
+    ("copy the keys to the laptop", "copy the keys from the laptop", "direction"),
+    ("deliveries arriving before midnight", "deliveries arriving after midnight", "direction"),
+    ("alert me when humidity is above 60 percent", "alert me when humidity is below 60 percent", "opposite"),
+    ("teams over their quota", "teams under their quota", "direction"),
+    ("tickets opened since the release", "tickets opened until the release", "direction"),
+    ("add carla to the on-call rota", "remove carla from the on-call rota", "opposite"),
+    ("text me when the ferry arrives", "text me when the ferry departs", "opposite"),
+    ("show archived channels", "hide archived channels", "opposite"),
+    ("show hidden columns", "hide hidden columns", "opposite"),
+    # opposing prefixes on one stem, command-line flags, number words read as digits
+    ("encode the payload", "decode the payload", "opposite"),
+    ("book a non-smoking room", "book a smoking room", "opposite"),
+    ("upvote the answer", "downvote the answer", "opposite"),
+    ("tar -czf logs.tar logs", "tar -xzf logs.tar logs", "entity"),
+    ("git clean -n", "git clean -fd", "entity"),
+    ("snooze for two hours", "snooze for 2 minutes", "number"),
+]
+
+
+@pytest.mark.parametrize("request_text, stored, kind", TRAPS + DIRECTION_TRAPS)
 def test_each_kind_of_trap_is_rejected_both_ways_and_in_any_case(request_text, stored, kind):
     assert contrast(request_text, stored) == kind
     assert contrast(stored, request_text) is not None
@@ -78,7 +105,31 @@ def test_each_kind_of_trap_is_rejected_both_ways_and_in_any_case(request_text, s
     assert literal_guard(request_text.title(), stored) is False
 
 
-@pytest.mark.parametrize("request_text, stored", SAME_REQUEST)
+# The same request typed differently: contractions with or without the apostrophe, compounds
+# apart, hyphenated or joined, chat spellings of "please", a leading "run", "how can I" for
+# "how do I". Written for these tests.
+SAME_AFTER_NORMALISING = [
+    ("whats the forecast for lyon", "what's the forecast for lyon"),
+    ("whats the forecast for lyon", "what is the forecast for lyon"),
+    ("dont restart the worker yet", "do not restart the worker yet"),
+    ("isnt the queue empty", "is not the queue empty"),
+    ("youre on the guest list", "you're on the guest list"),
+    ("put eggs on my to-do list", "put eggs on my todo list"),
+    ("put eggs on my to do list", "put eggs on my todo list"),
+    ("send the e-mail to the landlord", "send the email to the landlord"),
+    ("log in to the router", "login to the router"),
+    ("sign-up page for the beta", "signup page for the beta"),
+    ("pls archive the thread", "archive the thread"),
+    ("run cargo build", "cargo build"),
+    ("execute make clean", "make clean"),
+    ("how do i rotate an api key", "how can i rotate an api key"),
+    ("where do i find the invoices", "where can i find the invoices"),
+    ("what's the weather in Paris", "tell me Paris weather today"),
+    ("book 2 tickets to the gala", "book two tickets to the gala"),
+]
+
+
+@pytest.mark.parametrize("request_text, stored", SAME_REQUEST + SAME_AFTER_NORMALISING)
 def test_rewordings_of_one_request_pass(request_text, stored):
     assert contrast(request_text, stored) is None
     assert contrast(stored, request_text) is None
@@ -115,6 +166,17 @@ class TestWithTheDefaultModel:
 
     def test_weather_in_paris_today_is_the_same_request(self, model):
         assert self._served(model, "what's the weather in Paris", "tell me Paris weather today")
+
+    def test_lower_case_entities_and_normalised_spellings_hit(self, model):
+        assert self._served(model, "what's the weather in paris", "whats the weather in paris")
+        assert self._served(model, "how do i undo a git rebase", "how can i undo a git rebase")
+        assert self._served(model, "add bread to my to-do list", "add bread to my todo list")
+        assert not self._served(model, "what's the weather in paris", "what's the weather in rome")
+
+    @pytest.mark.parametrize("request_text, stored, kind", DIRECTION_TRAPS)
+    def test_direction_and_verb_antonym_traps_miss(self, model, request_text, stored, kind):
+        assert not self._served(model, stored, request_text)
+        assert not self._served(model, request_text, stored)
 
     def test_nyc_to_la_is_not_la_to_nyc(self, model):
         assert not self._served(model, "nyc to la", "la to nyc")

@@ -12,7 +12,10 @@ contradiction it finds, or returns ``None``:
                Friday"); "today", "now" and "currently" count as no date (a request is about now);
 ``negation``   one side is negated (not, no, never, without, except, stop, n't ...), the other not;
 ``opposite``   a word only one side has is a WordNet antonym of a word only the other side has
-               ("lock"/"unlock", "cheap"/"expensive", "ascending"/"descending"), prefixes included;
+               ("lock"/"unlock", "cheap"/"expensive", "add"/"remove"), prefixes included;
+``direction``  a directional particle or preposition only one side has faces its counterpart on
+               the other (in/out, up/down, on/off, to/from, before/after, above/below, over/under,
+               ...): a closed class of English, so the pairs are written out ("zoom in"/"zoom out");
 ``quantifier`` different quantifiers (all/some/none/only/first/at least ...), or a restricting one
                on one side only ("only the unread messages");
 ``comparison`` both sides compare, differently ("cheaper" vs "more expensive", "more" vs "fewer");
@@ -26,6 +29,12 @@ contradiction it finds, or returns ``None``:
 ``substitution`` one content word swapped for a non-synonym, or added, in an otherwise identical
                request ("share it with the finance team" vs "... legal team", "alphabetical" vs
                "reverse alphabetical").
+
+Before comparing, both sides are normalised the same way: Unicode, case, contractions with or
+without the apostrophe ("what's", "whats" -> "what is"; "dont" -> "do not"), chat spellings of
+"please", and compounds written apart, hyphenated or joined ("to-do"/"todo", "log in"/"login")
+take the other side's spelling. A leading verb of running ("run git push" / "git push") and a
+"can"/"could" after a question word ("how can I" / "how do I") are treated as style.
 
 Every rule comes from English grammar or from WordNet (``lexicon.py``), never from a list of the
 words of a test set. They err on the side of a miss: a paraphrase that renames an entity ("NYC"
@@ -41,7 +50,8 @@ from functools import lru_cache
 
 from . import lexicon
 
-_TOKEN = re.compile(r"[$€£#@]?\w+(?:[./\-:'’]\w+)*%?", re.UNICODE)
+# A command-line flag ("-la", "--force") at the start of a word is one token, an identifier.
+_TOKEN = re.compile(r"(?<!\S)--?[^\W\d_][\w-]*|[$€£#@]?\w+(?:[./\-:'’]\w+)*%?", re.UNICODE)
 # Double quotes and backticks; a single quote only as a pair around words, not an apostrophe.
 _QUOTED = re.compile(r"[\"“”`]([^\"“”`\n]{1,80})[\"“”`]|(?<!\w)'([^'\n]{1,80})'(?!\w)")
 
@@ -110,17 +120,50 @@ def _side(text: str) -> _Side:
     return _Side(normal.lower(), tuple(t.lower() for t in raw), raw)
 
 
+# Contractions, closed classes of English: auxiliaries that take "n't", and the pronouns and question
+# words that take "'s", "'re", "'ll"... They are recognised with the apostrophe or without ("dont",
+# "whats", "youre": people type to agents without one), the latter only when WordNet does not know
+# the joined word ("ill", "were", "well", "id" stay words).
+_NOT_AUXILIARIES = {"do": "do", "does": "does", "did": "did", "is": "is", "are": "are", "was": "was", "were": "were",
+                    "has": "has", "have": "have", "had": "had", "could": "could", "would": "would", "should": "should",
+                    "must": "must", "need": "need", "might": "might", "ca": "can", "wo": "will", "sha": "shall"}
+_CONTRACTING_HEADS = {"i", "you", "we", "they", "he", "she", "it", "that", "there", "here", "what", "who", "where",
+                      "when", "why", "how", "which", "this", "let"}
+_CONTRACTION_TAILS = {"s": "is", "re": "are", "ll": "will", "ve": "have", "m": "am", "d": "would"}
+# Chat spellings of the politeness words (already function words when spelt out).
+_CHAT_SPELLINGS = {"pls": "please", "plz": "please", "thx": "thanks"}
+
+
+def _contraction(low: str) -> tuple[str, str] | None:
+    """("what", "is") for "what's" or "whats"; ("do", "not") for "don't" or "dont"; else None."""
+    bare = low.replace("'", "")
+    apostrophe = "'" in low
+    if not apostrophe and (bare in lexicon.FUNCTION_WORDS or lexicon.pos(bare)) and bare not in ("cant", "wont"):
+        return None
+    if bare.endswith("nt") and (apostrophe and low.endswith("n't") or not apostrophe) and bare[:-2] in _NOT_AUXILIARIES:
+        return _NOT_AUXILIARIES[bare[:-2]], "not"
+    for tail, word in _CONTRACTION_TAILS.items():
+        head = bare[: -len(tail)]
+        if bare.endswith(tail) and head in _CONTRACTING_HEADS and (not apostrophe or low == f"{head}'{tail}"):
+            return head, ("us" if head == "let" else word)
+    return None
+
+
 def _split_contractions(tokens: list[str]) -> list[str]:
     out: list[str] = []
     for tok in tokens:
         low = tok.lower()
-        if low.endswith("n't") and len(low) > 3:
-            out += [tok[:-3] if low not in ("can't", "won't") else ("can" if low == "can't" else "will"), "not"]
+        split = _contraction(low) if low.replace("'", "").isalpha() else None
+        if low in _CHAT_SPELLINGS:
+            out.append(_CHAT_SPELLINGS[low])
+        elif split is not None:
+            out += [tok[: len(split[0])] if tok[: len(split[0])].lower() == split[0] else split[0], split[1]]
+        elif low.endswith("n't") and len(low) > 3:
+            out += [tok[:-3], "not"]
         elif re.fullmatch(r"\w+'(s|re|ll|ve|d|m)", low):
             head, tail = tok.split("'", 1)
-            # "what's" -> "what is"; a possessive "'s" is dropped ("Madrid's station" ~ "Madrid station").
-            out += [head] + ([{"ll": "will", "re": "are", "ve": "have", "m": "am", "d": "would"}[tail.lower()]]
-                             if tail.lower() != "s" else [])
+            # a possessive "'s" is dropped ("Madrid's station" ~ "Madrid station").
+            out += [head] + ([_CONTRACTION_TAILS[tail.lower()]] if tail.lower() != "s" else [])
         elif re.fullmatch(r"\d+(am|pm)", low):  # "7am" is "7 am"
             out += [tok[:-2], tok[-2:]]
         else:
@@ -133,22 +176,33 @@ def _is_number(tok: str) -> bool:
 
 
 def _number_key(tok: str) -> str:
-    return tok.lstrip("$€£").replace(",", "")
+    return _CARDINALS.get(tok) or tok.lstrip("$€£").replace(",", "")
 
 
 # --- the checks, one per kind of contradiction ----------------------------------------------------
 
 
+# Cardinal number words read as digits ("two tickets" is "2 tickets"); "one" (also a pronoun) and
+# "second" (also a unit of time) stay words.
+_CARDINALS = {w: str(n) for n, w in enumerate(
+    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split()) if w != "_"}
+_CARDINALS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+                   "ninety": "90", "hundred": "100", "thousand": "1000", "dozen": "12"})
+
+
 def _digit_groups(side: _Side) -> set[str]:
-    """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15")."""
-    return {g.replace(",", "") for t in side.tokens for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+    """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
+    cardinal number words as digits."""
+    return ({g.replace(",", "") for t in side.tokens for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+            | {_CARDINALS[t] for t in side.tokens if t in _CARDINALS})
 
 
 def _numbers(a: _Side, b: _Side) -> bool:
     if _digit_groups(a) != _digit_groups(b):
         return True
-    a_words = {t for t in a.tokens if t in _NUMBER_WORDS}
-    b_words = {t for t in b.tokens if t in _NUMBER_WORDS}
+    a_words = {t for t in a.tokens if t in _NUMBER_WORDS and t not in _CARDINALS}
+    b_words = {t for t in b.tokens if t in _NUMBER_WORDS and t not in _CARDINALS}
     if a_words and b_words and a_words != b_words:
         return True
     # The word right after a shared number is its unit: it must agree when both sides have one.
@@ -199,11 +253,15 @@ def _negation(a: _Side, b: _Side) -> bool:
 
 
 def _only_in(a: _Side, b: _Side) -> tuple[set[str], set[str]]:
+    """The words each side has and the other lacks; two inflections of one word, each on one side
+    only, cancel ("cheaper" / "cheap"), but a word shared by both cancels nothing ("show hidden
+    files" / "hide hidden files" still differ by show / hide)."""
     a_set, b_set = set(a.tokens), set(b.tokens)
-    a_lemmas = {lexicon.lemma(t) for t in b_set}
-    b_lemmas = {lexicon.lemma(t) for t in a_set}
-    return ({t for t in a_set - b_set if lexicon.lemma(t) not in a_lemmas},
-            {t for t in b_set - a_set if lexicon.lemma(t) not in b_lemmas})
+    a_only, b_only = a_set - b_set, b_set - a_set
+    a_lemmas = {lexicon.lemma(t) for t in a_only}
+    b_lemmas = {lexicon.lemma(t) for t in b_only}
+    return ({t for t in a_only if lexicon.lemma(t) not in b_lemmas},
+            {t for t in b_only if lexicon.lemma(t) not in a_lemmas})
 
 
 def _opposite(a: _Side, b: _Side) -> bool:
@@ -214,7 +272,42 @@ def _opposite(a: _Side, b: _Side) -> bool:
 
 def _has_opposite(a: _Side, b: _Side) -> bool:
     left, right = _only_in(a, b)
-    return any(lexicon.opposite(x, y) for x in left for y in right if x.isalpha() and y.isalpha())
+    return any(lexicon.opposite(x, y) for x in left for y in right if _wordlike(x) and _wordlike(y))
+
+
+def _wordlike(tok: str) -> bool:
+    """Letters, hyphens between them allowed ("non-vegetarian"): a word, not an identifier."""
+    return tok.replace("-", "").isalpha() and not tok.startswith("-")
+
+
+# Directional particles and prepositions with their counterparts: a closed class of English, so
+# the pairs are written out (WordNet has few antonyms among function words).
+_DIRECTION_PAIRS = frozenset(frozenset(pair) for pair in (
+    ("in", "out"), ("into", "out"), ("inside", "outside"), ("up", "down"), ("on", "off"), ("onto", "off"),
+    ("to", "from"), ("toward", "from"), ("towards", "from"), ("before", "after"), ("above", "below"),
+    ("over", "under"), ("with", "without"), ("upward", "downward"), ("upwards", "downwards"),
+    ("forward", "backward"), ("forwards", "backwards"), ("inbound", "outbound"), ("incoming", "outgoing"),
+    ("upstairs", "downstairs"), ("since", "until"), ("since", "till"), ("inward", "outward"),
+    ("ahead", "behind"), ("in", "off"), ("on", "out"),
+))
+
+
+def _direction(a: _Side, b: _Side) -> bool:
+    left, right = _only_in(a, b)
+    left = {t for t in left if _directional(a, t)}
+    right = {t for t in right if _directional(b, t)}
+    return any(frozenset((x, y)) in _DIRECTION_PAIRS for x in left for y in right)
+
+
+def _directional(side: _Side, word: str) -> bool:
+    """A particle or preposition, not the "to" of an infinitive ("remind me to water ...")."""
+    if word != "to":
+        return True
+    toks = side.tokens
+    i = toks.index(word)
+    nxt = toks[i + 1] if i + 1 < len(toks) else ""
+    kinds = lexicon.pos(nxt)
+    return not (kinds and "v" in kinds and "n" not in kinds) and nxt not in ("be", "do", "get", "make", "see")
 
 
 def _quantifiers(side: _Side) -> set[str]:
@@ -291,6 +384,8 @@ def _modalities(side: _Side) -> set[str]:
             continue
         if nxt == "you" and kind in ("possibility", "future", "conditional"):
             continue  # "can you / could you / will you / would you": a polite request
+        if kind == "possibility" and i == 1 and toks[0] in _WH_WORDS:
+            continue  # "how can I", "where can I": asks the way, as "how do I" does
         if kind == "conditional" and nxt in ("like", "love"):
             continue  # "I would like": a request
         if tok in ("has", "have", "had") and nxt not in ("been",) and not _past_participle(nxt):
@@ -448,6 +543,8 @@ def _substitution(a: _Side, b: _Side) -> bool:
     if not (span_a or span_b) or len(span_a) > 3 or len(span_b) > 3 or start + end == 0:
         return False
     words = span_a + span_b
+    if start == 0 and not (span_a and span_b) and _runs(words):
+        return False  # "run git push" / "git push": the verb only says to run what follows
     if not all(w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in _NOW for w in words):
         return False  # a changed function word is the other checks' business (or style)
     if len(span_a) == 1 and len(span_b) == 1:
@@ -457,16 +554,50 @@ def _substitution(a: _Side, b: _Side) -> bool:
     return not ({lexicon.lemma(w) for w in span_a} & {lexicon.lemma(w) for w in span_b})
 
 
+def _runs(words: list[str]) -> bool:
+    """One verb that means running a program (WordNet: a synonym of "execute")."""
+    return len(words) == 1 and (words[0] == "execute" or lexicon.synonyms(words[0], "execute")) and "v" in lexicon.pos(words[0])
+
+
+# --- both sides spelt alike ---------------------------------------------------------------------
+
+
+def _align(a: _Side, b: _Side) -> tuple[_Side, _Side]:
+    """Compounds spelt apart, hyphenated or joined take one spelling: a run of words of one side
+    (or a hyphenated word) that joins into a word of the other side becomes that word ("to-do" /
+    "todo", "log in" / "login", "e-mail" / "email")."""
+    return _join_into(a, set(b.tokens)), _join_into(b, set(a.tokens))
+
+
+def _join_into(side: _Side, others: set[str]) -> _Side:
+    toks, raw = list(side.tokens), list(side.raw)
+    changed = False
+    i = 0
+    while i < len(toks):
+        if "-" in toks[i] and toks[i] not in others and toks[i].replace("-", "") in others:
+            toks[i] = raw[i] = toks[i].replace("-", "")
+            changed = True
+        for n in (4, 3, 2):
+            joined = "".join(t.replace("-", "") for t in toks[i:i + n])
+            if len(toks[i:i + n]) == n and joined in others and joined not in toks and all(t.isalpha() for t in toks[i:i + n]):
+                toks[i:i + n] = [joined]
+                raw[i:i + n] = [joined]
+                changed = True
+                break
+        i += 1
+    return _Side(side.text, tuple(toks), tuple(raw)) if changed else side
+
+
 _CHECKS = (
     ("number", _numbers), ("date", _date), ("negation", _negation), ("opposite", _opposite),
-    ("quantifier", _quantifier), ("comparison", _comparison), ("modality", _modality),
+    ("direction", _direction), ("quantifier", _quantifier), ("comparison", _comparison), ("modality", _modality),
     ("entity", _entity), ("role", _role), ("substitution", _substitution),
 )
 
 
 def contrast(request: str, candidate: str) -> str | None:
     """The name of the first check that finds the two requests contradicting, or ``None``."""
-    a, b = _side(request), _side(candidate)
+    a, b = _align(_side(request), _side(candidate))
     if a.tokens == b.tokens:
         return None
     for name, check in _CHECKS:

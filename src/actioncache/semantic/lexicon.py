@@ -97,20 +97,37 @@ def lemma(word: str) -> str:
 
 def opposite(a: str, b: str) -> bool:
     """Some base form of ``a`` is a WordNet antonym of some base form of ``b``, or one negates the
-    other by a prefix ("lock"/"unlock", "connect"/"disconnect", "arm"/"disarm")."""
+    other by a prefix ("lock"/"unlock", "connect"/"disconnect", "arm"/"disarm"), or the two share
+    a stem behind opposing prefixes ("encrypt"/"decrypt", "upload"/"download", "import"/"export")."""
     antonyms = _data()["antonyms"]
     for x in lemmas(a):
         for y in lemmas(b):
-            if (x, y) in antonyms or (y, x) in antonyms or _prefix_negation(x, y) or _prefix_negation(y, x):
+            if ((x, y) in antonyms or (y, x) in antonyms or _prefix_negation(x, y) or _prefix_negation(y, x)
+                    or _prefix_swap(x, y)):
                 return True
     return False
 
 
 _NEGATING_PREFIXES = ("un", "dis", "de", "non", "non-", "in", "im", "il", "ir", "anti", "mis")
+# Prefixes of opposite direction or degree (a closed class of English morphology).
+_OPPOSING_PREFIXES = frozenset(frozenset(pair) for pair in (
+    ("en", "de"), ("en", "dis"), ("in", "ex"), ("im", "ex"), ("in", "de"), ("up", "down"), ("over", "under"),
+    ("pre", "post"), ("max", "min"), ("in", "out"), ("inter", "intra"), ("hyper", "hypo"), ("inc", "dec"),
+))
 
 
 def _prefix_negation(a: str, b: str) -> bool:
     return len(a) >= 3 and any(b == prefix + a for prefix in _NEGATING_PREFIXES)
+
+
+def _prefix_swap(a: str, b: str) -> bool:
+    """The same stem (three letters or more) behind two opposing prefixes."""
+    for pair in _OPPOSING_PREFIXES:
+        p, q = tuple(pair)
+        for x, y in ((a, b), (b, a)):
+            if x.startswith(p) and y.startswith(q) and x[len(p):] == y[len(q):] and len(x) - len(p) >= 3:
+                return True
+    return False
 
 
 def synonyms(a: str, b: str) -> bool:
