@@ -9,6 +9,8 @@ Quality, with the library defaults (default embedder, its calibrated threshold, 
 * ../shared/data/semantic/paraphrase_pairs.json (GPTCache's 999 paraphrase pairs): per pair, and
   GPTCache's own protocol (store every origin, look up every paraphrase: correct, wrong, miss).
 * bench/data/semantic_negatives.json (160 earlier negatives), per pair.
+* bench/data/semantic_heldout.json: 166 hand-written pairs in another style (tool requests, lower
+  case, typos), frozen before their first measurement and never tuned on; reported apart.
 
 Latency: (1) end to end: a lookup of a request never seen before (embedding included) in a
 cache of 10,000 entries, for each local embedder, and the same request again (its embedding is
@@ -46,8 +48,13 @@ from actioncache.stores.memory import MemoryStore  # noqa: E402
 EVAL = ROOT / "bench/data/semantic_eval.json"
 POSITIVES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES", ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))
 NEGATIVES = ROOT / "bench/data/semantic_negatives.json"
+HELDOUT = ROOT / "bench/data/semantic_heldout.json"
 RESULTS = ROOT / "bench/results/semantic.md"
 LATENCY_RESULTS = ROOT / "bench/results/semantic_latency.md"
+# The held-out set's first measurement (before the contrast-check changes it was written to test),
+# kept as measured; every later run is compared with it.
+HELDOUT_FIRST = ("First measurement (the checks as they were when the set was written): served 64.3%, "
+                 "traps wrong 11.5% (worst category: direction 40.0%).")
 SWEEP = [0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85]
 HIT_CATEGORIES = ("paraphrase", "near_repeat", "agent_tool")
 
@@ -68,16 +75,32 @@ class TableEmbedder:
 # --- quality -------------------------------------------------------------------------------------
 
 
+def embed_all(model, texts: list[str], keep: str | None) -> dict[str, np.ndarray]:  # noqa: ANN001
+    """Every text's vector; with ``keep``, reused from (and saved to) that file for the same model."""
+    known: dict[str, np.ndarray] = {}
+    if keep and Path(keep).exists():
+        saved = np.load(keep, allow_pickle=False)
+        if str(saved["model"]) == model.name:
+            known = dict(zip(saved["texts"].tolist(), saved["vectors"]))
+    missing = [t for t in texts if t not in known]
+    if missing:
+        known.update(zip(missing, model.embed(missing)))
+        if keep:
+            names = sorted(known)
+            np.savez(keep, model=model.name, texts=np.array(names), vectors=np.stack([known[t] for t in names]))
+    return {t: known[t] for t in texts}
+
+
 def served(table: TableEmbedder, stored: str, asked: str, **options) -> bool:  # noqa: ANN003
     sc = SemanticCache(MemoryStore(), embedder=table, namespace="q", **options)
     sc.store(stored, [stored])
     return sc.lookup(asked) is not None
 
 
-def per_category(table: TableEmbedder, pairs: list[dict], split: str, **options) -> dict[tuple[str, str], list[int]]:
+def per_category(table: TableEmbedder, pairs: list[dict], split: str | None, **options) -> dict[tuple[str, str], list[int]]:
     out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for pair in pairs:
-        if pair["split"] != split:
+        if split is not None and pair["split"] != split:
             continue
         slot = out[(pair["category"], pair["label"])]
         slot[0] += served(table, pair["stored"], pair["lookup"], **options)
@@ -92,6 +115,13 @@ def totals(rows: dict[tuple[str, str], list[int]]) -> tuple[float, float, float,
     wrong = sum(v[0] for v in trap.values()) / max(1, sum(v[1] for v in trap.values()))
     worst_cat, worst = max(((c, v[0] / v[1]) for c, v in trap.items()), key=lambda cv: cv[1])
     return served_rate, wrong, worst, worst_cat
+
+
+def category_table(rows: dict[tuple[str, str], list[int]]) -> list[str]:
+    out = ["| category | label | pairs | served | rate | meaning |", "|---|---|---|---|---|---|"]
+    for (cat, lab), (k, n) in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        out.append(f"| {cat} | {lab} | {n} | {k} | {k / n:.1%} | {'served (right)' if lab == 'hit' else 'wrong answers'} |")
+    return out
 
 
 def gptcache_protocol(table: TableEmbedder, positives: list[dict]) -> tuple[int, int, int]:
@@ -205,6 +235,10 @@ def main() -> None:
     parser.add_argument("--no-latency", action="store_true", help="quality tables only")
     parser.add_argument("--latency-only", action="store_true",
                         help="latency tables only, written to bench/results/semantic_latency.md")
+    parser.add_argument("--show-errors", choices=("tune", "report", "heldout"), default=None,
+                        help="print every pair of that set answered wrongly (stderr)")
+    parser.add_argument("--vectors", default=None,
+                        help="a .npz file that keeps the embeddings between runs (made on the first run)")
     parser.add_argument("--sizes", default=None, help="search sizes, comma-separated (default 1000,10000,100000)")
     args = parser.parse_args()
     if args.latency_only:
@@ -217,11 +251,12 @@ def main() -> None:
     eval_pairs = json.loads(EVAL.read_text())["pairs"]
     positives = json.loads(POSITIVES.read_text())
     negatives = json.loads(NEGATIVES.read_text())["pairs"]
-    texts = sorted({p[k] for p in eval_pairs for k in ("stored", "lookup")}
+    heldout_pairs = json.loads(HELDOUT.read_text())["pairs"]
+    texts = sorted({p[k] for p in eval_pairs + heldout_pairs for k in ("stored", "lookup")}
                    | {p[k] for p in positives for k in ("origin", "similar")}
                    | {p[k] for p in negatives for k in ("origin", "lookup")})
     t0 = time.perf_counter()
-    table = TableEmbedder(model.name, dict(zip(texts, model.embed(texts))), model.dim)
+    table = TableEmbedder(model.name, embed_all(model, texts, args.vectors), model.dim, fallback=model)
     batch_ms = (time.perf_counter() - t0) / len(texts) * 1e3
     tau = default_threshold(model.name)
 
@@ -232,28 +267,26 @@ def main() -> None:
     gpt_pair = sum(served(table, p["origin"], p["similar"]) for p in positives)
     gpt_correct, gpt_wrong, gpt_miss = gptcache_protocol(table, positives)
     old_neg = sum(served(table, p["origin"], p["lookup"]) for p in negatives)
+    heldout = per_category(table, heldout_pairs, None)
+    h_served, h_wrong, h_worst, h_worst_cat = totals(heldout)
 
     lines = [
         "# Semantic cache benchmark",
         "",
-        f"Command: `python bench/bench_semantic.py{' --quick' if args.quick else ''}{' --no-latency' if args.no_latency else ''}`. Machine: {os.cpu_count()} cores, "
+        f"Command: `python bench/bench_semantic.py{' --quick' if args.quick else ''}{' --no-latency' if args.no_latency else ''}{' --vectors FILE' if args.vectors else ''}`. Machine: {os.cpu_count()} cores, "
         f"shared with other engineers' jobs (load average {os.getloadavg()[0]:.1f} at the start): latencies are inflated "
         "and noisy, rounds are interleaved and medians reported; compare the ratios within a table.",
         f"Default embedder: {type(model).__name__} ({model.name}, dim {model.dim}); its calibrated threshold {tau:.2f}; "
-        f"contrast checks on. Batch embedding of the {len(texts)} texts: {batch_ms:.2f} ms per text.",
+        f"contrast checks on. "
+        + (f"Vectors of the {len(texts)} texts reused from an earlier run of the same model." if args.vectors else
+           f"Batch embedding of the {len(texts)} texts: {batch_ms:.2f} ms per text."),
         "",
         "## Own evaluation set, reporting half (per pair: store one side, look up the other)",
         "",
         f"bench/data/semantic_eval.json: {len(eval_pairs)} pairs generated by bench/data/make_semantic_eval.py, split by "
         "template; the threshold and the rules were tuned on the other half only.",
         "",
-        "| category | label | pairs | served | rate | meaning |",
-        "|---|---|---|---|---|---|",
-    ]
-    for (cat, lab), (k, n) in sorted(report.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        meaning = "served (right)" if lab == "hit" else "wrong answers"
-        lines.append(f"| {cat} | {lab} | {n} | {k} | {k / n:.1%} | {meaning} |")
-    lines += [
+        *category_table(report),
         "",
         f"**Reporting half: should-hit pairs served {r_served:.1%}; traps given a wrong answer {r_wrong:.1%} "
         f"(worst category: {r_worst_cat} {r_worst:.1%}).** Tuning half, for comparison: served {t_served:.1%}, "
@@ -268,6 +301,23 @@ def main() -> None:
         s_, w_, worst_, cat_ = totals(per_category(table, [p for p in eval_pairs if p["split"] == "tune"], "tune", threshold=t))
         mark = " (default)" if abs(t - tau) < 1e-9 else ""
         lines.append(f"| {t:.2f}{mark} | {s_:.1%} | {w_:.1%} | {cat_} {worst_:.1%} |")
+    lines += [
+        "",
+        "## Held-out set (hand-written, never tuned on; per pair, defaults)",
+        "",
+        f"bench/data/semantic_heldout.json: {len(heldout_pairs)} pairs written in another style (agent tool requests and "
+        "shell commands, lower case, typos, dropped apostrophes and hyphens), frozen before their first measurement.",
+        "",
+        *category_table(heldout),
+        "",
+        f"**Held-out: should-hit pairs served {h_served:.1%}; traps given a wrong answer {h_wrong:.1%} "
+        f"(worst category: {h_worst_cat} {h_worst:.1%}).** {HELDOUT_FIRST}",
+    ]
+    if args.show_errors:
+        chosen = heldout_pairs if args.show_errors == "heldout" else [p for p in eval_pairs if p["split"] == args.show_errors]
+        for p in chosen:
+            if served(table, p["stored"], p["lookup"]) != (p["label"] == "hit"):
+                print(f"[{args.show_errors}] {p['category']}/{p['label']}: {p['stored']!r} | {p['lookup']!r}", file=sys.stderr)
     lines += [
         "",
         "## Public paraphrases and earlier negatives (defaults)",
