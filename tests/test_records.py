@@ -230,3 +230,32 @@ def test_a_tally_of_this_object_only_needs_no_prefix(records):
     assert tally.local() == {"lookups": 3, "rejection:negation": 1}
     with pytest.raises(ValueError, match="prefix"):
         Tally(records.store, shared=True)
+
+
+# Modules that may build an ``Entry(...)``: the store layer, the core's miss path, records.py (what
+# faces store through) and transfer.py (it copies entries exactly as a store holds them, bytes and
+# times untouched, for every face at once: re-stamping them through Records would change them).
+_ENTRY_BUILDERS = {"records.py", "_flow.py", "transfer.py"}
+
+
+def test_no_face_builds_entries_by_hand():
+    import ast
+    from pathlib import Path
+
+    import actioncache
+
+    root = Path(actioncache.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith("stores/") or relative in _ENTRY_BUILDERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Name) and node.func.id == "Entry")
+                    or (isinstance(node.func, ast.Attribute) and node.func.attr == "Entry")):
+                found.append(f"{relative}:{node.lineno}")
+            elif isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "_cache_type"
+                                                    for k in node.keys):
+                found.append(f"{relative}:{node.lineno} (hand-written _cache_type)")
+    assert found == [], "store through actioncache.records.Records (put/put_raw/rewrite) instead"

@@ -13,8 +13,7 @@ import time
 from typing import Any, Mapping
 
 from ...keys import canonical_json, sha256_hex
-from ...records import KEYSPACE, space_of
-from ...stores.base import Entry
+from ...records import KEYSPACE, Records, space_of
 from .failures import bad_count, failure
 
 
@@ -43,11 +42,11 @@ def register(registry: Any, engine: Any) -> None:
         problem = reserved_key_problem("ltm.store", key)
         if problem:
             return failure("validation_error", problem, stored=False, key=key)
-        now = time.time()
         try:
-            encoded = engine.cache.codec.encode(value)
-            engine.store.put(Entry(key, encoded, dict(metadata or {}), now,
-                                   now + float(ttl_seconds) if ttl_seconds else None))
+            # kind=None: the metadata is the agent's own, stored as given (TEA's contract:
+            # ltm.retrieve and ltm.search give back exactly the metadata ltm.store was given).
+            Records(engine.store, engine.cache.codec).put(key, value, kind=None, metadata=metadata,
+                                                          ttl_s=float(ttl_seconds) if ttl_seconds else None)
         except Exception as exc:  # noqa: BLE001
             return failed(exc, stored=False, key=key)
         return {"success": True, "stored": True, "key": key, "content_hash": sha256_hex(canonical_json(value))}
