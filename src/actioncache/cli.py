@@ -194,7 +194,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"warning: store error: {stats['error']}", file=sys.stderr)
     print(f"store    {stats['store']}")
     print(f"entries  {stats.get('entries', '?')}  ({_human_bytes(stats.get('size_bytes', 0) or 0)})")
-    headers = ["action", "hits", "misses", "hit rate", "stores", "fails", "errors", "time saved"]
+    headers = ["action", "hits", "misses", "hit rate", "stores", "failures", "errors", "time saved"]  # as stats --json names them
     rows = [["TOTAL", stats["hits"], stats["misses"], f"{stats['hit_rate']:.0%}", stats["stores"],
              int(stats.get("failures", 0)), stats["errors"], f"{stats['time_saved_s']:.1f}s"]]
     for action, b in sorted(stats["by_action"].items()):
