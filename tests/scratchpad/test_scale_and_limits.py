@@ -166,6 +166,12 @@ def test_orphans_are_cleaned_without_anyone_calling_cleanup(store):
     assert Scratchpad(store, abandoned.session_id).list() == []
 
 
+def test_a_session_of_any_name_can_write_after_a_sweep(store):
+    Scratchpad(store, new_session("busy")).write("work", "sweeps on write: the sweep lease is held for an hour")
+    pad = Scratchpad(store, "orphan-sweep", lease_wait_s=0.2)
+    assert pad.write(1, "a session whose name is the sweep's")["sessionId"] == "orphan-sweep"
+
+
 def test_a_description_holding_a_lone_surrogate_is_written(pad):
     answer = json.loads(pad.handle_tool_call("scratchpad_write", {"data": 1, "description": "file r\udcff.txt"}))
     assert answer["success"] is True and answer["item"]["description"].startswith("file r")

@@ -26,7 +26,9 @@ SESSION_PREFIX = "scratch-session:"
 INDEX_PREFIX = "scratch-index:"
 USAGE_COUNTER_PREFIX = "scratchpad-bytes:"
 LEASE_PREFIX = "scratchpad:"  # store leases: one per session's writers, and the orphan sweep's
-ORPHAN_SWEEP_LEASE = LEASE_PREFIX + "orphan-sweep"
+# ':' is never in a session id, so no session's lease is the sweep's (a session named
+# "orphan-sweep" was busy for an hour after every sweep while the two shared a name).
+ORPHAN_SWEEP_LEASE = LEASE_PREFIX + ":orphan-sweep"
 ID_LENGTH = 8
 MAX_SESSION_ID = 64
 MAX_PART_ID = 32
