@@ -5,7 +5,8 @@
   since our lookup, so only then is a second lookup worth its read).
 * :class:`TaskFlights` does the same for the tasks of one event loop.
 * :func:`take_lease` / :func:`release_lease` use the store's lease for processes: take it, or
-  wait (bounded backoff) until the holder's result appears or the lease times out.
+  wait (bounded backoff) until the holder's result appears or the lease times out;
+  :func:`atake_lease` waits the same way from async code, sleeping on the event loop between tries.
 * :class:`Heartbeat` renews a held lease while its holder computes, so a computation longer than
   the lease is never started a second time; a holder that dies stops renewing, and its lease
   lapses within ``lock_timeout_s``.
@@ -16,11 +17,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Generator, TypeVar
 
 from .stores.base import CacheStore
 
-__all__ = ["LEASE_PREFIX", "Heartbeat", "TaskFlights", "ThreadFlights", "release_lease", "take_lease"]
+__all__ = ["LEASE_PREFIX", "Heartbeat", "TaskFlights", "ThreadFlights", "atake_lease", "release_lease", "take_lease"]
 
 log = logging.getLogger("actioncache")
 
@@ -117,20 +118,13 @@ class TaskFlights:
         return _TaskFlight(self, key)
 
 
-def take_lease(store: CacheStore, key: str, timeout_s: float,
-               lookup: Callable[[], T | None]) -> tuple[str | None, T | None]:
-    """Cross-process single flight: ``(token, None)`` when we hold the lease, ``(None, found)`` when
-    the holder's result appeared while we waited, ``(None, None)`` when the store has no leases or
-    the wait timed out (then compute anyway: a lease is an optimisation, never a reason to fail).
-
-    A waiter waits as long as someone holds the lease: a live holder renews it (:class:`Heartbeat`),
-    so a computation longer than ``timeout_s`` is not started twice, and a dead holder's lease
-    lapses within ``timeout_s``. The wait is still bounded (``_MAX_WAIT_LEASES`` × ``timeout_s``), so
-    a lease that never lapses (planted by another writer, or a hung holder) cannot block forever.
-    """
+def _lease_steps(store: CacheStore, key: str, timeout_s: float,
+                 lookup: Callable[[], T | None]) -> Generator[tuple[float, float], None, tuple[str | None, T | None]]:
+    """The lease wait, written once for :func:`take_lease` and :func:`atake_lease`: each step tries
+    the lease and looks for the holder's result (short store calls), then yields ``(backoff,
+    remaining)`` for its driver to wait; it returns ``(token, found)`` (see :func:`take_lease`)."""
     deadline = time.monotonic() + timeout_s * _MAX_WAIT_LEASES
     delay = 0.01
-    wait = getattr(store, "wait_lease", None)
     while True:
         try:
             token = store.acquire_lease(LEASE_PREFIX + key, timeout_s)
@@ -145,15 +139,95 @@ def take_lease(store: CacheStore, key: str, timeout_s: float,
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return None, None
-        if wait is not None:  # the store tells waiters when the lease is let go (Redis, PostgreSQL)
-            try:
-                wait(LEASE_PREFIX + key, min(remaining, _NOTIFIED_WAIT_S))
-                continue
-            except Exception as exc:  # noqa: BLE001 - fall back to polling
-                log.debug("waiting on the lease of %s failed: %s", key, exc)
-                wait = None
-        time.sleep(min(delay, remaining))
+        yield delay, remaining
         delay = min(delay * 2, 0.25)
+
+
+def take_lease(store: CacheStore, key: str, timeout_s: float,
+               lookup: Callable[[], T | None]) -> tuple[str | None, T | None]:
+    """Cross-process single flight: ``(token, None)`` when we hold the lease, ``(None, found)`` when
+    the holder's result appeared while we waited, ``(None, None)`` when the store has no leases or
+    the wait timed out (then compute anyway: a lease is an optimisation, never a reason to fail).
+
+    A waiter waits as long as someone holds the lease: a live holder renews it (:class:`Heartbeat`),
+    so a computation longer than ``timeout_s`` is not started twice, and a dead holder's lease
+    lapses within ``timeout_s``. The wait is still bounded (``_MAX_WAIT_LEASES`` × ``timeout_s``), so
+    a lease that never lapses (planted by another writer, or a hung holder) cannot block forever.
+    """
+    steps = _lease_steps(store, key, timeout_s, lookup)
+    wait = getattr(store, "wait_lease", None)
+    try:
+        delay, remaining = next(steps)
+        while True:
+            if wait is not None:  # the store tells waiters when the lease is let go (Redis, PostgreSQL)
+                try:
+                    wait(LEASE_PREFIX + key, min(remaining, _NOTIFIED_WAIT_S))
+                except Exception as exc:  # noqa: BLE001 - fall back to polling
+                    log.debug("waiting on the lease of %s failed: %s", key, exc)
+                    wait = None
+                    time.sleep(min(delay, remaining))
+            else:
+                time.sleep(min(delay, remaining))
+            delay, remaining = next(steps)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+class _Poll:
+    """The steps of one async lease wait, each run in a worker thread. A token the last step took is
+    never lost to a waiter cancelled meanwhile: whichever of the step and :meth:`abandon` comes
+    second releases it."""
+
+    def __init__(self, steps: Generator[tuple[float, float], None, tuple[Any, Any]], store: CacheStore,
+                 key: str) -> None:
+        self.steps, self.store, self.key = steps, store, key
+        self.lock = threading.Lock()
+        self.abandoned = False
+        self.unclaimed: str | None = None
+
+    def step(self) -> tuple[bool, Any]:
+        try:
+            return False, next(self.steps)
+        except StopIteration as stop:
+            result = stop.value
+        with self.lock:
+            if not self.abandoned:
+                self.unclaimed = result[0]
+                return True, result
+        release_lease(self.store, self.key, result[0])
+        return True, (None, None)
+
+    def claim(self) -> None:
+        with self.lock:
+            self.unclaimed = None
+
+    def abandon(self) -> None:
+        with self.lock:
+            self.abandoned = True
+            token, self.unclaimed = self.unclaimed, None
+        release_lease(self.store, self.key, token)
+
+
+async def atake_lease(store: CacheStore, key: str, timeout_s: float,
+                      lookup: Callable[[], T | None]) -> tuple[str | None, T | None]:
+    """:func:`take_lease` for async callers. Each try (the lease, then the holder's result: short
+    store calls) runs in a worker thread; between tries the task sleeps on its loop (10 ms doubling
+    to 250 ms), so a wait never parks one of the loop's executor threads. The store's notification
+    (``wait_lease``) blocks a thread, so async waiters poll instead."""
+    import asyncio
+
+    poll = _Poll(_lease_steps(store, key, timeout_s, lookup), store, key)
+    try:
+        while True:
+            done, value = await asyncio.to_thread(poll.step)
+            if done:
+                poll.claim()
+                return value  # type: ignore[no-any-return]
+            delay, remaining = value
+            await asyncio.sleep(min(delay, remaining))
+    except BaseException:  # cancelled: a lease taken on the way is let go
+        poll.abandon()
+        raise
 
 
 def release_lease(store: CacheStore, key: str, token: str | None) -> None:

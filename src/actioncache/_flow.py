@@ -21,7 +21,7 @@ import time
 import warnings
 from typing import Any, Awaitable, Callable, Generator, Mapping, NamedTuple
 
-from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, release_lease, take_lease
+from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, atake_lease, release_lease, take_lease
 from ._stats import Stats, describe
 from ._time import iso_utc
 from .codec import Codec
@@ -268,11 +268,18 @@ class Flow:
     # --- the miss path --------------------------------------------------------------------
 
     def take_lease(self, key: str, timeout_s: float) -> tuple[str | None, Lookup | None]:
+        return take_lease(self.store, key, timeout_s, self._hit_of(key))
+
+    async def atake_lease(self, key: str, timeout_s: float) -> tuple[str | None, Lookup | None]:
+        """:meth:`take_lease` for the async drivers: the wait sleeps on the loop, not in a thread."""
+        return await atake_lease(self.store, key, timeout_s, self._hit_of(key))
+
+    def _hit_of(self, key: str) -> Callable[[], Lookup | None]:
         def found() -> Lookup | None:
             looked = self.lookup(key, None)
             return looked if looked.hit else None
 
-        return take_lease(self.store, key, timeout_s, found)
+        return found
 
     def miss(self, key: str, action: str, options: StoreOptions, *, contended: bool, lookup: bool,
              lock: bool, lease_s: float = 60.0) -> Generator[str, Any, Outcome]:
@@ -453,16 +460,14 @@ def drive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any], run: Ca
         steps.close()  # left early (the lease wait raised, or was cancelled): its finally runs now
 
 
-async def adrive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any],
+async def adrive(steps: Generator[str, Any, Outcome], lease: Callable[[], Awaitable[Any]],
                  run: Callable[[], Awaitable[Any]]) -> Outcome:
-    """:func:`drive` for the async faces: the lease wait runs in a thread, ``run`` is awaited."""
-    import asyncio
-
+    """:func:`drive` for the async faces: ``lease`` (:meth:`Flow.atake_lease`) and ``run`` are awaited."""
     try:
         request = next(steps)
         while True:
             if request is LEASE:
-                reply = await asyncio.to_thread(lease)
+                reply = await lease()
             else:
                 try:
                     reply = await run()

@@ -281,7 +281,7 @@ class Cache:
         async with flow.tasks(key) as contended:
             steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
                               lease_s=lock_timeout_s)
-            outcome = await adrive(steps, lambda: flow.take_lease(key, lock_timeout_s),
+            outcome = await adrive(steps, lambda: flow.atake_lease(key, lock_timeout_s),
                                    lambda: run_async(fn, call.args))
         return self._respond(call, outcome, serve_stale_on_error)
 

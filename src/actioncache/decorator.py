@@ -373,7 +373,7 @@ class _Memoized:
             async with flow.tasks(key) as contended:
                 steps = flow.miss(key, name, self._store_options(cache), contended=contended, lookup=lookup,
                                   lock=self.lock, lease_s=self.lock_timeout_s)
-                outcome = await adrive(steps, lambda: flow.take_lease(key, self.lock_timeout_s),
+                outcome = await adrive(steps, lambda: flow.atake_lease(key, self.lock_timeout_s),
                                        lambda: atimed(func, args, kwargs))
             if outcome.hit:
                 flow.record_hit(outcome.entry, name)  # type: ignore[arg-type]
