@@ -162,6 +162,14 @@ def test_toml_config(tmp_path):
     assert load_config().store == "sqlite:///" + str((tmp_path / ".cache" / "ac.db").resolve()).lstrip("/")
 
 
+@pytest.mark.parametrize("line, named", [("max_cache_age_hours = -3", "max_cache_age_hours=-3"),
+                                          ("non_cacheable_tools = 5", "non_cacheable_tools")])
+def test_a_bad_config_value_is_named_as_the_file_spells_it(tmp_path, line, named):
+    (tmp_path / "actioncache.toml").write_text(line + "\n")
+    with pytest.raises(PolicyError, match=f"actioncache.toml: {named}"):
+        load_config()
+
+
 def test_seed_style_yaml_config_found_from_a_subdirectory(tmp_path, monkeypatch):
     (tmp_path / ".actioncache.yml").write_text(
         "non_cacheable_tools:\n  - git_push\n  - deploy_script\nmax_cache_age_hours: 168\n"

@@ -124,11 +124,12 @@ def parse_rate(value: Any, source: str) -> float:
     return rate
 
 
-def parse_fields(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
-    """Policy fields by name, parsed and validated; ``source`` names where they came from in errors."""
+def parse_fields(raw: Mapping[str, Any], source: str, spelled: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Policy fields by name, parsed and validated; ``source`` names where they came from in errors,
+    and ``spelled`` how the source writes a field (a config file says ``max_cache_age_hours``)."""
     out: dict[str, Any] = {}
     for name, value in raw.items():
-        label = source if source.startswith("$") else f"{source} {name}"
+        label = source if source.startswith("$") else f"{source} {(spelled or {}).get(name, name)}"
         if name == "mode":
             out[name] = parse_mode(value, label)
         elif name == "scopes":

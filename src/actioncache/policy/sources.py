@@ -48,6 +48,10 @@ class LoopConfig:
     ignored: tuple[str, ...] = ()  # settings an untrusted config asked for (store, mode), for the warning
 
 
+# How a config file spells each policy field.
+_FILE_FIELDS = (("mode", "mode"), ("scopes", "scopes"), ("phase", "phase"), ("audit_rate", "audit_rate"),
+                ("non_cacheable_tools", "non_cacheable"), ("max_cache_age_hours", "max_age_hours"),
+                ("check_git_sha", "check_git_sha"), ("llm_ro_phases", "llm_ro_phases"))
 _CONFIG_KEYS = ("mode", "scopes", "phase", "non_cacheable_tools", "max_cache_age_hours", "check_git_sha",
                 "audit_rate", "store", "run_log", "cache_settings", "llm_ro_phases")
 
@@ -107,9 +111,7 @@ def read_config(path: Path, trusted: bool = True) -> LoopConfig:
     if not isinstance(settings, dict):
         raise PolicyError(f"config {path}: cache_settings must be a mapping (enabled, check_git_sha, verbose)")
     raw: dict[str, Any] = {}
-    for key, name in (("mode", "mode"), ("scopes", "scopes"), ("phase", "phase"), ("audit_rate", "audit_rate"),
-                      ("non_cacheable_tools", "non_cacheable"), ("max_cache_age_hours", "max_age_hours"),
-                      ("check_git_sha", "check_git_sha"), ("llm_ro_phases", "llm_ro_phases")):
+    for key, name in _FILE_FIELDS:
         if key in data:
             raw[name] = data[key]
     if "check_git_sha" in settings:
@@ -123,7 +125,7 @@ def read_config(path: Path, trusted: bool = True) -> LoopConfig:
             ignored.append(f"mode = {raw.pop('mode')!r}")
         if data.get("store") is not None:
             ignored.append(f"store = {str(data['store'])!r}")
-    fields = parse_fields(raw, f"config {path}:")
+    fields = parse_fields(raw, f"config {path}:", {name: key for key, name in _FILE_FIELDS})
     store = data.get("store") if trusted else None
     if store is not None:
         store = str(store)
