@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 ENV_URL = "ACTIONCACHE_URL"
 DEFAULT_FILENAME = "actioncache.db"
@@ -29,7 +29,16 @@ def default_store_url() -> str:
     url = os.environ.get(ENV_URL, "").strip()
     if url:
         return url
-    return "sqlite:///" + str(user_cache_dir() / DEFAULT_FILENAME).lstrip("/")
+    return file_url("sqlite", user_cache_dir() / DEFAULT_FILENAME)
+
+
+def file_url(scheme: str, path: str | os.PathLike[str]) -> str:
+    """``scheme:///abs/path``: the URL of a local database file (``sqlite``, ``duckdb``, ``libsql+file``).
+
+    The path is percent-encoded, so a ``?``, ``#`` or ``%`` in a file name stays part of the path
+    (every ``from_url`` decodes it). The one place this spelling is written.
+    """
+    return f"{scheme}:///" + quote(str(path).lstrip("/"), safe="/:~")
 
 
 def store_file(url: str) -> str | None:

@@ -3,8 +3,9 @@
 An agent is a list of nodes run in order unless ``goto:`` or ``edges:`` say otherwise. A node
 either ``uses:`` an action (its ``with:`` rendered by sandboxed Jinja) or ``run:``s a Python
 block; a dict result merges into the state, or lands at ``state[output]``. The agent is also the
-``engine`` that action modules receive: ``engine.cache``, ``engine.store``, ``engine.settings``,
-``engine.registry``, ``engine.namespace`` and ``engine.current_node``.
+``engine`` that action modules receive (:class:`actioncache.actions.Engine`): ``engine.cache``,
+``engine.store``, ``engine.settings``, ``engine.registry``, ``engine.namespace``, ``engine.agent_name``,
+``engine.current_node`` and ``engine.trust``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..cache import Cache
-from ..errors import StoreError
+from ..errors import MissingStoreExtraError, StoreError
 from ..stores.base import CacheStore, open_store
 from .actions.llm import DEFAULT_BASE_URL
 from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
@@ -95,7 +96,12 @@ class Agent:
         cache_settings = self.settings.get("cache") or {}
         options = cache_options(cache_settings)
         self.namespace: str | None = cache_settings.get("namespace") or None
-        configured = ltm_store_url(self.settings.get("ltm"), spec.base_dir)  # checked even when overridden
+        try:
+            configured = ltm_store_url(self.settings.get("ltm"), spec.base_dir)  # checked even when overridden
+        except MissingStoreExtraError as exc:  # the store writes its URL, and its module needs the driver
+            if store is None and cache is None:
+                raise AgentDefinitionError(f"cannot open the cache store: {exc}") from exc
+            configured = None  # overridden: that store is never opened, so its driver is not needed
         if configured is not None and store is None and cache is None:
             self.trust.check_store_url(configured, "settings.ltm")
         self._check_settings_hosts()

@@ -11,14 +11,16 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
-from urllib.parse import quote
 
 from .. import config
+from ..errors import StoreURLError
+from ..stores._url import with_query
+from ..stores.registry import field_backends, scheme_of, url_from_fields
 from .errors import AgentDefinitionError, suggest
 
 _VAR = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 
-LTM_BACKENDS = ("sqlite", "memory", "duckdb", "turso", "libsql", "firestore", "redis", "postgres", "blob-sqlite")
+LTM_BACKENDS = tuple(field_backends())  # the built-in stores that write their URL from fields
 LTM_KEYS = {
     "backend", "url", "path", "uri", "host", "port", "db", "user", "password", "database",
     "project", "collection", "auth_token", "max_size_bytes", "eviction",
@@ -56,22 +58,16 @@ def expand_env(value: Any, where: str = "settings", env: Mapping[str, str] | Non
     return value
 
 
-def _abs(path: str, base_dir: Path) -> str:
-    p = Path(os.path.expanduser(path))
-    return str(p if p.is_absolute() else (base_dir / p).resolve())
-
-
 def ltm_store_url(ltm: Any, base_dir: Path) -> str | None:
-    """The store URL an ``ltm:`` block names (None: the default store), with its size limit."""
+    """The store URL an ``ltm:`` block names (None: the default store), with its size limit.
+
+    The store writes its own URL from the fields (``stores.registry.url_from_fields``); this face
+    knows only the keys, that relative paths start at the YAML file, and the size limit."""
     url = _ltm_base_url(ltm, base_dir)
     limits = {name: ltm[name] for name in LTM_SIZE_KEYS if isinstance(ltm, dict) and ltm.get(name) is not None}
     if not limits:
         return url
-    if url is None:
-        from ..config import default_store_url
-
-        url = default_store_url()
-    return url + ("&" if "?" in url else "?") + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in limits.items())
+    return with_query(url if url is not None else config.default_store_url(), limits)
 
 
 def _ltm_base_url(ltm: Any, base_dir: Path) -> str | None:
@@ -82,53 +78,19 @@ def _ltm_base_url(ltm: Any, base_dir: Path) -> str | None:
     for name in ltm:
         if name not in LTM_KEYS:
             raise AgentDefinitionError(f"settings.ltm: unknown key {name!r}{suggest(name, LTM_KEYS)}")
+    fields = {k: v for k, v in ltm.items() if k not in ("backend", *LTM_SIZE_KEYS) and v is not None}
     if ltm.get("url"):
         url = str(ltm["url"])
-        if ltm.get("auth_token") and url.partition(":")[0].lower() in ("libsql", "libsql+file", "turso"):
-            url += ("&" if "?" in url else "?") + "authToken=" + quote(str(ltm["auth_token"]), safe="")
-        return url
-    backend = str(ltm.get("backend", "sqlite")).lower()
-    path = ltm.get("path")
-    if backend == "sqlite":
-        target = _abs(str(path), base_dir) if path else str(config.user_cache_dir() / config.DEFAULT_FILENAME)
-        return "sqlite:///" + target.lstrip("/")
-    if backend == "memory":
-        return "memory://"
-    if backend == "duckdb":
-        return "duckdb:///" + _abs(str(path or "actioncache.duckdb"), base_dir).lstrip("/")
-    if backend in ("turso", "libsql"):
-        if path:
-            return "libsql+file:///" + _abs(str(path), base_dir).lstrip("/")
-        raise AgentDefinitionError(f"settings.ltm backend {backend!r} needs url: libsql://... or path: ./local.db")
-    if backend == "firestore":
-        if not ltm.get("project"):
-            raise AgentDefinitionError("settings.ltm backend 'firestore' needs project: (and optionally collection:)")
-        return f"firestore://{ltm['project']}/{ltm.get('collection', 'actioncache')}"
-    if backend == "redis":
-        return f"redis://{_auth(ltm)}{ltm.get('host', '127.0.0.1')}:{ltm.get('port', 6379)}/{ltm.get('db', 0)}"
-    if backend == "postgres":
-        return (f"postgresql://{_auth(ltm)}{ltm.get('host', '127.0.0.1')}:{ltm.get('port', 5432)}/"
-                f"{ltm.get('database', 'postgres')}")
-    if backend == "blob-sqlite":
-        uri = str(ltm.get("uri") or "")
-        scheme, sep, rest = uri.partition("://")
-        if not sep:
-            raise AgentDefinitionError("settings.ltm backend 'blob-sqlite' needs uri: s3://bucket/path.db (or gs://, az://, file://)")
-        return f"blob-sqlite+{scheme}://{rest}"
-    raise AgentDefinitionError(
-        f"settings.ltm: unknown backend {backend!r}{suggest(backend, LTM_BACKENDS)}; "
-        f"known backends: {', '.join(LTM_BACKENDS)}, or give url: with any store URL"
-    )
-
-
-def _auth(ltm: Mapping[str, Any]) -> str:
-    user, password = ltm.get("user"), ltm.get("password")
-    if not user and not password:
-        return ""
-    text = quote(str(user or ""), safe="")
-    if password:
-        text += ":" + quote(str(password), safe="")
-    return text + "@"
+        if len(fields) == 1:
+            return url
+        backend = scheme_of(url)  # the URL's store adds the other fields (a token) to it
+    else:
+        fields.pop("url", None)
+        backend = str(ltm.get("backend", "sqlite")).lower()
+    try:
+        return url_from_fields(backend, fields, base_dir=base_dir)
+    except StoreURLError as exc:
+        raise AgentDefinitionError(f"settings.ltm: {exc}") from None
 
 
 def cache_options(cache_settings: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..config import file_url
 from .errors import AgentDefinitionError, NodeError
 
 # Local-file store schemes and the part of the URL after the scheme that is the path.
@@ -121,7 +122,7 @@ class Trust:
     def default_store_url(self) -> str:
         """The store of an untrusted agent that names none: a SQLite file under its root."""
         assert self.root is not None
-        return "sqlite:///" + str(self.root / UNTRUSTED_STORE_FILE).lstrip("/")
+        return file_url("sqlite", self.root / UNTRUSTED_STORE_FILE)
 
     def check_env(self, name: str, where: str) -> None:
         if self.trusted or name in self.allow_env:

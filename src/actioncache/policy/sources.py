@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..config import file_url
 from .rules import DEFAULT_SCOPES, Policy, PolicyError, parse_bool, parse_fields
 
 CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
@@ -130,7 +131,7 @@ def read_config(path: Path, trusted: bool = True) -> LoopConfig:
     if store is not None:
         store = str(store)
         if "://" not in store:  # a plain path is a SQLite file relative to the config file
-            store = "sqlite:///" + str((path.parent / store).resolve()).lstrip("/")
+            store = file_url("sqlite", (path.parent / store).resolve())
     return LoopConfig(path, fields, store, parse_bool(data.get("run_log", True), f"{path} run_log"),
                       parse_bool(settings.get("verbose", False), f"{path} cache_settings.verbose"), enabled,
                       tuple(ignored))

@@ -225,12 +225,12 @@ class ExecRun:
 
     def _own_files(self) -> list[str]:
         """Files this cache itself reads and writes (a nested ``actioncache exec`` uses them)."""
-        from ..config import user_cache_dir
+        from ..config import store_file, user_cache_dir
 
         own = [str(user_cache_dir())]
-        url = os.environ.get("ACTIONCACHE_URL", "")
-        if url.startswith("sqlite:///"):
-            own.append("/" + url[len("sqlite:///"):].split("?", 1)[0].lstrip("/"))
+        path = store_file(os.environ.get("ACTIONCACHE_URL", ""))
+        if path is not None:
+            own.append(path)
         return own
 
     def _store(self, cache: Cache, key: str, output: dict[str, Any], candidates: list[dict[str, Any]]) -> bool:

@@ -41,6 +41,7 @@ from .base import Entry
 from .blob_objects import RemoteObject, WriteConflict, open_remote_object
 from ._fork import track_for_fork
 from .sqlite import SQLiteStore
+from ._url import check_fields
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,16 @@ class BlobSQLiteStore:
         self._last_sync = time.monotonic()
         self._retry_after = 0.0  # after a failed automatic sync, wait before the next one
         self._closed = False
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "blob-sqlite", base_dir: Any = None) -> str:
+        """``blob-sqlite+PROTO://bucket/path.db`` from ``uri: PROTO://bucket/path.db``."""
+        fix = "uri: s3://bucket/path.db (or gs://, az://, file://, memory://)"
+        given = check_fields("blob-sqlite", fields, ("uri",), {"uri": fix})
+        protocol, sep, rest = str(given["uri"]).partition("://")
+        if not sep or not protocol:
+            raise StoreURLError(f"the blob-sqlite store's uri: must name an object store, not {given['uri']!r}; {fix}")
+        return f"blob-sqlite+{protocol}://{rest}"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "BlobSQLiteStore":

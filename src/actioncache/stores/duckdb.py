@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
 import duckdb
@@ -39,6 +39,7 @@ from ._eviction import eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
 from .base import Entry
+from ._url import check_fields, file_url, local_file
 
 MEMORY = ":memory:"
 
@@ -190,7 +191,7 @@ class DuckDBStore(SQLStore):
         self.path = text if text == MEMORY else str(Path(text))
         self._init_sql(DUCKDB, StoreErrors(f"DuckDB store {self.path}", duckdb.Error, _hint), limit)
         self.read_only = bool(read_only)
-        self.url = "duckdb:///" + (MEMORY if self.path == MEMORY else self.path.lstrip("/"))
+        self.url = file_url("duckdb", self.path)
         if self.read_only:
             self.url += "?read_only=true"
         self._write_lock = _write_lock_for(self.path)
@@ -203,6 +204,12 @@ class DuckDBStore(SQLStore):
         self._pid = os.getpid()
         self._forked_from: int | None = None
         track_for_fork(self)  # the fork registry calls our after_fork in a child
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "duckdb", base_dir: Any = None) -> str:
+        """``duckdb:///abs/path.duckdb`` from ``path`` (default ``actioncache.duckdb``)."""
+        given = check_fields("duckdb", fields, ("path",))
+        return file_url("duckdb", local_file(given.get("path", "actioncache.duckdb"), base_dir))
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "DuckDBStore":

@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 from typing import Any, Iterable, Iterator, Mapping
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from ..errors import MissingStoreExtraError, StoreURLError
 from ..extras import missing, require
@@ -39,6 +39,7 @@ from ._errors import StoreErrors
 from ._fork import track_for_fork
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
 from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
+from ._url import check_fields
 
 CHUNK_BYTES = 512 * 1024
 # Entry documents hold the value inline up to this size (leaving room for key and metadata).
@@ -93,6 +94,14 @@ class FirestoreStore:
         self._client_lock = threading.Lock()
         self._store_errors: StoreErrors | None = None
         track_for_fork(self)
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "firestore", base_dir: Any = None) -> str:
+        """``firestore://project/collection`` from ``project`` and ``collection`` (default ``actioncache``)."""
+        given = check_fields("firestore", fields, ("project", "collection"),
+                             {"project": "your Google Cloud project id; optionally collection:"})
+        project, collection = str(given["project"]), str(given.get("collection", "actioncache"))
+        return f"firestore://{quote(project, safe='')}/{quote(collection.strip('/'), safe='/')}"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "FirestoreStore":

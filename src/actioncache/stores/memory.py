@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 from ..errors import StoreError
 from ._eviction import EvictionConfig, eviction_config, eviction_from_query, too_large
 from .base import Entry, glob_literal_prefix, select_keys
+from ._url import check_fields
 
 _NAMED: dict[str, "MemoryStore"] = {}
 _NAMED_LOCK = threading.Lock()
@@ -43,6 +44,12 @@ class MemoryStore:
         self._counters: dict[str, float] = {}
         self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.RLock()
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "memory", base_dir: Any = None) -> str:
+        """``memory://``: a memory store takes no fields."""
+        check_fields("memory", fields, ())
+        return "memory://"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "MemoryStore":

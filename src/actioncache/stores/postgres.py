@@ -29,7 +29,7 @@ import re
 import time
 import weakref
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreURLError
 from ._errors import StoreErrors
@@ -37,6 +37,7 @@ from ._eviction import eviction_config
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_url, url_secrets
+from ._url import check_fields, host_part, userinfo, whole_number
 
 try:
     import psycopg
@@ -320,6 +321,15 @@ class PostgresStore(SQLStore):
     def _connection_set(self) -> "weakref.WeakSet[psycopg.Connection[Any]]":
         # Weak: a thread that ends takes its connection with it (psycopg closes it when freed).
         return weakref.WeakSet()
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "postgresql", base_dir: Any = None) -> str:
+        """``postgresql://[user[:password]@]host:port/database`` from those fields."""
+        given = check_fields("postgres", fields, ("host", "port", "database", "user", "password"))
+        port = whole_number("postgres", "port", given.get("port", 5432), 1, 65535)
+        where = host_part("postgres", given.get("host", "127.0.0.1"), port)
+        database = quote(str(given.get("database", "postgres")), safe="")
+        return f"postgresql://{userinfo(given.get('user'), given.get('password'))}{where}/{database}"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "PostgresStore":

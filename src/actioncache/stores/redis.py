@@ -39,6 +39,7 @@ from ..errors import StoreURLError
 from ._errors import StoreErrors
 from .base import (Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_secrets, redact_url,
                    select_keys, url_secrets)
+from ._url import check_fields, host_part, userinfo, whole_number
 
 try:
     import redis
@@ -218,6 +219,15 @@ class RedisStore:
         self._release = self._client.register_script(_RELEASE)
         self._renew = self._client.register_script(_RENEW)
         self._zset = f"{prefix}:z"
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "redis", base_dir: Any = None) -> str:
+        """``redis://[user:password@]host:port/db`` (``rediss://`` for TLS) from those fields."""
+        given = check_fields("redis", fields, ("host", "port", "db", "user", "password"))
+        port = whole_number("redis", "port", given.get("port", 6379), 1, 65535)
+        db = whole_number("redis", "db", given.get("db", 0), 0)
+        where = host_part("redis", given.get("host", "127.0.0.1"), port)
+        return f"{'rediss' if scheme == 'rediss' else 'redis'}://{userinfo(given.get('user'), given.get('password'))}{where}/{db}"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "RedisStore":

@@ -2,12 +2,17 @@
 
 Modules import lazily, so an extra that is not installed costs nothing until a URL asks for it.
 Third-party stores register with :func:`register_store` or an ``actioncache.stores`` entry point.
+Each store owns its URL grammar both ways: ``from_url`` reads it, ``url_from_fields`` (beside it on
+the same class or module) writes it from named fields, which is how an agent's ``settings.ltm:
+{backend: NAME, ...}`` becomes a URL (:func:`url_from_fields`).
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import logging
+import os
 import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
@@ -19,7 +24,8 @@ from .redaction import redact_url
 if TYPE_CHECKING:  # annotations only: base re-exports this module's names, so it must not import base back
     from .base import CacheStore
 
-__all__ = ["ENTRY_POINT_GROUP", "Backend", "open_store", "register_store", "registered_schemes", "registered_stores"]
+__all__ = ["ENTRY_POINT_GROUP", "Backend", "field_backends", "open_store", "register_store", "registered_schemes",
+           "registered_stores", "scheme_of", "url_from_fields"]
 
 log = logging.getLogger("actioncache")
 
@@ -28,27 +34,30 @@ ENTRY_POINT_GROUP = "actioncache.stores"
 
 class Backend(NamedTuple):
     """How to open one URL scheme: ``target`` is ``"module:callable"`` (the callable takes the URL
-    and options and returns a store); ``extra`` is the pip extra that installs its dependency."""
+    and options and returns a store); ``extra`` is the pip extra that installs its dependency;
+    ``fields``: the scheme is also a backend name the store builds a URL for from named fields
+    (``url_from_fields`` beside the callable), listed without importing the store."""
 
     target: str
     extra: str | None = None
+    fields: bool = False
 
 
 # The one table: scheme -> backend. Modules import lazily, so an extra that is not installed
 # costs nothing until a URL asks for it. Each backend's from_url owns its URL grammar.
 _BACKENDS: dict[str, Backend] = {
-    "memory": Backend("actioncache.stores.memory:MemoryStore.from_url"),
-    "sqlite": Backend("actioncache.stores.sqlite:SQLiteStore.from_url"),
-    "duckdb": Backend("actioncache.stores.duckdb:DuckDBStore.from_url", "duckdb"),
-    "libsql": Backend("actioncache.stores.turso:TursoStore.from_url", "turso"),
+    "memory": Backend("actioncache.stores.memory:MemoryStore.from_url", None, True),
+    "sqlite": Backend("actioncache.stores.sqlite:SQLiteStore.from_url", None, True),
+    "duckdb": Backend("actioncache.stores.duckdb:DuckDBStore.from_url", "duckdb", True),
+    "libsql": Backend("actioncache.stores.turso:TursoStore.from_url", "turso", True),
     "libsql+file": Backend("actioncache.stores.turso:TursoStore.from_url", "turso"),
-    "turso": Backend("actioncache.stores.turso:TursoStore.from_url", "turso"),
-    "firestore": Backend("actioncache.stores.firestore:FirestoreStore.from_url", "firestore"),
-    "redis": Backend("actioncache.stores.redis:RedisStore.from_url", "redis"),
-    "rediss": Backend("actioncache.stores.redis:RedisStore.from_url", "redis"),
-    "postgresql": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres"),
-    "postgres": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres"),
-    "blob-sqlite": Backend("actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url", "s3|gcs|azure"),
+    "turso": Backend("actioncache.stores.turso:TursoStore.from_url", "turso", True),
+    "firestore": Backend("actioncache.stores.firestore:FirestoreStore.from_url", "firestore", True),
+    "redis": Backend("actioncache.stores.redis:RedisStore.from_url", "redis", True),
+    "rediss": Backend("actioncache.stores.redis:RedisStore.from_url", "redis", True),
+    "postgresql": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres", True),
+    "postgres": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres", True),
+    "blob-sqlite": Backend("actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url", "s3|gcs|azure", True),
 }
 _entry_points_loaded = False
 # RFC 3986: what urlsplit() reads back as the scheme of 'scheme://...'.
@@ -56,7 +65,8 @@ _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
 _TARGET = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
 
 
-def register_store(scheme: str, target: str, *, extra: str | None = None, clobber: bool = False) -> None:
+def register_store(scheme: str, target: str, *, extra: str | None = None, clobber: bool = False,
+                   fields: bool = False) -> None:
     """Map a URL scheme to ``"module:callable"``; the callable takes the URL and returns a store.
 
     ``extra`` names the actioncache extra an ImportError should point at (``pip install
@@ -64,7 +74,9 @@ def register_store(scheme: str, target: str, *, extra: str | None = None, clobbe
     names that package's module instead. A scheme that is already
     registered is refused unless ``clobber=True`` (replacing ``sqlite`` by accident would send
     every default cache elsewhere). Third-party packages can instead declare an entry point in the
-    ``actioncache.stores`` group (name: the scheme, value: ``"module:callable"``).
+    ``actioncache.stores`` group (name: the scheme, value: ``"module:callable"``). ``fields=True``
+    lists the scheme among the backend names :func:`url_from_fields` accepts (the store then has a
+    ``url_from_fields`` beside the callable; one that has it works unlisted too).
     """
     name = scheme.lower() if isinstance(scheme, str) else ""
     if not _SCHEME.fullmatch(name):
@@ -81,7 +93,7 @@ def register_store(scheme: str, target: str, *, extra: str | None = None, clobbe
     if current is not None and not clobber and current.target != target:
         raise ValueError(f"store scheme {name!r} is already registered to {current.target}; "
                          f"pass clobber=True to replace it")
-    _BACKENDS[name] = Backend(target, extra)
+    _BACKENDS[name] = Backend(target, extra, fields)
 
 
 def registered_schemes() -> list[str]:
@@ -93,6 +105,42 @@ def registered_stores() -> Mapping[str, Backend]:
     """A read-only view of the table: scheme -> :class:`Backend`."""
     _load_entry_points()
     return MappingProxyType(_BACKENDS)
+
+
+def field_backends() -> list[str]:
+    """The backend names :func:`url_from_fields` builds a URL for (``settings.ltm``'s ``backend:``)."""
+    return sorted(name for name, backend in _BACKENDS.items() if backend.fields)
+
+
+def url_from_fields(backend: str, fields: Mapping[str, Any], *,
+                    base_dir: str | os.PathLike[str] | None = None) -> str:
+    """The URL of the store ``backend`` names, written by that store from ``fields``.
+
+    ``backend`` is a scheme (``sqlite``, ``redis``, ``postgres``, …); ``fields`` its named parts
+    (``path``, ``host``, ``port``, ``user``, …; ``url`` with additions such as ``auth_token``);
+    relative paths are taken from ``base_dir`` (default: the working directory). An unknown
+    backend, or a field the store does not take, is a :class:`StoreURLError` naming the fix.
+    """
+    name = str(backend).lower()
+    if name not in _BACKENDS:
+        _load_entry_points()
+    entry = _BACKENDS.get(name)
+    if entry is None:
+        close = difflib.get_close_matches(name, field_backends(), n=3, cutoff=0.6)
+        hint = " (did you mean " + " or ".join(repr(c) for c in close) + "?)" if close else ""
+        raise StoreURLError(f"unknown backend {name!r}{hint}; known backends: {', '.join(field_backends())}, "
+                            "or give url: with any store URL")
+    factory = _resolve(name, entry)
+    writer = getattr(getattr(factory, "__self__", None), "url_from_fields", None)  # a classmethod's class
+    if writer is None:
+        module_name, _, attr = entry.target.partition(":")
+        owner: Any = importlib.import_module(module_name)
+        for part in attr.split(".")[:-1]:
+            owner = getattr(owner, part)
+        writer = getattr(owner, "url_from_fields", None)
+    if writer is None:
+        raise StoreURLError(f"the {name!r} store takes no fields; give its whole URL (url: {name}://...)")
+    return writer(fields, scheme=name, base_dir=base_dir)
 
 
 def _load_entry_points() -> None:
@@ -112,7 +160,8 @@ def _load_entry_points() -> None:
         _BACKENDS.setdefault(point.name.lower(), Backend(point.value))
 
 
-def _scheme_of(url: str) -> str:
+def scheme_of(url: str) -> str:
+    """The registry's scheme of ``url`` (``blob-sqlite+s3://`` is ``blob-sqlite``), lower case."""
     try:
         scheme = urlsplit(url).scheme.lower()
     except ValueError as exc:  # e.g. an unbalanced '[' in a password; the message names no secret
@@ -142,7 +191,7 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
             f"not a store URL: {redact_url(url)!r}. Use a URL such as 'sqlite:///abs/path.db' or 'memory://'; "
             f"known schemes: {', '.join(registered_schemes())}"
         )
-    scheme = _scheme_of(url)
+    scheme = scheme_of(url)
     from ._eviction import check_size_limit_supported
 
     check_size_limit_supported(scheme, url, options)
@@ -159,6 +208,11 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
         raise StoreURLError(
             f"unknown store scheme {scheme!r} in {redact_url(url)!r}; known schemes: {', '.join(registered_schemes())}"
         )
+    return _resolve(scheme, backend)(url, **options)
+
+
+def _resolve(scheme: str, backend: Backend) -> Any:
+    """The callable ``backend.target`` names, imported; an error names the extra or the registration."""
     module_name, _, attr = backend.target.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -181,4 +235,4 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
                             f"{attr!r}; fix the registration (register_store or the package's entry point)") from None
     if not callable(factory):
         raise StoreURLError(f"the {scheme!r} store is registered to {backend.target}, which is not callable")
-    return factory(url, **options)
+    return factory

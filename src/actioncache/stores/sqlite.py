@@ -17,7 +17,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from .._json import dumps_compact
@@ -27,6 +27,8 @@ from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, is_json_number, pushable
 from .base import CORRUPT_METADATA, Entry, LazyMetadata
+from .. import config
+from ._url import check_fields, file_url, local_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -214,7 +216,7 @@ class SQLiteStore(SQLStore):
         self.timeout = float(timeout)
         self._init_sql(SQLITE, StoreErrors(f"SQLite store {self.path}", sqlite3.Error, sqlite_hint(self.timeout)),
                        eviction_config(max_size_bytes, eviction))
-        self.url = "sqlite:///" + str(self.path).lstrip("/")
+        self.url = file_url("sqlite", self.path)
         if synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
             raise StoreURLError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
         self.synchronous = synchronous.upper()
@@ -222,6 +224,14 @@ class SQLiteStore(SQLStore):
         self._schema_ready = False
         self.read_only = False  # set when the file turns out not writable by this process (see _connect)
         track_for_fork(self)
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "sqlite", base_dir: Any = None) -> str:
+        """``sqlite:///abs/path.db`` from ``path`` (default: ``actioncache.db`` in the user cache dir)."""
+        given = check_fields("sqlite", fields, ("path",))
+        path = (local_file(given["path"], base_dir) if "path" in given
+                else config.user_cache_dir() / config.DEFAULT_FILENAME)
+        return file_url("sqlite", path)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "SQLiteStore":

@@ -25,7 +25,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import libsql
@@ -37,6 +37,7 @@ from ._fork import track_for_fork
 from ._sql import SQLStore, file_path
 from .base import redact_url
 from .sqlite import SQLiteDialect, create_schema
+from ._url import check_fields, file_url, local_file, with_query
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
 # libsql raises its own Error for SQL problems and ValueError for I/O, locks and HTTP.
@@ -143,7 +144,7 @@ class TursoStore(SQLStore):
         if self.remote:
             self.url = redact_url(database)
         else:
-            self.url = "libsql+file:///" + str(self.path).lstrip("/")
+            self.url = file_url("libsql+file", self.path)
             if sync_url:
                 self.url += "?" + urlencode({"sync_url": sync_url})
         self._init_sql(LIBSQL, StoreErrors(f"libSQL store {self.url}", sqlite3.Error, self._hint),
@@ -152,6 +153,20 @@ class TursoStore(SQLStore):
         self._init_connections()
         self._schema_ready = False
         track_for_fork(self)
+
+    @classmethod
+    def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "turso", base_dir: Any = None) -> str:
+        """``libsql+file:///abs/path.db`` from ``path``, or ``url`` (``libsql://HOST``) with ``auth_token``."""
+        given = check_fields("libSQL", fields, ("path", "url", "auth_token"))
+        if "url" in given and "path" not in given:
+            token = {"authToken": given["auth_token"]} if "auth_token" in given else {}
+            return with_query(str(given["url"]), token)
+        if "path" not in given or "url" in given:
+            raise StoreURLError("the libSQL store needs url: libsql://... (a server) or path: ./local.db "
+                                "(a local file), one of the two")
+        if "auth_token" in given:
+            raise StoreURLError("the libSQL store's auth_token: is for a server; give url: libsql://HOST with it")
+        return file_url("libsql+file", local_file(given["path"], base_dir))
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "TursoStore":

@@ -1,0 +1,86 @@
+"""What the stores' ``url_from_fields`` share: a backend's named fields → its URL.
+
+An agent's ``settings.ltm: {backend: redis, host: h, port: 6379}`` names a store by fields rather
+than by URL. Each store owns its grammar both ways: ``from_url`` parses its URL, ``url_from_fields``
+writes it from fields (``stores.registry.url_from_fields`` picks the store by backend name). The
+helpers here check the fields and spell the common parts; a bad field is a ``StoreURLError``
+naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+from urllib.parse import quote
+
+from ..config import file_url
+from ..errors import StoreURLError
+
+__all__ = ["check_fields", "file_url", "host_part", "local_file", "userinfo", "with_query", "whole_number"]
+
+
+def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
+                 required: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``fields`` without empty values, after checking each is one ``store`` takes.
+
+    ``required`` maps a field that must be given to the words of the fix (``"project: my-project"``).
+    """
+    allowed = tuple(allowed)
+    given = {name: value for name, value in fields.items() if value is not None and value != ""}
+    for name in sorted(given):
+        if name not in allowed:
+            close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            takes = ", ".join(allowed) if allowed else "no fields"
+            raise StoreURLError(f"the {store} store has no field {name!r}{hint}; it takes {takes}")
+    for name, fix in (required or {}).items():
+        if name not in given:
+            raise StoreURLError(f"the {store} store needs {name}: ({fix})")
+    return given
+
+
+def local_file(path: Any, base_dir: str | os.PathLike[str] | None) -> str:
+    """``path`` made absolute: ``~`` expanded, a relative path taken from ``base_dir`` (default: the
+    working directory)."""
+    p = Path(os.path.expanduser(str(path)))
+    if not p.is_absolute():
+        p = Path(base_dir if base_dir is not None else os.getcwd()) / p
+    return str(p.resolve())
+
+
+def whole_number(store: str, name: str, value: Any, lowest: int, highest: int | None = None) -> int:
+    """A field that is a whole number (YAML may give ``"6379"`` after ``${VAR}`` expansion)."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or int(text) < lowest or (highest is not None and int(text) > highest):
+        upper = f" and <= {highest}" if highest is not None else ""
+        raise StoreURLError(f"the {store} store's {name}: must be a whole number >= {lowest}{upper}, not {value!r}")
+    return int(text)
+
+
+def userinfo(user: Any, password: Any) -> str:
+    """``user:password@`` percent-encoded (an ``@`` or ``:`` in a password stays in it), or ``""``."""
+    if not user and not password:
+        return ""
+    text = quote(str(user or ""), safe="")
+    if password:
+        text += ":" + quote(str(password), safe="")
+    return text + "@"
+
+
+def host_part(store: str, host: Any, port: int) -> str:
+    """``host:port`` (an IPv6 address in brackets); a host holding URL syntax is refused."""
+    name = str(host).strip()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if not name or any(c in name for c in "/?#@ ") or (":" not in name and "[" in name):
+        raise StoreURLError(f"the {store} store's host: must be a host name or address such as 127.0.0.1, not {host!r}")
+    return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+
+
+def with_query(url: str, params: Mapping[str, Any]) -> str:
+    """``url`` with ``params`` appended to its query (values percent-encoded)."""
+    if not params:
+        return url
+    return url + ("&" if "?" in url else "?") + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
