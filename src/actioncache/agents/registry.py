@@ -2,8 +2,10 @@
 
 Every action is reachable under both spellings, and both resolve to one
 canonical ``ns.name``, so ``cache.wrap`` keys the same entry whichever spelling an agent uses.
-Actions come from three places: the built-in modules (``agents.actions`` and the faces'
-``<face>/actions.py``), ``imports:`` in the YAML, and Python (``registry["ns.name"] = fn``).
+Actions come from four places: the built-in modules (``agents.actions`` and the faces'
+``<face>/actions.py``), the modules installed packages name in the ``actioncache.actions`` entry-point
+group, ``imports:`` in the YAML, and Python (``registry["ns.name"] = fn``). Every module has one hook,
+``register_actions(registry, engine)``; :mod:`actioncache.actions` types what it receives.
 """
 
 from __future__ import annotations
@@ -14,18 +16,19 @@ import logging
 import sys
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
+from ..actions import ENTRY_POINT_GROUP, Action, Engine
 from .errors import AgentDefinitionError, UnknownActionError, suggest
 
 log = logging.getLogger("actioncache.agents")
 
-Action = Callable[..., dict]
-
 ALIAS_PREFIX = "actions."
 
 # Modules whose register_actions(registry, engine) every agent gets. The first is this package;
-# the others belong to the faces and may be absent (an optional dependency not installed).
+# the others belong to the faces and may be absent (an optional dependency not installed). The
+# package declares them in the actioncache.actions entry-point group too; naming them here keeps a
+# checkout that is not installed (no entry points) working.
 BUILTIN_MODULES = (
     "actioncache.agents.actions",
     "actioncache.runs.actions",
@@ -35,7 +38,7 @@ BUILTIN_MODULES = (
 )
 
 
-ACTIONS_ENTRY_POINT_GROUP = "actioncache.actions"
+ACTIONS_ENTRY_POINT_GROUP = ENTRY_POINT_GROUP
 _plugins: tuple[str, ...] | None = None
 
 
@@ -138,7 +141,7 @@ class ActionRegistry(MutableMapping[str, Action]):
 
     # --- loading ---------------------------------------------------------------------------
 
-    def load_builtins(self, engine: Any, modules: tuple[str, ...] = BUILTIN_MODULES) -> None:
+    def load_builtins(self, engine: Engine, modules: tuple[str, ...] = BUILTIN_MODULES) -> None:
         """Register the built-in action modules; a face whose module or optional dependency is
         missing is skipped, any other error in it is raised (a broken module must not hide)."""
         for module_name in modules:
@@ -151,6 +154,8 @@ class ActionRegistry(MutableMapping[str, Action]):
             module.register_actions(self, engine)
         if modules is BUILTIN_MODULES:
             for module_name in plugin_modules():
+                if module_name in BUILTIN_MODULES:  # this package's own entry points: loaded above
+                    continue
                 try:
                     module = importlib.import_module(module_name)
                 except ModuleNotFoundError as exc:  # the plug-in's own optional dependency is missing
@@ -158,7 +163,7 @@ class ActionRegistry(MutableMapping[str, Action]):
                     continue
                 module.register_actions(self, engine)
 
-    def load_import(self, spec: Any, engine: Any, base_dir: Path) -> None:
+    def load_import(self, spec: Any, engine: Engine, base_dir: Path) -> None:
         """Load one ``imports:`` entry: a path (relative to the YAML file) or a package name."""
         if isinstance(spec, str):
             spec = {"path": spec} if (spec.endswith(".py") or "/" in spec) else {"package": spec}

@@ -5,14 +5,15 @@ Plans live in the agent's store (``engine.store``). ``settings.replay`` may set 
 parts to leave out) and ``sensitive`` (fields whose typed text is a secret, never stored).
 Counters go to the store, so ``plan.retrieve``'s metrics add up across runs. A page is given as ``page:`` (``{"url", "elements": [...]}`` or a list of elements) or ``html:``
 (parsed with :func:`~actioncache.replay.page_from_html`). Bad arguments answer
-``{"success": False, "error": ...}``; a replay that does not fit answers ``success: True`` with
+``{"success": False, "error": ..., "error_type": "validation_error"}``; a replay that does not fit answers ``success: True`` with
 ``hit: False`` and the ``reason``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, MutableMapping
+from typing import Any, Mapping
 
+from ..actions import ActionTable, Engine, failure
 from .html import page_from_html
 from .models import Page, PlanSignature
 from .plan_cache import PlanCache
@@ -33,7 +34,7 @@ def _page(page: Any, html: str | None, url: str | None) -> Page | Any:
     return page
 
 
-def register_actions(registry: MutableMapping[str, Callable[..., dict[str, Any]]], engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     """Add ``plan.record``, ``plan.retrieve`` and ``plan.report`` (and their ``actions.plan_*`` aliases)."""
     caches: dict[str, PlanCache] = {}
 
@@ -65,7 +66,7 @@ def register_actions(registry: MutableMapping[str, Callable[..., dict[str, Any]]
             current = _page(page, html, url) if page is not None or html is not None else None
             plan_id = plans(namespace).record(sig, actions, bool(completed), page=current)
         except (TypeError, ValueError) as exc:
-            return {"success": False, "error": str(exc)}
+            return failure("validation_error", str(exc))
         return {"success": True, "recorded": plan_id is not None, "plan_id": plan_id,
                 "url_pattern": sig.url_pattern}
 
@@ -83,7 +84,7 @@ def register_actions(registry: MutableMapping[str, Callable[..., dict[str, Any]]
                                              personalize=hook_for(state, personalize, llm), context=context,
                                              secrets=secrets)
         except (TypeError, ValueError) as exc:
-            return {"success": False, "error": str(exc)}
+            return failure("validation_error", str(exc))
         return {"success": True, **result.to_dict()}
 
     def report(state: Any, success: bool | None = None, url: str | None = None, goal: str | None = None,
@@ -95,7 +96,7 @@ def register_actions(registry: MutableMapping[str, Callable[..., dict[str, Any]]
                 raise ValueError("plan.report needs success: true|false")
             outcome = plans(namespace).report(_signature(url, goal, signature), bool(success), plan_id=plan_id)
         except (TypeError, ValueError) as exc:
-            return {"success": False, "error": str(exc)}
+            return failure("validation_error", str(exc))
         return {"success": True, "found": outcome is not None, **(outcome or {})}
 
     for name, fn in (("record", record), ("retrieve", retrieve), ("report", report)):

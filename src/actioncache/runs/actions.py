@@ -2,7 +2,9 @@
 
 ``command.exec_cached`` is ``actioncache exec`` inside an agent: the same content-derived key, the
 same mode/scope/phase rules, PASS-only caching, fail log and run log, over the agent's own cache.
-The tool's output comes back in the result (text, with bytes that are not UTF-8 replaced).
+The tool's output comes back in the result (text, with bytes that are not UTF-8 replaced). Failures
+carry ``error_type`` (:mod:`actioncache.actions`): ``validation_error`` (a bad command or policy),
+``command_error`` (the tool exited non-zero).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Mapping, Sequence
 
+from ..actions import ActionTable, Engine, failure
 from ..policy import PolicyError, default_policy
 from .runner import ExecOptions, ExecRun
 
@@ -31,7 +34,7 @@ def _policy_from(settings: Mapping[str, Any], overrides: Mapping[str, Any]) -> A
     return base.with_overrides(**dict(from_settings)).with_overrides(**overrides)
 
 
-def register_actions(registry: Any, engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def exec_cached(state: Mapping[str, Any], command: str | Sequence[Any], scope: str = "verify",
                     mode: str | None = None, scopes: Any = None, phase: str | None = None,
                     inputs: Sequence[str] = (), env: Sequence[str] = (), stdin: str | None = None,
@@ -42,7 +45,7 @@ def register_actions(registry: Any, engine: Any) -> None:
                                   {"mode": mode, "scopes": scopes, "phase": phase, "force_fresh": force_fresh,
                                    "audit_rate": audit_rate})
         except (ValueError, PolicyError) as exc:
-            return {"success": False, "error": str(exc)}
+            return failure("validation_error", str(exc))
         options = ExecOptions(scope=str(scope).strip().lower(), inputs=list(inputs), env_names=list(env),
                               stdin_data=stdin.encode("utf-8") if stdin is not None else None, stream=False)
         run = ExecRun(argv, policy, options)
@@ -54,14 +57,14 @@ def register_actions(registry: Any, engine: Any) -> None:
                "outcome": result.get("outcome"), "_cache_hit": bool(result.get("hit")),
                "_cache_key": f"cache:{result['key']}" if result.get("key") else None}
         if code != 0:
-            out["error"] = result.get("error") or f"exit status {code}"
+            out.update(error=result.get("error") or f"exit status {code}", error_type="command_error")
         return out
 
     def current(state: Mapping[str, Any]) -> dict[str, Any]:
         try:
             policy = _policy_from(getattr(engine, "settings", None) or {}, {})
         except PolicyError as exc:
-            return {"success": False, "error": str(exc)}
+            return failure("validation_error", str(exc))
         return {"success": True, "mode": policy.mode, "scopes": sorted(policy.scopes), "phase": policy.phase,
                 "non_cacheable_tools": sorted(policy.non_cacheable), "max_cache_age_hours": policy.max_age_hours}
 

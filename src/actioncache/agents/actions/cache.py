@@ -12,8 +12,11 @@ Failures carry ``error_type`` (:mod:`.failures`).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Mapping
 
+from ...actions import ActionTable, Engine
+from ...cache import Cache
 from ...errors import HashError, KeyStrategyError
 from ...keys import KEY_PREFIX, canonical_json, compute_key, sha256_hex
 from ..errors import AgentDefinitionError, UnknownActionError, suggest
@@ -21,12 +24,12 @@ from ..key_context import context_digest, key_context_of
 from ..trust import UntrustedRefusal
 from .failures import bad_count, failure, typed
 
-# Every Cache.wrap option a YAML node may pass through (public names: never renamed).
-WRAP_OPTIONS = (
-    "key", "key_strategy", "key_source", "ttl_seconds", "ttl_hours", "ttl_days", "skip_cache",
-    "cache_enabled", "cleanup_probability", "cleanup_limit", "metadata", "scope", "lock", "lock_timeout_s",
-    "key_prefix",
-)
+# Every Cache.wrap option a YAML node may pass through: its keyword-only parameters, read from its
+# signature so a new option reaches YAML too, and the agent's own ``key_prefix``.
+WRAP_OPTIONS = tuple(
+    name for name, parameter in inspect.signature(Cache.wrap).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+) + ("key_prefix",)
 
 
 def scoped_custom_key(key: str, prefix: str) -> str:
@@ -47,7 +50,7 @@ def hashed_key(label: str, args: Mapping[str, Any], prefix: str, context: Mappin
     return f"{KEY_PREFIX}{prefix}{label}:{digest}"
 
 
-def register(registry: Any, engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def agent_prefix(enabled: bool = True) -> str:
         name = getattr(engine, "agent_name", None)
         return f"{name}:" if enabled and name else ""
@@ -183,7 +186,7 @@ def register(registry: Any, engine: Any) -> None:
         return typed(engine.cache.cleanup(limit=limit), "cache_error")
 
     def stats(state: Mapping[str, Any]) -> dict[str, Any]:
-        return engine.cache.stats()
+        return typed(engine.cache.stats(), "cache_error")
 
     registry["cache.wrap"] = wrap
     registry["cache.get"] = get

@@ -1,6 +1,8 @@
 """``command.run``: run a program (argv list, or a string split with shlex; a shell only if asked).
 
-``success`` means exit code 0, so ``cache.wrap`` over a verifier caches only passing runs.
+``success`` means exit code 0, so ``cache.wrap`` over a verifier caches only passing runs. A failure
+carries ``error_type``: ``validation_error`` (no command), ``command_error`` (it could not run, timed
+out or exited non-zero).
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import subprocess
 import time
 from typing import Any, Mapping
 
+from ...actions import ActionTable, Engine, failure
 
-def register(registry: Any, engine: Any) -> None:
+
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def run(state: Mapping[str, Any], command: str | list[Any], timeout: float | None = 60, cwd: str | None = None,
             env: Mapping[str, Any] | None = None, shell: bool = False, input: str | None = None) -> dict[str, Any]:
         if shell:
@@ -22,8 +26,8 @@ def register(registry: Any, engine: Any) -> None:
         elif isinstance(command, list) and command:
             argv = [str(a) for a in command]
         else:
-            return {"success": False, "exit_code": None, "stdout": "", "stderr": "",
-                    "error": "command must be a non-empty argv list or a string"}
+            return failure("validation_error", "command must be a non-empty argv list or a string",
+                           exit_code=None, stdout="", stderr="")
         full_env = {**os.environ, **{k: str(v) for k, v in (env or {}).items()}}
         started = time.perf_counter()
         base = {"command": argv}
@@ -31,16 +35,16 @@ def register(registry: Any, engine: Any) -> None:
             proc = subprocess.run(argv, shell=shell, cwd=cwd, env=full_env, input=input, capture_output=True,
                                   text=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            return {**base, "success": False, "exit_code": None, "timed_out": True,
-                    "stdout": _text(exc.stdout), "stderr": _text(exc.stderr),
-                    "error": f"timed out after {timeout}s", "duration_ms": _ms(started)}
+            return failure("command_error", f"timed out after {timeout}s (raise timeout: if it needs longer)", **base,
+                           exit_code=None, timed_out=True, stdout=_text(exc.stdout), stderr=_text(exc.stderr),
+                           duration_ms=_ms(started))
         except OSError as exc:
-            return {**base, "success": False, "exit_code": None, "timed_out": False, "stdout": "", "stderr": "",
-                    "error": f"cannot run {argv!r}: {exc}", "duration_ms": _ms(started)}
+            return failure("command_error", f"cannot run {argv!r}: {exc}", **base, exit_code=None, timed_out=False,
+                           stdout="", stderr="", duration_ms=_ms(started))
         out = {**base, "success": proc.returncode == 0, "exit_code": proc.returncode, "timed_out": False,
                "stdout": proc.stdout, "stderr": proc.stderr, "duration_ms": _ms(started)}
         if proc.returncode != 0:
-            out["error"] = f"exit code {proc.returncode}"
+            out.update(error=f"exit code {proc.returncode}", error_type="command_error")
         return out
 
     registry["command.run"] = run

@@ -1,5 +1,6 @@
 """``file.read`` / ``file.write``: local files (relative paths are relative to the working directory;
-for an untrusted agent, to its root, and no path may leave the root)."""
+for an untrusted agent, to its root, and no path may leave the root). A failure carries
+``error_type``: ``validation_error`` (a bad mode), ``file_error`` (the file could not be read or written)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...actions import ActionTable, Engine, failure
 
-def register(registry: Any, engine: Any) -> None:
+
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def local(path: Any, what: str) -> Path:
         trust = getattr(engine, "trust", None)
         return trust.local_path(path, what) if trust is not None else Path(path)
@@ -19,13 +22,13 @@ def register(registry: Any, engine: Any) -> None:
             data = source.read_bytes()
             content = data.decode(encoding)
         except (OSError, UnicodeDecodeError, LookupError) as exc:
-            return {"success": False, "path": str(path), "error": f"cannot read {path!r}: {exc}"}
+            return failure("file_error", f"cannot read {path!r}: {exc}", path=str(path))
         return {"success": True, "path": str(path), "content": content, "size_bytes": len(data)}
 
     def write(state: Mapping[str, Any], path: str, content: Any, mode: str = "overwrite",
               encoding: str = "utf-8", create_dirs: bool = True) -> dict[str, Any]:
         if mode not in ("overwrite", "append"):
-            return {"success": False, "path": str(path), "error": f"mode must be 'overwrite' or 'append', not {mode!r}"}
+            return failure("validation_error", f"mode must be 'overwrite' or 'append', not {mode!r}", path=str(path))
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2)
         target = local(path, "file.write")
         try:
@@ -35,7 +38,7 @@ def register(registry: Any, engine: Any) -> None:
             with open(target, "ab" if mode == "append" else "wb") as handle:
                 handle.write(data)
         except (OSError, LookupError) as exc:
-            return {"success": False, "path": str(path), "error": f"cannot write {path!r}: {exc}"}
+            return failure("file_error", f"cannot write {path!r}: {exc}", path=str(path))
         return {"success": True, "path": str(path), "size_bytes": len(data)}
 
     registry["file.read"] = read

@@ -1,7 +1,9 @@
 """``http.request``: one HTTP(S) request with urllib (no extra dependency).
 
 ``success`` means a 2xx status; other statuses and network errors come back as data, not
-exceptions, so an agent can branch on them and ``cache.wrap`` never caches them.
+exceptions, so an agent can branch on them and ``cache.wrap`` never caches them. A failure carries
+``error_type``: ``validation_error`` (not an http(s) URL), ``http_error`` (the request failed or the
+status is not 2xx).
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Mapping
 
+from ...actions import ActionTable, Engine, failure
 from ..key_context import declare_key_context, headers_context
+
+
+ONLY_HTTP = "only http:// and https:// URLs are allowed"
 
 
 class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
@@ -34,7 +40,7 @@ def send(url: str, method: str = "GET", headers: Mapping[str, str] | None = None
     vets every redirect target (it raises to refuse)."""
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ("http", "https"):
-        return None, {}, b"", f"only http:// and https:// URLs are allowed, not {url!r}"
+        return None, {}, b"", f"{ONLY_HTTP}, not {url!r}"
     request = urllib.request.Request(url, data=data, method=method.upper(), headers=dict(headers or {}))
     opener = urllib.request.build_opener(_CheckedRedirects(check_redirect)) if check_redirect else None
     try:
@@ -49,12 +55,15 @@ def send(url: str, method: str = "GET", headers: Mapping[str, str] | None = None
         return None, {}, b"", f"request to {url} failed: {reason}"
 
 
-def register(registry: Any, engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def request(state: Mapping[str, Any], url: str, method: str = "GET", headers: Mapping[str, str] | None = None,
                 params: Mapping[str, Any] | None = None, json: Any = None, body: str | None = None,
                 timeout: float = 30) -> dict[str, Any]:
         headers = dict(headers or {})
         url = full_url(url, params)
+        if urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
+            return failure("validation_error", f"{ONLY_HTTP}, not {url!r}", status=None, headers={}, body="",
+                           url=url, json=None)
         trust = getattr(engine, "trust", None)
         check_redirect = None
         if trust is not None and not trust.trusted:
@@ -76,6 +85,9 @@ def register(registry: Any, engine: Any) -> None:
             out["json"] = None
         if error:
             out["error"] = error
+        if not out["success"]:
+            out.setdefault("error", f"HTTP {status}")
+            out["error_type"] = "http_error"
         return out
 
     def context(args: Mapping[str, Any]) -> dict[str, Any]:

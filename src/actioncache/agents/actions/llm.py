@@ -4,7 +4,9 @@ Each request field comes from the node's parameters, then ``settings.llm``; the 
 ``$ACTIONCACHE_LLM_MODEL`` then ``$OPENAI_MODEL``, the server to ``$OPENAI_BASE_URL``, the key to
 ``$OPENAI_API_KEY``. Everything that shapes the request except the messages and the key (model,
 server, sampling, tools, response format, seed, stop) is the action's declared key context, so
-``cache.wrap`` over ``llm.call`` misses when any of it changes.
+``cache.wrap`` over ``llm.call`` misses when any of it changes. A failure carries ``error_type``:
+``validation_error`` (no messages or model), ``llm_error`` (the server failed or its answer is not a
+chat completion).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import os
 from typing import Any, Mapping
 
+from ...actions import ActionTable, Engine, failure
 from ..key_context import declare_key_context
 from .http import send
 
@@ -22,7 +25,7 @@ REQUEST_FIELDS = ("temperature", "top_p", "max_tokens", "tools", "response_forma
 MODEL_ENV = ("ACTIONCACHE_LLM_MODEL", "OPENAI_MODEL")
 
 
-def register(registry: Any, engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def settings() -> Mapping[str, Any]:
         return (getattr(engine, "settings", None) or {}).get("llm") or {}
 
@@ -45,14 +48,14 @@ def register(registry: Any, engine: Any) -> None:
              timeout: float = 120, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         if messages is None:
             if prompt is None:
-                return {"success": False, "error": "llm.call needs messages: [{role, content}, ...] or prompt: text"}
+                return failure("validation_error", "llm.call needs messages: [{role, content}, ...] or prompt: text")
             messages = [{"role": "user", "content": prompt}]
         base, body = resolve({"model": model, "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens,
                               "tools": tools, "response_format": response_format, "seed": seed, "stop": stop,
                               "base_url": base_url, "extra": extra})
         if not body["model"]:
-            return {"success": False, "error": "llm.call needs a model: pass model:, set settings.llm.model, "
-                                               "$ACTIONCACHE_LLM_MODEL or $OPENAI_MODEL"}
+            return failure("validation_error", "llm.call needs a model: pass model:, set settings.llm.model, "
+                                               "$ACTIONCACHE_LLM_MODEL or $OPENAI_MODEL")
         body["messages"] = messages
         key = api_key or settings().get("api_key")
         trust = getattr(engine, "trust", None)
@@ -73,13 +76,13 @@ def register(registry: Any, engine: Any) -> None:
         status, _, raw, error = send(base + "/chat/completions", "POST", headers, json.dumps(body).encode("utf-8"), timeout,
                                      check_redirect)
         if error:
-            return {"success": False, "status": status, "error": f"{error}: {raw[:500].decode('utf-8', 'replace')}".rstrip(": ")}
+            return failure("llm_error", f"{error}: {raw[:500].decode('utf-8', 'replace')}".rstrip(": "), status=status)
         try:
             reply = json.loads(raw)
             choice = reply["choices"][0]
             content = choice["message"].get("content")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            return {"success": False, "status": status, "error": f"not a chat-completions response ({exc!r})"}
+            return failure("llm_error", f"not a chat-completions response ({exc!r})", status=status)
         return {"success": True, "content": content, "model": reply.get("model", body["model"]),
                 "finish_reason": choice.get("finish_reason"), "usage": reply.get("usage") or {}, "id": reply.get("id")}
 

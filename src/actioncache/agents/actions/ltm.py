@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping
 
+from ...actions import ActionTable, Engine
 from ...keys import canonical_json, sha256_hex
 from ...records import KEYSPACE, Records, space_of
 from .failures import bad_count, failure
@@ -30,7 +31,7 @@ def reserved_key_problem(action: str, key: str) -> str | None:
             f"{', '.join(sorted(KEYSPACE))}")
 
 
-def register(registry: Any, engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def failed(exc: Exception, **extra: Any) -> dict[str, Any]:
         return failure("cache_error", f"{type(exc).__name__}: {exc}", **extra)
 

@@ -21,6 +21,7 @@ import random
 import time
 from typing import Any, Mapping
 
+from ...actions import ActionTable, Engine
 from ..errors import UnknownActionError
 from ..key_context import declare_key_context, key_context_of
 from ..trust import UntrustedRefusal
@@ -82,7 +83,7 @@ class SlotLimiter:
             sleep(poll)
 
 
-def register(registry: Any, engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def configured(limiter: str) -> Mapping[str, Any]:
         limiters = (getattr(engine, "settings", None) or {}).get("rate_limiters") or {}
         return limiters.get(limiter) or {} if isinstance(limiters, Mapping) else {}

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ...actions import ActionTable, Engine
 from ...hashing import ALGORITHMS, storage_hash
 from .failures import failure
 
 
-def register(registry: Any, engine: Any) -> None:
+def register_actions(registry: ActionTable, engine: Engine) -> None:
     def hash_action(state: Mapping[str, Any], path: str, algorithm: str = "sha256") -> dict[str, Any]:
         if not path or not isinstance(path, str):
             return failure("validation_error", f"storage.hash needs path: a file path or URI, not {path!r}",
