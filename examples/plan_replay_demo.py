@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     again = plans.lookup(signature, v3, context={"product": "floor lamp"})
     print(f"   next replay on this page: {len(again.actions)} of {again.remaining} actions, reason={again.reason}")
 
-    metrics = plans.metrics()
+    metrics = plans.stats()
     print("\nmetrics:")
     print(f"   retrievals={metrics['retrievals']} hits={metrics['hits']} partial={metrics['partial_hits']} "
           f"fallbacks={metrics['fallbacks']} reasons={metrics['fallback_reasons']} stops={metrics['stop_reasons']}")

@@ -38,7 +38,6 @@ from .rules import (
     DEFAULT_MAX_AGE_HOURS,
     DEFAULT_SCOPES,
     GUARDED_SCOPES,
-    KNOWN_SCOPES,
     LLM_RO_PHASES,
     MODES,
     PHASE_GUARD,
@@ -70,7 +69,7 @@ from .sources import (
 
 __all__ = [
     "BLOCKING_PHASES", "CONFIG_ENV", "CONFIG_NAMES", "DEFAULT_MAX_AGE_HOURS", "DEFAULT_SCOPES", "ENV_NAMES",
-    "ENV_VARS", "GUARDED_SCOPES", "KNOWN_SCOPES", "LLM_RO_PHASES", "MODES", "PHASE_GUARD", "LoopConfig", "Policy", "PolicyError",
+    "ENV_VARS", "GUARDED_SCOPES", "LLM_RO_PHASES", "MODES", "PHASE_GUARD", "LoopConfig", "Policy", "PolicyError",
     "PolicyHook", "active_policy", "attach", "config_home", "default_policy", "env_fields", "find_config", "load_config",
     "parse_bool", "parse_fields", "parse_mode", "parse_phase", "parse_rate", "parse_scopes", "parse_scopes_list",
     "policy_block", "policy_environ", "read_config", "untrusted_note", "use_policy", "provider",

@@ -13,7 +13,6 @@ from .._glob import glob_matches
 from ..decision import ALWAYS, Decision
 
 MODES = ("off", "record", "use")
-KNOWN_SCOPES = ("verify", "read", "llm_ro")
 DEFAULT_SCOPES = frozenset({"verify", "read"})
 GUARDED_SCOPES = frozenset({"llm_ro"})
 BLOCKING_PHASES = frozenset({"PLAN", "BUILD"})  # named in messages; every phase off the allow-list blocks

@@ -1,4 +1,4 @@
-"""The shape of ``PlanCache.metrics()``, built from flat counters.
+"""The shape of ``PlanCache.stats()``, built from flat counters.
 
 Counters are flat names so the store can add them up across processes (``add_counters``):
 ``retrievals``, ``hits``, ``fallback:{reason}``, ``stop:{reason}``, ``invalidate:{reason}``, ``action:{type}:replayed`` /

@@ -372,7 +372,7 @@ class PlanCache:
         if error:
             log.warning("replay: could not add shared counters: %s", error)
 
-    def metrics(self, shared: bool = False) -> dict[str, Any]:
+    def stats(self, shared: bool = False) -> dict[str, Any]:
         """Counts of this object (or, ``shared=True``, of every process on the store and namespace).
 
         ``{"retrievals", "hits", "partial_hits", "fallbacks", "hit_rate", "fallback_reasons": {reason: n},
@@ -381,3 +381,7 @@ class PlanCache:
         "invalidate_reasons": {reason: n}}``
         """
         return shape_metrics(self._tally.totals() if shared else self._tally.local())
+
+    def metrics(self, shared: bool = False) -> dict[str, Any]:
+        """The older name of :meth:`stats` (every other face calls its counts ``stats()``)."""
+        return self.stats(shared)

@@ -30,7 +30,7 @@ log = logging.getLogger("actioncache.replay")
 
 
 class FallbackReason:
-    """Why a replay served nothing (or stopped early). Counted in ``PlanCache.metrics()``."""
+    """Why a replay served nothing (or stopped early). Counted in ``PlanCache.stats()``."""
 
     NO_PLAN = "no_plan"                                  # nothing recorded for this signature
     PLAN_NOT_COMPLETED = "plan_not_completed"            # runs were seen, none completed

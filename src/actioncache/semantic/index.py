@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Protocol
+from typing import Any, Iterator, Protocol
 
 from .numpy_required import np
 
@@ -156,10 +156,6 @@ class NumpyIndex:
             prompt_hash = self._hash_of.pop(key, None)
             if prompt_hash is not None and self._by_hash.get(prompt_hash) == key:
                 del self._by_hash[prompt_hash]
-
-    def remove_many(self, keys: Iterable[str]) -> None:
-        for key in keys:
-            self.remove(key)
 
     def exact(self, prompt_hash: str) -> str | None:
         return self._by_hash.get(prompt_hash)
