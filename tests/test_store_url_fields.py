@@ -105,9 +105,17 @@ def test_turso_url_with_token_reaches_the_store():
     assert open_store(url).auth_token == "t&k=n"
 
 
+# backend -> (the driver its store module imports, the extra that installs it)
+DRIVERS = {"duckdb": ("duckdb", "duckdb"), "turso": ("libsql", "turso"), "libsql": ("libsql", "turso"),
+           "libsql+file": ("libsql", "turso"), "redis": ("redis", "redis"), "rediss": ("redis", "redis"),
+           "postgres": ("psycopg", "postgres"), "postgresql": ("psycopg", "postgres")}
+
+
 def test_every_listed_backend_writes_its_url(tmp_path):
     """Every backend name ``settings.ltm`` accepts has a writer that gives a URL of a known scheme."""
     minimal = {"firestore": {"project": "p"}, "blob-sqlite": {"uri": "memory://b/c.db"}}
+    for module, extra in {DRIVERS[b] for b in field_backends() if b in DRIVERS}:
+        services.require_module(module, extra)
     for backend in field_backends():
         url = url_from_fields(backend, minimal.get(backend, {}), base_dir=tmp_path)
         scheme = url.partition("://")[0].split("+")[0]
@@ -129,8 +137,8 @@ def test_every_listed_backend_writes_its_url(tmp_path):
     ("libsql+file", {"path": "a.db"}, None),
 ])
 def test_bad_fields_name_the_problem_and_the_fix(backend, fields, message, tmp_path):
-    if backend in ("turso", "libsql+file"):
-        services.require_module("libsql", "turso")
+    if backend in DRIVERS:
+        services.require_module(*DRIVERS[backend])
     if message is None:  # a scheme that is not a listed backend still writes its URL when its store can
         assert url_from_fields(backend, fields, base_dir=tmp_path).startswith("libsql+file:///")
         return

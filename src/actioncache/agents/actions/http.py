@@ -34,7 +34,7 @@ class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
 
 
 def send(url: str, method: str = "GET", headers: Mapping[str, str] | None = None, data: bytes | None = None,
-         timeout: float = 30, check_redirect: Callable[[str], None] | None = None,
+         timeout_s: float = 30, check_redirect: Callable[[str], None] | None = None,
          ) -> tuple[int | None, dict[str, str], bytes, str | None]:
     """(status, headers, body, error). Only http and https URLs are allowed; ``check_redirect``
     vets every redirect target (it raises to refuse)."""
@@ -44,8 +44,8 @@ def send(url: str, method: str = "GET", headers: Mapping[str, str] | None = None
     request = urllib.request.Request(url, data=data, method=method.upper(), headers=dict(headers or {}))
     opener = urllib.request.build_opener(_CheckedRedirects(check_redirect)) if check_redirect else None
     try:
-        with (opener.open(request, timeout=timeout) if opener else  # noqa: S310 - scheme checked above
-              urllib.request.urlopen(request, timeout=timeout)) as response:  # noqa: S310
+        with (opener.open(request, timeout=timeout_s) if opener else  # noqa: S310 - scheme checked above
+              urllib.request.urlopen(request, timeout=timeout_s)) as response:  # noqa: S310
             return response.status, dict(response.headers.items()), response.read(), None
     except urllib.error.HTTPError as exc:
         body = exc.read() if exc.fp is not None else b""

@@ -70,15 +70,15 @@ class SlotLimiter:
                 return True
         return False
 
-    def wait(self, timeout: float | None, sleep: Any = time.sleep, clock: Any = time.monotonic) -> tuple[bool, float]:
-        """(took a slot, seconds waited); ``timeout`` None waits as long as it takes."""
+    def wait(self, timeout_s: float | None, sleep: Any = time.sleep, clock: Any = time.monotonic) -> tuple[bool, float]:
+        """(took a slot, seconds waited); ``timeout_s`` None waits as long as it takes."""
         started = clock()
         poll = min(MAX_POLL_S, max(0.01, self.window_s / self.slots))
         while True:
             if self.take():
                 return True, clock() - started
             waited = clock() - started
-            if timeout is not None and waited + poll > timeout:
+            if timeout_s is not None and waited + poll > timeout_s:
                 return False, waited
             sleep(poll)
 
