@@ -113,7 +113,8 @@ DRIVERS = {"duckdb": ("duckdb", "duckdb"), "turso": ("libsql", "turso"), "libsql
 
 def test_every_listed_backend_writes_its_url(tmp_path):
     """Every backend name ``settings.ltm`` accepts has a writer that gives a URL of a known scheme."""
-    minimal = {"firestore": {"project": "p"}, "blob-sqlite": {"uri": "memory://b/c.db"}}
+    minimal = {"firestore": {"project": "p"}, "blob-sqlite": {"uri": "memory://b/c.db"}, "turso": {"path": "t.db"},
+               "libsql": {"path": "t.db"}}
     for module, extra in {DRIVERS[b] for b in field_backends() if b in DRIVERS}:
         services.require_module(module, extra)
     for backend in field_backends():
