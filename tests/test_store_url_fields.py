@@ -145,3 +145,26 @@ def test_bad_fields_name_the_problem_and_the_fix(backend, fields, message, tmp_p
         return
     with pytest.raises(StoreURLError, match=message):
         url_from_fields(backend, fields, base_dir=tmp_path)
+
+
+def test_a_third_party_store_writes_its_own_url_from_fields(tmp_path, src_env):
+    """``register_store(..., fields=True)`` lists a scheme as a backend; its class's url_from_fields
+    writes the URL (a subprocess: the registry is process-wide)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "tagged_store.py").write_text(
+        "from actioncache.stores.memory import MemoryStore\n"
+        "class TaggedStore(MemoryStore):\n"
+        "    @classmethod\n"
+        "    def url_from_fields(cls, fields, *, scheme='tagged', base_dir=None):\n"
+        "        return f\"tagged://{fields['name']}\"\n")
+    env = dict(src_env)
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    code = ("from actioncache import register_store\n"
+            "from actioncache.stores.registry import field_backends, url_from_fields\n"
+            "register_store('tagged', 'tagged_store:TaggedStore.from_url', fields=True)\n"
+            "print('tagged' in field_backends(), url_from_fields('tagged', {'name': 'box'}))\n")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "tagged://box"]

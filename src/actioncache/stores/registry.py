@@ -131,13 +131,9 @@ def url_from_fields(backend: str, fields: Mapping[str, Any], *,
         raise StoreURLError(f"unknown backend {name!r}{hint}; known backends: {', '.join(field_backends())}, "
                             "or give url: with any store URL")
     factory = _resolve(name, entry)
-    writer = getattr(getattr(factory, "__self__", None), "url_from_fields", None)  # a classmethod's class
-    if writer is None:
-        module_name, _, attr = entry.target.partition(":")
-        owner: Any = importlib.import_module(module_name)
-        for part in attr.split(".")[:-1]:
-            owner = getattr(owner, part)
-        writer = getattr(owner, "url_from_fields", None)
+    # Beside the callable: on a classmethod's class, else in the callable's module (already imported).
+    owner = getattr(factory, "__self__", None) or importlib.import_module(entry.target.partition(":")[0])
+    writer = getattr(owner, "url_from_fields", None)
     if writer is None:
         raise StoreURLError(f"the {name!r} store takes no fields; give its whole URL (url: {name}://...)")
     return writer(fields, scheme=name, base_dir=base_dir)
