@@ -213,3 +213,18 @@ def test_yaml_agent_and_cli_share_one_store(ltm, url, tmp_path, capsys, monkeypa
     assert cli_main(["invalidate", "--action", "file.read", "--store", url, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted_count"] == 1
     assert Cache(url).stats()["entries"] == 0
+
+
+def test_settings_ltm_of_a_missing_extra_names_it_unless_overridden(tmp_path, monkeypatch):
+    """A store writes its URL from settings.ltm's fields in its own module, which needs its driver:
+    without it the agent names the extra to install; with --store / store= overriding settings.ltm
+    that store is never opened, so its driver is not needed."""
+    from actioncache.agents import AgentDefinitionError, load_agent
+
+    agent = tmp_path / "agent.yaml"
+    agent.write_text("settings: {ltm: {backend: duckdb, path: ./c.duckdb}}\nnodes:\n  - {name: s, uses: cache.stats}\n")
+    _block_import(monkeypatch, "duckdb")
+    with pytest.raises(AgentDefinitionError, match=r"cannot open the cache store: .*pip install 'actioncache\[duckdb\]'"):
+        load_agent(agent)
+    with load_agent(agent, store="memory://") as overridden:
+        assert overridden.store.url == "memory://"
