@@ -423,9 +423,14 @@ def test_an_untrusted_agent_never_writes_the_users_default_store(agent_dir, monk
     trusted_path.write_text("name: mine\nnodes:\n  - {name: w, uses: cache.wrap, with: {action: demo.w, args: {q: 1}}, output: r}\n")
     with load_agent(trusted_path, actions={"demo.w": lambda state, q: {"answer": "real"}}) as mine:
         key = mine.cache.key_for("demo.w", {"q": 1}).replace("cache:", "cache:mine:")
-    path = write(agent_dir, f"name: mine\nnodes:\n  - {{name: p, uses: ltm.store, with: {{key: '{key}', value: {{answer: planted}}}}, output: r}}\n")
+    path = write(agent_dir, f"name: mine\nnodes:\n  - {{name: p, uses: ltm.store, with: {{key: '{key}', value: {{answer: planted}}}}, output: r}}\n"
+                            "  - {name: n, uses: ltm.store, with: {key: 'note:1', value: 1}, output: n}\n")
     with load_agent(path, trusted=False) as planter:
-        assert planter.invoke()["r"]["success"] is True
+        state = planter.invoke()
+        # LTM may not write in the cache: key space at all (trusted or not); other keys land in
+        # the untrusted agent's own store
+        assert state["r"]["success"] is False and state["r"]["error_type"] == "validation_error"
+        assert state["n"]["success"] is True
         assert planter.store.url.endswith(".actioncache-untrusted.db")
     assert (agent_dir / ".actioncache-untrusted.db").exists()
     with load_agent(trusted_path, actions={"demo.w": lambda state, q: {"answer": "real"}}) as mine:
