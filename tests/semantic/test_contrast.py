@@ -90,6 +90,10 @@ DIRECTION_TRAPS = [
     # opposing prefixes on one stem, command-line flags, number words read as digits
     ("encode the payload", "decode the payload", "opposite"),
     ("book a non-smoking room", "book a smoking room", "opposite"),
+    # another owner or addressee; the coordinators and/or
+    ("renew my parking permit", "renew her parking permit", "person"),
+    ("send us the signed lease", "send them the signed lease", "person"),
+    ("tickets labelled urgent and blocked", "tickets labelled urgent or blocked", "direction"),
     ("upvote the answer", "downvote the answer", "opposite"),
     ("tar -czf logs.tar logs", "tar -xzf logs.tar logs", "entity"),
     ("git clean -n", "git clean -fd", "entity"),

@@ -15,7 +15,10 @@ contradiction it finds, or returns ``None``:
                ("lock"/"unlock", "cheap"/"expensive", "add"/"remove"), prefixes included;
 ``direction``  a directional particle or preposition only one side has faces its counterpart on
                the other (in/out, up/down, on/off, to/from, before/after, above/below, over/under,
-               ...): a closed class of English, so the pairs are written out ("zoom in"/"zoom out");
+               ..., and the coordinators and/or): a closed class of English, so the pairs are
+               written out ("zoom in"/"zoom out");
+``person``     the owner or addressee changes: a possessive or object pronoun only one side has
+               faces one of another person on the other ("my order" / "his order");
 ``quantifier`` different quantifiers (all/some/none/only/first/at least ...), or a restricting one
                on one side only ("only the unread messages");
 ``comparison`` both sides compare, differently ("cheaper" vs "more expensive", "more" vs "fewer");
@@ -288,7 +291,7 @@ _DIRECTION_PAIRS = frozenset(frozenset(pair) for pair in (
     ("over", "under"), ("with", "without"), ("upward", "downward"), ("upwards", "downwards"),
     ("forward", "backward"), ("forwards", "backwards"), ("inbound", "outbound"), ("incoming", "outgoing"),
     ("upstairs", "downstairs"), ("since", "until"), ("since", "till"), ("inward", "outward"),
-    ("ahead", "behind"), ("in", "off"), ("on", "out"),
+    ("ahead", "behind"), ("in", "off"), ("on", "out"), ("and", "or"),
 ))
 
 
@@ -308,6 +311,21 @@ def _directional(side: _Side, word: str) -> bool:
     nxt = toks[i + 1] if i + 1 < len(toks) else ""
     kinds = lexicon.pos(nxt)
     return not (kinds and "v" in kinds and "n" not in kinds) and nxt not in ("be", "do", "get", "make", "see")
+
+
+# Whose thing, or whom to: possessive determiners and object pronouns, a closed class ("you" is
+# left out: it is also the subject of "can you", and politeness is no difference).
+_PERSONS = {"my": "1s", "me": "1s", "mine": "1s", "our": "1p", "us": "1p", "ours": "1p", "your": "2", "yours": "2",
+            "his": "3m", "him": "3m", "her": "3f", "hers": "3f", "their": "3p", "them": "3p", "theirs": "3p"}
+
+
+def _person(a: _Side, b: _Side) -> bool:
+    """One side's owner or addressee is another person than the other's ("cancel my order" /
+    "cancel his order", "email them the file" / "email me the file")."""
+    left, right = _only_in(a, b)
+    pa = {_PERSONS[t] for t in left if t in _PERSONS}
+    pb = {_PERSONS[t] for t in right if t in _PERSONS}
+    return bool(pa and pb and not pa & pb)
 
 
 def _quantifiers(side: _Side) -> set[str]:
@@ -590,7 +608,7 @@ def _join_into(side: _Side, others: set[str]) -> _Side:
 
 _CHECKS = (
     ("number", _numbers), ("date", _date), ("negation", _negation), ("opposite", _opposite),
-    ("direction", _direction), ("quantifier", _quantifier), ("comparison", _comparison), ("modality", _modality),
+    ("direction", _direction), ("person", _person), ("quantifier", _quantifier), ("comparison", _comparison), ("modality", _modality),
     ("entity", _entity), ("role", _role), ("substitution", _substitution),
 )
 
