@@ -14,7 +14,9 @@ tally (:meth:`Flow.record_hit`).
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import random
 import threading
 import time
@@ -27,10 +29,10 @@ from ._time import iso_utc
 from .codec import Codec
 from .errors import UnsupportedEntryError
 from .events import CacheEvent, Observer, notify
-from .stores.base import CacheStore, Entry, entry_problem
+from .stores.base import CacheStore, Entry, entry_problem, redact_url
 
 __all__ = ["FRESH_UNTIL", "LEASE", "REFRESH_EXIT_WAIT_S", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive",
-           "drive", "entry_metadata", "fresh_until", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread",
+           "check_lock_timeout", "check_metadata", "drive", "entry_metadata", "fresh_until", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread",
            "Refresh", "Running"]
 
 log = logging.getLogger("actioncache")
@@ -133,6 +135,7 @@ class Flow:
 
     def use_store(self, store: CacheStore) -> None:
         self.store = store
+        self.store_warned = False  # one warning per cache (and store) that the store fails
         self.clock_offset = 0.0  # the store's clock minus ours (see now)
         self.offset_due = 0.0 if callable(getattr(store, "server_time", None)) else float("inf")
 
@@ -174,6 +177,17 @@ class Flow:
         if self.observers:
             notify(self.observers, CacheEvent("hits", action, 1, entry.metadata))
 
+    def warn_store_failed(self, exc: BaseException) -> None:
+        """Say once per cache that its store fails: a ``@cached`` function has no response to carry
+        ``_cache_error``, and without this a misconfigured store would go unnoticed."""
+        if self.store_warned:
+            return
+        self.store_warned = True
+        url = redact_url(str(getattr(self.store, "url", type(self.store).__name__)))
+        warnings.warn(f"the cache store {url} fails ({type(exc).__name__}: {describe(exc)}): actions still run, "
+                      f"uncached, until it works; stats()['errors'] counts each failure (said once per Cache)",
+                      CacheWarning, stacklevel=5)
+
     # --- read ---------------------------------------------------------------------------
 
     def lookup(self, key: str, action: str | None) -> Lookup:
@@ -190,6 +204,7 @@ class Flow:
             entry = self.store.get(key)
         except Exception as exc:  # noqa: BLE001 - any store failure is a miss with an error
             self.count(action, errors=1)
+            self.warn_store_failed(exc)
             return Lookup(False, error=f"cache lookup failed: {describe(exc)}")
         if entry is None:
             return Lookup(False)
@@ -252,6 +267,7 @@ class Flow:
             self.store.put(Entry(key, encoded, meta, now, now + ttl_s + options.stale_ttl_s))
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the action
             self.count(action, errors=1)
+            self.warn_store_failed(exc)
             return f"cache store failed: {describe(exc)}"
         self.count(action, stores=1)
         if options.cleanup_probability > 0 and self.rng.random() < options.cleanup_probability:
@@ -374,7 +390,7 @@ class Flow:
             pending = list(self.refreshing.values())
         for refresh in pending:
             if refresh.running is not None and refresh.running.progressing():
-                refresh.ended.wait(max(0.0, deadline - time.monotonic()))
+                refresh.settled.wait(max(0.0, deadline - time.monotonic()))
             refresh.end(None)
 
 
@@ -399,7 +415,8 @@ class Refresh:
         self.token: str | None = None
         self.heartbeat: Heartbeat | None = None
         self.running: Running | None = None
-        self.ended = threading.Event()
+        self.ended = threading.Event()  # end() has begun: no second ending
+        self.settled = threading.Event()  # end() is over: stored (or not) and the key let go
         self._lock = threading.Lock()
 
     def alive(self) -> bool:
@@ -423,6 +440,36 @@ class Refresh:
             with flow.refresh_lock:
                 if flow.refreshing.get(key) is self:
                     del flow.refreshing[key]
+            self.settled.set()
+
+
+def check_lock_timeout(seconds: Any) -> float:
+    """``lock_timeout_s`` checked before anything runs: how long a lease lasts without renewal."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:
+        raise ValueError(f"lock_timeout_s must be a finite number of seconds > 0 (how long a lease lasts "
+                         f"unless its holder renews it), not {seconds!r}")
+    return seconds
+
+
+def check_metadata(metadata: Any) -> None:
+    """``metadata=`` checked at the call, so every store behaves alike: a JSON object (string keys;
+    str, numbers, bools, None, lists and dicts; no NaN or infinity), as the stores keep it."""
+    if not isinstance(metadata, Mapping):
+        raise ValueError(f"metadata must be a dict of JSON values, not {type(metadata).__name__}")
+    for name in metadata:
+        if not isinstance(name, str):
+            raise ValueError(f"metadata field names must be strings, not {type(name).__name__} {name!r}")
+    try:
+        json.dumps(metadata, allow_nan=False)
+        return
+    except (TypeError, ValueError):
+        pass
+    for name, value in metadata.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"metadata field {name!r} is not JSON ({type(value).__name__}: {exc}); every store keeps "
+                             f"metadata as JSON: pass str, numbers (finite), bools, None, lists or dicts") from None
 
 
 def entry_metadata(key: str, action: str | None, kind: str, now: float, ttl_s: float | None,

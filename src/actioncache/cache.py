@@ -22,7 +22,7 @@ import time
 import weakref
 from typing import Any, Awaitable, Callable, Mapping, NamedTuple
 
-from ._flow import (DEFAULT_MAX_VALUE_BYTES, REFRESH_EXIT_WAIT_S, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
+from ._flow import (DEFAULT_MAX_VALUE_BYTES, REFRESH_EXIT_WAIT_S, check_lock_timeout, check_metadata, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
                     fresh_until, is_failure, run_async, run_sync, spawn_task, spawn_thread)
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
@@ -89,6 +89,12 @@ class Cache:
     ) -> None:
         if store is not None and url is not None:
             raise ValueError("give either a store URL or store=..., not both")
+        for given in (url, store):
+            if given is not None and not isinstance(given, str) and not _is_store(given):
+                raise TypeError(f"Cache() takes a store URL string ('sqlite:///path/cache.db', 'redis://host:6379/0', "
+                                f"'memory://', ...) or store=<a CacheStore>, not {type(given).__name__} {given!r:.60}")
+        if isinstance(store, str):
+            raise TypeError(f"store= takes a CacheStore object; pass a URL as the first argument: Cache({store!r})")
         limits = {name: value for name, value in (("max_size_bytes", max_size_bytes), ("eviction", eviction))
                   if value is not None}
         if limits and store is not None:
@@ -234,6 +240,7 @@ class Cache:
         ``_cache_created_at`` on a hit, ``_cache_error`` when the cache failed but the action ran).
         On failure ``success`` is False with ``error``; failures are never cached.
         """
+        check_lock_timeout(lock_timeout_s)
         call = self._prepare(action, args, metadata, key=key, key_strategy=key_strategy, key_source=key_source,
                              ttl_seconds=ttl_seconds, ttl_hours=ttl_hours, ttl_days=ttl_days, skip_cache=skip_cache,
                              cache_enabled=cache_enabled, cleanup_probability=cleanup_probability,
@@ -269,6 +276,7 @@ class Cache:
         ``options`` are wrap's key, TTL and control options (``key=``, ``key_strategy=``, ``ttl_*=``,
         ``skip_cache=``, ``cache_enabled=``, ``cleanup_*=``, ``scope=``); an unknown one is a TypeError.
         """
+        check_lock_timeout(lock_timeout_s)
         call = self._prepare(action, args, metadata, **options)
         if call.hit_response is not None:
             return call.hit_response
@@ -309,6 +317,8 @@ class Cache:
         _check_probability(p)
         limit = self.cleanup_limit if cleanup_limit is None else int(cleanup_limit)
         args = dict(args or {})
+        if metadata is not None:
+            check_metadata(metadata)
         errors: list[str] = []
         decision = self.decide(scope, action) if cache_enabled else Decision(False, False, "cache_enabled is false")
         if skip_cache:
@@ -512,6 +522,10 @@ def _policy() -> PolicyProvider:
     if provider is None:
         raise RuntimeError("no policy installed: import actioncache (its package root installs actioncache.policy)")
     return provider
+
+
+def _is_store(obj: Any) -> bool:
+    return all(callable(getattr(obj, name, None)) for name in ("get", "put", "delete", "find"))
 
 
 def _key_candidates(key: str) -> list[str]:

@@ -22,7 +22,7 @@ import types
 import warnings
 from typing import Any, Callable, Iterable, TypeVar
 
-from ._flow import StoreOptions, adrive, drive, spawn_task, spawn_thread
+from ._flow import StoreOptions, adrive, check_lock_timeout, drive, spawn_task, spawn_thread
 from ._time import resolve_ttl
 from .cache import Cache, CacheWarning, check_stale_ttl, default_cache
 from .errors import KeyStrategyError
@@ -213,6 +213,7 @@ def cached(
         memo = _Memoized(func, cache, ttl_seconds, ttl_hours, ttl_days, key, ignore, version, code_hash,
                          scope, skip_cache, lock, lock_timeout_s, name)
         memo.stale_ttl_s = check_stale_ttl(stale_ttl_seconds, memo.ttl_override or 0.0)
+        check_lock_timeout(lock_timeout_s)
         memo.serve_stale_on_error = bool(serve_stale_on_error)
         return memo.build()  # type: ignore[return-value]
 

@@ -84,7 +84,7 @@ def _key_form(value: Any) -> Any:
     if isinstance(value, (str, int, float)):  # subclasses (numpy.float64 is a float) spell as the value
         return (str if isinstance(value, str) else int if isinstance(value, int) else float)(value)
     raise KeyStrategyError(
-        f"cannot build a cache key from a {kind.__module__}.{kind.__qualname__} argument; pass JSON-like "
+        f"cannot build a cache key from a {_type_name(kind)} argument; pass JSON-like "
         f"values, exclude the argument with ignore=[...], or give key=callable that returns a string"
     )
 
@@ -92,11 +92,18 @@ def _key_form(value: Any) -> Any:
 _canonical_plain = compact_encoder(sort_keys=True)
 
 
+def _type_name(kind: type) -> str:
+    """A type as its user knows it: ``object``, ``numpy.bool``, ``mymodule.Point``."""
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no whitespace, non-ASCII kept as UTF-8. Plain JSON spells as JSON; tuples,
     sets, bytes, dates, enums, paths, dicts with non-string keys... are tagged (see TAG)."""
     try:
         return _canonical_plain(value if _is_plain(value) else _key_form(value))
+    except KeyStrategyError:  # already says what cannot be keyed (a KeyStrategyError is a ValueError)
+        raise
     except (ValueError, RecursionError) as exc:  # circular reference
         raise KeyStrategyError(f"cannot build a cache key: {type(exc).__name__}: {exc}") from exc
 
