@@ -94,6 +94,15 @@ def test_every_blob_protocol_opens(protocol, tmp_path):
         ("postgresql://h/db?table=no%20spaces", "?table=actioncache"),
         ("blob-sqlite://bucket/c.db", "blob-sqlite+s3://bucket/cache.db"),
         ("blob-sqlite+ftp://h/c.db", "use one of"),
+        # an option a store would ignore, or a value it would read wrongly, fails at open rather
+        # than leaving a cache that quietly lives elsewhere or fails on every call
+        ("sqlite:///tmp/c.db?bogus=1", "options: timeout="),
+        ("sqlite:///tmp/c.db?timeout=-1", "seconds >= 0"),
+        ("sqlite:///tmp/c.db?timeout=abc", "seconds >= 0"),
+        ("memory://named?ttl=5", "options: max_size_bytes="),
+        ("redis://127.0.0.1:6379/abc", "redis://host:port/0"),
+        ("redis://127.0.0.1:6379/0?bogus=1", "redis-py connection option"),
+        ("postgresql://postgres@127.0.0.1:5432/test?bogus=1", "libpq connection parameter"),
     ],
 )
 def test_bad_urls_give_an_error_that_names_the_fix(url, fix):

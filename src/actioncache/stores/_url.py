@@ -13,12 +13,13 @@ import difflib
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
-from urllib.parse import quote
+from urllib.parse import SplitResult, parse_qs, quote
 
 from ..config import file_url
 from ..errors import StoreURLError
 
-__all__ = ["check_fields", "file_url", "host_part", "local_file", "userinfo", "with_query", "whole_number"]
+__all__ = ["check_fields", "file_url", "host_part", "local_file", "query_options", "userinfo", "with_query",
+           "whole_number"]
 
 
 def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
@@ -39,6 +40,16 @@ def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
         if name not in given:
             raise StoreURLError(f"the {store} store needs {name}: ({fix})")
     return given
+
+
+def query_options(store: str, shown_url: str, parts: SplitResult, known: Iterable[str], takes: str) -> dict[str, str]:
+    """A URL's query as ``{option: last value}``, after checking each is one the store knows: an
+    option it would ignore (a typo, another store's) is refused, naming what it takes."""
+    query = {name: values[-1] for name, values in parse_qs(parts.query, keep_blank_values=True).items()}
+    unknown = set(query) - set(known)
+    if unknown:
+        raise StoreURLError(f"{store} URL {shown_url!r}: unknown option(s) {sorted(unknown)}; {takes}")
+    return query
 
 
 def local_file(path: Any, base_dir: str | os.PathLike[str] | None) -> str:

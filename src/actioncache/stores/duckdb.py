@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import duckdb
 
@@ -39,7 +39,7 @@ from ._eviction import eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
 from .base import Entry
-from ._url import check_fields, file_url, local_file
+from ._url import check_fields, file_url, local_file, query_options
 
 MEMORY = ":memory:"
 
@@ -218,11 +218,8 @@ class DuckDBStore(SQLStore):
         path = file_path(parts, url, "duckdb:///abs/path.duckdb (or duckdb:///:memory:)")
         if path == "/" + MEMORY:
             path = MEMORY
-        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        unknown = set(query) - {"read_only", "max_size_bytes", "eviction"}
-        if unknown:
-            raise StoreURLError(f"duckdb URL {url!r}: unknown option(s) {sorted(unknown)}; "
-                                "options: read_only=true, max_size_bytes=, eviction=")
+        query = query_options("duckdb", url, parts, ("read_only", "max_size_bytes", "eviction"),
+                              "options: read_only=true, max_size_bytes=, eviction=")
         limit = eviction_from_query(query, options)
         if limit is not None:
             options.update(max_size_bytes=limit.max_size_bytes, eviction=limit.policy)

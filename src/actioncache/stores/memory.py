@@ -13,12 +13,12 @@ import time
 import uuid
 from collections import OrderedDict
 from typing import Any, Iterable, Mapping
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from ..errors import StoreError
 from ._eviction import EvictionConfig, eviction_config, eviction_from_query, too_large
 from .base import Entry, glob_literal_prefix, select_keys
-from ._url import check_fields
+from ._url import check_fields, query_options
 
 _NAMED: dict[str, "MemoryStore"] = {}
 _NAMED_LOCK = threading.Lock()
@@ -54,7 +54,8 @@ class MemoryStore:
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "MemoryStore":
         parts = urlsplit(url)
-        limit = eviction_from_query({k: v[-1] for k, v in parse_qs(parts.query).items()}, options)
+        query = query_options("memory", url, parts, ("max_size_bytes", "eviction"), "options: max_size_bytes=, eviction=")
+        limit = eviction_from_query(query, options)
         sized = {} if limit is None else {"max_size_bytes": limit.max_size_bytes, "eviction": limit.policy}
         name = parts.netloc + parts.path.strip("/")
         if not name:

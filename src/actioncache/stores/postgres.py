@@ -42,6 +42,7 @@ from ._url import check_fields, host_part, userinfo, whole_number
 try:
     import psycopg
     from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
     from psycopg.types.json import Jsonb
 except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
     raise ImportError(f"psycopg (version 3) is not installed ({exc})") from exc
@@ -345,6 +346,12 @@ class PostgresStore(SQLStore):
         if not any(name == "connect_timeout" for name, _ in theirs):
             theirs.append(("connect_timeout", "5"))
         conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(theirs)))
+        try:  # libpq's own parser: an option it does not know fails here, not on every call later
+            conninfo_to_dict(conninfo)
+        except psycopg.ProgrammingError as exc:
+            raise StoreURLError(f"PostgreSQL URL {redact_url(url)!r}: {str(exc).strip()}; options: "
+                                f"{', '.join(sorted(_OUR_OPTIONS))}, max_size_bytes, eviction, or a libpq "
+                                f"connection parameter (connect_timeout, sslmode, application_name...)") from None
         return cls(conninfo, url=url, **options)
 
     # --- connections --------------------------------------------------------------------

@@ -213,6 +213,18 @@ class RedisStore:
                 f"bad Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; use "
                 "redis://host:port/db (a password holding '/', '#', '?' or '@' must be percent-encoded, e.g. %2F)"
             ) from None
+        # redis-py reads the db from the path only when it is a number (else db 0, silently) and
+        # hands an option it does not know to the connection, which fails on every command: both
+        # would be a cache that quietly lives elsewhere or never works. Refuse them now.
+        db_path = urlsplit(url).path.strip("/")
+        if db_path and not db_path.isdigit():
+            raise StoreURLError(f"Redis URL {self.url!r}: the path names the database by number "
+                                f"(redis://host:port/0), not {db_path!r}")
+        try:
+            self._client.connection_pool.make_connection().disconnect()  # builds, does not connect
+        except TypeError as exc:
+            raise StoreURLError(f"Redis URL {self.url!r}: {exc}; options: prefix, retries, or a redis-py "
+                                f"connection option (socket_timeout, health_check_interval...)") from None
         self._put = self._client.register_script(_PUT)
         self._delete = self._client.register_script(_DELETE)
         self._delete_expired = self._client.register_script(_DELETE_EXPIRED)

@@ -18,7 +18,7 @@ import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from .._json import dumps_compact
 from ..errors import StoreURLError
@@ -28,7 +28,7 @@ from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, is_json_number, pushable
 from .base import CORRUPT_METADATA, Entry, LazyMetadata
 from .. import config
-from ._url import check_fields, file_url, local_file
+from ._url import check_fields, file_url, local_file, query_options
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -207,13 +207,25 @@ def sqlite_hint(timeout: float) -> Callable[[BaseException], str]:
     return hint
 
 
+def _positive_seconds(value: Any) -> float:
+    """The lock wait in seconds: a finite number >= 0 (``?timeout=abc`` or ``-1`` is a bad URL)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if isinstance(value, bool) or not 0.0 <= seconds < float("inf"):
+        raise StoreURLError(f"SQLite timeout must be a number of seconds >= 0 (how long a writer waits "
+                            f"for a lock; default 5), not {value!r}")
+    return seconds
+
+
 class SQLiteStore(SQLStore):
     _driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0, synchronous: str = "NORMAL",
                  max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
         self.path = Path(path)
-        self.timeout = float(timeout)
+        self.timeout = _positive_seconds(timeout)
         self._init_sql(SQLITE, StoreErrors(f"SQLite store {self.path}", sqlite3.Error, sqlite_hint(self.timeout)),
                        eviction_config(max_size_bytes, eviction))
         self.url = file_url("sqlite", self.path)
@@ -243,10 +255,12 @@ class SQLiteStore(SQLStore):
         path = unquote(parts.path)
         if not path or path == "/":
             raise StoreURLError(f"sqlite URL {url!r} names no file; use sqlite:///abs/path.db")
-        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        for name in ("timeout", "synchronous"):
-            if name in query:
-                options.setdefault(name, float(query[name]) if name == "timeout" else query[name])
+        query = query_options("sqlite", url, parts, ("timeout", "synchronous", "max_size_bytes", "eviction"),
+                              "options: timeout= (seconds), synchronous=, max_size_bytes=, eviction=")
+        if "timeout" in query:
+            options.setdefault("timeout", query["timeout"])
+        if "synchronous" in query:
+            options.setdefault("synchronous", query["synchronous"])
         limit = eviction_from_query(query, options)
         if limit is not None:
             options.update(max_size_bytes=limit.max_size_bytes, eviction=limit.policy)

@@ -26,7 +26,7 @@ import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import libsql
 
@@ -37,7 +37,7 @@ from ._fork import track_for_fork
 from ._sql import SQLStore, file_path
 from .base import redact_url
 from .sqlite import SQLiteDialect, create_schema
-from ._url import check_fields, file_url, local_file, with_query
+from ._url import check_fields, file_url, local_file, query_options, with_query
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
 # libsql raises its own Error for SQL problems and ValueError for I/O, locks and HTTP.
@@ -178,13 +178,7 @@ class TursoStore(SQLStore):
         """
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
-        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        unknown = set(query) - _OPTIONS
-        if unknown:
-            raise StoreURLError(
-                f"libSQL URL {redact_url(url)!r}: unknown option(s) {sorted(unknown)}; "
-                f"known: {', '.join(sorted(_OPTIONS))}"
-            )
+        query = query_options("libSQL", redact_url(url), parts, _OPTIONS, f"known: {', '.join(sorted(_OPTIONS))}")
         token = query.get("authToken", query.get("auth_token"))
         if token is not None:
             options.setdefault("auth_token", token)
