@@ -130,6 +130,7 @@ SAME_AFTER_NORMALISING = [
     ("where do i find the invoices", "where can i find the invoices"),
     ("what's the weather in Paris", "tell me Paris weather today"),
     ("book 2 tickets to the gala", "book two tickets to the gala"),
+    ("how many rows are in this sheet", "find out how many rows this sheet has"),  # in/out on other words
 ]
 
 

@@ -15,8 +15,8 @@ contradiction it finds, or returns ``None``:
                ("lock"/"unlock", "cheap"/"expensive", "add"/"remove"), prefixes included;
 ``direction``  a directional particle or preposition only one side has faces its counterpart on
                the other (in/out, up/down, on/off, to/from, before/after, above/below, over/under,
-               ..., and the coordinators and/or): a closed class of English, so the pairs are
-               written out ("zoom in"/"zoom out");
+               ..., and the coordinators and/or) attached to the same word: a closed class of
+               English, so the pairs are written out ("zoom in"/"zoom out");
 ``person``     the owner or addressee changes: a possessive or object pronoun only one side has
                faces one of another person on the other ("my order" / "his order");
 ``quantifier`` different quantifiers (all/some/none/only/first/at least ...), or a restricting one
@@ -296,10 +296,31 @@ _DIRECTION_PAIRS = frozenset(frozenset(pair) for pair in (
 
 
 def _direction(a: _Side, b: _Side) -> bool:
+    """Counterparts that attach to the same word: the same verb before them ("zoom in" / "zoom
+    out") or the same object after them ("before noon" / "after noon"). In a free rewording the
+    particles come with other words ("in addition to" / "apart from") and say nothing."""
     left, right = _only_in(a, b)
     left = {t for t in left if _directional(a, t)}
     right = {t for t in right if _directional(b, t)}
-    return any(frozenset((x, y)) in _DIRECTION_PAIRS for x in left for y in right)
+    return any(frozenset((x, y)) in _DIRECTION_PAIRS and _neighbours(a, x) & _neighbours(b, y)
+               for x in left for y in right)
+
+
+def _neighbours(side: _Side, word: str) -> set[str]:
+    """Lemmas of the words right before and right after ``word`` (past an article or possessive)."""
+    toks = side.tokens
+    out: set[str] = set()
+    for i, tok in enumerate(toks):
+        if tok != word:
+            continue
+        if i:
+            out.add("<" + lexicon.lemma(toks[i - 1]))
+        j = i + 1
+        while j < len(toks) and toks[j] in _SKIP_AFTER_RELATION:
+            j += 1
+        if j < len(toks):
+            out.add(">" + lexicon.lemma(toks[j]))
+    return out
 
 
 def _directional(side: _Side, word: str) -> bool:
