@@ -42,7 +42,9 @@ def compute():
         f.write("run\\n")
     time.sleep(0.5)
     return "new"
-r = cache.wrap("swr", compute, ttl_seconds=1, stale_ttl_seconds=120)
+# The refreshed value stays fresh for a minute: a worker that starts late on a loaded machine
+# must find it fresh, not stale again (a 1 s TTL would send it to refresh a second time).
+r = cache.wrap("swr", compute, ttl_seconds=60, stale_ttl_seconds=120)
 print(r["result"], r.get("_cache_stale", False))
 time.sleep(2.5)  # let a background refresh of this process finish before it exits
 """
