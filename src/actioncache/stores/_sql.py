@@ -230,6 +230,9 @@ class SQLStore:
         self.errors = errors
         self.eviction = eviction
         self._access = AccessLog() if eviction is not None and eviction.tracks_reads else None
+        # Read on every hit: kept on the store, one attribute away.
+        self._nul_unstorable = not dialect.text_holds_nul
+        self._entry = dialect.entry
         q = dialect.statement
         now = dialect.server_now
         expiry = "?" if now is None else f"{now} + ?"
@@ -336,9 +339,12 @@ class SQLStore:
     def get(self, key: str) -> Entry | None:
         # The hit path: one SELECT on this thread's connection, errors caught without a context
         # manager (a try costs nothing until it raises; a with block is two calls per read).
-        if not self.dialect.text_holds_nul and "\0" in key:
+        if self._nul_unstorable and "\0" in key:
             return None
-        conn = getattr(self._local, "conn", None)
+        try:
+            conn = self._local.conn
+        except AttributeError:
+            conn = None
         if conn is None:  # this thread's first call, or its connection was dropped
             row = self._run("get", lambda c: c.execute(self._sql_get, (key,)).fetchone())
         else:
@@ -350,7 +356,7 @@ class SQLStore:
             return None
         if self._access is not None and self._access.record(key, time.time()):
             self._flush_access()
-        return self.dialect.entry(key, row)
+        return self._entry(key, row)
 
     def find(self, pattern: str | None = None, metadata_filter: Mapping[str, Any] | None = None,
              limit: int | None = None) -> list[str]:
@@ -431,12 +437,12 @@ class SQLStore:
         return int(conn.execute(f"DELETE FROM entries WHERE {column} IN ({marks})", ids).rowcount)
 
     def delete(self, key: str) -> bool:
-        if not self.dialect.text_holds_nul and "\0" in key:
+        if self._nul_unstorable and "\0" in key:
             return False
         return self._run("delete", lambda c: c.execute(self._sql_delete, (key,)).rowcount, write=True) > 0
 
     def delete_many(self, keys: Iterable[str]) -> int:
-        keys = [key for key in keys if self.dialect.text_holds_nul or "\0" not in key]
+        keys = [key for key in keys if not (self._nul_unstorable and "\0" in key)]
         deleted = 0
         for start in range(0, len(keys), BATCH):
             chunk = keys[start:start + BATCH]
