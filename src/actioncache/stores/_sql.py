@@ -15,7 +15,6 @@ import os
 import threading
 import time
 import uuid
-from contextlib import nullcontext
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from urllib.parse import SplitResult, unquote
 
@@ -304,31 +303,37 @@ class SQLStore:
                 pass
         self._local = threading.local()
 
-    def _writing(self) -> Any:
-        """Held around every write (DuckDB: the file's write lock); nothing by default."""
-        return nullcontext()
+    # Held around every write when set (DuckDB: the file's write lock).
+    _write_lock: Any = None
 
     def _run(self, op: str, work: Callable[[Any], T], *, write: bool = False, transaction: bool = False,
              retry: bool = True) -> T:
         """``work(conn)`` on this thread's connection, in one transaction if asked, errors translated.
 
         ``retry=False`` marks work that must not run twice (a lost commit reply would count twice).
+        Every statement but the hit path's runs here, so the translation is a plain try (no
+        context manager to enter and leave per call).
         """
         conn = self._conn()
-        with self.errors(op):
-            if not (write or transaction):
+        lock = self._write_lock if write or transaction else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            if not transaction:
                 return work(conn)
-            with self._writing():
-                if not transaction:
-                    return work(conn)
-                conn.execute(self.dialect.begin)
-                try:
-                    result = work(conn)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                return result
+            conn.execute(self.dialect.begin)
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return result
+        except self.errors.catch as exc:
+            raise self.errors.error(op, exc) from exc
+        finally:
+            if lock is not None:
+                lock.release()
 
     def _read_failed(self, op: str, exc: BaseException, work: Callable[[Any], T]) -> T:
         """The hit path's driver error: translated (PostgreSQL first retries on a new connection)."""

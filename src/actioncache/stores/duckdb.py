@@ -283,9 +283,6 @@ class DuckDBStore(SQLStore):
         self._local.conn = cursor
         return cursor
 
-    def _writing(self) -> threading.Lock:
-        return self._write_lock
-
     # --- protocol -----------------------------------------------------------------------
 
     def put(self, entry: Entry) -> None:
