@@ -25,9 +25,10 @@ def resolve_ttl(
     :data:`MAX_TTL_SECONDS` (100 years), so the expiry it gives is a time every store can hold.
     ``inf``, ``nan``, ``1e300`` or YAML ``.inf`` are refused here, never after the action ran.
     """
+    resolved: float | None = None
     for value, unit, scale in ((ttl_seconds, "ttl_seconds", 1.0), (ttl_hours, "ttl_hours", 3600.0), (ttl_days, "ttl_days", 86400.0)):
         if value is None:
-            continue
+            continue  # every one given is checked, also those a higher one overrides
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{unit} must be a number, not {_short(value)}")
         if value != value:  # nan compares unequal to itself
@@ -39,8 +40,9 @@ def resolve_ttl(
                 f"{unit} must be at most {MAX_TTL_SECONDS / scale:g} (100 years), not {_short(value)}; "
                 f"for an entry that lives as long as possible use ttl_days={MAX_TTL_SECONDS // 86400:g}"
             )
-        return float(value) * scale
-    return default
+        if resolved is None:
+            resolved = float(value) * scale
+    return default if resolved is None else resolved
 
 
 def _short(value: Any) -> str:

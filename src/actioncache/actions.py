@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # annotations only
     from .cache import Cache
     from .stores.base import CacheStore
 
-__all__ = ["ENTRY_POINT_GROUP", "ERROR_TYPES", "Action", "ActionTable", "Engine", "TrustRules", "bad_count",
-           "failure", "typed"]
+__all__ = ["ENTRY_POINT_GROUP", "ERROR_TYPES", "Action", "ActionTable", "Engine", "TrustRules", "bad_arg",
+           "bad_count", "failure", "flag", "typed"]
 
 ENTRY_POINT_GROUP = "actioncache.actions"
 
@@ -65,6 +65,44 @@ def bad_count(value: Any, what: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return f"{what} must be a whole number >= 0, not {value!r}"
     return None
+
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def flag(value: Any, what: str) -> bool:
+    """``value`` as a boolean for option ``what``: YAML ``true``/``false``, or the strings
+    true/false, yes/no, on/off, 1/0 (what a ``${VAR}`` or a template renders to). Anything else
+    raises ValueError naming the option: a truthy string must never mean ``true``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"{what} must be true or false (or the strings 'true'/'false'), not {value!r}")
+
+
+_KINDS: dict[str, tuple[type, ...]] = {
+    "string": (str,), "mapping": (Mapping,), "list": (list, tuple), "number": (int, float),
+}
+
+
+def bad_arg(what: str, value: Any, kind: str, *, optional: bool = True) -> str | None:
+    """Why ``value`` is not a ``kind`` (string, mapping, list, number) for parameter ``what``; None
+    when it is one (or is None and ``optional``). A string must also hold no NUL character."""
+    if value is None:
+        return None if optional else f"{what} is required: give a {kind}"
+    types = _KINDS[kind]
+    if isinstance(value, bool) or not isinstance(value, types):
+        return f"{what} must be a {kind}, not {type(value).__name__} {_brief(value)}"
+    if isinstance(value, str) and "\0" in value:
+        return f"{what} must not contain a NUL character: {_brief(value)}"
+    return None
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:36] + "..."
 
 
 @runtime_checkable

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple
 from ._flight import LEASE_PREFIX
 from ._flow import entry_metadata
 from ._stats import STATS_PREFIX
+from ._time import resolve_ttl
 from .codec import Codec, make_codec
 from .errors import UnsupportedEntryError
 from .keys import KEY_PREFIX
@@ -113,6 +114,8 @@ class Records:
         time, for a face that writes several entries as of one moment. ``kind=None``: the metadata
         is stored as given, without the ``_cache_*`` bookkeeping (``ltm.store``: an agent may seed
         another face's entries, whose bookkeeping fields are then its own)."""
+        if ttl_s is not None:
+            ttl_s = resolve_ttl(ttl_s)  # the one TTL check: no face writes an expiry a store cannot hold
         if now is None:
             now = self.clock()
         meta = dict(metadata or {}) if kind is None else entry_metadata(key, action, kind, now, ttl_s, metadata)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Mapping
 
-from ...actions import ActionTable, Engine
+from ...actions import ActionTable, Engine, bad_arg, flag
 from ...cache import Cache
 from ...errors import HashError, KeyStrategyError
 from ...keys import KEY_PREFIX, canonical_json, compute_key, sha256_hex
@@ -26,10 +26,32 @@ from .failures import bad_count, failure, typed
 
 # Every Cache.wrap option a YAML node may pass through: its keyword-only parameters, read from its
 # signature so a new option reaches YAML too, and the agent's own ``key_prefix``.
-WRAP_OPTIONS = tuple(
-    name for name, parameter in inspect.signature(Cache.wrap).parameters.items()
-    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-) + ("key_prefix",)
+_WRAP_PARAMETERS = [parameter for parameter in inspect.signature(Cache.wrap).parameters.values()
+                    if parameter.kind is inspect.Parameter.KEYWORD_ONLY]
+WRAP_OPTIONS = tuple(parameter.name for parameter in _WRAP_PARAMETERS) + ("key_prefix",)
+# The yes/no options: a real boolean, or a string true/false (what ${VAR} or a template renders
+# to); never "any non-empty string is true" (cache_enabled: 'false' must not cache).
+BOOL_OPTIONS = tuple(parameter.name for parameter in _WRAP_PARAMETERS
+                     if parameter.annotation in (bool, "bool")) + ("key_prefix",)
+
+
+def option_problem(options: dict[str, Any]) -> str | None:
+    """Normalise the yes/no options in place; why an option is unusable, or None."""
+    for name in BOOL_OPTIONS:
+        if name in options:
+            try:
+                options[name] = flag(options[name], f"cache.wrap {name}")
+            except ValueError as exc:
+                return str(exc)
+    if options.get("cleanup_limit") is not None:
+        problem = bad_count(options["cleanup_limit"], "cache.wrap cleanup_limit")
+        if problem:
+            return problem
+    for name in ("key_strategy", "key_source", "scope"):
+        problem = bad_arg(f"cache.wrap {name}", options.get(name), "string")
+        if problem:
+            return problem
+    return None
 
 
 def scoped_custom_key(key: str, prefix: str) -> str:
@@ -72,8 +94,11 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         if args is not None and not isinstance(args, Mapping):
             return failure("validation_error", f"cache.wrap args: must be a mapping of the action's parameters, "
                            f"not {type(args).__name__}", _cache_hit=False, _cache_key=None)
+        problem = option_problem(options)
+        if problem:
+            return failure("validation_error", problem, _cache_hit=False, _cache_key=None)
         args = dict(args or {})
-        prefix = agent_prefix(bool(options.pop("key_prefix", True)))
+        prefix = agent_prefix(options.pop("key_prefix", True))
         trust = getattr(engine, "trust", None)
         if trust is not None and not trust.trusted and options.get("key_strategy") == "file_content":
             source = options.get("key_source")

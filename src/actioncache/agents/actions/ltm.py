@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping
 
-from ...actions import ActionTable, Engine
+from ..._time import resolve_ttl
+from ...actions import ActionTable, Engine, bad_arg
 from ...keys import canonical_json, sha256_hex
 from ...records import KEYSPACE, Records, space_of
 from .failures import bad_count, failure
@@ -40,14 +41,19 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         if not isinstance(key, str) or not key or value is _MISSING:
             return failure("validation_error", "ltm.store needs key: (a non-empty string) and value: (null is a value)",
                            stored=False, key=key)
-        problem = reserved_key_problem("ltm.store", key)
+        problem = (reserved_key_problem("ltm.store", key) or bad_arg("ltm.store key", key, "string")
+                   or bad_arg("ltm.store metadata", metadata, "mapping"))
         if problem:
             return failure("validation_error", problem, stored=False, key=key)
+        try:
+            ttl_s = None if ttl_seconds is None else resolve_ttl(ttl_seconds)
+        except ValueError as exc:  # the core's one TTL check: a number of seconds, > 0, at most 100 years
+            return failure("validation_error", f"ltm.store {exc} (leave it out to keep the entry)", stored=False, key=key)
         try:
             # kind=None: the metadata is the agent's own, stored as given (TEA's contract:
             # ltm.retrieve and ltm.search give back exactly the metadata ltm.store was given).
             Records(engine.store, engine.cache.codec).put(key, value, kind=None, metadata=metadata,
-                                                          ttl_s=float(ttl_seconds) if ttl_seconds else None)
+                                                          ttl_s=ttl_s)
         except Exception as exc:  # noqa: BLE001
             return failed(exc, stored=False, key=key)
         return {"success": True, "stored": True, "key": key, "content_hash": sha256_hex(canonical_json(value))}
@@ -69,8 +75,9 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         return {"success": True, "found": found, "value": value if found else default,
                 "metadata": metadata if found else None}
 
-    def delete(state: Mapping[str, Any], key: str) -> dict[str, Any]:
-        problem = reserved_key_problem("ltm.delete", key) if isinstance(key, str) else None
+    def delete(state: Mapping[str, Any], key: str | None = None) -> dict[str, Any]:
+        problem = (bad_arg("ltm.delete key", key, "string", optional=False) or (None if key else "ltm.delete key must not be empty")
+                   or reserved_key_problem("ltm.delete", key))
         if problem:
             return failure("validation_error", problem, deleted=False, key=key)
         try:
@@ -82,7 +89,9 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
                metadata_filter: Mapping[str, Any] | None = None, limit: int = 10) -> dict[str, Any]:
         """Keys by glob ``pattern`` and metadata equality; ``query`` keeps those whose key or
         JSON value contains it (case-insensitive)."""
-        problem = bad_count(limit, "ltm.search limit")
+        problem = (bad_count(limit, "ltm.search limit") or bad_arg("ltm.search query", query, "string")
+                   or bad_arg("ltm.search pattern", pattern, "string")
+                   or bad_arg("ltm.search metadata_filter", metadata_filter, "mapping"))
         if problem:
             return failure("validation_error", problem, results=[], count=0)
         try:
