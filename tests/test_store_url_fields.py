@@ -93,6 +93,21 @@ def test_firestore_fields_round_trip(project, collection):
     assert (store.project, store.collection) == (project, collection)
 
 
+@PROPERTY
+@given(name=NAMES)
+def test_blob_sqlite_uri_round_trips(tmp_path, name):
+    """The uri's location is taken literally: '#', '?', '%', spaces and non-ASCII stay in the file name."""
+    url = url_from_fields("blob-sqlite", {"uri": f"file://{tmp_path}/{name}"})
+    store = open_store(url)
+    try:
+        assert store.remote.path == tmp_path / name
+        assert open_store(store.url).remote.path == store.remote.path  # the shown URL names the same file
+    finally:
+        store.close()
+    assert url_from_fields("blob-sqlite", {"uri": "s3://bucket/a b?x=1#y.db"}) == \
+        "blob-sqlite+s3://bucket/a%20b%3Fx%3D1%23y.db"
+
+
 def test_blob_sqlite_and_memory_fields(tmp_path):
     store = open_store(url_from_fields("blob-sqlite", {"uri": f"file://{tmp_path}/blob/c.db"}))
     assert type(store).__name__ == "BlobSQLiteStore" and str(tmp_path) in store.url
@@ -130,6 +145,9 @@ def test_every_listed_backend_writes_its_url(tmp_path):
     ("redis", {"port": "http"}, r"redis store's port: must be a whole number >= 1 and <= 65535, not 'http'"),
     ("redis", {"db": -1}, r"redis store's db: must be a whole number >= 0"),
     ("redis", {"host": "a/b"}, r"host: must be a host name or address"),
+    ("redis", {"port": "\u00b2"}, r"port: must be a whole number >= 1 and <= 65535, not '\u00b2'"),
+    ("postgres", {"host": "db.example:5432"}, r"host: must be .*; give the port as port:, not in host"),
+    ("redis", {"host": "[::1]:6379"}, r"host: must be a host name or address"),
     ("postgres", {"port": 70000}, r"port: must be a whole number >= 1 and <= 65535"),
     ("firestore", {}, r"the firestore store needs project: \(your Google Cloud project id"),
     ("blob-sqlite", {"uri": "bucket/c.db"}, r"uri: must name an object store.*s3://bucket/path.db"),

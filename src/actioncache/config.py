@@ -38,7 +38,13 @@ def file_url(scheme: str, path: str | os.PathLike[str]) -> str:
     The path is percent-encoded, so a ``?``, ``#`` or ``%`` in a file name stays part of the path
     (every ``from_url`` decodes it). The one place this spelling is written.
     """
-    return f"{scheme}:///" + quote(str(path).lstrip("/"), safe="/:~")
+    return f"{scheme}:///" + url_path(str(path).lstrip("/"))
+
+
+def url_path(text: str) -> str:
+    """``text`` percent-encoded as a URL's path: ``/`` stays, ``?``, ``#``, ``%``, spaces and
+    non-ASCII are escaped (``unquote`` gives ``text`` back)."""
+    return quote(text, safe="/:~")
 
 
 def store_file(url: str) -> str | None:

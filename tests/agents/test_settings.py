@@ -41,6 +41,45 @@ def test_unknown_backend_and_key_are_clear():
         ltm_store_url({"backend": "sqlite", "pth": "x"}, Path("."))
 
 
+def test_ltm_url_and_another_backend_are_refused():
+    with pytest.raises(AgentDefinitionError, match=r"settings.ltm: give url: or backend: with its fields, not both "
+                                                   r"\(url: opens a 'sqlite' store, backend: says 'redis'\)"):
+        ltm_store_url({"url": "sqlite:///tmp/c.db", "backend": "redis"}, Path("."))
+    # A backend naming the URL's own store is fine (docs: backend: turso with url: libsql://HOST).
+    assert ltm_store_url({"url": "libsql://db.example", "backend": "turso"}, Path(".")) == "libsql://db.example"
+    assert ltm_store_url({"url": "postgresql://h/d", "backend": "postgres"}, Path(".")) == "postgresql://h/d"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"port": "\u00b2"}, r"port: must be a whole number >= 1 and <= 65535, not '\u00b2'"),
+    ({"port": "\u0666\u0663\u0667\u0669"}, r"port: must be a whole number"),
+    ({"db": "\u00b9"}, r"db: must be a whole number >= 0"),
+    ({"host": "127.0.0.1:6379"}, r"host: must be a host name or address .*; give the port as port:, not in host"),
+])
+def test_ltm_field_mistakes_name_the_field(fields, message):
+    with pytest.raises(AgentDefinitionError, match=message):
+        ltm_store_url({"backend": "redis", **fields}, Path("."))
+
+
+def test_blob_sqlite_files_whose_names_differ_after_a_hash_are_two_stores(agent_from, tmp_path):
+    """uri: file:///dir/tenant#1.db and ...#2.db are two files: '#' does not cut the name short."""
+    def agent(tenant: str) -> str:
+        return f"""
+            name: tenant{tenant}
+            settings:
+              ltm: {{backend: blob-sqlite, uri: "file://{tmp_path}/tenant#{tenant}?.db"}}
+            nodes:
+              - {{name: r, uses: ltm.retrieve, with: {{key: shared}}, output: r}}
+              - {{name: w, uses: ltm.store, with: {{key: shared, value: "{tenant}'s secret"}}, output: w}}
+        """
+    first, second = agent_from(agent("1"), store=None), agent_from(agent("2"), store=None)
+    assert first.invoke()["r"]["found"] is False
+    assert second.invoke()["r"]["found"] is False  # not the first tenant's value
+    assert first.invoke()["r"]["value"] == "1's secret" and second.invoke()["r"]["value"] == "2's secret"
+    first.close(), second.close()  # uploads the pending writes
+    assert (tmp_path / "tenant#1?.db").exists() and (tmp_path / "tenant#2?.db").exists()
+
+
 def test_agent_store_from_settings_relative_to_the_yaml_file(agent_from, tmp_path, monkeypatch):
     monkeypatch.setenv("AGENT_DB", "sub/agent.db")
     (tmp_path / "sub").mkdir()

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 from .. import config
 from ..errors import StoreURLError
 from ..stores._url import with_query
-from ..stores.registry import field_backends, scheme_of, url_from_fields
+from ..stores.registry import field_backends, registered_stores, scheme_of, url_from_fields
 from .errors import AgentDefinitionError, suggest
 
 _VAR = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
@@ -81,9 +81,19 @@ def _ltm_base_url(ltm: Any, base_dir: Path) -> str | None:
     fields = {k: v for k, v in ltm.items() if k not in ("backend", *LTM_SIZE_KEYS) and v is not None}
     if ltm.get("url"):
         url = str(ltm["url"])
+        named = ltm.get("backend")
+        if len(fields) == 1 and named is None:
+            return url
+        try:
+            backend = scheme_of(url)  # the URL's store adds the other fields (a token) to it
+        except StoreURLError as exc:
+            raise AgentDefinitionError(f"settings.ltm: {exc}") from None
+        if named is not None and not _same_store(str(named), backend):
+            raise AgentDefinitionError(
+                f"settings.ltm: give url: or backend: with its fields, not both (url: opens a {backend!r} store, "
+                f"backend: says {named!r})")
         if len(fields) == 1:
             return url
-        backend = scheme_of(url)  # the URL's store adds the other fields (a token) to it
     else:
         fields.pop("url", None)
         backend = str(ltm.get("backend", "sqlite")).lower()
@@ -91,6 +101,14 @@ def _ltm_base_url(ltm: Any, base_dir: Path) -> str | None:
         return url_from_fields(backend, fields, base_dir=base_dir)
     except StoreURLError as exc:
         raise AgentDefinitionError(f"settings.ltm: {exc}") from None
+
+
+def _same_store(backend: str, scheme: str) -> bool:
+    """Whether backend name ``backend`` opens the store a ``scheme://`` URL does (``turso`` and
+    ``libsql``, ``postgres`` and ``postgresql``)."""
+    stores = registered_stores()
+    mine, theirs = stores.get(backend.lower()), stores.get(scheme)
+    return mine is not None and theirs is not None and mine.target == theirs.target
 
 
 def cache_options(cache_settings: Any) -> dict[str, Any]:

@@ -10,16 +10,17 @@ naming the field and the fix.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 from urllib.parse import SplitResult, parse_qs, quote
 
-from ..config import file_url
+from ..config import file_url, url_path
 from ..errors import StoreURLError
 
-__all__ = ["check_fields", "file_url", "host_part", "local_file", "query_options", "userinfo", "with_query",
-           "whole_number"]
+__all__ = ["check_fields", "file_url", "host_part", "local_file", "query_options", "url_path", "userinfo",
+           "with_query", "whole_number"]
 
 
 def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
@@ -64,7 +65,8 @@ def local_file(path: Any, base_dir: str | os.PathLike[str] | None) -> str:
 def whole_number(store: str, name: str, value: Any, lowest: int, highest: int | None = None) -> int:
     """A field that is a whole number (YAML may give ``"6379"`` after ``${VAR}`` expansion)."""
     text = str(value).strip()
-    if isinstance(value, bool) or not text.isdigit() or int(text) < lowest or (highest is not None and int(text) > highest):
+    # ASCII digits only: str.isdigit() also takes '²' and other scripts' digits, which int() refuses or reads.
+    if isinstance(value, bool) or not (text.isascii() and text.isdigit()) or int(text) < lowest or (highest is not None and int(text) > highest):
         upper = f" and <= {highest}" if highest is not None else ""
         raise StoreURLError(f"the {store} store's {name}: must be a whole number >= {lowest}{upper}, not {value!r}")
     return int(text)
@@ -85,9 +87,16 @@ def host_part(store: str, host: Any, port: int) -> str:
     name = str(host).strip()
     if name.startswith("[") and name.endswith("]"):
         name = name[1:-1]
-    if not name or any(c in name for c in "/?#@ ") or (":" not in name and "[" in name):
-        raise StoreURLError(f"the {store} store's host: must be a host name or address such as 127.0.0.1, not {host!r}")
-    return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+    bad = f"the {store} store's host: must be a host name or address such as 127.0.0.1, not {host!r}"
+    if not name or any(c in name for c in "/?#@ []"):
+        raise StoreURLError(bad)
+    if ":" in name:  # an IPv6 address, or a port written into the host
+        try:
+            ipaddress.IPv6Address(name)
+        except ValueError:
+            raise StoreURLError(f"{bad}; give the port as port:, not in host") from None
+        return f"[{name}]:{port}"
+    return f"{name}:{port}"
 
 
 def with_query(url: str, params: Mapping[str, Any]) -> str:

@@ -41,7 +41,7 @@ from .base import Entry
 from .blob_objects import RemoteObject, WriteConflict, open_remote_object
 from ._fork import track_for_fork
 from .sqlite import SQLiteStore
-from ._url import check_fields
+from ._url import check_fields, url_path
 
 log = logging.getLogger(__name__)
 
@@ -160,13 +160,17 @@ class BlobSQLiteStore:
 
     @classmethod
     def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "blob-sqlite", base_dir: Any = None) -> str:
-        """``blob-sqlite+PROTO://bucket/path.db`` from ``uri: PROTO://bucket/path.db``."""
+        """``blob-sqlite+PROTO://bucket/path.db`` from ``uri: PROTO://bucket/path.db``.
+
+        The part after ``PROTO://`` is a location, taken literally: it is percent-encoded, so a ``#``,
+        ``?`` or ``%`` in a bucket or file name stays in it (``from_url`` decodes it back).
+        """
         fix = "uri: s3://bucket/path.db (or gs://, az://, file://, memory://)"
         given = check_fields("blob-sqlite", fields, ("uri",), {"uri": fix})
         protocol, sep, rest = str(given["uri"]).partition("://")
         if not sep or not protocol:
             raise StoreURLError(f"the blob-sqlite store's uri: must name an object store, not {given['uri']!r}; {fix}")
-        return f"blob-sqlite+{protocol}://{rest}"
+        return f"blob-sqlite+{protocol}://{url_path(rest)}"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "BlobSQLiteStore":
