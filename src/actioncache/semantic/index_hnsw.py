@@ -113,7 +113,8 @@ class HnswIndex:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"expansion_search must be a positive integer, got {value!r}")
         with self._lock:
-            self._graph.expansion_search = value
+            if value != self._graph.expansion_search:  # usearch resizes its search contexts on a change
+                self._graph.expansion_search = value
 
     @property
     def uses_graph(self) -> bool:
