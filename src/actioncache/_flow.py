@@ -61,6 +61,8 @@ def is_failure(result: Any) -> bool:
 # entry itself lives on (its expires_at) for stale_ttl_s more, so cleanup and server-side expiry
 # (Redis) keep it while it may still be served stale.
 FRESH_UNTIL = "_cache_fresh_until"
+DURATION = "_cache_duration_ms"  # how long the run that stored an entry took: a hit saves that
+_NEVER = float("inf")
 
 
 class Lookup(NamedTuple):
@@ -72,6 +74,10 @@ class Lookup(NamedTuple):
     entry: Entry | None = None
     error: str | None = None
     stale: bool = False
+
+
+_tuple_new = tuple.__new__  # a Lookup built without NamedTuple's Python-level __new__ (the hit path)
+_NOTHING = Lookup(False)  # nothing stored under the key
 
 
 class Outcome(NamedTuple):
@@ -137,7 +143,7 @@ class Flow:
         self.store = store
         self.store_warned = False  # one warning per cache (and store) that the store fails
         self.clock_offset = 0.0  # the store's clock minus ours (see now)
-        self.offset_due = 0.0 if callable(getattr(store, "server_time", None)) else float("inf")
+        self.offset_due = 0.0 if callable(getattr(store, "server_time", None)) else _NEVER
 
     # --- the store's clock ---------------------------------------------------------------
 
@@ -171,8 +177,7 @@ class Flow:
         return self.stats.flush(self.store)
 
     def record_hit(self, entry: Entry, action: str) -> None:
-        # The hot path of every hit: one lock, one small list per action.
-        if self.stats.record_hit(action, entry.metadata.get("_cache_duration_ms", 0)):
+        if self.stats.record_hit(action, entry.metadata.get(DURATION, 0)):
             self.flush_stats()
         if self.observers:
             notify(self.observers, CacheEvent("hits", action, 1, entry.metadata))
@@ -190,16 +195,21 @@ class Flow:
 
     # --- read ---------------------------------------------------------------------------
 
-    def lookup(self, key: str, action: str | None) -> Lookup:
-        """One store read and one decode. Expired: a miss. Corrupt: a miss, and removed."""
+    def lookup(self, key: str, action: str | None, *, tally: bool = False) -> Lookup:
+        """One store read and one decode. Expired: a miss. Corrupt: a miss, and removed.
+        ``tally``: count a fresh hit too (:meth:`record_hit`), as the hit path does."""
         if not self.observers:
-            return self.read(key, action)
+            return self.read(key, action, tally)
         started = time.perf_counter()
         found = self.read(key, action)
         notify(self.observers, CacheEvent("lookup", action, time.perf_counter() - started))
+        if tally and found.hit:
+            self.record_hit(found.entry, action)  # type: ignore[arg-type]
         return found
 
-    def read(self, key: str, action: str | None) -> Lookup:
+    def read(self, key: str, action: str | None, tally: bool = False) -> Lookup:
+        # The hit path of every face: keep it to the store read, the shape check, one clock
+        # read, the decode and (with ``tally``) the count.
         try:
             entry = self.store.get(key)
         except Exception as exc:  # noqa: BLE001 - any store failure is a miss with an error
@@ -207,21 +217,31 @@ class Flow:
             self.warn_store_failed(exc)
             return Lookup(False, error=f"cache lookup failed: {describe(exc)}")
         if entry is None:
-            return Lookup(False)
+            return _NOTHING
         problem = entry_problem(entry)
         if problem is None:
-            if entry.expires_at is not None and entry.expires_at <= self.now():
+            if self.offset_due != _NEVER and time.monotonic() >= self.offset_due:
+                self._measure_clock_offset()
+            clock = self.clock()
+            now = clock + self.clock_offset
+            expires = entry.expires_at
+            if expires is not None and expires <= now:
                 return Lookup(False, entry=entry)
             try:
                 value = self.codec.decode(entry.value)
-                fresh = fresh_until(entry)
-                if fresh is not None and fresh <= self.now():
-                    return Lookup(False, value, entry, stale=True)
-                return Lookup(True, value, entry)
             except UnsupportedEntryError as exc:
                 return Lookup(False, error=str(exc))
             except Exception as exc:  # noqa: BLE001 - any undecodable value is corrupt
                 problem = str(exc) or type(exc).__name__
+            else:
+                metadata = entry.metadata
+                fresh = metadata.get(FRESH_UNTIL)
+                if fresh is not None and _is_number(fresh) and fresh <= now:
+                    return Lookup(False, value, entry, stale=True)
+                if tally:
+                    if self.stats.record_hit(action, metadata.get(DURATION, 0), clock):  # type: ignore[arg-type]
+                        self.flush_stats()
+                return _tuple_new(Lookup, (True, value, entry, None, False))
         return Lookup(False, error=self.drop_corrupt(entry.key, action, problem))
 
     def drop_corrupt(self, key: str, action: str | None, problem: str) -> str:
@@ -260,7 +280,7 @@ class Flow:
         now = self.now()
         ttl_s = options.ttl_s
         meta = entry_metadata(key, action, options.cache_type, now, ttl_s, options.metadata)
-        meta["_cache_duration_ms"] = round(duration_ms, 3)
+        meta[DURATION] = round(duration_ms, 3)
         if options.stale_ttl_s > 0:
             meta[FRESH_UNTIL] = now + ttl_s
         try:

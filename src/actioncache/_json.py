@@ -41,3 +41,30 @@ def utf8_json(value: Any) -> bytes:
     is written as its 3-byte form: ``json.loads`` reads bytes with ``surrogatepass``, so it comes
     back as the same lone code unit (``\\u`` escapes would merge two of them into one character)."""
     return dumps_compact(value).encode("utf-8", "surrogatepass")
+
+
+class ParseMemo:
+    """A bounded map from JSON text (``str`` or ``bytes``) to what parsing it gave, for texts that
+    come back again and again (a hit's value and metadata). Keyed by the exact text, so it cannot
+    go stale. Texts over ``max_text`` are not kept; when the kept texts would pass ``max_total``
+    (in characters or bytes) the memo starts over. Safe under threads (a racing insert may lose
+    its place, never give a wrong answer)."""
+
+    __slots__ = ("items", "get", "held", "max_text", "max_total")
+
+    def __init__(self, max_text: int, max_total: int) -> None:
+        self.items: dict[str | bytes, Any] = {}
+        self.get = self.items.get  # bound once: it runs on every hit
+        self.held = 0
+        self.max_text = max_text
+        self.max_total = max_total
+
+    def keep(self, text: str | bytes, value: Any) -> None:
+        size = len(text)
+        if size > self.max_text:
+            return
+        if self.held + size > self.max_total:
+            self.items.clear()
+            self.held = 0
+        self.items[text] = value
+        self.held += size

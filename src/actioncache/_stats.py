@@ -1,7 +1,9 @@
 """The cache's counters: buffered in memory, flushed to the store's shared counters now and then.
 
-A hit is a read: counting it must not write. Hits are tallied per action under one lock (the hot
-path of every hit) and folded into the named counters when the stats are flushed or read. Other
+A hit is a read: counting it must not write. Hits are tallied per thread and per action without a
+lock (the hot path of every hit: each thread only ever adds to its own tally) and folded into the
+named counters when the stats are flushed or read (the fold takes what each tally gained since the
+last fold, so no hit is lost or counted twice while its thread keeps counting). Other
 counts (misses, stores, errors, ...) go straight into the pending buffer. ``flush`` writes the
 buffer with one ``add_counters`` call; on failure it keeps the buffer for the next try, so totals
 add up across processes without a write per hit.
@@ -29,7 +31,9 @@ class Stats:
         self.flush_s = flush_s
         self.lock = threading.Lock()
         self.pending: dict[str | tuple[str, str], float] = {}
-        self.hit_tally: dict[str, list[float]] = {}
+        self.local = threading.local()  # .tally: this thread's {action: [hits, saved_ms]}
+        # One record per thread that counted a hit: [thread, its tally, what was folded of it].
+        self.tallies: list[tuple[threading.Thread, dict[str, list[Any]], dict[str, tuple[int, float]]]] = []
         self.session: dict[str, float] = {}
         self.last_flush = clock()
         self.observers: list[Observer] = []  # actioncache.events: told of every count
@@ -47,30 +51,55 @@ class Stats:
             for name, delta in deltas.items():
                 notify(self.observers, CacheEvent(name, action, delta))
 
-    def record_hit(self, action: str, duration_ms: Any) -> bool:
-        """Tally one hit; True when a flush is due (the caller flushes: it knows the store)."""
-        if not isinstance(duration_ms, (int, float)):
+    def record_hit(self, action: str, duration_ms: Any, now: float | None = None) -> bool:
+        """Tally one hit; True when a flush is due (the caller flushes: it knows the store).
+        ``now``: this stats clock's time when the caller has just read it."""
+        if type(duration_ms) is not float and not isinstance(duration_ms, (int, float)):
             duration_ms = 0.0
+        try:
+            tally = self.local.tally
+        except AttributeError:
+            tally = self._thread_tally()
+        counts = tally.get(action)
+        if counts is None:
+            counts = tally[action] = [0, 0.0]
+        counts[0] += 1
+        counts[1] += duration_ms
+        return (self.clock() if now is None else now) - self.last_flush >= self.flush_s
+
+    def _thread_tally(self) -> dict[str, list[Any]]:
+        tally: dict[str, list[Any]] = {}
         with self.lock:
-            tally = self.hit_tally.get(action)
-            if tally is None:
-                tally = self.hit_tally[action] = [0, 0.0]
-            tally[0] += 1
-            tally[1] += duration_ms
-        return self.clock() - self.last_flush >= self.flush_s
+            self.tallies.append((threading.current_thread(), tally, {}))
+        self.local.tally = tally
+        return tally
 
     def due(self) -> bool:
         return self.clock() - self.last_flush >= self.flush_s
 
     def _fold_hits(self) -> None:
-        """Move the hit tallies into the pending and session counters (call with the lock held)."""
-        tallies, self.hit_tally = self.hit_tally, {}
+        """Add what every thread's hit tally gained since the last fold to the pending and session
+        counters (call with the lock held). A tally's owner may be counting meanwhile: the fold only
+        reads it, and remembers what it took. A finished thread's tally is folded one last time and
+        dropped."""
         pending, session = self.pending, self.session
-        for action, (hits, saved_ms) in tallies.items():
-            for name, delta in (("hits", hits), ("time_saved_ms", saved_ms)):
-                pending[name] = pending.get(name, 0) + delta
-                session[name] = session.get(name, 0) + delta
-                pending[(action, name)] = pending.get((action, name), 0) + delta
+        kept = []
+        for record in self.tallies:
+            thread, tally, folded = record
+            finished = not thread.is_alive()  # before reading: a finished thread adds nothing after
+            for action, counts in list(tally.items()):
+                hits, saved_ms = counts[0], counts[1]
+                before_hits, before_ms = folded.get(action, (0, 0.0))
+                if hits == before_hits and saved_ms == before_ms:
+                    continue
+                folded[action] = (hits, saved_ms)
+                for name, delta in (("hits", hits - before_hits), ("time_saved_ms", saved_ms - before_ms)):
+                    pending[name] = pending.get(name, 0) + delta
+                    session[name] = session.get(name, 0) + delta
+                    pending[(action, name)] = pending.get((action, name), 0) + delta
+            if not finished:
+                kept.append(record)
+        self.tallies = kept
 
     def flush(self, store: CacheStore) -> str | None:
         """Write buffered counters to ``store``; on failure keep them for the next try."""

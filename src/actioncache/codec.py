@@ -20,13 +20,14 @@ import base64
 import datetime as _dt
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import pickle
 import zlib
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
-from ._json import utf8_json
+from ._json import ParseMemo, utf8_json
 from .errors import CodecError, CorruptEntryError, UnsupportedEntryError
 
 PLAIN = b"j"
@@ -178,14 +179,71 @@ def decompress(data: bytes) -> bytes:
         raise CorruptEntryError(f"compressed value does not decompress: {exc}") from exc
 
 
+# The decode memo (JSONCodec.memo): plain-JSON encodings up to this size, with at most this many
+# containers, holding at most this many encoded bytes in all per codec, are decoded once.
+MEMO_VALUE_BYTES = 16 * 1024
+MEMO_CONTAINERS = 64
+MEMO_TOTAL_BYTES = 1024 * 1024
+
+
+def copier(value: Any) -> Callable[[], Any] | None:
+    """A function returning a fresh copy of a decoded plain-JSON value on every call (str, int,
+    float, bool and None are immutable and shared, every dict and list is new), or None when the
+    value has more than ``MEMO_CONTAINERS`` containers (a copy would cost about what decoding does)."""
+    try:
+        copy = _copier(value, [MEMO_CONTAINERS])
+    except (OverflowError, RecursionError):
+        return None
+    return copy if copy is not None else itertools.repeat(value).__next__  # immutable: share it
+
+
+def _copier(value: Any, budget: list[int]) -> Callable[[], Any] | None:
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return None
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise OverflowError
+    items = value.items() if kind is dict else enumerate(value)
+    nested = tuple((slot, copy) for slot, item in items if (copy := _copier(item, budget)) is not None)
+    shallow = value.copy
+    if not nested:
+        return shallow  # a container of immutables: one C-level copy
+    if len(nested) == 1:
+        ((only, copy_one),) = nested
+
+        def deep_one() -> Any:
+            out = shallow()
+            out[only] = copy_one()
+            return out
+
+        return deep_one
+
+    def deep() -> Any:
+        out = shallow()
+        for slot, copy in nested:
+            out[slot] = copy()
+        return out
+
+    return deep
+
+
 class JSONCodec:
     """The default codec: JSON, with a lossless tagged form for a few common Python types.
 
     Encodings of ``compress_threshold_bytes`` or more are stored compressed (see :func:`compress`).
+
+    Decoding small JSON costs more than a hit's read of a local store, and the same bytes come
+    back hit after hit: small plain-JSON encodings (``j``) are decoded once per codec (``memo``,
+    keyed by the exact bytes) and answered after with :func:`copier`, a new object tree each
+    time, so a caller that mutates what it got never changes the next hit.
     """
 
     name = "json"
     compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES
+
+    def __init__(self) -> None:
+        self.memo = ParseMemo(MEMO_VALUE_BYTES, MEMO_TOTAL_BYTES)
 
     def encode(self, value: Any) -> bytes:
         try:
@@ -205,6 +263,10 @@ class JSONCodec:
         return packed if len(packed) < len(data) else data  # incompressible: store it as it is
 
     def decode(self, data: bytes) -> Any:
+        if type(data) is bytes:
+            copy = self.memo.get(data)
+            if copy is not None:
+                return copy()
         fmt = data[:1]
         try:
             if fmt == PLAIN:
@@ -212,6 +274,11 @@ class JSONCodec:
                 value, end = _scan_once(text, 0)
                 if end != len(text):
                     raise ValueError(f"extra data at offset {end}")
+                if type(data) is bytes and len(data) <= MEMO_VALUE_BYTES:
+                    copy = copier(value)
+                    if copy is not None:
+                        self.memo.keep(data, copy)
+                        return copy()  # the memo keeps the decoded value: the caller gets a copy
                 return value
             if fmt == TAGGED:
                 return json.loads(data[1:], object_hook=_untag)
@@ -242,6 +309,7 @@ class SignedPickleCodec(JSONCodec):
             secret = secret.encode("utf-8")
         if len(secret) < 16:
             raise ValueError("the pickle signing secret must be at least 16 bytes; use e.g. secrets.token_hex(32)")
+        super().__init__()
         self._secret = secret
 
     def _sign(self, payload: bytes) -> bytes:

@@ -131,6 +131,9 @@ class _KeyBuilder:
         self.fast_names = [p.name for p in params] if simple else None
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
         self._memo: dict[tuple[Any, ...], str] = {}
+        # A default that could change (a mutable one) would change the key of the same arguments.
+        self.memoize = key is None and all(map(_frozen, self.defaults.values()))
+        self.memoized = self._memo.get if self.memoize else None  # slot -> key, for the wrappers
 
     def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         names = self.fast_names
@@ -150,20 +153,25 @@ class _KeyBuilder:
         return bound
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        # Calls whose arguments are all plain scalars (the common case on a hot path) remember
-        # their key: hashing a small tuple is far cheaper than canonical JSON plus SHA-256.
-        # The argument types are part of the memo key because 1, 1.0 and True are equal in
-        # Python but spell differently in JSON, and so get different cache keys.
-        if not kwargs and self.key_fn is None:
+        # Positional calls whose arguments are all plain scalars (the common case on a hot path)
+        # remember their key: hashing a small tuple is far cheaper than canonical JSON plus SHA-256.
+        # Each argument's exact type is part of the memo slot, because 1, 1.0 and True are equal in
+        # Python (one dict slot) but spell differently in JSON; a float zero is never remembered,
+        # because 0.0 == -0.0 spell differently too (every other pair of equal floats is one double).
+        if not kwargs and self.memoize:
             try:
-                memo_key = (args, tuple(map(type, args)))
-                return self._memo[memo_key]
+                if len(args) == 1:
+                    arg = args[0]
+                    slot: tuple[Any, ...] = (arg, type(arg))
+                else:
+                    slot = (args, tuple(map(type, args)))
+                return self._memo[slot]
             except KeyError:
-                if all(type(a) in _MEMO_TYPES for a in args):
+                if all(type(a) in _MEMO_TYPES and (type(a) is not float or a != 0.0) for a in args):
                     key = self._compute(args, kwargs)
                     if len(self._memo) >= _MEMO_SIZE:
                         self._memo.clear()
-                    self._memo[memo_key] = key
+                    self._memo[slot] = key
                     return key
             except TypeError:  # unhashable argument
                 pass
@@ -237,6 +245,7 @@ class _Memoized:
         self.ttl_override = None if ttl_seconds is ttl_hours is ttl_days is None else resolve_ttl(ttl_seconds, ttl_hours, ttl_days)
         self.scope = scope
         self.skip_cache = skip_cache
+        self.plain = not skip_cache and scope is None  # then only a policy hook can change a call's plan
         self.lock = lock
         self.lock_timeout_s = lock_timeout_s
         self.stale_ttl_s = 0.0  # stale-while-revalidate window (seconds after the TTL)
@@ -300,7 +309,7 @@ class _Memoized:
     def _plan(self, cache: Cache, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | None, bool, bool]:
         """(key, lookup, store) for one call; key None means run uncached."""
         hook = cache.policy_hook
-        if not self.skip_cache and self.scope is None and (hook is None or getattr(hook, "scoped_only", False)):
+        if self.plain and (hook is None or getattr(hook, "scoped_only", False)):
             # The hot path: no policy to consult (a scope-only policy never governs unscoped calls).
             try:
                 return self.keys(args, kwargs), True, True
@@ -317,7 +326,7 @@ class _Memoized:
     # the first lookup and the hit stay inline (the hot path), everything after a miss is shared.
 
     def _sync_wrapper(self) -> Callable[..., Any]:
-        func, name = self.func, self.name
+        func, name, keys, fixed, plain, memoized = self.func, self.name, self.keys, self._cache, self.plain, self.keys.memoized
 
         def miss(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], lookup: bool) -> Any:
             flow = cache.flow
@@ -330,16 +339,34 @@ class _Memoized:
             return outcome.value
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            cache = self._cache if self._cache is not None else default_cache()
-            key, lookup, store = self._plan(cache, args, kwargs)
+            cache = fixed if fixed is not None else default_cache()
+            key = None
+            if plain:
+                hook = cache.policy_hook
+                if hook is None or getattr(hook, "scoped_only", False):
+                    # The hot path: no policy to consult (a scope-only policy never governs
+                    # unscoped calls). A key that cannot be built goes the long way (warned, counted).
+                    if memoized is not None and len(args) == 1 and not kwargs:
+                        arg = args[0]
+                        try:
+                            key = memoized((arg, type(arg)))  # _KeyBuilder's memo, inline: the common call
+                        except TypeError:  # unhashable
+                            pass
+                    if key is None:
+                        try:
+                            key = keys(args, kwargs)
+                        except KeyStrategyError:
+                            pass
+                    lookup = store = True
             if key is None:
-                return func(*args, **kwargs)
+                key, lookup, store = self._plan(cache, args, kwargs)
+                if key is None:
+                    return func(*args, **kwargs)
             found = None
             if lookup:
                 flow = cache.flow
-                found = flow.lookup(key, name)
+                found = flow.lookup(key, name, tally=True) if flow.observers else flow.read(key, name, True)
                 if found.hit:
-                    flow.record_hit(found.entry, name)  # type: ignore[arg-type]
                     return found.value
                 if store and flow.within_stale_window(found, self.stale_ttl_s):
                     return self._stale(cache, key, found, lambda: guarded(func, args, kwargs), spawn_thread)
@@ -367,7 +394,7 @@ class _Memoized:
         return wrapper
 
     def _async_wrapper(self) -> Callable[..., Any]:
-        func, name = self.func, self.name
+        func, name, keys, fixed, plain, memoized = self.func, self.name, self.keys, self._cache, self.plain, self.keys.memoized
 
         async def miss(cache: Cache, key: str, args: tuple[Any, ...], kwargs: dict[str, Any], lookup: bool) -> Any:
             flow = cache.flow
@@ -381,16 +408,34 @@ class _Memoized:
             return outcome.value
 
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            cache = self._cache if self._cache is not None else default_cache()
-            key, lookup, store = self._plan(cache, args, kwargs)
+            cache = fixed if fixed is not None else default_cache()
+            key = None
+            if plain:
+                hook = cache.policy_hook
+                if hook is None or getattr(hook, "scoped_only", False):
+                    # The hot path: no policy to consult (a scope-only policy never governs
+                    # unscoped calls). A key that cannot be built goes the long way (warned, counted).
+                    if memoized is not None and len(args) == 1 and not kwargs:
+                        arg = args[0]
+                        try:
+                            key = memoized((arg, type(arg)))  # _KeyBuilder's memo, inline: the common call
+                        except TypeError:  # unhashable
+                            pass
+                    if key is None:
+                        try:
+                            key = keys(args, kwargs)
+                        except KeyStrategyError:
+                            pass
+                    lookup = store = True
             if key is None:
-                return await func(*args, **kwargs)
+                key, lookup, store = self._plan(cache, args, kwargs)
+                if key is None:
+                    return await func(*args, **kwargs)
             found = None
             if lookup:
                 flow = cache.flow
-                found = flow.lookup(key, name)
+                found = flow.lookup(key, name, tally=True) if flow.observers else flow.read(key, name, True)
                 if found.hit:
-                    flow.record_hit(found.entry, name)  # type: ignore[arg-type]
                     return found.value
                 if store and flow.within_stale_window(found, self.stale_ttl_s):
                     return self._stale(cache, key, found, lambda: aguarded(func, args, kwargs), spawn_task)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
 from .._glob import escape_glob, glob_literal_prefix, glob_matches, glob_tokens
+from .._json import ParseMemo
 from .redaction import redact_secrets, redact_url, url_secrets
 
 
@@ -44,6 +45,7 @@ class Entry:
 
 # Epoch seconds of 10000-01-01: any later "time" is garbage, and could not be shown as ISO 8601.
 _LAST_TIME = 253402300800.0
+_FIRST_TIME = -_LAST_TIME
 
 
 def _is_time(value: Any) -> bool:
@@ -60,8 +62,8 @@ def entry_problem(entry: Entry) -> str | None:
     # The shape every healthy entry has, checked with exact types first: this runs on every hit,
     # and isinstance against the Mapping ABC alone cost as much as the memory store's whole read.
     value, created, expires, metadata = entry.value, entry.created_at, entry.expires_at, entry.metadata
-    if (type(value) is bytes and type(created) is float and -_LAST_TIME < created < _LAST_TIME
-            and (expires is None or (type(expires) is float and -_LAST_TIME < expires < _LAST_TIME))
+    if (type(value) is bytes and type(created) is float and _FIRST_TIME < created < _LAST_TIME
+            and (expires is None or (type(expires) is float and _FIRST_TIME < expires < _LAST_TIME))
             and (type(metadata) is dict or type(metadata) is LazyMetadata)
             and not metadata.get(CORRUPT_METADATA)):
         return None
@@ -94,37 +96,61 @@ def corrupt_entry(key: str, why: str) -> Entry:
 CORRUPT_METADATA = "_corrupt_metadata"
 
 
+# Parsed metadata texts shared by every LazyMetadata (a hit reads the same text again and again).
+# Only objects whose every value is a scalar are kept: the parsed dict is never handed out, and a
+# scalar cannot be changed through the mapping, so one parse can serve every reader.
+_PARSED = ParseMemo(max_text=4096, max_total=1024 * 1024)
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _parse_metadata(raw: str | bytes) -> dict[str, Any]:
+    parsed = _PARSED.get(raw)
+    if parsed is not None:
+        return parsed
+    try:
+        parsed = json.loads(raw)
+    except (ValueError, TypeError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        return {CORRUPT_METADATA: True}
+    if type(raw) is str or type(raw) is bytes:
+        if all(type(v) in _SCALARS for v in parsed.values()):
+            _PARSED.keep(raw, parsed)
+    return parsed
+
+
 class LazyMetadata(Mapping[str, Any]):
     """Metadata parsed from its JSON text only when a field the store did not pre-read is asked for.
 
-    A decorator hit needs one field (``_cache_duration_ms``, for time saved); parsing the whole
-    object on every hit would cost more than the indexed SELECT itself.
+    A decorator hit needs two fields (``_cache_duration_ms``, for time saved, and
+    ``_cache_fresh_until``) and whether the text is a JSON object at all; parsing the whole object
+    on every hit would cost more than the indexed SELECT itself, so the same text is parsed once
+    (a bounded memo of flat objects, shared by every instance).
     """
 
     __slots__ = ("_raw", "_preset", "_parsed")
 
     def __init__(self, raw: str | bytes, preset: dict[str, Any] | None = None) -> None:
         self._raw = raw
-        self._preset = preset or {}
+        self._preset = preset  # fields the store read itself (None: none)
         self._parsed: dict[str, Any] | None = None
 
     def _data(self) -> dict[str, Any]:
         if self._parsed is None:
-            try:
-                parsed = json.loads(self._raw)
-            except (ValueError, TypeError, RecursionError):
-                parsed = None
-            self._parsed = parsed if isinstance(parsed, dict) else {CORRUPT_METADATA: True}
+            self._parsed = _parse_metadata(self._raw)
         return self._parsed
 
     def get(self, name: str, default: Any = None) -> Any:
-        if name in self._preset:
-            value = self._preset[name]
+        preset = self._preset
+        if preset is not None and name in preset:
+            value = preset[name]
             return default if value is None else value
-        if self._parsed is None and name != CORRUPT_METADATA:  # "is it JSON at all?" needs the parse
+        parsed = self._parsed
+        if parsed is not None:
+            return parsed.get(name, default)
+        if name != CORRUPT_METADATA:  # "is it JSON at all?" needs the parse
             # A field whose name is not in the text is not in the object, unless the text escapes
-            # characters (a backslash): then only parsing can tell. Most hits ask for a field a
-            # plain entry does not have (_cache_fresh_until): this answers without a JSON parse.
+            # characters (a backslash): then only parsing can tell.
             raw = self._raw
             if isinstance(raw, str):
                 if "\\" not in raw and name not in raw:

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 from urllib.parse import quote, unquote, urlsplit
 
 from .._json import dumps_compact
@@ -26,7 +26,7 @@ from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, is_json_number, pushable
-from .base import CORRUPT_METADATA, Entry, LazyMetadata
+from .base import Entry
 from .. import config
 from ._url import check_fields, file_url, local_file, query_options
 
@@ -94,14 +94,10 @@ _VICTIMS = {
             f"{_VICTIM_COLUMNS} WHERE key <> ? ORDER BY accessed_at LIMIT ?"],
 }
 _TOUCH = "UPDATE entries SET accessed_at = max(coalesce(accessed_at, 0), ?), hits = hits + ? WHERE key = ?"
-# The duration is pre-read by SQLite so a hit can count time saved without parsing metadata.
-# Metadata that is not a JSON object (a foreign writer) is flagged, never an error of the read.
-_GET = (
-    "SELECT value, metadata, created_at, expires_at, "
-    "CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$._cache_duration_ms') END, "
-    "CASE WHEN json_valid(metadata) THEN json_type(metadata) = 'object' ELSE 0 END "
-    "FROM entries WHERE key = ?"
-)
+# Four columns and no JSON function: the metadata text is parsed once per distinct text in
+# Python (stores.base.LazyMetadata shares the parse), which costs a hit less than SQLite's
+# json_valid/json_extract/json_type on every read.
+_GET = "SELECT value, metadata, created_at, expires_at FROM entries WHERE key = ?"
 _DELETE_EXPIRED = (
     "DELETE FROM entries WHERE rowid IN "
     "(SELECT rowid FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?)"
@@ -141,11 +137,6 @@ class SQLiteDialect(Dialect):
 
     def entry_bytes(self, entry: Entry, params: tuple[Any, ...]) -> int:
         return len(params[0]) + len(params[1]) + len(params[2])
-
-    def entry(self, key: str, row: Sequence[Any]) -> Entry:
-        value, metadata, created_at, expires_at, duration_ms, is_object = row
-        preset = {"_cache_duration_ms": duration_ms, CORRUPT_METADATA: not is_object}
-        return Entry(key, value, LazyMetadata(metadata, preset), created_at, expires_at)
 
     def field_clause(self, name: str, wanted: Any) -> tuple[str, list[Any]] | None:
         """The promoted action column, else ``json_extract``."""
