@@ -22,6 +22,8 @@ from .validation import PersonalizeHook, llm_personalizer
 
 def _signature(url: str | None, goal: str | None, signature: Mapping[str, Any] | None) -> PlanSignature:
     if signature is not None:
+        if not isinstance(signature, Mapping):
+            raise TypeError(f"signature must be a mapping {{url, goal}}, not {type(signature).__name__}")
         url, goal = signature.get("url", signature.get("url_pattern")), signature.get("goal")
     return PlanSignature.of(url, goal)  # type: ignore[arg-type] - of() names what is missing
 

@@ -12,16 +12,23 @@ from __future__ import annotations
 import shlex
 from typing import Any, Mapping, Sequence
 
-from ..actions import ActionTable, Engine, failure
+from ..actions import ActionTable, Engine, bad_arg, failure
 from ..policy import PolicyError, default_policy
 from .runner import ExecOptions, ExecRun
 
 
 def _argv(command: str | Sequence[Any]) -> list[str]:
     if isinstance(command, str):
-        return shlex.split(command)
+        if "\0" in command:
+            raise ValueError("command must not contain a NUL character")
+        argv = shlex.split(command)
+        if argv:
+            return argv
     if isinstance(command, (list, tuple)) and command:
-        return [str(a) for a in command]
+        argv = [str(a) for a in command]
+        if any("\0" in a for a in argv):
+            raise ValueError("command must not contain a NUL character")
+        return argv
     raise ValueError("command must be a non-empty argv list or a string")
 
 
@@ -39,6 +46,12 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
                     mode: str | None = None, scopes: Any = None, phase: str | None = None,
                     inputs: Sequence[str] = (), env: Sequence[str] = (), stdin: str | None = None,
                     force_fresh: bool | None = None, audit_rate: float | None = None) -> dict[str, Any]:
+        problem = (bad_arg("command.exec_cached inputs", inputs, "list", optional=False)
+                   or bad_arg("command.exec_cached env", env, "list", optional=False)
+                   or bad_arg("command.exec_cached stdin", stdin, "string")
+                   or bad_arg("command.exec_cached scope", scope, "string", optional=False))
+        if problem:
+            return failure("validation_error", problem + " (inputs: and env: are lists of names)")
         try:
             argv = _argv(command)
             policy = _policy_from(getattr(engine, "settings", None) or {},

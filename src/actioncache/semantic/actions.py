@@ -93,8 +93,8 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
 
     def feedback(state: dict[str, Any], entry_id: str, success: bool, namespace: str | None = None, **_: Any) -> dict[str, Any]:
         """``{"success", "updated", "evicted", "score"}``: ``score`` is None once the entry is evicted."""
-        cache = caches.get(namespace)
         try:
+            cache = caches.get(namespace)
             updated = cache.update_reward(entry_id, bool(success))
         except (TypeError, ValueError) as exc:
             return _failure(exc)

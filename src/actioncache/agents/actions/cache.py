@@ -179,12 +179,13 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
 
     def invalidate(state: Mapping[str, Any], key: str | None = None, pattern: str | None = None,
                    metadata_filter: Mapping[str, Any] | None = None, action: str | None = None) -> dict[str, Any]:
+        problem = (bad_arg("cache.invalidate key", key, "string") or bad_arg("cache.invalidate pattern", pattern, "string")
+                   or bad_arg("cache.invalidate action", action, "string")
+                   or bad_arg("cache.invalidate metadata_filter", metadata_filter, "mapping"))
+        if problem:
+            return failure("validation_error", problem, deleted_count=0, deleted_keys=[])
         if action is not None:
             metadata_filter = {**(metadata_filter or {}), "_cache_action": action}
-        for name, value in (("key", key), ("pattern", pattern)):
-            if value is not None and not isinstance(value, str):
-                return failure("validation_error", f"cache.invalidate {name}: must be a string, not {value!r}",
-                               deleted_count=0, deleted_keys=[])
         if not key and not pattern and not metadata_filter:
             return failure("validation_error", "cache.invalidate needs key:, pattern: (a glob such as "
                            "'cache:my_agent:*'), metadata_filter: or action:", deleted_count=0, deleted_keys=[])

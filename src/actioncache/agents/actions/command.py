@@ -13,16 +13,24 @@ import subprocess
 import time
 from typing import Any, Mapping
 
-from ...actions import ActionTable, Engine, failure
+from ...actions import ActionTable, Engine, bad_arg, failure
 
 
 def register_actions(registry: ActionTable, engine: Engine) -> None:
     def run(state: Mapping[str, Any], command: str | list[Any], timeout: float | None = 60, cwd: str | None = None,
             env: Mapping[str, Any] | None = None, shell: bool = False, input: str | None = None) -> dict[str, Any]:
+        problem = (bad_arg("command.run cwd", cwd, "string") or bad_arg("command.run env", env, "mapping")
+                   or bad_arg("command.run input", input, "string") or bad_arg("command.run timeout", timeout, "number")
+                   or _nul_problem(command))
+        if problem:
+            return failure("validation_error", problem, exit_code=None, stdout="", stderr="")
         if shell:
             argv: Any = command if isinstance(command, str) else shlex.join(str(a) for a in command)
-        elif isinstance(command, str):
-            argv = shlex.split(command)
+        elif isinstance(command, str) and command.strip():
+            try:
+                argv = shlex.split(command)
+            except ValueError as exc:  # an unclosed quote
+                return failure("validation_error", f"command {command!r}: {exc}", exit_code=None, stdout="", stderr="")
         elif isinstance(command, list) and command:
             argv = [str(a) for a in command]
         else:
@@ -48,6 +56,13 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         return out
 
     registry["command.run"] = run
+
+
+def _nul_problem(command: Any) -> str | None:
+    parts = command if isinstance(command, list) else [command]
+    if any(isinstance(part, str) and "\0" in part for part in parts):
+        return "command must not contain a NUL character"
+    return None
 
 
 def _text(data: Any) -> str:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...actions import ActionTable, Engine, failure
+from ...actions import ActionTable, Engine, bad_arg, failure
 
 
 def register_actions(registry: ActionTable, engine: Engine) -> None:
@@ -17,6 +17,10 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         return trust.local_path(path, what) if trust is not None else Path(path)
 
     def read(state: Mapping[str, Any], path: str, encoding: str = "utf-8") -> dict[str, Any]:
+        problem = bad_arg("file.read path", path, "string", optional=False) or bad_arg(
+            "file.read encoding", encoding, "string", optional=False)
+        if problem:
+            return failure("validation_error", problem, path=str(path))
         source = local(path, "file.read")
         try:
             data = source.read_bytes()
@@ -27,9 +31,16 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
 
     def write(state: Mapping[str, Any], path: str, content: Any, mode: str = "overwrite",
               encoding: str = "utf-8", create_dirs: bool = True) -> dict[str, Any]:
+        problem = bad_arg("file.write path", path, "string", optional=False) or bad_arg(
+            "file.write encoding", encoding, "string", optional=False)
+        if problem:
+            return failure("validation_error", problem, path=str(path))
         if mode not in ("overwrite", "append"):
             return failure("validation_error", f"mode must be 'overwrite' or 'append', not {mode!r}", path=str(path))
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2)
+        try:
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2)
+        except (TypeError, ValueError) as exc:
+            return failure("validation_error", f"file.write content must be a string or JSON data: {exc}", path=str(path))
         target = local(path, "file.write")
         try:
             if create_dirs:

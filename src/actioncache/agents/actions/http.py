@@ -14,7 +14,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Mapping
 
-from ...actions import ActionTable, Engine, failure
+from ...actions import ActionTable, Engine, bad_arg, failure
 from ..key_context import declare_key_context, headers_context
 
 
@@ -59,6 +59,12 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
     def request(state: Mapping[str, Any], url: str, method: str = "GET", headers: Mapping[str, str] | None = None,
                 params: Mapping[str, Any] | None = None, json: Any = None, body: str | None = None,
                 timeout: float = 30) -> dict[str, Any]:
+        problem = (bad_arg("http.request url", url, "string", optional=False)
+                   or bad_arg("http.request method", method, "string", optional=False)
+                   or bad_arg("http.request headers", headers, "mapping") or bad_arg("http.request params", params, "mapping")
+                   or bad_arg("http.request body", body, "string") or bad_arg("http.request timeout", timeout, "number"))
+        if problem:
+            return failure("validation_error", problem, status=None, headers={}, body="", url=str(url), json=None)
         headers = dict(headers or {})
         url = full_url(url, params)
         if urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
