@@ -74,7 +74,7 @@ def test_an_unkeyable_argument_is_named_once_with_its_real_type(cache):
 def test_a_failing_store_is_warned_about_once_per_cache_and_actions_still_run(tmp_path):
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"not a database " * 100)
-    cache = Cache(f"sqlite:///{garbage}?password=hunter2")
+    cache = Cache(f"sqlite:///{garbage}")
     runs = []
 
     @cache.cached
@@ -89,9 +89,20 @@ def test_a_failing_store_is_warned_about_once_per_cache_and_actions_still_run(tm
     assert runs == [1, 1, 2]
     store_warnings = [str(w.message) for w in seen if "cache store" in str(w.message)]
     assert len(store_warnings) == 1, store_warnings
-    assert str(garbage) in store_warnings[0] and "hunter2" not in store_warnings[0]
-    assert "not a database" in store_warnings[0]
+    assert str(garbage) in store_warnings[0] and "not a database" in store_warnings[0]
     assert cache.stats()["errors"] >= 6
     other = Cache(f"sqlite:///{garbage}")  # another cache says it again, once
     with pytest.warns(CacheWarning, match="cache store"):
         other.wrap("w", lambda: 3, {})
+
+
+def test_the_store_warning_never_shows_a_password(tmp_path):
+    """Nothing listens on port 1: every store call fails, and the one warning names the store
+    by its URL with the password redacted."""
+    cache = Cache("postgresql://postgres:hunter2@127.0.0.1:1/test?connect_timeout=1")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert cache.wrap("w", lambda: 3, {})["result"] == 3
+    store_warnings = [str(w.message) for w in seen if "cache store" in str(w.message)]
+    assert len(store_warnings) == 1 and "127.0.0.1" in store_warnings[0]
+    assert "hunter2" not in store_warnings[0]
