@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from actioncache import Cache
-from actioncache.stores.base import Entry, escape_glob
+from actioncache.stores.base import Entry, escape_glob, metadata_matches
 
 NOW = 1_900_000_000.0
 
@@ -92,6 +92,16 @@ def test_metadata_filter_distinguishes_bool_from_int(store):
     store.put(entry("k2", v=True))
     assert store.find(metadata_filter={"v": 1}) == ["k1"]
     assert store.find(metadata_filter={"v": True}) == ["k2"]
+
+
+@pytest.mark.parametrize("stored, wanted", [(2**60, float(2**60)), (float(2**60), 2**60), (2**60 + 1, float(2**60)),
+                                            (10**20, 1e20), (2**53 + 1, float(2**53)), (3, 3.0), (1.5, 1.5)])
+def test_metadata_filter_compares_numbers_as_metadata_matches_does(store, stored, wanted):
+    """An int and a float match when they are equal numbers, exactly: float(2**60) finds 2**60,
+    never 2**60 + 1 (the reference is stores.base.metadata_matches)."""
+    store.put(entry("k", n=stored))
+    store.put(entry("other", n="x"))
+    assert store.find(metadata_filter={"n": wanted}) == (["k"] if metadata_matches({"n": stored}, {"n": wanted}) else [])
 
 
 def test_delete_expired_respects_limit_and_time(store):

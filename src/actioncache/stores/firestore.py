@@ -63,16 +63,28 @@ def metadata_field(name: str) -> str:
     return "mh_" + doc_id(name)[:32]
 
 
-def _indexable(value: Any) -> bool:
+_NOT_INDEXED = object()
+
+
+def _indexed(value: Any) -> Any:
+    """What the ``m_<field>`` mirror of a metadata value holds (``_NOT_INDEXED``: no mirror).
+
+    A whole number is mirrored as an int, whether it came as 3 or 3.0, because metadata_matches
+    finds 3 with 3.0 and Firestore keeps the two types apart. int64 in Firestore, but the emulator
+    refuses the extremes: a whole number of 2**53 or more has no mirror, and the exact match on the
+    metadata JSON decides (see find).
+    """
     if isinstance(value, bool):
-        return True
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, int):
-        # int64 in Firestore, but the emulator refuses the extremes: beyond 2**53 the exact match
-        # on the metadata JSON decides (see find).
-        return -(2**53) <= value <= 2**53
+        return value if -(2**53) < value < 2**53 else _NOT_INDEXED
     if isinstance(value, float):
-        return True
-    return isinstance(value, str) and len(value.encode("utf-8", "surrogatepass")) <= _MAX_INDEXED_STRING
+        return value
+    if isinstance(value, str) and len(value.encode("utf-8", "surrogatepass")) <= _MAX_INDEXED_STRING:
+        return value
+    return _NOT_INDEXED
 
 
 def _chunked(items: list[Any], size: int) -> Iterator[list[Any]]:
@@ -209,8 +221,9 @@ class FirestoreStore:
             "digest": None,
         }
         for name, value in metadata.items():
-            if _indexable(value):
-                doc[metadata_field(name)] = value
+            mirror = _indexed(value)
+            if mirror is not _NOT_INDEXED:
+                doc[metadata_field(name)] = mirror
         return doc
 
     def _old_chunks(self, snaps: Iterable[Any]) -> list[Any]:
@@ -275,7 +288,7 @@ class FirestoreStore:
         from google.cloud.firestore_v1.base_query import FieldFilter
 
         query = self._col()
-        pushed = {k: v for k, v in (metadata_filter or {}).items() if _indexable(v)}
+        pushed = {k: m for k, v in (metadata_filter or {}).items() if (m := _indexed(v)) is not _NOT_INDEXED}
         if pushed:
             # Equality filters only: Firestore serves them from single-field indexes, no composite index.
             for name, value in pushed.items():

@@ -156,8 +156,9 @@ def _index_value(value: Any) -> str | None:
     if isinstance(value, float):
         if not math.isfinite(value):
             return None
-        # 1.0 and 1 are equal to metadata_matches, so they share one set.
-        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+        # A whole float equals exactly one int to metadata_matches (1.0 and 1, float(2**60) and
+        # 2**60, never 2**60 + 1), so it shares that int's set; int(value) is exact.
+        return str(int(value)) if value.is_integer() else repr(value)
     if isinstance(value, str) and len(value) <= _MAX_INDEXED_STRING:
         return json.dumps(value, ensure_ascii=False)
     return None
