@@ -91,6 +91,16 @@ def test_firestore_fields_round_trip(project, collection):
     services.require_module("google.cloud.firestore", "firestore")
     store = open_store(url_from_fields("firestore", {"project": project, "collection": collection}))
     assert (store.project, store.collection) == (project, collection)
+    again = open_store(store.url)  # the shown URL, pasted into --store, opens the same store
+    assert (again.project, again.collection) == (project, collection)
+
+
+def test_firestore_shows_the_escaped_url_and_refuses_a_slash_in_the_project():
+    services.require_module("google.cloud.firestore", "firestore")
+    store = open_store(url_from_fields("firestore", {"project": "my-project", "collection": "c?d"}))
+    assert store.url == "firestore://my-project/c%3Fd" and repr(store) == "FirestoreStore('firestore://my-project/c%3Fd')"
+    with pytest.raises(StoreURLError, match=r"Firestore project id 'p/q' is not valid \(a project id has no '/'\)"):
+        open_store(url_from_fields("firestore", {"project": "p/q", "collection": "c"}))
 
 
 @PROPERTY

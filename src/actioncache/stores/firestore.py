@@ -63,6 +63,12 @@ def metadata_field(name: str) -> str:
     return "mh_" + doc_id(name)[:32]
 
 
+def _url(project: str, collection: str, database: str | None = None) -> str:
+    """``firestore://project/collection[?database=...]``, each part percent-encoded (``from_url`` decodes)."""
+    url = f"firestore://{quote(project, safe=':')}/{quote(collection, safe='')}"
+    return url + (f"?database={quote(database, safe='')}" if database else "")
+
+
 _NOT_INDEXED = object()
 
 
@@ -98,10 +104,13 @@ class FirestoreStore:
             raise StoreURLError(f"Firestore collection name {collection!r} is not valid; use firestore://project/collection")
         if client is None:  # the client itself imports lazily (it is slow); fail now if it cannot
             require("the Firestore store", "firestore", "google.cloud.firestore", error=MissingStoreExtraError)
+        if not project or "/" in project:
+            raise StoreURLError(f"Firestore project id {project!r} is not valid (a project id has no '/'); "
+                                "use firestore://project/collection")
         self.project = project
         self.collection = collection
         self.database = database
-        self.url = f"firestore://{project}/{collection}" + (f"?database={database}" if database else "")
+        self.url = _url(project, collection, database)  # escaped: pasted into --store, it opens this store
         self._client = client
         self._client_lock = threading.Lock()
         self._store_errors: StoreErrors | None = None
@@ -113,7 +122,7 @@ class FirestoreStore:
         given = check_fields("firestore", fields, ("project", "collection"),
                              {"project": "your Google Cloud project id; optionally collection:"})
         project, collection = str(given["project"]), str(given.get("collection", "actioncache"))
-        return f"firestore://{quote(project, safe='')}/{quote(collection.strip('/'), safe='/')}"
+        return _url(project, collection.strip("/"))
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "FirestoreStore":
