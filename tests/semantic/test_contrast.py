@@ -190,3 +190,41 @@ class TestWithTheDefaultModel:
     @pytest.mark.parametrize("request_text, stored, kind", TRAPS)
     def test_traps_miss(self, model, request_text, stored, kind):
         assert not self._served(model, stored, request_text)
+
+
+# A clause added to (or dropped from) a request makes another request, whichever side has it.
+# Written for these tests.
+CLAUSE_TRAPS = [
+    ("archive the sprint retro doc", "archive the sprint retro doc and then purge the staging bucket"),
+    ("water the tomatoes", "water the tomatoes and feed the dog"),
+    ("print the shipping label", "print the shipping label, then cancel the parcel pickup"),
+    ("translate this paragraph", "translate this paragraph. Also revoke the access tokens."),
+    ("Lower the thermostat", "lower the thermostat and notify the landlord"),
+    ("forward the receipt to accounting", "forward the receipt to accounting and copy the auditors"),
+]
+CLAUSE_PARAPHRASES = [
+    ("read the config file", "open the config file"),
+    ("email priya about the outage", "send priya an email regarding the outage"),
+    ("fetch the logs and grep them for errors", "fetch the logs and search them for errors"),
+    ("stop the container and remove it", "stop the container, then remove it"),
+]
+
+
+@pytest.mark.parametrize("short, long", CLAUSE_TRAPS)
+def test_an_added_clause_is_another_request_both_ways(short, long):
+    assert contrast(long, short) == "clause"
+    assert contrast(short, long) == "clause"
+    assert literal_guard(short.upper(), long) is False
+
+
+@pytest.mark.parametrize("first, second", CLAUSE_PARAPHRASES)
+def test_a_reworded_or_regrouped_clause_is_no_added_clause(first, second):
+    assert contrast(first, second) != "clause"
+    assert contrast(second, first) != "clause"
+
+
+def test_an_instruction_appended_after_a_long_shared_preamble_is_caught():
+    preamble = "Release notes: the team fixed the login timeout, the flaky export job and the pager rota. " * 15
+    assert contrast(preamble + "Now drop the customer table", preamble + "Thanks!") == "clause"
+    assert contrast(preamble + "Thanks!", preamble + "Now drop the customer table") == "clause"
+    assert contrast(preamble + "Thanks!", preamble + "thanks") is None

@@ -32,6 +32,10 @@ contradiction it finds, or returns ``None``:
 ``substitution`` one content word swapped for a non-synonym, or added, in an otherwise identical
                request ("share it with the finance team" vs "... legal team", "alphabetical" vs
                "reverse alphabetical").
+``clause``     one request has a clause the other lacks: between clause breaks (sentence punctuation,
+               a comma, "and", "then", "also"), an action whose content words the other request does
+               not cover, not even by a base form, a WordNet synonym or a typo ("summarize the notes"
+               / "summarize the notes and then delete the database").
 
 Before comparing, both sides are normalised the same way: Unicode, case, contractions with or
 without the apostrophe ("what's", "whats" -> "what is"; "dont" -> "do not"), chat spellings of
@@ -593,6 +597,56 @@ def _substitution(a: _Side, b: _Side) -> bool:
     return not ({lexicon.lemma(w) for w in span_a} & {lexicon.lemma(w) for w in span_b})
 
 
+def _uncovered(words: list[str] | tuple[str, ...], b: _Side) -> list[str]:
+    """The content words among ``words`` that ``b`` does not cover: not there as such, nor a base
+    form, a WordNet synonym or a typo of one of ``b``'s words. Names and numbers have their checks."""
+    theirs = {t for t in b.tokens if t.isalpha()}
+    their_lemmas = set().union(*(lexicon.lemmas(t) for t in theirs)) if theirs else set()
+    their_content = [t for t in theirs if t not in lexicon.FUNCTION_WORDS]
+    out = []
+    for tok in words:
+        if not _content_word(tok) or tok in theirs or lexicon.lemmas(tok) & their_lemmas:
+            continue
+        if any(lexicon.synonyms(tok, w) for w in their_content) or _typo_of(tok, theirs):
+            continue
+        out.append(tok)
+    return out
+
+
+# Where one clause of a request ends and another begins: sentence punctuation, a comma or a
+# coordinating word (a closed class of English).
+_CLAUSE_BREAK = re.compile(r"[.;:!?,]+(?:\s|$)|\b(?:and|then|also|plus|afterwards|next)\b")
+
+
+def _clauses(side: _Side) -> list[list[str]]:
+    return [[t.lower() for t in _TOKEN.findall(part)] for part in _CLAUSE_BREAK.split(side.text)]
+
+
+def _clause(a: _Side, b: _Side) -> bool:
+    """One request has a clause the other lacks: a stretch between clause breaks whose content words
+    (two or more, one of them a verb) the other request does not cover at all ("summarize the
+    notes" / "summarize the notes and then delete the database")."""
+    for mine, theirs in ((a, b), (b, a)):
+        if len(_uncovered(theirs.tokens, mine)) > 1:
+            continue  # both sides reword freely: a paraphrase, not one request inside the other
+        clauses = [c for c in ([t for t in words if _content_word(t)] for words in _clauses(mine)) if c]
+        if len(clauses) < 2:
+            continue  # one clause reworded ("read the file x" / "open x") is the other checks' business
+        for words in _clauses(mine):
+            content = [t for t in words if _content_word(t)]
+            if len(content) < 2 or len(_uncovered(content, theirs)) < len(content):
+                continue
+            # An action: a verb, or an unknown word where a command's verb stands ("cc the team").
+            if any("v" in lexicon.pos(lexicon.lemma(t)) for t in content) or (words and words[0] == content[0]):
+                return True
+    return False
+
+
+def _content_word(tok: str) -> bool:
+    return (tok.isalpha() and tok not in lexicon.FUNCTION_WORDS and tok not in _RELATIONS and tok not in _NOW
+            and tok not in _NUMBER_WORDS)
+
+
 def _runs(words: list[str]) -> bool:
     """One verb that means running a program (WordNet: a synonym of "execute")."""
     return len(words) == 1 and (words[0] == "execute" or lexicon.synonyms(words[0], "execute")) and "v" in lexicon.pos(words[0])
@@ -630,7 +684,7 @@ def _join_into(side: _Side, others: set[str]) -> _Side:
 _CHECKS = (
     ("number", _numbers), ("date", _date), ("negation", _negation), ("opposite", _opposite),
     ("direction", _direction), ("person", _person), ("quantifier", _quantifier), ("comparison", _comparison), ("modality", _modality),
-    ("entity", _entity), ("role", _role), ("substitution", _substitution),
+    ("entity", _entity), ("role", _role), ("substitution", _substitution), ("clause", _clause),
 )
 
 
