@@ -19,6 +19,7 @@ this 2-core machine lands on every candidate alike. Writes bench/results/hit_flo
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -131,6 +132,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "hit_floor.md")
     args = parser.parse_args()
     rounds, number = (5, 500) if args.quick else (15, 2000)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         candidates: dict[str, dict[str, Callable[[], Any]]] = {"sqlite": sqlite_group(Path(tmp)),
                                                                 "memory": memory_group()}
@@ -141,10 +143,12 @@ def main() -> int:
             except Exception as exc:  # noqa: BLE001 - a server that is not running: say so in the report
                 skipped.append(f"{group}: {type(exc).__name__}: {exc}")
         medians = measure(candidates, rounds, number)
+    load_after = os.getloadavg()[0]
     lines = ["# Hits against their floors", "",
              f"`python bench/bench_hit_floor.py{' --quick' if args.quick else ''}`: median over {rounds} interleaved "
              f"rounds of {number} calls, microseconds per call, on this machine (2 cores, shared with other work "
-             "while measured; the ratios are what carries).", "",
+             f"while measured: load average {load_before:.1f} before, {load_after:.1f} after; the ratios are what carries).",
+             "",
              "| store | actioncache hit (µs) | held against | its time (µs) | ratio | target |",
              "|---|---|---|---|---|---|"]
     for group, ours, floor, target in GROUPS:
