@@ -106,3 +106,26 @@ def test_cache_wrap_unknown_scope_runs_fresh_as_in_python(agent_from):
     result = agent.invoke({})["r"]
     python = Cache("memory://").wrap("t.run", lambda: {"ok": True}, {}, scope="no_such_scope")
     assert result["success"] is True and result["_cache_key"] is python["_cache_key"] is None
+
+
+@pytest.mark.parametrize("uses, with_, bad, hint", [
+    ("cache.wrap", "{action: ltm.retrieve, args: {key: z}, ttl_second: 5}", "ttl_second", "ttl_seconds"),
+    ("ltm.store", "{key: k, valeu: 5}", "valeu", "value"),
+    ("file.read", "{pth: x}", "pth", "path"),
+])
+def test_a_misspelled_option_stops_the_agent_at_load_before_any_node_runs(write_agent, tmp_path, uses, with_,
+                                                                           bad, hint):
+    from actioncache.agents import AgentDefinitionError
+    from actioncache.agents.cli import main
+
+    marker = tmp_path / "side_effect.txt"
+    path = write_agent(f"""
+        settings: {{ltm: {{backend: memory}}}}
+        nodes:
+          - {{name: first, uses: file.write, with: {{path: {marker}, content: ran}}}}
+          - {{name: n, uses: {uses}, with: {with_}, output: r}}
+    """)
+    with pytest.raises(AgentDefinitionError, match=rf"node 'n': action '{uses}' has no option '{bad}' \(did you mean '{hint}'"):
+        load_agent(path)
+    assert main([str(path)]) == 2
+    assert not marker.exists()

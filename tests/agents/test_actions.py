@@ -100,9 +100,9 @@ def test_cache_wrap_does_not_cache_failures(agent_from, tmp_path):
 
 
 def test_cache_wrap_unknown_option_suggests(agent_from):
-    agent = one_node(agent_from, "cache.wrap", {"action": "file.read", "args": {}, "ttl_day": 3})
-    with pytest.raises(AgentDefinitionError, match=r"node 'step': cache.wrap has no parameter 'ttl_day' \(did you mean 'ttl_days'"):
-        agent.invoke()
+    # Found when the agent loads (the with: keys against the action's options), before any node runs.
+    with pytest.raises(AgentDefinitionError, match=r"node 'step': action 'cache.wrap' has no option 'ttl_day' \(did you mean 'ttl_days'"):
+        one_node(agent_from, "cache.wrap", {"action": "file.read", "args": {}, "ttl_day": 3})
 
 
 def test_cache_wrap_unknown_action_at_run_time_names_the_node(agent_from):
@@ -323,8 +323,14 @@ def test_an_action_that_raises_names_the_node(agent_from):
     agent = one_node(agent_from, "demo.boom", {}, actions={"demo.boom": boom})
     with pytest.raises(NodeError, match="node 'step': action 'demo.boom' failed: RuntimeError: kaput"):
         agent.invoke()
-    agent = one_node(agent_from, "file.read", {"pth": "x"})
-    with pytest.raises(NodeError, match="node 'step': action 'file.read' was called with the wrong with: parameters"):
+    with pytest.raises(AgentDefinitionError, match="node 'step': action 'file.read' has no option 'pth'"):
+        one_node(agent_from, "file.read", {"pth": "x"})  # at load time, from the action's signature
+
+    def picky(state, **options):  # takes any option, so only the call can tell
+        raise TypeError(f"picky() got an unexpected keyword argument {next(iter(options))!r}")
+
+    agent = one_node(agent_from, "demo.picky", {"pth": "x"}, actions={"demo.picky": picky})
+    with pytest.raises(NodeError, match="node 'step': action 'demo.picky' was called with the wrong with: parameters"):
         agent.invoke()
 
 

@@ -22,9 +22,9 @@ from ..errors import MissingStoreExtraError, StoreError
 from ..stores.base import CacheStore, open_store
 from .actions.llm import DEFAULT_BASE_URL
 from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
-                     RunBlocksRefusedError)
+                     RunBlocksRefusedError, suggest)
 from .loader import END, START, AgentSpec, Node, agent_name, build_spec, parse_yaml, read_source, run_block_filename
-from .registry import Action, ActionRegistry
+from .registry import Action, ActionRegistry, option_names
 from .settings import cache_options, expand_env, ltm_store_url
 from .templating import Renderer, make_environment
 from .trust import RefusedAtLoadError, RefusedError, Trust, UntrustedRefusal, refusal
@@ -162,6 +162,7 @@ class Agent:
         for node in self.spec.nodes:
             if node.uses is not None:
                 names = [self.registry.resolve(node.uses, node=node.name)[0]]
+                self._check_options(node.name, names[0], node.with_)
                 wrapped = node.with_.get("action") if names[0] in WRAPPING_ACTIONS else None
                 if isinstance(wrapped, str) and "{" not in wrapped:
                     names.append(self.registry.resolve(wrapped, node=node.name)[0])
@@ -176,6 +177,16 @@ class Agent:
         for edge in self.spec.edges:
             if edge.when is not None:
                 self.renderer.check_condition(edge.when, f"edges: from {edge.source!r} to {edge.target!r} when")
+
+    def _check_options(self, node: str, action: str, with_: Any) -> None:
+        """A ``with:`` key the action does not take is a load-time error, before any node ran."""
+        accepted = option_names(self.registry[action])
+        if accepted is None or not isinstance(with_, Mapping):
+            return
+        for name in with_:
+            if name not in accepted:
+                raise AgentDefinitionError(f"node {node!r}: action {action!r} has no option {name!r}"
+                                           f"{suggest(str(name), accepted)}; its options: {', '.join(accepted) or 'none'}")
 
     # --- running ------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import logging
 import sys
 from collections.abc import MutableMapping
@@ -56,6 +57,18 @@ def plugin_modules() -> tuple[str, ...]:
             log.warning("reading %s entry points failed: %s", ACTIONS_ENTRY_POINT_GROUP, exc)
             _plugins = ()
     return _plugins
+
+
+def option_names(fn: Action) -> tuple[str, ...] | None:
+    """The ``with:`` options ``fn(state, **options)`` accepts, read from its signature; None when
+    that is not known (no signature, or it takes ``**kwargs``)."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())[1:]  # the first is the state
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters):
+        return None
+    return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def alias_of(name: str) -> str:

@@ -31,6 +31,13 @@ _WRAP_PARAMETERS = [parameter for parameter in inspect.signature(Cache.wrap).par
 WRAP_OPTIONS = tuple(parameter.name for parameter in _WRAP_PARAMETERS) + ("key_prefix",)
 # The yes/no options: a real boolean, or a string true/false (what ${VAR} or a template renders
 # to); never "any non-empty string is true" (cache_enabled: 'false' must not cache).
+# What inspect.signature(cache.wrap) shows (the function takes **options): the load-time check of
+# a node's with: keys reads it, so a misspelled option stops the agent before any node runs.
+WRAP_SIGNATURE = inspect.Signature(
+    [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default)
+     for name, default in (("state", inspect.Parameter.empty), ("action", inspect.Parameter.empty), ("args", None))]
+    + [parameter.replace(annotation=inspect.Parameter.empty) for parameter in _WRAP_PARAMETERS]
+    + [inspect.Parameter("key_prefix", inspect.Parameter.KEYWORD_ONLY, default=True)])
 BOOL_OPTIONS = tuple(parameter.name for parameter in _WRAP_PARAMETERS
                      if parameter.annotation in (bool, "bool")) + ("key_prefix",)
 
@@ -214,6 +221,7 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
     def stats(state: Mapping[str, Any]) -> dict[str, Any]:
         return typed(engine.cache.stats(), "cache_error")
 
+    wrap.__signature__ = WRAP_SIGNATURE  # type: ignore[attr-defined]
     registry["cache.wrap"] = wrap
     registry["cache.get"] = get
     registry["cache.invalidate"] = invalidate
