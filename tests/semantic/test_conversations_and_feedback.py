@@ -109,3 +109,60 @@ def test_the_fallback_warns_once_and_says_how_to_install(monkeypatch, caplog):
     assert isinstance(first, HashingEmbedder)
     warnings = [r.getMessage() for r in caplog.records if "exact matches only" in r.getMessage()]
     assert len(warnings) == 1 and "pip install 'actioncache[semantic]'" in warnings[0]
+
+
+def test_openai_content_parts_are_joined_and_none_is_empty(sc):
+    parts = [
+        {"role": "system", "content": None},
+        {"role": "user", "content": [{"type": "text", "text": "Water the ferns"}, {"type": "text", "text": "on the porch"}]},
+    ]
+    entry_id = sc.store(parts, ["garden.water(zone='porch')"])
+    same = [{"role": "system", "content": ""}, {"role": "user", "content": "Water the ferns\non the porch"}]
+    assert sc.lookup(same)[0] == entry_id
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x.png"}}]}], "'image_url'.*text only"),
+    ([{"role": "user", "content": [{"type": "text", "text": "hi"}, "raw"]}], "type 'str'"),
+    ([{"role": "user", "content": "hi"}, {"content": "again"}], r"messages\[1\] has no 'role'"),
+    ([{"role": "user"}], r"messages\[0\] has no 'content'"),
+    ([{"role": "", "content": "hi"}], r"messages\[0\]'s 'role'"),
+    ([{"role": "user", "content": 7}], r"messages\[0\]'s 'content'"),
+    ([{"role": "user", "content": None}], "last message .* has no text"),
+])
+def test_malformed_messages_name_the_index_and_the_fix(sc, bad, match):
+    with pytest.raises(ValueError, match=match):
+        sc.lookup(bad)
+    with pytest.raises(ValueError, match=match):
+        sc.store(bad, ["plan"])
+
+
+@pytest.mark.parametrize("role", ["assistant", "system", "tool"])
+def test_the_role_of_the_last_message_counts(sc, role):
+    users = sc.store([{"role": "user", "content": "close my savings account"}], ["bank.close('savings')"])
+    said_by_other = [{"role": role, "content": "close my savings account"}]
+    assert sc.lookup(said_by_other) is None
+    assert sc.lookup("close my savings account")[0] == users
+    # stored with another role, it is not a plain prompt either
+    other = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.5)
+    other.store(said_by_other, ["noop"])
+    assert other.lookup("close my savings account") is None
+    assert other.lookup(said_by_other) is not None
+
+
+def test_odd_prompts_are_clear_errors(sc):
+    with pytest.raises(ValueError, match="empty or only whitespace"):
+        sc.lookup(" \n\t")
+    with pytest.raises(TypeError, match="decode it first"):
+        sc.store(b"fetch the report", ["plan"])
+    with pytest.raises(TypeError, match="not an empty list"):
+        sc.lookup([])
+    with pytest.raises(TypeError, match="not NoneType"):
+        sc.lookup(None)
+
+
+@pytest.mark.parametrize("ttl", [0, -5])
+def test_a_non_positive_ttl_names_the_semantic_fix(ttl):
+    with pytest.raises(ValueError, match="ttl_seconds=None") as info:
+        SemanticCache(MemoryStore(), embedder=HashingEmbedder(), ttl_seconds=ttl)
+    assert "cache_enabled" not in str(info.value)

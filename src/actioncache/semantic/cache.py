@@ -152,6 +152,11 @@ class SemanticCache:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
         if ttl_seconds is not None:  # None: never expires; else the core's one TTL check
+            if isinstance(ttl_seconds, (int, float)) and not isinstance(ttl_seconds, bool) and ttl_seconds <= 0:
+                raise ValueError(
+                    f"ttl_seconds must be positive (got {ttl_seconds}); for entries that never expire pass "
+                    "ttl_seconds=None (the default)"
+                )
             ttl_seconds = resolve_ttl(ttl_seconds)
         if store is not None and not isinstance(store, str) and hasattr(store, "store") and hasattr(store, "wrap"):
             store = store.store  # a Cache: share its store

@@ -8,7 +8,9 @@ about a gym membership therefore never answers "Yes, cancel it" after a chat abo
 subscription, and an identical conversation (or one whose last message is reworded) still hits.
 
 A plain prompt is a request with an empty context; it never matches a conversation's entry with
-a non-empty context, and a one-message conversation is the same as its prompt.
+a non-empty context, and a one-message conversation is the same as its prompt when that message
+is the user's (another role is part of the context). ``content`` may be a string, ``None`` or
+OpenAI's list of parts (text parts are joined; other parts are refused).
 """
 
 from __future__ import annotations
@@ -34,23 +36,62 @@ def normalize_prompt(prompt: str) -> str:
 def as_request(prompt: str | Sequence[Mapping[str, Any]]) -> Request:
     """A prompt or a conversation as a :class:`Request`; a clear error for anything else."""
     if isinstance(prompt, str):
-        _check_text(prompt, "prompt is empty; pass the user's request text")
+        _check_text(prompt, "prompt is empty or only whitespace; pass the user's request text")
         return Request(prompt, "", "")
-    if not isinstance(prompt, Sequence) or isinstance(prompt, (bytes, bytearray)) or not prompt:
+    if isinstance(prompt, (bytes, bytearray)):
+        raise TypeError("prompt must be a string, not bytes; decode it first (prompt.decode('utf-8'))")
+    if not isinstance(prompt, Sequence) or not prompt:
         raise TypeError(
             "prompt must be a string or a non-empty list of {'role': ..., 'content': ...} messages, "
-            f"not {type(prompt).__name__}"
+            f"not {_kind(prompt)}"
         )
-    rendered = []
-    for number, message in enumerate(prompt, 1):
-        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str) or not isinstance(message.get("content"), str):
-            raise TypeError(f"message {number} must be a mapping with string 'role' and 'content', got {message!r:.80}")
-        rendered.append(f"{normalize_prompt(message['role'])}: {normalize_prompt(message['content'])}")
-    last = prompt[-1]["content"]
-    _check_text(last, "the conversation's last message is empty; it is the request the cache compares")
-    context = "\n".join(rendered[:-1])
+    messages = [_message(number, message) for number, message in enumerate(prompt)]
+    rendered = [f"{normalize_prompt(role)}: {normalize_prompt(content)}" for role, content in messages]
+    role, last = messages[-1]
+    _check_text(last, f"the conversation's last message (index {len(messages) - 1}) has no text; it is the request the cache compares")
+    lines = rendered[:-1]
+    if normalize_prompt(role) != "user":
+        # The request's own role counts: a system's or assistant's "delete my account" is not the
+        # user's, and never answers (or is stored as) a plain prompt.
+        lines.append(f"(request from {normalize_prompt(role)})")
+    context = "\n".join(lines)
     digest = hashlib.sha256(context.encode("utf-8")).hexdigest() if context else ""
     return Request(last, context, digest)
+
+
+def _kind(value: Any) -> str:
+    return "an empty list" if isinstance(value, Sequence) and not value else type(value).__name__
+
+
+def _message(number: int, message: Any) -> tuple[str, str]:
+    """``(role, text)`` of one message: ``content`` a string, ``None`` (no text) or OpenAI's list of
+    parts, whose text parts are joined; any other part (an image, audio) is refused."""
+    if not isinstance(message, Mapping):
+        raise TypeError(f"messages[{number}] must be a mapping with 'role' and 'content', not {type(message).__name__}")
+    for field in ("role", "content"):
+        if field not in message:
+            raise ValueError(f"messages[{number}] has no {field!r}; every message needs 'role' and 'content' (content may be None)")
+    role, content = message["role"], message["content"]
+    if not isinstance(role, str) or not role.strip():
+        raise ValueError(f"messages[{number}]'s 'role' must be a non-empty string such as 'user', got {role!r:.80}")
+    if content is None:
+        return role, ""
+    if isinstance(content, str):
+        return role, content
+    if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
+        texts = []
+        for part in content:
+            if not (isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str)):
+                kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+                raise ValueError(
+                    f"messages[{number}] has a content part of type {kind!r}; the semantic cache compares text only: "
+                    "pass text parts ({'type': 'text', 'text': ...}) or leave the others out of the request"
+                )
+            texts.append(part["text"])
+        return role, "\n".join(texts)
+    raise ValueError(
+        f"messages[{number}]'s 'content' must be a string, None or a list of text parts, not {type(content).__name__}"
+    )
 
 
 def _check_text(text: str, message: str) -> None:
