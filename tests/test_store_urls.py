@@ -103,12 +103,41 @@ def test_every_blob_protocol_opens(protocol, tmp_path):
         ("redis://127.0.0.1:6379/abc", "redis://host:port/0"),
         ("redis://127.0.0.1:6379/0?bogus=1", "redis-py connection option"),
         ("postgresql://postgres@127.0.0.1:5432/test?bogus=1", "libpq connection parameter"),
+        # a password with an unencoded '@' or '#' would be read another way by the driver
+        ("postgresql://postgres:pa@ss@127.0.0.1:5439/test", "percent-encode '@' in the password as %40"),
+        ("postgresql://postgres:hun@2ter#frag@127.0.0.1:5439/test", "percent-encode '#' in the password as %23"),
+        ("redis://:hun@2ter@127.0.0.1:6390/13", "percent-encode '@' in the password as %40"),
+        ("redis://:hun#2ter@127.0.0.1:6390/13", "percent-encode '#' in the password as %23"),
     ],
 )
 def test_bad_urls_give_an_error_that_names_the_fix(url, fix):
+    if url.startswith(("postgresql:", "redis:")):
+        services.require_module(*(("psycopg", "postgres") if url.startswith("postgresql:") else ("redis", "redis")))
     with pytest.raises(StoreURLError) as info:
         open_store(url)
     assert fix in str(info.value)
+    assert "ss@" not in str(info.value) and "2ter" not in str(info.value)  # no piece of the password shown
+
+
+def test_a_four_slash_sqlite_url_names_the_file_with_one_slash(tmp_path):
+    cache = Cache(f"sqlite:///{tmp_path}/c.db")  # sqlite:////abs/c.db
+    assert cache.url == f"sqlite://{tmp_path}/c.db" and repr(cache) == f"Cache('sqlite://{tmp_path}/c.db')"
+    (tmp_path / "dir.db").mkdir()
+    failed = Cache(f"sqlite:///{tmp_path}/dir.db").wrap("a", lambda: 1, {})
+    assert failed["result"] == 1 and failed["_cache_error"].startswith(f"cache lookup failed: SQLite store {tmp_path}/")
+
+
+@pytest.mark.parametrize("scheme, driver", [("sqlite", None), ("duckdb", ("duckdb", "duckdb")),
+                                            ("libsql+file", ("libsql", "turso"))])
+def test_a_store_error_hint_says_only_what_applies(scheme, driver, tmp_path):
+    """A path that is a directory: the message names the driver's error and no text pointing
+    'above' (there is nothing above a one-line message) or at a server a local file does not have."""
+    if driver:
+        services.require_module(*driver)
+    (tmp_path / "dir.db").mkdir()
+    error = Cache(f"{scheme}://{tmp_path}/dir.db").wrap("a", lambda: 1, {})["_cache_error"]
+    assert "open failed" in error or "cannot open" in error
+    assert "above" not in error and "server" not in error and "token" not in error
 
 
 @pytest.mark.parametrize(

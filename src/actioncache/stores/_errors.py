@@ -2,9 +2,9 @@
 
 Every backend builds one :class:`StoreErrors` (where the store is, which driver exceptions to
 catch, the hint that names the fix) and wraps each call to its driver in ``with errors(op):``.
-The message always reads ``{where}: {op} failed: {driver's message} ({hint})``, with the URL's
-secrets scrubbed, so every store fails the same readable way and the cache core (which catches
-``StoreError``) turns it into a fresh run. A ``StoreError`` raised inside passes through as is.
+The message always reads ``{where}: {op} failed: {driver's message} ({hint})`` (no hint when the
+driver's message is all there is to say), with the URL's secrets scrubbed, so every store fails
+the same readable way and the cache core (which catches ``StoreError``) turns it into a fresh run. A ``StoreError`` raised inside passes through as is.
 
 The guard for an operation is made once and reused: entering it costs one attribute read, so
 it sits on the hit path too.
@@ -50,7 +50,7 @@ class StoreErrors:
 
     def error(self, op: str, exc: BaseException) -> StoreError:
         """The StoreError for ``exc`` raised by ``op``."""
-        text = str(exc)
+        text = str(exc).strip() or type(exc).__name__  # a driver error without a message still names itself
         if self.one_line:
             text = " ".join(text.split())
         if self.secrets:

@@ -18,9 +18,10 @@ from urllib.parse import SplitResult, parse_qs, quote
 
 from ..config import file_url, url_path
 from ..errors import StoreURLError
+from .redaction import redact_url
 
-__all__ = ["check_fields", "file_url", "host_part", "local_file", "query_options", "url_path", "userinfo",
-           "with_query", "whole_number"]
+__all__ = ["check_fields", "check_userinfo", "file_url", "host_part", "local_file", "query_options", "url_path",
+           "userinfo", "with_query", "whole_number"]
 
 
 def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
@@ -51,6 +52,18 @@ def query_options(store: str, shown_url: str, parts: SplitResult, known: Iterabl
     if unknown:
         raise StoreURLError(f"{store} URL {shown_url!r}: unknown option(s) {sorted(unknown)}; {takes}")
     return query
+
+
+def check_userinfo(store: str, url: str, parts: SplitResult) -> None:
+    """Refuse a server URL whose ``user:password@`` part the driver would read another way than
+    this URL's parser: a second ``@`` (the driver may split at the first, taking part of the
+    password as the host) or a ``#`` (the rest of the URL becomes a fragment)."""
+    if parts.netloc.count("@") > 1:
+        raise StoreURLError(f"{store} URL {redact_url(url)!r} has more than one '@' before the host; "
+                            "percent-encode '@' in the password as %40")
+    if "#" in url:
+        raise StoreURLError(f"{store} URL {redact_url(url)!r} holds a '#', which ends the URL there; "
+                            "percent-encode '#' in the password as %23")
 
 
 def local_file(path: Any, base_dir: str | os.PathLike[str] | None) -> str:

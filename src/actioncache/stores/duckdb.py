@@ -142,7 +142,7 @@ class DuckDBDialect(Dialect):
 DUCKDB = DuckDBDialect()
 
 
-def _hint(exc: BaseException) -> str:
+def _hint(exc: BaseException) -> str | None:
     text = str(exc).lower()
     if "lock" in text and ("conflicting" in text or "could not set" in text):
         return ("DuckDB lets one process open a file for writing and another process has it open; "
@@ -154,7 +154,7 @@ def _hint(exc: BaseException) -> str:
         return "this process already opened the file with other options (read_only); open it one way"
     if "not a valid duckdb database" in text or "corrupt" in text:
         return "the file is not a healthy DuckDB database; move it aside (nothing is deleted) or point to a new path"
-    return "see the DuckDB error above"
+    return None  # the driver's message, in the same line, is all there is to say
 
 
 # DuckDB objects a forked child inherited; held so that they are never destroyed in the child.

@@ -37,7 +37,7 @@ from ._eviction import eviction_config
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_url, url_secrets
-from ._url import check_fields, host_part, userinfo, whole_number
+from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
 
 try:
     import psycopg
@@ -269,7 +269,7 @@ class PostgresDialect(Dialect):
         return [(key, None if meta is None else _unescape_nul(meta)) for key, meta in rows]
 
 
-def _hint(exc: BaseException) -> str:
+def _hint(exc: BaseException) -> str | None:
     if isinstance(exc, psycopg.OperationalError):
         return ("is PostgreSQL running and reachable, and do the user, password and database in the "
                 "URL exist? start the server or fix the URL")
@@ -277,7 +277,7 @@ def _hint(exc: BaseException) -> str:
         return "the user may not create or write the table; grant it or choose ?schema= the user owns"
     if isinstance(exc, psycopg.DataError) and ("0x00" in str(exc) or "\\u0000" in str(exc)):
         return "PostgreSQL text cannot hold NUL characters; remove them from keys"
-    return "see the PostgreSQL error above"
+    return None  # the driver's message, in the same line, is all there is to say
 
 
 class PostgresStore(SQLStore):
@@ -337,6 +337,7 @@ class PostgresStore(SQLStore):
         """``postgresql://user[:pass]@host:port/db?table=NAME&schema=NAME&synchronous_commit=off``
         (other query options go to libpq)."""
         parts = urlsplit(url)
+        check_userinfo("PostgreSQL", url, parts)
         theirs: list[tuple[str, str]] = []
         for name, value in parse_qsl(parts.query, keep_blank_values=True):
             if name in _OUR_OPTIONS or name in ("max_size_bytes", "eviction"):

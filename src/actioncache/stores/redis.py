@@ -39,7 +39,7 @@ from ..errors import StoreURLError
 from ._errors import StoreErrors
 from .base import (Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_secrets, redact_url,
                    select_keys, url_secrets)
-from ._url import check_fields, host_part, userinfo, whole_number
+from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
 
 try:
     import redis
@@ -172,14 +172,14 @@ def _index_name(field: str, value: Any) -> str | None:
     return "[" + json.dumps(field, ensure_ascii=False) + "," + encoded + "]"
 
 
-def _hint(exc: BaseException) -> str:
+def _hint(exc: BaseException) -> str | None:
     if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
         return "give the right user:password in the URL"
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
         return "is redis-server running and reachable? start it or fix host/port in the URL"
     if "OOM" in str(exc):
         return "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
-    return "see the Redis error above"
+    return None  # the driver's message, in the same line, is all there is to say
 
 
 class RedisStore:
@@ -246,6 +246,7 @@ class RedisStore:
     def from_url(cls, url: str, **options: Any) -> "RedisStore":
         """``redis://[user:pass@]host:port/db?prefix=NAME&retries=N`` (other query options go to redis-py)."""
         parts = urlsplit(url)
+        check_userinfo("Redis", url, parts)
         query = parse_qsl(parts.query, keep_blank_values=True)
         ours = {name: value for name, value in query if name in ("prefix", "retries")}
         theirs = [(name, value) for name, value in query if name not in ours]

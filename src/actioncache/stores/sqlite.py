@@ -18,14 +18,14 @@ import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, urlsplit
 
 from .._json import dumps_compact
 from ..errors import StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
-from ._sql import Dialect, SQLStore, is_json_number, pushable
+from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
 from .base import Entry
 from .. import config
 from ._url import check_fields, file_url, local_file, query_options
@@ -184,8 +184,12 @@ def migrate(conn: Any) -> None:
                     raise
 
 
-def sqlite_hint(timeout: float) -> Callable[[BaseException], str]:
-    def hint(exc: BaseException) -> str:
+# SQLITE_CANTOPEN, as SQLite (and libSQL, for a local file) words it.
+CANNOT_OPEN = "the path must name a database file (not a directory) this process may create, read and write"
+
+
+def sqlite_hint(timeout: float) -> Callable[[BaseException], str | None]:
+    def hint(exc: BaseException) -> str | None:
         text = str(exc)
         if "not a database" in text or "malformed" in text:
             return "the file is not a healthy SQLite database; move it aside (nothing is deleted) or point to a new path"
@@ -193,7 +197,9 @@ def sqlite_hint(timeout: float) -> Callable[[BaseException], str]:
             return f"another process held the lock longer than the busy timeout ({timeout}s); raise ?timeout= in the URL"
         if "readonly" in text:
             return "the file or its directory is read-only; choose a writable path"
-        return "see the SQLite error above"
+        if "unable to open" in text:
+            return CANNOT_OPEN
+        return None  # the driver's message, in the same line, is all there is to say
 
     return hint
 
@@ -239,13 +245,7 @@ class SQLiteStore(SQLStore):
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "SQLiteStore":
         parts = urlsplit(url)
-        if parts.netloc not in ("", "localhost"):
-            raise StoreURLError(
-                f"sqlite URL {url!r} has a host part; use three slashes and an absolute path: sqlite:///abs/path.db"
-            )
-        path = unquote(parts.path)
-        if not path or path == "/":
-            raise StoreURLError(f"sqlite URL {url!r} names no file; use sqlite:///abs/path.db")
+        path = file_path(parts, url, "sqlite:///abs/path.db")  # sqlite:////abs/path.db too, shown with one '/'
         query = query_options("sqlite", url, parts, ("timeout", "synchronous", "max_size_bytes", "eviction"),
                               "options: timeout= (seconds), synchronous=, max_size_bytes=, eviction=")
         if "timeout" in query:

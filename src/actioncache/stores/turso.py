@@ -36,7 +36,7 @@ from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
 from ._sql import SQLStore, file_path
 from .base import redact_url
-from .sqlite import SQLiteDialect, create_schema
+from .sqlite import CANNOT_OPEN, SQLiteDialect, create_schema
 from ._url import check_fields, file_url, local_file, query_options, with_query
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
@@ -268,12 +268,13 @@ class TursoStore(SQLStore):
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         return raw
 
-    def _hint(self, exc: BaseException) -> str:
+    def _hint(self, exc: BaseException) -> str | None:
         text = str(exc)
         lowered = text.lower()
         if "401" in text or "unauthorized" in lowered or "auth" in lowered and "token" in lowered:
             return "the server refused the auth token; pass ?authToken=... or set $TURSO_AUTH_TOKEN"
-        if any(s in lowered for s in ("http", "connect", "dns", "hrana", "sync error", "tls")):
+        reaches_server = self.remote or bool(self.sync_url)  # a plain local file has no server to reach
+        if reaches_server and any(s in lowered for s in ("http", "connect", "dns", "hrana", "sync error", "tls")):
             return (f"cannot reach the libSQL server ({self.sync_url or self.database}); check the host, the "
                     "network and the token; libsql:// means HTTPS, add ?tls=0 for a plain-HTTP sqld")
         if "locked" in lowered or "busy" in lowered:
@@ -282,7 +283,9 @@ class TursoStore(SQLStore):
             return "the file is not a healthy libSQL/SQLite database; move it aside (nothing is deleted) or point to a new path"
         if "readonly" in lowered or "read-only" in lowered:
             return "the file or its directory is read-only; choose a writable path"
-        return "see the libSQL error above"
+        if "unable to open" in lowered and not reaches_server:
+            return CANNOT_OPEN
+        return None  # the driver's message, in the same line, is all there is to say
 
     def sync(self) -> None:
         """Pull the primary's changes into an embedded replica now (nothing to do otherwise)."""
