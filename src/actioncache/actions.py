@@ -131,6 +131,8 @@ class ActionTable(Protocol):
 
     def resolve(self, name: str, node: str | None = None) -> tuple[str, Action]: ...
 
+    def override(self, name: str, fn: Action) -> None: ...
+
 
 @runtime_checkable
 class Engine(Protocol):

@@ -40,22 +40,27 @@ BUILTIN_MODULES = (
 
 
 ACTIONS_ENTRY_POINT_GROUP = ENTRY_POINT_GROUP
-_plugins: tuple[str, ...] | None = None
+_plugins: dict[str, str] | None = None
 
 
-def plugin_modules() -> tuple[str, ...]:
+def plugin_modules() -> dict[str, str]:
     """Modules installed packages declare in the ``actioncache.actions`` entry-point group (the value
-    names a module with ``register_actions(registry, engine)``); every agent gets their actions."""
+    names a module with ``register_actions(registry, engine)``), each with a label naming its entry
+    point and package; every agent gets their actions."""
     global _plugins
     if _plugins is None:
         try:
             from importlib.metadata import entry_points
 
-            _plugins = tuple(sorted({point.value.partition(":")[0]
-                                     for point in entry_points(group=ACTIONS_ENTRY_POINT_GROUP)}))
+            found: dict[str, str] = {}
+            for point in entry_points(group=ACTIONS_ENTRY_POINT_GROUP):
+                package = getattr(getattr(point, "dist", None), "name", None) or "an unknown package"
+                found.setdefault(point.value.partition(":")[0],
+                                 f"entry point {point.name!r} of package {package!r} ({ACTIONS_ENTRY_POINT_GROUP})")
+            _plugins = dict(sorted(found.items()))
         except Exception as exc:  # noqa: BLE001 - broken package metadata must not stop the built-ins
             log.warning("reading %s entry points failed: %s", ACTIONS_ENTRY_POINT_GROUP, exc)
-            _plugins = ()
+            _plugins = {}
     return _plugins
 
 
@@ -82,6 +87,7 @@ class ActionRegistry(MutableMapping[str, Action]):
     def __init__(self, actions: dict[str, Action] | None = None) -> None:
         self._actions: dict[str, Action] = {}
         self._aliases: dict[str, str] = {}
+        self._builtins: frozenset[str] = frozenset()
         for name, fn in (actions or {}).items():
             self[name] = fn
 
@@ -92,10 +98,27 @@ class ActionRegistry(MutableMapping[str, Action]):
         return self._aliases.get(name)
 
     def __setitem__(self, name: str, fn: Action) -> None:
-        if not isinstance(name, str) or not name:
-            raise AgentDefinitionError(f"an action name must be a non-empty string, not {name!r}")
+        name = self.spelling(name)
         if not callable(fn):
             raise AgentDefinitionError(f"action {name!r} must be callable as fn(state, **kwargs) -> dict")
+        self._actions[name] = fn
+        self._aliases[alias_of(name)] = name
+
+    def override(self, name: str, fn: Action) -> None:
+        """Register ``fn`` under ``name`` even when a built-in action has it: the one way a plug-in
+        or an ``imports:`` module may replace a built-in (plain ``registry[name] = fn`` is refused)."""
+        if self.spelling(name) in self._builtins:
+            log.info("action %r: a built-in replaced through registry.override", self.spelling(name))
+        self[name] = fn
+
+    def is_builtin(self, name: str) -> bool:
+        """Whether ``name`` (either spelling) is a built-in action of this package's faces."""
+        return self.spelling(name) in self._builtins
+
+    def spelling(self, name: str) -> str:
+        """The ``ns.name`` a registration under ``name`` lands on (``actions.ns_name`` -> ``ns.name``)."""
+        if not isinstance(name, str) or not name:
+            raise AgentDefinitionError(f"an action name must be a non-empty string, not {name!r}")
         if name.startswith(ALIAS_PREFIX):
             # TEA-style registration under the alias: make the ns.name spelling from it.
             rest = name[len(ALIAS_PREFIX):]
@@ -108,8 +131,7 @@ class ActionRegistry(MutableMapping[str, Action]):
                 f"action name {name!r} has no namespace; register it as 'ns.{name}' "
                 f"(or give the import a namespace:)"
             )
-        self._actions[name] = fn
-        self._aliases[alias_of(name)] = name
+        return name
 
     def __getitem__(self, name: str) -> Action:
         canonical = self.canonical(name)
@@ -148,9 +170,10 @@ class ActionRegistry(MutableMapping[str, Action]):
             raise UnknownActionError(f"{where}unknown action {name!r}{hint}")
         return canonical, self._actions[canonical]
 
-    def namespaced(self, namespace: str | None) -> MutableMapping[str, Action]:
-        """A view that registers under ``namespace.`` (what an import with ``namespace:`` sees)."""
-        return self if not namespace else _NamespacedView(self, namespace)
+    def guarded(self, namespace: str | None, who: str) -> "_GuardedView":
+        """What a plug-in's or an import's ``register_actions`` gets: registers under ``namespace.``
+        (if given) and refuses to replace a built-in action unless asked with ``override``."""
+        return _GuardedView(self, namespace, who)
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -166,15 +189,16 @@ class ActionRegistry(MutableMapping[str, Action]):
                 continue
             module.register_actions(self, engine)
         if modules is BUILTIN_MODULES:
-            for module_name in plugin_modules():
+            self._builtins = frozenset(self._actions)
+            for module_name, label in plugin_modules().items():
                 if module_name in BUILTIN_MODULES:  # this package's own entry points: loaded above
                     continue
+                # A broken plug-in is skipped with a warning naming it: it must not stop every agent.
                 try:
-                    module = importlib.import_module(module_name)
-                except ModuleNotFoundError as exc:  # the plug-in's own optional dependency is missing
-                    log.warning("skipping actions from %s: %s", module_name, exc)
-                    continue
-                module.register_actions(self, engine)
+                    self._register_module(importlib.import_module(module_name), f"module {module_name!r}, {label}",
+                                          None, engine)
+                except Exception as exc:  # noqa: BLE001 - any failure of a third party's module
+                    log.warning("skipping the actions of %s: %s", label, exc)
 
     def load_import(self, spec: Any, engine: Engine, base_dir: Path) -> None:
         """Load one ``imports:`` entry: a path (relative to the YAML file) or a package name."""
@@ -189,33 +213,88 @@ class ActionRegistry(MutableMapping[str, Action]):
         if ("path" in spec) == ("package" in spec):
             raise AgentDefinitionError(f"imports: give exactly one of path: or package: in {spec!r}")
         namespace = spec.get("namespace")
-        if "path" in spec:
-            module = _module_from_path(base_dir / str(spec["path"]))
-            label = str(spec["path"])
-        else:
-            label = str(spec["package"])
-            try:
+        label = str(spec.get("path", spec.get("package")))
+        try:
+            if "path" in spec:
+                module = _module_from_path(base_dir / label)
+            else:
                 module = importlib.import_module(label)
-            except ImportError as exc:
-                raise AgentDefinitionError(f"imports: cannot import package {label!r}: {exc}") from exc
+        except AgentDefinitionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the module's own error, named with the import
+            what = "" if "path" in spec else "package "
+            raise AgentDefinitionError(f"imports: cannot import {what}{label!r}: {type(exc).__name__}: {exc}") from exc
+        try:
+            self._register_module(module, repr(label), namespace, engine)
+        except AgentDefinitionError as exc:
+            raise AgentDefinitionError(f"imports: {exc}") from exc
+
+    def _register_module(self, module: Any, who: str, namespace: str | None, engine: Engine) -> None:
+        """Call ``module.register_actions(registry, engine)``; on any failure nothing it registered stays."""
         register = getattr(module, "register_actions", None)
         if not callable(register):
-            raise AgentDefinitionError(f"imports: {label!r} has no register_actions(registry, engine) function")
-        register(self.namespaced(namespace), engine)
+            raise AgentDefinitionError(f"{who} has no register_actions(registry, engine) function")
+        try:
+            inspect.signature(register).bind(None, None)
+        except TypeError as exc:
+            raise AgentDefinitionError(f"{who}: register_actions must take (registry, engine): {exc}") from exc
+        except ValueError:  # no signature to read: let the call tell
+            pass
+        view = self.guarded(namespace, who)
+        try:
+            register(view, engine)
+        except Exception as exc:
+            for name in view.added:
+                self._actions.pop(name, None)
+                self._aliases.pop(alias_of(name), None)
+            if isinstance(exc, AgentDefinitionError):
+                raise
+            raise AgentDefinitionError(f"{who}: register_actions raised {type(exc).__name__}: {exc}") from exc
 
 
-class _NamespacedView(MutableMapping[str, Action]):
-    def __init__(self, registry: ActionRegistry, namespace: str) -> None:
+class _GuardedView(MutableMapping[str, Action]):
+    def __init__(self, registry: ActionRegistry, namespace: str | None, who: str) -> None:
         self._registry = registry
-        self._prefix = namespace.rstrip(".") + "."
+        self._prefix = namespace.rstrip(".") + "." if namespace else ""
+        self._who = who
+        self.added: list[str] = []
 
     def __setitem__(self, name: str, fn: Action) -> None:
-        self._registry[self._prefix + name] = fn
+        full = self._registry.spelling(self._prefix + name)
+        if self._registry.is_builtin(full):
+            raise AgentDefinitionError(
+                f"{self._who} registers {name!r}, which would replace the built-in action {full!r}; "
+                f"register it under another name (or give the import a namespace:), or call "
+                f"registry.override({full!r}, fn) if replacing the built-in is meant"
+            )
+        self._set(full, fn)
+
+    def override(self, name: str, fn: Action) -> None:
+        """Replace a built-in action on purpose (plain assignment refuses to)."""
+        full = self._registry.spelling(self._prefix + name)
+        log.warning("%s replaces the built-in action %r", self._who, full)
+        self._set(full, fn)
+
+    def _set(self, full: str, fn: Action) -> None:
+        if full not in self._registry:
+            self.added.append(full)
+        self._registry[full] = fn
+
+    def canonical(self, name: str) -> str | None:
+        return self._registry.canonical(name)
+
+    def resolve(self, name: str, node: str | None = None) -> tuple[str, Action]:
+        return self._registry.resolve(name, node)
 
     def __getitem__(self, name: str) -> Action:
         return self._registry[name] if name in self._registry else self._registry[self._prefix + name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._registry or (isinstance(name, str) and self._prefix + name in self._registry)
+
     def __delitem__(self, name: str) -> None:
+        if self._registry.is_builtin(self._prefix + name):
+            raise AgentDefinitionError(f"{self._who} deletes the built-in action {name!r}; that is refused")
         del self._registry[self._prefix + name]
 
     def __iter__(self) -> Iterator[str]:
