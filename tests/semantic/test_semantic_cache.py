@@ -362,3 +362,34 @@ def test_ttl_expired_entries_miss():
     assert entry.expires_at is not None
     entry.expires_at = 1.0  # long past
     assert sc.lookup("Fetch the report") is None
+
+
+class _Recording(HashingEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+PREAMBLE = "Sprint log: we triaged the flaky upload test, renamed the billing queue and moved the retro. " * 12
+
+
+def test_a_long_prompt_is_embedded_with_its_end():
+    embedder = _Recording()
+    sc = SemanticCache(MemoryStore(), embedder=embedder, threshold=0.3)
+    sc.store(PREAMBLE + "finally rotate the signing keys", ["keys.rotate()"])
+    (seen,) = embedder.seen
+    assert seen.endswith("finally rotate the signing keys") and seen.startswith("Sprint log:")
+    assert len(seen.split()) < len((PREAMBLE + "finally rotate the signing keys").split())
+
+
+def test_long_prompts_that_share_a_preamble_must_agree_after_it():
+    # No contrast checks: the endings alone must agree by meaning beyond the shared preamble.
+    sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.5, guard=None)
+    sc.store(PREAMBLE + "finally rotate the signing keys", ["keys.rotate()"])
+    assert sc.lookup(PREAMBLE + "cheers") is None
+    assert sc.lookup(PREAMBLE + "Finally rotate the signing keys!") is not None
+    assert sc.stats()["long_prompt_rejections"] == 1

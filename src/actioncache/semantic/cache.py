@@ -72,6 +72,20 @@ _SERVED_MEMORY = 4096  # recent vector hits remembered for update_reward's simil
 _RECENT_VECTORS = 1024  # texts whose embedding is kept for reuse
 
 
+# Local models read a few hundred tokens and drop the rest (all-MiniLM-L6-v2: 256 word pieces),
+# so two long prompts that share a preamble would embed alike whatever their endings ask. A long
+# prompt is embedded as its beginning and its end, which fit the window together.
+_WINDOW_WORDS = 70  # words kept from each end; a word is one to three word pieces
+
+
+def embedding_window(text: str) -> str:
+    """The text the embedder sees: ``text`` itself, or for a long one its first and last words."""
+    words = text.split()
+    if len(words) <= 2 * _WINDOW_WORDS:
+        return text
+    return " ".join(words[:_WINDOW_WORDS] + ["..."] + words[-_WINDOW_WORDS:])
+
+
 @dataclass(frozen=True, slots=True)
 class SemanticHit:
     """A lookup's answer with the evidence behind it."""
@@ -177,7 +191,7 @@ class SemanticCache:
         # This object's counters; a contrast check's rejections count as "rejection:{check}".
         self._tally = Tally(self.backend, names=(
             "lookups", "hits", "exact_hits", "misses", "stores", "evictions", "guard_rejections",
-            "ambiguous", "verifier_rejections", "learned_threshold_rejections", "errors"))
+            "ambiguous", "verifier_rejections", "learned_threshold_rejections", "long_prompt_rejections", "errors"))
         self._served: dict[str, float] = {}  # entry id -> similarity of its latest vector hit
         self._recent_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.index: VectorIndex = self._make_index(index, pgvector_url)
@@ -344,7 +358,7 @@ class SemanticCache:
     def _vector_of(self, value: dict[str, Any]) -> np.ndarray | None:
         if value.get("embedder") != self.embedder.name:
             # Vectors of two models are not comparable; re-embed the stored prompt with ours.
-            return self.embedder.embed([value["prompt"]])[0]
+            return self._embed_uncached(value["prompt"])
         raw = base64.b64decode(value["embedding"])
         vector = np.frombuffer(raw, dtype=np.float32)
         return vector if vector.shape[0] == self.embedder.dim else None
@@ -372,7 +386,25 @@ class SemanticCache:
             if similarity < calibration.learned_threshold(self.threshold, observed, self.error_bound):
                 self._count("learned_threshold_rejections")
                 return None
+            if not self._agrees_beyond_window(request.text, value["prompt"]):
+                self._count("long_prompt_rejections")
+                return None
         return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact)
+
+    def _agrees_beyond_window(self, text: str, stored: str) -> bool:
+        """Two prompts of which one is longer than the embedding window: what follows the words
+        they share at the start must agree by meaning too, or a long shared preamble would make
+        any two endings look alike."""
+        if embedding_window(text) == text and embedding_window(stored) == stored:
+            return True
+        mine, theirs = text.split(), stored.split()
+        shared = 0
+        while shared < min(len(mine), len(theirs)) and mine[shared].casefold() == theirs[shared].casefold():
+            shared += 1
+        rest_mine, rest_theirs = " ".join(mine[shared:]), " ".join(theirs[shared:])
+        if not rest_mine or not rest_theirs:
+            return rest_mine == rest_theirs
+        return float(self._embed(rest_mine) @ self._embed(rest_theirs)) >= self.threshold
 
     def _lookup(self, request: Request) -> SemanticHit | None:
         self._refresh()
@@ -448,7 +480,7 @@ class SemanticCache:
 
     def _embed_uncached(self, prompt: str) -> np.ndarray:
         try:
-            return self.embedder.embed([prompt])[0]
+            return self.embedder.embed([embedding_window(prompt)])[0]
         except EmbedderError:
             raise
         except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
