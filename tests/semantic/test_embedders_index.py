@@ -297,3 +297,54 @@ def test_onnx_embedder_int8_precision_has_its_own_name_and_close_vectors():
         OnnxEmbedder(precision="fp16")
     with pytest.raises(ValueError, match="threads"):
         OnnxEmbedder(threads=0)
+
+
+def _clustered_rows(rng, n: int, dim: int, centres: int) -> np.ndarray:
+    """Unit rows gathered around a few centres (real prompt embeddings cluster), cosine about 0.9 to their centre."""
+    base = _unit_rows(rng, centres, dim)[rng.integers(0, centres, n)]
+    return normalize_rows(base + rng.standard_normal((n, dim)).astype(np.float32) * rng.uniform(0.01, 0.05, (n, 1)))
+
+
+def test_numpy_index_sign_prefilter_recall_at_3_on_clustered_rows():
+    """From prefilter_from rows on, the sign-bit prefilter plus float rescoring finds the exact top 3 on
+    clustered data; its similarities are the float ones; it stays in step through adds and removes."""
+    rng = np.random.default_rng(13)
+    vectors = _clustered_rows(rng, 6000, 384, 200)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    fast, exact = NumpyIndex(384, prefilter_from=1000, rescore=256), NumpyIndex(384, prefilter_from=None)
+    for key, vec in zip(keys, vectors):
+        fast.add(key, vec, key)
+        exact.add(key, vec, key)
+    for key in keys[::7]:  # removals move the last row into the hole: its sign bits move with it
+        fast.remove(key)
+        exact.remove(key)
+    queries = normalize_rows(vectors[rng.integers(0, len(vectors), 200)] + rng.standard_normal((200, 384)).astype(np.float32) * 0.02)
+    found = 0
+    for query in queries:
+        got, want = fast.search(query, 3), exact.search(query, 3)
+        found += len({k for k, _ in got} & {k for k, _ in want})
+        assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+        assert all(abs(s - float(vectors[int(k[1:])] @ query)) < 1e-5 for k, s in got)
+    assert found / (3 * len(queries)) >= 0.99
+
+
+def test_numpy_index_below_prefilter_from_answers_exactly():
+    """Below prefilter_from (and when k is too large for the rescored rows) the answers are the exact scan's."""
+    rng = np.random.default_rng(17)
+    vectors = _unit_rows(rng, 500, 48)
+    index, exact = NumpyIndex(48, prefilter_from=500, rescore=16), NumpyIndex(48, prefilter_from=None)
+    for i, vec in enumerate(vectors[:499]):
+        index.add(f"k{i}", vec, f"h{i}")
+        exact.add(f"k{i}", vec, f"h{i}")
+    for query in _unit_rows(rng, 20, 48):
+        assert index.search(query, 5) == exact.search(query, 5)
+    index.add("k499", vectors[499], "h499")
+    exact.add("k499", vectors[499], "h499")
+    assert index.search(vectors[499], 1)[0][0] == "k499"
+    assert index.search(vectors[0], 3) == exact.search(vectors[0], 3)  # 3 * 8 > rescore=16: exact
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="prefilter_from"):
+            NumpyIndex(8, prefilter_from=bad)
+    with pytest.raises(ValueError, match="rescore"):
+        NumpyIndex(8, rescore=0)
+
