@@ -373,6 +373,11 @@ class PostgresStore(SQLStore):
                         for statement in _EVICTION_SCHEMA:
                             conn.execute(self._q(statement))
                 self._schema_ready = True
+            if not isinstance(self._sql_get, str):
+                # psycopg turns a composed statement into text on every execute: the hit path
+                # and the write path run theirs as text made once (the table names never change)
+                for name in ("_sql_get", "_sql_put", "_sql_put_tracked"):
+                    setattr(self, name, getattr(self, name).as_string(conn))
         except BaseException:
             conn.close()
             raise
