@@ -106,3 +106,10 @@ def test_the_store_warning_never_shows_a_password(tmp_path):
     store_warnings = [str(w.message) for w in seen if "cache store" in str(w.message)]
     assert len(store_warnings) == 1 and "127.0.0.1" in store_warnings[0]
     assert "hunter2" not in store_warnings[0]
+
+
+@pytest.mark.parametrize("option", ["cache_enabled", "skip_cache"])
+def test_a_yes_no_option_must_be_a_bool(option):
+    cache = Cache("memory://")
+    with pytest.raises(TypeError, match=f"{option} must be True or False"):
+        cache.wrap("a", lambda: 1, {}, **{option: "false"})

@@ -21,6 +21,7 @@ import random
 import threading
 import time
 import warnings
+from types import MappingProxyType
 from typing import Any, Awaitable, Callable, Generator, Mapping, NamedTuple
 
 from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, atake_lease, release_lease, take_lease
@@ -180,7 +181,10 @@ class Flow:
         if self.stats.record_hit(action, entry.metadata.get(DURATION, 0)):
             self.flush_stats()
         if self.observers:
-            notify(self.observers, CacheEvent("hits", action, 1, entry.metadata))
+            # A read-only view without the key: an observer (metrics, logs) may not change the
+            # stored entry, and events never carry keys.
+            shown = MappingProxyType({k: v for k, v in entry.metadata.items() if k != "_cache_key"})
+            notify(self.observers, CacheEvent("hits", action, 1, shown))
 
     def warn_store_failed(self, exc: BaseException) -> None:
         """Say once per cache that its store fails: a ``@cached`` function has no response to carry

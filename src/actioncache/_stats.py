@@ -12,7 +12,9 @@ add up across processes without a write per hit.
 from __future__ import annotations
 
 import math
+import os
 import threading
+import weakref
 from typing import Any, Callable
 
 from .events import CacheEvent, Observer, notify
@@ -21,6 +23,18 @@ from .stores.base import CacheStore, redact_secrets
 __all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts"]
 
 STATS_PREFIX = "stats:"
+# A recorded duration past this (about 31 years) is garbled or planted: it saves no time.
+_MAX_DURATION_MS = 1e12
+_LIVE: "weakref.WeakSet[Stats]" = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for stats in list(_LIVE):
+        stats.after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 class Stats:
@@ -37,6 +51,17 @@ class Stats:
         self.session: dict[str, float] = {}
         self.last_flush = clock()
         self.observers: list[Observer] = []  # actioncache.events: told of every count
+        _LIVE.add(self)
+
+    def after_fork(self) -> None:
+        """In a forked child: what the parent had counted but not flushed is the parent's to write,
+        so the child starts from nothing (else a fork pool writes the parent's hits once per child)."""
+        self.lock = threading.Lock()  # another thread may have held it at the fork
+        self.pending = {}
+        self.session = {}
+        for _, tally, folded in self.tallies:
+            for action, counts in list(tally.items()):
+                folded[action] = (counts[0], counts[1])
 
     def count(self, action: str | None, **deltas: float) -> None:
         with self.lock:
@@ -55,6 +80,8 @@ class Stats:
         """Tally one hit; True when a flush is due (the caller flushes: it knows the store).
         ``now``: this stats clock's time when the caller has just read it."""
         if type(duration_ms) is not float and not isinstance(duration_ms, (int, float)):
+            duration_ms = 0.0
+        elif not 0.0 <= duration_ms < _MAX_DURATION_MS:  # NaN, negative, absurd: planted or garbled
             duration_ms = 0.0
         try:
             tally = self.local.tally
@@ -83,10 +110,14 @@ class Stats:
         reads it, and remembers what it took. A finished thread's tally is folded one last time and
         dropped."""
         pending, session = self.pending, self.session
+        current = threading.current_thread()
         kept = []
         for record in self.tallies:
             thread, tally, folded = record
-            finished = not thread.is_alive()  # before reading: a finished thread adds nothing after
+            # Read before the tally: a finished thread adds nothing after. The thread folding is
+            # alive whatever is_alive() says (at interpreter exit the main thread reports False
+            # while exit handlers still count hits on it).
+            finished = thread is not current and not thread.is_alive()
             for action, counts in list(tally.items()):
                 hits, saved_ms = counts[0], counts[1]
                 before_hits, before_ms = folded.get(action, (0, 0.0))

@@ -311,6 +311,9 @@ class Cache:
             raise ValueError("key_strategy 'custom' needs key=...: the key text")
         if key_strategy in ("sha256", "file_content") and key is None and not key_source:
             raise ValueError(f"key_strategy {key_strategy!r} needs key_source=...: the argument to hash")
+        for name, flag in (("skip_cache", skip_cache), ("cache_enabled", cache_enabled)):
+            if not isinstance(flag, bool):  # 'false' is a non-empty string: truthy, the opposite meant
+                raise TypeError(f"{name} must be True or False, not {flag!r}")
         ttl_s = resolve_ttl(ttl_seconds, ttl_hours, ttl_days, self.default_ttl_seconds)
         stale_s = check_stale_ttl(stale_ttl_seconds, ttl_s)
         p = self.cleanup_probability if cleanup_probability is None else cleanup_probability

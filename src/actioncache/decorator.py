@@ -184,11 +184,11 @@ class _KeyBuilder:
                 custom = canonical_json(custom)
             if self.extras:  # version=, code_hash= and the function's identity count here too
                 custom = custom + "\x00" + self.extras
-            return self.prefix + hashlib.sha256(custom.encode("utf-8")).hexdigest()
+            return self.prefix + hashlib.sha256(custom.encode("utf-8", "surrogatepass")).hexdigest()
         body = canonical_json(self.arguments(args, kwargs))
         if self.extras:
             body = body + "\x00" + self.extras
-        return self.prefix + hashlib.sha256(body.encode("utf-8")).hexdigest()
+        return self.prefix + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def cached(

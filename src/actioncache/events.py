@@ -12,7 +12,7 @@ action. A cache without observers pays one attribute check per event.
 
 Kinds (``event.kind``) are the names ``Cache.stats()`` counts, plus ``lookup``:
 
-* ``hits``: ``value`` 1; ``metadata`` is the hit entry's metadata (``_cache_duration_ms`` is what
+* ``hits``: ``value`` 1; ``metadata`` is a read-only view of the hit entry's metadata without its key (``_cache_duration_ms`` is what
   the original call took, so the time saved; integrations add their own fields, e.g. token usage).
 * ``lookup``: ``value`` is the store read's latency in seconds (hit or miss).
 * ``misses``, ``stores``, ``errors``, ``failures``, ``uncacheable``, ``corrupt``, ``policy_bypass``,

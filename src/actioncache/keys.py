@@ -79,10 +79,11 @@ def _key_form(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         return {TAG: "dataclass", "v": [f"{kind.__module__}.{kind.__qualname__}", _key_form(fields)]}
-    if isinstance(value, bool):  # e.g. a bool subclass: spelled as the bool it is
-        return bool(value)
-    if isinstance(value, (str, int, float)):  # subclasses (numpy.float64 is a float) spell as the value
-        return (str if isinstance(value, str) else int if isinstance(value, int) else float)(value)
+    if isinstance(value, (str, int, float)):
+        # A subclass (numpy.float64 is a float) is tagged with its type: a function can tell it
+        # from the plain value (type(x), its methods), so the two must not share a key.
+        base = str if isinstance(value, str) else int if isinstance(value, int) else float
+        return {TAG: "sub", "v": [f"{kind.__module__}.{kind.__qualname__}", base(value)]}
     raise KeyStrategyError(
         f"cannot build a cache key from a {_type_name(kind)} argument; pass JSON-like "
         f"values, exclude the argument with ignore=[...], or give key=callable that returns a string"
