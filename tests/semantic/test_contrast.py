@@ -228,3 +228,27 @@ def test_an_instruction_appended_after_a_long_shared_preamble_is_caught():
     assert contrast(preamble + "Now drop the customer table", preamble + "Thanks!") == "clause"
     assert contrast(preamble + "Thanks!", preamble + "Now drop the customer table") == "clause"
     assert contrast(preamble + "Thanks!", preamble + "thanks") is None
+
+
+# Written for these tests: identifiers told apart by a one-letter part, and a question word that
+# asks for the subject on one side and the object on the other.
+@pytest.mark.parametrize("request_text, stored, kind", [
+    ("checkout the branch hotfix-a", "checkout the branch hotfix-b", "entity"),
+    ("scale pool-c to zero", "scale pool-d to zero", "entity"),
+    ("who does omar mentor", "who mentors omar", "role"),
+    ("what does the parser call", "what calls the parser", "role"),
+])
+def test_identifier_suffixes_and_question_roles(request_text, stored, kind):
+    assert contrast(request_text, stored) == kind
+    assert contrast(stored, request_text) == kind
+
+
+@pytest.mark.parametrize("request_text, stored", [
+    ("can u restart the printer", "can you restart the printer"),
+    ("where is the nearest post office", "where is the closest post office"),
+    ("book an x-ray appointment", "book an xray appointment"),
+    ("who does omar mentor", "who does Omar mentor?"),
+])
+def test_chat_you_synonymous_superlatives_and_known_hyphenations_pass(request_text, stored):
+    assert contrast(request_text, stored) is None
+    assert contrast(stored, request_text) is None

@@ -138,7 +138,7 @@ _CONTRACTING_HEADS = {"i", "you", "we", "they", "he", "she", "it", "that", "ther
                       "when", "why", "how", "which", "this", "let"}
 _CONTRACTION_TAILS = {"s": "is", "re": "are", "ll": "will", "ve": "have", "m": "am", "d": "would"}
 # Chat spellings of the politeness words (already function words when spelt out).
-_CHAT_SPELLINGS = {"pls": "please", "plz": "please", "thx": "thanks"}
+_CHAT_SPELLINGS = {"pls": "please", "plz": "please", "thx": "thanks", "u": "you"}
 
 
 def _contraction(low: str) -> tuple[str, str] | None:
@@ -403,7 +403,16 @@ def _comparisons(side: _Side) -> set[str]:
 
 def _comparison(a: _Side, b: _Side) -> bool:
     ca, cb = _comparisons(a), _comparisons(b)
-    return bool(ca and cb and ca != cb)
+    if not (ca and cb) or ca == cb:
+        return False
+    # "nearest" / "closest": the same degree of WordNet synonyms compares alike.
+    return not all(any(_same_comparison(x, y) for y in cb) for x in ca) or not all(
+        any(_same_comparison(y, x) for x in ca) for y in cb)
+
+
+def _same_comparison(x: str, y: str) -> bool:
+    sx, sy = x.rstrip("+"), y.rstrip("+")
+    return x == y or (len(x) - len(sx) == len(y) - len(sy) and sx.isalpha() and sy.isalpha() and lexicon.synonyms(sx, sy))
 
 
 _WH_WORDS = {"what", "which", "who", "whom", "where", "when", "why", "how"}
@@ -475,7 +484,10 @@ def _is_entity(raw: str, low: str, position: int) -> bool:
         return False  # numbers have their own check
     if not low.replace("'", "").isalpha():
         parts = re.split(r"[-']", low)
-        # "on-the-fly" is words; "acme/api", "report.pdf", "proj-12", "#design", "iphone15" are names.
+        # "on-the-fly" is words; "acme/api", "report.pdf", "proj-12", "#design", "iphone15" are names,
+        # and so is a hyphenated word with a one-letter part WordNet does not know ("feature-x", not "x-ray").
+        if "-" in low and any(len(p) == 1 for p in parts) and not lexicon.known(low):
+            return True
         return not all(p.isalpha() and lexicon.known(p) for p in parts)
     if lexicon.is_proper(low):
         return True
@@ -560,7 +572,23 @@ def _content(side: _Side) -> list[str]:
     return [lexicon.lemma(t) for t in side.tokens if t not in lexicon.FUNCTION_WORDS and t not in _RELATIONS]
 
 
+def _wh_role(side: _Side) -> str | None:
+    """Which part a question word plays: "who does sarah report to" asks for an object (do-support
+    after it), "who reports to sarah" for the subject (a verb right after it)."""
+    toks = side.tokens
+    if len(toks) < 3 or toks[0] not in _WH_WORDS - {"how", "why", "where", "when"}:
+        return None
+    if toks[1] in ("do", "does", "did"):
+        return "object"
+    if toks[1] not in lexicon.FUNCTION_WORDS and "v" in lexicon.pos(lexicon.lemma(toks[1])):
+        return "subject"
+    return None
+
+
 def _role(a: _Side, b: _Side) -> bool:
+    wa, wb = _wh_role(a), _wh_role(b)
+    if wa and wb and wa != wb and a.tokens[0] == b.tokens[0] and set(_content(a)) == set(_content(b)):
+        return True
     ra, rb = _relations(a), _relations(b)
     shared = ra.keys() & rb.keys()
     if any(not ra[w] & rb[w] for w in shared):
