@@ -36,7 +36,7 @@ from ._errors import StoreErrors
 from ._eviction import eviction_config
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, key_range
-from .base import Entry, LazyMetadata, glob_tokens, redact_url, url_secrets
+from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
 
 try:
@@ -350,7 +350,9 @@ class PostgresStore(SQLStore):
         try:  # libpq's own parser: an option it does not know fails here, not on every call later
             conninfo_to_dict(conninfo)
         except psycopg.ProgrammingError as exc:
-            raise StoreURLError(f"PostgreSQL URL {redact_url(url)!r}: {str(exc).strip()}; options: "
+            # libpq's message may quote a piece of the password (a space, '?' or '#' in it)
+            raise StoreURLError(f"PostgreSQL URL {redact_url(url)!r}: "
+                                f"{redact_secrets(str(exc).strip(), url_secrets(url))}; options: "
                                 f"{', '.join(sorted(_OUR_OPTIONS))}, max_size_bytes, eviction, or a libpq "
                                 f"connection parameter (connect_timeout, sslmode, application_name...)") from None
         return cls(conninfo, url=url, **options)

@@ -220,11 +220,12 @@ class RedisStore:
         db_path = urlsplit(url).path.strip("/")
         if db_path and not db_path.isdigit():
             raise StoreURLError(f"Redis URL {self.url!r}: the path names the database by number "
-                                f"(redis://host:port/0), not {db_path!r}")
+                                f"(redis://host:port/0), not {redact_secrets(db_path, self._secrets)!r}")
         try:
             self._client.connection_pool.make_connection().disconnect()  # builds, does not connect
         except TypeError as exc:
-            raise StoreURLError(f"Redis URL {self.url!r}: {exc}; options: prefix, retries, or a redis-py "
+            raise StoreURLError(f"Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; options: "
+                                f"prefix, retries, or a redis-py "
                                 f"connection option (socket_timeout, health_check_interval...)") from None
         self._put = self._client.register_script(_PUT)
         self._delete = self._client.register_script(_DELETE)
