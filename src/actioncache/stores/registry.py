@@ -160,9 +160,10 @@ def scheme_of(url: str) -> str:
     """The registry's scheme of ``url`` (``blob-sqlite+s3://`` is ``blob-sqlite``), lower case."""
     try:
         scheme = urlsplit(url).scheme.lower()
-    except ValueError as exc:  # e.g. an unbalanced '[' in a password; the message names no secret
+    except ValueError:  # e.g. an unbalanced '[' in a password: the parser's words may quote a piece of it
         raise StoreURLError(
-            f"{redact_url(url)!r} is not a valid URL ({exc}); percent-encode special characters in a "
+            f"{redact_url(url)!r} is not a valid URL (its host part does not parse); "
+            "percent-encode special characters in a "
             "password (e.g. '[' as %5B)"
         ) from None
     if scheme.startswith("blob-sqlite+"):
