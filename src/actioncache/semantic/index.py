@@ -213,7 +213,12 @@ class NumpyIndex:
             np.bitwise_xor(self._bits[w, :n], bits, out=word)
             np.bitwise_count(word, out=count)
             np.add(differ, count, out=differ)
-        rows = np.argpartition(differ, self.rescore)[:self.rescore]
+        # The rescore nearest by distance: a histogram finds the cut (cheaper than a partition of n).
+        below = np.cumsum(np.bincount(differ, minlength=self._words * 64 + 1))
+        cut = int(np.searchsorted(below, self.rescore))
+        taken = int(below[cut - 1]) if cut else 0
+        ties = np.flatnonzero(differ == cut)[:self.rescore - taken]
+        rows = np.concatenate([np.flatnonzero(differ < cut), ties]) if taken else ties
         sims = self._matrix[rows] @ query
         best = np.argsort(-sims, kind="stable")[:k]
         return [(self._keys[rows[i]], float(sims[i])) for i in best]
