@@ -14,9 +14,10 @@ Quality, with the library defaults (default embedder, its calibrated threshold, 
 
 Latency: (1) end to end: a lookup of a request never seen before (embedding included) in a
 cache of 10,000 entries, for each local embedder, and the same request again (its embedding is
-reused); (2) search alone over N random unit vectors (dim 384): exact NumPy, usearch HNSW and
-ChromaDB's in-process HNSW on the same vectors and queries, with recall@3 against the exact
-search. Rounds are interleaved and medians reported: the machine is shared and loaded.
+reused); (2) search alone over N vectors (dim 384) made from the evaluation prompts' embeddings
+(clustered, as a cache's entries are) and over N random unit vectors: exact NumPy, the index's
+sign-bit prefilter, usearch HNSW and ChromaDB's in-process HNSW on the same vectors and queries,
+with recall@3 against the exact search. Rounds are interleaved and medians reported: the machine is shared and loaded.
 
 Run:  python bench/bench_semantic.py --no-latency       quality -> bench/results/semantic.md
       python bench/bench_semantic.py --latency-only     latency -> bench/results/semantic_latency.md
@@ -26,6 +27,7 @@ Run:  python bench/bench_semantic.py --no-latency       quality -> bench/results
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -184,27 +186,28 @@ def end_to_end(embedders: dict[str, object], n: int, queries: list[str], rounds:
     return out
 
 
-def search_alone(n: int, queries: int, rounds: int, dim: int = 384) -> dict[str, tuple[float, float | None]]:
-    """p50 ms and recall@3 of a top-3 search: exact NumPy, usearch HNSW, ChromaDB (same vectors)."""
+def search_alone(vectors: np.ndarray, qv: np.ndarray, rounds: int, graph: bool = True) -> dict[str, tuple[float, float | None]]:
+    """p50 ms and recall@3 of a top-3 search: exact NumPy, the sign prefilter, usearch HNSW, ChromaDB (same vectors)."""
     from actioncache.semantic.index_hnsw import HnswIndex
 
-    rng = np.random.default_rng(n)
-    vectors = rng.standard_normal((n, dim)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    picks = rng.integers(0, n, queries)
-    qv = vectors[picks] + rng.standard_normal((queries, dim)).astype(np.float32) * 0.02
-    qv /= np.linalg.norm(qv, axis=1, keepdims=True)
+    n, dim = vectors.shape
+    queries = len(qv)
     keys = [f"k{i}" for i in range(n)]
-    exact = NumpyIndex(dim, capacity=n, blas_threads=1)
+    exact = NumpyIndex(dim, capacity=n, blas_threads=1, prefilter_from=None)
+    signs = NumpyIndex(dim, capacity=n, blas_threads=1, prefilter_from=0)
     for key, vec in zip(keys, vectors):
         exact.add(key, vec, key)
-    hnsw = HnswIndex(dim, exact_below=0)  # the graph alone, whatever the size
-    built = time.perf_counter()
-    hnsw.add_many(keys, vectors, keys)
-    build_s = {"usearch HNSW graph": time.perf_counter() - built}
-    engines = {"numpy exact (blas 1 thread)": lambda q: [k for k, _ in exact.search(q, 3)]}
-    for ef in HNSW_EF:
-        engines[f"usearch HNSW graph, ef {ef}"] = lambda q, ef=ef: _graph_search(hnsw, q, ef)
+        signs.add(key, vec, key)
+    engines = {"numpy exact (blas 1 thread)": lambda q: [k for k, _ in exact.search(q, 3)],
+               f"sign prefilter + float rescore of {signs.rescore}": lambda q: [k for k, _ in signs.search(q, 3)]}
+    build_s = {}
+    if graph:
+        hnsw = HnswIndex(dim, exact_below=0)  # the graph alone, whatever the size
+        built = time.perf_counter()
+        hnsw.add_many(keys, vectors, keys)
+        build_s["usearch HNSW graph"] = time.perf_counter() - built
+        for ef in HNSW_EF:
+            engines[f"usearch HNSW graph, ef {ef}"] = lambda q, ef=ef: _graph_search(hnsw, q, ef)
     try:
         import chromadb
 
@@ -236,6 +239,54 @@ def search_alone(n: int, queries: int, rounds: int, dim: int = 384) -> dict[str,
     return {label: (_p50(samples[label]), found[label] / (3 * counted)) for label in engines}
 
 
+def random_vectors(n: int, queries: int, dim: int = 384) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` random unit vectors and ``queries`` stored ones plus noise: the hardest case for a graph."""
+    rng = np.random.default_rng(n)
+    vectors = _unit(rng.standard_normal((n, dim)).astype(np.float32))
+    qv = vectors[rng.integers(0, n, queries)] + rng.standard_normal((queries, dim)).astype(np.float32) * 0.02
+    return vectors, _unit(qv)
+
+
+def prompt_vectors(model) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - Embedder
+    """The embeddings of the stored and the asked sides of every pair (evaluation sets, paraphrases), kept on disk."""
+    pairs = [(p.get("stored") or p["origin"], p["lookup"]) for f in (EVAL, HELDOUT, NEGATIVES) for p in json.loads(f.read_text())["pairs"]]
+    if POSITIVES.is_file():
+        pairs += [(p["origin"], p["similar"]) for p in json.loads(POSITIVES.read_text())]
+    stored, asked = sorted({a for a, _ in pairs}), sorted({b for _, b in pairs} - {a for a, _ in pairs})
+    digest = hashlib.sha256(json.dumps([model.name, stored, asked]).encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"actioncache-bench-prompts-{digest}.npz"
+    if not path.is_file():
+        np.savez(path, stored=model.embed(stored), asked=model.embed(asked))
+    saved = np.load(path)
+    return saved["stored"], saved["asked"]
+
+
+def clustered_vectors(n: int, queries: int, prompts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` vectors made from real prompt embeddings, clustered like a cache's entries, and queries.
+
+    Each entry is a stored prompt's embedding moved a little (cosine about 0.8 to 0.99 to it) or,
+    one in three, a blend of two prompts; half the queries are paraphrases never stored (the asked
+    sides), half are stored entries moved a little.
+    """
+    stored, asked = prompts
+    rng = np.random.default_rng(n)
+    dim = stored.shape[1]
+    base = stored[rng.integers(0, len(stored), n)]
+    blend = rng.random(n) < 1 / 3
+    weight = rng.uniform(0.5, 0.9, (n, 1))
+    base[blend] = weight[blend] * base[blend] + (1 - weight[blend]) * stored[rng.integers(0, len(stored), int(blend.sum()))]
+    noise = rng.standard_normal((n, dim)).astype(np.float32) * rng.uniform(0.005, 0.04, (n, 1)).astype(np.float32)
+    vectors = _unit(base + noise)
+    half = queries // 2
+    moved = vectors[rng.integers(0, n, queries - half)] + rng.standard_normal((queries - half, dim)).astype(np.float32) * 0.02
+    qv = np.concatenate([asked[rng.integers(0, len(asked), half)], moved])
+    return vectors, _unit(qv)
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
 def _graph_search(hnsw, query: np.ndarray, ef: int) -> list[str]:  # noqa: ANN001 - HnswIndex
     hnsw.expansion_search = ef
     return [k for k, _ in hnsw.search(query, 3)]
@@ -254,6 +305,7 @@ def main() -> None:
                         help="print every pair of that set answered wrongly (stderr)")
     parser.add_argument("--vectors", default=None,
                         help="a .npz file that keeps the embeddings between runs (made on the first run)")
+    parser.add_argument("--no-graph", action="store_true", help="leave the usearch graph out of the search tables (its build is the slowest step)")
     parser.add_argument("--sizes", default=None, help="search sizes, comma-separated (default 1000,10000,100000; 'none': end to end only)")
     args = parser.parse_args()
     if args.latency_only:
@@ -369,11 +421,13 @@ def latency_report(args: argparse.Namespace) -> None:
     ]
     rounds = 5
     queries = [p["lookup"] for p in eval_pairs][: (60 if args.quick else 150)]
-    embedders = {"onnx": model} if type(model).__name__ == "OnnxEmbedder" else {}
-    if embedders:
+    embedders = {}
+    if type(model).__name__ == "OnnxEmbedder":
         from actioncache.semantic import OnnxEmbedder
 
-        embedders["onnx int8 (precision='int8')"] = OnnxEmbedder(precision="int8")
+        embedders[f"onnx {model.precision} (the default)"] = model
+        other = "fp32" if model.precision == "int8" else "int8"
+        embedders[f"onnx {other} (precision='{other}')"] = OnnxEmbedder(precision=other)
     try:
         embedders["sentence-transformers (torch)"] = SentenceTransformerEmbedder()
     except Exception as exc:  # noqa: BLE001 - report what is missing
@@ -396,19 +450,22 @@ def latency_report(args: argparse.Namespace) -> None:
         sizes = [int(x) for x in args.sizes.split(",")]
     else:
         sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
-    lines += [
-        "",
-        "## Search alone (top-3, random unit vectors, dim 384; queries are stored vectors plus noise)",
-        "",
-        "| entries | engine | p50 ms | ratio vs chromadb | recall@3 vs exact |",
-        "|---|---|---|---|---|",
-    ] if sizes else []
-    for n in sizes:
-        res = search_alone(n, 300 if args.quick else 1000, rounds)
-        chroma = res.get("chromadb in-process (HNSW)")
-        for label, (p50, recall) in res.items():
-            ratio = f"{p50 / chroma[0]:.2f}x" if chroma else "-"
-            lines.append(f"| {n:,} | {label} | {p50:.3f} | {ratio} | {recall:.3f} |")
+    model_vectors = prompt_vectors(model) if sizes else None
+    for title, make in (
+        ("prompt embeddings (clustered: each entry a real prompt's embedding moved a little, or a blend of two; "
+         "queries: half paraphrases never stored, half stored entries moved a little)",
+         lambda n, q: clustered_vectors(n, q, model_vectors)),
+        ("random unit vectors (the hardest case for a graph; queries: stored vectors plus noise)", random_vectors),
+    ) if sizes else ():
+        lines += ["", f"## Search alone (top-3, dim 384): {title}", "",
+                  "| entries | engine | p50 ms | ratio vs chromadb | recall@3 vs exact |", "|---|---|---|---|---|"]
+        for n in sizes:
+            vectors, qv = make(n, 300 if args.quick else 1000)
+            res = search_alone(vectors, qv, rounds, graph=not args.no_graph)
+            chroma = res.get("chromadb in-process (HNSW)")
+            for label, (p50, recall) in res.items():
+                ratio = f"{p50 / chroma[0]:.2f}x" if chroma else "-"
+                lines.append(f"| {n:,} | {label} | {p50:.3f} | {ratio} | {recall:.3f} |")
     lines += ["", f"Load average at the end: {os.getloadavg()[0]:.1f}."]
     text = "\n".join(lines) + "\n"
     LATENCY_RESULTS.write_text(text)
