@@ -108,6 +108,7 @@ class NumpyIndex:
         self._words = -(-dim // 64)
         # One row of words per 64 dimensions (word-major: each word of every row is one contiguous scan).
         self._bits = np.zeros((self._words, max(capacity, 16)), dtype=np.uint64)
+        self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.blas_threads = blas_threads
         self._auto_threads: int | None = 1
         self._load_checked = float("-inf")
@@ -207,12 +208,18 @@ class NumpyIndex:
     def _prefiltered(self, query: np.ndarray, n: int, k: int) -> list[tuple[str, float]]:
         """Top ``k`` among the ``rescore`` rows whose signs differ least from the query's, by their float cosine."""
         # Hamming distance of the sign bits: 48 bytes a row instead of 1,536 (dim 384).
-        word, count = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint8)
-        differ = np.zeros(n, dtype=np.uint16)
+        if self._scratch is None or self._scratch[0].shape[0] < n:
+            # Kept between searches (they run under the lock): fresh buffers would fault in each time.
+            self._scratch = (np.empty(self._bits.shape[1], dtype=np.uint64), np.empty(self._bits.shape[1], dtype=np.uint8),
+                             np.empty(self._bits.shape[1], dtype=np.uint16))
+        word, count, differ = (buffer[:n] for buffer in self._scratch)
         for w, bits in enumerate(self._sign_bits(query)):
             np.bitwise_xor(self._bits[w, :n], bits, out=word)
-            np.bitwise_count(word, out=count)
-            np.add(differ, count, out=differ)
+            if w:
+                np.bitwise_count(word, out=count)
+                np.add(differ, count, out=differ)
+            else:
+                np.bitwise_count(word, out=differ)
         # The rescore nearest by distance: a histogram finds the cut (cheaper than a partition of n).
         below = np.cumsum(np.bincount(differ, minlength=self._words * 64 + 1))
         cut = int(np.searchsorted(below, self.rescore))
