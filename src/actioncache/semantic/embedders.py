@@ -178,21 +178,17 @@ class OpenAICompatibleEmbedder:
 
 
 def default_embedder() -> Embedder:
-    """The best local embedder installed: the int8 ONNX model, else the float model (sentence-transformers).
+    """The best local embedder installed: the ONNX or sentence-transformers model, else :class:`HashingEmbedder`.
 
-    With onnxruntime it is ``OnnxEmbedder(precision="int8")`` (half the model's compute; its own
-    name and calibrated threshold); ``OnnxEmbedder()`` or :class:`SentenceTransformerEmbedder` stay
-    selectable for the float model's vectors. Without any model it is :class:`HashingEmbedder`,
-    logged once as a warning: hashing knows spelling, not meaning, so a cache built on it (with
-    the default threshold) serves exact matches only.
+    The fallback is logged once as a warning: hashing knows spelling, not meaning, so a cache
+    built on it (with the default threshold) serves exact matches only.
     """
-    from .embedders_onnx import OnnxEmbedder
+    try:
+        from .embedders_onnx import OnnxEmbedder
 
-    for precision in ("int8", "fp32"):  # int8 needs onnxruntime's quantization tools as well
-        try:
-            return OnnxEmbedder(precision=precision)
-        except EmbedderError:
-            pass  # no onnxruntime (or no export): the float model through sentence-transformers
+        return OnnxEmbedder()
+    except EmbedderError:
+        pass  # no onnxruntime (or no export): the same model through sentence-transformers
     try:
         return SentenceTransformerEmbedder()
     except EmbedderError as exc:
