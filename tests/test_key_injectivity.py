@@ -12,7 +12,7 @@ import pathlib
 import uuid
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actioncache import Cache, canonical_json
@@ -46,7 +46,7 @@ def shape(value):
     return (kind.__name__, repr(value))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values, values)
 def test_arguments_a_function_can_tell_apart_never_share_a_key(a, b):
     if shape(a) != shape(b):
@@ -63,6 +63,7 @@ json_values = st.recursive(
 )
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_values)
 def test_plain_json_keeps_its_json_spelling(value):
     assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
