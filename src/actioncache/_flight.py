@@ -32,7 +32,7 @@ _NOTIFIED_WAIT_S = 1.0
 # How many lease periods a waiter waits for a holder that keeps its lease, before computing itself.
 _MAX_WAIT_LEASES = 10
 # A miss that reaches a key's flight within this long after another flight of the key ended
-# rechecks the store first (see _Landings); a few hundred keys' end times are kept.
+# rechecks the store first (see Landings); a few hundred keys' end times are kept.
 _LANDING_WINDOW_S = 10.0
 _LANDINGS_KEPT = 512
 T = TypeVar("T")
@@ -53,7 +53,7 @@ class _Flight:
             if slot is None:
                 slot = flights.slots[self.key] = [threading.Lock(), 0]
             slot[1] += 1
-            contended = slot[1] > 1 or flights.landed_lately(self.key)
+            contended = slot[1] > 1 or flights.landings.lately(self.key)
         self.slot = slot
         slot[0].acquire()
         return contended
@@ -65,38 +65,42 @@ class _Flight:
             slot[1] -= 1
             if slot[1] == 0:
                 flights.slots.pop(self.key, None)
-            flights.landed(self.key)
+            flights.landings.landed(self.key)
 
 
-class _Landings:
+class Landings:
     """When each key's last flight ended, for a little while.
 
     A caller whose lookup missed can reach the flight just after another flight of the same key
     stored and left: it finds the slot free, yet the value is there now. Such a caller rechecks
     the store (one read) instead of running the function a second time. Only misses pay for it.
+    Its own lock: the task flights of event loops in several threads share one table.
     """
 
-    def init_landings(self) -> None:
-        self.ended: dict[Any, float] = {}
+    def __init__(self) -> None:
+        self.ended: dict[str, float] = {}
+        self.lock = threading.Lock()
 
-    def landed(self, key: Any) -> None:
-        ended = self.ended
-        if len(ended) >= _LANDINGS_KEPT:
-            cutoff = time.monotonic() - _LANDING_WINDOW_S
-            for old in [k for k, t in ended.items() if t < cutoff] or list(ended)[: _LANDINGS_KEPT // 2]:
-                del ended[old]
-        ended[key] = time.monotonic()
+    def landed(self, key: str) -> None:
+        now = time.monotonic()
+        with self.lock:
+            ended = self.ended
+            if len(ended) >= _LANDINGS_KEPT:
+                cutoff = now - _LANDING_WINDOW_S
+                for old in [k for k, t in ended.items() if t < cutoff] or list(ended)[: _LANDINGS_KEPT // 2]:
+                    del ended[old]
+            ended[key] = now
 
-    def landed_lately(self, key: Any) -> bool:
+    def lately(self, key: str) -> bool:
         at = self.ended.get(key)
         return at is not None and time.monotonic() - at < _LANDING_WINDOW_S
 
 
-class ThreadFlights(_Landings):
+class ThreadFlights:
     def __init__(self) -> None:
         self.slots: dict[str, list[Any]] = {}
         self.lock = threading.Lock()
-        self.init_landings()
+        self.landings = Landings()
 
     def __call__(self, key: str) -> _Flight:
         return _Flight(self, key)
@@ -117,7 +121,7 @@ class _TaskFlight:
         if slot is None:
             slot = slots[loop_key] = [asyncio.Lock(), 0]
         slot[1] += 1
-        contended = slot[1] > 1 or self.flights.landed_lately(self.key)  # any loop's flight counts
+        contended = slot[1] > 1 or self.flights.landings.lately(self.key)  # any loop's flight counts
         self.slot = slot
         try:
             await slot[0].acquire()
@@ -136,15 +140,15 @@ class _TaskFlight:
         self.slot[1] -= 1
         if self.slot[1] == 0:
             self.flights.slots.pop(loop_key, None)
-        self.flights.landed(self.key)
+        self.flights.landings.landed(self.key)
 
 
-class TaskFlights(_Landings):
+class TaskFlights:
     """Like :class:`ThreadFlights`, for the tasks of one event loop (slots are per loop)."""
 
     def __init__(self) -> None:
         self.slots: dict[tuple[int, str], list[Any]] = {}
-        self.init_landings()
+        self.landings = Landings()
 
     def __call__(self, key: str) -> _TaskFlight:
         return _TaskFlight(self, key)
