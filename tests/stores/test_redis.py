@@ -4,6 +4,7 @@ Redis's byte-wise, backslash-escaped MATCH. All against real servers."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -125,3 +126,69 @@ def test_metadata_filters_use_index_sets_not_scans(private_redis):
     finally:
         store.drop()
         client.close()
+
+
+# --- get's own path below redis-py's command layer (RedisStore._hmget) ----------------------
+
+def test_get_after_the_server_dropped_its_connection_reconnects_and_hits(store):
+    store.put(Entry("k", b"v", {"_cache_action": "a"}, 1.0, None))
+    assert store.get("k").value == b"v"  # the pool now holds a connected connection
+    admin = redis.Redis.from_url(services.REDIS_URL)
+    try:
+        for _ in range(3):
+            mine = [c["id"] for c in admin.client_list() if c.get("cmd") == "hmget"]
+            assert mine, "the store's connection ran HMGET last"
+            for client_id in mine:
+                admin.client_kill_filter(_id=client_id)
+            assert store.get("k").value == b"v", "a dropped pooled connection is reconnected, not an error"
+    finally:
+        admin.close()
+
+
+def test_a_reply_only_answers_its_own_command(private_redis):
+    """A read that times out leaves its reply in flight; the connection must not go back to the
+    pool with it, or the next get would be answered with the previous key's value."""
+    store = open_store(private_redis.url + "?prefix=late&retries=0&socket_timeout=0.2")
+    blocker = redis.Redis.from_url(private_redis.url)
+    try:
+        store.put(Entry("first", b"first value", {"_cache_action": "a"}, 1.0, None))
+        store.put(Entry("second", b"second value", {"_cache_action": "a"}, 1.0, None))
+        busy = threading.Thread(target=blocker.eval, args=(_SPIN_LUA, 0, "600"))
+        busy.start()
+        time.sleep(0.1)  # the script holds the server: HMGET is answered after it ends
+        with pytest.raises(StoreError, match="get failed"):
+            store.get("first")
+        busy.join()
+        for _ in range(5):
+            assert store.get("second").value == b"second value"
+            assert store.get("first").value == b"first value"
+    finally:
+        store.drop()
+        store.close()
+        blocker.close()
+
+
+# Busy for ARGV[1] milliseconds by the server's clock (a script blocks every other client).
+_SPIN_LUA = """
+local t = redis.call('TIME')
+local stop = t[1] * 1000000 + t[2] + ARGV[1] * 1000
+repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] >= stop
+return 1
+"""
+
+
+@pytest.mark.parametrize("options", [{"single_connection_client": True}, {}])
+def test_get_through_either_client_path(options):
+    from actioncache.stores.redis import RedisStore
+
+    store = RedisStore(services.REDIS_URL, prefix=unique("ac_"), **options)
+    try:
+        store.put(Entry("k", b"v", {"_cache_action": "a", "_cache_duration_ms": 2.5}, 1.0, None))
+        entry = store.get("k")
+        assert (entry.value, entry.metadata["_cache_duration_ms"], entry.metadata["_cache_action"]) == (b"v", 2.5, "a")
+        assert store.get("other") is None
+        redis.Redis.from_url(services.REDIS_URL).set(f"{store.prefix}:e:planted", b"not a hash")
+        assert "non-hash" in store.get("planted").metadata["_corrupt_metadata"]
+    finally:
+        store.drop()
+        store.close()
