@@ -269,3 +269,83 @@ def test_async_hits_take_the_same_path(any_cache):
     first, second, third, other = asyncio.run(main())
     assert first == third == {"x": [1]} and other == {"x": [True]} and runs == [1, True]
     assert any_cache.stats()["session"]["hits"] == 2
+
+
+# --- remembered verdicts: a repeat hit skips the shape check and decode of an entry it judged
+# before, only while the store hands back that same entry. Another writer's change must show.
+
+
+def _two_writers(kind: str, tmp_path) -> tuple[Cache, Cache]:
+    url = f"memory://verdicts-{tmp_path.name}" if kind == "memory" else f"sqlite:///{tmp_path}/verdicts.db"
+    return Cache(url, cleanup_probability=0), Cache(url, cleanup_probability=0)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@settings(max_examples=40, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["call", "call", "overwrite", "invalidate"]), st.integers(0, 2)),
+                      min_size=1, max_size=25))
+def test_repeat_hits_always_serve_what_the_store_holds_now(kind, steps, tmp_path_factory):
+    reader, writer = _two_writers(kind, tmp_path_factory.mktemp("v"))
+    made = iter(range(10**6))
+
+    def body(x):
+        return {"x": x, "run": next(made), "items": [x]}
+
+    mine = cached(cache=reader, name="shared")(body)
+    theirs = cached(cache=writer, name="shared")(body)
+    held: dict[int, dict] = {}  # what the store holds per argument, by the model
+    for op, x in steps:
+        if op == "call":
+            got = mine(x)
+            if x in held:
+                assert got == held[x]
+            held[x] = got
+        elif op == "overwrite":
+            held[x] = theirs.refresh(x)
+        else:
+            theirs.invalidate(x)
+            held.pop(x, None)
+    reader.close()
+    writer.close()
+
+
+def test_a_row_changed_under_a_remembered_hit_is_read_anew(tmp_path):
+    import sqlite3
+
+    cache = Cache(f"sqlite:///{tmp_path}/planted.db", cleanup_probability=0)
+    runs: list[int] = []
+
+    @cached(cache=cache)
+    def f(x):
+        runs.append(x)
+        return {"x": x}
+
+    assert f(1) == f(1) == f(1) == {"x": 1} and runs == [1]  # the last two: a remembered verdict
+    raw = sqlite3.connect(f"{tmp_path}/planted.db", isolation_level=None)
+    key = f.cache_key(1)
+    raw.execute("UPDATE entries SET value = ? WHERE key = ?", (cache.codec.encode({"x": "planted"}), key))
+    assert f(1) == {"x": "planted"}  # what the store holds now, not the remembered value
+    raw.execute("UPDATE entries SET value = ? WHERE key = ?", (b"\xffgarbage", key))
+    assert f(1) == {"x": 1} and runs == [1, 1]  # corrupt: a miss, removed, run again
+    assert cache.stats()["session"]["corrupt"] == 1
+    raw.execute("UPDATE entries SET expires_at = 1000000000.0 WHERE key = ?", (key,))
+    assert f(1) == {"x": 1} and runs == [1, 1, 1]  # expired by another writer: a miss
+    raw.close()
+    cache.close()
+
+
+def test_a_new_codec_forgets_what_the_old_one_decoded(tmp_path):
+    cache = Cache("memory://", cleanup_probability=0)
+
+    @cached(cache=cache)
+    def f(x):
+        return [x]
+
+    assert f(1) == f(1) == [1]
+
+    class Doubling(JSONCodec):
+        def decode(self, data):
+            return super().decode(data) * 2
+
+    cache.codec = Doubling()
+    assert f(1) == [1, 1]  # decoded by the new codec, not copied from the old one's verdict

@@ -25,7 +25,8 @@ from types import MappingProxyType
 from typing import Any, Awaitable, Callable, Generator, Mapping, NamedTuple
 
 from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, atake_lease, release_lease, take_lease
-from ._stats import Stats, describe
+from ._json import ParseMemo
+from ._stats import Stats, describe, saved_ms
 from ._time import iso_utc
 from .codec import Codec
 from .errors import UnsupportedEntryError
@@ -64,6 +65,12 @@ def is_failure(result: Any) -> bool:
 FRESH_UNTIL = "_cache_fresh_until"
 DURATION = "_cache_duration_ms"  # how long the run that stored an entry took: a hit saves that
 _NEVER = float("inf")
+# Remembered verdicts of healthy entries (Flow.judged): entries up to 16 KiB, about 2 MiB in all
+# (the entries are held by the store's own memo or dict as well); an item weighs its value, its
+# key and this much more for the metadata and the tuple.
+_VERDICT_MAX_BYTES = 16 * 1024
+_VERDICTS_MAX_BYTES = 2 * 1024 * 1024
+_VERDICT_OVERHEAD = 512
 
 
 class Lookup(NamedTuple):
@@ -127,7 +134,7 @@ class Flow:
 
     def __init__(self, store: CacheStore, codec: Codec, *, clock: Callable[[], float], rng: random.Random,
                  stats_flush_s: float, max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES) -> None:
-        self.codec = codec
+        self.use_codec(codec)
         self.max_value_bytes = check_max_value_bytes(max_value_bytes)
         self.clock = clock
         self.rng = rng
@@ -140,8 +147,20 @@ class Flow:
         self.count: Callable[..., None] = self.stats.count  # bound once: counting sits on every miss
         self.use_store(store)
 
+    def use_codec(self, codec: Codec) -> None:
+        self.codec = codec
+        memo = getattr(codec, "memo", None)  # a codec that keeps decoded values (JSONCodec's decode memo)
+        self.decoded: Callable[[bytes], Any] | None = memo.get if isinstance(memo, ParseMemo) else None
+        self.forget_verdicts()  # they hold the old codec's decodes
+
+    def forget_verdicts(self) -> None:
+        # key -> (entry, copy of its value, saved ms, fresh-until or None): the verdicts of healthy
+        # entries read before, valid while the store hands back that same entry object (see serve).
+        self.judged = ParseMemo(_VERDICT_MAX_BYTES, _VERDICTS_MAX_BYTES)
+
     def use_store(self, store: CacheStore) -> None:
         self.store = store
+        self.forget_verdicts()
         self.store_warned = False  # one warning per cache (and store) that the store fails
         self.clock_offset = 0.0  # the store's clock minus ours (see now)
         self.offset_due = 0.0 if callable(getattr(store, "server_time", None)) else _NEVER
@@ -212,16 +231,60 @@ class Flow:
         return found
 
     def read(self, key: str, action: str | None, tally: bool = False) -> Lookup:
-        # The hit path of every face: keep it to the store read, the shape check, one clock
-        # read, the decode and (with ``tally``) the count.
+        """One store read and one decode: a fresh hit, or a miss (expired, stale, corrupt, failed)."""
         try:
             entry = self.store.get(key)
         except Exception as exc:  # noqa: BLE001 - any store failure is a miss with an error
-            self.count(action, errors=1)
-            self.warn_store_failed(exc)
-            return Lookup(False, error=f"cache lookup failed: {describe(exc)}")
+            return self._read_failed(exc, action)
         if entry is None:
             return _NOTHING
+        return self._judge(key, entry, action, tally)
+
+    def serve(self, key: str, action: str | None) -> Any:
+        """The decorator's hit path: the value of a fresh hit itself (tallied), or the
+        :class:`Lookup` of :meth:`read` for anything else (the caller tells them apart by type:
+        a codec never decodes to a Lookup, a private class).
+
+        An entry this flow has judged before comes back as the same object (the memory store
+        keeps it; the SQL stores hand back the entry they built for an unchanged row): its shape
+        check, decode and metadata reads are remembered in ``judged``, so the hit is the store
+        read, one clock read, the expiry checks, a copy of the value and the tally.
+        """
+        try:
+            entry = self.store.get(key)
+        except Exception as exc:  # noqa: BLE001 - any store failure is a miss with an error
+            return self._read_failed(exc, action)
+        if entry is None:
+            return _NOTHING
+        seen = self.judged.get(key)
+        if seen is not None and seen[0] is entry:
+            if self.offset_due != _NEVER and time.monotonic() >= self.offset_due:
+                self._measure_clock_offset()
+            clock = self.clock()
+            now = clock + self.clock_offset
+            expires, fresh = entry.expires_at, seen[3]
+            if (expires is None or expires > now) and (fresh is None or fresh > now):
+                value = seen[1]()
+                stats = self.stats  # Stats.record_hit, inline: a frame costs as much as the tally
+                try:
+                    counts = stats.local.tally[action]
+                except (AttributeError, KeyError):
+                    counts = stats.counts_for(action)  # type: ignore[arg-type]
+                counts[0] += 1
+                counts[1] += seen[2]
+                if clock - stats.last_flush >= stats.flush_s:
+                    self.flush_stats()
+                return value
+        return self._judge(key, entry, action, True)
+
+    def _read_failed(self, exc: Exception, action: str | None) -> Lookup:
+        self.count(action, errors=1)
+        self.warn_store_failed(exc)
+        return Lookup(False, error=f"cache lookup failed: {describe(exc)}")
+
+    def _judge(self, key: str, entry: Entry, action: str | None, tally: bool) -> Lookup:
+        """The full read of one entry: shape check, clock, decode, freshness, tally; a healthy
+        fresh entry's verdict is remembered for :meth:`serve`."""
         problem = entry_problem(entry)
         if problem is None:
             if self.offset_due != _NEVER and time.monotonic() >= self.offset_due:
@@ -242,9 +305,14 @@ class Flow:
                 fresh = metadata.get(FRESH_UNTIL)
                 if fresh is not None and _is_number(fresh) and fresh <= now:
                     return Lookup(False, value, entry, stale=True)
+                duration = metadata.get(DURATION, 0)
                 if tally:
-                    if self.stats.record_hit(action, metadata.get(DURATION, 0), clock):  # type: ignore[arg-type]
+                    if self.stats.record_hit(action, duration, clock):  # type: ignore[arg-type]
                         self.flush_stats()
+                copy = self.decoded(entry.value) if self.decoded is not None and type(entry.value) is bytes else None
+                if copy is not None:  # the codec kept the decoded value: later reads copy it from here
+                    verdict = (entry, copy, saved_ms(duration), fresh if fresh is not None and _is_number(fresh) else None)
+                    self.judged.keep(key, verdict, len(entry.value) + len(key) + _VERDICT_OVERHEAD)
                 return _tuple_new(Lookup, (True, value, entry, None, False))
         return Lookup(False, error=self.drop_corrupt(entry.key, action, problem))
 

@@ -48,7 +48,11 @@ class ParseMemo:
     come back again and again (a hit's value and metadata). Keyed by the exact text, so it cannot
     go stale. Texts over ``max_text`` are not kept; when the kept texts would pass ``max_total``
     (in characters or bytes) the memo starts over. Safe under threads (a racing insert may lose
-    its place, never give a wrong answer)."""
+    its place, never give a wrong answer).
+
+    Other keys work too when the kept value carries what proves it current (the hit path keeps
+    an entry's verdict under its store key, with the entry itself to compare by identity):
+    ``size`` then says what the item weighs."""
 
     __slots__ = ("items", "get", "held", "max_text", "max_total")
 
@@ -59,8 +63,9 @@ class ParseMemo:
         self.max_text = max_text
         self.max_total = max_total
 
-    def keep(self, text: str | bytes, value: Any) -> None:
-        size = len(text)
+    def keep(self, text: str | bytes, value: Any, size: int | None = None) -> None:
+        if size is None:
+            size = len(text)
         if size > self.max_text:
             return
         if self.held + size > self.max_total:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, redact_secrets
 
-__all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts"]
+__all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts", "saved_ms"]
 
 STATS_PREFIX = "stats:"
 # A recorded duration past this (about 31 years) is garbled or planted: it saves no time.
@@ -35,6 +35,16 @@ def _reset_after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def saved_ms(duration_ms: Any) -> float:
+    """The time a hit saves, from an entry's recorded duration: 0 for anything but a plausible
+    number of milliseconds (NaN, negative, absurd or not a number: planted or garbled)."""
+    if type(duration_ms) is not float and (not isinstance(duration_ms, (int, float)) or isinstance(duration_ms, bool)):
+        return 0.0
+    if not 0.0 <= duration_ms < _MAX_DURATION_MS:
+        return 0.0
+    return duration_ms
 
 
 class Stats:
@@ -79,10 +89,18 @@ class Stats:
     def record_hit(self, action: str, duration_ms: Any, now: float | None = None) -> bool:
         """Tally one hit; True when a flush is due (the caller flushes: it knows the store).
         ``now``: this stats clock's time when the caller has just read it."""
-        if type(duration_ms) is not float and not isinstance(duration_ms, (int, float)):
-            duration_ms = 0.0
-        elif not 0.0 <= duration_ms < _MAX_DURATION_MS:  # NaN, negative, absurd: planted or garbled
-            duration_ms = 0.0
+        try:
+            counts = self.local.tally[action]
+        except (AttributeError, KeyError):
+            counts = self.counts_for(action)
+        counts[0] += 1
+        counts[1] += saved_ms(duration_ms)
+        return (self.clock() if now is None else now) - self.last_flush >= self.flush_s
+
+    def counts_for(self, action: str) -> list[Any]:
+        """This thread's [hits, saved_ms] of ``action``, made on its first hit. A hit path may add
+        to them directly (``Flow.serve`` does, with a duration passed through :func:`saved_ms`):
+        only this thread ever writes them."""
         try:
             tally = self.local.tally
         except AttributeError:
@@ -90,9 +108,7 @@ class Stats:
         counts = tally.get(action)
         if counts is None:
             counts = tally[action] = [0, 0.0]
-        counts[0] += 1
-        counts[1] += duration_ms
-        return (self.clock() if now is None else now) - self.last_flush >= self.flush_s
+        return counts
 
     def _thread_tally(self) -> dict[str, list[Any]]:
         tally: dict[str, list[Any]] = {}

@@ -131,7 +131,7 @@ class Cache:
 
     @codec.setter
     def codec(self, codec: Codec) -> None:
-        self.flow.codec = codec
+        self.flow.use_codec(codec)
 
     @property
     def stats_flush_s(self) -> float:

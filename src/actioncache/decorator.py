@@ -22,7 +22,7 @@ import types
 import warnings
 from typing import Any, Callable, Iterable, TypeVar
 
-from ._flow import StoreOptions, adrive, check_lock_timeout, drive, spawn_task, spawn_thread
+from ._flow import Lookup, StoreOptions, adrive, check_lock_timeout, drive, spawn_task, spawn_thread
 from ._time import resolve_ttl
 from .cache import Cache, CacheWarning, check_stale_ttl, default_cache
 from .errors import KeyStrategyError
@@ -365,7 +365,9 @@ class _Memoized:
             found = None
             if lookup:
                 flow = cache.flow
-                found = flow.lookup(key, name, tally=True) if flow.observers else flow.read(key, name, True)
+                found = flow.lookup(key, name, tally=True) if flow.observers else flow.serve(key, name)
+                if type(found) is not Lookup:  # a fresh hit's value itself
+                    return found
                 if found.hit:
                     return found.value
                 if store and flow.within_stale_window(found, self.stale_ttl_s):
@@ -434,7 +436,9 @@ class _Memoized:
             found = None
             if lookup:
                 flow = cache.flow
-                found = flow.lookup(key, name, tally=True) if flow.observers else flow.read(key, name, True)
+                found = flow.lookup(key, name, tally=True) if flow.observers else flow.serve(key, name)
+                if type(found) is not Lookup:  # a fresh hit's value itself
+                    return found
                 if found.hit:
                     return found.value
                 if store and flow.within_stale_window(found, self.stale_ttl_s):
