@@ -423,6 +423,9 @@ class SemanticCache:
         for key, similarity in self.index.search(vector, k):
             if similarity < self.threshold:
                 break  # results come best first
+            if trusted and trusted[0].similarity - similarity >= self.ambiguity_margin:
+                # Too far below the best to make the lookup ambiguous: reading and checking it changes nothing.
+                break
             hit = self._candidate(key, similarity, exact=False, request=request)
             if hit is None:
                 continue

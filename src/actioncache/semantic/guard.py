@@ -716,8 +716,12 @@ _CHECKS = (
 )
 
 
+@lru_cache(maxsize=4096)
 def contrast(request: str, candidate: str) -> str | None:
-    """The name of the first check that finds the two requests contradicting, or ``None``."""
+    """The name of the first check that finds the two requests contradicting, or ``None``.
+
+    Remembered for the last 4,096 pairs: the answer depends on the two texts only, and an agent
+    asks the same request again and again."""
     a, b = _align(_side(request), _side(candidate))
     if a.tokens == b.tokens:
         return None

@@ -89,12 +89,14 @@ def lemmas(word: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=65536)
 def lemma(word: str) -> str:
     """One base form: the shortest known one (good enough to compare two words)."""
     options = [w for w in lemmas(word) if w in _data()["pos"]]
     return min(options, key=len) if options else word
 
 
+@lru_cache(maxsize=65536)
 def opposite(a: str, b: str) -> bool:
     """Some base form of ``a`` is a WordNet antonym of some base form of ``b``, or one negates the
     other by a prefix ("lock"/"unlock", "connect"/"disconnect", "arm"/"disarm"), or the two share
@@ -120,14 +122,14 @@ def _prefix_negation(a: str, b: str) -> bool:
     return len(a) >= 3 and any(b == prefix + a for prefix in _NEGATING_PREFIXES)
 
 
+# Each opposing pair in both orders.
+_PREFIX_SWAPS = tuple((p, q) for pair in _OPPOSING_PREFIXES for p, q in (tuple(pair), tuple(pair)[::-1]))
+
+
 def _prefix_swap(a: str, b: str) -> bool:
     """The same stem (three letters or more) behind two opposing prefixes."""
-    for pair in _OPPOSING_PREFIXES:
-        p, q = tuple(pair)
-        for x, y in ((a, b), (b, a)):
-            if x.startswith(p) and y.startswith(q) and x[len(p):] == y[len(q):] and len(x) - len(p) >= 3:
-                return True
-    return False
+    return any(a.startswith(p) and b.startswith(q) and a[len(p):] == b[len(q):] and len(a) - len(p) >= 3
+               for p, q in _PREFIX_SWAPS)
 
 
 def synonyms(a: str, b: str) -> bool:
