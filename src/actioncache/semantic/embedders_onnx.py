@@ -3,7 +3,7 @@
 sentence-transformers runs the model through PyTorch, whose per-call overhead dominates a single
 short prompt. :class:`OnnxEmbedder` exports the packaged model's weights to ONNX once (PyTorch's
 exporter with plain attention, then ONNX Runtime's transformer optimizer, which fuses attention,
-the layer normalizations and GELU into single operators: a few seconds, kept under
+the layer normalizations and GELU into single operators: on first use only, seconds to a minute, kept under
 ``$ACTIONCACHE_MODEL_CACHE`` or ``~/.cache/actioncache/onnx``), then embeds with ONNX Runtime on
 one thread and the model's own fast tokenizer.
 
