@@ -9,11 +9,13 @@ import math
 import threading
 import time
 import unicodedata
+import uuid
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import services
 from actioncache import Cache, cached
 from actioncache.codec import JSONCodec, make_codec
 from actioncache.stores.base import LazyMetadata
@@ -276,11 +278,19 @@ def test_async_hits_take_the_same_path(any_cache):
 
 
 def _two_writers(kind: str, tmp_path) -> tuple[Cache, Cache]:
-    url = f"memory://verdicts-{tmp_path.name}" if kind == "memory" else f"sqlite:///{tmp_path}/verdicts.db"
+    unique = f"verdicts_{uuid.uuid4().hex[:12]}"
+    if kind == "redis":
+        services.require("redis", "127.0.0.1", 6379)
+        url = f"{services.REDIS_URL}?prefix={unique}"
+    elif kind == "postgres":
+        services.require("postgresql", "127.0.0.1", 5432)
+        url = f"{services.POSTGRES_URL}?table={unique}"
+    else:
+        url = f"memory://{unique}" if kind == "memory" else f"sqlite:///{tmp_path}/verdicts.db"
     return Cache(url, cleanup_probability=0), Cache(url, cleanup_probability=0)
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis", "postgres"])
 @settings(max_examples=40, deadline=None)
 @given(steps=st.lists(st.tuples(st.sampled_from(["call", "call", "overwrite", "invalidate"]), st.integers(0, 2)),
                       min_size=1, max_size=25))
@@ -305,6 +315,8 @@ def test_repeat_hits_always_serve_what_the_store_holds_now(kind, steps, tmp_path
         else:
             theirs.invalidate(x)
             held.pop(x, None)
+    if kind in ("redis", "postgres"):
+        writer.store.drop()
     reader.close()
     writer.close()
 
@@ -348,4 +360,25 @@ def test_a_new_codec_forgets_what_the_old_one_decoded(tmp_path):
             return super().decode(data) * 2
 
     cache.codec = Doubling()
-    assert f(1) == [1, 1]  # decoded by the new codec, not copied from the old one's verdict
+    for _ in range(3):  # decoded by the new codec every time, never copied from a memo it bypasses
+        assert f(1) == [1, 1]
+    own = Cache("memory://", codec=Doubling(), cleanup_probability=0)
+    g = cached(cache=own)(lambda x: [x])
+    assert g(2) == [2]  # the run's own value
+    assert g(2) == g(2) == g(2) == [2, 2]
+
+
+def test_entries_are_values_a_reader_cannot_change(tmp_path):
+    """A store may hand every reader the same entry object (the memory store keeps its entries;
+    the SQL stores hand back the entry built for an unchanged row): no reader can edit it."""
+    import dataclasses
+
+    for url in ("memory://", f"sqlite:///{tmp_path}/values.db"):
+        cache = Cache(url, cleanup_probability=0)
+        f = cached(cache=cache)(lambda x: {"x": x})
+        assert f(1) == f(1)
+        entry = cache.store.get(f.cache_key(1))
+        for field, value in (("value", b"jplanted"), ("expires_at", "garbage"), ("metadata", {})):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(entry, field, value)
+        cache.close()

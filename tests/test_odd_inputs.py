@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import pytest
@@ -95,13 +97,11 @@ def _plant(cache: Cache, key: str, what) -> None:
     if what is None:
         return
     if what == "bad-metadata":
-        cache.store.put(Entry(key, b"j1", {}, 0.0, None))
-        cache.store._entries[key].metadata = ["not", "an", "object"]  # as a foreign writer would
+        cache.store.put(Entry(key, b"j1", ["not", "an", "object"], 0.0, None))  # as a foreign writer would
     elif isinstance(what, bytes):
         cache.store.put(Entry(key, what, {}, 0.0, None))
     else:
-        what.key = key
-        cache.store.put(what)
+        cache.store.put(dataclasses.replace(what, key=key))
 
 
 def _wrap_ttl(ttl):

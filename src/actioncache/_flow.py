@@ -28,7 +28,7 @@ from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, atake_
 from ._json import ParseMemo
 from ._stats import Stats, describe, saved_ms
 from ._time import iso_utc
-from .codec import Codec
+from .codec import MEMO_DECODERS, Codec
 from .errors import UnsupportedEntryError
 from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, Entry, entry_problem, redact_url
@@ -149,8 +149,11 @@ class Flow:
 
     def use_codec(self, codec: Codec) -> None:
         self.codec = codec
-        memo = getattr(codec, "memo", None)  # a codec that keeps decoded values (JSONCodec's decode memo)
-        self.decoded: Callable[[bytes], Any] | None = memo.get if isinstance(memo, ParseMemo) else None
+        # Verdicts copy a value out of the codec's decode memo instead of calling decode: only
+        # where decode is the built-in codecs' own (a subclass may decode to something else).
+        memo = getattr(codec, "memo", None)
+        memo_decodes = getattr(type(codec), "decode", None) in MEMO_DECODERS and isinstance(memo, ParseMemo)
+        self.decoded: Callable[[bytes], Any] | None = memo.get if memo_decodes else None  # type: ignore[union-attr]
         self.forget_verdicts()  # they hold the old codec's decodes
 
     def forget_verdicts(self) -> None:

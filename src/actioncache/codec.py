@@ -333,6 +333,11 @@ class SignedPickleCodec(JSONCodec):
         return pickle.loads(payload)  # noqa: S301 - signature verified above
 
 
+# The decoders whose answer for a memoised encoding is a copy out of ``memo`` (a subclass that
+# overrides decode is not among them): the hit path may copy from the memo without calling them.
+MEMO_DECODERS = frozenset({JSONCodec.decode, SignedPickleCodec.decode})
+
+
 def make_codec(codec: str | Codec | None = None, secret: bytes | str | None = None,
                compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES) -> Codec:
     """The codec a cache uses; ``compress_threshold_bytes`` applies to the built-in ones (None: never)."""

@@ -3,6 +3,8 @@ path, threshold semantics, guard, ambiguity, verifier, cross-process visibility,
 
 from __future__ import annotations
 
+import dataclasses
+
 import subprocess
 import sys
 
@@ -360,7 +362,7 @@ def test_ttl_expired_entries_miss():
     entry_id = sc.store("Fetch the report", ["plan"])
     entry = store.get(f"semantic:default:{entry_id}")
     assert entry.expires_at is not None
-    entry.expires_at = 1.0  # long past
+    store.put(dataclasses.replace(entry, expires_at=1.0))  # long past
     assert sc.lookup("Fetch the report") is None
 
 

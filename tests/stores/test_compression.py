@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import subprocess
 import sys
 
@@ -45,8 +47,7 @@ def test_a_corrupt_compressed_entry_is_a_miss_and_removed(store):
     cache = Cache(store=store, cleanup_probability=0.0)
     key = cache.wrap("big", lambda: BIG)["_cache_key"]
     entry = store.get(key)
-    entry.value = bytes(entry.value)[:1] + b"\x00garbage frame"
-    store.put(entry)
+    store.put(dataclasses.replace(entry, value=bytes(entry.value)[:1] + b"\x00garbage frame"))
     r = cache.wrap("big", lambda: {"fresh": 1})
     assert r["_cache_hit"] is False and r["result"] == {"fresh": 1}
     assert cache.wrap("big", lambda: {"fresh": 2})["result"] == {"fresh": 1}  # the fresh value replaced it

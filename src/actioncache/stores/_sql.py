@@ -18,11 +18,10 @@ import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from urllib.parse import SplitResult, unquote
 
-from .._json import ParseMemo
 from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import AccessLog, EvictionConfig, cull, too_large
-from .base import Entry, LazyMetadata, glob_literal_prefix, select_keys
+from .base import BuiltEntries, Entry, LazyMetadata, glob_literal_prefix, select_keys
 
 # A field test: (metadata field name, wanted value) -> (SQL condition, its parameters), or None
 # when the dialect cannot narrow on that value in SQL (the exact filter still applies after).
@@ -131,9 +130,6 @@ def file_path(parts: SplitResult, shown: str, form: str) -> str:
 # --- the shared SQL store ----------------------------------------------------------------
 
 T = TypeVar("T")
-# Entries kept for a repeat read of the same row (SQLStore._built): rows up to 16 KiB, 2 MiB in all.
-_BUILT_MAX_BYTES = 16 * 1024
-_BUILT_TOTAL_BYTES = 2 * 1024 * 1024
 BATCH = 500  # keys per DELETE ... IN (...)
 
 
@@ -236,9 +232,7 @@ class SQLStore:
         # Read on every hit: kept on the store, one attribute away.
         self._nul_unstorable = not dialect.text_holds_nul
         self._entry = dialect.entry
-        # key -> (row, the entry built from it): a row read again unchanged gives back the same
-        # entry object, whose verdict the core remembers (no shape check or decode on a repeat hit).
-        self._built = ParseMemo(_BUILT_MAX_BYTES, _BUILT_TOTAL_BYTES)
+        self._built = BuiltEntries()  # an unchanged row gives back the same entry (a repeat hit's fast path)
         q = dialect.statement
         now = dialect.server_now
         expiry = "?" if now is None else f"{now} + ?"
@@ -368,14 +362,7 @@ class SQLStore:
             return None
         if self._access is not None and self._access.record(key, time.time()):
             self._flush_access()
-        built = self._built.get(key)
-        if built is not None and built[0] == row:
-            return built[1]
-        entry = self._entry(key, row)
-        value, metadata = row[0], row[1]
-        if type(value) is bytes and type(metadata) is str:
-            self._built.keep(key, (row, entry), len(value) + len(metadata) + len(key))
-        return entry
+        return self._built.same(key, row) or self._built.keep(key, row, self._entry(key, row))
 
     def find(self, pattern: str | None = None, metadata_filter: Mapping[str, Any] | None = None,
              limit: int | None = None) -> list[str]:

@@ -18,19 +18,22 @@ from .redaction import redact_secrets, redact_url, url_secrets
 
 
 __all__ = [
-    "CORRUPT_METADATA", "CacheStore", "Entry", "LazyMetadata", "corrupt_entry", "entry_problem", "escape_glob",
+    "BuiltEntries", "CORRUPT_METADATA", "CacheStore", "Entry", "LazyMetadata", "corrupt_entry", "entry_problem", "escape_glob",
     "glob_literal_prefix", "glob_matches", "glob_tokens", "metadata_matches", "open_store", "redact_secrets",
     "redact_url", "register_store", "url_secrets", "registered_schemes", "select_keys",
 ]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Entry:
-    """One stored entry.
+    """One stored entry: a value (frozen; ``dataclasses.replace`` makes a changed copy).
 
     ``created_at`` and ``expires_at`` are Unix epoch seconds (UTC). ``expires_at=None``
     means the entry never expires. ``metadata`` is a flat JSON object; backends keep it
-    queryable by top-level equality.
+    queryable by top-level equality. A store may hand the same entry object to every reader
+    (the memory store keeps its entries; the SQL and Redis stores hand back the entry built for
+    an unchanged row) and the core remembers its verdict on that object: never change an entry,
+    or its metadata, in place; put a new one.
     """
 
     key: str
@@ -83,6 +86,30 @@ def _entry_problem(entry: Entry) -> str | None:
     if corrupt:
         return corrupt if isinstance(corrupt, str) else "its metadata is not a JSON object"
     return None
+
+
+class BuiltEntries:
+    """The entry a store built from each key's last row read, handed back while the row read
+    again equals it field for field (bytes, text and times compared exactly): the core remembers
+    its verdict on an entry object (``Flow.serve``), so an unchanged row is neither rebuilt nor
+    judged again. A changed row (another writer's value, a planted field) builds a new entry.
+    Rows whose value and metadata are not bytes and text, or that weigh over 16 KiB, are not kept;
+    about 2 MiB in all."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept = ParseMemo(16 * 1024, 2 * 1024 * 1024)
+
+    def same(self, key: str, row: Any) -> Entry | None:
+        built = self._kept.get(key)
+        return built[1] if built is not None and built[0] == row else None
+
+    def keep(self, key: str, row: Any, entry: Entry) -> Entry:
+        value, metadata = row[0], row[1]
+        if type(value) is bytes and type(metadata) in (str, bytes):
+            self._kept.keep(key, (row, entry), len(value) + len(metadata) + len(key))
+        return entry
 
 
 def corrupt_entry(key: str, why: str) -> Entry:

@@ -44,10 +44,6 @@ class MemoryStore:
         self._counters: dict[str, float] = {}
         self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.RLock()
-        if self._recency is None and type(self).get is MemoryStore.get:
-            # Without eviction a read notes nothing: get is the dict's own (no Python frame on a
-            # hit), unless a subclass reads its own way.
-            self.get = self._entries.get  # type: ignore[method-assign]
 
     @classmethod
     def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "memory", base_dir: Any = None) -> str:

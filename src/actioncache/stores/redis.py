@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreURLError
 from ._errors import StoreErrors
-from .base import (Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_secrets, redact_url,
+from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_secrets, redact_url,
                    select_keys, url_secrets)
 from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
 
@@ -245,6 +245,7 @@ class RedisStore:
         pool = self._client.connection_pool
         plain = self._client.connection is None and getattr(pool, "cache", None) is None
         self._pool = pool if plain else None
+        self._built = BuiltEntries()  # an unchanged entry hash gives back the same entry (a repeat hit's fast path)
 
     @classmethod
     def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "redis", base_dir: Any = None) -> str:
@@ -301,10 +302,13 @@ class RedisStore:
         value, meta, created, expires, duration = row
         if value is None or meta is None:
             return None
+        same = self._built.same(key, row)
+        if same is not None:
+            return same
         try:
             preset = {"_cache_duration_ms": float(duration)} if duration else None
-            return Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
-                         float(expires) if expires else None)
+            return self._built.keep(key, row, Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
+                                                    float(expires) if expires else None))
         except ValueError as exc:  # a time field another writer garbled
             return corrupt_entry(key, f"its stored times are malformed ({exc})")
 
