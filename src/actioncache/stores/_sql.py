@@ -362,7 +362,10 @@ class SQLStore:
             return None
         if self._access is not None and self._access.record(key, time.time()):
             self._flush_access()
-        return self._built.same(key, row) or self._built.keep(key, row, self._entry(key, row))
+        built = self._built.get(key)  # the entry built for this very row (BuiltEntries)
+        if built is not None and built[0] == row:
+            return built[1]
+        return self._built.keep(key, row, self._entry(key, row))
 
     def find(self, pattern: str | None = None, metadata_filter: Mapping[str, Any] | None = None,
              limit: int | None = None) -> list[str]:

@@ -96,14 +96,14 @@ class BuiltEntries:
     Rows whose value and metadata are not bytes and text, or that weigh over 16 KiB, are not kept;
     about 2 MiB in all."""
 
-    __slots__ = ("_kept",)
+    __slots__ = ("_kept", "get")
 
     def __init__(self) -> None:
         self._kept = ParseMemo(16 * 1024, 2 * 1024 * 1024)
-
-    def same(self, key: str, row: Any) -> Entry | None:
-        built = self._kept.get(key)
-        return built[1] if built is not None and built[0] == row else None
+        # key -> (row, entry). A store's get compares the row itself, inline (it runs on every hit):
+        #     built = self._built.get(key)
+        #     if built is not None and built[0] == row: return built[1]
+        self.get = self._kept.get
 
     def keep(self, key: str, row: Any, entry: Entry) -> Entry:
         value, metadata = row[0], row[1]

@@ -302,9 +302,9 @@ class RedisStore:
         value, meta, created, expires, duration = row
         if value is None or meta is None:
             return None
-        same = self._built.same(key, row)
-        if same is not None:
-            return same
+        built = self._built.get(key)  # the entry built for this very row (BuiltEntries)
+        if built is not None and built[0] == row:
+            return built[1]
         try:
             preset = {"_cache_duration_ms": float(duration)} if duration else None
             return self._built.keep(key, row, Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
