@@ -249,7 +249,7 @@ class Flow:
         a codec never decodes to a Lookup, a private class).
 
         An entry this flow has judged before comes back as the same object (the memory store
-        keeps it; the SQL stores hand back the entry they built for an unchanged row): its shape
+        keeps it; the SQL and Redis stores hand back the entry built for an unchanged row): its shape
         check, decode and metadata reads are remembered in ``judged``, so the hit is the store
         read, one clock read, the expiry checks, a copy of the value and the tally.
         """
