@@ -388,3 +388,22 @@ def test_the_float_onnx_model_is_fused_and_keeps_the_unfused_vectors():
     texts = ["turn off the porch light", "book a table for two at 7 pm", "how do I undo my last git commit?"]
     cosine = (fused.embed(texts) * torch_model.embed(texts)).sum(axis=1)
     assert (1 - cosine).max() < 1e-5 and fused.name == torch_model.name
+
+
+class _NaNForSome:
+    """An embedder that returns NaN for one text (a damaged model or a cut reply), a stand-in."""
+
+    name, dim = "nan-for-some", 4
+
+    def embed(self, texts):
+        return np.array([[np.nan, 0, 0, 0] if "broken" in t else [1.0, 0, 0, 0] for t in texts], dtype=np.float32)
+
+
+def test_a_non_finite_embedding_is_a_miss_and_never_stored(caplog):
+    cache = SemanticCache(MemoryStore(), embedder=_NaNForSome(), namespace="nan", threshold=0.5, guard=None)
+    assert cache.store("a fine request", ["ok"]) is not None
+    # NaN compares false with everything, so without the check it would pass "similarity < threshold".
+    assert cache.lookup("a broken request") is None
+    assert cache.store("another broken request", ["bad"]) is None
+    assert "NaN or infinite" in caplog.text
+    assert len(cache) == 1

@@ -420,7 +420,10 @@ class SemanticCache:
         trusted: list[SemanticHit] = []
         # Entries of other conversations share the index: look further when a context must match.
         k = self.top_k * 4 if request.context else self.top_k
-        for key, similarity in self.index.search(vector, k):
+        # Only candidates at or above the threshold can be served: an index that can skip the rest does.
+        search_above = getattr(self.index, "search_above", None)
+        found = search_above(vector, k, self.threshold) if search_above is not None else self.index.search(vector, k)
+        for key, similarity in found:
             if similarity < self.threshold:
                 break  # results come best first
             if trusted and trusted[0].similarity - similarity >= self.ambiguity_margin:
@@ -483,11 +486,16 @@ class SemanticCache:
 
     def _embed_uncached(self, prompt: str) -> np.ndarray:
         try:
-            return self.embedder.embed([embedding_window(prompt)])[0]
+            vector = self.embedder.embed([embedding_window(prompt)])[0]
         except EmbedderError:
             raise
         except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
             raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
+        if not np.isfinite(vector).all():
+            # A NaN similarity passes no comparison, not even "below the threshold": it must never reach the index.
+            raise EmbedderError(f"{self.embedder.name} returned a vector with NaN or infinite values; "
+                                "check the embedder (a model file damaged or an endpoint's reply cut short)")
+        return vector
 
     def _store(self, request: Request, actions: Any) -> str:
         prompt = request.text

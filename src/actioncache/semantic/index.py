@@ -18,6 +18,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Protocol
 
+from .index_bounds import FloorBounds
 from .numpy_required import np
 
 _blas_libs: list[Any] | None = None
@@ -26,6 +27,9 @@ _blas_libs: list[Any] | None = None
 # query's (a 32x smaller scan), then rescores the PREFILTER_RESCORE nearest with the float rows.
 PREFILTER_FROM = 50_000
 PREFILTER_RESCORE = 256
+# From this many rows (and below PREFILTER_FROM) a search above a floor first bounds every row's
+# cosine from an int8 copy of the rows (index_bounds.py) and scores only the rows that can reach it.
+BOUNDS_FROM = 2_048
 
 
 def _blas_controllers() -> list[Any]:
@@ -70,6 +74,10 @@ class VectorIndex(Protocol):
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]: ...
 
+    # Optional: search_above(vector, k, floor) -> the top k pairs at or above floor (what search
+    # returns, without those below floor). SemanticCache calls it when an index has it: an index
+    # may then skip the rows that cannot reach the floor.
+
     def exact(self, prompt_hash: str) -> str | None: ...
 
     def keys(self) -> set[str]: ...
@@ -89,18 +97,27 @@ class NumpyIndex:
     default) therefore uses BLAS's own thread count only while the 1-minute load average leaves a
     core free (checked at most once a second) and one thread otherwise; an int fixes the count,
     ``None`` always leaves BLAS's setting.
+
+    :meth:`search_above` (what a semantic lookup calls, with its threshold as the floor) reads an
+    int8 copy of the rows first, from ``bounds_from`` rows on, and scores in float only the rows
+    whose cosine can reach the floor (:mod:`~actioncache.semantic.index_bounds`): the same answer
+    above the floor for a quarter of the bytes read. ``bounds_from=None`` always scans the float rows.
     """
 
     shared = False
 
     def __init__(self, dim: int, capacity: int = 1024, blas_threads: int | str | None = "auto",
-                 prefilter_from: int | None = PREFILTER_FROM, rescore: int = PREFILTER_RESCORE) -> None:
+                 prefilter_from: int | None = PREFILTER_FROM, rescore: int = PREFILTER_RESCORE,
+                 bounds_from: int | None = BOUNDS_FROM) -> None:
         if not (blas_threads is None or blas_threads == "auto" or (isinstance(blas_threads, int) and blas_threads > 0)):
             raise ValueError(f"blas_threads must be 'auto', None or a positive int, got {blas_threads!r}")
         if prefilter_from is not None and (isinstance(prefilter_from, bool) or not isinstance(prefilter_from, int) or prefilter_from < 0):
             raise ValueError(f"prefilter_from must be None or a non-negative int, got {prefilter_from!r}")
         if isinstance(rescore, bool) or not isinstance(rescore, int) or rescore < 1:
             raise ValueError(f"rescore must be a positive int, got {rescore!r}")
+        if bounds_from is not None and (isinstance(bounds_from, bool) or not isinstance(bounds_from, int) or bounds_from < 0):
+            raise ValueError(f"bounds_from must be None or a non-negative int, got {bounds_from!r}")
+        self.bounds_from = bounds_from
         self.dim = dim
         # The sign-bit prefilter needs np.bitwise_count (NumPy 2); without it the scan stays exact.
         self.prefilter_from = prefilter_from if hasattr(np, "bitwise_count") else None
@@ -117,6 +134,7 @@ class NumpyIndex:
         self._row: dict[str, int] = {}
         self._hash_of: dict[str, str] = {}
         self._by_hash: dict[str, str] = {}
+        self._bounds = FloorBounds(dim)
         self._lock = threading.RLock()
 
     def __len__(self) -> int:
@@ -157,6 +175,7 @@ class NumpyIndex:
                 self._keys.append(key)
                 self._row[key] = row
             self._matrix[row] = row_vector
+            self._bounds.put(row, row_vector)
             self._bits[:, row] = self._sign_bits(row_vector)
             self._hash_of[key] = prompt_hash
             # The newest entry for a prompt answers the exact-match path.
@@ -172,6 +191,7 @@ class NumpyIndex:
                 moved = self._keys[last]
                 self._matrix[row] = self._matrix[last]
                 self._bits[:, row] = self._bits[:, last]
+                self._bounds.move(last, row)
                 self._keys[row] = moved
                 self._row[moved] = row
             self._keys.pop()
@@ -204,6 +224,23 @@ class NumpyIndex:
             else:
                 top = np.argsort(-sims, kind="stable")
             return [(self._keys[i], float(sims[i])) for i in top]
+
+    def search_above(self, vector: np.ndarray, k: int, floor: float) -> list[tuple[str, float]]:
+        """The top ``k`` of :meth:`search` that are at or above ``floor``: from ``bounds_from``
+        rows on, only the rows whose int8 bound can reach the floor are scored."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        with self._lock:
+            n = len(self._keys)
+            if (self.bounds_from is not None and self.bounds_from <= n and k > 0
+                    and not (self.prefilter_from is not None and n >= self.prefilter_from)):
+                rows = self._bounds.rows(query, n, floor)
+                if rows is not None and rows.shape[0] * 4 <= n:  # else the full scan reads less
+                    sims = self._matrix[rows] @ query
+                    reached = sims >= floor
+                    rows, sims = rows[reached], sims[reached]
+                    best = np.argsort(-sims, kind="stable")[:k]
+                    return [(self._keys[rows[i]], float(sims[i])) for i in best]
+            return [(key, similarity) for key, similarity in self.search(query, k) if similarity >= floor]
 
     def _prefiltered(self, query: np.ndarray, n: int, k: int) -> list[tuple[str, float]]:
         """Top ``k`` among the ``rescore`` rows whose signs differ least from the query's, by their float cosine."""

@@ -131,3 +131,8 @@ class HnswIndex:
             matches = self._graph.search(query, min(k, len(self._label_of)), threads=1)
             return [(self._key_of[int(label)], 1.0 - float(distance))
                     for label, distance in zip(matches.keys, matches.distances) if int(label) in self._key_of]
+
+    def search_above(self, vector: np.ndarray, k: int, floor: float) -> list[tuple[str, float]]:
+        if not self.uses_graph:
+            return self._rows.search_above(vector, k, floor)
+        return [(key, similarity) for key, similarity in self.search(vector, k) if similarity >= floor]
