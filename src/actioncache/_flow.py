@@ -157,7 +157,7 @@ class Flow:
         self.forget_verdicts()  # they hold the old codec's decodes
 
     def forget_verdicts(self) -> None:
-        # key -> (entry, copy of its value, saved ms, fresh-until or None): the verdicts of healthy
+        # key -> (entry, copy of its value, saved ms, served until): the verdicts of healthy
         # entries read before, valid while the store hands back that same entry object (see serve).
         self.judged = ParseMemo(_VERDICT_MAX_BYTES, _VERDICTS_MAX_BYTES)
 
@@ -264,9 +264,7 @@ class Flow:
             if self.offset_due != _NEVER and time.monotonic() >= self.offset_due:
                 self._measure_clock_offset()
             clock = self.clock()
-            now = clock + self.clock_offset
-            expires, fresh = entry.expires_at, seen[3]
-            if (expires is None or expires > now) and (fresh is None or fresh > now):
+            if seen[3] > clock + self.clock_offset:  # before its expiry and its fresh-until, whichever comes first
                 value = seen[1]()
                 stats = self.stats  # Stats.record_hit, inline: a frame costs as much as the tally
                 try:
@@ -275,7 +273,7 @@ class Flow:
                     counts = stats.counts_for(action)  # type: ignore[arg-type]
                 counts[0] += 1
                 counts[1] += seen[2]
-                if clock - stats.last_flush >= stats.flush_s:
+                if clock >= stats.flush_due:
                     self.flush_stats()
                 return value
         return self._judge(key, entry, action, True)
@@ -314,7 +312,11 @@ class Flow:
                         self.flush_stats()
                 copy = self.decoded(entry.value) if self.decoded is not None and type(entry.value) is bytes else None
                 if copy is not None:  # the codec kept the decoded value: later reads copy it from here
-                    verdict = (entry, copy, saved_ms(duration), fresh if fresh is not None and _is_number(fresh) else None)
+                    # Served while the clock is before both the expiry and the fresh-until (a stored
+                    # fresh-until that is not a number does not count, as above).
+                    until = min(_NEVER if expires is None else expires,
+                                fresh if fresh is not None and _is_number(fresh) else _NEVER)
+                    verdict = (entry, copy, saved_ms(duration), until)
                     self.judged.keep(key, verdict, len(entry.value) + len(key) + _VERDICT_OVERHEAD)
                 return _tuple_new(Lookup, (True, value, entry, None, False))
         return Lookup(False, error=self.drop_corrupt(entry.key, action, problem))

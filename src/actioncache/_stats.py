@@ -52,7 +52,7 @@ class Stats:
 
     def __init__(self, clock: Callable[[], float], flush_s: float) -> None:
         self.clock = clock
-        self.flush_s = flush_s
+        self._flush_s = flush_s
         self.lock = threading.Lock()
         self.pending: dict[str | tuple[str, str], float] = {}
         self.local = threading.local()  # .tally: this thread's {action: [hits, saved_ms]}
@@ -60,8 +60,18 @@ class Stats:
         self.tallies: list[tuple[threading.Thread, dict[str, list[Any]], dict[str, tuple[int, float]]]] = []
         self.session: dict[str, float] = {}
         self.last_flush = clock()
+        self.flush_due = self.last_flush + flush_s  # a hit path compares its clock with this alone
         self.observers: list[Observer] = []  # actioncache.events: told of every count
         _LIVE.add(self)
+
+    @property
+    def flush_s(self) -> float:
+        return self._flush_s
+
+    @flush_s.setter
+    def flush_s(self, seconds: float) -> None:
+        self._flush_s = seconds
+        self.flush_due = self.last_flush + seconds
 
     def after_fork(self) -> None:
         """In a forked child: what the parent had counted but not flushed is the parent's to write,
@@ -154,6 +164,7 @@ class Stats:
             self._fold_hits()
             pending, self.pending = self.pending, {}
             self.last_flush = self.clock()
+            self.flush_due = self.last_flush + self.flush_s
         if not pending:
             return None
         try:
