@@ -9,7 +9,7 @@ same bytes from the same place, and beside its peer.
 | `@cached` on sqlite:// | one indexed `SELECT value FROM entries WHERE key = ?` (sqlite3, same file) | diskcache `memoize` |
 | `@cached` on memory:// | — | cachetools `@cached` (a dict lookup behind a key function) |
 | `@cached` on redis:// | one raw `GET` of a bytes value (redis-py, same server) | — |
-| `@cached` on postgresql:// | one raw `SELECT value ... WHERE key = %s` (psycopg, same server) | — |
+| `@cached` on postgresql:// | one raw `SELECT value ... WHERE key = %s` (psycopg: a kept binary cursor, prepared; same server) | — |
 
 Each group (a store's hit with its floor and peer) runs its own interleaved rounds (each round
 times every candidate of the group once, in a rotating order), groups one after another in the
@@ -103,9 +103,11 @@ def postgres_group() -> dict[str, Callable[[], Any]]:
     key = hit.cache_key(1)
     conn = psycopg.connect(POSTGRES_URL.replace("postgresql://", "postgresql://", 1), autocommit=True)
     select = "SELECT value FROM bench_floor WHERE key = %s"
-    conn.execute(select, (key,)).fetchone()  # prepare on the server as the store does after 5 uses
+    # The cheapest read psycopg offers, as the store's own: one cursor kept, binary results, the
+    # statement prepared on the server (conn.execute would make a cursor per call: about 1.2x this).
+    cursor = conn.cursor(binary=True)
     return {"actioncache postgres hit": lambda: hit(1),
-            "raw SELECT by key": lambda: conn.execute(select, (key,), prepare=True).fetchone()[0]}
+            "raw SELECT by key": lambda: cursor.execute(select, (key,), prepare=True).fetchone()[0]}
 
 
 GROUPS: list[tuple[str, str, str | None, float]] = [

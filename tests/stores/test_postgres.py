@@ -108,6 +108,22 @@ def test_reconnects_after_the_server_drops_the_connection(store):
     assert store._conn().info.backend_pid != backend_pid
 
 
+def test_the_hit_path_reconnects_after_its_connection_is_dropped_between_reads(store):
+    """A read keeps its cursor for the next one: a killed server connection, or one closed and
+    replaced by another call meanwhile, must not leave later reads failing on that cursor."""
+    store.put(Entry("k", b"v", {}, 1.0, None))
+    assert store.get("k").value == b"v"
+    backend_pid = store._conn().info.backend_pid
+    with admin() as conn:
+        assert conn.execute("SELECT pg_terminate_backend(%s)", (backend_pid,)).fetchone()[0] is True
+    assert store.get("k").value == b"v"
+    assert store._conn().info.backend_pid != backend_pid
+    store._conn().close()
+    store.put(Entry("k", b"w", {}, 2.0, None))  # opens a new connection; the kept cursor was the old one's
+    assert store.get("k").value == b"w"
+    assert store.get("k").value == b"w"
+
+
 def test_tables_dropped_under_the_store_are_made_again(store):
     store.put(Entry("k", b"v", {}, 1.0, None))
     with admin() as conn:

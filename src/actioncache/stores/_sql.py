@@ -210,7 +210,8 @@ class SQLStore:
 
     A backend is a :class:`Dialect` plus a connection model. The connection model provides
     ``self._local.conn`` (this thread's connection: ``execute(sql, params)`` returns something with
-    ``fetchone``/``fetchall``/``rowcount``), ``_conn()`` (opens it), :meth:`_run` when BEGIN/COMMIT
+    ``fetchone``/``fetchall``/``rowcount``; ``self._local.reader``, what :meth:`get` reads with, is
+    made from it by :meth:`_reader` and must be dropped with it), ``_conn()`` (opens it), :meth:`_run` when BEGIN/COMMIT
     does not fit (PostgreSQL retries on a new connection), ``after_fork`` and ``close``. What a
     backend does differently beyond that (DuckDB's UPDATE-then-INSERT put and hand-kept byte
     total, PostgreSQL's LISTEN/NOTIFY leases) it overrides in its own module.
@@ -348,16 +349,16 @@ class SQLStore:
         if self._nul_unstorable and "\0" in key:
             return None
         try:
-            conn = self._local.conn
+            reader = self._local.reader
         except AttributeError:
-            conn = None
-        if conn is None:  # this thread's first call, or its connection was dropped
-            row = self._run("get", lambda c: c.execute(self._sql_get, (key,)).fetchone())
+            reader = None
+        if reader is None:  # this thread's first call, or its connection was dropped
+            row = self._run("get", lambda c: self._read_on(c, key))
         else:
             try:
-                row = conn.execute(self._sql_get, (key,)).fetchone()
+                row = reader.execute(self._sql_get, (key,)).fetchone()
             except self._driver_errors as exc:
-                row = self._read_failed("get", exc, lambda c: c.execute(self._sql_get, (key,)).fetchone())
+                row = self._read_failed("get", exc, lambda c: self._read_on(c, key))
         if row is None:
             return None
         if self._access is not None and self._access.record(key, time.time()):
@@ -366,6 +367,15 @@ class SQLStore:
         if built is not None and built[0] == row:
             return built[1]
         return self._built.keep(key, row, self._entry(key, row))
+
+    def _read_on(self, conn: Any, key: str) -> Any:
+        """The hit path's SELECT on ``conn``; what it ran on serves this thread's next reads."""
+        reader = self._local.reader = self._reader(conn)
+        return reader.execute(self._sql_get, (key,)).fetchone()
+
+    def _reader(self, conn: Any) -> Any:
+        """What the hit path's SELECT runs on: the connection itself (PostgreSQL: a kept cursor)."""
+        return conn
 
     def find(self, pattern: str | None = None, metadata_filter: Mapping[str, Any] | None = None,
              limit: int | None = None) -> list[str]:
