@@ -457,7 +457,7 @@ def latency_report(args: argparse.Namespace) -> None:
         "# Semantic cache latency",
         "",
         f"Command: `python bench/bench_semantic.py --latency-only{' --quick' if args.quick else ''}"
-        f"{' --sizes ' + args.sizes if args.sizes else ''}`. Machine: {os.cpu_count()} cores shared with other "
+        f"{' --sizes ' + args.sizes if args.sizes else ''}{' --no-graph' if args.no_graph else ''}`. Machine: {os.cpu_count()} cores shared with other "
         f"engineers' jobs (load average {os.getloadavg()[0]:.1f} at the start): every figure is inflated and noisy; "
         "rounds are interleaved and medians reported, so compare the ratios within a table.",
         "",
@@ -470,10 +470,11 @@ def latency_report(args: argparse.Namespace) -> None:
         from actioncache.semantic import OnnxEmbedder
         from actioncache.semantic.embedders_onnx import PRECISIONS
 
-        default_label = f"onnx {model.precision}, {model.threads} thread (the default)"
+        default_label = f"onnx {model.precision}, threads={model.threads!r} (the default: 2 while a core is spare, else 1)"
         embedders[default_label] = model
-        embedders[f"onnx {model.precision}, {model.threads + 1} threads (threads={model.threads + 1})"] = OnnxEmbedder(
-            precision=model.precision, threads=model.threads + 1)
+        for fixed in (1, 2):
+            embedders[f"onnx {model.precision}, {fixed} thread{'s' if fixed > 1 else ''} (threads={fixed})"] = OnnxEmbedder(
+                precision=model.precision, threads=fixed)
         for other in PRECISIONS:
             if other != model.precision:
                 embedders[f"onnx {other}, 1 thread (precision='{other}')"] = OnnxEmbedder(precision=other)

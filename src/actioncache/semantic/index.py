@@ -12,14 +12,13 @@ answers "which keys are nearest to this unit vector". Two implementations:
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Protocol
 
 from .index_bounds import FloorBounds
 from .numpy_required import np
+from .spare_core import SpareCore
 
 _blas_libs: list[Any] | None = None
 
@@ -91,12 +90,10 @@ class NumpyIndex:
     Rows are kept in one preallocated matrix that doubles when full, and a removal moves the last
     row into the hole, so add and remove are O(dim) and search is one ``matrix @ vector``.
 
-    The product is memory-bound (10k x 384 floats = 15 MB read per query). BLAS's second
-    thread halves it on an idle machine but waits milliseconds for a core that is busy elsewhere
-    (seen here: p50 0.5 ms idle, 11 ms with the other core loaded). ``blas_threads="auto"`` (the
-    default) therefore uses BLAS's own thread count only while the 1-minute load average leaves a
-    core free (checked at most once a second) and one thread otherwise; an int fixes the count,
-    ``None`` always leaves BLAS's setting.
+    The product is memory-bound (10k x 384 floats = 15 MB read per query). ``blas_threads="auto"``
+    (the default) uses BLAS's own thread count only while a core is free
+    (:class:`~actioncache.semantic.spare_core.SpareCore`) and one thread otherwise; an int fixes
+    the count, ``None`` always leaves BLAS's setting.
 
     :meth:`search_above` (what a semantic lookup calls, with its threshold as the floor) reads an
     int8 copy of the rows first, from ``bounds_from`` rows on, and scores in float only the rows
@@ -127,8 +124,7 @@ class NumpyIndex:
         self._bits = np.zeros((self._words, max(capacity, 16)), dtype=np.uint64)
         self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.blas_threads = blas_threads
-        self._auto_threads: int | None = 1
-        self._load_checked = float("-inf")
+        self._spare_core = SpareCore()
         self._matrix = np.zeros((max(capacity, 16), dim), dtype=np.float32)
         self._keys: list[str] = []
         self._row: dict[str, int] = {}
@@ -143,15 +139,7 @@ class NumpyIndex:
     def _threads(self) -> int | None:
         if self.blas_threads != "auto":
             return self.blas_threads  # type: ignore[return-value]
-        now = time.monotonic()
-        if now - self._load_checked > 1.0:
-            self._load_checked = now
-            try:
-                free = (os.cpu_count() or 1) - os.getloadavg()[0]
-            except (AttributeError, OSError):  # no load average (Windows): stay predictable
-                free = 0.0
-            self._auto_threads = None if free >= 0.5 else 1
-        return self._auto_threads
+        return None if self._spare_core() else 1
 
     def keys(self) -> set[str]:
         with self._lock:
