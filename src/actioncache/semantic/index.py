@@ -98,7 +98,8 @@ class NumpyIndex:
     :meth:`search_above` (what a semantic lookup calls, with its threshold as the floor) reads an
     int8 copy of the rows first, from ``bounds_from`` rows on, and scores in float only the rows
     whose cosine can reach the floor (:mod:`~actioncache.semantic.index_bounds`): the same answer
-    above the floor for a quarter of the bytes read. ``bounds_from=None`` always scans the float rows.
+    above the floor for a quarter of the bytes read (but for float rounding: a row at the floor to
+    the last bit may be scored a bit either side of it, as two BLAS products may differ). ``bounds_from=None`` always scans the float rows.
     """
 
     shared = False
