@@ -196,7 +196,9 @@ def run(cache: SemanticCache, planner: RuleBasedPlanner | LLMPlanner) -> int:
         cache.update_reward(entry_id, success)
         entry = cache.get(entry_id)
         if entry is None:
-            rejected.setdefault(normalize_prompt(prompt), []).append(list(actions))
+            # Remembered for this wording and, after a hit on another wording, for the stored one too.
+            for wording in dict.fromkeys([normalize_prompt(prompt)] + ([normalize_prompt(hit.prompt)] if hit else [])):
+                rejected.setdefault(wording, []).append(list(actions))
             print("Score fell below the floor: entry EVICTED. The next such request will be planned again.")
         else:
             print(f"Score now {entry['score']:.2f}.")

@@ -226,3 +226,40 @@ def test_demo_tells_the_planner_what_failed_after_an_eviction(monkeypatch, capsy
     assert len(first) == 2 and "Input: 'Paris'" in second[-1]["content"]
     plans = re.findall(r"Stored as entry \w+:\n  1\. (.*)", out)
     assert plans[0].startswith("Tool: WeatherLookup, Input: 'Paris'") and "Paris, France" in plans[1]
+
+
+class _OneVectorPerCity:
+    """A stand-in embedder (no model here): requests naming the same city get the same vector, so
+    two wordings of one request hit each other."""
+
+    name, dim = "one-vector-per-city", 4
+
+    def embed(self, texts):
+        import numpy as np
+
+        return np.array([[1.0, 0, 0, 0] if "paris" in t.lower() else [0, 1.0, 0, 0] for t in texts], dtype=np.float32)
+
+
+def test_demo_tells_the_planner_what_failed_after_an_eviction_on_another_wording(monkeypatch, capsys):
+    """The plan is stored for one wording and evicted through a hit on another: asking the first
+    wording again must still tell the planner that plan failed."""
+    def reply(messages):
+        told = any("did not work" in m["content"] for m in messages)
+        return {"calls": [{"tool": "WeatherLookup", "input": "Paris, France" if told else "Paris"}], "answer": None}
+
+    llm = _DeterministicLLM(reply)
+    demo = _demo_module()
+    stored, reworded = "What is the weather in Paris?", "How is the weather in Paris?"
+    lines = [stored, "y"] + [reworded, "n"] * 5 + [stored, "y", "quit"]
+    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(readline=iter([line + "\n" for line in lines] + [""]).__next__))
+    try:
+        from actioncache.semantic import SemanticCache
+
+        cache = SemanticCache(open_store("memory://"), embedder=_OneVectorPerCity(), namespace="demo", threshold=0.9)
+        assert demo.run(cache, demo.LLMPlanner(llm.url, "", "test-model")) == 0
+    finally:
+        llm.close()
+    out = capsys.readouterr().out
+    assert out.count("CACHE HIT") >= 1 and "EVICTED" in out
+    assert "1 earlier plan(s) for this request failed" in out
+    assert "Paris, France" in re.findall(r"Stored as entry \w+:\n  1\. (.*)", out)[-1]
