@@ -152,3 +152,73 @@ def test_compute_key_forms():
     assert compute_key("a", {}, key="cache:x") == "cache:x"
     assert compute_key("a", {}, key="x") == "cache:x"
     assert compute_key("a", {"x": 1}).startswith("cache:a:")
+
+
+# --- compressed values: only one whole stream is a value --------------------------------------
+
+
+def _digits(n: int, seed: int) -> bytes:
+    """A plain-JSON number of ``n`` random digits: every prefix of it is a valid value too, so a
+    reader that served a cut stream would serve a different number."""
+    import random
+
+    rng = random.Random(seed)
+    return b"j" + "".join(rng.choice("123456789") for _ in range(n)).encode()
+
+
+def _zlib(data: bytes) -> bytes:
+    import zlib
+
+    return b"x" + zlib.compress(data, 6)
+
+
+def _zstd(data: bytes, **options) -> bytes:
+    zstandard = pytest.importorskip("zstandard")
+    return b"z" + zstandard.ZstdCompressor(**options).compress(data)
+
+
+def test_a_compressed_stream_cut_short_is_corrupt_never_a_shorter_value():
+    from actioncache.codec import decompress
+
+    number = _digits(3000, 0)
+    codec = JSONCodec()
+    assert codec.decode(_zlib(number)) == int(number[1:])
+    for cut in (4, 300, 1000):  # the checksum alone, then into the data
+        with pytest.raises(CorruptEntryError, match="cut short"):
+            codec.decode(_zlib(number)[:-cut])
+    big = _digits(400_000, 1)  # zstd blocks are 128 KiB: a cut frame still holds whole blocks
+    for content_size in (True, False):
+        frame = _zstd(big, write_content_size=content_size)
+        assert decompress(frame) == big
+        for cut in (10, 5000, 50_000):
+            with pytest.raises(CorruptEntryError, match="cut short"):
+                decompress(frame[:-cut])
+    with pytest.raises(CorruptEntryError):
+        decompress(b"x")  # no stream at all
+    with pytest.raises(CorruptEntryError):
+        decompress(b"z")
+
+
+def test_bytes_after_a_compressed_stream_or_a_nested_one_are_corrupt():
+    value = b'j{"a": 1}'
+    codec = JSONCodec()
+    assert codec.decode(_zlib(value)) == codec.decode(_zstd(value)) == {"a": 1}
+    for planted in (_zlib(value) + b"GARBAGE", _zstd(value) + b"GARBAGE", _zstd(b'j{"a":') + _zstd(b"1}")[1:]):
+        with pytest.raises(CorruptEntryError, match="after its end"):
+            codec.decode(planted)
+    pickled = SignedPickleCodec("s" * 32)
+    for nested in (_zlib(_zlib(value)), _zstd(_zlib(value)), _zlib(_zstd(value)), _zstd(_zstd(value))):
+        for reader in (codec, pickled):
+            with pytest.raises(CorruptEntryError, match="another compressed value"):
+                reader.decode(nested)
+
+
+def test_the_decompression_limit_still_holds(monkeypatch):
+    import actioncache.codec as codec_module
+
+    monkeypatch.setattr(codec_module, "MAX_DECOMPRESSED_BYTES", 100_000)
+    huge = b"j" + b"0" * 1_000_000
+    for frame in (_zlib(huge), _zstd(huge), _zstd(huge, write_content_size=False)):
+        with pytest.raises(CorruptEntryError, match="decode limit"):
+            codec_module.decompress(frame)
+    assert codec_module.decompress(_zlib(huge[:50_000])) == huge[:50_000]

@@ -155,28 +155,65 @@ def compress(data: bytes) -> bytes:
 
 
 def decompress(data: bytes) -> bytes:
-    """The inverse of :func:`compress`, bounded by ``MAX_DECOMPRESSED_BYTES``."""
+    """The inverse of :func:`compress`, bounded by ``MAX_DECOMPRESSED_BYTES``.
+
+    Only one whole stream is a value: a stream cut short (a torn write, a truncated copy), bytes
+    after its end, or a payload that is itself compressed again raise :class:`CorruptEntryError`,
+    never a part of the value."""
     fmt, body = data[:1], memoryview(data)[1:]
     try:
         if fmt == ZLIB:
-            inflater = zlib.decompressobj()
-            out = inflater.decompress(body, MAX_DECOMPRESSED_BYTES + 1)
-            if len(out) > MAX_DECOMPRESSED_BYTES or inflater.unconsumed_tail:
-                raise CorruptEntryError("compressed value expands past the decode limit")
-            return out
-        zstandard = _zstd()
-        if zstandard is None:
-            raise UnsupportedEntryError("entry is zstd-compressed; install the zstandard package "
-                                        "(pip install 'actioncache[compression]') to read it")
-        with zstandard.ZstdDecompressor().stream_reader(bytes(body)) as reader:
-            out = reader.read(MAX_DECOMPRESSED_BYTES + 1)
-        if len(out) > MAX_DECOMPRESSED_BYTES:
-            raise CorruptEntryError("compressed value expands past the decode limit")
-        return out
+            out, whole = _inflate(body)
+        else:
+            zstandard = _zstd()
+            if zstandard is None:
+                raise UnsupportedEntryError("entry is zstd-compressed; install the zstandard package "
+                                            "(pip install 'actioncache[compression]') to read it")
+            out, whole = _unzstd(zstandard, body)
     except (CorruptEntryError, UnsupportedEntryError):
         raise
     except Exception as exc:  # zlib.error, zstandard.ZstdError, MemoryError: all mean "not a valid frame"
         raise CorruptEntryError(f"compressed value does not decompress: {exc}") from exc
+    if not whole:
+        raise CorruptEntryError("compressed value is cut short, or has bytes after its end")
+    if out[:1] == ZSTD or out[:1] == ZLIB:  # compress() never nests: a planted or damaged value
+        raise CorruptEntryError("compressed value holds another compressed value")
+    return out
+
+
+def _too_big() -> CorruptEntryError:
+    return CorruptEntryError("compressed value expands past the decode limit")
+
+
+def _inflate(body: memoryview) -> tuple[bytes, bool]:
+    """A zlib stream: its output, and whether it was one whole stream and nothing else."""
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(body, MAX_DECOMPRESSED_BYTES + 1)
+    if len(out) > MAX_DECOMPRESSED_BYTES or inflater.unconsumed_tail:
+        raise _too_big()
+    return out, inflater.eof and not inflater.unused_data
+
+
+# zstd input is fed this much at a time, so a frame that expands without end is stopped within
+# a chunk's worth of output past the limit (a block of a few bytes can stand for 128 KiB).
+_ZSTD_CHUNK = 4096
+
+
+def _unzstd(zstandard: Any, body: memoryview) -> tuple[bytes, bool]:
+    """A zstd frame: its output, and whether it was one whole frame and nothing else (a reader
+    of a cut frame returns the blocks it has; ``eof`` says whether the frame ended)."""
+    inflater = zstandard.ZstdDecompressor().decompressobj()
+    parts: list[bytes] = []
+    size = 0
+    for start in range(0, len(body), _ZSTD_CHUNK):
+        part = inflater.decompress(body[start:start + _ZSTD_CHUNK])
+        size += len(part)
+        if size > MAX_DECOMPRESSED_BYTES:
+            raise _too_big()
+        parts.append(part)
+        if inflater.eof:
+            return b"".join(parts), not inflater.unused_data and start + _ZSTD_CHUNK >= len(body)
+    return b"", False
 
 
 # The decode memo (JSONCodec.memo): plain-JSON encodings up to this size, with at most this many

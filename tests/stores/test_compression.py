@@ -53,6 +53,49 @@ def test_a_corrupt_compressed_entry_is_a_miss_and_removed(store):
     assert cache.wrap("big", lambda: {"fresh": 2})["result"] == {"fresh": 1}  # the fresh value replaced it
 
 
+def _damaged_values() -> dict[str, bytes]:
+    """Compressed values another writer, a torn write or a truncated copy could leave; each one
+    decompressed without care decodes to a value (a number whose prefix is a number, or a value
+    followed by whitespace), so serving it would be a wrong hit."""
+    import random
+    import zlib
+
+    import services
+
+    services.require_module("zstandard", "compression")
+    import zstandard
+
+    rng = random.Random(0)
+    number = b"j" + "".join(rng.choice("123456789") for _ in range(3000)).encode()
+    padded = b'j{"a": 1}' + "".join(rng.choice(" \t\n\r") for _ in range(400_000)).encode()  # 128 KiB blocks
+    small = b'j{"a": 1}'
+    x = b"x" + zlib.compress(number)
+    z = b"z" + zstandard.ZstdCompressor().compress(padded)
+    return {
+        "zlib cut short": x[:-300],
+        "zlib without its checksum": x[:-4],
+        "zlib with bytes after it": b"x" + zlib.compress(small) + b"GARBAGE",
+        "zlib of a compressed value": b"x" + zlib.compress(b"x" + zlib.compress(small)),
+        "zstd cut short": z[:-5000],
+        "zstd with bytes after it": b"z" + zstandard.ZstdCompressor().compress(small) + b" ",
+        "zstd of a compressed value": b"z" + zstandard.ZstdCompressor().compress(b"x" + zlib.compress(small)),
+    }
+
+
+def test_a_cut_trailed_or_nested_compressed_value_is_a_miss_and_removed(store):
+    cache = Cache(store=store, cleanup_probability=0.0)
+    key = cache.wrap("big", lambda: BIG)["_cache_key"]
+    entry = store.get(key)
+    damaged = _damaged_values()
+    for name, value in damaged.items():
+        store.put(dataclasses.replace(entry, value=value))
+        r = cache.wrap("big", lambda: {"fresh": name})
+        assert r["_cache_hit"] is False and r["result"] == {"fresh": name}, name
+        assert "corrupt cache entry removed" in r.get("_cache_error", ""), name
+        assert cache.wrap("big", lambda: None)["result"] == {"fresh": name}, name  # removed, then replaced
+    assert cache.stats()["session"]["corrupt"] == len(damaged)
+
+
 @settings(max_examples=60, deadline=None)
 @given(value=st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                           lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(), inner, max_size=6)),
