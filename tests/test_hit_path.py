@@ -382,3 +382,61 @@ def test_entries_are_values_a_reader_cannot_change(tmp_path):
             with pytest.raises(dataclasses.FrozenInstanceError):
                 setattr(entry, field, value)
         cache.close()
+
+
+# --- a damaged fresh-until: an entry written with a stale window expires at TTL + window and is
+# fresh only until _cache_fresh_until. That field present but not a time makes the entry corrupt:
+# ignoring it would serve the entry as fresh past its TTL, on the first read or a remembered one.
+
+_NOT_TIMES = ["abc", "1e300", None, True, [1], {"t": 1}, math.nan, math.inf, 1e300]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_a_fresh_until_that_is_not_a_time_is_corrupt_never_fresh(kind, tmp_path):
+    import dataclasses
+
+    from actioncache._flow import FRESH_UNTIL
+
+    clock = Clock()
+    if kind == "redis":
+        services.require("redis", "127.0.0.1", 6379)
+        url = f"{services.REDIS_URL}?prefix=fresh_until_{uuid.uuid4().hex[:12]}"
+    else:
+        url = "memory://" if kind == "memory" else f"sqlite:///{tmp_path}/fresh_until.db"
+    cache = Cache(url, clock=clock, cleanup_probability=0)
+    runs: list[int] = []
+
+    def body(x):
+        runs.append(x)
+        return {"run": len(runs)}
+
+    writer = cached(cache=cache, name="shared", ttl_seconds=10, stale_ttl_seconds=1000)(body)
+    reader = cached(cache=cache, name="shared", ttl_seconds=10)(body)  # accepts no stale value
+    key = reader.cache_key(1)
+
+    def plant(bad):
+        writer.refresh(1)
+        entry = cache.store.get(key)
+        assert entry.metadata[FRESH_UNTIL] == entry.created_at + 10
+        cache.store.put(dataclasses.replace(entry, metadata={**dict(entry.metadata), FRESH_UNTIL: bad}))
+
+    corrupt = 0
+    for bad in _NOT_TIMES:
+        plant(bad)
+        clock.now += 30  # past the TTL, inside the writer's stale window
+        before = len(runs)
+        assert reader(1) == {"run": before + 1}, bad  # not the planted entry, served as fresh
+        corrupt += 1
+        plant(bad)
+        assert reader(1) == {"run": before + 3}, bad  # within the TTL too: never judged, never remembered
+        assert reader(1) == reader(1) == {"run": before + 3}, bad  # the run's own entry, a plain hit
+        corrupt += 1
+        plant(bad)
+        clock.now += 30
+        got = cache.get(key)
+        assert got["found"] is False and "_cache_fresh_until" in got["removed"], bad
+        corrupt += 1
+    assert cache.stats()["session"]["corrupt"] == corrupt
+    if kind == "redis":
+        cache.store.drop()
+    cache.close()

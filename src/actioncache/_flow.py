@@ -31,7 +31,7 @@ from ._time import iso_utc
 from .codec import MEMO_DECODERS, Codec
 from .errors import UnsupportedEntryError
 from .events import CacheEvent, Observer, notify
-from .stores.base import CacheStore, Entry, entry_problem, redact_url
+from .stores.base import FRESH_UNTIL, CacheStore, Entry, entry_problem, redact_url
 
 __all__ = ["FRESH_UNTIL", "LEASE", "REFRESH_EXIT_WAIT_S", "RUN", "CacheWarning", "Flow", "Lookup", "Outcome", "StoreOptions", "adrive",
            "check_lock_timeout", "check_metadata", "drive", "entry_metadata", "fresh_until", "is_failure", "run_async", "run_sync", "spawn_task", "spawn_thread",
@@ -59,10 +59,10 @@ def is_failure(result: Any) -> bool:
     return isinstance(result, dict) and result.get("success") is False
 
 
-# Metadata of an entry written with a stale window: the time (epoch s) it stops being fresh. The
-# entry itself lives on (its expires_at) for stale_ttl_s more, so cleanup and server-side expiry
-# (Redis) keep it while it may still be served stale.
-FRESH_UNTIL = "_cache_fresh_until"
+# FRESH_UNTIL (stores.base): metadata of an entry written with a stale window, the time (epoch s) it
+# stops being fresh. The entry itself lives on (its expires_at) for stale_ttl_s more, so cleanup and
+# server-side expiry (Redis) keep it while it may still be served stale. entry_problem refuses one
+# that is not a time: the entry is corrupt, never fresh until its window closes.
 DURATION = "_cache_duration_ms"  # how long the run that stored an entry took: a hit saves that
 _NEVER = float("inf")
 # Remembered verdicts of healthy entries (Flow.judged): entries up to 16 KiB, about 2 MiB in all
@@ -303,8 +303,8 @@ class Flow:
                 problem = str(exc) or type(exc).__name__
             else:
                 metadata = entry.metadata
-                fresh = metadata.get(FRESH_UNTIL)
-                if fresh is not None and _is_number(fresh) and fresh <= now:
+                fresh = metadata.get(FRESH_UNTIL)  # a time, or None: entry_problem checked it
+                if fresh is not None and fresh <= now:
                     return Lookup(False, value, entry, stale=True)
                 duration = metadata.get(DURATION, 0)
                 if tally:
@@ -312,10 +312,8 @@ class Flow:
                         self.flush_stats()
                 copy = self.decoded(entry.value) if self.decoded is not None and type(entry.value) is bytes else None
                 if copy is not None:  # the codec kept the decoded value: later reads copy it from here
-                    # Served while the clock is before both the expiry and the fresh-until (a stored
-                    # fresh-until that is not a number does not count, as above).
-                    until = min(_NEVER if expires is None else expires,
-                                fresh if fresh is not None and _is_number(fresh) else _NEVER)
+                    # Served while the clock is before both the expiry and the fresh-until.
+                    until = min(_NEVER if expires is None else expires, _NEVER if fresh is None else fresh)
                     verdict = (entry, copy, saved_ms(duration), until)
                     self.judged.keep(key, verdict, len(entry.value) + len(key) + _VERDICT_OVERHEAD)
                 return _tuple_new(Lookup, (True, value, entry, None, False))
@@ -649,7 +647,8 @@ async def run_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> tuple[bo
 
 
 def fresh_until(entry: Entry) -> float | None:
-    """When an entry written with a stale window stops being fresh (None: no such window)."""
+    """When an entry written with a stale window stops being fresh (None: no such window); for an
+    entry that passed ``entry_problem``, which refuses a fresh-until that is not a time."""
     value = entry.metadata.get(FRESH_UNTIL)
     return value if _is_number(value) else None
 

@@ -18,7 +18,7 @@ from .redaction import redact_secrets, redact_url, url_secrets
 
 
 __all__ = [
-    "BuiltEntries", "CORRUPT_METADATA", "CacheStore", "Entry", "LazyMetadata", "corrupt_entry", "entry_problem", "escape_glob",
+    "BuiltEntries", "CORRUPT_METADATA", "CacheStore", "FRESH_UNTIL", "Entry", "LazyMetadata", "corrupt_entry", "entry_problem", "escape_glob",
     "glob_literal_prefix", "glob_matches", "glob_tokens", "metadata_matches", "open_store", "redact_secrets",
     "redact_url", "register_store", "url_secrets", "registered_schemes", "select_keys",
 ]
@@ -51,6 +51,13 @@ _LAST_TIME = 253402300800.0
 _FIRST_TIME = -_LAST_TIME
 
 
+# Metadata of an entry written with a stale window: the time (epoch s) it stops being fresh (the
+# core writes it: _flow.Flow.store_result). Present, it must be a time like the entry's own, or an
+# entry past its TTL would be judged fresh until its stale window closes.
+FRESH_UNTIL = "_cache_fresh_until"
+_ABSENT = object()
+
+
 def _is_time(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and -_LAST_TIME < value < _LAST_TIME
 
@@ -59,7 +66,8 @@ def entry_problem(entry: Entry) -> str | None:
     """Why a stored entry cannot be served, or None: the shape check every read applies.
 
     A store shared with other writers can hold anything under a key (a text ``expires_at``, a
-    value that is not bytes, metadata that is not a JSON object). The core treats such an entry
+    value that is not bytes, metadata that is not a JSON object, a ``_cache_fresh_until`` that is
+    not a time). The core treats such an entry
     as corrupt: a miss, and removed, never an exception for the caller.
     """
     # The shape every healthy entry has, checked with exact types first: this runs on every hit,
@@ -68,7 +76,9 @@ def entry_problem(entry: Entry) -> str | None:
     if (type(value) is bytes and type(created) is float and _FIRST_TIME < created < _LAST_TIME
             and (expires is None or (type(expires) is float and _FIRST_TIME < expires < _LAST_TIME))
             and (type(metadata) is dict or type(metadata) is LazyMetadata)
-            and not metadata.get(CORRUPT_METADATA)):
+            and not metadata.get(CORRUPT_METADATA)
+            and ((fresh := metadata.get(FRESH_UNTIL, _ABSENT)) is _ABSENT
+                 or (type(fresh) is float and _FIRST_TIME < fresh < _LAST_TIME))):
         return None
     return _entry_problem(entry)
 
@@ -85,6 +95,9 @@ def _entry_problem(entry: Entry) -> str | None:
     corrupt = entry.metadata.get(CORRUPT_METADATA)
     if corrupt:
         return corrupt if isinstance(corrupt, str) else "its metadata is not a JSON object"
+    fresh = entry.metadata.get(FRESH_UNTIL, _ABSENT)
+    if fresh is not _ABSENT and not _is_time(fresh):
+        return f"its {FRESH_UNTIL} is {repr(fresh)[:80]}, not a time"
     return None
 
 
