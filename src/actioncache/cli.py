@@ -286,8 +286,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     store = _open_cache(args.store).store
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as out:
-            result = transfer.export_entries(store, out, args.pattern, _progress("exporting"))
+        try:
+            with open(args.output, "w", encoding="utf-8") as out:
+                result = transfer.export_entries(store, out, args.pattern, _progress("exporting"))
+        except OSError as exc:
+            return _file_failed(args, "write", args.output, exc)
     else:
         result = transfer.export_entries(store, sys.stdout, args.pattern, _progress("exporting"))
     _done_progress()
@@ -305,8 +308,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             with open(args.file, encoding="utf-8") as lines:
                 result = transfer.import_entries(store, lines, _progress("importing"))
         except OSError as exc:
-            print(f"error: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return _file_failed(args, "read", args.file, exc)
     _done_progress()
     return _report_moved(args, result, "imported")
 
@@ -319,6 +321,13 @@ def cmd_copy(args: argparse.Namespace) -> int:
     result = transfer.copy_entries(source, target, args.pattern, _progress("copying"))
     _done_progress()
     return _report_moved(args, result, "copied")
+
+
+def _file_failed(args: argparse.Namespace, verb: str, path: str, exc: OSError) -> int:
+    """A dump file that cannot be opened, read or written: one line naming it and why (exit 2)."""
+    _done_progress()
+    print(f"error: cannot {verb} {path}: {exc.strerror or exc}", file=sys.stderr)
+    return 2
 
 
 def _report_moved(args: argparse.Namespace, result: dict[str, Any], verb: str, to_stderr: bool = False) -> int:

@@ -90,6 +90,11 @@ def test_a_copied_entry_is_a_hit_in_the_new_store(tmp_path):
     ('{"key": "k"}\n', "line 2: no value_b64"),
     ('{"key": "k", "value_b64": "***"}\n', "line 2: value_b64 is not base64"),
     ('{"key": "k", "value_b64": "", "expires_at": "soon"}\n', "line 2: its expires_at is 'soon'"),
+    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": "1e300"}}\n',
+     "line 2: its _cache_fresh_until is '1e300', not a time"),
+    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": null}}\n', "line 2: its _cache_fresh_until is None"),
+    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": NaN}}\n', "line 2: its _cache_fresh_until is nan"),
+    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": [1]}}\n', "line 2: its _cache_fresh_until is [1]"),
     ('{"format": "actioncache-export/9"}\n', "this version reads"),
 ])
 def test_a_bad_dump_line_is_named_and_nothing_after_it_is_imported(bad, problem):
@@ -129,6 +134,10 @@ def test_cli_export_import_copy(tmp_path, src_env):
     assert missing.returncode == 1 and "nope.db" in missing.stderr
     bad = cli("import", str(tmp_path / "absent.jsonl"), "--store", c)
     assert bad.returncode == 2 and "cannot read" in bad.stderr
+    nowhere = tmp_path / "no such dir" / "out.jsonl"
+    unwritable = cli("export", "--store", a, "-o", str(nowhere))
+    assert unwritable.returncode == 2 and "Traceback" not in unwritable.stderr
+    assert unwritable.stderr.strip() == f"error: cannot write {nowhere}: No such file or directory"
 
 
 def test_an_entry_the_target_cannot_hold_is_named_and_the_rest_still_move(tmp_path):
