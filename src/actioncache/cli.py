@@ -133,8 +133,9 @@ def _open_cache(url: str | None, create: bool = False) -> Any:
 
     url = url or default_store_url()
     from .config import missing_store_file
+    from .stores.base import redact_url
 
-    missing = None if create else missing_store_file(url)
+    missing = None if create else missing_store_file(url, redact_url(url))
     if missing:
         raise StoreError(missing)
     return Cache(url, cleanup_probability=0.0)

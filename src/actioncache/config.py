@@ -58,11 +58,12 @@ def store_file(url: str) -> str | None:
     return path if path not in ("", "/", "/:memory:") else None
 
 
-def missing_store_file(url: str) -> str | None:
-    """Why a reading command must not open ``url`` (a store file that is not there), or None."""
+def missing_store_file(url: str, shown_url: str) -> str | None:
+    """Why a reading command must not open ``url`` (a store file that is not there), or None;
+    the message quotes ``shown_url``, the URL redacted by the caller (its query may hold a token)."""
     path = store_file(url)
     if path is None or os.path.exists(path):
         return None
     shown = "/" + path.lstrip("/")
     return (f"no store at {shown}: nothing was ever cached there. Check --store or $ACTIONCACHE_URL "
-            f"(the store URL was {url})")
+            f"(the store URL was {shown_url})")

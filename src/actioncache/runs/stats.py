@@ -124,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.store:
         from ..config import missing_store_file
+        from ..stores.base import redact_url
 
-        missing = missing_store_file(args.store)
+        missing = missing_store_file(args.store, redact_url(args.store))
         if missing:  # a read must not create a store: a mistyped path is an error that names it
             print(f"actioncache loop-stats: error: {missing}", file=sys.stderr)
             return 1

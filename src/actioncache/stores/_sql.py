@@ -21,6 +21,7 @@ from urllib.parse import SplitResult, unquote
 from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import AccessLog, EvictionConfig, cull, too_large
+from .redaction import redact_url
 from .base import BuiltEntries, Entry, LazyMetadata, glob_literal_prefix, select_keys
 
 # A field test: (metadata field name, wanted value) -> (SQL condition, its parameters), or None
@@ -112,11 +113,12 @@ def find_query(
     return select, params
 
 
-def file_path(parts: SplitResult, shown: str, form: str) -> str:
+def file_path(parts: SplitResult, url: str, form: str) -> str:
     """The absolute path a file-database URL names (``scheme:///abs/path``; four slashes too).
 
-    ``shown`` is the URL as error messages may print it, ``form`` the form to suggest.
+    ``url`` is shown redacted in error messages, ``form`` is the form to suggest.
     """
+    shown = redact_url(url)
     if parts.netloc not in ("", "localhost"):
         raise StoreURLError(f"{shown!r} has a host part; use three slashes and an absolute path: {form}")
     path = unquote(parts.path)

@@ -44,13 +44,14 @@ def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
     return given
 
 
-def query_options(store: str, shown_url: str, parts: SplitResult, known: Iterable[str], takes: str) -> dict[str, str]:
+def query_options(store: str, url: str, parts: SplitResult, known: Iterable[str], takes: str) -> dict[str, str]:
     """A URL's query as ``{option: last value}``, after checking each is one the store knows: an
-    option it would ignore (a typo, another store's) is refused, naming what it takes."""
+    option it would ignore (a typo, another store's) is refused, naming what it takes (and showing
+    ``url`` redacted: the query may hold a token)."""
     query = {name: values[-1] for name, values in parse_qs(parts.query, keep_blank_values=True).items()}
     unknown = set(query) - set(known)
     if unknown:
-        raise StoreURLError(f"{store} URL {shown_url!r}: unknown option(s) {sorted(unknown)}; {takes}")
+        raise StoreURLError(f"{store} URL {redact_url(url)!r}: unknown option(s) {sorted(unknown)}; {takes}")
     return query
 
 

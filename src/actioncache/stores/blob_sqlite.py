@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
+from .redaction import redact_url
 from .base import Entry
 from .blob_objects import RemoteObject, WriteConflict, open_remote_object
 from ._fork import track_for_fork
@@ -184,7 +185,7 @@ class BlobSQLiteStore:
         protocol = scheme.partition("+")[2]
         if not scheme.startswith("blob-sqlite+") or not protocol:
             raise StoreURLError(
-                f"blob-sqlite URL {url!r} names no object store; use e.g. blob-sqlite+s3://bucket/cache.db, "
+                f"blob-sqlite URL {redact_url(url)!r} names no object store; use e.g. blob-sqlite+s3://bucket/cache.db, "
                 "blob-sqlite+gs://, blob-sqlite+az://, blob-sqlite+file:///abs/cache.db or blob-sqlite+memory://name/cache.db"
             )
         path = unquote(parts.netloc + parts.path)
@@ -194,11 +195,11 @@ class BlobSQLiteStore:
                 try:
                     options.setdefault(name, _STORE_OPTIONS[name](text))
                 except ValueError as exc:
-                    raise StoreURLError(f"{name}={text!r} in {url!r} is not a number") from exc
+                    raise StoreURLError(f"{name}={text!r} in {redact_url(url)!r} is not a number") from exc
             else:
                 storage_options.setdefault(name, _option_value(text))
         remote = open_remote_object(protocol, path, storage_options)
-        safe_url = f"{scheme}://{parts.netloc}{parts.path}"  # no query: it may hold credentials
+        safe_url = redact_url(f"{scheme}://{parts.netloc}{parts.path}")  # no query: it may hold credentials
         return cls(remote, url=safe_url, **options)
 
     # --- local copy ---------------------------------------------------------------------

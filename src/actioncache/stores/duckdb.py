@@ -38,6 +38,7 @@ from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
+from .redaction import redact_url
 from .base import Entry
 from ._url import check_fields, file_url, local_file, query_options
 
@@ -391,4 +392,4 @@ def _parse_bool(text: str, url: str) -> bool:
         return True
     if lowered in ("0", "false", "no", "off", ""):
         return False
-    raise StoreURLError(f"{url!r}: read_only must be true or false, not {text!r}")
+    raise StoreURLError(f"{redact_url(url)!r}: read_only must be true or false, not {text!r}")

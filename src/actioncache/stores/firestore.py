@@ -38,6 +38,7 @@ from ..extras import missing, require
 from ._errors import StoreErrors
 from ._fork import track_for_fork
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
+from .redaction import redact_url
 from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
 from ._url import check_fields
 
@@ -130,10 +131,10 @@ class FirestoreStore:
         project = unquote(parts.netloc)
         collection = unquote(parts.path).strip("/")
         if not project or not collection:
-            raise StoreURLError(f"Firestore URL {url!r} needs a project and a collection: firestore://project/collection")
+            raise StoreURLError(f"Firestore URL {redact_url(url)!r} needs a project and a collection: firestore://project/collection")
         for name, value in parse_qsl(parts.query):
             if name != "database":
-                raise StoreURLError(f"unknown Firestore URL option {name!r} in {url!r}; the only one is database=")
+                raise StoreURLError(f"unknown Firestore URL option {name!r} in {redact_url(url)!r}; the only one is database=")
             options.setdefault("database", value)
         return cls(project, collection, **options)
 

@@ -178,7 +178,7 @@ class TursoStore(SQLStore):
         """
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
-        query = query_options("libSQL", redact_url(url), parts, _OPTIONS, f"known: {', '.join(sorted(_OPTIONS))}")
+        query = query_options("libSQL", url, parts, _OPTIONS, f"known: {', '.join(sorted(_OPTIONS))}")
         token = query.get("authToken", query.get("auth_token"))
         if token is not None:
             options.setdefault("auth_token", token)
@@ -188,7 +188,7 @@ class TursoStore(SQLStore):
         if limit is not None:
             options.update(max_size_bytes=limit.max_size_bytes, eviction=limit.policy)
         if scheme == "libsql+file":
-            path = file_path(parts, redact_url(url), "libsql+file:///abs/path.db")
+            path = file_path(parts, url, "libsql+file:///abs/path.db")
             if "tls" in query:
                 raise StoreURLError(f"{redact_url(url)!r}: tls= applies to remote URLs only (libsql://host?tls=0)")
             if "sync_url" in query:
