@@ -240,3 +240,85 @@ def test_the_cache_says_why_a_too_large_result_was_not_cached(tmp_path):
     assert r["success"] is True and r["result"] == "y" * 50_000
     assert "larger than the store's max_size_bytes" in r["_cache_error"]
     assert cache.stats()["entries"] == 10
+
+
+# Keys and metadata of several bytes a character: a limit counts their UTF-8 bytes, not characters.
+SQL_LIMITED = [kind for kind in LIMITED if kind != "memory"]  # the memory store holds no text encoding
+_WIDE_NOTE = "字" * 300  # 900 bytes
+
+
+def _held_bytes(store) -> int:
+    """The bytes the store holds (key + value + metadata, as UTF-8), measured from outside."""
+    from actioncache._json import utf8_json
+
+    held = 0
+    for key in store.find(pattern="*"):
+        entry = store.get(key)
+        if entry is not None:
+            held += len(key.encode("utf-8")) + len(entry.value) + len(utf8_json(dict(entry.metadata)))
+    return held
+
+
+def _put_wide(store, i: int) -> None:
+    now = time.time()
+    store.put(Entry(f"€€€€€€€€€€-{i:03d}", b"v" * 500, {"_cache_action": "t", "note": _WIDE_NOTE}, now, now + 3600))
+
+
+@pytest.mark.parametrize("kind", SQL_LIMITED)
+def test_multibyte_keys_and_metadata_are_counted_in_bytes(kind, tmp_path):
+    store = _open(kind, tmp_path, 20_000, "lru")
+    for i in range(40):
+        _put_wide(store, i)
+        assert _held_bytes(store) <= 20_000
+    assert "€€€€€€€€€€-039" in store.find(pattern="*")
+    store.close()
+
+
+@pytest.mark.parametrize("kind", SQL_LIMITED)
+def test_an_entry_larger_than_the_limit_in_bytes_but_not_in_characters_is_refused(kind, tmp_path):
+    from actioncache.errors import StoreError
+
+    store = _open(kind, tmp_path, 2_000, "lru")
+    now = time.time()
+    with pytest.raises(StoreError, match="larger than the store's max_size_bytes"):
+        store.put(Entry("k", b"v", {"note": "字" * 700}, now, None))  # 700 characters, 2,100 bytes
+    assert store.get("k") is None
+    store.close()
+
+
+def test_a_file_that_counted_characters_is_recounted_in_bytes_on_open(tmp_path):
+    """A file whose byte total and triggers came from a version that counted characters (length()
+    of TEXT) is corrected on open: its total is summed again in bytes and its triggers replaced."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    store = open_store(f"sqlite:///{path}?max_size_bytes=100000")
+    for i in range(12):
+        _put_wide(store, i)
+    store.close()
+    chars = "length({0}.key) + length({0}.value) + length({0}.metadata)"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "DROP TRIGGER entries_bytes_insert; DROP TRIGGER entries_bytes_update; DROP TRIGGER entries_bytes_delete;"
+        f"CREATE TRIGGER entries_bytes_insert AFTER INSERT ON entries BEGIN "
+        f"UPDATE totals SET value = value + {chars.format('NEW')} WHERE name = 'bytes'; END;"
+        f"CREATE TRIGGER entries_bytes_update AFTER UPDATE OF key, value, metadata ON entries BEGIN "
+        f"UPDATE totals SET value = value + {chars.format('NEW')} - ({chars.format('OLD')}) WHERE name = 'bytes'; END;"
+        f"CREATE TRIGGER entries_bytes_delete AFTER DELETE ON entries BEGIN "
+        f"UPDATE totals SET value = value - ({chars.format('OLD')}) WHERE name = 'bytes'; END;"
+        f"UPDATE totals SET value = (SELECT sum({chars.format('entries')}) FROM entries) WHERE name = 'bytes';")
+    conn.commit()
+    conn.close()
+    # 12 entries of about 1,460 bytes (but 850 characters) each: counted in characters, eight more
+    # entries of 1,000 bytes would seem to fit under the limit.
+    store = open_store(f"sqlite:///{path}?max_size_bytes=20000")
+    for i in range(12, 20):
+        _put(store, f"ascii{i}")
+        assert _held_bytes(store) <= 20_000
+    store.close()
+    conn = sqlite3.connect(path)
+    total = conn.execute("SELECT value FROM totals WHERE name = 'bytes'").fetchone()[0]
+    held = conn.execute("SELECT sum(length(CAST(key AS BLOB)) + length(value) + length(CAST(metadata AS BLOB))) "
+                        "FROM entries").fetchone()[0]
+    conn.close()
+    assert total == held

@@ -68,7 +68,15 @@ _MIGRATIONS = {
 }
 # Size limits: the bytes held (key + value + metadata), kept by triggers so a put reads one row
 # instead of summing the table; the indexes give the next victim of each policy without a scan.
-_ENTRY_BYTES = "length({0}.key) + length({0}.value) + length({0}.metadata)"
+# Bytes, not characters: length() of TEXT counts characters, so the key and metadata are cast to
+# BLOB (a key or metadata in a script of several bytes a character would otherwise count a third
+# or a quarter of what it holds).
+_ENTRY_BYTES = "length(CAST({0}.key AS BLOB)) + length({0}.value) + length(CAST({0}.metadata AS BLOB))"
+_BYTE_TRIGGERS = ("entries_bytes_insert", "entries_bytes_update", "entries_bytes_delete")
+# Triggers written by an older version counted characters: dropped with the total they kept, which
+# EVICTION_SCHEMA then sums again and counts on with the triggers it makes.
+_STALE_TRIGGERS = ("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ("
+                   + ", ".join(f"'{name}'" for name in _BYTE_TRIGGERS) + ") AND sql NOT LIKE '%AS BLOB%'")
 EVICTION_SCHEMA = [
     "CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     f"INSERT OR IGNORE INTO totals(name, value) "
@@ -136,7 +144,9 @@ class SQLiteDialect(Dialect):
                 entry.expires_at, action if isinstance(action, str) else None, time.time())
 
     def entry_bytes(self, entry: Entry, params: tuple[Any, ...]) -> int:
-        return len(params[0]) + len(params[1]) + len(params[2])
+        # The key and metadata as UTF-8 bytes, as the triggers count them (not characters).
+        return (len(params[0].encode("utf-8", "surrogatepass")) + len(params[1])
+                + len(params[2].encode("utf-8", "surrogatepass")))
 
     def field_clause(self, name: str, wanted: Any) -> tuple[str, list[Any]] | None:
         """The promoted action column, else ``json_extract``."""
@@ -164,6 +174,10 @@ def create_schema(conn: Any, eviction: bool) -> None:
         # In one transaction, so the first total counts every entry once.
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if conn.execute(_STALE_TRIGGERS).fetchone()[0]:
+                for name in _BYTE_TRIGGERS:
+                    conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+                conn.execute("DELETE FROM totals WHERE name = 'bytes'")
             for statement in EVICTION_SCHEMA:
                 conn.execute(statement)
             conn.execute("COMMIT")
