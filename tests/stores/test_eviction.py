@@ -133,6 +133,29 @@ def test_stores_that_cannot_enforce_a_limit_say_so():
         Cache(store=open_store("memory://"), max_size_bytes=1000)
 
 
+def test_the_redis_refusal_recommends_a_volatile_policy_and_warns_against_allkeys():
+    """Under allkeys-* Redis may evict the store's index keys (no TTL), and invalidation then misses
+    entries: the refusal of a limit on Redis must not recommend it."""
+    with pytest.raises(StoreURLError) as err:
+        Cache("redis://127.0.0.1:6379/9?prefix=fix_volatile&max_size_bytes=1000000")
+    text = str(err.value)
+    assert "maxmemory-policy volatile-lru" in text and "Not allkeys-*" in text, text
+
+
+def test_every_doc_that_names_a_redis_eviction_policy_recommends_volatile_not_allkeys():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    docs = [root / "README.md", root / "YAML_REFERENCE.md", root / "CLAUDE.md", *sorted((root / "docs").glob("*.md"))]
+    for doc in docs:
+        text = doc.read_text(encoding="utf-8") if doc.exists() else ""
+        if "maxmemory-policy" not in text:
+            continue
+        assert "volatile-lru" in text, doc.name
+        assert not re.search(r"maxmemory-policy`? `?allkeys|prefer `?allkeys|`allkeys-lru` \(", text), doc.name
+
+
 def test_a_read_only_lru_file_still_hits(tmp_path):
     """Reads are batched, not written per hit: a read-only file with a size limit still serves."""
     url = f"sqlite:///{tmp_path}/ro.db?max_size_bytes=1000000&eviction=lru"

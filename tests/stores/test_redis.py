@@ -196,3 +196,29 @@ def test_get_through_either_client_path(options):
     finally:
         store.drop()
         store.close()
+
+
+def test_entries_carry_a_ttl_and_the_index_keys_do_not():
+    """What the docs' advice rests on: under maxmemory-policy volatile-* Redis evicts only keys with
+    a TTL. Every entry Cache.wrap writes has one; the index keys have none (allkeys-* could evict
+    them); an entry stored without an expiry has none either (volatile-* never evicts it)."""
+    services.require("redis", "127.0.0.1", 6379)
+    store = open_store(f"redis://127.0.0.1:6379/12?prefix={unique('ttlcheck_')}")
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/12")
+    try:
+        cache = Cache(store=store)
+        written = cache.wrap("a", lambda: 1, key="wrapped")
+        assert written["result"] == 1
+        now = time.time()
+        store.put(Entry("forever", b"v", {"_cache_action": "a"}, now, None))
+        assert client.pttl(f"{store.prefix}:e:{written['_cache_key']}") > 0
+        assert client.pttl(f"{store.prefix}:e:forever") == -1
+        index_keys = [k.decode() for k in client.scan_iter(match=store.prefix + ":*")
+                      if not k.decode().startswith(store.prefix + ":e:")]
+        assert f"{store.prefix}:z" in index_keys and any(":i:" in k for k in index_keys)
+        for key in index_keys:
+            assert client.pttl(key) == -1, key
+    finally:
+        store.drop()
+        store.close()
+        client.close()

@@ -146,12 +146,13 @@ class AccessLog:
 # The stores that enforce max_size_bytes themselves. Redis evicts by the server's own
 # maxmemory-policy; object stores and Firestore have no eviction order to keep.
 SIZE_LIMITED_SCHEMES = {"memory", "sqlite", "libsql+file", "postgresql", "postgres", "duckdb"}
-_ELSEWHERE = {
-    "redis": "Redis evicts by the server's own policy: set `maxmemory` and `maxmemory-policy allkeys-lru` "
-             "(or allkeys-lfu / volatile-ttl) in redis.conf or with CONFIG SET",
-    "rediss": "Redis evicts by the server's own policy: set `maxmemory` and `maxmemory-policy allkeys-lru` "
-              "(or allkeys-lfu / volatile-ttl) in redis.conf or with CONFIG SET",
-}
+# volatile-*, never allkeys-*: the store's index keys (the sorted set, the index sets) carry no TTL,
+# so volatile-* never evicts them, while allkeys-* may, and invalidation then misses entries.
+_REDIS_EVICTION = ("Redis evicts by the server's own policy: set `maxmemory` and `maxmemory-policy volatile-lru` "
+                   "(or volatile-lfu / volatile-ttl; noeviction refuses writes instead) in redis.conf or with "
+                   "CONFIG SET. Not allkeys-*: it may evict the store's own index keys, which carry no TTL, "
+                   "after which invalidation misses entries and old values keep being served")
+_ELSEWHERE = {"redis": _REDIS_EVICTION, "rediss": _REDIS_EVICTION}
 
 
 def check_size_limit_supported(scheme: str, url: str, options: Mapping[str, Any]) -> None:
