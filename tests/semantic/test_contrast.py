@@ -186,6 +186,12 @@ class TestWithTheDefaultModel:
     def test_nyc_to_la_is_not_la_to_nyc(self, model):
         assert not self._served(model, "nyc to la", "la to nyc")
         assert not self._served(model, "flights from nyc to la", "flights from la to nyc")
+        assert not self._served(model, "nyc to la flight", "la to nyc flight")
+
+    def test_a_rate_unit_and_both_either_are_not_the_same_request(self, model):
+        assert not self._served(model, "rate limit is 100 requests per second", "rate limit is 100 requests per minute")
+        assert not self._served(model, "both servers are down", "either server is down")
+        assert self._served(model, "all tests failed", "every test failed")
 
     @pytest.mark.parametrize("request_text, stored, kind", TRAPS)
     def test_traps_miss(self, model, request_text, stored, kind):
@@ -250,5 +256,51 @@ def test_identifier_suffixes_and_question_roles(request_text, stored, kind):
     ("who does omar mentor", "who does Omar mentor?"),
 ])
 def test_chat_you_synonymous_superlatives_and_known_hyphenations_pass(request_text, stored):
+    assert contrast(request_text, stored) is None
+    assert contrast(stored, request_text) is None
+
+
+# Written for these tests: the words around a shared relation trade places whatever follows them
+# ("nyc to la flight"), a rate's unit changes ("per second" / "per minute", "a day" / "a week"),
+# and quantifiers of different meaning ("both" / "either").
+@pytest.mark.parametrize("request_text, stored, kind", [
+    ("nyc to la flight", "la to nyc flight", "role"),
+    ("boston to nyc bus", "nyc to boston bus", "role"),
+    ("sf to seattle train", "seattle to sf train", "role"),
+    ("eur to usd rate", "usd to eur rate", "role"),
+    ("cheapest oslo to bergen ferry tomorrow", "cheapest bergen to oslo ferry tomorrow", "role"),
+    ("lisbon -> porto train times", "porto -> lisbon train times", "role"),
+    ("gbp→jpy rate", "jpy→gbp rate", "role"),
+    ("Invite Sarah to John's birthday party", "invite john to sarah's birthday party", "role"),
+    ("rate limit is 100 requests per second", "rate limit is 100 requests per minute", "number"),
+    ("cap uploads at 20 files per user", "cap uploads at 20 files per team", "number"),
+    ("allow 100 requests a second", "allow 100 requests a minute", "number"),
+    ("take the pill 3 times a day", "take the pill 3 times a week", "number"),
+    ("chart errors per hour", "chart errors per day", "number"),
+    ("both servers are down", "either server is down", "quantifier"),
+    ("restart both pods", "restart either pod", "quantifier"),
+    ("is either replica lagging", "are both replicas lagging", "quantifier"),
+    ("some tests failed", "any tests failed", "quantifier"),
+])
+def test_swapped_places_rate_units_and_quantifiers_are_contrasts(request_text, stored, kind):
+    assert contrast(request_text, stored) == kind
+    assert contrast(stored, request_text) == kind
+    assert contrast(request_text.lower(), stored.lower()) == kind
+    assert literal_guard(request_text.upper(), stored) is False
+
+
+@pytest.mark.parametrize("request_text, stored", [
+    ("nyc -> la flight", "nyc to la flight"),
+    ("flights from oslo to bergen", "flights to bergen from oslo"),
+    ("translate from english to french", "translate to french from english"),
+    ("rate limit is 100 requests per sec", "rate limit is 100 requests per second"),
+    ("allow 100 requests per second", "allow 100 requests a second"),
+    ("remind me in 5 min", "remind me in 5 minutes"),
+    ("back up 10 gb per month", "back up 10 gb a month"),
+    ("all tests failed", "every test failed"),
+    ("check each node", "check every node"),
+    ("delete all branches", "delete every branch"),
+])
+def test_arrows_reordered_relations_unit_abbreviations_and_all_every_pass(request_text, stored):
     assert contrast(request_text, stored) is None
     assert contrast(stored, request_text) is None

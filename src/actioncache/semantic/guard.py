@@ -7,7 +7,8 @@ the two requests word by word (lower-cased: capitalisation never decides) and na
 contradiction it finds, or returns ``None``:
 
 ``number``     the digits differ, or the number words ("three" vs "four"), or the word after a
-               shared number (its unit: "5 minutes" vs "5 hours", "7 am" vs "7 pm");
+               shared number (its unit: "5 minutes" vs "5 hours", "7 am" vs "7 pm"), or the unit
+               of a rate ("per second" vs "per minute", "3 times a day" vs "... a week");
 ``date``       weekday/month names, relative days ("tomorrow") or their modifier ("this" vs "next
                Friday"); "today", "now" and "currently" count as no date (a request is about now);
 ``negation``   one side is negated (not, no, never, without, except, stop, n't ...), the other not;
@@ -27,8 +28,10 @@ contradiction it finds, or returns ``None``:
 ``entity``     a name or identifier of one side is missing from the other: a word WordNet does not
                know ("nyc", "priya", "acme/api", "PROJ-12"), one WordNet only knows as a proper noun
                ("paris", "monday"), a capitalised word inside the sentence, a quoted string;
-``role``       the same relation word (from/to/into/than/between/via/against/vs) governs different
-               words, or the same content words stand in another order ("bob owes alice");
+``role``       the same relation word (from/to/into/than/between/via/against/vs; an arrow is "to")
+               governs different words, or the word it governs on one side stands right before it
+               on the other ("nyc to la flight" / "la to nyc flight"), or the same content words
+               stand in another order ("bob owes alice");
 ``substitution`` one content word swapped for a non-synonym, or added, in an otherwise identical
                request ("share it with the finance team" vs "... legal team", "alphabetical" vs
                "reverse alphabetical").
@@ -59,6 +62,7 @@ from . import lexicon
 
 # A command-line flag ("-la", "--force") at the start of a word is one token, an identifier.
 _TOKEN = re.compile(r"(?<!\S)--?[^\W\d_][\w-]*|[$€£#@]?\w+(?:[./\-:'’]\w+)*%?", re.UNICODE)
+_ARROW = re.compile(r"\s*(?:->|→|⟶)\s*")
 # Double quotes and backticks; a single quote only as a pair around words, not an apostrophe.
 _QUOTED = re.compile(r"[\"“”`]([^\"“”`\n]{1,80})[\"“”`]|(?<!\w)'([^'\n]{1,80})'(?!\w)")
 
@@ -123,6 +127,8 @@ def _side(text: str) -> _Side:
     normal = _normal(text)
     # A leading "No," / "Yes," answers a question; it neither negates nor quantifies the request.
     normal = re.sub(r"^\s*(?:no|yes)\s*[,.!]\s*", "", normal, flags=re.IGNORECASE)
+    # An arrow between two words says "to" ("nyc -> la", "eur→usd").
+    normal = _ARROW.sub(" to ", normal)
     raw = tuple(_split_contractions(_TOKEN.findall(normal)))
     return _Side(normal.lower(), tuple(t.lower() for t in raw), raw)
 
@@ -214,7 +220,46 @@ def _numbers(a: _Side, b: _Side) -> bool:
         return True
     # The word right after a shared number is its unit: it must agree when both sides have one.
     a_units, b_units = _units(a), _units(b)
-    return any(a_units[n] != b_units[n] for n in a_units.keys() & b_units.keys())
+    if any(not _same_unit(a_units[n], b_units[n]) for n in a_units.keys() & b_units.keys()):
+        return True
+    # A rate's unit ("per second", "100 requests a minute") must agree when both sides give one.
+    a_rates, b_rates = _rates(a), _rates(b)
+    return bool(a_rates and b_rates) and not (all(any(_same_unit(x, y) for y in b_rates) for x in a_rates)
+                                              and all(any(_same_unit(y, x) for x in a_rates) for y in b_rates))
+
+
+def _same_unit(x: str, y: str) -> bool:
+    """One unit, in one inflection or an abbreviation of it: "seconds" / "second", "sec" / "second",
+    "hr" / "hour" (a WordNet synonym whose letters the longer word has in order, from its first)."""
+    if x == y or lexicon.lemmas(x) & lexicon.lemmas(y):
+        return True
+    short, long = sorted((lexicon.lemma(x), lexicon.lemma(y)), key=len)
+    if len(short) < 2 or short[0] != long[0] or not short.isalpha():
+        return False
+    letters = iter(long)
+    return all(c in letters for c in short) and lexicon.synonyms(short, long)
+
+
+# What a rate is counted against: "per X" anywhere, and "a"/"an"/"each"/"every" X right after a
+# number and its unit ("100 requests a second", "3 times every day").
+_RATE_AFTER_NUMBER = {"a", "an", "each", "every", "per"}
+
+
+def _rates(side: _Side) -> set[str]:
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok == "per":
+            j = i + 1
+        elif tok in _RATE_AFTER_NUMBER and any(_is_number(t) or t in _NUMBER_WORDS for t in toks[max(0, i - 2):i]):
+            j = i + 1  # right after a number or a number and its unit
+        else:
+            continue
+        while j < len(toks) and toks[j] in _SKIP_AFTER_RELATION:
+            j += 1
+        if j < len(toks) and toks[j].isalpha() and toks[j] not in lexicon.FUNCTION_WORDS:
+            out.add(toks[j])
+    return out
 
 
 def _units(side: _Side) -> dict[str, str]:
@@ -384,9 +429,12 @@ def _quantifier(a: _Side, b: _Side) -> bool:
 
 
 def _overlap(a: _Side, b: _Side) -> float:
-    """Share of content lemmas the two sides have in common (Jaccard)."""
-    ca, cb = set(_content(a)), set(_content(b))
-    return len(ca & cb) / max(1, len(ca | cb))
+    """Share of content words the two sides have in common (Jaccard), two inflections of one word
+    counting as one ("servers" / "server": their shortest base forms differ, "server" / "serve")."""
+    ca = {t for t in a.tokens if t not in lexicon.FUNCTION_WORDS and t not in _RELATIONS}
+    cb = {t for t in b.tokens if t not in lexicon.FUNCTION_WORDS and t not in _RELATIONS}
+    shared = min(len(cb), sum(1 for x in ca if any(x == y or lexicon.lemmas(x) & lexicon.lemmas(y) for y in cb)))
+    return shared / max(1, len(ca) + len(cb) - shared)
 
 
 def _comparisons(side: _Side) -> set[str]:
@@ -568,6 +616,26 @@ def _relations(side: _Side) -> dict[str, frozenset[str]]:
     return out
 
 
+def _around(side: _Side, relation: str) -> tuple[str, str]:
+    """The lemmas of the word right before a relation word used once and of the first word it governs
+    (past an article or possessive); "" where there is none or it is a function word."""
+    toks = side.tokens
+    i = toks.index(relation)
+    j = i + 1
+    while j < len(toks) and toks[j] in _SKIP_AFTER_RELATION:
+        j += 1
+    before = toks[i - 1] if i else ""
+    after = toks[j] if j < len(toks) else ""
+    return tuple(lexicon.lemma(w) if w and w not in lexicon.FUNCTION_WORDS and w not in _RELATIONS else ""
+                 for w in (before, after))  # type: ignore[return-value]
+
+
+def _crossed(a: _Side, b: _Side, relation: str) -> bool:
+    """What ``relation`` governs in ``a`` stands right before it in ``b``."""
+    governed = _around(a, relation)[1]
+    return bool(governed) and governed == _around(b, relation)[0]
+
+
 def _content(side: _Side) -> list[str]:
     return [lexicon.lemma(t) for t in side.tokens if t not in lexicon.FUNCTION_WORDS and t not in _RELATIONS]
 
@@ -592,6 +660,10 @@ def _role(a: _Side, b: _Side) -> bool:
     ra, rb = _relations(a), _relations(b)
     shared = ra.keys() & rb.keys()
     if any(not ra[w] & rb[w] for w in shared):
+        return True
+    # The words on the two sides of a shared relation trade places ("nyc to la flight" / "la to
+    # nyc flight"): the word it governs on one side stands right before it on the other.
+    if any(_crossed(a, b, w) or _crossed(b, a, w) for w in shared):
         return True
     # The same words, function words included, in another order: who does what to whom changed
     # ("bob owes alice"), unless the relations pin every argument ("to la from nyc").
