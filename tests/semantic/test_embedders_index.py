@@ -4,6 +4,7 @@ real local model (skipped locally when not installed, a failure under CI=true)."
 from __future__ import annotations
 
 import json
+import re
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -429,3 +430,33 @@ def test_a_non_finite_embedding_is_a_miss_and_never_stored(caplog):
     assert cache.store("another broken request", ["bad"]) is None
     assert "NaN or infinite" in caplog.text
     assert len(cache) == 1
+
+
+class _WrongShape:
+    """A stand-in embedder that declares dim 4 but returns rows of another shape."""
+
+    dim = 4
+
+    def __init__(self, name, make):
+        self.name, self._make = name, make
+
+    def embed(self, texts):
+        return self._make(texts)
+
+
+@pytest.mark.parametrize("name, make, shape", [
+    ("dim-3", lambda texts: np.ones((len(texts), 3), dtype=np.float32), "(1, 3)"),
+    ("one-d", lambda texts: np.ones(4, dtype=np.float32), "(4,)"),
+    ("two-rows", lambda texts: np.ones((2, 4), dtype=np.float32), "(2, 4)"),
+])
+def test_an_embedding_of_another_shape_is_an_embedder_error_naming_the_embedder_and_dims(caplog, name, make, shape):
+    good = SemanticCache(MemoryStore(), embedder=_NaNForSome(), namespace="shape", threshold=0.5, guard=None)
+    entry_id = good.store("a fine request", ["ok"])
+    bad = SemanticCache(good.backend, embedder=_WrongShape(name, make), namespace="shape", threshold=0.5, guard=None)
+    assert bad.lookup("a fine request, reworded") is None  # no exception: a miss
+    assert bad.store("another request", ["bad"]) is None
+    assert bad.stats()["errors"] == 2
+    assert f"{name} returned an array of shape {shape}" in caplog.text and "dim=4" in caplog.text
+    with pytest.raises(EmbedderError, match=rf"{name} returned an array of shape {re.escape(shape)} .*expected \(1, 4\)"):
+        bad._embed_uncached("direct")
+    assert good.entry_ids() == [entry_id] and len(bad.index) == 0

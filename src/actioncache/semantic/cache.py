@@ -194,6 +194,8 @@ class SemanticCache:
             "ambiguous", "verifier_rejections", "learned_threshold_rejections", "long_prompt_rejections", "errors"))
         self._served: dict[str, float] = {}  # entry id -> similarity of its latest vector hit
         self._recent_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        # The row length every vector must have: the embedder's dim when the cache was made (the index's too).
+        self._dim = int(self.embedder.dim)
         self.index: VectorIndex = self._make_index(index, pgvector_url)
 
     # --- public API -----------------------------------------------------------------------------
@@ -300,7 +302,7 @@ class SemanticCache:
         if index == "hnsw":
             from .index_hnsw import HnswIndex
 
-            return HnswIndex(self.embedder.dim)
+            return HnswIndex(self._dim)
         shown_url = getattr(self.backend, "url", "") or ""
         on_postgres = shown_url.split("://")[0] in ("postgresql", "postgres")
         if index == "pgvector" or (index == "auto" and on_postgres):
@@ -310,8 +312,8 @@ class SemanticCache:
                 raise ValueError("index='pgvector' needs a PostgreSQL store or pgvector_url='postgresql://...'")
             from .index_pgvector import PgVectorIndex
 
-            return PgVectorIndex(conninfo, dim=self.embedder.dim, namespace=self.namespace, embedder=self.embedder.name)
-        return NumpyIndex(self.embedder.dim)
+            return PgVectorIndex(conninfo, dim=self._dim, namespace=self.namespace, embedder=self.embedder.name)
+        return NumpyIndex(self._dim)
 
     def _count(self, name: str, n: int = 1) -> None:
         self._tally.add({name: n})
@@ -361,7 +363,7 @@ class SemanticCache:
             return self._embed_uncached(value["prompt"])
         raw = base64.b64decode(value["embedding"])
         vector = np.frombuffer(raw, dtype=np.float32)
-        return vector if vector.shape[0] == self.embedder.dim else None
+        return vector if vector.shape[0] == self._dim else None
 
     def _read(self, key: str) -> tuple[Entry, dict[str, Any]] | None:
         found = self._records.get(key)  # expired: None; corrupt: None, and removed
@@ -486,11 +488,18 @@ class SemanticCache:
 
     def _embed_uncached(self, prompt: str) -> np.ndarray:
         try:
-            vector = self.embedder.embed([embedding_window(prompt)])[0]
+            rows = np.asarray(self.embedder.embed([embedding_window(prompt)]), dtype=np.float32)
         except EmbedderError:
             raise
         except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
             raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
+        dim = self._dim
+        if rows.shape != (1, dim):
+            # The index holds rows of the embedder's declared dim: any other shape must never reach it.
+            raise EmbedderError(f"{self.embedder.name} returned an array of shape {rows.shape} for one text; "
+                                f"expected (1, {dim}): one row of its dim={dim} (embed(texts) returns a "
+                                "(len(texts), dim) array)")
+        vector = rows[0]
         if not np.isfinite(vector).all():
             # A NaN similarity passes no comparison, not even "below the threshold": it must never reach the index.
             raise EmbedderError(f"{self.embedder.name} returned a vector with NaN or infinite values; "
