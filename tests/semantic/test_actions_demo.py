@@ -47,6 +47,11 @@ def test_actions_respect_namespaces_and_report_bad_input(sqlite_url):
     assert bad["success"] is False and "empty" in bad["error"]
     unknown = registry["semantic.feedback"]({}, entry_id="f" * 32, success=True)
     assert unknown["success"] is False and unknown["updated"] is False
+    # A success that is not a bool ("no" would be truthy) is bad input, not a success.
+    stored = registry["semantic.store"]({}, prompt="Archive the thread", actions=["mail:archive"])
+    wrong = registry["semantic.feedback"]({}, entry_id=stored["entry_id"], success="no")
+    assert wrong["success"] is False and wrong["error_type"] == "validation_error" and "success must be a bool" in wrong["error"]
+    assert registry["semantic.feedback"]({}, entry_id=stored["entry_id"], success=False)["score"] == 0.7
 
 
 def _run_demo(lines, src_env, store_url):

@@ -4,6 +4,7 @@ path, threshold semantics, guard, ambiguity, verifier, cross-process visibility,
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import subprocess
 import sys
@@ -395,3 +396,24 @@ def test_long_prompts_that_share_a_preamble_must_agree_after_it():
     assert sc.lookup(PREAMBLE + "cheers") is None
     assert sc.lookup(PREAMBLE + "Finally rotate the signing keys!") is not None
     assert sc.stats()["long_prompt_rejections"] == 1
+
+
+@pytest.mark.parametrize("success, similarity, error, named", [
+    ("no", None, TypeError, "success must be a bool"),
+    (1, None, TypeError, "success must be a bool"),
+    (None, None, TypeError, "success must be a bool"),
+    (True, 5, ValueError, r"similarity must be a number in \[-1, 1\]"),
+    (False, -1.5, ValueError, r"similarity must be a number in \[-1, 1\]"),
+    (True, float("nan"), ValueError, r"similarity must be a number in \[-1, 1\]"),
+    (True, "0.9", TypeError, r"similarity must be a number in \[-1, 1\]"),
+    (True, True, TypeError, r"similarity must be a number in \[-1, 1\]"),
+])
+def test_update_reward_refuses_a_success_that_is_not_a_bool_or_a_similarity_out_of_range(sc, success, similarity, error, named):
+    entry_id = sc.store("Book a table for two", ["Tool: Booking"])
+    with pytest.raises(error, match=named):
+        sc.update_reward(entry_id, success, similarity=similarity)
+    entry = sc.get(entry_id)
+    assert entry["score"] == 1.0 and "observations" not in entry["metadata"]  # nothing recorded
+    assert sc.update_reward(entry_id, False, similarity=0.85) is True
+    assert sc.update_reward(entry_id, True, similarity=-1) is True
+    assert json.loads(sc.get(entry_id)["metadata"]["observations"]) == [[0.85, False], [-1.0, True]]

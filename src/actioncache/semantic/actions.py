@@ -95,7 +95,7 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         """``{"success", "updated", "evicted", "score"}``: ``score`` is None once the entry is evicted."""
         try:
             cache = caches.get(namespace)
-            updated = cache.update_reward(entry_id, bool(success))
+            updated = cache.update_reward(entry_id, success)
         except (TypeError, ValueError) as exc:
             return _failure(exc)
         entry = cache.get(entry_id) if updated else None

@@ -242,7 +242,19 @@ class SemanticCache:
         """EMA update of the entry's score; evicts it below ``floor``. ``False`` if not found or on error.
 
         Feedback on a vector hit also teaches the entry its own threshold: ``similarity`` is the
-        hit's (default: the entry's latest vector hit in this process; exact hits teach nothing)."""
+        hit's (default: the entry's latest vector hit in this process; exact hits teach nothing).
+        ``success`` must be a bool and ``similarity`` a number in [-1, 1] or ``None``: anything else
+        raises ``TypeError`` (a wrong type) or ``ValueError`` (out of range)."""
+        if not isinstance(success, (bool, np.bool_)):
+            raise TypeError(f"success must be a bool (True: the plan worked, False: it did not), got {success!r}")
+        if similarity is not None:
+            if isinstance(similarity, (bool, np.bool_)) or not isinstance(similarity, (int, float, np.floating, np.integer)):
+                raise TypeError(f"similarity must be a number in [-1, 1] (the hit's cosine similarity) or None, "
+                                f"got {similarity!r}")
+            if not -1.0 <= float(similarity) <= 1.0:  # NaN fails this too
+                raise ValueError(f"similarity must be a number in [-1, 1] (the hit's cosine similarity) or None, "
+                                 f"got {similarity!r}")
+            similarity = float(similarity)
         key = self._key(entry_id)
         if key is None:
             return False
