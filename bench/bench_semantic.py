@@ -477,7 +477,7 @@ def latency_report(args: argparse.Namespace) -> None:
                 precision=model.precision, threads=fixed)
         for other in PRECISIONS:
             if other != model.precision:
-                embedders[f"onnx {other}, 1 thread (precision='{other}')"] = OnnxEmbedder(precision=other)
+                embedders[f"onnx {other}, 1 thread (precision='{other}', threads=1)"] = OnnxEmbedder(precision=other, threads=1)
         try:
             import chromadb  # noqa: F401
 
