@@ -333,15 +333,16 @@ def _file_failed(args: argparse.Namespace, verb: str, path: str, exc: OSError) -
 
 def _report_moved(args: argparse.Namespace, result: dict[str, Any], verb: str, to_stderr: bool = False) -> int:
     """Export/import/copy's closing line; export to standard output says it on stderr (stdout is the dump)."""
+    from . import transfer
+
     if args.json and not to_stderr:
         print(json.dumps(result, indent=2, sort_keys=True))
         return 0 if result["success"] else 1
     if not result["success"]:
-        print(f"error: {result['error']} ({result[verb]} entries {verb})", file=sys.stderr)
+        print(f"error: {result['error']} ({transfer.entries(result[verb])} {verb})", file=sys.stderr)
         return 1
     skipped = [f"{n} {name.removeprefix('skipped_')}" for name, n in result.items() if name.startswith("skipped_")]
-    n = result[verb]
-    line = f"{verb} {n} entr{'y' if n == 1 else 'ies'}" + (f" (skipped: {', '.join(skipped)})" if skipped else "")
+    line = f"{verb} {transfer.entries(result[verb])}" + (f" (skipped: {', '.join(skipped)})" if skipped else "")
     print(line, file=sys.stderr if to_stderr else sys.stdout)
     return 0
 

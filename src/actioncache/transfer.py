@@ -107,7 +107,7 @@ def _result(counts: dict[str, int], main: str, failures: list[str]) -> dict[str,
     out: dict[str, Any] = {"success": not counts["failed"], **_nonzero(counts, main)}
     if failures:
         more = counts["failed"] - len(failures)
-        out["error"] = f"{counts['failed']} entries could not be stored: " + "; ".join(failures) + (
+        out["error"] = f"{entries(counts['failed'])} could not be stored: " + "; ".join(failures) + (
             f"; and {more} more" if more > 0 else "")
     return out
 
@@ -124,8 +124,15 @@ def export_entries(store: CacheStore, out: TextIO, pattern: str | None = None,
     return {"success": True, **_nonzero(counts, "exported")}
 
 
+_MAKE_DUMPS = "make dumps with `actioncache export`"
+
+
 def read_dump(lines: Iterable[str]) -> Iterator[Entry]:
-    """The entries of a dump, checking its header; raises :class:`DumpError` at the first bad line."""
+    """The entries of a dump, checking its header; raises :class:`DumpError` at the first bad line.
+
+    A dump starts with its header (blank lines aside): a file without one, or with nothing in it,
+    is not a dump, and nothing of it is read."""
+    header_seen = False
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -133,12 +140,19 @@ def read_dump(lines: Iterable[str]) -> Iterator[Entry]:
         try:
             record = json.loads(line)
         except ValueError as exc:
-            raise DumpError(f"{where}: not JSON ({exc})") from None
+            raise DumpError(f"{where}: not JSON ({exc})" if header_seen else
+                            f"not an actioncache dump: {where} is not JSON; {_MAKE_DUMPS}") from None
         if isinstance(record, dict) and "format" in record and "key" not in record:
             if record["format"] != FORMAT:
                 raise DumpError(f"{where}: a dump in format {record['format']!r}; this version reads {FORMAT!r}")
+            header_seen = True
             continue
+        if not header_seen:
+            raise DumpError(f"not an actioncache dump: the first line is not its header "
+                            f'({{"format": "{FORMAT}", ...}}); {_MAKE_DUMPS}')
         yield record_entry(record, where)
+    if not header_seen:
+        raise DumpError(f"not an actioncache dump: it is empty (no header line); {_MAKE_DUMPS}")
 
 
 def import_entries(store: CacheStore, lines: Iterable[str], progress: Progress | None = None) -> dict[str, Any]:
@@ -175,6 +189,11 @@ def copy_entries(source: CacheStore, target: CacheStore, pattern: str | None = N
         if _put(target, copy, counts, failures, "entry"):
             counts["copied"] += 1
     return _result(counts, "copied", failures)
+
+
+def entries(n: int) -> str:
+    """``n`` with the right noun: "1 entry", "2 entries"."""
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
 def _nonzero(counts: dict[str, int], main: str) -> dict[str, int]:

@@ -86,22 +86,47 @@ def test_a_copied_entry_is_a_hit_in_the_new_store(tmp_path):
 
 
 @pytest.mark.parametrize("bad, problem", [
-    ("not json\n", "line 2: not JSON"),
-    ('{"key": "k"}\n', "line 2: no value_b64"),
-    ('{"key": "k", "value_b64": "***"}\n', "line 2: value_b64 is not base64"),
-    ('{"key": "k", "value_b64": "", "expires_at": "soon"}\n', "line 2: its expires_at is 'soon'"),
+    ("not json\n", "line 3: not JSON"),
+    ('{"key": "k"}\n', "line 3: no value_b64"),
+    ('{"key": "k", "value_b64": "***"}\n', "line 3: value_b64 is not base64"),
+    ('{"key": "k", "value_b64": "", "expires_at": "soon"}\n', "line 3: its expires_at is 'soon'"),
     ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": "1e300"}}\n',
-     "line 2: its _cache_fresh_until is '1e300', not a time"),
-    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": null}}\n', "line 2: its _cache_fresh_until is None"),
-    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": NaN}}\n', "line 2: its _cache_fresh_until is nan"),
-    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": [1]}}\n', "line 2: its _cache_fresh_until is [1]"),
+     "line 3: its _cache_fresh_until is '1e300', not a time"),
+    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": null}}\n', "line 3: its _cache_fresh_until is None"),
+    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": NaN}}\n', "line 3: its _cache_fresh_until is nan"),
+    ('{"key": "k", "value_b64": "", "metadata": {"_cache_fresh_until": [1]}}\n', "line 3: its _cache_fresh_until is [1]"),
     ('{"format": "actioncache-export/9"}\n', "this version reads"),
 ])
 def test_a_bad_dump_line_is_named_and_nothing_after_it_is_imported(bad, problem):
     target = open_store("memory://")
     good = json.dumps({"key": "k0", "value_b64": "", "metadata": {}, "created_at": time.time(), "expires_at": None})
-    result = import_entries(target, io.StringIO(good + "\n" + bad + good.replace("k0", "k9") + "\n"))
+    result = import_entries(target, io.StringIO(HEADER + good + "\n" + bad + good.replace("k0", "k9") + "\n"))
     assert result["success"] is False and problem in result["error"]
+    assert target.find(pattern="*") == ["k0"]
+
+
+HEADER = json.dumps({"format": "actioncache-export/1"}) + "\n"
+_ENTRY = json.dumps({"key": "k0", "value_b64": "", "metadata": {}, "created_at": 1.0, "expires_at": None}) + "\n"
+
+
+@pytest.mark.parametrize("dump, problem", [
+    ("", "it is empty (no header line)"),
+    ("\n  \n", "it is empty (no header line)"),
+    (_ENTRY, "the first line is not its header"),
+    ("not json\n" + _ENTRY, "line 1 is not JSON"),
+])
+def test_a_file_that_does_not_start_with_the_header_is_not_a_dump(dump, problem):
+    target = open_store("memory://")
+    result = import_entries(target, io.StringIO(dump))
+    assert result["success"] is False and result["imported"] == 0
+    assert result["error"].startswith("not an actioncache dump: ") and problem in result["error"]
+    assert result["error"].endswith("make dumps with `actioncache export`")
+    assert target.find(pattern="*") == []
+
+
+def test_a_dump_with_its_header_after_blank_lines_still_imports():
+    target = open_store("memory://")
+    assert import_entries(target, io.StringIO("\n" + HEADER + _ENTRY)) == {"success": True, "imported": 1}
     assert target.find(pattern="*") == ["k0"]
 
 
@@ -130,6 +155,17 @@ def test_cli_export_import_copy(tmp_path, src_env):
     again = Cache(c, cleanup_probability=0.0)
     assert again.wrap("step", lambda i: -1, {"i": 3})["result"] == 9
 
+    one_dump = "\n".join(lines[:2]) + "\n"
+    single = cli("import", "-", "--store", f"sqlite:///{tmp_path}/d.db", stdin=one_dump)
+    assert single.returncode == 0 and single.stdout.strip() == "imported 1 entry"
+    single_copy = cli("copy", "--from", f"sqlite:///{tmp_path}/d.db", "--to", f"sqlite:///{tmp_path}/e.db")
+    assert single_copy.stdout.strip() == "copied 1 entry"
+    for headless in ("", lines[1] + "\n"):
+        refused = cli("import", "-", "--store", f"sqlite:///{tmp_path}/f.db", stdin=headless)
+        assert refused.returncode == 1 and "not an actioncache dump" in refused.stderr, refused.stderr
+        assert "actioncache export" in refused.stderr and "(0 entries imported)" in refused.stderr
+    assert Cache(f"sqlite:///{tmp_path}/f.db", cleanup_probability=0.0).store.find(pattern="*") == []
+
     missing = cli("copy", "--from", f"sqlite:///{tmp_path}/nope.db", "--to", c)
     assert missing.returncode == 1 and "nope.db" in missing.stderr
     bad = cli("import", str(tmp_path / "absent.jsonl"), "--store", c)
@@ -155,6 +191,7 @@ def test_an_entry_the_target_cannot_hold_is_named_and_the_rest_still_move(tmp_pa
     again = open_store("memory://?max_size_bytes=20000")
     imported = import_entries(again, io.StringIO(dump.getvalue()))
     assert imported["imported"] == 2 and imported["failed"] == 1 and "entry 2" in imported["error"]
+    assert imported["error"].startswith("1 entry could not be stored: ")
 
 
 def test_cli_json_errors_are_json(tmp_path, src_env):
