@@ -108,3 +108,13 @@ def test_ltm_size_limit_goes_into_the_store_url(agent_from, tmp_path):
     assert limited == "sqlite:///base/c.db?max_size_bytes=20KB&eviction=lfu"
     assert ltm_store_url({"url": "memory://?x=1", "max_size_bytes": 1000}, Path("/base")) == \
         "memory://?x=1&max_size_bytes=1000"
+
+
+def test_ltm_size_limit_already_in_the_url_is_not_appended_twice():
+    url = "memory://?max_size_bytes=20KB&eviction=lfu"
+    assert ltm_store_url({"url": url, "max_size_bytes": 20_000, "eviction": "LFU"}, Path("/base")) == url
+    assert ltm_store_url({"url": "memory://?max_size_bytes=20KB", "eviction": "ttl"}, Path("/base")) == \
+        "memory://?max_size_bytes=20KB&eviction=ttl"
+    with pytest.raises(AgentDefinitionError, match="settings.ltm: max_size_bytes is given twice") as caught:
+        ltm_store_url({"url": "memory://?max_size_bytes=20KB", "max_size_bytes": "1MB"}, Path("/base"))
+    assert "'20KB'" in str(caught.value) and "'1MB'" in str(caught.value) and "give max_size_bytes once" in str(caught.value)

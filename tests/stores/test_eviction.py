@@ -124,6 +124,27 @@ def test_bad_limits_are_refused_with_the_fix(options, problem, tmp_path):
         Cache(f"sqlite:///{tmp_path}/c.db", **options)
 
 
+@pytest.mark.parametrize("url, options, named", [
+    ("sqlite:///{d}/c.db?max_size_bytes=1MB", {"max_size_bytes": 2000}, ("max_size_bytes", "'1MB'", "2000")),
+    ("sqlite:///{d}/c.db?max_size_bytes=10MB&max_size_bytes=1KB", {}, ("max_size_bytes", "'10MB'", "'1KB'")),
+    ("memory://?max_size_bytes=1MB&eviction=lru", {"eviction": "lfu"}, ("eviction", "'lru'", "'lfu'")),
+    ("memory://?max_size_bytes=1MB&eviction=ttl&eviction=lfu", {}, ("eviction", "'ttl'", "'lfu'")),
+])
+def test_a_limit_given_twice_with_two_values_is_refused_naming_both(url, options, named, tmp_path):
+    option, first, second = named
+    with pytest.raises(StoreURLError, match=f"{option} is given twice") as caught:
+        Cache(url.format(d=tmp_path), cleanup_probability=0.0, **options)
+    assert first in str(caught.value) and second in str(caught.value) and f"give {option} once" in str(caught.value)
+
+
+def test_a_limit_given_twice_with_one_value_is_fine(tmp_path):
+    same = Cache(f"sqlite:///{tmp_path}/c.db?max_size_bytes=1MB&eviction=LFU", max_size_bytes=1_000_000,
+                 eviction="lfu", cleanup_probability=0.0)
+    assert (same.store.eviction.max_size_bytes, same.store.eviction.policy) == (1_000_000, "lfu")
+    twice = open_store("memory://?max_size_bytes=1000&max_size_bytes=1KB")
+    assert twice.eviction.max_size_bytes == 1000
+
+
 def test_stores_that_cannot_enforce_a_limit_say_so():
     with pytest.raises(StoreURLError, match="maxmemory-policy"):
         Cache("redis://127.0.0.1:6379/0?max_size_bytes=1000000")

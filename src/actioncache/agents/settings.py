@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 from .. import config
 from ..errors import StoreURLError
+from ..stores._eviction import limits_to_add
 from ..stores._url import with_query
 from ..stores.registry import field_backends, registered_stores, scheme_of, url_from_fields
 from .errors import AgentDefinitionError, suggest
@@ -67,7 +68,11 @@ def ltm_store_url(ltm: Any, base_dir: Path) -> str | None:
     limits = {name: ltm[name] for name in LTM_SIZE_KEYS if isinstance(ltm, dict) and ltm.get(name) is not None}
     if not limits:
         return url
-    return with_query(url if url is not None else config.default_store_url(), limits)
+    base = url if url is not None else config.default_store_url()
+    try:  # a limit url: already gives is not appended again; one it gives another value is refused
+        return with_query(base, limits_to_add(base, limits))
+    except StoreURLError as exc:
+        raise AgentDefinitionError(f"settings.ltm: {str(exc).replace('the keyword', 'settings.ltm')}") from None
 
 
 def _ltm_base_url(ltm: Any, base_dir: Path) -> str | None:

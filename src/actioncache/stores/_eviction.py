@@ -155,8 +155,50 @@ _REDIS_EVICTION = ("Redis evicts by the server's own policy: set `maxmemory` and
 _ELSEWHERE = {"redis": _REDIS_EVICTION, "rediss": _REDIS_EVICTION}
 
 
+LIMIT_OPTIONS = ("max_size_bytes", "eviction")
+
+
+def _same_limit(name: str, a: Any, b: Any) -> bool:
+    """Whether two spellings of option ``name`` mean one limit (``1MB`` and ``1000000``; ``LRU`` and ``lru``)."""
+    try:
+        if name == "max_size_bytes":
+            return _size(a) == _size(b)
+        return str(a).strip().lower() == str(b).strip().lower()
+    except StoreURLError:
+        return str(a) == str(b)  # a bad value is reported by the store, naming it
+
+
+def limits_to_add(url: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Of the size-limit ``options`` (given as keywords or YAML fields), those ``url``'s query does
+    not already give. An option the URL gives twice with two values, or the URL and ``options``
+    with two values, is refused naming both: which one should win is not ours to guess."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    given: dict[str, tuple[str, Any]] = {}
+    pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True) if "?" in url else []
+    sources = [("the URL", name, value) for name, value in pairs]
+    sources += [("the keyword", name, value) for name, value in options.items() if value is not None]
+    added: dict[str, Any] = {}
+    for where, name, value in sources:
+        if name not in LIMIT_OPTIONS:
+            continue
+        if name in given:
+            first_where, first = given[name]
+            if not _same_limit(name, first, value):
+                also = "and then" if where == first_where else f"and {where} says"
+                raise StoreURLError(f"{name} is given twice with two values: {first_where} says {first!r} {also} "
+                                    f"{value!r}; give {name} once (in the URL or as an option)")
+            continue
+        given[name] = (where, value)
+        if where == "the keyword":
+            added[name] = value
+    return added
+
+
 def check_size_limit_supported(scheme: str, url: str, options: Mapping[str, Any]) -> None:
-    """Refuse a size limit on a store that would not enforce it (silently growing is worse)."""
+    """Refuse a size limit on a store that would not enforce it (silently growing is worse), and a
+    limit given twice with two values (see :func:`limits_to_add`)."""
+    limits_to_add(url, {name: options.get(name) for name in LIMIT_OPTIONS})
     if scheme in SIZE_LIMITED_SCHEMES:
         return
     asked = options.get("max_size_bytes") is not None or options.get("eviction") is not None
