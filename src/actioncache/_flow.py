@@ -29,7 +29,7 @@ from ._json import ParseMemo
 from ._stats import Stats, describe, saved_ms
 from ._time import iso_utc
 from .codec import MEMO_DECODERS, Codec
-from .errors import UnsupportedEntryError
+from .errors import EntryTooLargeError, UnsupportedEntryError
 from .events import CacheEvent, Observer, notify
 from .stores.base import FRESH_UNTIL, CacheStore, Entry, entry_problem, redact_url
 
@@ -165,6 +165,7 @@ class Flow:
         self.store = store
         self.forget_verdicts()
         self.store_warned = False  # one warning per cache (and store) that the store fails
+        self.too_large_warned = False  # one warning per cache (and store) that a value was over its size limit
         self.clock_offset = 0.0  # the store's clock minus ours (see now)
         self.offset_due = 0.0 if callable(getattr(store, "server_time", None)) else _NEVER
 
@@ -218,6 +219,15 @@ class Flow:
         warnings.warn(f"the cache store {url} fails ({type(exc).__name__}: {describe(exc)}): actions still run, "
                       f"uncached, until it works; stats()['errors'] counts each failure (said once per Cache)",
                       CacheWarning, stacklevel=5)
+
+    def warn_too_large(self, exc: EntryTooLargeError) -> None:
+        """Say once per cache that a value was over the store's ``max_size_bytes`` (not a store failure)."""
+        if self.too_large_warned:
+            return
+        self.too_large_warned = True
+        warnings.warn(f"a value of {exc.size} bytes (key, value and metadata) is over the store's max_size_bytes="
+                      f"{exc.limit}: returned uncached; raise max_size_bytes to cache values this big; "
+                      f"stats()['uncacheable'] counts them (said once per Cache)", CacheWarning, stacklevel=5)
 
     # --- read ---------------------------------------------------------------------------
 
@@ -360,6 +370,10 @@ class Flow:
             meta[FRESH_UNTIL] = now + ttl_s
         try:
             self.store.put(Entry(key, encoded, meta, now, now + ttl_s + options.stale_ttl_s))
+        except EntryTooLargeError as exc:  # the store is fine: this one value is over its size limit
+            self.count(action, uncacheable=1)
+            self.warn_too_large(exc)
+            return f"not cached: {describe(exc)}"
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the action
             self.count(action, errors=1)
             self.warn_store_failed(exc)

@@ -32,6 +32,16 @@ class StoreURLError(StoreError, ValueError):
     """A store URL that cannot be parsed or names an unknown scheme."""
 
 
+class EntryTooLargeError(StoreError):
+    """An entry over the store's ``max_size_bytes``: the store refuses it (it would evict everything
+    else and then itself). The store is fine; the cache returns such a value uncached."""
+
+    def __init__(self, message: str, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
 class CodecError(ActionCacheError):
     """A value cannot be encoded (so it is not cached) or an entry cannot be decoded."""
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from actioncache import Cache
+from actioncache import Cache, CacheWarning
 from actioncache.errors import StoreURLError
 from actioncache.stores.base import Entry, open_store
 
@@ -280,10 +280,17 @@ def test_the_cache_says_why_a_too_large_result_was_not_cached(tmp_path):
                   cleanup_probability=0.0)
     for i in range(10):
         cache.wrap("a", lambda i: "x" * 500, {"i": i})
-    r = cache.wrap("big", lambda: "y" * 50_000)
-    assert r["success"] is True and r["result"] == "y" * 50_000
-    assert "larger than the store's max_size_bytes" in r["_cache_error"]
-    assert cache.stats()["entries"] == 10
+    with pytest.warns(CacheWarning) as said:
+        r = cache.wrap("big", lambda: "y" * 50_000)
+        again = cache.wrap("big2", lambda: "z" * 50_000)
+    assert r["success"] is True and r["result"] == "y" * 50_000 and again["result"] == "z" * 50_000
+    assert "larger than the store's max_size_bytes" in r["_cache_error"] and "fails" not in r["_cache_error"]
+    messages = [str(w.message) for w in said]
+    assert len(messages) == 1, messages  # once per cache
+    assert "is over the store's max_size_bytes=20000: returned uncached" in messages[0]
+    assert "fails" not in messages[0] and "until it works" not in messages[0]
+    stats = cache.stats()
+    assert stats["entries"] == 10 and stats["errors"] == 0 and stats["uncacheable"] == 2
 
 
 # Keys and metadata of several bytes a character: a limit counts their UTF-8 bytes, not characters.

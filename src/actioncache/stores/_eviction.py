@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from ..errors import StoreURLError
+from ..errors import EntryTooLargeError, StoreURLError
 
 POLICIES = ("lru", "lfu", "ttl")
 CULL_TO = 0.9
@@ -66,13 +66,15 @@ def cull(excess: int, batches: "list[Callable[[], Iterable[tuple[Any, int]]]]",
             delete(chosen)
 
 
-def too_large(limit: EvictionConfig | None, size: int) -> str | None:
-    """Why an entry of ``size`` bytes cannot be kept under ``limit`` (None: it fits). Storing it would
-    first evict everything else and then the entry itself: refuse it instead, leaving the rest."""
+def too_large(limit: EvictionConfig | None, size: int, where: str) -> EntryTooLargeError | None:
+    """The error to raise for an entry of ``size`` bytes that cannot be kept under ``limit`` (None:
+    it fits); ``where`` names the store. Storing it would first evict everything else and then the
+    entry itself: refuse it instead, leaving the rest."""
     if limit is None or size <= limit.max_size_bytes:
         return None
-    return (f"an entry of {size} bytes is larger than the store's max_size_bytes ({limit.max_size_bytes}); "
-            "it is not cached (raise max_size_bytes to cache it)")
+    return EntryTooLargeError(f"{where}: an entry of {size} bytes is larger than the store's max_size_bytes "
+                              f"({limit.max_size_bytes}); it is not cached (raise max_size_bytes to cache it)",
+                              size, limit.max_size_bytes)
 
 
 def eviction_config(max_size_bytes: Any = None, eviction: Any = None) -> EvictionConfig | None:

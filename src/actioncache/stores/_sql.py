@@ -413,10 +413,10 @@ class SQLStore:
             self._run("put", lambda c: c.execute(self._sql_put, params), write=True)
             return
         params = self.dialect.put_params(entry, True)
-        problem = too_large(limit, self.dialect.entry_bytes(entry, params))
-        if problem:
+        refusal = too_large(limit, self.dialect.entry_bytes(entry, params), self.errors.where)
+        if refusal:
             self.delete(entry.key)  # never leave the older value under this key
-            raise self.errors.refuse(problem)
+            raise refusal
 
         def put_and_cull(conn: Any) -> None:
             conn.execute(self._sql_put_tracked, params)

@@ -306,10 +306,10 @@ class DuckDBStore(SQLStore):
             self._run("put", upsert, write=True)
             return
         size = len(entry.key.encode("utf-8", "surrogatepass")) + len(params[0]) + len(params[1].encode("utf-8", "surrogatepass"))
-        problem = too_large(self.eviction, size)
-        if problem:
+        refusal = too_large(self.eviction, size, self.errors.where)
+        if refusal:
             self.delete(entry.key)  # never leave the older value under this key
-            raise self.errors.refuse(problem)
+            raise refusal
 
         def tracked(cursor: duckdb.DuckDBPyConnection) -> None:
             old = cursor.execute(f"SELECT {_ENTRY_BYTES} FROM entries WHERE key = ?", [entry.key]).fetchall()

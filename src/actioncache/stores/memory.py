@@ -15,7 +15,6 @@ from collections import OrderedDict
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from ..errors import StoreError
 from ._eviction import EvictionConfig, eviction_config, eviction_from_query, too_large
 from .base import Entry, glob_literal_prefix, select_keys
 from ._url import check_fields, query_options
@@ -82,10 +81,10 @@ class MemoryStore:
                 pass
 
     def put(self, entry: Entry) -> None:
-        problem = too_large(self.eviction, _size(entry)) if self.eviction is not None else None
-        if problem:
+        refusal = too_large(self.eviction, _size(entry), "memory store") if self.eviction is not None else None
+        if refusal:
             self.delete(entry.key)  # never leave the older value under this key
-            raise StoreError(f"memory store: {problem}")
+            raise refusal
         with self._lock:
             old = self._entries.get(entry.key)
             self._entries[entry.key] = entry
