@@ -71,10 +71,6 @@ class StoreErrors:
         except OSError as exc:
             raise StoreError(f"cannot open {what}: {exc}") from exc
 
-    def refuse(self, problem: str) -> StoreError:
-        """A StoreError for a request the store turns down itself (no driver exception)."""
-        return StoreError(f"{self.where}: {problem}")
-
 
 class _Guard:
     __slots__ = ("errors", "op")
