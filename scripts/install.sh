@@ -1,37 +1,68 @@
 #!/usr/bin/env bash
-# Install actioncache and everything its tests and benchmarks use into the project's virtual
-# environment, .venv; the system Python's packages are not touched. What goes where:
-#   .venv -> ~/.cache/actioncache/dev/venv-pyX.Y   a link to a virtual environment the machine keeps,
-#        so a fresh clone (CI) reuses it; a .venv that is already a real directory is used as it is.
-#        It gets actioncache from this checkout (editable) with the extras in $ACTIONCACHE_EXTRAS
-#        (default all,test,bench), plus what scripts/install.d/ adds (CPU torch first, the emulators).
-#   ~/.cache/actioncache/dev/npm   the npm emulators (Azurite, Firestore), outside the checkout.
-#   system packages: only where nothing else serves; the README lists each and why.
-# A second run takes seconds: the extras are resolved again only when pyproject.toml or these
-# scripts change. PYTHON picks the interpreter the venv is made from (default python3, 3.11+);
-# ACTIONCACHE_PARTS="30-emulators 50-shellcheck" runs only those parts of install.d ("" none).
+# Install actioncache and everything its tests and benchmarks use into this checkout's own virtual
+# environment, .venv, with uv and the lockfile (uv.lock). The system Python's packages are not touched.
+#
+#   .venv                         this checkout's environment: actioncache from this checkout (editable),
+#                                 the extras in $ACTIONCACHE_EXTRAS (default all,test,bench), the versions
+#                                 of uv.lock. Nothing in it is shared with another checkout.
+#   $ACTIONCACHE_DEV_HOME/uv-cache  uv's package cache (about 2.3 GB for every extra): what checkouts share.
+#                                 A second checkout's .venv is linked from it in seconds.
+#   $ACTIONCACHE_DEV_HOME/uv      uv itself (from PyPI, pinned below) when uv is not on PATH.
+#   system packages, npm          only in scripts/install.d/ parts; the README lists each, its size, and why.
+#
+# Each step says what it does before it does it; a wait for another checkout's install says whose.
+# PYTHON picks the interpreter (default python3, 3.11+); ACTIONCACHE_PARTS="30-emulators 50-shellcheck"
+# runs only those parts of install.d ("" none); ACTIONCACHE_SYNC=inexact keeps packages the lock's
+# extras do not list (the quick start uses it, so it never removes what the test command installed).
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 1
 EXTRAS="${ACTIONCACHE_EXTRAS-all,test,bench}"
 PARTS="${ACTIONCACHE_PARTS-all}"
 BASE_PY="${PYTHON:-python3}"
-export PIP_DISABLE_PIP_VERSION_CHECK=1
+UV_VERSION=0.13.9
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc
 mkdir -p "$ACTIONCACHE_DEV_HOME"
-exec 9>"$ACTIONCACHE_DEV_HOME/install.lock"
-flock 9  # one install at a time on this machine: checkouts may share the virtual environment
 
-if [ ! -e .venv ] || [ -L .venv ]; then
-  "$BASE_PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
-    echo "install: actioncache needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2; exit 2; }
-  shared="$ACTIONCACHE_DEV_HOME/venv-py$("$BASE_PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-  if [ ! -x "$shared/bin/python" ]; then
-    echo "== install: a virtual environment in $shared"
-    "$BASE_PY" -m venv "$shared"
+"$BASE_PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+  echo "install: actioncache needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2; exit 2; }
+
+# uv: the one on PATH when it is recent enough, else a private copy from PyPI (a venv holding only uv).
+install_uv() { # PATH: a venv holding only uv, at the pinned version (once per machine)
+  [ -x "$1" ] && uv_ok "$1" && return 0
+  local venv="${1%/bin/uv}"
+  echo "== install: uv $UV_VERSION from PyPI into $venv (about 40 MB, once per machine)"
+  rm -rf "$venv"
+  "$BASE_PY" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "uv==$UV_VERSION"
+}
+uv_ok() { "$1" --version 2>/dev/null | awk '{ split($2, v, "."); exit !(v[1] > 0 || v[2] >= 9) }'; }
+UV="$(command -v uv || true)"
+if [ -z "$UV" ] || ! uv_ok "$UV"; then
+  UV="$ACTIONCACHE_DEV_HOME/uv/bin/uv"
+  if ! uv_ok "$UV"; then
+    with_lock "$ACTIONCACHE_DEV_HOME/uv.lock" "uv's own install" install_uv "$UV"
   fi
-  ln -sfn "$shared" .venv
 fi
+export UV_CACHE_DIR="${UV_CACHE_DIR:-$ACTIONCACHE_DEV_HOME/uv-cache}" UV_PYTHON_DOWNLOADS=never
+
+if [ -L .venv ]; then
+  # The old layout linked every checkout's .venv to one shared environment; leave that one alone.
+  echo "== install: .venv was a link to $(readlink .venv) (shared by every checkout); making this checkout its own"
+  rm .venv
+fi
+
+sync_args=(--locked --python "$BASE_PY")
+IFS=, read -r -a extras <<< "$EXTRAS"
+for extra in "${extras[@]}"; do [ -z "$extra" ] || sync_args+=(--extra "$extra"); done
+[ "${ACTIONCACHE_SYNC:-exact}" = inexact ] && sync_args+=(--inexact)
+if [ -d "$UV_CACHE_DIR" ]; then
+  echo "== install: actioncache${EXTRAS:+[$EXTRAS]} into .venv from uv.lock (uv sync; packages linked from $UV_CACHE_DIR)"
+else
+  echo "== install: actioncache${EXTRAS:+[$EXTRAS]} into .venv from uv.lock (uv sync; first install on this machine:"
+  echo "   downloads into $UV_CACHE_DIR, about 2.3 GB with every extra, then links from it)"
+fi
+"$UV" sync "${sync_args[@]}"
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc  # again, now that .venv is there: AC_PY and PATH point into it
 
@@ -42,24 +73,4 @@ for part in scripts/install.d/*.sh; do
   echo "== install: $name"
   PY="$AC_PY" bash "$part"
 done
-
-spec="."
-[ -z "$EXTRAS" ] || spec=".[$EXTRAS]"
-# One stamp per set of extras (the quick start installs none, the tests all): the inputs' hash.
-stamp_file=".venv/.actioncache-installed-${EXTRAS:-base}"
-# Versions known to install together on this interpreter and platform (scripts/constraints/, a pip
-# freeze of a full install): with them pip's resolver has nothing to search. Without them a fresh
-# full install spent about 25 minutes resolving here; with them it took under 4.
-constraints="scripts/constraints/$("$AC_PY" -c 'import platform, sys; print("py%d%d-%s-%s" % (sys.version_info[:2] + (platform.system().lower(), platform.machine())))').txt"
-pinned=()
-[ -f "$constraints" ] && pinned=(-c "$constraints")
-stamp="$(cat pyproject.toml scripts/install.sh scripts/install.d/*.sh "$constraints" 2>/dev/null | sha256sum | cut -c1-16)"
-if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ]; then
-  echo "== install: actioncache${spec#.} into .venv${pinned:+ (versions from $constraints)}"
-  "$AC_PY" -m pip install -q "${pinned[@]}" -e "$spec"
-  echo "$stamp" > "$stamp_file"
-elif ! "$AC_PY" -c "import actioncache, os, sys; sys.exit(os.path.realpath(actioncache.__file__) != os.path.realpath('src/actioncache/__init__.py'))" 2>/dev/null; then
-  echo "== install: actioncache from this checkout into .venv (its extras are already there)"
-  "$AC_PY" -m pip install -q --no-deps -e .
-fi
 echo "== install: done; use .venv/bin/python, or: source .venv/bin/activate"

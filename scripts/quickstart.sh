@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.." || exit 1
 . scripts/dev-env.inc
 if ! "$AC_PY" -c "import actioncache.agents, sys, os; sys.exit(0 if os.path.realpath(actioncache.__file__).startswith(os.path.realpath('src')) else 1)" 2>/dev/null; then
   echo "== installing actioncache from this checkout into .venv (scripts/install.sh, no extras)"
-  ACTIONCACHE_EXTRAS="${ACTIONCACHE_EXTRAS-}" ACTIONCACHE_PARTS="${ACTIONCACHE_PARTS-}" bash scripts/install.sh
+  ACTIONCACHE_EXTRAS="${ACTIONCACHE_EXTRAS-}" ACTIONCACHE_PARTS="${ACTIONCACHE_PARTS-}" ACTIONCACHE_SYNC=inexact \
+    bash scripts/install.sh
   # shellcheck source=scripts/dev-env.inc
   . scripts/dev-env.inc
 fi

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Start or stop the real servers the tests talk to, on loopback only.
-#   scripts/services.sh start   # starts what is not already running; records what it started
-#   scripts/services.sh stop    # stops only what `start` started
-# Each service is a script in scripts/services.d/ taking start|stop; ports are fixed and listed
-# in tests/services.py so tests and scripts agree.
+# Start or stop the real servers one test run talks to, on loopback only, each run its own:
+#   scripts/services.sh start   # servers on free ports, a Redis and a PostgreSQL database of this run's own
+#   scripts/services.sh stop    # stops what `start` started and drops the run's database
+# The run's state lives in $ACTIONCACHE_TEST_RUN_DIR (test.sh makes one per run; by hand it is
+# .ci/.state). `start` writes $ACTIONCACHE_TEST_RUN_DIR/services.env, the addresses tests/services.py
+# reads, so two runs at once never share a server and one never stops the other's. `start` first
+# cleans up after runs whose process is gone (killed before their own `stop`).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 action="${1:?usage: scripts/services.sh start|stop}"
-mkdir -p .ci/.state
+export ACTIONCACHE_TEST_RUN_DIR="${ACTIONCACHE_TEST_RUN_DIR:-$PWD/.ci/.state}"
+mkdir -p "$ACTIONCACHE_TEST_RUN_DIR"
 status=0
+if [ "$action" = start ]; then
+  # shellcheck source=scripts/services.d/_background.inc
+  . scripts/services.d/_background.inc
+  sweep_dead_runs
+  : > "$ACTIONCACHE_TEST_RUN_DIR/services.env"
+  echo "${ACTIONCACHE_TEST_RUN_OWNER:-$$}" > "$ACTIONCACHE_TEST_RUN_DIR/owner.pid"
+fi
 for svc in scripts/services.d/*.sh; do
   [ -e "$svc" ] || continue
   echo "== services $action: ${svc##*/}"
   bash "$svc" "$action" || { echo "!! ${svc##*/} $action failed" >&2; status=1; }
 done
+[ "$action" = start ] && echo "== services: addresses in $ACTIONCACHE_TEST_RUN_DIR/services.env"
 exit $status

@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
-# The test command: install (into .venv, see install.sh), start the real servers, run the suite on
-# every core (pytest-xdist; tests that must not share a moment carry an xdist_group mark), stop
-# what was started. Arguments go to pytest; ACTIONCACHE_TEST_WORKERS=1 runs in one process.
+# The test command: install (into .venv, see install.sh), start this run's own servers, run the suite
+# on every core (pytest-xdist; tests that must not share a moment carry an xdist_group mark), then
+# stop the servers and remove everything the run made. Arguments go to pytest;
+# ACTIONCACHE_TEST_WORKERS=1 runs in one process.
+#
+# What a run leaves behind: nothing. Its servers listen on free ports (two runs at once never share
+# one), its Redis is its own, its PostgreSQL tables live in a database of its own that is dropped at
+# the end, and pytest's temporary files and every temporary file a test makes are under one run
+# directory that is removed at the end. tests/leftovers.py fails the run if the machine's Redis or
+# PostgreSQL, the user's cache directory or the checkout gained anything.
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bash scripts/install.sh
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc
+mkdir -p "${TMPDIR:-/tmp}/actioncache-test-runs"
+ACTIONCACHE_TEST_RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/actioncache-test-runs/run.XXXXXX")"
+chmod 755 "$ACTIONCACHE_TEST_RUN_DIR"  # tests run a reader as another user (test_sqlite_store.py)
+export ACTIONCACHE_TEST_RUN_DIR ACTIONCACHE_TEST_RUN_OWNER=$$
+cleanup() {
+  bash scripts/services.sh stop || true
+  rm -rf "$ACTIONCACHE_TEST_RUN_DIR"
+}
+trap cleanup EXIT
 bash scripts/services.sh start
-trap 'bash scripts/services.sh stop' EXIT
 PYTHONPATH=src lint-imports --no-cache  # the layer contract of pyproject.toml (lint-imports is in .venv)
 workers=()
 if [ "${ACTIONCACHE_TEST_WORKERS:-auto}" != 1 ] && "$AC_PY" -c "import xdist" 2>/dev/null; then
   workers=(-n "${ACTIONCACHE_TEST_WORKERS:-auto}" --dist loadgroup)
 fi
-"$AC_PY" -m pytest -q -p no:cacheprovider "${workers[@]}" "$@"
+mkdir -m 755 "$ACTIONCACHE_TEST_RUN_DIR/tmp"
+TMPDIR="$ACTIONCACHE_TEST_RUN_DIR/tmp" HYPOTHESIS_STORAGE_DIRECTORY="$ACTIONCACHE_TEST_RUN_DIR/hypothesis" "$AC_PY" -m pytest -q -p no:cacheprovider \
+  --basetemp="$ACTIONCACHE_TEST_RUN_DIR/pytest" "${workers[@]}" "$@"

@@ -10,11 +10,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from actioncache import Cache  # noqa: E402
 
+pytest_plugins = ["leftovers"]  # a run under scripts/test.sh fails if it left data behind
+
 
 @pytest.fixture(autouse=True)
 def _isolated_default_store(tmp_path, monkeypatch):
-    """No test touches the user's real cache: the default store is a file in tmp_path."""
+    """No test touches the user's real cache: the default store is a file in tmp_path, and the user
+    cache directory (where exec keeps its notes) is one of tmp_path's."""
     monkeypatch.setenv("ACTIONCACHE_URL", f"sqlite:///{tmp_path}/default.db")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     from actioncache import cache as cache_module
 
     cache_module.set_default_cache(None)

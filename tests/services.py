@@ -5,15 +5,55 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-REDIS_URL = os.environ.get("ACTIONCACHE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-POSTGRES_URL = os.environ.get("ACTIONCACHE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-S3_ENDPOINT = os.environ.get("ACTIONCACHE_TEST_S3_ENDPOINT", "http://127.0.0.1:5555")
-GCS_ENDPOINT = os.environ.get("ACTIONCACHE_TEST_GCS_ENDPOINT", "http://127.0.0.1:9023")
-AZURITE_BLOB_PORT = int(os.environ.get("ACTIONCACHE_TEST_AZURITE_PORT", "10000"))
-FIRESTORE_HOST = os.environ.get("ACTIONCACHE_TEST_FIRESTORE_HOST", "127.0.0.1:8086")
+
+def _published() -> dict[str, str]:
+    """The addresses `scripts/services.sh start` wrote for this run (test.sh sets the run directory;
+    by hand it is .ci/.state of this checkout)."""
+    run_dir = os.environ.get("ACTIONCACHE_TEST_RUN_DIR") or str(Path(__file__).resolve().parents[1] / ".ci" / ".state")
+    try:
+        lines = (Path(run_dir) / "services.env").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+_PUBLISHED = _published()
+
+
+def _address(name: str, default: str) -> str:
+    return os.environ.get(name) or _PUBLISHED.get(name) or default
+
+
+# Each run of scripts/test.sh has servers of its own (free ports, its own Redis, its own PostgreSQL
+# database); the defaults are the machine's servers, for a pytest run without scripts/services.sh.
+REDIS_URL = _address("ACTIONCACHE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+POSTGRES_URL = _address("ACTIONCACHE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+S3_ENDPOINT = _address("ACTIONCACHE_TEST_S3_ENDPOINT", "http://127.0.0.1:5555")
+GCS_ENDPOINT = _address("ACTIONCACHE_TEST_GCS_ENDPOINT", "http://127.0.0.1:9023")
+AZURITE_BLOB_PORT = int(_address("ACTIONCACHE_TEST_AZURITE_PORT", "10000"))
+FIRESTORE_HOST = _address("ACTIONCACHE_TEST_FIRESTORE_HOST", "127.0.0.1:8086")
+_redis = urlsplit(REDIS_URL)
+REDIS_HOST, REDIS_PORT = _redis.hostname or "127.0.0.1", _redis.port or 6379
+_postgres = urlsplit(POSTGRES_URL)
+POSTGRES_HOST, POSTGRES_PORT = _postgres.hostname or "127.0.0.1", _postgres.port or 5432
+
+
+def redis_url(db: int = 15, query: str = "") -> str:
+    """This run's Redis, database `db`, with an optional query string (`prefix=...`)."""
+    return f"redis://{REDIS_HOST}:{REDIS_PORT}/{db}" + (f"?{query}" if query else "")
+
+
+def require_redis() -> None:
+    require("redis", REDIS_HOST, REDIS_PORT)
+
+
+def require_postgres() -> None:
+    require("postgresql", POSTGRES_HOST, POSTGRES_PORT)
 
 
 def in_ci() -> bool:

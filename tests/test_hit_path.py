@@ -280,10 +280,10 @@ def test_async_hits_take_the_same_path(any_cache):
 def _two_writers(kind: str, tmp_path) -> tuple[Cache, Cache]:
     unique = f"verdicts_{uuid.uuid4().hex[:12]}"
     if kind == "redis":
-        services.require("redis", "127.0.0.1", 6379)
+        services.require_redis()
         url = f"{services.REDIS_URL}?prefix={unique}"
     elif kind == "postgres":
-        services.require("postgresql", "127.0.0.1", 5432)
+        services.require_postgres()
         url = f"{services.POSTGRES_URL}?table={unique}"
     else:
         url = f"memory://{unique}" if kind == "memory" else f"sqlite:///{tmp_path}/verdicts.db"
@@ -399,7 +399,7 @@ def test_a_fresh_until_that_is_not_a_time_is_corrupt_never_fresh(kind, tmp_path)
 
     clock = Clock()
     if kind == "redis":
-        services.require("redis", "127.0.0.1", 6379)
+        services.require_redis()
         url = f"{services.REDIS_URL}?prefix=fresh_until_{uuid.uuid4().hex[:12]}"
     else:
         url = "memory://" if kind == "memory" else f"sqlite:///{tmp_path}/fresh_until.db"

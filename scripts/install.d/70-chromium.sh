@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Plan replay in a real browser: Debian's Chromium, driven by Playwright (the `browser` extra)
-# through executable_path, since Playwright's own browser download is not used.
+# through executable_path, since Playwright's own browser download is not used. Without recommended
+# packages (they would add avahi-daemon, cups-pk-helper and more; headless Chromium needs none).
 # Idempotent and quiet; when chromium is already there this only checks for it.
 set -euo pipefail
-export DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes
-if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  if ! apt-cache show chromium >/dev/null 2>&1; then $SUDO apt-get update -qq; fi
-  $SUDO apt-get install -y -qq chromium >/dev/null
-fi
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=scripts/install.d/_apt.inc
+. scripts/install.d/_apt.inc
+command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || apt_install chromium

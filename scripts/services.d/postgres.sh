@@ -1,31 +1,45 @@
 #!/usr/bin/env bash
-# PostgreSQL on 127.0.0.1:5432 (trust auth, database `test`) for the tests. Uses the machine's
-# running cluster; starts the Debian cluster only when none answers, and `stop` stops only
-# what this script started.
+# PostgreSQL for the tests: a database of this run's own in the machine's cluster (127.0.0.1:5432,
+# trust auth), created at start and dropped at stop with every table the run made. The cluster is
+# started only when none answers, and then stopped by the last live run.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-state=.ci/.state
-marker="$state/postgres.started"
-mkdir -p "$state"
+# shellcheck source=scripts/services.d/_background.inc
+. scripts/services.d/_background.inc
 ready() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
-ensure_db() {
-  psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" 2>/dev/null \
-    | grep -q 1 || psql -q -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE test" >/dev/null
-}
+admin() { PGOPTIONS='-c client_min_messages=warning' psql -q -h 127.0.0.1 -U postgres -d postgres -v ON_ERROR_STOP=1 "$@"; }
+database="actioncache_test_$(printf %s "$RUN" | cksum | cut -d' ' -f1)"  # one per run directory
 case "${1:-}" in
   start)
-    if ready; then echo "postgres: already running on 127.0.0.1:5432"; ensure_db; exit 0; fi
-    version="$(find /etc/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort -V | tail -1)"
-    if [ -z "$version" ]; then
-      echo "postgres: no cluster in /etc/postgresql (scripts/install.d/40-redis-postgres.sh installs one)" >&2; exit 1
+    if ! ready; then
+      version="$(find /etc/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort -V | tail -1)"
+      if [ -z "$version" ]; then
+        echo "postgres: no cluster in /etc/postgresql (scripts/install.d/40-redis-postgres.sh installs one)" >&2; exit 1
+      fi
+      pg_ctlcluster --skip-systemctl-redirect "$version" main start && echo "$version" > "$RUN/postgres.started"
+      for _ in $(seq 100); do ready && break; sleep 0.1; done
+      ready || { echo "postgres: did not become ready on 127.0.0.1:5432" >&2; exit 1; }
     fi
-    pg_ctlcluster --skip-systemctl-redirect "$version" main start && echo "$version" > "$marker"
-    for _ in $(seq 100); do ready && { echo "postgres: started cluster $version main"; ensure_db; exit 0; }; sleep 0.1; done
-    echo "postgres: did not become ready on 127.0.0.1:5432" >&2; exit 1 ;;
+    admin -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" -c "CREATE DATABASE $database" >/dev/null || exit 1
+    echo "$database" > "$RUN/postgres.database"
+    publish ACTIONCACHE_TEST_POSTGRES_URL "postgresql://postgres@127.0.0.1:5432/$database"
+    echo "postgres: database $database on 127.0.0.1:5432" ;;
   stop)
-    if [ -f "$marker" ]; then
-      pg_ctlcluster --skip-systemctl-redirect "$(cat "$marker")" main stop && echo "postgres: stopped the cluster this script started"
-      rm -f "$marker"
+    if [ -f "$RUN/postgres.database" ]; then
+      admin -c "DROP DATABASE IF EXISTS $(cat "$RUN/postgres.database") WITH (FORCE)" >/dev/null \
+        && echo "postgres: dropped database $(cat "$RUN/postgres.database")"
+      rm -f "$RUN/postgres.database"
+    fi
+    if [ -f "$RUN/postgres.started" ]; then
+      # Another live run may be using the cluster this run started: hand it over instead of stopping it.
+      for other in "$RUNS_HOME"/run.*; do
+        if [ ! -d "$other" ] || [ "$other" = "$RUN" ]; then continue; fi
+        kill -0 "$(cat "$other/owner.pid" 2>/dev/null || echo 0)" 2>/dev/null || continue
+        mv "$RUN/postgres.started" "$other/postgres.started" && echo "postgres: left the cluster running for $other"
+        exit 0
+      done
+      pg_ctlcluster --skip-systemctl-redirect "$(cat "$RUN/postgres.started")" main stop && echo "postgres: stopped the cluster this run started"
+      rm -f "$RUN/postgres.started"
     fi ;;
   *) echo "usage: $0 start|stop" >&2; exit 2 ;;
 esac

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from actioncache.semantic import HashingEmbedder, NumpyIndex, OpenAICompatibleEmbedder, SemanticCache
 from actioncache.semantic.embedders import EmbedderError, normalize_rows
 from actioncache.stores.memory import MemoryStore
-from services import POSTGRES_URL, require, require_module
+from services import POSTGRES_URL, require, require_module, require_postgres
 
 texts = st.lists(st.text(max_size=60), min_size=1, max_size=5)
 
@@ -114,7 +114,7 @@ def test_openai_compatible_embedder_unreachable_is_a_clear_error():
 
 @pytest.fixture
 def pg_namespace():
-    require("postgres", "127.0.0.1", 5432)
+    require_postgres()
     require_module("psycopg", "postgres")
     return f"t{uuid.uuid4().hex[:12]}"
 

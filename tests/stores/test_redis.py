@@ -202,9 +202,9 @@ def test_entries_carry_a_ttl_and_the_index_keys_do_not():
     """What the docs' advice rests on: under maxmemory-policy volatile-* Redis evicts only keys with
     a TTL. Every entry Cache.wrap writes has one; the index keys have none (allkeys-* could evict
     them); an entry stored without an expiry has none either (volatile-* never evicts it)."""
-    services.require("redis", "127.0.0.1", 6379)
-    store = open_store(f"redis://127.0.0.1:6379/12?prefix={unique('ttlcheck_')}")
-    client = redis.Redis.from_url("redis://127.0.0.1:6379/12")
+    services.require_redis()
+    store = open_store(services.redis_url(12, f"prefix={unique('ttlcheck_')}"))
+    client = redis.Redis.from_url(services.redis_url(12))
     try:
         cache = Cache(store=store)
         written = cache.wrap("a", lambda: 1, key="wrapped")

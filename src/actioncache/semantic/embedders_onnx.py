@@ -194,7 +194,7 @@ class OnnxEmbedder:
         # The file name follows the weights: a new model version exports afresh.
         fused = _cache_dir() / f"{model_dir.name}-{stat.st_size}-{int(stat.st_mtime)}-fused.onnx"
         quantized = fused.with_name(f"{fused.stem}-{precision}.onnx")
-        with _EXPORT_LOCK:
+        with _export_lock(_cache_dir()):
             if not fused.is_file():
                 exported = fused.with_name(f"{fused.stem}.export-{os.getpid()}.onnx")
                 try:
@@ -267,3 +267,19 @@ class OnnxEmbedder:
 
 
 _EXPORT_LOCK = threading.Lock()
+
+
+@contextmanager
+def _export_lock(directory: Path):  # noqa: ANN202
+    """One export at a time, across threads and processes: ONNX Runtime's quantizer writes an
+    intermediate file of a fixed name beside its input, so two processes exporting at once (a first
+    use in several workers) would remove each other's file."""
+    import fcntl
+
+    directory.mkdir(parents=True, exist_ok=True)
+    with _EXPORT_LOCK, open(directory / "export.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
