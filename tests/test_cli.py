@@ -78,11 +78,11 @@ def test_unusable_store_is_a_readable_error(src_env):
     (["cleanup", "--limit", "many"], "not a whole number"),
     (["hash", "x", "--algorithm", "crc32"], "invalid choice"),
     (["invalidate"], "one of the arguments"),
-    (["stats", "--bogus"], "unrecognized arguments"),
-    (["no-such-command"], "invalid choice"),
+    (["stats", "--bogus"], "unknown option --bogus"),  # issue 26: named, with the closest option if any
+    (["no-such-command"], "unknown command 'no-such-command'"),
     (["run", "agent.yaml", "--input", "not json"], "--input is not JSON"),
-    (["exec", "--bogus", "--", "true"], "unrecognized arguments"),
-    (["mcp", "--bogus"], "unrecognized arguments"),
+    (["exec", "--bogus", "--", "true"], "unknown option --bogus"),
+    (["mcp", "--bogus"], "unknown option --bogus"),
 ])
 def test_every_bad_argument_exits_2_and_says_why(src_env, filled, tmp_path, args, says):
     (tmp_path / "agent.yaml").write_text("name: a\nnodes:\n  - name: n\n    run: return {}\n")

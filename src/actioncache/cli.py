@@ -18,6 +18,8 @@ import sys
 from typing import Any, Callable, Sequence
 from urllib.parse import unquote, urlsplit
 
+from ._usage import HelpfulParser
+
 # name -> (module with main(argv) -> int, one-line help)
 FACE_COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("actioncache.agents.cli", "run a YAML agent and print the final state as JSON"),
@@ -68,7 +70,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = HelpfulParser(
         prog="actioncache",
         description="Cache the expensive steps of agents and scripts: look at, clear and manage the cache, "
         "run YAML agents, and put the cache in front of shell commands.",
@@ -188,11 +190,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
             stats["runs_since"] = stats_since(cache, args.since)
         except ImportError:
             stats["runs_since_error"] = "--since needs the run log of `actioncache exec`"
+    # A store that cannot be read has no totals to show: zeros would read as "nothing cached".
+    unreadable = bool(stats.get("error")) or not stats.get("success")
     if args.json:
         print(json.dumps(stats, indent=2, sort_keys=True))
-        return 0 if stats.get("success") else 1
-    if stats.get("error"):
-        print(f"warning: store error: {stats['error']}", file=sys.stderr)
+        return 1 if unreadable else 0
+    if unreadable:
+        print(f"error: cannot read the store {stats['store']}: {stats.get('error')}", file=sys.stderr)
+        return 1
     print(f"store    {stats['store']}")
     print(f"entries  {stats.get('entries', '?')}  ({_human_bytes(stats.get('size_bytes', 0) or 0)})")
     headers = ["action", "hits", "misses", "hit rate", "stores", "failures", "errors", "time saved"]  # as stats --json names them

@@ -76,10 +76,11 @@ def untrust(directory: str | os.PathLike[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """``actioncache trust [DIR] | --list | --remove DIR``."""
-    import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="actioncache trust", description=__doc__.split("\n\n")[1])
+    from ._usage import HelpfulParser
+
+    parser = HelpfulParser(prog="actioncache trust", description=__doc__.split("\n\n")[1])
     parser.add_argument("dir", nargs="?", default=".", help="the directory to trust (default: here)")
     parser.add_argument("--list", action="store_true", help="list the trusted directories")
     parser.add_argument("--remove", action="store_true", help="stop trusting DIR")

@@ -18,11 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from .._usage import HelpfulParser
 from .errors import AgentError, AgentInputError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="actioncache run", description="Run a YAML agent and print its final state as JSON.")
+    parser = HelpfulParser(prog="actioncache run", description="Run a YAML agent and print its final state as JSON.")
     parser.add_argument("agent", help="the agent's YAML file")
     parser.add_argument("--input", metavar="JSON|@FILE", help="the input state: a JSON object, or @path to a JSON file")
     parser.add_argument("--store", metavar="URL", help="store URL; overrides settings.ltm (e.g. sqlite:///tmp/c.db, memory://)")

@@ -24,6 +24,7 @@ import os
 import sys
 from typing import Any, Mapping, Sequence
 
+from .._usage import HelpfulParser
 from ..cache import Cache
 from ..keys import args_key, sha256_hex
 
@@ -31,7 +32,7 @@ ACTION_PREFIX = "mcp."
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = HelpfulParser(
         prog="actioncache mcp-proxy",
         usage="actioncache mcp-proxy [--store URL] [--server-id NAME] [--cache-tool NAME] [--no-cache-tool NAME] -- COMMAND [ARG ...]",
         description="Serve an MCP server's tools over stdio, answering read-only tool calls from the cache.")

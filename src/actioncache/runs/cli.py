@@ -21,11 +21,13 @@ import time
 from dataclasses import replace
 from typing import Any, Sequence
 
+from .._usage import HelpfulParser
+
 PROG = "actioncache exec"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Run a command through the cache.",
+    p = HelpfulParser(prog=PROG, description="Run a command through the cache.",
                                 epilog="example: actioncache exec --mode use --scope verify -- shellcheck loop.sh")
     p.add_argument("--mode", "--cache-mode", choices=("off", "record", "use"),
                    help="off: just run (default); record: run and store passes; use: replay passes, run misses")

@@ -103,9 +103,9 @@ def _round_trip(url: str | None) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    from .._usage import HelpfulParser
 
-    parser = argparse.ArgumentParser(prog="actioncache doctor", description=__doc__.split("\n\n")[0])
+    parser = HelpfulParser(prog="actioncache doctor", description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", metavar="URL", help="the store to check (default: the one exec would use)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     policy_ok, config = _policy_check()

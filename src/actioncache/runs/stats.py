@@ -98,11 +98,11 @@ def format_block(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``actioncache loop-stats [--since WHEN] [--store URL]``: the block, for a loop's last line."""
-    import argparse
+    from .._usage import HelpfulParser
     import os
     import sys
 
-    parser = argparse.ArgumentParser(prog="actioncache loop-stats", description="The Cache Statistics block "
+    parser = HelpfulParser(prog="actioncache loop-stats", description="The Cache Statistics block "
                                      "for the exec runs since WHEN (from the run log).")
     parser.add_argument("--since", metavar="WHEN", default=os.environ.get("CACHE_LOOP_STARTED") or "1d",
                         help="30m, 2h, 7d or an ISO time (default $CACHE_LOOP_STARTED, else 1d)")

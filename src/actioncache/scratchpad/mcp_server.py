@@ -18,13 +18,14 @@ import signal
 import sys
 from typing import Any, Sequence
 
+from .._usage import HelpfulParser
 from .items import new_id
 
 ENV_SESSION = "ACTIONCACHE_SESSION"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="actioncache mcp", description="Serve the session scratchpad as MCP tools over stdio.")
+    parser = HelpfulParser(prog="actioncache mcp", description="Serve the session scratchpad as MCP tools over stdio.")
     parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL or the user cache dir)")
     parser.add_argument("--session", metavar="ID",
                         help=f"session id (default: ${ENV_SESSION}, else a new session ended on exit)")
