@@ -371,15 +371,13 @@ def test_a_new_codec_forgets_what_the_old_one_decoded(tmp_path):
 def test_entries_are_values_a_reader_cannot_change(tmp_path):
     """A store may hand every reader the same entry object (the memory store keeps its entries;
     the SQL stores hand back the entry built for an unchanged row): no reader can edit it."""
-    import dataclasses
-
     for url in ("memory://", f"sqlite:///{tmp_path}/values.db"):
         cache = Cache(url, cleanup_probability=0)
         f = cached(cache=cache)(lambda x: {"x": x})
         assert f(1) == f(1)
         entry = cache.store.get(f.cache_key(1))
         for field, value in (("value", b"jplanted"), ("expires_at", "garbage"), ("metadata", {})):
-            with pytest.raises(dataclasses.FrozenInstanceError):
+            with pytest.raises(AttributeError):  # a frozen value (dataclasses' FrozenInstanceError is one too)
                 setattr(entry, field, value)
         cache.close()
 
@@ -393,8 +391,6 @@ _NOT_TIMES = ["abc", "1e300", None, True, [1], {"t": 1}, math.nan, math.inf, 1e3
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
 def test_a_fresh_until_that_is_not_a_time_is_corrupt_never_fresh(kind, tmp_path):
-    import dataclasses
-
     from actioncache._flow import FRESH_UNTIL
 
     clock = Clock()
@@ -418,7 +414,7 @@ def test_a_fresh_until_that_is_not_a_time_is_corrupt_never_fresh(kind, tmp_path)
         writer.refresh(1)
         entry = cache.store.get(key)
         assert entry.metadata[FRESH_UNTIL] == entry.created_at + 10
-        cache.store.put(dataclasses.replace(entry, metadata={**dict(entry.metadata), FRESH_UNTIL: bad}))
+        cache.store.put(entry.replace(metadata={**dict(entry.metadata), FRESH_UNTIL: bad}))
 
     corrupt = 0
     for bad in _NOT_TIMES:

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 import math
 
@@ -101,7 +100,7 @@ def _plant(cache: Cache, key: str, what) -> None:
     elif isinstance(what, bytes):
         cache.store.put(Entry(key, what, {}, 0.0, None))
     else:
-        cache.store.put(dataclasses.replace(what, key=key))
+        cache.store.put(what.replace(key=key))
 
 
 def _wrap_ttl(ttl):

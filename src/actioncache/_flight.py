@@ -14,16 +14,15 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Callable, Generator, TypeVar
 
+from ._log import log
 from .stores.base import CacheStore
 
 __all__ = ["LEASE_PREFIX", "Heartbeat", "TaskFlights", "ThreadFlights", "atake_lease", "release_lease", "take_lease"]
 
-log = logging.getLogger("actioncache")
 
 LEASE_PREFIX = "lease:"
 # A notified waiter still wakes at least this often: a release it missed (the holder died, or let go

@@ -16,14 +16,12 @@ Every encoded value starts with one format byte:
 
 from __future__ import annotations
 
-import base64
+import binascii
 import datetime as _dt
 import hashlib
-import hmac
 import itertools
 import json
 import os
-import pickle
 import zlib
 from typing import Any, Callable, Protocol
 
@@ -93,7 +91,7 @@ def _tag(value: Any) -> Any:
     if kind is tuple:
         return {TAG: "tuple", "v": [_tag(v) for v in value]}
     if kind in (bytes, bytearray):
-        return {TAG: "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
+        return {TAG: "bytes", "v": binascii.b2a_base64(bytes(value), newline=False).decode("ascii")}
     if kind is _dt.datetime:
         return {TAG: "datetime", "v": value.isoformat()}
     if kind is _dt.date:
@@ -115,7 +113,7 @@ def _untag(obj: dict[str, Any]) -> Any:
     if tag == "tuple":
         return tuple(v)
     if tag == "bytes":
-        return base64.b64decode(v)
+        return binascii.a2b_base64(v)
     if tag == "datetime":
         return _dt.datetime.fromisoformat(v)
     if tag == "date":
@@ -350,12 +348,16 @@ class SignedPickleCodec(JSONCodec):
         self._secret = secret
 
     def _sign(self, payload: bytes) -> bytes:
+        import hmac  # signed pickle is opt-in: plain JSON caches never import hmac or pickle
+
         return hmac.new(self._secret, payload, hashlib.sha256).digest()
 
     def encode(self, value: Any) -> bytes:
         try:
             return super().encode(value)
         except CodecError:
+            import pickle
+
             payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             return self._maybe_compress(PICKLED + self._sign(payload) + payload)
 
@@ -365,6 +367,9 @@ class SignedPickleCodec(JSONCodec):
         if data[:1] != PICKLED:
             return super().decode(data)
         signature, payload = data[1:33], data[33:]
+        import hmac
+        import pickle
+
         if len(signature) != 32 or not hmac.compare_digest(signature, self._sign(payload)):
             raise CorruptEntryError("pickled entry failed its signature check; it was not loaded")
         return pickle.loads(payload)  # noqa: S301 - signature verified above

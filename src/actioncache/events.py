@@ -24,10 +24,9 @@ key: key text can hold user data, so it stays out of metric labels by constructi
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Mapping, NamedTuple
 
-log = logging.getLogger("actioncache")
+from ._log import log
 
 
 class CacheEvent(NamedTuple):

@@ -7,12 +7,9 @@ hypothesis), so everything that enters a key goes through :func:`canonical_json`
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as _dt
-import enum
 import hashlib
 import os
-import uuid
+import sys
 from typing import Any, Callable, Mapping
 
 from ._json import compact_encoder
@@ -29,6 +26,14 @@ KEY_STRATEGIES = ("args", "sha256", "custom", "file_content")
 # key is tagged too, so no plain value can imitate a tagged one.
 TAG = "__ac__"
 _SCALARS = (str, int, float, bool, type(None))
+_modules = sys.modules
+
+
+def _loaded(name: str) -> Any:
+    """A module if some code imported it, else None. An argument can only be an enum member, a
+    datetime, a UUID or a dataclass instance once its module is imported; asking sys.modules keeps
+    ``import actioncache`` from importing them all itself."""
+    return _modules.get(name)
 
 
 def _is_plain(value: Any) -> bool:
@@ -58,25 +63,30 @@ def _key_form(value: Any) -> Any:
         if all(type(k) is str and k != TAG for k in value):
             return {k: _key_form(v) for k, v in value.items()}
         return {TAG: "dict", "v": _sorted_forms([k, v] for k, v in value.items())}
-    if isinstance(value, enum.Enum):  # before str/int: an IntEnum member is not its value
+    enum = _loaded("enum")
+    if enum is not None and isinstance(value, enum.Enum):  # before str/int: an IntEnum member is not its value
         return {TAG: "enum", "v": [f"{kind.__module__}.{kind.__qualname__}", value.name]}
     if kind is tuple:
         return {TAG: "tuple", "v": [_key_form(v) for v in value]}
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {TAG: "bytearray" if kind is bytearray else "bytes", "v": hashlib.sha256(bytes(value)).hexdigest()}
-    if isinstance(value, _dt.datetime):  # before date: a datetime is a date
-        return {TAG: "datetime", "v": value.isoformat()}
-    if isinstance(value, _dt.date):
-        return {TAG: "date", "v": value.isoformat()}
-    if isinstance(value, _dt.time):
-        return {TAG: "time", "v": value.isoformat()}
+    dt = _loaded("datetime")
+    if dt is not None:
+        if isinstance(value, dt.datetime):  # before date: a datetime is a date
+            return {TAG: "datetime", "v": value.isoformat()}
+        if isinstance(value, dt.date):
+            return {TAG: "date", "v": value.isoformat()}
+        if isinstance(value, dt.time):
+            return {TAG: "time", "v": value.isoformat()}
     if isinstance(value, (set, frozenset)):
         return {TAG: kind.__name__ if kind in (set, frozenset) else "set", "v": _sorted_forms(value)}
     if isinstance(value, os.PathLike):
         return {TAG: "path", "v": os.fspath(value)}
-    if isinstance(value, uuid.UUID):
+    uuid = _loaded("uuid")
+    if uuid is not None and isinstance(value, uuid.UUID):
         return {TAG: "uuid", "v": str(value)}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    dataclasses = _loaded("dataclasses")
+    if dataclasses is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         return {TAG: "dataclass", "v": [f"{kind.__module__}.{kind.__qualname__}", _key_form(fields)]}
     if isinstance(value, (str, int, float)):

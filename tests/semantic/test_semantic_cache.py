@@ -3,7 +3,6 @@ path, threshold semantics, guard, ambiguity, verifier, cross-process visibility,
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import subprocess
@@ -363,7 +362,7 @@ def test_ttl_expired_entries_miss():
     entry_id = sc.store("Fetch the report", ["plan"])
     entry = store.get(f"semantic:default:{entry_id}")
     assert entry.expires_at is not None
-    store.put(dataclasses.replace(entry, expires_at=1.0))  # long past
+    store.put(entry.replace(expires_at=1.0))  # long past
     assert sc.lookup("Fetch the report") is None
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 import subprocess
 import sys
@@ -47,7 +46,7 @@ def test_a_corrupt_compressed_entry_is_a_miss_and_removed(store):
     cache = Cache(store=store, cleanup_probability=0.0)
     key = cache.wrap("big", lambda: BIG)["_cache_key"]
     entry = store.get(key)
-    store.put(dataclasses.replace(entry, value=bytes(entry.value)[:1] + b"\x00garbage frame"))
+    store.put(entry.replace(value=bytes(entry.value)[:1] + b"\x00garbage frame"))
     r = cache.wrap("big", lambda: {"fresh": 1})
     assert r["_cache_hit"] is False and r["result"] == {"fresh": 1}
     assert cache.wrap("big", lambda: {"fresh": 2})["result"] == {"fresh": 1}  # the fresh value replaced it
@@ -88,7 +87,7 @@ def test_a_cut_trailed_or_nested_compressed_value_is_a_miss_and_removed(store):
     entry = store.get(key)
     damaged = _damaged_values()
     for name, value in damaged.items():
-        store.put(dataclasses.replace(entry, value=value))
+        store.put(entry.replace(value=value))
         r = cache.wrap("big", lambda: {"fresh": name})
         assert r["_cache_hit"] is False and r["result"] == {"fresh": name}, name
         assert "corrupt cache entry removed" in r.get("_cache_error", ""), name

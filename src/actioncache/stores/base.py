@@ -9,7 +9,7 @@ is the cache core's job. Keeping the protocol this small is what lets one confor
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
 from .._glob import escape_glob, glob_literal_prefix, glob_matches, glob_tokens
@@ -24,9 +24,8 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True, frozen=True)
-class Entry:
-    """One stored entry: a value (frozen; ``dataclasses.replace`` makes a changed copy).
+class Entry(tuple):  # type: ignore[type-arg]  # a tuple of the five fields below
+    """One stored entry: a value, immutable (``entry.replace(value=...)`` makes a changed copy).
 
     ``created_at`` and ``expires_at`` are Unix epoch seconds (UTC). ``expires_at=None``
     means the entry never expires. ``metadata`` is a flat JSON object; backends keep it
@@ -34,16 +33,44 @@ class Entry:
     (the memory store keeps its entries; the SQL and Redis stores hand back the entry built for
     an unchanged row) and the core remembers its verdict on that object: never change an entry,
     or its metadata, in place; put a new one.
+
+    A tuple underneath (like a named tuple): building one is a single allocation on the hit path,
+    and defining it imports nothing (a dataclass would import ``dataclasses`` and ``inspect``,
+    a third of ``python -c pass``, into every process that imports actioncache).
     """
 
-    key: str
-    value: bytes
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    created_at: float = 0.0
-    expires_at: float | None = None
+    __slots__ = ()
+    _fields = ("key", "value", "metadata", "created_at", "expires_at")
+
+    def __new__(cls, key: str, value: bytes, metadata: Mapping[str, Any] | None = None, created_at: float = 0.0,
+                expires_at: float | None = None) -> Entry:
+        return tuple.__new__(cls, (key, value, {} if metadata is None else metadata, created_at, expires_at))
+
+    # The fields, read-only: tuple items behind properties, as collections.namedtuple does.
+    key: str = property(itemgetter(0), doc="The entry's key (opaque text).")  # type: ignore[assignment]
+    value: bytes = property(itemgetter(1), doc="The encoded value.")  # type: ignore[assignment]
+    metadata: Mapping[str, Any] = property(itemgetter(2), doc="A flat JSON object.")  # type: ignore[assignment]
+    created_at: float = property(itemgetter(3), doc="When it was stored (epoch s).")  # type: ignore[assignment]
+    expires_at: float | None = property(itemgetter(4), doc="When it expires (epoch s); None: never.")  # type: ignore[assignment]
 
     def is_expired(self, now: float) -> bool:
-        return self.expires_at is not None and self.expires_at <= now
+        expires = self[4]
+        return expires is not None and expires <= now  # type: ignore[no-any-return]
+
+    def replace(self, **changes: Any) -> Entry:
+        """A copy with ``changes`` (field names as keywords): ``entry.replace(expires_at=None)``."""
+        unknown = set(changes) - set(self._fields)
+        if unknown:
+            raise TypeError(f"Entry has no field {sorted(unknown)[0]!r}; its fields are {', '.join(self._fields)}")
+        return Entry(*(changes.get(name, current) for name, current in zip(self._fields, self)))
+
+    _replace = replace  # the spelling of collections.namedtuple
+
+    def __repr__(self) -> str:
+        return ("Entry(" + ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self)) + ")")
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle build an Entry, not a plain tuple
+        return tuple(self)
 
 
 # Epoch seconds of 10000-01-01: any later "time" is garbage, and could not be shown as ISO 8601.

@@ -9,15 +9,14 @@ the same class or module) writes it from named fields, which is how an agent's `
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import logging
 import os
 import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 from urllib.parse import urlsplit
 
+from .._log import log
 from ..errors import MissingStoreExtraError, StoreURLError
 from .redaction import redact_url
 
@@ -27,7 +26,6 @@ if TYPE_CHECKING:  # annotations only: base re-exports this module's names, so i
 __all__ = ["ENTRY_POINT_GROUP", "Backend", "field_backends", "open_store", "register_store", "registered_schemes",
            "registered_stores", "scheme_of", "url_from_fields"]
 
-log = logging.getLogger("actioncache")
 
 ENTRY_POINT_GROUP = "actioncache.stores"
 
@@ -126,6 +124,7 @@ def url_from_fields(backend: str, fields: Mapping[str, Any], *,
         _load_entry_points()
     entry = _BACKENDS.get(name)
     if entry is None:
+        import difflib  # only when a name is misspelled
         close = difflib.get_close_matches(name, field_backends(), n=3, cutoff=0.6)
         hint = " (did you mean " + " or ".join(repr(c) for c in close) + "?)" if close else ""
         raise StoreURLError(f"unknown backend {name!r}{hint}; known backends: {', '.join(field_backends())}, "
