@@ -80,3 +80,56 @@ def test_two_scripts_with_one_function_name_do_not_share_results(tmp_path, src_e
     assert [run(a), run(b), run(a), run(b)] == ["42", "22", "42", "22"]
     stats = Cache(url).stats()
     assert stats["hits"] == 2 and stats["misses"] == 2
+
+
+HELPERS = """
+from actioncache import Cache
+import sys
+cache = Cache(sys.argv[1])
+
+@cache.cached
+def summarize(text):
+    return {ANSWER!r} + text
+"""
+
+RUNNER = "import sys; sys.path.insert(0, sys.argv[2]); import helpers; print(helpers.summarize('!'))"
+
+
+def _project(root, name, answer):
+    root.mkdir()
+    if name is not None:
+        (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "0"\n')
+    (root / "helpers.py").write_text(HELPERS.replace("{ANSWER!r}", repr(answer)))
+    return root
+
+
+def _summarize(root, url, src_env):
+    return subprocess.run([sys.executable, "-c", RUNNER, url, str(root)], env=src_env, capture_output=True,
+                          text=True, check=True, timeout=120).stdout.strip()
+
+
+def test_two_projects_with_one_module_and_function_name_never_share(tmp_path, src_env):
+    """The finding: helpers.summarize of one project returned another project's cached result."""
+    url = f"sqlite:///{tmp_path / 'default.db'}"
+    alpha = _project(tmp_path / "alpha", "alpha", "from alpha")
+    beta = _project(tmp_path / "beta", "beta", "from beta")
+    plain = _project(tmp_path / "plain", None, "from plain")
+    assert [_summarize(alpha, url, src_env), _summarize(beta, url, src_env), _summarize(plain, url, src_env)] == \
+        ["from alpha!", "from beta!", "from plain!"]
+
+
+def test_two_checkouts_of_one_named_project_share(tmp_path, src_env):
+    url = f"sqlite:///{tmp_path / 'default.db'}"
+    first = _project(tmp_path / "checkout1", "gamma", "first run")
+    second = _project(tmp_path / "checkout2", "gamma", "second run")
+    assert [_summarize(first, url, src_env), _summarize(second, url, src_env)] == ["first run!", "first run!"]
+
+
+def test_installed_code_is_identified_by_its_distribution_and_version():
+    import importlib.metadata
+
+    import yaml
+
+    from actioncache._project import project_of
+
+    assert project_of(yaml.__file__) == f"dist:PyYAML=={importlib.metadata.version('PyYAML')}"

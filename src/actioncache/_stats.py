@@ -1,4 +1,9 @@
-"""The cache's counters: buffered in memory, flushed to the store's shared counters now and then.
+"""The counters of a store: buffered in memory, flushed to the store's shared counters now and then.
+
+One :class:`Stats` per store per process (:func:`stats_for`): every ``Cache`` over the same store
+(the same URL; for a store object without a shared location, the same object) counts into it, so
+each of them reports the same in-process counts, flushed or not, and a ``Cache`` dropped without
+``close()`` loses nothing (``Cache`` flushes when it is garbage-collected and at exit).
 
 A hit is a read: counting it must not write. Hits are tallied per thread and per action without a
 lock (the hot path of every hit: each thread only ever adds to its own tally) and folded into the
@@ -15,12 +20,12 @@ import math
 import os
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
-from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, redact_secrets
 
-__all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts", "saved_ms"]
+__all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts", "saved_ms", "stats_for",
+           "store_identity"]
 
 STATS_PREFIX = "stats:"
 # A recorded duration past this (about 31 years) is garbled or planted: it saves no time.
@@ -61,7 +66,6 @@ class Stats:
         self.session: dict[str, float] = {}
         self.last_flush = clock()
         self.flush_due = self.last_flush + flush_s  # a hit path compares its clock with this alone
-        self.observers: list[Observer] = []  # actioncache.events: told of every count
         _LIVE.add(self)
 
     @property
@@ -92,9 +96,6 @@ class Stats:
                 if action is not None:
                     scoped = (action, name)
                     pending[scoped] = pending.get(scoped, 0) + delta
-        if self.observers:
-            for name, delta in deltas.items():
-                notify(self.observers, CacheEvent(name, action, delta))
 
     def record_hit(self, action: str, duration_ms: Any, now: float | None = None) -> bool:
         """Tally one hit; True when a flush is due (the caller flushes: it knows the store).
@@ -214,6 +215,46 @@ class Stats:
         out["by_action"] = by_action
         out["session"] = self.session_counts()
         return out
+
+
+_BY_STORE: dict[Hashable, Stats] = {}
+_BY_STORE_LOCK = threading.Lock()
+
+
+def store_identity(store: CacheStore) -> Hashable:
+    """What makes two store objects one store for counting: the same URL, for stores whose URL names
+    a shared location (a file, a server); the object itself for the rest (an unnamed ``memory://``,
+    which sets ``shared_by_url = False``, or a store without a URL)."""
+    url = getattr(store, "url", None)
+    if isinstance(url, str) and url and getattr(store, "shared_by_url", True):
+        return ("url", url)
+    return ("object", id(store))
+
+
+def stats_for(store: CacheStore, clock: Callable[[], float] | None = None, flush_s: float = 5.0) -> Stats:
+    """The process's one :class:`Stats` of ``store``, made on first use with ``clock`` and ``flush_s``."""
+    identity = store_identity(store)
+    with _BY_STORE_LOCK:
+        stats = _BY_STORE.get(identity)
+        if stats is None:
+            stats = _BY_STORE[identity] = Stats(clock or _wall_clock, flush_s)
+            if identity[0] == "object":  # its id may be reused once the store is gone
+                try:
+                    weakref.finalize(store, _forget, identity)
+                except TypeError:  # a store that takes no weak references keeps its counters for the process
+                    pass
+    return stats
+
+
+def _forget(identity: Hashable) -> None:
+    with _BY_STORE_LOCK:
+        _BY_STORE.pop(identity, None)
+
+
+def _wall_clock() -> float:
+    import time
+
+    return time.time()
 
 
 def counter_name(name: str | tuple[str, str]) -> str:

@@ -14,30 +14,36 @@ Rules this module keeps:
 from __future__ import annotations
 
 import atexit
-import logging
 import math
 import random
 import threading
 import time
 import weakref
-from typing import Any, Awaitable, Callable, Mapping, NamedTuple
+from typing import Any, Awaitable, Callable, Coroutine, Iterable, Mapping, NamedTuple, TypeVar, overload
 
-from ._flow import (DEFAULT_MAX_VALUE_BYTES, REFRESH_EXIT_WAIT_S, check_lock_timeout, check_metadata, CacheWarning, Flow, Lookup, Outcome, StoreOptions, adrive, drive,
-                    fresh_until, is_failure, run_async, run_sync, spawn_task, spawn_thread)
+from ._log import log
+from ._drivers import adrive, drive, run_async, run_sync
+from ._flow import Flow
+from ._memo import Memoized
+from ._metadata import fresh_until
+from ._options import (DEFAULT_MAX_VALUE_BYTES, StoreOptions, check_lock_timeout, check_metadata, check_probability,
+                       check_stale_ttl)
+from ._outcomes import Lookup, Outcome, is_failure
+from ._refresh import REFRESH_EXIT_WAIT_S, spawn_task, spawn_thread
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
-from . import _seams
 from .codec import DEFAULT_COMPRESS_THRESHOLD_BYTES, Codec, make_codec
 from .decision import ALWAYS, Decision, PolicyHook, PolicyProvider
-from .errors import HashError, KeyStrategyError, UnsupportedEntryError
+from .errors import CacheWarning, HashError, KeyStrategyError, UnsupportedEntryError
 from .events import Observer
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
 from .stores.base import CacheStore, entry_problem, escape_glob, open_store, redact_url
+from .types import CachedFunction, CleanupResponse, GetResponse, InvalidateResponse, P, R, StatsReport, WrapResponse
 
-__all__ = ["ALWAYS", "DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "STATS_PREFIX", "Cache", "CacheWarning", "Decision", "PolicyHook", "default_cache",
-           "is_failure", "iso_utc", "resolve_ttl", "set_default_cache"]
+__all__ = ["ALWAYS", "DEFAULT_MAX_VALUE_BYTES", "DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "STATS_PREFIX", "Cache",
+           "CacheWarning", "Decision", "PolicyHook", "cached", "default_cache", "is_failure", "iso_utc", "resolve_ttl",
+           "set_default_cache"]
 
-log = logging.getLogger("actioncache")
 
 DEFAULT_CLEANUP_PROBABILITY = 0.05
 DEFAULT_CLEANUP_LIMIT = 5
@@ -55,9 +61,16 @@ def _flush_all_at_exit() -> None:
     # waiting for a lease nobody renews.
     deadline = time.monotonic() + REFRESH_EXIT_WAIT_S
     for cache in caches:
-        cache.flow.settle_refreshes(deadline)
+        cache.flow.stale.settle(deadline)
     for cache in caches:
         cache.flush_stats()
+
+
+def _flush_dropped(flow: Flow) -> None:
+    try:
+        flow.flush_stats()
+    except Exception as exc:  # noqa: BLE001 - a finalizer must not raise (it would only be printed)
+        log.debug("flushing the counters of a dropped cache failed: %s", exc)
 
 
 class Cache:
@@ -106,11 +119,14 @@ class Cache:
                          clock=clock, rng=rng or random.Random(), stats_flush_s=stats_flush_s,
                          max_value_bytes=max_value_bytes)
         self.default_ttl_seconds = resolve_ttl(default_ttl_seconds)
-        _check_probability(cleanup_probability)
+        check_probability(cleanup_probability)
         self.cleanup_probability = cleanup_probability
         self.cleanup_limit = cleanup_limit
         self.policy_hook = policy_hook
         _live_caches.add(self)
+        # A Cache dropped without close() (one made per call) still writes what it counted: when
+        # it is garbage-collected (at exit, _flush_all_at_exit covers the live ones).
+        weakref.finalize(self, _flush_dropped, self.flow).atexit = False
         # atexit runs handlers last-registered-first. Re-registering after the store is open puts
         # the stats flush ahead of any exit hook the store's module installed (blob-sqlite uploads
         # its file at exit: the counters must be in it by then).
@@ -178,9 +194,7 @@ class Cache:
         """Call ``observer(CacheEvent)`` on every hit, miss, store, error and lookup; returns a remover."""
         if not callable(observer):
             raise ValueError(f"an observer is a callable taking one CacheEvent, not {type(observer).__name__}")
-        observers = self.flow.observers
-        observers.append(observer)
-        return lambda: observers.remove(observer) if observer in observers else None
+        return self.flow.observe(observer)
 
     # --- policy -------------------------------------------------------------------------
 
@@ -250,8 +264,8 @@ class Cache:
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *run_sync(fn, call.args))
         flow, key = self.flow, call.key
-        if flow.within_stale_window(call.stale, call.store.stale_ttl_s):
-            flow.start_refresh(key, action, call.store, lambda: run_sync(fn, call.args), lock_timeout_s, spawn_thread)
+        if flow.stale.within_window(call.stale, call.store.stale_ttl_s):
+            flow.stale.start(key, action, call.store, lambda: run_sync(fn, call.args), lock_timeout_s, spawn_thread)
             return self._respond_stale(call, call.stale.value, call.stale.entry)
         with flow.threads(key) as contended:
             steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
@@ -283,8 +297,8 @@ class Cache:
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *await run_async(fn, call.args))
         flow, key = self.flow, call.key
-        if flow.within_stale_window(call.stale, call.store.stale_ttl_s):
-            flow.start_refresh(key, action, call.store, lambda: run_async(fn, call.args), lock_timeout_s, spawn_task)
+        if flow.stale.within_window(call.stale, call.store.stale_ttl_s):
+            flow.stale.start(key, action, call.store, lambda: run_async(fn, call.args), lock_timeout_s, spawn_task)
             return self._respond_stale(call, call.stale.value, call.stale.entry)
         async with flow.tasks(key) as contended:
             steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
@@ -317,7 +331,7 @@ class Cache:
         ttl_s = resolve_ttl(ttl_seconds, ttl_hours, ttl_days, self.default_ttl_seconds)
         stale_s = check_stale_ttl(stale_ttl_seconds, ttl_s)
         p = self.cleanup_probability if cleanup_probability is None else cleanup_probability
-        _check_probability(p)
+        check_probability(p)
         limit = self.cleanup_limit if cleanup_limit is None else int(cleanup_limit)
         args = dict(args or {})
         if metadata is not None:
@@ -342,7 +356,7 @@ class Cache:
                 return call._replace(hit_response=self._respond_hit(call, found.value, found.entry))
             if found.error:
                 errors.append(found.error)
-            if not flow.within_stale_window(found, stale_s):
+            if not flow.stale.within_window(found, stale_s):
                 flow.count(action, misses=1)
             if found.entry is not None:
                 call = call._replace(stale=found)
@@ -371,7 +385,7 @@ class Cache:
         if outcome.hit:
             return self._respond_hit(call, outcome.value, outcome.entry)
         if serve_stale_on_error:
-            served, stale, failed = self.flow.stale_on_failure(call.stale, outcome.ok, outcome.value)
+            served, stale, failed = self.flow.stale.on_failure(call.stale, outcome.ok, outcome.value)
             if served:
                 return self._respond_stale(call, stale, call.stale.entry, failed)  # type: ignore[union-attr]
         response = _respond_fresh(call, outcome.ok, outcome.value)
@@ -512,18 +526,24 @@ class Cache:
 
     # --- decorator face -----------------------------------------------------------------
 
-    def cached(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-        """``@cache.cached`` / ``@cache.cached(ttl_seconds=..., key=..., ignore=..., version=..., scope=...)``."""
-        decorator: Callable[..., Any] | None = _seams.decorator
-        if decorator is None:
-            raise RuntimeError("no decorator installed: import actioncache (its package root installs @cached)")
-        return decorator(fn, cache=self, **options)
+    @overload
+    def cached(self, fn: Callable[P, R], /) -> CachedFunction[P, R]: ...
+
+    @overload
+    def cached(self, fn: None = None, /, **options: Any) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
+
+    def cached(self, fn: Callable[P, R] | None = None, /, **options: Any) -> Any:
+        """``@cache.cached`` / ``@cache.cached(ttl_seconds=..., key=..., ignore=..., version=..., scope=...)``:
+        :func:`cached` with this cache."""
+        if "cache" in options:
+            raise TypeError("Cache.cached(cache=...) names a second cache; use actioncache.cached(cache=...) instead")
+        return cached(fn, cache=self, **options)
 
 
 def _policy() -> PolicyProvider:
-    provider: PolicyProvider | None = _seams.policy
-    if provider is None:
-        raise RuntimeError("no policy installed: import actioncache (its package root installs actioncache.policy)")
+    """The built-in policy (``actioncache.policy``), imported on first use: only scoped calls pay for it."""
+    from .policy import provider
+
     return provider
 
 
@@ -538,11 +558,6 @@ def _key_candidates(key: str) -> list[str]:
     return [key] if key.startswith(KEY_PREFIX) else [KEY_PREFIX + key, key]
 
 
-def _check_probability(p: float) -> None:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"cleanup_probability must be between 0.0 and 1.0, not {p!r}")
-
-
 class _Call(NamedTuple):
     """One ``wrap``/``awrap`` call, prepared: validated options, the decision, the key, a hit if found."""
 
@@ -554,18 +569,6 @@ class _Call(NamedTuple):
     errors: list[str]
     hit_response: dict[str, Any] | None
     stale: Lookup | None = None  # the expired entry the lookup found (for stale serving)
-
-
-def check_stale_ttl(stale_ttl_seconds: Any, ttl_s: float) -> float:
-    """``stale_ttl_seconds`` checked before anything runs: None or 0 is no stale window."""
-    if stale_ttl_seconds is None:
-        return 0.0
-    if isinstance(stale_ttl_seconds, bool) or not isinstance(stale_ttl_seconds, (int, float)) \
-            or not math.isfinite(stale_ttl_seconds) or stale_ttl_seconds < 0:
-        raise ValueError(f"stale_ttl_seconds must be a finite number of seconds ≥ 0, not {stale_ttl_seconds!r}")
-    if ttl_s + stale_ttl_seconds > MAX_TTL_SECONDS:
-        raise ValueError(f"ttl + stale_ttl_seconds must stay within {MAX_TTL_SECONDS:g} s")
-    return float(stale_ttl_seconds)
 
 
 def _respond_fresh(call: _Call, ok: bool, result: Any, duration_ms: float = 0.0) -> dict[str, Any]:
@@ -601,3 +604,76 @@ def default_cache() -> Cache:
 def set_default_cache(cache: Cache | None) -> None:
     global _default_cache
     _default_cache = cache
+
+
+@overload
+def cached(fn: Callable[P, R], /) -> CachedFunction[P, R]: ...
+
+
+@overload
+def cached(
+    fn: None = None,
+    /,
+    *,
+    cache: Cache | None = None,
+    ttl_seconds: float | None = None,
+    ttl_hours: float | None = None,
+    ttl_days: float | None = None,
+    key: Callable[..., Any] | None = None,
+    ignore: Iterable[str] = (),
+    version: Any = None,
+    code_hash: bool = False,
+    scope: str | None = None,
+    skip_cache: bool = False,
+    lock: bool = False,
+    lock_timeout_s: float = 60.0,
+    name: str | None = None,
+    stale_ttl_seconds: float | None = None,
+    serve_stale_on_error: bool = False,
+) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
+
+
+def cached(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    cache: Cache | None = None,
+    ttl_seconds: float | None = None,
+    ttl_hours: float | None = None,
+    ttl_days: float | None = None,
+    key: Callable[..., Any] | None = None,
+    ignore: Iterable[str] = (),
+    version: Any = None,
+    code_hash: bool = False,
+    scope: str | None = None,
+    skip_cache: bool = False,
+    lock: bool = False,
+    lock_timeout_s: float = 60.0,
+    name: str | None = None,
+    stale_ttl_seconds: float | None = None,
+    serve_stale_on_error: bool = False,
+) -> CachedFunction[P, R] | Callable[[Callable[P, R]], CachedFunction[P, R]]:
+    """Memoize ``fn`` (sync or async) in ``cache`` (default: the process-wide default cache).
+
+    Works bare (``@cached``) or configured (``@cached(ttl_seconds=3600, ignore=["verbose"])``).
+    The wrapper keeps the function's signature for type checkers and gains ``cache_key(*a, **kw)``,
+    ``invalidate(*a, **kw)`` (no arguments: every entry of this function), ``refresh(*a, **kw)``
+    (run and overwrite) and ``uncached`` (:class:`actioncache.types.CachedFunction`).
+    """
+    if cache is not None and not isinstance(cache, Cache):
+        raise TypeError(f"cache= takes a Cache, not {type(cache).__name__}")
+    check_lock_timeout(lock_timeout_s)
+
+    def decorate(func: Callable[P, R]) -> CachedFunction[P, R]:
+        memo = Memoized(func, cache, default_cache, ttl_seconds, ttl_hours, ttl_days, key, ignore, version,
+                        code_hash, scope, skip_cache, lock, lock_timeout_s, name)
+        memo.stale_ttl_s = check_stale_ttl(stale_ttl_seconds, memo.ttl_override or 0.0)
+        memo.serve_stale_on_error = bool(serve_stale_on_error)
+        built: CachedFunction[P, R] = memo.build()
+        return built
+
+    if fn is not None:
+        if not callable(fn):
+            raise TypeError("@cached takes keyword options only, e.g. @cached(ttl_seconds=60)")
+        return decorate(fn)
+    return decorate

@@ -53,7 +53,7 @@ class PolicyHook(Protocol):
 
 
 class PolicyProvider(Protocol):
-    """How the core reaches the built-in policy without importing it (``_seams.policy``, set by the package root)."""
+    """What the core asks of the built-in policy (``actioncache.policy.provider``, imported on the first scoped call)."""
 
     def attach(self, cache: Any) -> PolicyHook:
         """The built-in hook for ``cache``, installed on it once."""

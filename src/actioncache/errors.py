@@ -54,6 +54,29 @@ class UnsupportedEntryError(CodecError):
     """An entry in a format this cache is not configured to read (e.g. signed pickle without the secret)."""
 
 
+class ValueTooLargeError(ActionCacheError, ValueError):
+    """A result over ``max_value_bytes``: returned to the caller, not cached."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the result is {size / 2**20:.1f} MB encoded, over max_value_bytes "
+                         f"({limit / 2**20:.1f} MB); raise Cache(max_value_bytes=...) to cache results this big")
+        self.size = size
+        self.limit = limit
+
+
+class PolicyError(ActionCacheError, ValueError):
+    """A cache policy setting that cannot be understood (a mode, scope, phase or config file value)."""
+
+
+class DumpError(ActionCacheError, ValueError):
+    """A dump line that is not an exported entry; the message names the line and what is wrong."""
+
+
+class CacheWarning(ActionCacheError, UserWarning):
+    """A result was returned but could not be cached (not encodable, too large), or the store fails:
+    said once, never raised over the user's work."""
+
+
 class KeyStrategyError(ActionCacheError, ValueError):
     """A key cannot be computed from the arguments given."""
 

@@ -24,14 +24,14 @@ two prefixes overlap and that every ``*_PREFIX`` constant is in it).
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
+from ._log import log
 from ._flight import LEASE_PREFIX
-from ._flow import entry_metadata
+from ._metadata import entry_metadata
 from ._stats import STATS_PREFIX
 from ._time import resolve_ttl
 from .codec import Codec, make_codec
@@ -42,7 +42,6 @@ from .stores.base import CacheStore, Entry, entry_problem, escape_glob
 __all__ = ["DEFAULT_EMA_ALPHA", "DEFAULT_TRUST_FLOOR", "KEYSPACE", "Record", "Records", "Space", "Tally", "ema",
            "space_of"]
 
-log = logging.getLogger("actioncache")
 
 # The reward rule the learning faces share: one success or failure moves an entry's trust this far
 # toward 1 or 0, and below the floor the entry is dropped (semantic entries, replay plans).

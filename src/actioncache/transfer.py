@@ -18,15 +18,12 @@ import json
 import time
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
+from .errors import DumpError
 from .stores.base import CacheStore, Entry, entry_problem, redact_url
 
 FORMAT = "actioncache-export/1"
 
 Progress = Callable[[int, "int | None"], None]
-
-
-class DumpError(ValueError):
-    """A dump line that is not an exported entry; the message names the line and what is wrong."""
 
 
 def entry_record(entry: Entry) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from .._glob import glob_matches
 from ..decision import ALWAYS, Decision
+from ..errors import PolicyError
 
 MODES = ("off", "record", "use")
 DEFAULT_SCOPES = frozenset({"verify", "read"})
@@ -19,10 +20,6 @@ BLOCKING_PHASES = frozenset({"PLAN", "BUILD"})  # named in messages; every phase
 LLM_RO_PHASES = frozenset({"REPORT", "ANALYZE", "REVIEW"})
 DEFAULT_MAX_AGE_HOURS = 168.0
 PHASE_GUARD = "phase guard"
-
-
-class PolicyError(ValueError):
-    """A cache mode, scope list, phase or config file that cannot be understood."""
 
 
 @dataclass(frozen=True)

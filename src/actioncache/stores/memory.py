@@ -28,6 +28,10 @@ class MemoryStore:
     ``stores/_eviction.py``): LRU through an ordered dict moved on each read, LFU through a heap of
     read counts re-checked when popped, TTL through the expiry heap."""
 
+    # Two objects with one URL are two stores (an unnamed memory:// each time; a named one is one
+    # object already): counters go by the object (_stats.store_identity).
+    shared_by_url = False
+
     def __init__(self, url: str = "memory://", *, max_size_bytes: int | str | None = None,
                  eviction: str | None = None) -> None:
         self.url = url
