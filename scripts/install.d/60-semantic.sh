@@ -49,6 +49,11 @@ if [ -d "$PG_EXT_DIR" ] && [ ! -e "$PG_EXT_DIR/vector.control" ] && command -v a
     tar -xzf "$tarball" -C "$build"
     make -s -C "$build/pgvector-${PGVECTOR_VERSION}" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config OPTFLAGS="" with_llvm=no >/dev/null
     make -s -C "$build/pgvector-${PGVECTOR_VERSION}" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config with_llvm=no install >/dev/null
+    # The files it installed, for scripts/uninstall.sh --system.
+    mkdir -p "$ACTIONCACHE_DEV_HOME"
+    { ls -d "$PG_EXT_DIR"/vector.control "$PG_EXT_DIR"/vector--*.sql "$(/usr/lib/postgresql/15/bin/pg_config --pkglibdir)"/vector.so
+      ls -d "$(/usr/lib/postgresql/15/bin/pg_config --includedir-server)"/extension/vector 2>/dev/null || true
+    } >> "$ACTIONCACHE_DEV_HOME/files-installed.txt"
     rm -rf "$build"
     # The toolchain was only for this build (postgresql-server-dev-15 pulls clang-14 and llvm-14-dev,
     # about 400 MB): remove exactly the packages this step added.

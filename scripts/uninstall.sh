@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Remove what the set-up installed (scripts/install.sh, scripts/test.sh), and say how much it was.
+#   bash scripts/uninstall.sh            # this checkout's .venv, and what the machine keeps for every
+#                                        # checkout: uv's package cache, uv itself, the npm emulators,
+#                                        # the exported embedding models, test runs left by a killed run
+#   bash scripts/uninstall.sh --system   # also the Debian packages and pgvector files the set-up added
+#                                        # (only those it added itself: see $ACTIONCACHE_DEV_HOME/*-installed.txt)
+# Your own cache (~/.cache/actioncache/actioncache.db and other stores you chose) is never touched.
+set -euo pipefail
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=scripts/dev-env.inc
+. scripts/dev-env.inc
+system=no
+[ "${1:-}" = "--system" ] && system=yes
+size() { du -sh "$1" 2>/dev/null | cut -f1; }
+remove() { # PATH WHAT
+  [ -e "$1" ] || [ -L "$1" ] || return 0
+  echo "removing $2: $1 ($(size "$1"))"
+  rm -rf "$1"
+}
+remove .venv "this checkout's virtual environment"
+remove "${TMPDIR:-/tmp}/actioncache-test-runs" "test runs a killed run left"
+remove "${ACTIONCACHE_MODEL_CACHE:-$HOME/.cache/actioncache/onnx}" "the exported embedding models"
+if [ "$system" = yes ]; then
+  if [ -s "$ACTIONCACHE_DEV_HOME/apt-installed.txt" ]; then
+    mapfile -t packages < <(sort -u "$ACTIONCACHE_DEV_HOME/apt-installed.txt")
+    echo "removing Debian packages the set-up installed: ${packages[*]}"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get purge -y -qq --auto-remove "${packages[@]}" >/dev/null || echo "  (apt could not remove some; see above)"
+  fi
+  if [ -s "$ACTIONCACHE_DEV_HOME/files-installed.txt" ]; then
+    echo "removing the pgvector files the set-up built and installed"
+    while IFS= read -r file; do [ -n "$file" ] && rm -rf "$file"; done < "$ACTIONCACHE_DEV_HOME/files-installed.txt"
+  fi
+fi
+remove "$ACTIONCACHE_DEV_HOME/uv-cache" "uv's package cache (what every checkout's .venv links from)"
+remove "$ACTIONCACHE_DEV_HOME/uv" "uv"
+remove "$ACTIONCACHE_DEV_HOME/npm" "the npm emulators (Azurite, Firestore)"
+if [ "$system" = yes ]; then
+  remove "$ACTIONCACHE_DEV_HOME" "the set-up's notes"
+elif [ -d "$ACTIONCACHE_DEV_HOME" ]; then
+  echo "kept $ACTIONCACHE_DEV_HOME: its notes list the system packages the set-up added (--system removes them)"
+fi
+echo "done; other checkouts' .venv directories are their own: run this script in each, or delete them"
