@@ -52,21 +52,76 @@ def test_layer_contract_holds(src_env):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _mutual_imports() -> list[str]:
-    """Pairs of modules of the package that import each other directly, lazy imports included."""
+def _import_cycles() -> list[list[str]]:
+    """Every cycle of imports among the package's modules, of any length, lazy imports included:
+    the strongly connected components of the import graph that hold more than one module (or a
+    module importing itself)."""
     grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter: pip install 'actioncache[test]'")
     # Imports under ``if TYPE_CHECKING:`` never run, so they cannot make a module see its partner
     # half-initialised; they are how an annotation names a class of the module that imports this one.
     graph = grimp.build_graph("actioncache", exclude_type_checking_imports=True, cache_dir=None)  # no .grimp_cache
-    pairs = set()
-    for module in graph.modules:
-        for imported in graph.find_modules_directly_imported_by(module):
-            if module in graph.find_modules_directly_imported_by(imported):
-                pairs.add(" <-> ".join(sorted((module, imported))))
-    return sorted(pairs)
+    edges = {module: sorted(graph.find_modules_directly_imported_by(module)) for module in sorted(graph.modules)}
+    return strongly_connected(edges)
 
 
-def test_no_two_modules_import_each_other():
-    """A cycle between two modules means neither is the lower one: move what both need into the
-    lower module or a small new one, instead of a lazy import that hides it."""
-    assert _mutual_imports() == []
+def strongly_connected(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iteratively: the components of ``edges`` that are cycles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    counter = 0
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(edges.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges.get(child, ()))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in edges.get(node, ()):
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def test_the_cycle_finder_finds_cycles_of_any_length():
+    assert strongly_connected({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
+    assert strongly_connected({"a": ["a"]}) == [["a"]]
+    assert strongly_connected({"a": ["b"], "b": ["c"], "c": []}) == []
+    assert sorted(strongly_connected({"a": ["b"], "b": ["a"], "c": ["d"], "d": ["e"], "e": ["c"]})) == \
+        [["a", "b"], ["c", "d", "e"]]
+
+
+def test_no_import_cycles_of_any_length():
+    """A cycle means none of its modules is the lower one: move what they share into the lowest
+    module or a small new one, instead of a lazy import that hides it."""
+    assert _import_cycles() == []

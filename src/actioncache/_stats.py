@@ -66,6 +66,7 @@ class Stats:
         self.session: dict[str, float] = {}
         self.last_flush = clock()
         self.flush_due = self.last_flush + flush_s  # a hit path compares its clock with this alone
+        self.last_store = None
         _LIVE.add(self)
 
     @property
@@ -76,6 +77,13 @@ class Stats:
     def flush_s(self, seconds: float) -> None:
         self._flush_s = seconds
         self.flush_due = self.last_flush + seconds
+
+    def remember(self, store: CacheStore) -> None:
+        """The store these counters are written to, weakly (``flush_every_store`` at exit)."""
+        try:
+            self.last_store: Callable[[], CacheStore | None] | None = weakref.ref(store)
+        except TypeError:
+            self.last_store = None
 
     def after_fork(self) -> None:
         """In a forked child: what the parent had counted but not flushed is the parent's to write,
@@ -166,6 +174,7 @@ class Stats:
             pending, self.pending = self.pending, {}
             self.last_flush = self.clock()
             self.flush_due = self.last_flush + self.flush_s
+        self.remember(store)
         if not pending:
             return None
         try:
@@ -219,6 +228,7 @@ class Stats:
 
 _BY_STORE: dict[Hashable, Stats] = {}
 _BY_STORE_LOCK = threading.Lock()
+_BY_STORE_EXIT: list[bool] = []
 
 
 def store_identity(store: CacheStore) -> Hashable:
@@ -238,12 +248,29 @@ def stats_for(store: CacheStore, clock: Callable[[], float] | None = None, flush
         stats = _BY_STORE.get(identity)
         if stats is None:
             stats = _BY_STORE[identity] = Stats(clock or _wall_clock, flush_s)
+            stats.remember(store)
+            if not _BY_STORE_EXIT:
+                import atexit
+
+                atexit.register(flush_every_store)
+                _BY_STORE_EXIT.append(True)
             if identity[0] == "object":  # its id may be reused once the store is gone
                 try:
                     weakref.finalize(store, _forget, identity)
                 except TypeError:  # a store that takes no weak references keeps its counters for the process
                     pass
     return stats
+
+
+def flush_every_store() -> None:
+    """At exit: write what any store's counters still hold (a face's counts with no Cache open on
+    its store; every Cache also flushes its own)."""
+    with _BY_STORE_LOCK:
+        pending = [stats for stats in _BY_STORE.values() if stats.pending or stats.tallies]
+    for stats in pending:
+        store = stats.last_store() if stats.last_store is not None else None
+        if store is not None:
+            stats.flush(store)
 
 
 def _forget(identity: Hashable) -> None:

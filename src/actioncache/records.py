@@ -32,15 +32,15 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple
 from ._log import log
 from ._flight import LEASE_PREFIX
 from ._metadata import entry_metadata
-from ._stats import STATS_PREFIX
+from ._stats import STATS_PREFIX, stats_for
 from ._time import resolve_ttl
 from .codec import Codec, make_codec
 from .errors import UnsupportedEntryError
 from .keys import KEY_PREFIX
 from .stores.base import CacheStore, Entry, entry_problem, escape_glob
 
-__all__ = ["DEFAULT_EMA_ALPHA", "DEFAULT_TRUST_FLOOR", "KEYSPACE", "Record", "Records", "Space", "Tally", "ema",
-           "space_of"]
+__all__ = ["DEFAULT_EMA_ALPHA", "DEFAULT_TRUST_FLOOR", "KEYSPACE", "Record", "Records", "Space", "Tally", "count",
+           "ema", "space_of"]
 
 
 # The reward rule the learning faces share: one success or failure moves an entry's trust this far
@@ -248,6 +248,18 @@ class Tally:
         error propagates."""
         start = len(self.prefix)
         return {name[start:]: value for name, value in self.store.counters(self.prefix).items()}
+
+
+def count(store: CacheStore, action: str, **deltas: float) -> None:
+    """Count a face's work in the store's one set of counters, beside every ``Cache`` on that store:
+    ``count(store, "semantic.lookup", hits=1, time_saved_ms=120)``. Buffered like a hit (no write
+    here), flushed with the cache's counters, and shown by ``Cache.stats()`` and ``actioncache
+    stats`` under ``by_action[action]`` and in the totals, in the same shape as ``wrap``'s counts
+    (hits, misses, stores, errors, time saved)."""
+    stats = stats_for(store)
+    stats.count(action, **deltas)
+    if stats.due():
+        stats.flush(store)
 
 
 def ema(old: float | None, new: float, alpha: float = DEFAULT_EMA_ALPHA) -> float:
