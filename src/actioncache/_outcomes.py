@@ -27,7 +27,8 @@ _tuple_new = tuple.__new__
 
 def new_hit(value: Any, entry: Entry) -> Lookup:
     """A fresh hit, built without NamedTuple's Python-level ``__new__`` (it sits on the hit path)."""
-    return _tuple_new(Lookup, (True, value, entry, None, False))  # type: ignore[no-any-return]
+    hit: Lookup = _tuple_new(Lookup, (True, value, entry, None, False))
+    return hit
 
 
 class Outcome(NamedTuple):

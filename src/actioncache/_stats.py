@@ -66,7 +66,7 @@ class Stats:
         self.session: dict[str, float] = {}
         self.last_flush = clock()
         self.flush_due = self.last_flush + flush_s  # a hit path compares its clock with this alone
-        self.last_store = None
+        self.last_store: Callable[[], CacheStore | None] | None = None
         _LIVE.add(self)
 
     @property
@@ -81,7 +81,7 @@ class Stats:
     def remember(self, store: CacheStore) -> None:
         """The store these counters are written to, weakly (``flush_every_store`` at exit)."""
         try:
-            self.last_store: Callable[[], CacheStore | None] | None = weakref.ref(store)
+            self.last_store = weakref.ref(store)
         except TypeError:
             self.last_store = None
 
@@ -124,7 +124,7 @@ class Stats:
             tally = self.local.tally
         except AttributeError:
             tally = self._thread_tally()
-        counts = tally.get(action)
+        counts: list[Any] | None = tally.get(action)
         if counts is None:
             counts = tally[action] = [0, 0.0]
         return counts
@@ -231,7 +231,7 @@ _BY_STORE_LOCK = threading.Lock()
 _BY_STORE_EXIT: list[bool] = []
 
 
-def store_identity(store: CacheStore) -> Hashable:
+def store_identity(store: CacheStore) -> tuple[str, Any]:
     """What makes two store objects one store for counting: the same URL, for stores whose URL names
     a shared location (a file, a server); the object itself for the rest (an unnamed ``memory://``,
     which sets ``shared_by_url = False``, or a store without a URL)."""

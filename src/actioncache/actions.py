@@ -29,7 +29,7 @@ __all__ = ["ENTRY_POINT_GROUP", "ERROR_TYPES", "Action", "ActionTable", "Engine"
 
 ENTRY_POINT_GROUP = "actioncache.actions"
 
-Action = Callable[..., dict]
+Action = Callable[..., dict[str, Any]]
 
 # error_type values. The first six are TEA's (cache, ratelimit, ltm, storage); the rest name the
 # other families' failures. A new kind of failure gets a name here.

@@ -264,9 +264,10 @@ class Cache:
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *run_sync(fn, call.args))
         flow, key = self.flow, call.key
-        if flow.stale.within_window(call.stale, call.store.stale_ttl_s):
+        stale = call.stale
+        if stale is not None and flow.stale.within_window(stale, call.store.stale_ttl_s):
             flow.stale.start(key, action, call.store, lambda: run_sync(fn, call.args), lock_timeout_s, spawn_thread)
-            return self._respond_stale(call, call.stale.value, call.stale.entry)
+            return self._respond_stale(call, stale.value, stale.entry)
         with flow.threads(key) as contended:
             steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
                               lease_s=lock_timeout_s)
@@ -297,9 +298,10 @@ class Cache:
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *await run_async(fn, call.args))
         flow, key = self.flow, call.key
-        if flow.stale.within_window(call.stale, call.store.stale_ttl_s):
+        stale = call.stale
+        if stale is not None and flow.stale.within_window(stale, call.store.stale_ttl_s):
             flow.stale.start(key, action, call.store, lambda: run_async(fn, call.args), lock_timeout_s, spawn_task)
-            return self._respond_stale(call, call.stale.value, call.stale.entry)
+            return self._respond_stale(call, stale.value, stale.entry)
         async with flow.tasks(key) as contended:
             steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
                               lease_s=lock_timeout_s)
@@ -537,7 +539,8 @@ class Cache:
         :func:`cached` with this cache."""
         if "cache" in options:
             raise TypeError("Cache.cached(cache=...) names a second cache; use actioncache.cached(cache=...) instead")
-        return cached(fn, cache=self, **options)
+        decorate: Callable[[Callable[P, R]], CachedFunction[P, R]] = cached(cache=self, **options)
+        return decorate(fn) if fn is not None else decorate
 
 
 def _policy() -> PolicyProvider:

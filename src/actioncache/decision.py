@@ -31,7 +31,7 @@ class Decision(_Fields):
     def __new__(cls, lookup: bool, store: bool, reason: str | None = None, phase_blocked: bool = False) -> "Decision":
         self = super().__new__(cls, lookup, store, reason)
         if phase_blocked:
-            self.phase_blocked = True  # type: ignore[misc]
+            self.phase_blocked = True
         return self
 
     @property

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, ContextManager
 
+from ..errors import PolicyError
 from .hook import PolicyHook, active_policy, attach, policy_block, use_policy
 from .rules import (
     BLOCKING_PHASES,
@@ -42,7 +43,6 @@ from .rules import (
     MODES,
     PHASE_GUARD,
     Policy,
-    PolicyError,
     parse_bool,
     parse_fields,
     parse_mode,

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Protocol
 
 from ..decision import ALWAYS, Decision, PolicyHook as HookProtocol
-from .rules import Policy, PolicyError, parse_scopes_list
+from ..errors import PolicyError
+from .rules import Policy, parse_scopes_list
 from .sources import default_policy
 
 log = logging.getLogger("actioncache.policy")

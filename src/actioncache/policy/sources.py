@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..config import file_url
-from .rules import DEFAULT_SCOPES, Policy, PolicyError, parse_bool, parse_fields
+from ..errors import PolicyError
+from .rules import DEFAULT_SCOPES, Policy, parse_bool, parse_fields
 
 CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
 CONFIG_ENV = "ACTIONCACHE_CONFIG"
