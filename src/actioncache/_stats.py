@@ -265,8 +265,7 @@ def stats_for(store: CacheStore, clock: Callable[[], float] | None = None, flush
 def flush_every_store() -> None:
     """At exit: write what any store's counters still hold (a face's counts with no Cache open on
     its store; every Cache also flushes its own)."""
-    with _BY_STORE_LOCK:
-        pending = [stats for stats in _BY_STORE.values() if stats.pending or stats.tallies]
+    pending = [stats for stats in _BY_STORE.copy().values() if stats.pending or stats.tallies]
     for stats in pending:
         store = stats.last_store() if stats.last_store is not None else None
         if store is not None:
@@ -274,8 +273,9 @@ def flush_every_store() -> None:
 
 
 def _forget(identity: Hashable) -> None:
-    with _BY_STORE_LOCK:
-        _BY_STORE.pop(identity, None)
+    # No lock: a finalizer may run inside stats_for itself (a collection triggered while it holds
+    # the lock), and one dict.pop is atomic.
+    _BY_STORE.pop(identity, None)
 
 
 def _wall_clock() -> float:

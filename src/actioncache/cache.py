@@ -14,6 +14,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import atexit
+import queue
 import math
 import random
 import threading
@@ -64,13 +65,35 @@ def _flush_all_at_exit() -> None:
         cache.flow.stale.settle(deadline)
     for cache in caches:
         cache.flush_stats()
+    _write_dropped(block=False)  # dropped caches whose counters the writer thread has not written yet
 
 
-def _flush_dropped(flow: Flow) -> None:
-    try:
-        flow.flush_stats()
-    except Exception as exc:  # noqa: BLE001 - a finalizer must not raise (it would only be printed)
-        log.debug("flushing the counters of a dropped cache failed: %s", exc)
+# Counters of caches dropped without close(): written by one daemon thread. A finalizer may run at
+# any allocation (a collection), also while this very thread holds the counters' lock or the
+# store's connection, so it only queues (SimpleQueue.put is safe in a finalizer); the thread, or
+# the exit handler, writes.
+_dropped: queue.SimpleQueue[Flow] = queue.SimpleQueue()
+_dropped_writer: list[threading.Thread] = []
+
+
+def _drop(flow: Flow) -> None:
+    _dropped.put(flow)
+    if not _dropped_writer or not _dropped_writer[0].is_alive():
+        writer = threading.Thread(target=_write_dropped, name="actioncache-dropped-counters", daemon=True)
+        _dropped_writer[:] = [writer]
+        writer.start()
+
+
+def _write_dropped(block: bool = True) -> None:
+    while True:
+        try:
+            flow = _dropped.get(block=block, timeout=30 if block else None)
+        except queue.Empty:
+            return
+        try:
+            flow.flush_stats()
+        except Exception as exc:  # noqa: BLE001 - counting must never fail anyone
+            log.debug("writing the counters of a dropped cache failed: %s", exc)
 
 
 class Cache:
@@ -126,7 +149,7 @@ class Cache:
         _live_caches.add(self)
         # A Cache dropped without close() (one made per call) still writes what it counted: when
         # it is garbage-collected (at exit, _flush_all_at_exit covers the live ones).
-        weakref.finalize(self, _flush_dropped, self.flow).atexit = False
+        weakref.finalize(self, _drop, self.flow).atexit = False
         # atexit runs handlers last-registered-first. Re-registering after the store is open puts
         # the stats flush ahead of any exit hook the store's module installed (blob-sqlite uploads
         # its file at exit: the counters must be in it by then).
