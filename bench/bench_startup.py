@@ -14,7 +14,7 @@ Beside the wall times it counts instructions (`valgrind --tool=callgrind`, one r
 valgrind is installed): a count does not move with the load of the machine, so it tells whether a
 change made the import cheaper even when the clock cannot. Writes bench/results/startup.md.
 
-Targets (../shared/DESIGN.md): `from actioncache import Cache, cached` adds at most 40 ms over
+The targets: `from actioncache import Cache, cached` adds at most 40 ms over
 `python -c pass`; a hit of `actioncache run` on a cached agent is at most 3x `python -c pass`.
 """
 

@@ -17,7 +17,7 @@ if [ "$action" = start ]; then
   . scripts/services.d/_background.inc
   sweep_dead_runs
   : > "$ACTIONCACHE_TEST_RUN_DIR/services.env"
-  echo "${ACTIONCACHE_TEST_RUN_OWNER:-$$}" > "$ACTIONCACHE_TEST_RUN_DIR/owner.pid"
+  [ -f "$ACTIONCACHE_TEST_RUN_DIR/owner.pid" ] || echo "${ACTIONCACHE_TEST_RUN_OWNER:-$$}" > "$ACTIONCACHE_TEST_RUN_DIR/owner.pid"
 fi
 for svc in scripts/services.d/*.sh; do
   [ -e "$svc" ] || continue

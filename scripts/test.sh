@@ -17,6 +17,7 @@ bash scripts/install.sh
 mkdir -p "${TMPDIR:-/tmp}/actioncache-test-runs"
 ACTIONCACHE_TEST_RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/actioncache-test-runs/run.XXXXXX")"
 chmod 755 "$ACTIONCACHE_TEST_RUN_DIR"  # tests run a reader as another user (test_sqlite_store.py)
+echo $$ > "$ACTIONCACHE_TEST_RUN_DIR/owner.pid"  # before anything else: another run's sweep judges by it
 export ACTIONCACHE_TEST_RUN_DIR ACTIONCACHE_TEST_RUN_OWNER=$$
 cleanup() {
   bash scripts/services.sh stop || true

@@ -19,7 +19,13 @@ remove() { # PATH WHAT
   rm -rf "$1"
 }
 remove .venv "this checkout's virtual environment"
-remove "${TMPDIR:-/tmp}/actioncache-test-runs" "test runs a killed run left"
+for run in "${TMPDIR:-/tmp}"/actioncache-test-runs/run.*; do  # only runs whose process is gone
+  [ -d "$run" ] || continue
+  owner="$(cat "$run/owner.pid" 2>/dev/null || echo 0)"
+  if [ -n "$owner" ] && [ "$owner" != 0 ] && kill -0 "$owner" 2>/dev/null; then continue; fi
+  ACTIONCACHE_TEST_RUN_DIR="$run" bash scripts/services.sh stop >/dev/null 2>&1 || true
+  remove "$run" "a test run a killed run left"
+done
 remove "${ACTIONCACHE_MODEL_CACHE:-$HOME/.cache/actioncache/onnx}" "the exported embedding models"
 if [ "$system" = yes ]; then
   if [ -s "$ACTIONCACHE_DEV_HOME/apt-installed.txt" ]; then

@@ -85,7 +85,8 @@ def test_install_and_quickstart_use_a_venv_and_leave_the_system_python_as_it_was
     # The README's way to remove it all: this checkout's .venv and what the set-up keeps for every
     # checkout (here a private ACTIONCACHE_DEV_HOME; the machine's uv cache is UV_CACHE_DIR's own).
     (tmp_path / "dev-home" / "npm").mkdir(parents=True, exist_ok=True)
-    gone = run(["bash", "scripts/uninstall.sh"], checkout, {**env, "ACTIONCACHE_MODEL_CACHE": str(tmp_path / "onnx")})
+    gone = run(["bash", "scripts/uninstall.sh"], checkout,
+               {**env, "ACTIONCACHE_MODEL_CACHE": str(tmp_path / "onnx"), "TMPDIR": str(tmp_path)})
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert not venv.exists() and not (tmp_path / "dev-home" / "npm").exists()
     assert Path(env["UV_CACHE_DIR"]).is_dir(), "uninstall removed a uv cache it did not make"

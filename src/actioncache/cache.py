@@ -65,14 +65,19 @@ def _flush_all_at_exit() -> None:
         cache.flow.stale.settle(deadline)
     for cache in caches:
         cache.flush_stats()
-    _write_dropped(block=False)  # dropped caches whose counters the writer thread has not written yet
+    # The writer thread may be inside a store's driver right now: let it finish that write and stop
+    # (a daemon thread cut off inside a C++ driver at shutdown aborts the process), then write the rest.
+    if _dropped_writer and _dropped_writer[0].is_alive():
+        _dropped.put(None)
+        _dropped_writer[0].join(timeout=5)
+    _write_dropped(block=False)
 
 
 # Counters of caches dropped without close(): written by one daemon thread. A finalizer may run at
 # any allocation (a collection), also while this very thread holds the counters' lock or the
 # store's connection, so it only queues (SimpleQueue.put is safe in a finalizer); the thread, or
 # the exit handler, writes.
-_dropped: queue.SimpleQueue[Flow] = queue.SimpleQueue()
+_dropped: queue.SimpleQueue[Flow | None] = queue.SimpleQueue()
 _dropped_writer: list[threading.Thread] = []
 
 
@@ -89,6 +94,8 @@ def _write_dropped(block: bool = True) -> None:
         try:
             flow = _dropped.get(block=block, timeout=30 if block else None)
         except queue.Empty:
+            return
+        if flow is None:  # the exit handler's turn
             return
         try:
             flow.flush_stats()
