@@ -20,9 +20,11 @@ case "${1:-}" in
       bus="$(free_port)"  # given, not port + 10000: that one may be taken, or past 65535
       dir="$RUN/redis-cluster-$n"
       mkdir -p "$dir"
-      # A short node timeout: a replica takes over a dead master's slots within about 2 s.
+      # A short node timeout: a replica takes over a dead master's slots within about 2 s (validity
+      # factor 0: whatever the age of its copy, as a test of failover wants).
       setsid redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --dir "$dir" --logfile "" \
         --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-port "$bus" --cluster-node-timeout 1000 \
+        --cluster-replica-validity-factor 0 --repl-diskless-sync-delay 0 \
         >"$dir.log" 2>&1 </dev/null &
       echo $! >"$RUN/redis-cluster-$n.pid"
       ports+=("$port")
@@ -44,6 +46,15 @@ case "${1:-}" in
       sleep 0.2
     done
     [ "$ok" = "$NODES" ] || { echo "redis-cluster: the cluster did not reach state ok" >&2; exit 1; }
+    for _ in $(seq 1 150); do  # every replica has its master's copy (a failover has something to serve)
+      synced=0
+      for port in "${ports[@]}"; do
+        redis-cli -p "$port" info replication 2>/dev/null | grep -q -e '^role:master' -e '^master_link_status:up' \
+          && synced=$((synced + 1))
+      done
+      [ "$synced" = "$NODES" ] && break
+      sleep 0.2
+    done
     publish ACTIONCACHE_TEST_REDIS_CLUSTER_URL "redis+cluster://${nodes[0]},${nodes[1]},${nodes[2]}"
     publish ACTIONCACHE_TEST_REDIS_CLUSTER_PORTS "${ports[*]}"
     echo "redis-cluster: 3 masters + 3 replicas on 127.0.0.1 ports ${ports[*]}" ;;
