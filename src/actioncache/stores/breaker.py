@@ -60,16 +60,18 @@ def is_timeout(exc: BaseException) -> bool:
     return any("Timeout" in cls.__name__ or cls.__name__ == "DeadlineExceeded" for cls in type(exc).__mro__)
 
 
-def breaker_options(query: dict[str, str], options: dict[str, Any], where: str) -> dict[str, float]:
-    """The ``breaker_*`` URL options (``breaker_failures=5&breaker_cooldown_s=2``) and keywords, checked;
-    removes them from ``query`` and ``options``. ``breaker=off`` turns the breaker off (``{}``)."""
+def breaker_options(query: dict[str, str], options: dict[str, Any], where: str,
+                    **defaults: float) -> dict[str, float]:
+    """The ``breaker_*`` URL options (``breaker_failures=5&breaker_cooldown_s=2``) and keywords, checked,
+    over ``defaults`` (a store's own, over :data:`BREAKER_DEFAULTS`); removes them from ``query`` and
+    ``options``. ``breaker=off`` turns the breaker off (``{}``)."""
     given: dict[str, Any] = {}
     for source in (query, options):
         for name in [n for n in source if n.startswith("breaker")]:
             given[name] = source.pop(name)
     if str(given.pop("breaker", "on")).lower() in ("off", "false", "0", "no"):
         return {}
-    out = dict(BREAKER_DEFAULTS)
+    out = {**BREAKER_DEFAULTS, **defaults}
     for name, value in given.items():
         field = name[len("breaker_"):]
         if field not in BREAKER_DEFAULTS:

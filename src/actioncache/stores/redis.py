@@ -24,6 +24,7 @@ the same layout (a namespace moves between the three as it is).
 * ``{p|b}:l:<name>`` leases and ``{p|b}:fence`` their fencing counter: a lease named
   ``lease:<key>`` (the core's name for the lease that guards entry ``<key>``) lives in that
   entry's bucket, so a fenced write checks it in the same script; other names by their own bucket.
+* ``{p|b}:r:<name>``  a rate limiter's log: its grant times (``take_rate_slot``).
 * ``{p|counters}:counters``  the shared counters (one hash).
 
 Namespaces never overlap: a key belongs to namespace ``p`` exactly when its hash tag is
@@ -57,7 +58,8 @@ from ._url import check_fields, check_userinfo, host_part, userinfo, whole_numbe
 from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens,
                    redact_secrets, redact_url, select_keys, url_secrets)
 from .breaker import CircuitBreaker, breaker_options
-from .redis_connect import SCHEMES, Target, make_client, parse_target
+from .near import NearCache, near_options
+from .redis_connect import BULK_BYTES, BULK_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
 
 try:
     import redis
@@ -68,6 +70,9 @@ except ImportError as exc:  # pragma: no cover - exercised when the extra is mis
 __all__ = ["BUCKETS", "RedisStore", "bucket_of", "to_redis_glob"]
 
 BUCKETS = 64
+# A read that timed out (0.2 s by default) opens the breaker at once: a second one in the same call
+# would double what a hung server costs the caller.
+REDIS_BREAKER = {"timeouts": 1}
 # The core's lease on an entry is named "lease:" + the entry's key (_flight.LEASE_PREFIX): such a
 # lease lives in the entry's bucket, so put_fenced checks it in the script that writes the entry.
 _ENTRY_LEASE = "lease:"
@@ -105,6 +110,8 @@ local function forget(tag, key)
     redis.pcall('HDEL', tag .. ':n', key)
   end
   redis.call('ZREM', tag .. ':z', key)
+  -- Near caches (stores/near.py) drop their copy of the key when this reaches them.
+  redis.call('PUBLISH', (string.gsub(tag, '|[^|]*}$', '|near}')), key)
   return redis.call('DEL', tag .. ':e:' .. key)
 end
 -- ARGV[o+1..]: tag, key, value, metadata, created, expires_s ('' = never), expires_ms, duration, index...
@@ -187,6 +194,23 @@ for i = 1, #ARGV, 2 do
   if type(ok) == 'table' and ok.err then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
 return 1
+"""
+
+
+# KEYS: the limiter's log (a sorted set of grant times, ms by the server's clock). ARGV: limit,
+# window ms, a unique member. 0 when a grant was taken, else the ms until the oldest one leaves.
+_TAKE_RATE_SLOT = """
+local t = redis.call('TIME')
+local now = t[1] * 1000 + t[2] / 1000
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window))
+  return '0'
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return tostring(math.max(1, tonumber(oldest[2]) + window - now))
 """
 
 
@@ -280,7 +304,7 @@ class RedisStore:
         self._secrets = url_secrets(shown)  # scrubbed from the driver's messages, which may quote them
         self.prefix = prefix
         where = f"Redis at {self.url} (prefix {prefix!r})"
-        options = dict(breaker) if breaker is not None else breaker_options({}, {}, where)
+        options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
         self._errors = StoreErrors(where, _DRIVER_ERRORS, _hint, secrets=self._secrets, one_line=True,
                                    breaker=self.breaker, down=_server_down)
@@ -297,6 +321,7 @@ class RedisStore:
                                     f"(redis://host:port/0), not {redact_secrets(db_path, self._secrets)!r}")
         self._lock = threading.Lock()
         self._client: Any = None
+        self._bulk: Any = None  # the client big values are written with (a longer socket timeout)
         self._pool: Any = None
         if self.topology != "cluster":
             self._open_client()  # parses only: nothing connects until the first command
@@ -337,6 +362,7 @@ class RedisStore:
             self._release = register(_RELEASE)
             self._renew = register(_RENEW)
             self._add_counters = register(_ADD_COUNTERS)
+            self._take_rate_slot = register(_TAKE_RATE_SLOT)
             # get's fast path (see _hmget) needs one plain shared pool; a cluster, a single-connection
             # client or redis-py's client-side cache go through the client's command layer.
             pool = getattr(client, "connection_pool", None)
@@ -363,15 +389,17 @@ class RedisStore:
         return f"{scheme}://{userinfo(given.get('user'), given.get('password'))}{where}/{db}"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "RedisStore":
+    def from_url(cls, url: str, **options: Any) -> "RedisStore | NearCache":
         """``redis://[user:pass@]host:port/db?prefix=NAME&retries=N`` and the other schemes of
-        ``stores/redis_connect.py`` (other query options go to redis-py)."""
+        ``stores/redis_connect.py`` (other query options go to redis-py); ``near=on`` puts a near
+        cache in front (``stores/near.py``)."""
         parts = urlsplit(url)
         check_userinfo("Redis", url, parts)
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
         ours = {name: query.pop(name) for name in ("prefix", "retries") if name in query}
         shown = redact_url(url)
-        options.setdefault("breaker", breaker_options(query, options, f"Redis URL {shown!r}"))
+        near = near_options(query, options, f"Redis URL {shown!r}")
+        options.setdefault("breaker", breaker_options(query, options, f"Redis URL {shown!r}", **REDIS_BREAKER))
         if "prefix" in ours:
             options.setdefault("prefix", ours["prefix"])
         if "retries" in ours:
@@ -380,7 +408,8 @@ class RedisStore:
             except ValueError:
                 raise StoreURLError(f"retries={ours['retries']!r} in {shown!r} must be an integer") from None
         client_url = urlunsplit(parts._replace(query=urlencode(list(query.items()))))
-        return cls(client_url, shown_url=url, **options)
+        store = cls(client_url, shown_url=url, **options)
+        return store if near is None else NearCache(store, **near)
 
     # --- plumbing -----------------------------------------------------------------------
 
@@ -488,10 +517,24 @@ class RedisStore:
             *indexes,
         ]
 
+    def _writer(self, entry: Entry) -> Any:
+        """The client that writes ``entry``: a value of BULK_BYTES or more takes longer to send than
+        the read timeout allows, and goes on a client of its own with BULK_TIMEOUT_S."""
+        client = self.client  # made first: it registers the scripts
+        if len(entry.value) < BULK_BYTES:
+            return client
+        if self._bulk is None:
+            with self._lock:
+                if self._bulk is None:
+                    timeout = max(BULK_TIMEOUT_S, float(self._client_options.get("socket_timeout") or 0))
+                    self._bulk = make_client(self._target, self._retries,
+                                             {**self._client_options, "socket_timeout": timeout})
+        return self._bulk
+
     def put(self, entry: Entry) -> None:
         tag = self._tags[bucket_of(entry.key)]
         with self._errors("put"):
-            client = self.client
+            client = self._writer(entry)
             self._put(keys=[tag + ":e:" + entry.key, *self._bucket_keys(tag)], args=self._put_args(tag, entry),
                       client=client)
 
@@ -505,7 +548,7 @@ class RedisStore:
                              f"Cluster the lease must be named {_ENTRY_LEASE!r} + the entry's key, so both live in "
                              "one slot and one script checks the lease and writes")
         with self._errors("put"):
-            client = self.client
+            client = self._writer(entry)
             return bool(self._put_fenced(keys=[tag + ":e:" + entry.key, *self._bucket_keys(tag), lease_key],
                                          args=[token, *self._put_args(tag, entry)], client=client))
 
@@ -718,6 +761,20 @@ class RedisStore:
             client = self.client
             self._release(keys=[self._lease_keys(name)[0]], args=[token], client=client)
 
+    def invalidation_feed(self, on_change: Any) -> "_InvalidationFeed":
+        """Listen for the keys every writer of this namespace changes (a near cache's feed)."""
+        return _InvalidationFeed(self, "{" + self.prefix + "|near}", on_change)
+
+    def take_rate_slot(self, name: str, limit: int, window_s: float) -> float:
+        """One rate-limit check in one script (``stores/ratelimit.py``): 0.0 when a grant of ``name``
+        was taken (at most ``limit`` in any ``window_s``), else the seconds until one frees."""
+        log_key = f"{self._tags[bucket_of(name)]}:r:{name}"
+        with self._errors("ratelimit"):
+            client = self.client
+            waited_ms = self._take_rate_slot(keys=[log_key], args=[int(limit), window_s * 1000.0, uuid.uuid4().hex],
+                                             client=client)
+        return float(waited_ms) / 1000.0
+
     def drop(self) -> None:
         """Delete every Redis key of this namespace (its hash tags exactly: never another prefix's).
         For tests and for retiring a cache."""
@@ -737,15 +794,64 @@ class RedisStore:
                 client.delete(*batch)
 
     def health(self) -> dict[str, Any]:
-        """The circuit breaker's state (``Cache.stats()["store_breaker"]``)."""
+        """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
         return {"breaker": self.breaker.state() if self.breaker is not None else {"state": "off"}}
 
     def close(self) -> None:
-        client = self._client
-        if client is None:
-            return
-        try:
-            client.close()
-        except _DRIVER_ERRORS:
-            pass
+        for client in (self._client, self._bulk):
+            if client is None:
+                continue
+            try:
+                client.close()
+            except _DRIVER_ERRORS:
+                pass
 
+
+
+class _InvalidationFeed:
+    """A thread listening on the namespace's invalidation channel (``stores/near.py``): each key
+    published goes to ``on_change``; a lost or new subscription is ``on_change(None)`` (forget
+    everything) and ``live`` is False until the subscription is confirmed again."""
+
+    def __init__(self, store: RedisStore, channel: str, on_change: Any) -> None:
+        self.live = False
+        self._store, self._channel, self._on_change = store, channel, on_change
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._listen, name="actioncache-near-cache", daemon=True)
+        self._thread.start()
+
+    def _listen(self) -> None:
+        delay = 0.05
+        while not self._closed.is_set():
+            pubsub = None
+            try:
+                pubsub = self._store.client.pubsub()
+                pubsub.subscribe(self._channel)
+                while not self._closed.is_set():
+                    message = pubsub.get_message(timeout=0.5)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        self._on_change(None)  # nothing heard before this: start empty
+                        self.live = True
+                        delay = 0.05
+                    elif message["type"] == "message":
+                        data = message["data"]
+                        self._on_change(data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else str(data))
+            except Exception:  # noqa: BLE001 - any failure: stop serving copies, listen again
+                pass
+            finally:
+                self.live = False
+                self._on_change(None)
+                if pubsub is not None:
+                    try:
+                        pubsub.close()
+                    except Exception:  # noqa: BLE001 - closing a broken connection
+                        pass
+            self._closed.wait(delay)
+            delay = min(delay * 2, 2.0)
+
+    def close(self) -> None:
+        self._closed.set()
+        self.live = False
+        self._thread.join(timeout=2)
