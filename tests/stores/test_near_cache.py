@@ -1,6 +1,7 @@
-"""The near cache (stores/near.py) over real Redis servers: hot entries are served from the
-process, and a change made by any other process (with or without a near cache of its own)
-reaches them within the stated bound: one pub/sub message, and never past near_max_age_s."""
+"""The near cache (stores/near.py) over real Redis, a Redis Cluster and PostgreSQL: hot entries
+are served from the process, and a change made by any other process (with or without a near cache
+of its own) reaches them within the stated bound: one pub/sub message (Redis) or one notification
+at commit (PostgreSQL), and never past near_max_age_s."""
 
 from __future__ import annotations
 
@@ -45,8 +46,16 @@ def _until(predicate, patience_s: float) -> bool:
     return predicate()
 
 
-@pytest.fixture(params=["redis", "redis-cluster"])
+@pytest.fixture(params=["redis", "redis-cluster", "postgres"])
 def urls(request):
+    if request.param == "postgres":
+        services.require_postgres()
+        plain = f"{services.POSTGRES_URL}?table={unique('near_')}"
+        yield plain, plain + "&near=on&near_max_age_s=60"
+        store = open_store(plain)
+        store.drop()
+        store.close()
+        return
     if request.param == "redis":
         services.require_redis()
         base = services.redis_url(15)

@@ -1,16 +1,17 @@
-"""A near cache: hot entries of a shared store (Redis, Valkey, a Redis Cluster) kept in the
-process, dropped the moment any process changes them.
+"""A near cache: hot entries of a shared store (Redis, Valkey, a Redis Cluster, PostgreSQL) kept
+in the process, dropped the moment any process changes them.
 
-``redis://host:6379/0?near=on`` (options ``near_max_entries``, default 10,000; ``near_max_value_bytes``,
-default 64 KiB; ``near_max_age_s``, default 1 s) wraps the store in :class:`NearCache`. A read
-served from the process costs a dict lookup instead of a round trip.
+``redis://host:6379/0?near=on`` or ``postgresql://...?near=on`` (options ``near_max_entries``,
+default 10,000; ``near_max_value_bytes``, default 64 KiB; ``near_max_age_s``, default 1 s) wraps the
+store in :class:`NearCache`. A read served from the process costs a dict lookup, not a round trip.
 
-How a copy is dropped. Every write of the Redis store (put, fenced put, delete, cleanup, from any
-process, with a near cache or not) publishes the key on the namespace's invalidation channel in
-the script that writes; each near cache listens on a connection of its own and drops the key's
-copy when the message arrives. The staleness bound (docs/backends.md, "Near cache"):
+How a copy is dropped. Every write (put, fenced put, delete, cleanup, from any process, with a near
+cache or not) says which key changed: the Redis store publishes it on the namespace's channel in
+the script that writes; on PostgreSQL a trigger on the table notifies at commit (LISTEN/NOTIFY).
+Each near cache listens on a connection of its own (``store.invalidation_feed``) and drops the
+key's copy when the message arrives. The staleness bound (docs/backends.md, "Near cache"):
 
-* a change reaches every near cache within the delivery of one pub/sub message (well under a
+* a change reaches every near cache within the delivery of one message (well under a
   millisecond on loopback, a network round trip elsewhere): until then a process may serve the
   value the store held before the change;
 * while the listening connection is not subscribed (starting, lost, reconnecting) the near cache
@@ -83,7 +84,7 @@ class NearCache:
         feed = getattr(store, "invalidation_feed", None)
         if feed is None:
             raise StoreURLError(f"the store {getattr(store, 'url', store)!r} cannot tell a near cache what changed; "
-                                "a near cache runs over Redis, Valkey or a Redis Cluster")
+                                "a near cache runs over Redis, Valkey, a Redis Cluster or PostgreSQL")
         self.store: CacheStore = store
         self.url = store.url
         self.max_entries = int(max_entries)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import time
 import weakref
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
@@ -39,6 +40,7 @@ from ._sql import Dialect, SQLStore, key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
 from .breaker import CircuitBreaker, breaker_options
+from .near import NearCache, near_options
 
 try:
     import psycopg
@@ -189,6 +191,17 @@ _VICTIMS = {
             _VICTIM_COLUMNS + " WHERE key <> %s ORDER BY accessed_at NULLS FIRST LIMIT %s"],
 }
 _SERVER_NOW = "extract(epoch from clock_timestamp())"
+# A near cache's feed (stores/near.py): made by the first near cache on a table, then every write of
+# the table, by any client, says which key changed when it commits (a key too long for a
+# notification says "all": the payload holds at most 8000 bytes).
+_NEAR_SCHEMA = [
+    "CREATE OR REPLACE FUNCTION {near_fn}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    "DECLARE changed text := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; "
+    "BEGIN PERFORM pg_notify(TG_ARGV[0], CASE WHEN octet_length(changed) > 7000 THEN '' ELSE changed END); "
+    "RETURN NULL; END $$",
+    "CREATE OR REPLACE TRIGGER {near_trigger} AFTER INSERT OR UPDATE OR DELETE ON {entries} "
+    "FOR EACH ROW EXECUTE FUNCTION {near_fn}({channel})",
+]
 
 
 def glob_to_like(pattern: str) -> str:
@@ -249,6 +262,8 @@ class PostgresDialect(Dialect):
             "bytes_trigger": sql.Identifier(table + "_count_bytes"),
             "accessed_idx": sql.Identifier(table + "_accessed_at"),
             "hits_idx": sql.Identifier(table + "_hits"),
+            "near_fn": _ident(schema, table + "_near_notify"),
+            "near_trigger": sql.Identifier(table + "_near"),
         }
 
     def statement(self, text: str) -> sql.Composed:
@@ -380,7 +395,7 @@ class PostgresStore(SQLStore):
         return f"postgresql://{userinfo(given.get('user'), given.get('password'))}{where}/{database}"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "PostgresStore":
+    def from_url(cls, url: str, **options: Any) -> "PostgresStore | NearCache":
         """``postgresql://user[:pass]@host:port/db?table=NAME&schema=NAME&synchronous_commit=off``
         (other query options go to libpq)."""
         parts = urlsplit(url)
@@ -389,6 +404,7 @@ class PostgresStore(SQLStore):
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
         options.setdefault("breaker", breaker_options(query, options, f"PostgreSQL URL {redact_url(url)!r}",
                                                       **PG_BREAKER))
+        near = near_options(query, options, f"PostgreSQL URL {redact_url(url)!r}")
         for name, value in query.items():
             if name in _OUR_OPTIONS or name in ("max_size_bytes", "eviction"):
                 options.setdefault(name, value)
@@ -405,7 +421,8 @@ class PostgresStore(SQLStore):
                                 f"{redact_secrets(str(exc).strip(), url_secrets(url))}; options: "
                                 f"{', '.join(sorted(_OUR_OPTIONS))}, max_size_bytes, eviction, or a libpq "
                                 f"connection parameter (connect_timeout, sslmode, application_name...)") from None
-        return cls(conninfo, url=url, **options)
+        store = cls(conninfo, url=url, **options)
+        return store if near is None else NearCache(store, **near)
 
     # --- connections --------------------------------------------------------------------
 
@@ -573,6 +590,20 @@ class PostgresStore(SQLStore):
         # A channel name is an identifier (at most 63 bytes): a digest of the table and lease name.
         return "ac_" + hashlib.sha256(f"{self.schema}.{self.table}:{name}".encode()).hexdigest()[:40]
 
+    def invalidation_feed(self, on_change: Callable[[str | None], None]) -> "_NotifyFeed":
+        """Listen for the keys every writer of this table changes (a near cache's feed): a trigger
+        on the table notifies at each commit (made here, once per table)."""
+        channel = "ac_near_" + hashlib.sha256(f"{self.schema}.{self.table}".encode()).hexdigest()[:40]
+
+        def install(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"actioncache:{self.schema}.{self.table}",))
+                for statement in _NEAR_SCHEMA:
+                    conn.execute(sql.SQL(statement).format(**self._names, channel=sql.Literal(channel)))
+
+        self._run("near cache", install, retry=False)
+        return _NotifyFeed(self.conninfo, channel, on_change)
+
     def wait_lease(self, name: str, timeout_s: float) -> None:
         """Block until the lease on ``name`` is released (LISTEN/NOTIFY) or ``timeout_s`` passes."""
         channel = self._lease_channel(name)
@@ -597,6 +628,51 @@ class PostgresStore(SQLStore):
     def drop(self) -> None:
         """Drop this store's tables (everything it holds). For tests and for retiring a cache."""
         tables = self._q("DROP TABLE IF EXISTS {entries}, {counters}, {leases}, {totals}")
-        function = self._q("DROP FUNCTION IF EXISTS {bytes_fn}()")
-        self._run("drop", lambda c: (c.execute(tables), c.execute(function)))
+        functions = self._q("DROP FUNCTION IF EXISTS {bytes_fn}(), {near_fn}()")
+        self._run("drop", lambda c: (c.execute(tables), c.execute(functions)))
         self._schema_ready = False
+
+
+class _NotifyFeed:
+    """A thread on a connection of its own, listening on the table's near-cache channel: each key
+    notified goes to ``on_change``; a lost or new connection is ``on_change(None)`` and ``live`` is
+    False until it listens again."""
+
+    def __init__(self, conninfo: str, channel: str, on_change: Callable[[str | None], None]) -> None:
+        self.live = False
+        self._conninfo, self._channel, self._on_change = conninfo, channel, on_change
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._listen, name="actioncache-near-cache", daemon=True)
+        self._thread.start()
+
+    def _listen(self) -> None:
+        delay = 0.05
+        while not self._closed.is_set():
+            conn = None
+            try:
+                conn = psycopg.connect(self._conninfo, autocommit=True)
+                conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+                self._on_change(None)  # nothing heard before this: start empty
+                self.live = True
+                delay = 0.05
+                while not self._closed.is_set():
+                    for note in conn.notifies(timeout=0.5):
+                        self._on_change(note.payload or None)
+                    conn.execute("SELECT 1")  # a connection that died says so here
+            except Exception:  # noqa: BLE001 - any failure: stop serving copies, listen again
+                pass
+            finally:
+                self.live = False
+                self._on_change(None)
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001 - closing a broken connection
+                        pass
+            self._closed.wait(delay)
+            delay = min(delay * 2, 2.0)
+
+    def close(self) -> None:
+        self._closed.set()
+        self.live = False
+        self._thread.join(timeout=2)
