@@ -29,6 +29,7 @@ import warnings
 from typing import Any, Callable
 
 from ..errors import StoreError
+from ._url import prefixed_options
 
 __all__ = ["BREAKER_DEFAULTS", "BreakerWarning", "CircuitBreaker", "StoreSkippedError", "breaker_options",
            "is_timeout"]
@@ -62,29 +63,10 @@ def is_timeout(exc: BaseException) -> bool:
 
 def breaker_options(query: dict[str, str], options: dict[str, Any], where: str,
                     **defaults: float) -> dict[str, float]:
-    """The ``breaker_*`` URL options (``breaker_failures=5&breaker_cooldown_s=2``) and keywords, checked,
-    over ``defaults`` (a store's own, over :data:`BREAKER_DEFAULTS`); removes them from ``query`` and
-    ``options``. ``breaker=off`` turns the breaker off (``{}``)."""
-    given: dict[str, Any] = {}
-    for source in (query, options):
-        for name in [n for n in source if n.startswith("breaker")]:
-            given[name] = source.pop(name)
-    if str(given.pop("breaker", "on")).lower() in ("off", "false", "0", "no"):
-        return {}
-    out = {**BREAKER_DEFAULTS, **defaults}
-    for name, value in given.items():
-        field = name[len("breaker_"):]
-        if field not in BREAKER_DEFAULTS:
-            raise StoreError(f"{where}: unknown option {name!r}; breaker options: breaker=off, "
-                             + ", ".join(f"breaker_{n}" for n in BREAKER_DEFAULTS))
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = float("nan")
-        if not number > 0 or number == float("inf"):
-            raise StoreError(f"{where}: {name}={value!r} must be a positive number")
-        out[field] = number
-    return out
+    """The ``breaker=off`` and ``breaker_*`` URL options (``breaker_failures=5&breaker_cooldown_s=2``)
+    and keywords, checked, over ``defaults`` (a store's own, over :data:`BREAKER_DEFAULTS`); removes
+    them from ``query`` and ``options``. Off: ``{}``."""
+    return prefixed_options(query, options, "breaker", {**BREAKER_DEFAULTS, **defaults}, where, on_by_default=True) or {}
 
 
 class CircuitBreaker:

@@ -41,7 +41,7 @@ from ._fork import track_for_fork
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
 from .redaction import redact_url
 from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
-from ._url import check_fields
+from ._url import check_fields, positive_number
 
 CHUNK_BYTES = 512 * 1024
 # Entry documents hold the value inline up to this size (leaving room for key and metadata).
@@ -129,12 +129,7 @@ class FirestoreStore:
         self._client = client
         self._client_lock = threading.Lock()
         self._store_errors: StoreErrors | None = None
-        try:
-            self.timeout_s = float(timeout_s)
-        except (TypeError, ValueError):
-            self.timeout_s = float("nan")
-        if not self.timeout_s > 0:
-            raise StoreURLError(f"Firestore {self.url}: timeout_s={timeout_s!r} must be a positive number of seconds")
+        self.timeout_s = positive_number(timeout_s, "timeout_s", f"Firestore {self.url}")
         # Every call carries its deadline and is not retried: the API's default retries a call that
         # timed out for up to a minute, which a cache must not make its caller wait.
         self._rpc: dict[str, Any] = {"timeout": self.timeout_s, "retry": None}

@@ -30,9 +30,10 @@ import time
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from ..errors import StoreURLError
+from ._url import prefixed_options
 from .base import CacheStore, Entry
 
-__all__ = ["InvalidationFeed", "NEAR_DEFAULTS", "NearCache", "near_options"]
+__all__ = ["InvalidationFeed", "ListeningFeed", "NEAR_DEFAULTS", "NearCache", "near_options"]
 
 NEAR_DEFAULTS: dict[str, float] = {"max_entries": 10_000, "max_value_bytes": 64 * 1024, "max_age_s": 1.0}
 
@@ -47,33 +48,49 @@ class InvalidationFeed(Protocol):
     def close(self) -> None: ...
 
 
+class ListeningFeed:
+    """An :class:`InvalidationFeed` on a thread and a connection of its own. A store's feed
+    implements :meth:`listen_once`: connect, subscribe, call ``ready()`` once subscribed, then hand
+    each changed key (None: "all") to ``changed`` until ``closed`` is set; any exception ends the
+    session. Around it: a lost or new session is ``on_change(None)``, ``live`` is False until the
+    next one is ready, and sessions start again with a growing pause (up to 2 s)."""
+
+    def __init__(self, on_change: Callable[[str | None], None]) -> None:
+        self.live = False
+        self._on_change = on_change
+        self.closed = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="actioncache-near-cache", daemon=True)
+        self._thread.start()
+
+    def listen_once(self, ready: Callable[[], None], changed: Callable[[str | None], None]) -> None:
+        raise NotImplementedError
+
+    def _ready(self) -> None:
+        self._on_change(None)  # nothing heard before this: start empty
+        self.live = True
+
+    def _run(self) -> None:
+        delay = 0.05
+        while not self.closed.is_set():
+            try:
+                self.listen_once(self._ready, self._on_change)
+                delay = 0.05
+            except Exception:  # noqa: BLE001 - any failure: stop serving copies, listen again
+                delay = min(delay * 2, 2.0)
+            finally:
+                self.live = False
+                self._on_change(None)
+            self.closed.wait(delay)
+
+    def close(self) -> None:
+        self.closed.set()
+        self.live = False
+        self._thread.join(timeout=2)
+
+
 def near_options(query: dict[str, str], options: dict[str, Any], where: str) -> dict[str, float] | None:
-    """The ``near=on`` and ``near_*`` options (removed from ``query`` and ``options``), or None."""
-    given: dict[str, Any] = {}
-    for source in (query, options):
-        for name in [n for n in source if n == "near" or n.startswith("near_")]:
-            given[name] = source.pop(name)
-    switch = str(given.pop("near", "off")).lower()
-    if switch not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
-        raise StoreURLError(f"{where}: near={switch!r}: use near=on or near=off")
-    out = dict(NEAR_DEFAULTS)
-    for name, value in given.items():
-        field = name[len("near_"):]
-        if field not in NEAR_DEFAULTS:
-            raise StoreURLError(f"{where}: unknown option {name!r}; near cache options: near=on, "
-                                + ", ".join(f"near_{n}" for n in NEAR_DEFAULTS))
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = float("nan")
-        if not number > 0 or number == float("inf"):
-            raise StoreURLError(f"{where}: {name}={value!r} must be a positive number")
-        out[field] = number
-    if switch in ("off", "false", "0", "no"):
-        if given:
-            raise StoreURLError(f"{where}: near cache options without near=on")
-        return None
-    return out
+    """The ``near=on`` and ``near_*`` options (removed from ``query`` and ``options``), or None (off)."""
+    return prefixed_options(query, options, "near", NEAR_DEFAULTS, where, on_by_default=False)
 
 
 class NearCache:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import time
 import weakref
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
@@ -38,9 +37,9 @@ from ._eviction import eviction_config
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
-from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
+from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
 from .breaker import CircuitBreaker, breaker_options
-from .near import NearCache, near_options
+from .near import ListeningFeed, NearCache, near_options
 
 try:
     import psycopg
@@ -359,12 +358,7 @@ class PostgresStore(SQLStore):
         # not wait for its WAL flush (still atomic and consistent; ~10x faster writes).
         self.synchronous_commit = synchronous_commit
         where = f"PostgreSQL at {self.url} (table {table!r})"
-        try:
-            self.read_timeout_s = float(read_timeout_s)
-        except (TypeError, ValueError):
-            self.read_timeout_s = float("nan")
-        if not self.read_timeout_s > 0:
-            raise StoreURLError(f"{where}: read_timeout_s={read_timeout_s!r} must be a positive number of seconds")
+        self.read_timeout_s = positive_number(read_timeout_s, "read_timeout_s", where)
         options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **PG_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
         # libpq's messages may quote the URL's secrets: they are scrubbed.
@@ -633,46 +627,18 @@ class PostgresStore(SQLStore):
         self._schema_ready = False
 
 
-class _NotifyFeed:
-    """A thread on a connection of its own, listening on the table's near-cache channel: each key
-    notified goes to ``on_change``; a lost or new connection is ``on_change(None)`` and ``live`` is
-    False until it listens again."""
+class _NotifyFeed(ListeningFeed):
+    """The table's near-cache channel (LISTEN), as a near cache's feed (``stores/near.py``)."""
 
     def __init__(self, conninfo: str, channel: str, on_change: Callable[[str | None], None]) -> None:
-        self.live = False
-        self._conninfo, self._channel, self._on_change = conninfo, channel, on_change
-        self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._listen, name="actioncache-near-cache", daemon=True)
-        self._thread.start()
+        self._conninfo, self._channel = conninfo, channel
+        super().__init__(on_change)
 
-    def _listen(self) -> None:
-        delay = 0.05
-        while not self._closed.is_set():
-            conn = None
-            try:
-                conn = psycopg.connect(self._conninfo, autocommit=True)
-                conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
-                self._on_change(None)  # nothing heard before this: start empty
-                self.live = True
-                delay = 0.05
-                while not self._closed.is_set():
-                    for note in conn.notifies(timeout=0.5):
-                        self._on_change(note.payload or None)
-                    conn.execute("SELECT 1")  # a connection that died says so here
-            except Exception:  # noqa: BLE001 - any failure: stop serving copies, listen again
-                pass
-            finally:
-                self.live = False
-                self._on_change(None)
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except Exception:  # noqa: BLE001 - closing a broken connection
-                        pass
-            self._closed.wait(delay)
-            delay = min(delay * 2, 2.0)
-
-    def close(self) -> None:
-        self._closed.set()
-        self.live = False
-        self._thread.join(timeout=2)
+    def listen_once(self, ready: Callable[[], None], changed: Callable[[str | None], None]) -> None:
+        with psycopg.connect(self._conninfo, autocommit=True) as conn:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+            ready()
+            while not self.closed.is_set():
+                for note in conn.notifies(timeout=0.5):
+                    changed(note.payload or None)
+                conn.execute("SELECT 1")  # a connection that died says so here

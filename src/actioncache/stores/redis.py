@@ -58,7 +58,7 @@ from ._url import check_fields, check_userinfo, host_part, userinfo, whole_numbe
 from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens,
                    redact_secrets, redact_url, select_keys, url_secrets)
 from .breaker import CircuitBreaker, breaker_options
-from .near import NearCache, near_options
+from .near import ListeningFeed, NearCache, near_options
 from .redis_connect import BULK_BYTES, BULK_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
 
 try:
@@ -808,50 +808,28 @@ class RedisStore:
 
 
 
-class _InvalidationFeed:
-    """A thread listening on the namespace's invalidation channel (``stores/near.py``): each key
-    published goes to ``on_change``; a lost or new subscription is ``on_change(None)`` (forget
-    everything) and ``live`` is False until the subscription is confirmed again."""
+class _InvalidationFeed(ListeningFeed):
+    """The namespace's invalidation channel, as a near cache's feed (``stores/near.py``)."""
 
     def __init__(self, store: RedisStore, channel: str, on_change: Any) -> None:
-        self.live = False
-        self._store, self._channel, self._on_change = store, channel, on_change
-        self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._listen, name="actioncache-near-cache", daemon=True)
-        self._thread.start()
+        self._store, self._channel = store, channel
+        super().__init__(on_change)
 
-    def _listen(self) -> None:
-        delay = 0.05
-        while not self._closed.is_set():
-            pubsub = None
+    def listen_once(self, ready: Any, changed: Any) -> None:
+        pubsub = self._store.client.pubsub()
+        try:
+            pubsub.subscribe(self._channel)
+            while not self.closed.is_set():
+                message = pubsub.get_message(timeout=0.5)
+                if message is None:
+                    continue
+                if message["type"] == "subscribe":
+                    ready()
+                elif message["type"] == "message":
+                    data = message["data"]
+                    changed(data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else str(data))
+        finally:
             try:
-                pubsub = self._store.client.pubsub()
-                pubsub.subscribe(self._channel)
-                while not self._closed.is_set():
-                    message = pubsub.get_message(timeout=0.5)
-                    if message is None:
-                        continue
-                    if message["type"] == "subscribe":
-                        self._on_change(None)  # nothing heard before this: start empty
-                        self.live = True
-                        delay = 0.05
-                    elif message["type"] == "message":
-                        data = message["data"]
-                        self._on_change(data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else str(data))
-            except Exception:  # noqa: BLE001 - any failure: stop serving copies, listen again
+                pubsub.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection
                 pass
-            finally:
-                self.live = False
-                self._on_change(None)
-                if pubsub is not None:
-                    try:
-                        pubsub.close()
-                    except Exception:  # noqa: BLE001 - closing a broken connection
-                        pass
-            self._closed.wait(delay)
-            delay = min(delay * 2, 2.0)
-
-    def close(self) -> None:
-        self._closed.set()
-        self.live = False
-        self._thread.join(timeout=2)
