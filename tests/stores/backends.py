@@ -28,6 +28,12 @@ def sqlite_store(tmp_path: Path) -> CacheStore:
     return open_store(f"sqlite:///{tmp_path}/conformance.db")
 
 
+# The suite checks what a store does, not how long it waits: on this shared, loaded machine a
+# loopback read can stall past the 0.2 s default read timeout (tests/stores/test_breaker.py and
+# bench/bench_hung_store.py exercise the defaults).
+PATIENT = "read_timeout_s=1&"
+
+
 def _server_store(name: str, base_url: str, option: str) -> CacheStore:
     """A store on a shared server, isolated by a unique Redis prefix / PostgreSQL table, removed at exit."""
     import atexit
@@ -36,7 +42,7 @@ def _server_store(name: str, base_url: str, option: str) -> CacheStore:
     import services
 
     services.require(name, urlsplit(base_url).hostname or "127.0.0.1", urlsplit(base_url).port or 0)
-    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{option}={unique('ac_')}")
+    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{PATIENT}{option}={unique('ac_')}")
     atexit.register(lambda: _quietly(store.drop))
     return store
 
@@ -97,7 +103,7 @@ def _seeded_store(name: str, url: str) -> CacheStore:
         services.require(name, "127.0.0.1", 0)  # not started: skip locally, fail under CI
     first = url.split("://", 1)[1].split("/", 1)[0].split(",")[0].rpartition("@")[2]
     services.require(name, first.rpartition(":")[0], int(first.rpartition(":")[2]))
-    store = open_store(f"{url}{'&' if '?' in url else '?'}prefix={unique('ac_')}")
+    store = open_store(f"{url}{'&' if '?' in url else '?'}{PATIENT}prefix={unique('ac_')}")
     import atexit
 
     atexit.register(lambda: _quietly(store.drop))

@@ -200,6 +200,11 @@ class NearCache:
     def release_lease(self, name: str, token: str) -> None:
         self.store.release_lease(name, token)
 
+    def drop(self) -> None:
+        """The store's ``drop()`` (every near cache on it forgets everything), this one's copies first."""
+        self._changed(None)
+        self.store.drop()  # type: ignore[attr-defined]
+
     def health(self) -> dict[str, Any]:
         inner = getattr(self.store, "health", None)
         out = dict(inner()) if callable(inner) else {}

@@ -112,12 +112,16 @@ def _jsonb_dumps(value: Any) -> str:
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
-_OUR_OPTIONS = ("table", "schema", "synchronous_commit", "read_timeout_s")
+_OUR_OPTIONS = ("table", "schema", "synchronous_commit", "read_timeout_s", "write_timeout_s")
 # libpq's connect_timeout is whole seconds, at least 2 (docs/backends.md, "Timeouts"): the default.
 DEFAULT_CONNECT_TIMEOUT_S = 2
 # How long one statement may wait for the server before the connection is given up (client side:
-# a hung server enforces no statement_timeout). A value's bytes add time at _BYTES_PER_S.
+# a hung server enforces no statement_timeout): a hit path's read (short: it decides what a hung
+# server costs a call, and a timeout there opens the breaker), and every other statement (writes
+# may wait for another writer's row lock, cleanup and DDL for a table lock). A value's bytes add
+# time at _BYTES_PER_S.
 DEFAULT_READ_TIMEOUT_S = 0.2
+DEFAULT_WRITE_TIMEOUT_S = 2.0
 _BYTES_PER_S = 20 * 1024 * 1024
 # A read timeout closes the connection, and a new one waits up to libpq's connect_timeout (2 s at
 # least) on a hung server: the first timeout opens the breaker, rather than paying that.
@@ -141,7 +145,7 @@ class _TimedConnection(psycopg.Connection[Any]):
                     raise
                 self.close()
                 raise psycopg.errors.ConnectionTimeout(
-                    f"no answer from the server within {self.timeout_s:g} s (read_timeout_s)") from None
+                    f"no answer from the server within {self.timeout_s:g} s") from None
         return super().wait(gen, interval, timeout)
 _SYNC_COMMIT = ("off", "local", "remote_write", "on", "remote_apply")
 
@@ -339,7 +343,8 @@ class PostgresStore(SQLStore):
     def __init__(self, conninfo: str, *, table: str = "actioncache", schema: str | None = None,
                  synchronous_commit: str = "off", url: str | None = None,
                  max_size_bytes: int | str | None = None, eviction: str | None = None,
-                 read_timeout_s: float | str = DEFAULT_READ_TIMEOUT_S, breaker: Mapping[str, float] | None = None) -> None:
+                 read_timeout_s: float | str = DEFAULT_READ_TIMEOUT_S,
+                 write_timeout_s: float | str = DEFAULT_WRITE_TIMEOUT_S, breaker: Mapping[str, float] | None = None) -> None:
         for what, name in (("table", table), ("schema", schema)):
             if name is not None and not _IDENTIFIER.match(name):
                 raise StoreURLError(
@@ -359,6 +364,7 @@ class PostgresStore(SQLStore):
         self.synchronous_commit = synchronous_commit
         where = f"PostgreSQL at {self.url} (table {table!r})"
         self.read_timeout_s = positive_number(read_timeout_s, "read_timeout_s", where)
+        self.write_timeout_s = positive_number(write_timeout_s, "write_timeout_s", where)
         options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **PG_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
         # libpq's messages may quote the URL's secrets: they are scrubbed.
@@ -445,10 +451,13 @@ class PostgresStore(SQLStore):
             conn.close()
             raise
         # From here on every wait is bounded (the schema above may wait for another process's DDL).
-        conn.timeout_s = self.read_timeout_s
+        conn.timeout_s = self.write_timeout_s
         return conn
 
     def get(self, key: str) -> Entry | None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.timeout_s = self.read_timeout_s  # the hit path's own, short timeout
         breaker = self.breaker
         if breaker is None or getattr(self._local, "reader", None) is None:
             return super().get(key)  # a first read on this thread goes through _run, which checks
@@ -475,9 +484,6 @@ class PostgresStore(SQLStore):
             super().put(entry)
         finally:
             self._local.extra_s = 0.0
-            conn = getattr(self._local, "conn", None)
-            if conn is not None:
-                conn.timeout_s = self.read_timeout_s
 
     def _conn(self) -> psycopg.Connection[Any]:
         conn = getattr(self._local, "conn", None)
@@ -523,7 +529,8 @@ class PostgresStore(SQLStore):
             fresh = getattr(self._local, "conn", None) is None
             try:
                 conn = self._conn()
-                conn.timeout_s = self.read_timeout_s + getattr(self._local, "extra_s", 0.0)
+                conn.timeout_s = (self.read_timeout_s if op == "get" else
+                                  self.write_timeout_s + getattr(self._local, "extra_s", 0.0))
                 if not transaction:
                     return work(conn)
                 with conn.transaction():
@@ -584,10 +591,13 @@ class PostgresStore(SQLStore):
         # A channel name is an identifier (at most 63 bytes): a digest of the table and lease name.
         return "ac_" + hashlib.sha256(f"{self.schema}.{self.table}:{name}".encode()).hexdigest()[:40]
 
+    def _near_channel(self) -> str:
+        return "ac_near_" + hashlib.sha256(f"{self.schema}.{self.table}".encode()).hexdigest()[:40]
+
     def invalidation_feed(self, on_change: Callable[[str | None], None]) -> "_NotifyFeed":
         """Listen for the keys every writer of this table changes (a near cache's feed): a trigger
         on the table notifies at each commit (made here, once per table)."""
-        channel = "ac_near_" + hashlib.sha256(f"{self.schema}.{self.table}".encode()).hexdigest()[:40]
+        channel = self._near_channel()
 
         def install(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction():
@@ -623,7 +633,8 @@ class PostgresStore(SQLStore):
         """Drop this store's tables (everything it holds). For tests and for retiring a cache."""
         tables = self._q("DROP TABLE IF EXISTS {entries}, {counters}, {leases}, {totals}")
         functions = self._q("DROP FUNCTION IF EXISTS {bytes_fn}(), {near_fn}()")
-        self._run("drop", lambda c: (c.execute(tables), c.execute(functions)))
+        notify = "SELECT pg_notify(%s, '')"  # near caches: forget everything
+        self._run("drop", lambda c: (c.execute(tables), c.execute(functions), c.execute(notify, (self._near_channel(),))))
         self._schema_ready = False
 
 

@@ -54,12 +54,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
-from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
+from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
 from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens,
                    redact_secrets, redact_url, select_keys, url_secrets)
 from .breaker import CircuitBreaker, breaker_options
 from .near import ListeningFeed, NearCache, near_options
-from .redis_connect import BULK_BYTES, BULK_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
+from .redis_connect import DEFAULT_READ_TIMEOUT_S, DEFAULT_WRITE_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
 
 try:
     import redis
@@ -70,8 +70,8 @@ except ImportError as exc:  # pragma: no cover - exercised when the extra is mis
 __all__ = ["BUCKETS", "RedisStore", "bucket_of", "to_redis_glob"]
 
 BUCKETS = 64
-# A read that timed out (0.2 s by default) opens the breaker at once: a second one in the same call
-# would double what a hung server costs the caller.
+# A read that timed out (0.2 s by default) opens the breaker at once: the same call's write would
+# otherwise wait for a hung server too.
 REDIS_BREAKER = {"timeouts": 1}
 # The core's lease on an entry is named "lease:" + the entry's key (_flight.LEASE_PREFIX): such a
 # lease lives in the entry's bucket, so put_fenced checks it in the script that writes the entry.
@@ -292,6 +292,7 @@ class RedisStore:
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "actioncache",
                  retries: int = 1, shown_url: str | None = None, breaker: Mapping[str, float] | None = None,
+                 read_timeout_s: float | str | None = None, write_timeout_s: float | str | None = None,
                  **client_options: Any) -> None:
         # shown_url: the URL as the user wrote it (from_url rewrites the query), for messages.
         shown = shown_url or url
@@ -311,6 +312,16 @@ class RedisStore:
         self._target: Target = parse_target(url, self.url, self._secrets)
         self.topology = self._target.topology
         self._retries = int(retries)
+        # Two timeouts (redis-py's socket_timeout, given, sets both): the hit path's read, short, as
+        # it decides what a hung server costs a call; every other command's (writes of big values,
+        # scripts, scans), longer. Each has a client (a connection pool) of its own.
+        given = client_options.pop("socket_timeout", None)
+        self.read_timeout_s = positive_number(read_timeout_s if read_timeout_s is not None else
+                                              given if given is not None else DEFAULT_READ_TIMEOUT_S,
+                                              "read_timeout_s", where)
+        self.write_timeout_s = positive_number(write_timeout_s if write_timeout_s is not None else
+                                               given if given is not None else DEFAULT_WRITE_TIMEOUT_S,
+                                               "write_timeout_s", where)
         self._client_options = client_options
         if self.topology == "single":
             # redis-py reads the db from the path only when it is a number (else db 0, silently): a
@@ -321,7 +332,7 @@ class RedisStore:
                                     f"(redis://host:port/0), not {redact_secrets(db_path, self._secrets)!r}")
         self._lock = threading.Lock()
         self._client: Any = None
-        self._bulk: Any = None  # the client big values are written with (a longer socket timeout)
+        self._reader: Any = None  # the client of get (the hit path): read_timeout_s
         self._pool: Any = None
         if self.topology != "cluster":
             self._open_client()  # parses only: nothing connects until the first command
@@ -337,7 +348,10 @@ class RedisStore:
             if self._client is not None:
                 return self._client
             try:
-                client = make_client(self._target, self._retries, self._client_options)
+                client = make_client(self._target, self._retries,
+                                     {**self._client_options, "socket_timeout": self.write_timeout_s})
+                reader = make_client(self._target, self._retries,
+                                     {**self._client_options, "socket_timeout": self.read_timeout_s})
                 if self.topology != "cluster":
                     # builds a connection object (does not connect): an option redis-py does not know
                     # would fail every command; refuse it now
@@ -365,10 +379,11 @@ class RedisStore:
             self._take_rate_slot = register(_TAKE_RATE_SLOT)
             # get's fast path (see _hmget) needs one plain shared pool; a cluster, a single-connection
             # client or redis-py's client-side cache go through the client's command layer.
-            pool = getattr(client, "connection_pool", None)
-            plain = (self.topology != "cluster" and getattr(client, "connection", None) is None
+            pool = getattr(reader, "connection_pool", None)
+            plain = (self.topology != "cluster" and getattr(reader, "connection", None) is None
                      and getattr(pool, "cache", None) is None)
             self._pool = pool if plain else None
+            self._reader = reader
             self._client = client
             return client
 
@@ -397,6 +412,9 @@ class RedisStore:
         check_userinfo("Redis", url, parts)
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
         ours = {name: query.pop(name) for name in ("prefix", "retries") if name in query}
+        for name in ("read_timeout_s", "write_timeout_s", "socket_timeout"):
+            if name in query:
+                options.setdefault(name, query.pop(name))
         shown = redact_url(url)
         near = near_options(query, options, f"Redis URL {shown!r}")
         options.setdefault("breaker", breaker_options(query, options, f"Redis URL {shown!r}", **REDIS_BREAKER))
@@ -446,7 +464,9 @@ class RedisStore:
             if breaker is not None:
                 breaker.before()
             if self._pool is None:
-                row = self.client.hmget(name, _ENTRY_FIELDS)
+                if self._reader is None:
+                    self._open_client()
+                row = self._reader.hmget(name, _ENTRY_FIELDS)
             else:
                 row = self._hmget(name)
         except redis.ResponseError as exc:
@@ -517,24 +537,10 @@ class RedisStore:
             *indexes,
         ]
 
-    def _writer(self, entry: Entry) -> Any:
-        """The client that writes ``entry``: a value of BULK_BYTES or more takes longer to send than
-        the read timeout allows, and goes on a client of its own with BULK_TIMEOUT_S."""
-        client = self.client  # made first: it registers the scripts
-        if len(entry.value) < BULK_BYTES:
-            return client
-        if self._bulk is None:
-            with self._lock:
-                if self._bulk is None:
-                    timeout = max(BULK_TIMEOUT_S, float(self._client_options.get("socket_timeout") or 0))
-                    self._bulk = make_client(self._target, self._retries,
-                                             {**self._client_options, "socket_timeout": timeout})
-        return self._bulk
-
     def put(self, entry: Entry) -> None:
         tag = self._tags[bucket_of(entry.key)]
         with self._errors("put"):
-            client = self._writer(entry)
+            client = self.client
             self._put(keys=[tag + ":e:" + entry.key, *self._bucket_keys(tag)], args=self._put_args(tag, entry),
                       client=client)
 
@@ -548,7 +554,7 @@ class RedisStore:
                              f"Cluster the lease must be named {_ENTRY_LEASE!r} + the entry's key, so both live in "
                              "one slot and one script checks the lease and writes")
         with self._errors("put"):
-            client = self._writer(entry)
+            client = self.client
             return bool(self._put_fenced(keys=[tag + ":e:" + entry.key, *self._bucket_keys(tag), lease_key],
                                          args=[token, *self._put_args(tag, entry)], client=client))
 
@@ -792,13 +798,14 @@ class RedisStore:
                     batch = []
             if batch:
                 client.delete(*batch)
+            client.publish("{" + self.prefix + "|near}", "")  # near caches: forget everything
 
     def health(self) -> dict[str, Any]:
         """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
         return {"breaker": self.breaker.state() if self.breaker is not None else {"state": "off"}}
 
     def close(self) -> None:
-        for client in (self._client, self._bulk):
+        for client in (self._client, self._reader):
             if client is None:
                 continue
             try:
@@ -827,7 +834,8 @@ class _InvalidationFeed(ListeningFeed):
                     ready()
                 elif message["type"] == "message":
                     data = message["data"]
-                    changed(data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else str(data))
+                    key = data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else str(data)
+                    changed(key or None)  # "" (drop): every key
         finally:
             try:
                 pubsub.close()

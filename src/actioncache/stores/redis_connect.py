@@ -15,11 +15,10 @@ and are tested against a real ``valkey-server``. The query holds the store's own
 (``socket_timeout=0.5``, ``health_check_interval=30``...); ``sentinel_password`` is the
 Sentinels' own password when they have one.
 
-Timeouts (documented in docs/backends.md): ``socket_connect_timeout`` and ``socket_timeout``:
-0.25 s and 0.2 s unless the URL or a keyword says otherwise; a value of 1 MiB or more is written on a
-connection of its own with ``BULK_TIMEOUT_S`` (sending it takes longer). A cache read that takes
-longer than that is slower than running most actions again; a timeout is not retried (one quick
-retry covers a pooled connection that went stale when the server restarted).
+Timeouts (documented in docs/backends.md): ``socket_connect_timeout`` 0.25 s; the store's
+``read_timeout_s`` (the hit path's reads, 0.2 s: a cache read that takes longer is slower than
+running most actions again) and ``write_timeout_s`` (every other command, 2 s); a timeout is not
+retried (one quick retry covers a pooled connection that went stale when the server restarted).
 """
 
 from __future__ import annotations
@@ -38,13 +37,12 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
     raise ImportError(f"the redis package is not installed ({exc})") from exc
 
-__all__ = ["BULK_BYTES", "BULK_TIMEOUT_S", "DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_READ_TIMEOUT_S", "SCHEMES", "Target",
+__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_READ_TIMEOUT_S", "DEFAULT_WRITE_TIMEOUT_S", "SCHEMES", "Target",
            "make_client", "parse_target"]
 
 DEFAULT_CONNECT_TIMEOUT_S = 0.25
 DEFAULT_READ_TIMEOUT_S = 0.2
-BULK_BYTES = 1024 * 1024
-BULK_TIMEOUT_S = 5.0
+DEFAULT_WRITE_TIMEOUT_S = 2.0
 
 # scheme -> (topology, TLS)
 SCHEMES: dict[str, tuple[str, bool]] = {}
@@ -129,7 +127,7 @@ def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
     """The redis-py client for ``target`` (nothing connects yet, except a cluster's first command)."""
     options = dict(options)
     options.setdefault("socket_connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)
-    options.setdefault("socket_timeout", DEFAULT_READ_TIMEOUT_S)
+    options.setdefault("socket_timeout", DEFAULT_WRITE_TIMEOUT_S)
     options.setdefault("retry", _retry(retries))
     if target.topology == "single":
         return redis.Redis.from_url(target.client_url, **options)
