@@ -31,8 +31,8 @@ from typing import Any, Callable
 from ..errors import StoreError
 from ._url import prefixed_options
 
-__all__ = ["BREAKER_DEFAULTS", "BreakerWarning", "CircuitBreaker", "StoreSkippedError", "breaker_options",
-           "is_timeout"]
+__all__ = ["BREAKER_DEFAULTS", "BreakerWarning", "CircuitBreaker", "StoreSkippedError", "breaker_health",
+           "breaker_options", "is_timeout"]
 
 log = logging.getLogger("actioncache")
 
@@ -67,6 +67,11 @@ def breaker_options(query: dict[str, str], options: dict[str, Any], where: str,
     and keywords, checked, over ``defaults`` (a store's own, over :data:`BREAKER_DEFAULTS`); removes
     them from ``query`` and ``options``. Off: ``{}``."""
     return prefixed_options(query, options, "breaker", {**BREAKER_DEFAULTS, **defaults}, where, on_by_default=True) or {}
+
+
+def breaker_health(breaker: "CircuitBreaker | None") -> dict[str, Any]:
+    """A store's ``health()``: its breaker's state (``Cache.stats()["store_health"]``)."""
+    return {"breaker": breaker.state() if breaker is not None else {"state": "off"}}
 
 
 class CircuitBreaker:

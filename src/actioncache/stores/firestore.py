@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from ..errors import MissingStoreExtraError, StoreURLError
 from ..extras import missing, require
 from ._errors import StoreErrors
-from .breaker import CircuitBreaker, breaker_options, is_timeout
+from .breaker import CircuitBreaker, breaker_health, breaker_options, is_timeout
 from ._fork import track_for_fork
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
 from .redaction import redact_url
@@ -194,6 +194,10 @@ class FirestoreStore:
             self._store_errors = StoreErrors(f"Firestore {self.url}", gexc.GoogleAPIError, lambda exc: None,
                                              breaker=self.breaker, down=_server_down)
         return self._store_errors
+
+    def health(self) -> dict[str, Any]:
+        """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
+        return breaker_health(self.breaker)
 
     def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self._errors(op):

@@ -38,7 +38,7 @@ from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
-from .breaker import CircuitBreaker, breaker_options
+from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
 
 try:
@@ -474,7 +474,7 @@ class PostgresStore(SQLStore):
 
     def health(self) -> dict[str, Any]:
         """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
-        return {"breaker": self.breaker.state() if self.breaker is not None else {"state": "off"}}
+        return breaker_health(self.breaker)
 
     def put(self, entry: Entry) -> None:
         if len(entry.value) < _BYTES_PER_S // 10:

@@ -57,7 +57,7 @@ from ._errors import StoreErrors
 from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
 from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens,
                    redact_secrets, redact_url, select_keys, url_secrets)
-from .breaker import CircuitBreaker, breaker_options
+from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
 from .redis_connect import DEFAULT_READ_TIMEOUT_S, DEFAULT_WRITE_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
 
@@ -802,7 +802,7 @@ class RedisStore:
 
     def health(self) -> dict[str, Any]:
         """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
-        return {"breaker": self.breaker.state() if self.breaker is not None else {"state": "off"}}
+        return breaker_health(self.breaker)
 
     def close(self) -> None:
         for client in (self._client, self._reader):
