@@ -146,7 +146,7 @@ def test_get_after_the_server_dropped_its_connection_reconnects_and_hits(store):
         for _ in range(3):
             # Only this store's own connections (by their local address): other tests may be
             # reading the same server at the same time, and their connections must live.
-            pool = store._client.connection_pool
+            pool = store._pool  # the pool get's fast path reads on (the hit path's own client)
             ours = {"%s:%d" % c._sock.getsockname()[:2] for c in list(pool._available_connections) if c._sock is not None}
             mine = [c["id"] for c in admin.client_list() if c.get("addr") in ours]
             assert mine, "the store holds a connected pooled connection"
