@@ -157,10 +157,10 @@ def floors(tmp: Path, rounds: int, batch: int) -> tuple[list[str], dict[str, str
                 return dict(VALUE, x=x)
 
             hot(1)
-            cache.wrap("bench", lambda: VALUE, {"i": 1})
+            assert cache.wrap("bench", lambda i: VALUE, {"i": 1})["result"] == VALUE
             raw = cluster.client  # the same cluster, redis-py's RedisCluster: GET of a key of the same size
             raw.set("{bench}:raw", cache.codec.encode(VALUE))
-            got = interleaved({"decorator hit": lambda: hot(1), "wrap hit": lambda: cache.wrap("bench", lambda: VALUE, {"i": 1}),
+            got = interleaved({"decorator hit": lambda: hot(1), "wrap hit": lambda: cache.wrap("bench", lambda i: VALUE, {"i": 1}),
                                "raw GET": lambda: raw.get("{bench}:raw")}, rounds, batch)
             row("Redis Cluster: `@cached` hit", "decorator hit", "raw GET", got, "≤ 1.3×")
             row("Redis Cluster: `Cache.wrap` hit", "wrap hit", "raw GET", got, "-")
@@ -200,9 +200,10 @@ def floors(tmp: Path, rounds: int, batch: int) -> tuple[list[str], dict[str, str
     if redis_store is not None:
         try:
             cache = Cache(store=redis_store, cleanup_probability=0.0)
-            cache.wrap("bench", lambda: VALUE, {"i": 1})
-            got = interleaved({"lock=True": lambda: cache.wrap("bench", lambda: VALUE, {"i": 1}, lock=True),
-                               "lock=False": lambda: cache.wrap("bench", lambda: VALUE, {"i": 1})}, rounds, batch)
+            assert cache.wrap("bench", lambda i: VALUE, {"i": 1})["result"] == VALUE
+            assert cache.wrap("bench", lambda i: VALUE, {"i": 1}, lock=True)["_cache_hit"] is True
+            got = interleaved({"lock=True": lambda: cache.wrap("bench", lambda i: VALUE, {"i": 1}, lock=True),
+                               "lock=False": lambda: cache.wrap("bench", lambda i: VALUE, {"i": 1})}, rounds, batch)
             row("Redis: `Cache.wrap` hit with `lock=True`", "lock=True", "lock=False", got, "(single flight's price on a hit)")
             try:
                 from limits import RateLimitItemPerMinute

@@ -334,6 +334,8 @@ class RedisStore:
         self._client: Any = None
         self._reader: Any = None  # the client of get (the hit path): read_timeout_s
         self._pool: Any = None
+        # A cluster's hit path: per bucket, the pool of the node serving its slot (None: ask the client).
+        self._bucket_pools: list[Any] = [None] * BUCKETS
         if self.topology != "cluster":
             self._open_client()  # parses only: nothing connects until the first command
         # A cluster client reads the slot map when it is made: on first use, so opening the store
@@ -463,12 +465,14 @@ class RedisStore:
         try:
             if breaker is not None:
                 breaker.before()
-            if self._pool is None:
+            if self._pool is not None:
+                row = self._hmget(name)
+            elif self.topology == "cluster":
+                row = self._cluster_hmget(name, zlib.crc32(key.encode("utf-8", "surrogatepass")) % BUCKETS)
+            else:
                 if self._reader is None:
                     self._open_client()
                 row = self._reader.hmget(name, _ENTRY_FIELDS)
-            else:
-                row = self._hmget(name)
         except redis.ResponseError as exc:
             if "WRONGTYPE" not in str(exc):
                 raise self._errors.failed("get", exc) from exc
@@ -518,6 +522,41 @@ class RedisStore:
             raise
         finally:
             pool.release(conn)
+
+    def _cluster_hmget(self, name: str, bucket: int) -> Any:
+        """A cluster hit: ``HMGET`` on a pooled connection of the node that serves the bucket's slot
+        (remembered per bucket), as :meth:`_hmget` does on one server: RedisCluster's command layer
+        (slot lookup, node choice, redirect handling) costs more than the round trip on loopback.
+        Anything but an answer (a redirect after a slot moved or a failover, a connection error)
+        forgets the bucket's node and asks through the cluster client, which follows redirects and
+        reads the slot map again; a reply only ever answers its own command, as in :meth:`_hmget`."""
+        pool = self._bucket_pools[bucket]
+        if pool is None:
+            if self._reader is None:
+                self._open_client()
+            reader = self._reader
+            node = reader.get_node_from_key(name)
+            pool = (node.redis_connection or reader.get_redis_connection(node)).connection_pool
+            self._bucket_pools[bucket] = pool
+        conn = pool.get_connection()
+        try:
+            return _send_hmget(conn, name)
+        except redis.ResponseError as exc:  # a whole reply (MOVED, ASK, CLUSTERDOWN...): the connection is clean
+            if "WRONGTYPE" in str(exc):
+                raise
+            self._bucket_pools[bucket] = None
+        except redis.TimeoutError:
+            conn.disconnect()
+            raise  # a hung node: the breaker decides; asking again would wait as long again
+        except redis.ConnectionError:
+            conn.disconnect()
+            self._bucket_pools[bucket] = None
+        except BaseException:
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+        return self._reader.hmget(name, _ENTRY_FIELDS)
 
     def _put_args(self, tag: str, entry: Entry) -> list[Any]:
         meta = dict(entry.metadata)
