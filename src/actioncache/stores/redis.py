@@ -538,7 +538,13 @@ class RedisStore:
             node = reader.get_node_from_key(name)
             pool = (node.redis_connection or reader.get_redis_connection(node)).connection_pool
             self._bucket_pools[bucket] = pool
-        conn = pool.get_connection()
+        try:
+            conn = pool.get_connection()  # connects a new connection: a dead node fails here
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            self._bucket_pools[bucket] = None  # the next read asks the client, which reads the slot map again
+            if isinstance(exc, redis.TimeoutError):
+                raise
+            return self._reader.hmget(name, _ENTRY_FIELDS)
         try:
             return _send_hmget(conn, name)
         except redis.ResponseError as exc:  # a whole reply (MOVED, ASK, CLUSTERDOWN...): the connection is clean
@@ -547,6 +553,7 @@ class RedisStore:
             self._bucket_pools[bucket] = None
         except redis.TimeoutError:
             conn.disconnect()
+            self._bucket_pools[bucket] = None
             raise  # a hung node: the breaker decides; asking again would wait as long again
         except redis.ConnectionError:
             conn.disconnect()
