@@ -325,6 +325,9 @@ def main() -> int:
         progress("floors and peers: measuring")
         floor_rows, floor_missing = floors(Path(tmp), args.rounds, max(20, n // 10))
     text = render(rows, skipped, n, time.monotonic() - started)
+    if not rows:  # --only none: the floors and peers alone
+        text = text.split("\n## ")[0].replace("`python bench/bench_backends.py`",
+                                                "`python bench/bench_backends.py " + " ".join(sys.argv[1:]) + "`")
     text += "\n".join([
         "", "## Floors and peers (interleaved rounds; µs per call, medians of per-round means)", "",
         "| what | ours µs | peer µs | ratio | goal |", "|---|---:|---:|---:|---|", *floor_rows, ""])
