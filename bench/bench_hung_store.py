@@ -7,7 +7,7 @@ and how soon caching resumes once it answers again.
 The server is real; in front of it runs a fault injector of the benchmark's own
 (tests/stores/fault_proxy.py: a loopback TCP proxy that can stop answering, a fault injector, not a
 stand-in). Each call is ``Cache.wrap`` of a new key (a miss: a read, the action, a write), timed
-whole; the action itself takes nothing. Goals (DESIGN.md): the first calls add at most 250 ms each,
+whole; the action itself takes nothing. Goals: the first calls add at most 250 ms each,
 after at most 3 failures a call adds at most 2 ms, caching resumes within 30 s of the server
 answering again. Writes bench/results/hung_store.md.
 """

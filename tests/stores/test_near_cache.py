@@ -90,7 +90,7 @@ def test_a_change_in_another_process_reaches_the_near_cache(urls, src_env):
 
 
 def test_near_hits_make_no_round_trip(private_redis):
-    near = open_store(private_redis.url + "?prefix=nearhits&near=on")
+    near = open_store(private_redis.url + "?prefix=nearhits&near=on&near_max_age_s=600")  # no re-read by age
     admin = redis.Redis.from_url(private_redis.url)
     try:
         assert _until(lambda: near.health()["near"]["listening"], 10)
