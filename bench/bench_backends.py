@@ -4,6 +4,12 @@ through the raw store, for every backend the conformance suite knows and this ma
     python bench/bench_backends.py            # 2000 operations per measurement (~1-2 minutes)
     python bench/bench_backends.py --quick    # 200, a smoke run
     python bench/bench_backends.py --only redis,postgres
+    python bench/bench_backends.py --only none    # only the floors and peers below
+
+Then, side by side in interleaved rounds (medians of per-round means, reported as ratios): a Redis
+Cluster hit against a raw cluster GET, a near-cache hit against a memory-store hit, a hit with
+lock=True against one without, and a rate-limit check against the ``limits`` package (moving
+window) on the same Redis and in memory.
 
 Each backend is opened by its conformance factory (tests/stores/backends.py): an isolated, empty
 store (a unique Redis prefix, a unique PostgreSQL table, a fresh file); one whose server or
@@ -106,6 +112,126 @@ def bench_backend(store: Any, n: int, budget_s: float) -> dict[str, Sample]:
     return results
 
 
+def interleaved(variants: dict[str, Callable[[], Any]], rounds: int, batch: int) -> dict[str, float]:
+    """Median over ``rounds`` of each variant's mean µs per call in a batch, the variants taking
+    turns in every round (so a burst of load on the shared machine hits them all alike)."""
+    per: dict[str, list[float]] = {name: [] for name in variants}
+    clock = time.perf_counter_ns
+    for _ in range(rounds):
+        for name, call in variants.items():
+            start = clock()
+            for _ in range(batch):
+                call()
+            per[name].append((clock() - start) / batch / 1000)
+    return {name: sorted(v)[len(v) // 2] for name, v in per.items()}
+
+
+def floors(tmp: Path, rounds: int, batch: int) -> tuple[list[str], dict[str, str]]:
+    """The rows of the floors-and-peers table, and what could not be measured."""
+    import services
+
+    from actioncache.stores.ratelimit import take
+    from stores.backends import BACKENDS
+
+    rows: list[str] = []
+    missing: dict[str, str] = {}
+
+    def row(what: str, ours: str, peer: str, results: dict[str, float], goal: str) -> None:
+        rows.append(f"| {what} | {results[ours]:.1f} | {peer} {results[peer]:.1f} | "
+                    f"{results[ours] / results[peer]:.2f}× | {goal} |")
+
+    def opened(name: str) -> Any:
+        store, why = open_backend(name, BACKENDS[name], tmp / f"floor-{name}")
+        if store is None:
+            missing[name] = why or "unavailable"
+        return store
+
+    (tmp / "floor-redis-cluster").mkdir()
+    cluster = opened("redis-cluster")
+    if cluster is not None:
+        try:
+            cache = Cache(store=cluster, cleanup_probability=0.0)
+
+            @cache.cached(ttl_seconds=3600)
+            def hot(x: int) -> dict[str, Any]:
+                return dict(VALUE, x=x)
+
+            hot(1)
+            assert cache.wrap("bench", lambda i: VALUE, {"i": 1})["result"] == VALUE
+            raw = cluster.client  # the same cluster, redis-py's RedisCluster: GET of a key of the same size
+            raw.set("{bench}:raw", cache.codec.encode(VALUE))
+            got = interleaved({"decorator hit": lambda: hot(1), "wrap hit": lambda: cache.wrap("bench", lambda i: VALUE, {"i": 1}),
+                               "raw GET": lambda: raw.get("{bench}:raw")}, rounds, batch)
+            row("Redis Cluster: `@cached` hit", "decorator hit", "raw GET", got, "≤ 1.3×")
+            row("Redis Cluster: `Cache.wrap` hit", "wrap hit", "raw GET", got, "-")
+            raw.delete("{bench}:raw")
+            cache.flush_stats()
+        finally:
+            cluster.drop()
+            cluster.close()
+
+    (tmp / "floor-redis-near").mkdir()
+    (tmp / "floor-memory").mkdir()
+    near, memory = opened("redis-near"), opened("memory")
+    if near is not None and memory is not None:
+        try:
+            deadline = time.monotonic() + 10
+            while not near.health()["near"]["listening"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            caches = {name: Cache(store=s, cleanup_probability=0.0) for name, s in (("near", near), ("memory", memory))}
+            fns = {}
+            for name, c in caches.items():
+                @c.cached(ttl_seconds=3600)
+                def hot(x: int) -> dict[str, Any]:
+                    return dict(VALUE, x=x)
+
+                hot(1)
+                hot(1)
+                fns[name] = hot
+            got = interleaved({"near hit": lambda: fns["near"](1), "memory hit": lambda: fns["memory"](1)}, rounds, batch)
+            row("near cache over Redis: `@cached` hit", "near hit", "memory hit", got, "≤ 3×")
+        finally:
+            near.store.drop()
+            near.close()
+            memory.close()
+
+    (tmp / "floor-redis").mkdir()
+    redis_store = opened("redis")
+    if redis_store is not None:
+        try:
+            cache = Cache(store=redis_store, cleanup_probability=0.0)
+            assert cache.wrap("bench", lambda i: VALUE, {"i": 1})["result"] == VALUE
+            assert cache.wrap("bench", lambda i: VALUE, {"i": 1}, lock=True)["_cache_hit"] is True
+            got = interleaved({"lock=True": lambda: cache.wrap("bench", lambda i: VALUE, {"i": 1}, lock=True),
+                               "lock=False": lambda: cache.wrap("bench", lambda i: VALUE, {"i": 1})}, rounds, batch)
+            row("Redis: `Cache.wrap` hit with `lock=True`", "lock=True", "lock=False", got, "(single flight's price on a hit)")
+            try:
+                from limits import RateLimitItemPerMinute
+                from limits.storage import MemoryStorage, RedisStorage
+                from limits.strategies import MovingWindowRateLimiter
+            except ImportError as exc:
+                missing["limits"] = f"not installed ({exc}); pip install 'actioncache[bench]'"
+            else:
+                item = RateLimitItemPerMinute(600)
+                url = f"redis://{services.REDIS_HOST}:{services.REDIS_PORT}/15"
+                peers = {"redis": MovingWindowRateLimiter(RedisStorage(url, key_prefix=f"bench{os.getpid()}")),
+                         "memory": MovingWindowRateLimiter(MemoryStorage())}
+                (tmp / "floor-memory2").mkdir()
+                ours_memory = BACKENDS["memory"](tmp / "floor-memory2")
+                for where, store, peer in (("redis", redis_store, peers["redis"]), ("memory", ours_memory, peers["memory"])):
+                    for _ in range(600):  # full, as in the issue's measurement: every check is refused
+                        take(store, "bench", 600, 60.0)
+                        peer.hit(item, "bench")
+                    got = interleaved({"ours": lambda s=store: take(s, "bench", 600, 60.0),
+                                       "limits": lambda p=peer: p.hit(item, "bench")}, rounds, batch)
+                    row(f"rate-limit check, 600/min, full ({where})", "ours", "limits", got, "≤ 2×")
+                peers["redis"].storage.reset()
+        finally:
+            redis_store.drop()
+            redis_store.close()
+    return rows, missing
+
+
 def fmt(us: float) -> str:
     return f"{us:,.0f}" if us >= 100 else f"{us:.1f}"
 
@@ -161,12 +287,13 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated backend names")
     parser.add_argument("--budget", type=float, default=10.0, help="seconds per measurement before stopping early")
     parser.add_argument("--out", default=str(RESULTS / "backends.md"))
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds for the floors and peers")
     args = parser.parse_args()
     n = args.n or (200 if args.quick else 2000)
 
     from stores.backends import BACKENDS
 
-    wanted = [b for b in args.only.split(",") if b] or sorted(BACKENDS, key=lambda b: (ORDER.index(b) if b in ORDER else 99, b))
+    wanted = [b for b in args.only.split(",") if b and b != "none"] if args.only else sorted(BACKENDS, key=lambda b: (ORDER.index(b) if b in ORDER else 99, b))
     rows: dict[str, dict[str, Sample]] = {}
     skipped: dict[str, str] = {}
     started = time.monotonic()
@@ -195,7 +322,17 @@ def main() -> int:
                             tidy()
                     except Exception:  # noqa: BLE001
                         pass
+        progress("floors and peers: measuring")
+        floor_rows, floor_missing = floors(Path(tmp), args.rounds, max(20, n // 10))
     text = render(rows, skipped, n, time.monotonic() - started)
+    if not rows:  # --only none: the floors and peers alone
+        text = text.split("\n## ")[0].replace("`python bench/bench_backends.py`",
+                                                "`python bench/bench_backends.py " + " ".join(sys.argv[1:]) + "`")
+    text += "\n".join([
+        "", "## Floors and peers (interleaved rounds; µs per call, medians of per-round means)", "",
+        "| what | ours µs | peer µs | ratio | goal |", "|---|---:|---:|---:|---|", *floor_rows, ""])
+    if floor_missing:
+        text += "\nNot measured: " + "; ".join(f"{k}: {v}" for k, v in floor_missing.items()) + "\n"
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)

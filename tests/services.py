@@ -36,6 +36,11 @@ POSTGRES_URL = _address("ACTIONCACHE_TEST_POSTGRES_URL", "postgresql://postgres@
 S3_ENDPOINT = _address("ACTIONCACHE_TEST_S3_ENDPOINT", "http://127.0.0.1:5555")
 GCS_ENDPOINT = _address("ACTIONCACHE_TEST_GCS_ENDPOINT", "http://127.0.0.1:9023")
 AZURITE_BLOB_PORT = int(_address("ACTIONCACHE_TEST_AZURITE_PORT", "10000"))
+# Redis Cluster seeds, Sentinel and Valkey: empty when scripts/services.sh did not start them.
+REDIS_CLUSTER_URL = _address("ACTIONCACHE_TEST_REDIS_CLUSTER_URL", "")
+REDIS_CLUSTER_PORTS = [int(p) for p in _address("ACTIONCACHE_TEST_REDIS_CLUSTER_PORTS", "").split()]
+REDIS_SENTINEL_URL = _address("ACTIONCACHE_TEST_REDIS_SENTINEL_URL", "")
+VALKEY_URL = _address("ACTIONCACHE_TEST_VALKEY_URL", "")
 FIRESTORE_HOST = _address("ACTIONCACHE_TEST_FIRESTORE_HOST", "127.0.0.1:8086")
 _redis = urlsplit(REDIS_URL)
 REDIS_HOST, REDIS_PORT = _redis.hostname or "127.0.0.1", _redis.port or 6379

@@ -135,3 +135,52 @@ def test_the_cli_never_shows_a_store_urls_secret(store, template, tmp_path, src_
                               env=src_env, timeout=120)
         assert done.returncode != 0, (argv, done.stdout, done.stderr)
         assert SECRET not in done.stdout + done.stderr, (argv, done.stdout, done.stderr)
+
+
+# --- messages: only the secrets go, never the driver's words ----------------------------------
+
+DRIVER_MESSAGES = [
+    # a Lua error: '@user_script:23' after a URL must not be read as the end of a password
+    "Redis at redis://127.0.0.1:6379/0?prefix=x (prefix 'x'): put failed: WRONGTYPE Operation against a key "
+    "holding the wrong kind of value script: 3f2a, on @user_script:23.",
+    "connection to server at \"db.example:5432\" (10.0.0.1), port 5432 failed: FATAL: role \"bob@corp\" does not exist",
+    "Error 111 connecting to 127.0.0.1:6379. Connection refused. user@host:22 said key=cache:a:1",
+    "see https://redis.io/docs/latest/ and mailto:ops@example.com for help: @everyone",
+]
+
+
+@pytest.mark.parametrize("message", DRIVER_MESSAGES)
+def test_a_driver_message_without_secrets_is_shown_whole(message):
+    assert redact_secrets(message) == message
+
+
+def test_secrets_inside_a_driver_message_go_and_the_rest_stays():
+    url = f"redis://:{SECRET}@127.0.0.1:1/0"
+    message = (f"Error connecting to {url}: @user_script:23 failed; retry with password={SECRET} "
+               f"or sslpassword='{SECRET}' (key=cache:k)")
+    shown = redact_secrets(message, url_secrets(url))
+    assert SECRET not in shown
+    assert "@user_script:23 failed; retry with" in shown and "(key=cache:k)" in shown
+    assert "redis://:***@127.0.0.1:1/0" in shown
+
+
+def test_a_failing_script_on_a_real_redis_says_what_failed(tmp_path):
+    """A script's error reply (an '@user_script:N' after the store's URL) reaches _cache_error whole."""
+    import services
+
+    services.require_redis()
+    from actioncache import open_store
+    from actioncache.stores.redis import bucket_of
+
+    store = open_store(services.redis_url(15, "prefix=redact_script"))
+    try:
+        cache = Cache(store=store, cleanup_probability=0)
+        key = cache.key_for("act", {})
+        store.client.set(f"{{redact_script|{bucket_of(key)}}}:z", "a string where the expiry index goes")
+        result = cache.wrap("act", lambda: 1)
+        error = result["_cache_error"]
+        assert result["result"] == 1 and "WRONGTYPE" in error and "@user_script:" in error, error
+        assert "127.0.0.1:" in error and "***" not in error, error
+    finally:
+        store.drop()
+        store.close()

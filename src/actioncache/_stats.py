@@ -223,6 +223,12 @@ class Stats:
         out.update(totals)
         out["by_action"] = by_action
         out["session"] = self.session_counts()
+        health = getattr(store, "health", None)  # a networked store's circuit breaker (stores/breaker.py)
+        if callable(health):
+            try:
+                out["store_health"] = health()
+            except Exception as exc:  # noqa: BLE001 - stats never fail over a store's self-report
+                out["store_health"] = {"error": describe(exc)}
         return out
 
 

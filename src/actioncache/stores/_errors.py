@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Callable, Iterator, Sequence
 
 from ..errors import StoreError
+from .breaker import CircuitBreaker
 from .redaction import redact_secrets
 
 __all__ = ["StoreErrors"]
@@ -30,16 +31,22 @@ class StoreErrors:
     multi-line messages into one line.
     """
 
-    __slots__ = ("where", "catch", "hint", "secrets", "one_line", "_guards")
+    __slots__ = ("where", "catch", "hint", "secrets", "one_line", "breaker", "down", "_guards")
 
     def __init__(self, where: str, catch: type[BaseException] | tuple[type[BaseException], ...],
                  hint: Callable[[BaseException], str | None], *, secrets: Sequence[str] = (),
-                 one_line: bool = False) -> None:
+                 one_line: bool = False, breaker: CircuitBreaker | None = None,
+                 down: Callable[[BaseException], bool] | None = None) -> None:
         self.where = where
         self.catch = catch if isinstance(catch, tuple) else (catch,)
         self.hint = hint
         self.secrets = list(secrets)
         self.one_line = one_line
+        # A networked store's breaker (stores/breaker.py): checked on entering every guard; ``down``
+        # says which caught errors mean the server is unreachable or hung (counted as failures);
+        # others (the server answered with an error) count as the server being there.
+        self.breaker = breaker
+        self.down = down
         self._guards: dict[str, _Guard] = {}
 
     def __call__(self, op: str) -> "_Guard":
@@ -47,6 +54,24 @@ class StoreErrors:
         if guard is None:
             guard = self._guards[op] = _Guard(self, op)
         return guard
+
+    def failed(self, op: str, exc: BaseException) -> StoreError:
+        """The StoreError for ``exc`` raised by ``op``, counted by the breaker (a driver call that
+        bypasses the guard on the hit path reports its outcome here and in :meth:`answered`)."""
+        error = self.error(op, exc)
+        breaker = self.breaker
+        if breaker is not None:
+            if self.down is None or self.down(exc):
+                breaker.failure(exc, str(error))
+            else:
+                breaker.success()
+        return error
+
+    def answered(self) -> None:
+        """A driver call that bypasses the guard succeeded (the breaker's streak ends)."""
+        breaker = self.breaker
+        if breaker is not None:
+            breaker.success()
 
     def error(self, op: str, exc: BaseException) -> StoreError:
         """The StoreError for ``exc`` raised by ``op``."""
@@ -80,10 +105,19 @@ class _Guard:
         self.op = op
 
     def __enter__(self) -> None:
-        return None
+        breaker = self.errors.breaker
+        if breaker is not None:
+            breaker.before()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
-        if exc is not None and isinstance(exc, self.errors.catch) and not isinstance(exc, StoreError):
-            raise self.errors.error(self.op, exc) from exc
+        errors = self.errors
+        if exc is None:
+            if errors.breaker is not None:
+                errors.answered()
+            return False
+        if isinstance(exc, errors.catch) and not isinstance(exc, StoreError):
+            raise errors.failed(self.op, exc) from exc
+        if errors.breaker is not None:
+            errors.breaker.abandon()
         return False

@@ -20,8 +20,8 @@ from ..config import file_url, url_path
 from ..errors import StoreURLError
 from .redaction import redact_url
 
-__all__ = ["check_fields", "check_userinfo", "file_url", "host_part", "local_file", "query_options", "url_path",
-           "userinfo", "with_query", "whole_number"]
+__all__ = ["check_fields", "check_userinfo", "file_url", "host_part", "local_file", "positive_number",
+           "prefixed_options", "query_options", "url_path", "userinfo", "with_query", "whole_number"]
 
 
 def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
@@ -118,3 +118,40 @@ def with_query(url: str, params: Mapping[str, Any]) -> str:
     if not params:
         return url
     return url + ("&" if "?" in url else "?") + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+
+
+def positive_number(value: Any, name: str, where: str) -> float:
+    """``value`` as a positive, finite number (a URL gives text), or a ``StoreURLError`` naming ``name``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not 0 < number < float("inf"):
+        raise StoreURLError(f"{where}: {name}={value!r} must be a positive number")
+    return number
+
+
+def prefixed_options(query: dict[str, str], options: dict[str, Any], switch: str, defaults: Mapping[str, float],
+                     where: str, *, on_by_default: bool) -> dict[str, float] | None:
+    """A family of options ``SWITCH=on|off`` and ``SWITCH_<field>=<positive number>`` (``breaker_failures=5``),
+    taken out of a URL's ``query`` and the keyword ``options``: the fields over ``defaults``, or None
+    when the family is off. A field not in ``defaults``, or fields given while it is off, are refused."""
+    given: dict[str, Any] = {}
+    for source in (query, options):
+        for name in [n for n in source if n == switch or n.startswith(switch + "_")]:
+            given[name] = source.pop(name)
+    state = given.pop(switch, None)
+    out = dict(defaults)
+    for name, value in given.items():
+        field = name[len(switch) + 1:]
+        if field not in defaults:
+            raise StoreURLError(f"{where}: unknown option {name!r}; {switch} options: {switch}=on|off, "
+                                + ", ".join(f"{switch}_{n}" for n in defaults))
+        out[field] = positive_number(value, name, where)
+    text = str(state).lower()
+    if state is not None and text not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
+        raise StoreURLError(f"{where}: {switch}={state!r}: use {switch}=on or {switch}=off")
+    on = on_by_default if state is None else text in ("on", "true", "1", "yes")
+    if given and not on:
+        raise StoreURLError(f"{where}: {switch} options without {switch}=on")
+    return out if on else None

@@ -58,15 +58,22 @@ def _split_bucket(path: str, what: str) -> tuple[str, str]:
     return bucket, key
 
 
+# How long one transfer of the database object may take before it is given up (a hung object
+# store must not hold a sync, or the first open, for ever); docs/backends.md, "Timeouts".
+REMOTE_TIMEOUT_S = 10.0
+
+
 class _AsyncFsspecObject:
-    """Runs coroutines of an async fsspec filesystem on that filesystem's own event loop."""
+    """Runs coroutines of an async fsspec filesystem on that filesystem's own event loop, each
+    within ``REMOTE_TIMEOUT_S`` (fsspec raises ``FSTimeoutError``, a ``TimeoutError``)."""
 
     fs: Any
+    timeout_s: float = REMOTE_TIMEOUT_S
 
     def _run(self, func: Any) -> Any:
         from fsspec.asyn import sync
 
-        return sync(self.fs.loop, func)
+        return sync(self.fs.loop, func, timeout=self.timeout_s)
 
 
 # --- S3 --------------------------------------------------------------------------------------

@@ -36,11 +36,12 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from ..errors import MissingStoreExtraError, StoreURLError
 from ..extras import missing, require
 from ._errors import StoreErrors
+from .breaker import CircuitBreaker, breaker_health, breaker_options, is_timeout
 from ._fork import track_for_fork
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
 from .redaction import redact_url
 from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
-from ._url import check_fields
+from ._url import check_fields, positive_number
 
 CHUNK_BYTES = 512 * 1024
 # Entry documents hold the value inline up to this size (leaving room for key and metadata).
@@ -99,8 +100,21 @@ def _chunked(items: list[Any], size: int) -> Iterator[list[Any]]:
         yield items[start : start + size]
 
 
+# Each call's deadline (docs/backends.md, "Timeouts and the circuit breaker").
+DEFAULT_TIMEOUT_S = 2.0
+
+
+def _server_down(exc: BaseException) -> bool:
+    """Unavailable, timed out, or a transport failure: the breaker counts it (not a refusal the
+    service answered with, such as a precondition or permission error)."""
+    name = type(exc).__name__
+    return is_timeout(exc) or name in ("ServiceUnavailable", "RetryError", "InternalServerError", "Unknown",
+                                       "GatewayTimeout", "TooManyRequests", "ResourceExhausted")
+
+
 class FirestoreStore:
-    def __init__(self, project: str, collection: str, *, database: str | None = None, client: Any = None) -> None:
+    def __init__(self, project: str, collection: str, *, database: str | None = None, client: Any = None,
+                 timeout_s: float | str = DEFAULT_TIMEOUT_S, breaker: Mapping[str, float] | None = None) -> None:
         if not collection or "/" in collection or collection.startswith("__"):
             raise StoreURLError(f"Firestore collection name {collection!r} is not valid; use firestore://project/collection")
         if client is None:  # the client itself imports lazily (it is slow); fail now if it cannot
@@ -115,6 +129,12 @@ class FirestoreStore:
         self._client = client
         self._client_lock = threading.Lock()
         self._store_errors: StoreErrors | None = None
+        self.timeout_s = positive_number(timeout_s, "timeout_s", f"Firestore {self.url}")
+        # Every call carries its deadline and is not retried: the API's default retries a call that
+        # timed out for up to a minute, which a cache must not make its caller wait.
+        self._rpc: dict[str, Any] = {"timeout": self.timeout_s, "retry": None}
+        options = dict(breaker) if breaker is not None else breaker_options({}, {}, f"Firestore {self.url}")
+        self.breaker = CircuitBreaker(f"Firestore {self.url}", **options) if options else None
         track_for_fork(self)
 
     @classmethod
@@ -132,10 +152,13 @@ class FirestoreStore:
         collection = unquote(parts.path).strip("/")
         if not project or not collection:
             raise StoreURLError(f"Firestore URL {redact_url(url)!r} needs a project and a collection: firestore://project/collection")
-        for name, value in parse_qsl(parts.query):
-            if name != "database":
-                raise StoreURLError(f"unknown Firestore URL option {name!r} in {redact_url(url)!r}; the only one is database=")
-            options.setdefault("database", value)
+        query = dict(parse_qsl(parts.query))
+        options.setdefault("breaker", breaker_options(query, options, f"Firestore URL {redact_url(url)!r}"))
+        for name, value in query.items():
+            if name not in ("database", "timeout_s"):
+                raise StoreURLError(f"unknown Firestore URL option {name!r} in {redact_url(url)!r}; options: database=, "
+                                    "timeout_s=, breaker options")
+            options.setdefault(name, value)
         return cls(project, collection, **options)
 
     # --- client -------------------------------------------------------------------------
@@ -168,8 +191,13 @@ class FirestoreStore:
         if self._store_errors is None:  # the API's exceptions import with the client, on first use
             from google.api_core import exceptions as gexc
 
-            self._store_errors = StoreErrors(f"Firestore {self.url}", gexc.GoogleAPIError, lambda exc: None)
+            self._store_errors = StoreErrors(f"Firestore {self.url}", gexc.GoogleAPIError, lambda exc: None,
+                                             breaker=self.breaker, down=_server_down)
         return self._store_errors
+
+    def health(self) -> dict[str, Any]:
+        """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
+        return breaker_health(self.breaker)
 
     def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self._errors(op):
@@ -185,7 +213,7 @@ class FirestoreStore:
         return [chunks.document(f"{entry_id}-{version}-{i}") for i in range(count)]
 
     def _read(self, key: str) -> Entry | None:
-        snap = self._entry_ref(key).get()
+        snap = self._entry_ref(key).get(**self._rpc)
         if not snap.exists:
             return None
         data = snap.to_dict()
@@ -199,7 +227,7 @@ class FirestoreStore:
             value = bytes(data["value"])
         else:
             refs = self._chunk_refs(entry_id, data["version"], int(data["chunks"]))
-            parts = {s.reference.id: s.to_dict().get("data") for s in self.client.get_all(refs) if s.exists}
+            parts = {s.reference.id: s.to_dict().get("data") for s in self.client.get_all(refs, **self._rpc) if s.exists}
             pieces = [parts.get(ref.id) for ref in refs]
             if any(p is None for p in pieces):
                 raise _Replaced()
@@ -250,7 +278,7 @@ class FirestoreStore:
             batch = self.client.batch()
             for ref in group:
                 batch.delete(ref)
-            batch.commit()
+            batch.commit(**self._rpc)
 
     def _put(self, entry: Entry) -> None:
         ref = self._entry_ref(entry.key)
@@ -271,9 +299,9 @@ class FirestoreStore:
                     if entry.expires_at is not None:
                         chunk["expires_at"] = float(entry.expires_at)
                     batch.set(chunk_ref, chunk)
-                batch.commit()
+                batch.commit(**self._rpc)
             doc.update(version=version, chunks=len(pieces), digest=hashlib.sha256(value).hexdigest())
-        ref.set(doc)  # the switch: one document write is atomic
+        ref.set(doc, **self._rpc)  # the switch: one document write is atomic
         self._delete_refs(self._old_chunks([previous]))
 
     def put(self, entry: Entry) -> None:
@@ -282,7 +310,7 @@ class FirestoreStore:
     def _delete_many(self, keys: list[str]) -> int:
         deleted = 0
         for group in _chunked(list(dict.fromkeys(keys)), 100):
-            snaps = [s for s in self.client.get_all([self._entry_ref(k) for k in group]) if s.exists]
+            snaps = [s for s in self.client.get_all([self._entry_ref(k) for k in group], **self._rpc) if s.exists]
             self._delete_refs([s.reference for s in snaps])
             self._delete_refs(self._old_chunks(snaps))
             deleted += len(snaps)
@@ -311,7 +339,7 @@ class FirestoreStore:
                 query = query.where(filter=FieldFilter("key", "<", upper))
             query = query.order_by("key")
         query = query.select(["key", "metadata"])
-        rows = ((s.get("key"), s.get("metadata")) for s in query.stream())
+        rows = ((s.get("key"), s.get("metadata")) for s in query.stream(**self._rpc))
         return select_keys(rows, pattern, metadata_filter, limit)
 
     def find(
@@ -331,7 +359,7 @@ class FirestoreStore:
             .order_by("expires_at")
             .limit(limit)
         )
-        return list(query.stream())
+        return list(query.stream(**self._rpc))
 
     def _delete_expired(self, now: float, limit: int | None) -> int:
         deleted = 0
@@ -354,7 +382,7 @@ class FirestoreStore:
         return self._call("cleanup", self._delete_expired, now, limit)
 
     def _aggregate(self, query: Any) -> float:
-        result = query.get()
+        result = query.get(**self._rpc)
         return result[0][0].value if result and result[0] else 0
 
     def count(self) -> int:
@@ -373,7 +401,7 @@ class FirestoreStore:
             batch = self.client.batch()
             for name, delta in group:
                 batch.set(counters.document(doc_id(name)), {"name": name, "value": Increment(delta)}, merge=True)
-            batch.commit()
+            batch.commit(**self._rpc)
 
     def add_counters(self, deltas: Mapping[str, float]) -> None:
         if deltas:
@@ -389,7 +417,7 @@ class FirestoreStore:
             if upper is not None:
                 query = query.where(filter=FieldFilter("name", "<", upper))
         out = {}
-        for snap in query.stream():
+        for snap in query.stream(**self._rpc):
             name = snap.get("name")
             if isinstance(name, str) and name.startswith(prefix):
                 out[name] = snap.get("value")

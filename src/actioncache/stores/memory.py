@@ -11,7 +11,7 @@ import itertools
 import threading
 import time
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
@@ -46,6 +46,7 @@ class MemoryStore:
         self._expiry_heap: list[tuple[float, str, float]] = []
         self._counters: dict[str, float] = {}
         self._leases: dict[str, tuple[str, float]] = {}
+        self._rate_logs: dict[str, deque[float]] = {}  # take_rate_slot: each limiter's grant times
         self._lock = threading.RLock()
 
     @classmethod
@@ -208,6 +209,23 @@ class MemoryStore:
     def counters(self, prefix: str = "") -> dict[str, float]:
         with self._lock:
             return {k: v for k, v in self._counters.items() if k.startswith(prefix)}
+
+    def take_rate_slot(self, name: str, limit: int, window_s: float) -> float:
+        """One rate-limit check (``stores/ratelimit.py``): 0.0 when a grant of ``name`` was taken (at
+        most ``limit`` in any ``window_s``), else the seconds until one frees. In-process, so timed
+        by the monotonic clock."""
+        now = time.monotonic()
+        with self._lock:
+            log = self._rate_logs.get(name)
+            if log is None:
+                log = self._rate_logs[name] = deque()
+            floor = now - window_s
+            while log and log[0] <= floor:
+                log.popleft()
+            if len(log) < limit:
+                log.append(now)
+                return 0.0
+            return max(0.001, log[-limit] + window_s - now)
 
     def acquire_lease(self, name: str, ttl_s: float) -> str | None:
         now = time.time()

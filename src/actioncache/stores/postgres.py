@@ -31,13 +31,15 @@ import weakref
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from ..errors import StoreURLError
+from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, key_range
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
-from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
+from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
+from .breaker import CircuitBreaker, breaker_health, breaker_options
+from .near import ListeningFeed, NearCache, near_options
 
 try:
     import psycopg
@@ -110,7 +112,41 @@ def _jsonb_dumps(value: Any) -> str:
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
-_OUR_OPTIONS = ("table", "schema", "synchronous_commit")
+_OUR_OPTIONS = ("table", "schema", "synchronous_commit", "read_timeout_s", "write_timeout_s")
+# libpq's connect_timeout is whole seconds, at least 2 (docs/backends.md, "Timeouts"): the default.
+DEFAULT_CONNECT_TIMEOUT_S = 2
+# How long one statement may wait for the server before the connection is given up (client side:
+# a hung server enforces no statement_timeout): a hit path's read (short: it decides what a hung
+# server costs a call, and a timeout there opens the breaker), and every other statement (writes
+# may wait for another writer's row lock, cleanup and DDL for a table lock). A value's bytes add
+# time at _BYTES_PER_S.
+DEFAULT_READ_TIMEOUT_S = 0.2
+DEFAULT_WRITE_TIMEOUT_S = 2.0
+_BYTES_PER_S = 20 * 1024 * 1024
+# A read timeout closes the connection, and a new one waits up to libpq's connect_timeout (2 s at
+# least) on a hung server: the first timeout opens the breaker, rather than paying that.
+PG_BREAKER = {"timeouts": 1}
+
+
+class _TimedConnection(psycopg.Connection[Any]):
+    """A connection whose every wait for the server ends after ``timeout_s`` (None: no limit):
+    psycopg waits without a limit, so a server that accepts and never answers would hold the
+    caller for ever. A wait cut short leaves a statement in flight: the connection is closed (the
+    store makes a new one)."""
+
+    timeout_s: float | None = None
+
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:  # type: ignore[override]
+        if timeout is None and self.timeout_s is not None:
+            try:
+                return super().wait(gen, interval, self.timeout_s)
+            except psycopg.errors.OperationalError as exc:
+                if type(exc).__name__ != "_WaitTimeout":  # psycopg's own (private) class: matched by name
+                    raise
+                self.close()
+                raise psycopg.errors.ConnectionTimeout(
+                    f"no answer from the server within {self.timeout_s:g} s") from None
+        return super().wait(gen, interval, timeout)
 _SYNC_COMMIT = ("off", "local", "remote_write", "on", "remote_apply")
 
 _SCHEMA = """
@@ -158,6 +194,17 @@ _VICTIMS = {
             _VICTIM_COLUMNS + " WHERE key <> %s ORDER BY accessed_at NULLS FIRST LIMIT %s"],
 }
 _SERVER_NOW = "extract(epoch from clock_timestamp())"
+# A near cache's feed (stores/near.py): made by the first near cache on a table, then every write of
+# the table, by any client, says which key changed when it commits (a key too long for a
+# notification says "all": the payload holds at most 8000 bytes).
+_NEAR_SCHEMA = [
+    "CREATE OR REPLACE FUNCTION {near_fn}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    "DECLARE changed text := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; "
+    "BEGIN PERFORM pg_notify(TG_ARGV[0], CASE WHEN octet_length(changed) > 7000 THEN '' ELSE changed END); "
+    "RETURN NULL; END $$",
+    "CREATE OR REPLACE TRIGGER {near_trigger} AFTER INSERT OR UPDATE OR DELETE ON {entries} "
+    "FOR EACH ROW EXECUTE FUNCTION {near_fn}({channel})",
+]
 
 
 def glob_to_like(pattern: str) -> str:
@@ -218,6 +265,8 @@ class PostgresDialect(Dialect):
             "bytes_trigger": sql.Identifier(table + "_count_bytes"),
             "accessed_idx": sql.Identifier(table + "_accessed_at"),
             "hits_idx": sql.Identifier(table + "_hits"),
+            "near_fn": _ident(schema, table + "_near_notify"),
+            "near_trigger": sql.Identifier(table + "_near"),
         }
 
     def statement(self, text: str) -> sql.Composed:
@@ -280,6 +329,12 @@ def _hint(exc: BaseException) -> str | None:
     return None  # the driver's message, in the same line, is all there is to say
 
 
+def _server_down(exc: BaseException) -> bool:
+    """A failure that says the server is unreachable or hung (the breaker counts it); an error
+    the server answered with (a constraint, a NUL refusal) means it is there."""
+    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) or not isinstance(exc, psycopg.Error)
+
+
 class PostgresStore(SQLStore):
     """The ``CacheStore`` protocol over one PostgreSQL table (see the module docstring)."""
 
@@ -287,7 +342,9 @@ class PostgresStore(SQLStore):
 
     def __init__(self, conninfo: str, *, table: str = "actioncache", schema: str | None = None,
                  synchronous_commit: str = "off", url: str | None = None,
-                 max_size_bytes: int | str | None = None, eviction: str | None = None) -> None:
+                 max_size_bytes: int | str | None = None, eviction: str | None = None,
+                 read_timeout_s: float | str = DEFAULT_READ_TIMEOUT_S,
+                 write_timeout_s: float | str = DEFAULT_WRITE_TIMEOUT_S, breaker: Mapping[str, float] | None = None) -> None:
         for what, name in (("table", table), ("schema", schema)):
             if name is not None and not _IDENTIFIER.match(name):
                 raise StoreURLError(
@@ -305,9 +362,14 @@ class PostgresStore(SQLStore):
         # A cache entry lost to a server crash is a miss, not lost data: by default a commit does
         # not wait for its WAL flush (still atomic and consistent; ~10x faster writes).
         self.synchronous_commit = synchronous_commit
+        where = f"PostgreSQL at {self.url} (table {table!r})"
+        self.read_timeout_s = positive_number(read_timeout_s, "read_timeout_s", where)
+        self.write_timeout_s = positive_number(write_timeout_s, "write_timeout_s", where)
+        options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **PG_BREAKER)
+        self.breaker = CircuitBreaker(where, **options) if options else None
         # libpq's messages may quote the URL's secrets: they are scrubbed.
-        errors = StoreErrors(f"PostgreSQL at {self.url} (table {table!r})", psycopg.Error, _hint,
-                             secrets=url_secrets(url or conninfo), one_line=True)
+        errors = StoreErrors(where, psycopg.Error, _hint, secrets=url_secrets(url or conninfo), one_line=True,
+                             breaker=self.breaker, down=_server_down)
         dialect = PostgresDialect(table, schema)
         self._init_sql(dialect, errors, eviction_config(max_size_bytes, eviction))
         self._names = dialect.names
@@ -333,19 +395,23 @@ class PostgresStore(SQLStore):
         return f"postgresql://{userinfo(given.get('user'), given.get('password'))}{where}/{database}"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "PostgresStore":
+    def from_url(cls, url: str, **options: Any) -> "PostgresStore | NearCache":
         """``postgresql://user[:pass]@host:port/db?table=NAME&schema=NAME&synchronous_commit=off``
         (other query options go to libpq)."""
         parts = urlsplit(url)
         check_userinfo("PostgreSQL", url, parts)
         theirs: list[tuple[str, str]] = []
-        for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        options.setdefault("breaker", breaker_options(query, options, f"PostgreSQL URL {redact_url(url)!r}",
+                                                      **PG_BREAKER))
+        near = near_options(query, options, f"PostgreSQL URL {redact_url(url)!r}")
+        for name, value in query.items():
             if name in _OUR_OPTIONS or name in ("max_size_bytes", "eviction"):
                 options.setdefault(name, value)
             else:
                 theirs.append((name, value))
         if not any(name == "connect_timeout" for name, _ in theirs):
-            theirs.append(("connect_timeout", "5"))
+            theirs.append(("connect_timeout", str(DEFAULT_CONNECT_TIMEOUT_S)))
         conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(theirs)))
         try:  # libpq's own parser: an option it does not know fails here, not on every call later
             conninfo_to_dict(conninfo)
@@ -355,12 +421,13 @@ class PostgresStore(SQLStore):
                                 f"{redact_secrets(str(exc).strip(), url_secrets(url))}; options: "
                                 f"{', '.join(sorted(_OUR_OPTIONS))}, max_size_bytes, eviction, or a libpq "
                                 f"connection parameter (connect_timeout, sslmode, application_name...)") from None
-        return cls(conninfo, url=url, **options)
+        store = cls(conninfo, url=url, **options)
+        return store if near is None else NearCache(store, **near)
 
     # --- connections --------------------------------------------------------------------
 
     def _connect(self) -> psycopg.Connection[Any]:
-        conn = psycopg.connect(self.conninfo, autocommit=True)
+        conn = _TimedConnection.connect(self.conninfo, autocommit=True)
         try:
             conn.execute("SELECT set_config('synchronous_commit', %s, false)", (self.synchronous_commit,))
             if not self._schema_ready:
@@ -383,7 +450,40 @@ class PostgresStore(SQLStore):
         except BaseException:
             conn.close()
             raise
+        # From here on every wait is bounded (the schema above may wait for another process's DDL).
+        conn.timeout_s = self.write_timeout_s
         return conn
+
+    def get(self, key: str) -> Entry | None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.timeout_s = self.read_timeout_s  # the hit path's own, short timeout
+        breaker = self.breaker
+        if breaker is None or getattr(self._local, "reader", None) is None:
+            return super().get(key)  # a first read on this thread goes through _run, which checks
+        breaker.before()  # an open breaker skips the server at once, even on the hit path
+        try:
+            entry = super().get(key)
+        except StoreError:
+            raise
+        except BaseException:
+            breaker.abandon()
+            raise
+        breaker.success()
+        return entry
+
+    def health(self) -> dict[str, Any]:
+        """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
+        return breaker_health(self.breaker)
+
+    def put(self, entry: Entry) -> None:
+        if len(entry.value) < _BYTES_PER_S // 10:
+            return super().put(entry)
+        self._local.extra_s = len(entry.value) / _BYTES_PER_S  # a big value takes longer to send
+        try:
+            super().put(entry)
+        finally:
+            self._local.extra_s = 0.0
 
     def _conn(self) -> psycopg.Connection[Any]:
         conn = getattr(self._local, "conn", None)
@@ -409,18 +509,38 @@ class PostgresStore(SQLStore):
              transaction: bool = False, retry: bool = True) -> T:
         """Run ``work`` on this thread's connection (in a transaction if asked); a connection that
         went stale (server restart) is replaced and, for idempotent work, tried once more; dropped
-        tables are re-created."""
+        tables are re-created. The breaker is checked first and told how it went."""
+        breaker = self.breaker
+        if breaker is None:
+            return self._run_once(op, work, transaction, retry)
+        breaker.before()
+        try:
+            result = self._run_once(op, work, transaction, retry)
+        except StoreError:
+            raise  # counted where it was made (errors.failed)
+        except BaseException:
+            breaker.abandon()
+            raise
+        breaker.success()
+        return result
+
+    def _run_once(self, op: str, work: Callable[[psycopg.Connection[Any]], T], transaction: bool, retry: bool) -> T:
         for attempt in (0, 1):
             fresh = getattr(self._local, "conn", None) is None
             try:
                 conn = self._conn()
+                conn.timeout_s = (self.read_timeout_s if op == "get" else
+                                  self.write_timeout_s + getattr(self._local, "extra_s", 0.0))
                 if not transaction:
                     return work(conn)
                 with conn.transaction():
                     return work(conn)
             except psycopg.Error as exc:
+                if isinstance(exc, psycopg.errors.ConnectionTimeout):
+                    self._drop_conn()  # a hung server: trying again would wait as long again
+                    raise self.errors.failed(op, exc) from exc
                 if not self._recover(exc, retry and attempt == 0 and not fresh, attempt == 0):
-                    raise self.errors.error(op, exc) from exc
+                    raise self.errors.failed(op, exc) from exc
         raise AssertionError("unreachable")
 
     def _recover(self, exc: psycopg.Error, may_retry: bool, first: bool) -> bool:
@@ -442,9 +562,11 @@ class PostgresStore(SQLStore):
 
     def _read_failed(self, op: str, exc: BaseException, work: Callable[[Any], T]) -> T:
         self._local.reader = None  # the next read makes its cursor on whatever connection is current
-        if isinstance(exc, psycopg.Error) and self._recover(exc, True, True):
-            return self._run(op, work)
-        raise self.errors.error(op, exc) from exc
+        if isinstance(exc, psycopg.errors.ConnectionTimeout):
+            self._drop_conn()
+        elif isinstance(exc, psycopg.Error) and self._recover(exc, True, True):
+            return self._run_once(op, work, False, True)
+        raise self.errors.failed(op, exc) from exc
 
     # --- what differs from the shared SQL store --------------------------------------------
 
@@ -468,6 +590,23 @@ class PostgresStore(SQLStore):
     def _lease_channel(self, name: str) -> str:
         # A channel name is an identifier (at most 63 bytes): a digest of the table and lease name.
         return "ac_" + hashlib.sha256(f"{self.schema}.{self.table}:{name}".encode()).hexdigest()[:40]
+
+    def _near_channel(self) -> str:
+        return "ac_near_" + hashlib.sha256(f"{self.schema}.{self.table}".encode()).hexdigest()[:40]
+
+    def invalidation_feed(self, on_change: Callable[[str | None], None]) -> "_NotifyFeed":
+        """Listen for the keys every writer of this table changes (a near cache's feed): a trigger
+        on the table notifies at each commit (made here, once per table)."""
+        channel = self._near_channel()
+
+        def install(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"actioncache:{self.schema}.{self.table}",))
+                for statement in _NEAR_SCHEMA:
+                    conn.execute(sql.SQL(statement).format(**self._names, channel=sql.Literal(channel)))
+
+        self._run("near cache", install, retry=False)
+        return _NotifyFeed(self.conninfo, channel, on_change)
 
     def wait_lease(self, name: str, timeout_s: float) -> None:
         """Block until the lease on ``name`` is released (LISTEN/NOTIFY) or ``timeout_s`` passes."""
@@ -493,6 +632,24 @@ class PostgresStore(SQLStore):
     def drop(self) -> None:
         """Drop this store's tables (everything it holds). For tests and for retiring a cache."""
         tables = self._q("DROP TABLE IF EXISTS {entries}, {counters}, {leases}, {totals}")
-        function = self._q("DROP FUNCTION IF EXISTS {bytes_fn}()")
-        self._run("drop", lambda c: (c.execute(tables), c.execute(function)))
+        functions = self._q("DROP FUNCTION IF EXISTS {bytes_fn}(), {near_fn}()")
+        notify = "SELECT pg_notify(%s, '')"  # near caches: forget everything
+        self._run("drop", lambda c: (c.execute(tables), c.execute(functions), c.execute(notify, (self._near_channel(),))))
         self._schema_ready = False
+
+
+class _NotifyFeed(ListeningFeed):
+    """The table's near-cache channel (LISTEN), as a near cache's feed (``stores/near.py``)."""
+
+    def __init__(self, conninfo: str, channel: str, on_change: Callable[[str | None], None]) -> None:
+        self._conninfo, self._channel = conninfo, channel
+        super().__init__(on_change)
+
+    def listen_once(self, ready: Callable[[], None], changed: Callable[[str | None], None]) -> None:
+        with psycopg.connect(self._conninfo, autocommit=True) as conn:
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+            ready()
+            while not self.closed.is_set():
+                for note in conn.notifies(timeout=0.5):
+                    changed(note.payload or None)
+                conn.execute("SELECT 1")  # a connection that died says so here

@@ -10,13 +10,20 @@ from urllib.parse import unquote
 __all__ = ["redact_secrets", "redact_url", "url_secrets"]
 
 
-# A URL's password (``scheme://user:PASSWORD@host``): everything from the first ``:`` after ``://``
-# to the LAST ``@`` that is followed by something shaped like a host, whatever the password holds
-# (spaces, ``/``, ``#``, ``?``, ``@``: a URL written by hand may not percent-encode them). A user
-# name without a password (``postgresql://postgres@host``) is kept. The password never spans a line;
-# in a text holding two URLs it may take the text between them too: more hidden, never less.
+# The password of a URL given alone (``scheme://user:PASSWORD@host``, redact_url): everything from
+# the first ``:`` after ``://`` to the LAST ``@`` that is followed by something shaped like a host,
+# whatever the password holds (spaces, ``/``, ``#``, ``?``, ``@``: a URL written by hand may not
+# percent-encode them). A user name without a password (``postgresql://postgres@host``) is kept.
 _USERINFO_SECRET = re.compile(
     r"(://[^:@/\s]*:)([^\n]*)@(?=[\w.\-\[\]:%]*(?:[/?#\s'\"),;\]]|$))"
+)
+# A password inside a message (a driver's text may quote a URL): only what a URL's userinfo can be
+# in running text, without whitespace, '/' or '@'. The greedy form above would read everything from
+# "redis://127.0.0.1:" to the '@' of a later "@user_script:23" as a password and hide the message;
+# the passwords that can hold such characters are the ones the store was opened with, which it
+# scrubs exactly (url_secrets).
+_TEXT_USERINFO_SECRET = re.compile(
+    r"(://[^:@/\s]*:)([^\s@/]*)@(?=[\w.\-\[\]:%]*(?:[/?#\s'\"),;\]]|$))"
 )
 # Secret options: a query or conninfo parameter whose NAME contains (case-insensitively) one of
 # these words, e.g. ``?password=``, ``sslpassword=``, ``authToken=``, ``AccountKey=``, SAS ``sig=``.
@@ -45,18 +52,29 @@ def url_secrets(url: str) -> tuple[str, ...]:
     return tuple(sorted((p for p in pieces if len(p) >= _MIN_FRAGMENT), key=len, reverse=True))
 
 
+def _hide_option(match: re.Match[str]) -> str:
+    # In running text a bare "key=" is a cache key (a driver's or our own message), not a secret.
+    if match.group(1).lower() == "key=":
+        return match.group(0)
+    return match.group(1) + "***"
+
+
 def redact_secrets(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every password and token a store URL or connection string may carry
-    replaced by ``***``: the one redaction for anything shown (``repr(cache)``, ``stats()["store"]``,
-    ``_cache_error``, CLI output, logs). ``secrets`` (see ``url_secrets``) are scrubbed as well,
-    wherever they appear: a driver's message may quote a piece of a password it could not parse."""
+    """``text`` (a message: an error, a log line) with the passwords and tokens it may quote replaced
+    by ``***``, and nothing else: ``secrets`` (see ``url_secrets``: those of the URL the store was
+    opened with) wherever they appear, the password of any URL it quotes, and credential options
+    (``password=``, ``sslpassword=``, ``authToken=``, ``AccountKey=``...). The driver's own words, an
+    ``@`` in them, ``host:port`` and URLs without a password are kept."""
     for secret in secrets:
         text = text.replace(secret, "***")
     if "=" not in text and "@" not in text:
         return text
-    return _OPTION_SECRET.sub(r"\1***", _USERINFO_SECRET.sub(r"\1***@", text))
+    return _OPTION_SECRET.sub(_hide_option, _TEXT_USERINFO_SECRET.sub(r"\1***@", text))
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password and secret options replaced by ``***``, for error messages and logs."""
-    return redact_secrets(url)
+    """``url`` (a URL alone) with its password and secret options replaced by ``***``, whatever the
+    password holds, for ``repr(cache)``, ``stats()["store"]``, error messages and logs."""
+    if "=" not in url and "@" not in url:
+        return url
+    return _OPTION_SECRET.sub(r"\1***", _USERINFO_SECRET.sub(r"\1***@", url))

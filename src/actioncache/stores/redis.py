@@ -1,119 +1,177 @@
-"""Redis: a cache shared by every process and machine that reaches one Redis server.
+"""Redis (and Valkey, Redis Cluster, Sentinel): a cache shared by every process and machine that
+reaches the server. URLs and clients: ``stores/redis_connect.py``.
 
-Layout under the namespace ``{prefix}:`` (``?prefix=`` in the URL, default ``actioncache``):
+Layout. A namespace (``?prefix=NAME``, default ``actioncache``) is cut into 64 buckets; a key's
+bucket is ``crc32(key) % 64``, and every Redis key of a bucket carries the hash tag
+``{NAME|BUCKET}``, so on a Redis Cluster a bucket lives in one slot and everything that must
+change together (an entry, its index memberships, its bookkeeping, the lease that fences its
+write) is in one slot: every script touches one slot, and nothing sends a multi-key command
+across slots. Buckets spread a namespace over the cluster's masters. One Redis or Sentinel keeps
+the same layout (a namespace moves between the three as it is).
 
-* ``{p}:e:<key>``  a hash ``v`` (value), ``m`` (metadata JSON), ``c`` (created_at), ``x``
+* ``{p|b}:e:<key>``  a hash ``v`` (value), ``m`` (metadata JSON), ``c`` (created_at), ``x``
   (expires_at or empty), ``d`` (``_cache_duration_ms``, pre-read so a hit need not parse JSON).
   Redis itself removes it at ``expires_at`` (``PEXPIREAT``): an expired entry is never served.
-* ``{p}:z``  a sorted set of every key, scored by ``expires_at`` (``+inf`` = never). It is the
-  expiry index ``delete_expired`` walks, the set ``find`` scans with ``ZSCAN MATCH`` (only this
-  namespace, never the whole keyspace) and what ``count`` reads.
-* ``{p}:i:<json [field, value]>``  a set of keys per scalar top-level metadata value, so a
-  metadata filter is a set intersection, not a scan.
-* ``{p}:n``  a hash key -> "size\\nindex\\nindex...": the bookkeeping of each entry, kept apart
-  from the entry so it survives Redis's own expiry and ``delete_expired`` can remove the
-  entry's index memberships after Redis has dropped the entry.
-* ``{p}:size``  the running total of value bytes (``size_bytes``).
-* ``{p}:counters`` (``HINCRBYFLOAT``) and ``{p}:l:<name>`` leases (``SET NX PX``, released by a
-  compare-and-delete script).
+* ``{p|b}:z``  a sorted set of the bucket's keys scored by ``expires_at`` (``+inf`` = never): the
+  expiry index ``delete_expired`` walks, what ``find`` scans with ``ZSCAN MATCH`` (never the
+  keyspace) and what ``count`` reads.
+* ``{p|b}:i:<json [field, value]>``  a set of keys per scalar top-level metadata value, so a
+  metadata filter is a set intersection per bucket, not a scan.
+* ``{p|b}:n``  a hash key -> "size\\nindex\\nindex...": each entry's bookkeeping, apart from the
+  entry so it outlives Redis's own expiry and ``delete_expired`` can still remove the index
+  memberships of an entry Redis dropped.
+* ``{p|b}:size``  the bucket's value bytes (``size_bytes`` adds the buckets up).
+* ``{p|b}:l:<name>`` leases and ``{p|b}:fence`` their fencing counter: a lease named
+  ``lease:<key>`` (the core's name for the lease that guards entry ``<key>``) lives in that
+  entry's bucket, so a fenced write checks it in the same script; other names by their own bucket.
+* ``{p|b}:r:<name>``  a rate limiter's log: its grant times (``take_rate_slot``).
+* ``{p|counters}:counters``  the shared counters (one hash).
 
-Consistency: every write (put, delete, cleanup) is one Lua script, so the entry, its indexes
-and its bookkeeping change together and a reader never sees a half-written entry. Between
-Redis dropping an expired entry and the next ``delete_expired`` the entry's index members are
-stale; every read filters them out by their score in ``{p}:z`` (score <= now means gone), so
-they cost memory until the cleanup, never a wrong answer. ``size_bytes`` counts values until
-that cleanup. A single Redis (with or without replicas) is supported; Redis Cluster is not
-(the scripts touch keys they compute).
+Namespaces never overlap: a key belongs to namespace ``p`` exactly when its hash tag is
+``{p|<bucket>}``, and a prefix may not hold ``}``: ``drop()`` of ``c`` never touches ``c:sub``.
+
+Consistency: every write (put, delete, cleanup, lease) is one Lua script in one slot, so the entry,
+its indexes and its bookkeeping change together and a reader never sees a half-written entry.
+Between Redis dropping an expired entry and the next ``delete_expired`` the entry's index members
+are stale; every read filters them out by their score in ``{p|b}:z`` (score <= now: gone), so they
+cost memory until the cleanup, never a wrong answer. ``size_bytes`` counts values until then.
+
+Every driver call goes through the store's circuit breaker (``stores/breaker.py``) with short
+timeouts (``redis_connect``): a hung server costs the first calls one timeout each, then is skipped.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 import uuid
+import zlib
+from collections import defaultdict
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import StoreURLError
+from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
-from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens, redact_secrets, redact_url,
-                   select_keys, url_secrets)
-from ._url import check_fields, check_userinfo, host_part, userinfo, whole_number
+from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
+from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens,
+                   redact_secrets, redact_url, select_keys, url_secrets)
+from .breaker import CircuitBreaker, breaker_health, breaker_options
+from .near import ListeningFeed, NearCache, near_options
+from .redis_connect import DEFAULT_READ_TIMEOUT_S, DEFAULT_WRITE_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
 
 try:
     import redis
-    from redis.backoff import ExponentialBackoff
-    from redis.retry import Retry
+    from redis.exceptions import RedisClusterException
 except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
     raise ImportError(f"the redis package is not installed ({exc})") from exc
+
+__all__ = ["BUCKETS", "RedisStore", "bucket_of", "to_redis_glob"]
+
+BUCKETS = 64
+# A read that timed out (0.2 s by default) opens the breaker at once: the same call's write would
+# otherwise wait for a hung server too.
+REDIS_BREAKER = {"timeouts": 1}
+# The core's lease on an entry is named "lease:" + the entry's key (_flight.LEASE_PREFIX): such a
+# lease lives in the entry's bucket, so put_fenced checks it in the script that writes the entry.
+_ENTRY_LEASE = "lease:"
 
 # Core metadata fields that are unique per entry: an index set per value would only waste memory.
 _UNINDEXED = frozenset({"_cache_key", "_cache_created_at", "_cache_expires_at", "_cache_duration_ms"})
 _MAX_INDEXED_STRING = 256
 _BATCH = 500
 _ENTRY_FIELDS = ("v", "m", "c", "x", "d")
+_DRIVER_ERRORS = (redis.RedisError, RedisClusterException)
+_MULTI_KEY = frozenset({"sinter"})
 
-# Removes one key's entry, index memberships and bookkeeping. Shared by put, delete and cleanup.
+# Removes one key's entry, index memberships and bookkeeping. Shared by the writing scripts.
+# ``tag`` is the bucket's "{prefix|b}"; every key named here is in the bucket's slot.
 _FORGET = """
-local function add_size(ns, delta)
-  local ok = redis.pcall('INCRBY', ns .. ':size', delta)
-  if type(ok) == 'table' and ok.err then redis.call('SET', ns .. ':size', math.max(delta, 0)) end
+local function add_size(tag, delta)
+  local ok = redis.pcall('INCRBY', tag .. ':size', delta)
+  if type(ok) == 'table' and ok.err then redis.call('SET', tag .. ':size', math.max(delta, 0)) end
 end
 -- A record another writer garbled (not a size, odd index names) is skipped, never an error:
 -- one bad record must not block replacing its key or fail cleanup for the whole store.
-local function forget(ns, key)
-  local rec = redis.pcall('HGET', ns .. ':n', key)
+local function forget(tag, key)
+  local rec = redis.pcall('HGET', tag .. ':n', key)
   if type(rec) == 'string' then
     local first = true
     for part in string.gmatch(rec, '[^\\n]+') do
       if first then
         local size = tonumber(part)
-        if size and size == size and math.abs(size) < 2^53 then add_size(ns, -math.floor(size)) end
+        if size and size == size and math.abs(size) < 2^53 then add_size(tag, -math.floor(size)) end
         first = false
       elseif string.sub(part, 1, 1) == '[' then
-        redis.pcall('SREM', ns .. ':i:' .. part, key)
+        redis.pcall('SREM', tag .. ':i:' .. part, key)
       end
     end
-    redis.pcall('HDEL', ns .. ':n', key)
+    redis.pcall('HDEL', tag .. ':n', key)
   end
-  redis.call('ZREM', ns .. ':z', key)
-  return redis.call('DEL', ns .. ':e:' .. key)
+  redis.call('ZREM', tag .. ':z', key)
+  -- Near caches (stores/near.py) drop their copy of the key when this reaches them.
+  redis.call('PUBLISH', (string.gsub(tag, '|[^|]*}$', '|near}')), key)
+  return redis.call('DEL', tag .. ':e:' .. key)
+end
+-- ARGV[o+1..]: tag, key, value, metadata, created, expires_s ('' = never), expires_ms, duration, index...
+local function put(o)
+  local tag, key = ARGV[o + 1], ARGV[o + 2]
+  forget(tag, key)
+  local ek = tag .. ':e:' .. key
+  redis.call('HSET', ek, 'v', ARGV[o + 3], 'm', ARGV[o + 4], 'c', ARGV[o + 5], 'x', ARGV[o + 6], 'd', ARGV[o + 8])
+  local size = string.len(ARGV[o + 3])
+  local rec = tostring(size)
+  for i = o + 9, #ARGV do
+    redis.call('SADD', tag .. ':i:' .. ARGV[i], key)
+    rec = rec .. '\\n' .. ARGV[i]
+  end
+  redis.call('HSET', tag .. ':n', key, rec)
+  add_size(tag, size)
+  if ARGV[o + 6] == '' then
+    redis.call('ZADD', tag .. ':z', '+inf', key)
+  else
+    redis.call('ZADD', tag .. ':z', ARGV[o + 6], key)
+    redis.call('PEXPIREAT', ek, ARGV[o + 7])
+  end
 end
 """
 
-# ARGV: ns, key, value, metadata, created, expires_s ('' = never), expires_ms, duration, index...
-_PUT = _FORGET + """
-local ns, key = ARGV[1], ARGV[2]
-forget(ns, key)
-local ek = ns .. ':e:' .. key
-redis.call('HSET', ek, 'v', ARGV[3], 'm', ARGV[4], 'c', ARGV[5], 'x', ARGV[6], 'd', ARGV[8])
-local size = string.len(ARGV[3])
-local rec = tostring(size)
-for i = 9, #ARGV do
-  redis.call('SADD', ns .. ':i:' .. ARGV[i], key)
-  rec = rec .. '\\n' .. ARGV[i]
-end
-redis.call('HSET', ns .. ':n', key, rec)
-add_size(ns, size)
-if ARGV[6] == '' then
-  redis.call('ZADD', ns .. ':z', '+inf', key)
-else
-  redis.call('ZADD', ns .. ':z', ARGV[6], key)
-  redis.call('PEXPIREAT', ek, ARGV[7])
-end
+# KEYS: entry, z, n, size (the slot). ARGV: see put().
+_PUT = _FORGET + "put(0) return 1"
+
+# KEYS: entry, z, n, size, lease. ARGV: token, then put()'s. Writes only while ``token`` holds the lease.
+_PUT_FENCED = _FORGET + """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+put(1)
 return 1
 """
 
-# ARGV: ns, key. Returns 1 when a live entry was deleted.
-_DELETE = _FORGET + "return forget(ARGV[1], ARGV[2])"
+# KEYS: z, n, size (the slot). ARGV: tag, key... Returns how many live entries it deleted.
+_DELETE = _FORGET + """
+local n = 0
+for i = 2, #ARGV do n = n + forget(ARGV[1], ARGV[i]) end
+return n
+"""
 
-# ARGV: ns, now, limit. Oldest expiry first; returns how many it removed.
+# KEYS: z (the slot). ARGV: tag, now, key... Forgets the keys still expired by now (a key written
+# again since it was listed keeps its new entry); returns how many it removed.
 _DELETE_EXPIRED = _FORGET + """
-local ns = ARGV[1]
-local keys = redis.call('ZRANGEBYSCORE', ns .. ':z', '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])
-for _, key in ipairs(keys) do forget(ns, key) end
-return #keys
+local n = 0
+for i = 3, #ARGV do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and tonumber(score) <= tonumber(ARGV[2]) then forget(ARGV[1], ARGV[i]); n = n + 1 end
+end
+return n
+"""
+
+# KEYS: lease, fence. ARGV: random hex, ttl ms. A new grant's token is "<fence number>:<hex>"; the
+# number grows with every grant in the bucket, so with every grant of this name too.
+_ACQUIRE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local token = redis.call('INCR', KEYS[2]) .. ':' .. ARGV[1]
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+return token
 """
 
 _RENEW = """
@@ -129,6 +187,36 @@ end
 return 0
 """
 
+# KEYS: the counters hash. ARGV: name, delta, name, delta... (a garbled counter starts again).
+_ADD_COUNTERS = """
+for i = 1, #ARGV, 2 do
+  local ok = redis.pcall('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1])
+  if type(ok) == 'table' and ok.err then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return 1
+"""
+
+
+# KEYS: the limiter's log (a sorted set of grant times, ms by the server's clock). ARGV: limit,
+# window ms, a unique member. 0 when a grant was taken, else the ms until the oldest one leaves.
+_TAKE_RATE_SLOT = """
+local t = redis.call('TIME')
+local now = t[1] * 1000 + t[2] / 1000
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window))
+  return '0'
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return tostring(math.max(1, tonumber(oldest[2]) + window - now))
+"""
+
+
+def bucket_of(key: str) -> int:
+    """The bucket of a key: stable across processes, machines and versions (crc32 of its UTF-8)."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % BUCKETS
 
 
 def to_redis_glob(pattern: str) -> str:
@@ -182,123 +270,223 @@ def _hint(exc: BaseException) -> str | None:
     if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
         return "give the right user:password in the URL"
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
-        return "is redis-server running and reachable? start it or fix host/port in the URL"
+        return ("is redis-server running, reachable and answering? start it or fix host/port in the URL "
+                "(timeouts: socket_connect_timeout, socket_timeout)")
+    if isinstance(exc, (RedisClusterException, redis.exceptions.ClusterError)):
+        return "the cluster is failing over or not all slots are served; calls run uncached until it is whole"
     if "OOM" in str(exc):
         return "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
     return None  # the driver's message, in the same line, is all there is to say
 
 
+def _server_down(exc: BaseException) -> bool:
+    """A failure that says the server is unreachable, hung or failing over (the breaker counts it);
+    an error reply (WRONGTYPE, NOSCRIPT, OOM) means the server answered."""
+    return not isinstance(exc, redis.ResponseError) or isinstance(exc, redis.exceptions.ClusterError) \
+        or "CLUSTERDOWN" in str(exc) or "TRYAGAIN" in str(exc) or "LOADING" in str(exc)
+
+
 class RedisStore:
-    """The ``CacheStore`` protocol over one Redis server (see the module docstring for the layout)."""
+    """The ``CacheStore`` protocol over Redis, Valkey, a Redis Cluster or a Sentinel-managed master
+    (see the module docstring for the layout)."""
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "actioncache",
-                 retries: int = 1, shown_url: str | None = None, **client_options: Any) -> None:
+                 retries: int = 1, shown_url: str | None = None, breaker: Mapping[str, float] | None = None,
+                 read_timeout_s: float | str | None = None, write_timeout_s: float | str | None = None,
+                 **client_options: Any) -> None:
         # shown_url: the URL as the user wrote it (from_url rewrites the query), for messages.
         shown = shown_url or url
-        if not prefix or any(c in prefix for c in "\n\0*?[]\\"):
+        if not isinstance(prefix, str) or not prefix or any(c in prefix for c in "\n\0*?[]\\{}"):
             raise StoreURLError(
-                f"Redis prefix {prefix!r} must be non-empty text without newlines, NULs or glob characters; "
+                f"Redis prefix {prefix!r} must be non-empty text without newlines, NULs, braces or glob characters; "
                 "use letters, digits, ':', '-', '_' or '.'"
             )
         self.url = redact_url(shown)
         self._secrets = url_secrets(shown)  # scrubbed from the driver's messages, which may quote them
         self.prefix = prefix
-        self._errors = StoreErrors(f"Redis at {self.url} (prefix {prefix!r})", redis.RedisError, _hint,
-                                   secrets=self._secrets, one_line=True)
-        client_options.setdefault("socket_connect_timeout", 5.0)
-        client_options.setdefault("socket_timeout", 10.0)
-        # A cache must fail fast: one quick retry covers a pooled connection that went stale
-        # when the server restarted; a down server is an error within milliseconds.
-        client_options.setdefault("retry", Retry(ExponentialBackoff(cap=0.1, base=0.01), int(retries)))
-        try:
-            # from_url only parses; nothing connects until the first command.
-            self._client = redis.Redis.from_url(url, **client_options)
-        except ValueError as exc:
-            # The parser's message may quote a piece of the password (a '/', '#' or '?' in it
-            # ends the host part early): scrub it, and do not chain the parser's exception.
-            raise StoreURLError(
-                f"bad Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; use "
-                "redis://host:port/db (a password holding '/', '#', '?' or '@' must be percent-encoded, e.g. %2F)"
-            ) from None
-        # redis-py reads the db from the path only when it is a number (else db 0, silently) and
-        # hands an option it does not know to the connection, which fails on every command: both
-        # would be a cache that quietly lives elsewhere or never works. Refuse them now.
-        db_path = urlsplit(url).path.strip("/")
-        if db_path and not db_path.isdigit():
-            raise StoreURLError(f"Redis URL {self.url!r}: the path names the database by number "
-                                f"(redis://host:port/0), not {redact_secrets(db_path, self._secrets)!r}")
-        try:
-            self._client.connection_pool.make_connection().disconnect()  # builds, does not connect
-        except TypeError as exc:
-            raise StoreURLError(f"Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; options: "
-                                f"prefix, retries, or a redis-py "
-                                f"connection option (socket_timeout, health_check_interval...)") from None
-        self._put = self._client.register_script(_PUT)
-        self._delete = self._client.register_script(_DELETE)
-        self._delete_expired = self._client.register_script(_DELETE_EXPIRED)
-        self._release = self._client.register_script(_RELEASE)
-        self._renew = self._client.register_script(_RENEW)
-        self._zset = f"{prefix}:z"
-        self._entry_prefix = f"{prefix}:e:"
-        # get's fast path (see _hmget) needs a plain shared pool; a single-connection client or
-        # redis-py's client-side cache goes through the client's command layer.
-        pool = self._client.connection_pool
-        plain = self._client.connection is None and getattr(pool, "cache", None) is None
-        self._pool = pool if plain else None
+        where = f"Redis at {self.url} (prefix {prefix!r})"
+        options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
+        self.breaker = CircuitBreaker(where, **options) if options else None
+        self._errors = StoreErrors(where, _DRIVER_ERRORS, _hint, secrets=self._secrets, one_line=True,
+                                   breaker=self.breaker, down=_server_down)
+        self._target: Target = parse_target(url, self.url, self._secrets)
+        self.topology = self._target.topology
+        self._retries = int(retries)
+        # Two timeouts (redis-py's socket_timeout, given, sets both): the hit path's read, short, as
+        # it decides what a hung server costs a call; every other command's (writes of big values,
+        # scripts, scans), longer. Each has a client (a connection pool) of its own.
+        given = client_options.pop("socket_timeout", None)
+        self.read_timeout_s = positive_number(read_timeout_s if read_timeout_s is not None else
+                                              given if given is not None else DEFAULT_READ_TIMEOUT_S,
+                                              "read_timeout_s", where)
+        self.write_timeout_s = positive_number(write_timeout_s if write_timeout_s is not None else
+                                               given if given is not None else DEFAULT_WRITE_TIMEOUT_S,
+                                               "write_timeout_s", where)
+        self._client_options = client_options
+        if self.topology == "single":
+            # redis-py reads the db from the path only when it is a number (else db 0, silently): a
+            # cache that would quietly live elsewhere. Refuse it now.
+            db_path = urlsplit(url).path.strip("/")
+            if db_path and not db_path.isdigit():
+                raise StoreURLError(f"Redis URL {self.url!r}: the path names the database by number "
+                                    f"(redis://host:port/0), not {redact_secrets(db_path, self._secrets)!r}")
+        self._lock = threading.Lock()
+        self._client: Any = None
+        self._reader: Any = None  # the client of get (the hit path): read_timeout_s
+        self._pool: Any = None
+        # A cluster's hit path: per bucket, the pool of the node serving its slot (None: ask the client).
+        self._bucket_pools: list[Any] = [None] * BUCKETS
+        if self.topology != "cluster":
+            self._open_client()  # parses only: nothing connects until the first command
+        # A cluster client reads the slot map when it is made: on first use, so opening the store
+        # never waits for (or fails on) a cluster that is down.
+        self._tags = [f"{{{prefix}|{b}}}" for b in range(BUCKETS)]
+        self._entry_prefixes = [tag + ":e:" for tag in self._tags]
+        self._counters_key = f"{{{prefix}|counters}}:counters"
         self._built = BuiltEntries()  # an unchanged entry hash gives back the same entry (a repeat hit's fast path)
+
+    def _open_client(self) -> Any:
+        with self._lock:
+            if self._client is not None:
+                return self._client
+            try:
+                client = make_client(self._target, self._retries,
+                                     {**self._client_options, "socket_timeout": self.write_timeout_s})
+                reader = make_client(self._target, self._retries,
+                                     {**self._client_options, "socket_timeout": self.read_timeout_s})
+                if self.topology != "cluster":
+                    # builds a connection object (does not connect): an option redis-py does not know
+                    # would fail every command; refuse it now
+                    client.connection_pool.make_connection().disconnect()
+            except TypeError as exc:
+                raise StoreURLError(f"Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; options: "
+                                    f"prefix, retries, breaker options, or a redis-py connection option "
+                                    f"(socket_timeout, health_check_interval...)") from None
+            except ValueError as exc:
+                # The parser's message may quote a piece of the password: scrub it, do not chain it.
+                raise StoreURLError(
+                    f"bad Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; use redis://host:port/db "
+                    "(a password holding '/', '#', '?' or '@' must be percent-encoded, e.g. %2F)") from None
+            except _DRIVER_ERRORS as exc:  # a cluster that cannot be reached while reading its slot map
+                raise self._errors.failed("connect", exc) from exc
+            register = client.register_script
+            self._put = register(_PUT)
+            self._put_fenced = register(_PUT_FENCED)
+            self._delete = register(_DELETE)
+            self._delete_expired = register(_DELETE_EXPIRED)
+            self._acquire = register(_ACQUIRE)
+            self._release = register(_RELEASE)
+            self._renew = register(_RENEW)
+            self._add_counters = register(_ADD_COUNTERS)
+            self._take_rate_slot = register(_TAKE_RATE_SLOT)
+            # get's fast path (see _hmget) needs one plain shared pool; a cluster, a single-connection
+            # client or redis-py's client-side cache go through the client's command layer.
+            pool = getattr(reader, "connection_pool", None)
+            plain = (self.topology != "cluster" and getattr(reader, "connection", None) is None
+                     and getattr(pool, "cache", None) is None)
+            self._pool = pool if plain else None
+            self._reader = reader
+            self._client = client
+            return client
+
+    @property
+    def client(self) -> Any:
+        """The redis-py client (``Redis``, or ``RedisCluster`` for a cluster)."""
+        return self._client if self._client is not None else self._open_client()
 
     @classmethod
     def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "redis", base_dir: Any = None) -> str:
-        """``redis://[user:password@]host:port/db`` (``rediss://`` for TLS) from those fields."""
-        given = check_fields("redis", fields, ("host", "port", "db", "user", "password"))
-        port = whole_number("redis", "port", given.get("port", 6379), 1, 65535)
-        db = whole_number("redis", "db", given.get("db", 0), 0)
-        where = host_part("redis", given.get("host", "127.0.0.1"), port)
-        return f"{'rediss' if scheme == 'rediss' else 'redis'}://{userinfo(given.get('user'), given.get('password'))}{where}/{db}"
+        """``redis://[user:password@]host:port/db`` (``rediss://`` for TLS, ``valkey://``...) from those fields."""
+        given = check_fields(scheme, fields, ("host", "port", "db", "user", "password"))
+        port = whole_number(scheme, "port", given.get("port", 6379), 1, 65535)
+        db = whole_number(scheme, "db", given.get("db", 0), 0)
+        where = host_part(scheme, given.get("host", "127.0.0.1"), port)
+        if SCHEMES.get(scheme, ("", False))[0] != "single":
+            scheme = "redis"
+        return f"{scheme}://{userinfo(given.get('user'), given.get('password'))}{where}/{db}"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "RedisStore":
-        """``redis://[user:pass@]host:port/db?prefix=NAME&retries=N`` (other query options go to redis-py)."""
+    def from_url(cls, url: str, **options: Any) -> "RedisStore | NearCache":
+        """``redis://[user:pass@]host:port/db?prefix=NAME&retries=N`` and the other schemes of
+        ``stores/redis_connect.py`` (other query options go to redis-py); ``near=on`` puts a near
+        cache in front (``stores/near.py``)."""
         parts = urlsplit(url)
         check_userinfo("Redis", url, parts)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        ours = {name: value for name, value in query if name in ("prefix", "retries")}
-        theirs = [(name, value) for name, value in query if name not in ours]
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        ours = {name: query.pop(name) for name in ("prefix", "retries") if name in query}
+        for name in ("read_timeout_s", "write_timeout_s", "socket_timeout"):
+            if name in query:
+                options.setdefault(name, query.pop(name))
+        shown = redact_url(url)
+        near = near_options(query, options, f"Redis URL {shown!r}")
+        options.setdefault("breaker", breaker_options(query, options, f"Redis URL {shown!r}", **REDIS_BREAKER))
         if "prefix" in ours:
             options.setdefault("prefix", ours["prefix"])
         if "retries" in ours:
             try:
                 options.setdefault("retries", int(ours["retries"]))
             except ValueError:
-                raise StoreURLError(f"retries={ours['retries']!r} in {redact_url(url)!r} must be an integer") from None
-        client_url = urlunsplit(parts._replace(query=urlencode(theirs)))
-        return cls(client_url, shown_url=url, **options)
+                raise StoreURLError(f"retries={ours['retries']!r} in {shown!r} must be an integer") from None
+        client_url = urlunsplit(parts._replace(query=urlencode(list(query.items()))))
+        store = cls(client_url, shown_url=url, **options)
+        return store if near is None else NearCache(store, **near)
 
     # --- plumbing -----------------------------------------------------------------------
 
     def _e(self, key: str) -> str:
-        return self._entry_prefix + key
+        return self._entry_prefixes[bucket_of(key)] + key
+
+    def _bucket_keys(self, tag: str) -> list[str]:
+        """The keys every script of a bucket declares (they fix its slot)."""
+        return [tag + ":z", tag + ":n", tag + ":size"]
 
     def _live_score_floor(self) -> float:
         # Members scored at or before now have been (or are being) dropped by Redis, by its clock.
         return self.server_time()
+
+    def _per_bucket(self, command: str, args: Iterable[tuple[int, tuple[Any, ...]]]) -> list[tuple[int, Any]]:
+        """Run ``command`` once per (bucket, args) in one pipeline (per node on a cluster)."""
+        todo = list(args)
+        pipe = self.client.pipeline(transaction=False)
+        # A cluster pipeline refuses multi-key methods such as sinter() outright; as a plain command it
+        # routes by its keys, which share one bucket's slot.
+        send = (lambda *a: pipe.execute_command(command.upper(), *a)) if command in _MULTI_KEY else getattr(pipe, command)
+        for _, call_args in todo:
+            send(*call_args)
+        return list(zip((b for b, _ in todo), pipe.execute()))
 
     # --- protocol -----------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
         # The hit path: one HMGET, errors caught without a context manager (a try costs nothing
         # until it raises; a with block is two calls per read).
+        name = self._entry_prefixes[zlib.crc32(key.encode("utf-8", "surrogatepass")) % BUCKETS] + key
+        breaker = self.breaker
         try:
-            if self._pool is None:
-                row = self._client.hmget(self._entry_prefix + key, _ENTRY_FIELDS)
+            if breaker is not None:
+                breaker.before()
+            if self._pool is not None:
+                row = self._hmget(name)
+            elif self.topology == "cluster":
+                row = self._cluster_hmget(name, zlib.crc32(key.encode("utf-8", "surrogatepass")) % BUCKETS)
             else:
-                row = self._hmget(self._entry_prefix + key)
+                if self._reader is None:
+                    self._open_client()
+                row = self._reader.hmget(name, _ENTRY_FIELDS)
         except redis.ResponseError as exc:
             if "WRONGTYPE" not in str(exc):
-                raise self._errors.error("get", exc) from exc
+                raise self._errors.failed("get", exc) from exc
             return corrupt_entry(key, "another writer stored a non-hash under its Redis key")
-        except redis.RedisError as exc:
-            raise self._errors.error("get", exc) from exc
+        except _DRIVER_ERRORS as exc:
+            raise self._errors.failed("get", exc) from exc
+        except StoreError:
+            raise
+        except BaseException:
+            if breaker is not None:
+                breaker.abandon()
+            raise
+        if breaker is not None:
+            breaker.success()
         value, meta, created, expires, duration = row
         if value is None or meta is None:
             return None
@@ -317,11 +505,11 @@ class RedisStore:
         bookkeeping costs a third of a round trip on loopback), with the same steps as that layer.
 
         One pooled connection for the call (the pool's checkout reconnects a connection that was
-        dropped or left with unread data); a connection error or timeout disconnects it and
-        retries under the connection's retry policy, as redis-py's own commands do. redis-py's
-        connection disconnects itself on any failure while sending or reading, and so does this
-        on anything but an error reply: a connection never goes back to the pool with a reply
-        pending, so a reply only ever answers its own command.
+        dropped or left with unread data); a connection error disconnects it and retries under
+        the connection's retry policy, as redis-py's own commands do. redis-py's connection
+        disconnects itself on any failure while sending or reading, and so does this on anything
+        but an error reply: a connection never goes back to the pool with a reply pending, so a
+        reply only ever answers its own command.
         """
         pool = self._pool
         conn = pool.get_connection()
@@ -335,14 +523,56 @@ class RedisStore:
         finally:
             pool.release(conn)
 
-    def _put_args(self, entry: Entry) -> list[Any]:
+    def _cluster_hmget(self, name: str, bucket: int) -> Any:
+        """A cluster hit: ``HMGET`` on a pooled connection of the node that serves the bucket's slot
+        (remembered per bucket), as :meth:`_hmget` does on one server: RedisCluster's command layer
+        (slot lookup, node choice, redirect handling) costs more than the round trip on loopback.
+        Anything but an answer (a redirect after a slot moved or a failover, a connection error)
+        forgets the bucket's node and asks through the cluster client, which follows redirects and
+        reads the slot map again; a reply only ever answers its own command, as in :meth:`_hmget`."""
+        pool = self._bucket_pools[bucket]
+        if pool is None:
+            if self._reader is None:
+                self._open_client()
+            reader = self._reader
+            node = reader.get_node_from_key(name)
+            pool = (node.redis_connection or reader.get_redis_connection(node)).connection_pool
+            self._bucket_pools[bucket] = pool
+        try:
+            conn = pool.get_connection()  # connects a new connection: a dead node fails here
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            self._bucket_pools[bucket] = None  # the next read asks the client, which reads the slot map again
+            if isinstance(exc, redis.TimeoutError):
+                raise
+            return self._reader.hmget(name, _ENTRY_FIELDS)
+        try:
+            return _send_hmget(conn, name)
+        except redis.ResponseError as exc:  # a whole reply (MOVED, ASK, CLUSTERDOWN...): the connection is clean
+            if "WRONGTYPE" in str(exc):
+                raise
+            self._bucket_pools[bucket] = None
+        except redis.TimeoutError:
+            conn.disconnect()
+            self._bucket_pools[bucket] = None
+            raise  # a hung node: the breaker decides; asking again would wait as long again
+        except redis.ConnectionError:
+            conn.disconnect()
+            self._bucket_pools[bucket] = None
+        except BaseException:
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+        return self._reader.hmget(name, _ENTRY_FIELDS)
+
+    def _put_args(self, tag: str, entry: Entry) -> list[Any]:
         meta = dict(entry.metadata)
         expires = entry.expires_at
         duration = meta.get("_cache_duration_ms")
         indexes = [name for field, value in meta.items()
                    if field not in _UNINDEXED and (name := _index_name(field, value)) is not None]
         return [
-            self.prefix,
+            tag,
             entry.key,
             bytes(entry.value),
             json.dumps(meta, separators=(",", ":"), ensure_ascii=False),
@@ -354,43 +584,82 @@ class RedisStore:
         ]
 
     def put(self, entry: Entry) -> None:
+        tag = self._tags[bucket_of(entry.key)]
         with self._errors("put"):
-            self._put(keys=[], args=self._put_args(entry))
+            client = self.client
+            self._put(keys=[tag + ":e:" + entry.key, *self._bucket_keys(tag)], args=self._put_args(tag, entry),
+                      client=client)
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current grant of lease ``lease`` (held, not
+        expired), checked in the script that writes; False (nothing written) otherwise."""
+        tag = self._tags[bucket_of(entry.key)]
+        lease_key, _ = self._lease_keys(lease)
+        if self.topology == "cluster" and not lease_key.startswith(tag):
+            raise StoreError(f"{self._errors.where}: put_fenced of {entry.key!r} under lease {lease!r}: on a Redis "
+                             f"Cluster the lease must be named {_ENTRY_LEASE!r} + the entry's key, so both live in "
+                             "one slot and one script checks the lease and writes")
+        with self._errors("put"):
+            client = self.client
+            return bool(self._put_fenced(keys=[tag + ":e:" + entry.key, *self._bucket_keys(tag), lease_key],
+                                         args=[token, *self._put_args(tag, entry)], client=client))
 
     def delete(self, key: str) -> bool:
-        with self._errors("delete"):
-            return bool(self._delete(keys=[], args=[self.prefix, key]))
+        return self.delete_many([key]) == 1
 
     def delete_many(self, keys: Iterable[str]) -> int:
-        keys = list(keys)
+        by_bucket: dict[int, list[str]] = defaultdict(list)
+        for key in dict.fromkeys(keys):
+            by_bucket[bucket_of(key)].append(key)
         deleted = 0
         with self._errors("delete"):
-            for start in range(0, len(keys), _BATCH):
-                pipe = self._client.pipeline(transaction=False)
-                for key in keys[start:start + _BATCH]:
-                    self._delete(keys=[], args=[self.prefix, key], client=pipe)
-                deleted += sum(int(n) for n in pipe.execute())
+            client = self.client
+            for bucket, members in by_bucket.items():
+                tag = self._tags[bucket]
+                for start in range(0, len(members), _BATCH):
+                    deleted += int(self._delete(keys=self._bucket_keys(tag),
+                                                args=[tag, *members[start:start + _BATCH]], client=client))
         return deleted
 
+    def _buckets_for(self, pattern: str | None) -> range | list[int]:
+        """The buckets a key matching ``pattern`` may be in: one, when the pattern is literal."""
+        if pattern is not None:
+            tokens = list(glob_tokens(pattern))
+            if all(kind == "lit" for kind, _ in tokens):
+                return [bucket_of("".join(text for _, text in tokens))]
+        return range(BUCKETS)
+
     def _scan(self, pattern: str | None) -> Iterator[tuple[str, float]]:
+        """``(key, expiry score)`` of the keys ``pattern`` may match: every bucket's ZSCAN, side by side."""
         match = to_redis_glob(pattern) if pattern is not None else None
-        for member, score in self._client.zscan_iter(self._zset, match=match, count=1000):
-            yield member.decode("utf-8", "surrogatepass"), score
+        cursors = {b: 0 for b in self._buckets_for(pattern)}
+        while cursors:
+            results = self._per_bucket("zscan", ((b, (self._tags[b] + ":z", c, match, 1000)) for b, c in cursors.items()))
+            for bucket, (cursor, items) in results:
+                for member, score in items:
+                    yield member.decode("utf-8", "surrogatepass"), score
+                if int(cursor) == 0:
+                    del cursors[bucket]
+                else:
+                    cursors[bucket] = cursor
 
     def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> tuple[list[str] | None, bool]:
         """Live keys in every index set the filter names, and whether the sets decide the filter alone."""
-        names = [self.prefix + ":i:" + name for field, wanted in metadata_filter.items()
+        names = [":i:" + name for field, wanted in metadata_filter.items()
                  if field not in _UNINDEXED and (name := _index_name(field, wanted)) is not None]
         if not names:
             return None, False
         exact = len(names) == len(metadata_filter)
-        members = self._client.sinter(names)
+        found = self._per_bucket("sinter", ((b, tuple(tag + n for n in names)) for b, tag in enumerate(self._tags)))
+        members = [(b, [m.decode("utf-8", "surrogatepass") for m in keys]) for b, keys in found if keys]
         if not members:
             return [], exact
-        keys = [m.decode("utf-8", "surrogatepass") for m in members]
         floor = self._live_score_floor()
-        scores = self._client.zmscore(self._zset, keys)
-        return [k for k, s in zip(keys, scores) if s is not None and s > floor], exact
+        scores = self._per_bucket("zmscore", ((b, (self._tags[b] + ":z", keys)) for b, keys in members))
+        out: list[str] = []
+        for (_, keys), (_, bucket_scores) in zip(members, scores):
+            out.extend(k for k, s in zip(keys, bucket_scores) if s is not None and s > floor)
+        return out, exact
 
     def find(
         self,
@@ -414,43 +683,66 @@ class RedisStore:
 
     def _metadata_of(self, keys: list[str]) -> Iterator[bytes | None]:
         for start in range(0, len(keys), _BATCH):
-            pipe = self._client.pipeline(transaction=False)
+            pipe = self.client.pipeline(transaction=False)
             for key in keys[start:start + _BATCH]:
                 pipe.hget(self._e(key), "m")
             yield from pipe.execute()
 
     def delete_expired(self, now: float, limit: int | None = None) -> int:
-        # Scripts block the server while they run: work in bounded batches.
+        # Scripts block the server while they run: work in bounded batches, oldest expiry first
+        # across the buckets.
         deleted = 0
         with self._errors("cleanup"):
+            client = self.client
             while limit is None or deleted < limit:
                 batch = _BATCH if limit is None else min(_BATCH, int(limit) - deleted)
-                n = int(self._delete_expired(keys=[], args=[self.prefix, repr(float(now)), batch]))
-                deleted += n
-                if n < batch:
+                listed = self._per_bucket("zrangebyscore", ((b, (tag + ":z", "-inf", repr(float(now)), 0, batch, True))
+                                                            for b, tag in enumerate(self._tags)))
+                oldest = sorted(((score, b, member) for b, rows in listed for member, score in rows),
+                                key=lambda row: (row[0], row[1]))[:batch]
+                by_bucket: dict[int, list[bytes]] = defaultdict(list)
+                for _, bucket, member in oldest:
+                    by_bucket[bucket].append(member)
+                removed = 0
+                for bucket, members in by_bucket.items():
+                    tag = self._tags[bucket]
+                    removed += int(self._delete_expired(keys=[tag + ":z"], args=[tag, repr(float(now)), *members],
+                                                        client=client))
+                deleted += removed
+                if len(oldest) < batch or removed == 0:
                     break
         return deleted
 
     def count(self) -> int:
         with self._errors("count"):
-            return int(self._client.zcount(self._zset, f"({self._live_score_floor()!r}", "+inf"))
+            floor = f"({self._live_score_floor()!r}"
+            return sum(int(n) for _, n in self._per_bucket("zcount", ((b, (tag + ":z", floor, "+inf"))
+                                                                      for b, tag in enumerate(self._tags))))
 
     def size_bytes(self) -> int:
         with self._errors("size"):
-            return max(0, int(self._client.get(f"{self.prefix}:size") or 0))
+            sizes = self._per_bucket("get", ((b, (tag + ":size",)) for b, tag in enumerate(self._tags)))
+        total = 0
+        for _, size in sizes:
+            try:
+                total += max(0, int(size or 0))
+            except ValueError:  # garbled by another writer: counted again from the next write on
+                continue
+        return total
 
     def add_counters(self, deltas: Mapping[str, float]) -> None:
         if not deltas:
             return
+        args: list[Any] = []
+        for name, delta in deltas.items():
+            args += [name, repr(float(delta))]
         with self._errors("counters"):
-            pipe = self._client.pipeline(transaction=True)
-            for name, delta in deltas.items():
-                pipe.hincrbyfloat(f"{self.prefix}:counters", name, float(delta))
-            pipe.execute()
+            client = self.client
+            self._add_counters(keys=[self._counters_key], args=args, client=client)
 
     def counters(self, prefix: str = "") -> dict[str, float]:
         with self._errors("counters"):
-            raw = self._client.hgetall(f"{self.prefix}:counters")
+            raw = self.client.hgetall(self._counters_key)
         out: dict[str, float] = {}
         for name, value in raw.items():
             text = name.decode("utf-8", "surrogatepass")
@@ -461,56 +753,137 @@ class RedisStore:
                     continue
         return out
 
+    # --- leases ---------------------------------------------------------------------------
+
+    def _lease_keys(self, name: str) -> tuple[str, str]:
+        """(the lease's key, its bucket's fencing counter): a lease on an entry lives beside it."""
+        guarded = name[len(_ENTRY_LEASE):] if name.startswith(_ENTRY_LEASE) else name
+        tag = self._tags[bucket_of(guarded)]
+        return f"{tag}:l:{name}", f"{tag}:fence"
+
     def acquire_lease(self, name: str, ttl_s: float) -> str | None:
-        token = uuid.uuid4().hex
+        """A token ``"<fencing number>:<random hex>"`` when the lease was free, else None. The
+        number grows with every grant of the name, across releases and expiries."""
+        lease_key, fence_key = self._lease_keys(name)
         with self._errors("lease"):
             # Redis's own clock times the lease, so clients on machines with skewed clocks agree.
-            ok = self._client.set(f"{self.prefix}:l:{name}", token, nx=True, px=max(1, int(ttl_s * 1000)))
-        return token if ok else None
+            client = self.client
+            token = self._acquire(keys=[lease_key, fence_key], args=[uuid.uuid4().hex, max(1, int(ttl_s * 1000))],
+                                  client=client)
+        return None if token is None else token.decode() if isinstance(token, bytes) else str(token)
 
     def server_time(self) -> float:
         """Redis's clock (``TIME``): the one clock expiry is judged by (see the core)."""
         with self._errors("time"):
-            seconds, micros = self._client.time()
+            answer = self.client.time()
+        if isinstance(answer, dict):  # a cluster answers per node: any node's clock
+            answer = next(iter(answer.values()))
+        seconds, micros = answer
         return seconds + micros / 1e6
 
     def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
         with self._errors("lease"):
-            return bool(self._renew(keys=[f"{self.prefix}:l:{name}"], args=[token, max(1, int(ttl_s * 1000))]))
+            client = self.client
+            return bool(self._renew(keys=[self._lease_keys(name)[0]], args=[token, max(1, int(ttl_s * 1000))],
+                                    client=client))
 
     def wait_lease(self, name: str, timeout_s: float) -> None:
         """Block until the lease on ``name`` is released (a message on its channel) or ``timeout_s``
         passes: waiters are told when the holder's value has landed instead of polling for it."""
-        pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+        lease_key = self._lease_keys(name)[0]
+        with self._errors("lease"):
+            client = self.client
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
         try:
             with self._errors("lease"):
-                pubsub.subscribe(f"{self.prefix}:l:{name}")
-                if self._client.exists(f"{self.prefix}:l:{name}"):  # released before we listened: no wait
+                pubsub.subscribe(lease_key)
+                if client.exists(lease_key):  # released before we listened: no wait
                     end = time.monotonic() + timeout_s
                     while (left := end - time.monotonic()) > 0:
                         if pubsub.get_message(timeout=left) is not None:  # None: the subscribe reply, or time
                             break
         finally:
-            pubsub.close()
+            try:
+                pubsub.close()
+            except _DRIVER_ERRORS:
+                pass
 
     def release_lease(self, name: str, token: str) -> None:
         with self._errors("lease"):
-            self._release(keys=[f"{self.prefix}:l:{name}"], args=[token])
+            client = self.client
+            self._release(keys=[self._lease_keys(name)[0]], args=[token], client=client)
+
+    def invalidation_feed(self, on_change: Any) -> "_InvalidationFeed":
+        """Listen for the keys every writer of this namespace changes (a near cache's feed)."""
+        return _InvalidationFeed(self, "{" + self.prefix + "|near}", on_change)
+
+    def take_rate_slot(self, name: str, limit: int, window_s: float) -> float:
+        """One rate-limit check in one script (``stores/ratelimit.py``): 0.0 when a grant of ``name``
+        was taken (at most ``limit`` in any ``window_s``), else the seconds until one frees."""
+        log_key = f"{self._tags[bucket_of(name)]}:r:{name}"
+        with self._errors("ratelimit"):
+            client = self.client
+            waited_ms = self._take_rate_slot(keys=[log_key], args=[int(limit), window_s * 1000.0, uuid.uuid4().hex],
+                                             client=client)
+        return float(waited_ms) / 1000.0
 
     def drop(self) -> None:
-        """Delete every Redis key of this store's prefix. For tests and for retiring a cache."""
+        """Delete every Redis key of this namespace (its hash tags exactly: never another prefix's).
+        For tests and for retiring a cache."""
+        inner_length = len(self.prefix) + 1
         with self._errors("drop"):
+            client = self.client
             batch: list[bytes] = []
-            for name in self._client.scan_iter(match=self.prefix + ":*", count=1000):
+            for name in client.scan_iter(match="{" + self.prefix + "|*", count=1000):
+                tag = name[1:name.find(b"}")].decode("utf-8", "surrogatepass") if b"}" in name else ""
+                if tag[:inner_length] != self.prefix + "|" or "|" in tag[inner_length:]:
+                    continue  # another namespace whose prefix starts with this one and a '|'
                 batch.append(name)
                 if len(batch) >= _BATCH:
-                    self._client.delete(*batch)
+                    client.delete(*batch)
                     batch = []
             if batch:
-                self._client.delete(*batch)
+                client.delete(*batch)
+            client.publish("{" + self.prefix + "|near}", "")  # near caches: forget everything
+
+    def health(self) -> dict[str, Any]:
+        """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
+        return breaker_health(self.breaker)
 
     def close(self) -> None:
+        for client in (self._client, self._reader):
+            if client is None:
+                continue
+            try:
+                client.close()
+            except _DRIVER_ERRORS:
+                pass
+
+
+
+class _InvalidationFeed(ListeningFeed):
+    """The namespace's invalidation channel, as a near cache's feed (``stores/near.py``)."""
+
+    def __init__(self, store: RedisStore, channel: str, on_change: Any) -> None:
+        self._store, self._channel = store, channel
+        super().__init__(on_change)
+
+    def listen_once(self, ready: Any, changed: Any) -> None:
+        pubsub = self._store.client.pubsub()
         try:
-            self._client.close()
-        except redis.RedisError:
-            pass
+            pubsub.subscribe(self._channel)
+            while not self.closed.is_set():
+                message = pubsub.get_message(timeout=0.5)
+                if message is None:
+                    continue
+                if message["type"] == "subscribe":
+                    ready()
+                elif message["type"] == "message":
+                    data = message["data"]
+                    key = data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else str(data)
+                    changed(key or None)  # "" (drop): every key
+        finally:
+            try:
+                pubsub.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection
+                pass

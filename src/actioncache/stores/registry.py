@@ -53,6 +53,10 @@ _BACKENDS: dict[str, Backend] = {
     "firestore": Backend("actioncache.stores.firestore:FirestoreStore.from_url", "firestore", True),
     "redis": Backend("actioncache.stores.redis:RedisStore.from_url", "redis", True),
     "rediss": Backend("actioncache.stores.redis:RedisStore.from_url", "redis", True),
+    "valkey": Backend("actioncache.stores.redis:RedisStore.from_url", "redis", True),
+    "valkeys": Backend("actioncache.stores.redis:RedisStore.from_url", "redis", True),
+    **{f"{base}+{topology}": Backend("actioncache.stores.redis:RedisStore.from_url", "redis")
+       for base in ("redis", "rediss", "valkey", "valkeys") for topology in ("cluster", "sentinel")},
     "postgresql": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres", True),
     "postgres": Backend("actioncache.stores.postgres:PostgresStore.from_url", "postgres", True),
     "blob-sqlite": Backend("actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url", "s3|gcs|azure", True),

@@ -2,12 +2,12 @@
 
 TEA's parameters (``action``, ``args``, ``limiter``, ``rpm``/``rps``, ``timeout``) and response
 (``result``, ``_ratelimit_waited_ms``, ``_ratelimit_limiter``). The limiter lives in the agent's
-store, so every process on the same store shares it: a limit of N requests per window W is N
-lease slots named ``ratelimit:{limiter}:{i}``, each taken for W seconds by one request. A request
-takes any free slot; when none is free it waits (``on_limit: wait``, up to ``timeout`` seconds) or
-fails at once (``on_limit: fail``) with ``error_type: ratelimit_timeout``. Leases are the store's
-cross-process mutual exclusion (conformance-tested on every backend), so two processes never
-take one slot. Put ``cache.wrap`` outside ``ratelimit.wrap``: a hit never reaches the limiter.
+store, so every process on the same store shares it: a limit of N requests per window W allows at
+most N requests in any W seconds (a sliding log, ``stores/ratelimit.py``: one script call on Redis
+and Valkey, a log entry under the store's lease elsewhere). When the limit is reached a request
+waits until the oldest request leaves the window (``on_limit: wait``, up to ``timeout`` seconds)
+or fails at once (``on_limit: fail``) with ``error_type: ratelimit_timeout``. Put ``cache.wrap``
+outside ``ratelimit.wrap``: a hit never reaches the limiter.
 
 Limits may also come from ``settings.rate_limiters: {openai: {rpm: 60}}``. If the store fails,
 the action runs unlimited and the response says so in ``_ratelimit_error`` (a store failure never
@@ -17,11 +17,11 @@ fails the action).
 from __future__ import annotations
 
 import math
-import random
 import time
 from typing import Any, Mapping
 
 from ...actions import ActionTable, Engine
+from ...stores.ratelimit import take
 from ..errors import UnknownActionError
 from ..key_context import declare_key_context, key_context_of
 from ..trust import UntrustedRefusal
@@ -31,8 +31,8 @@ ON_LIMIT = ("wait", "fail")
 LEASE_PREFIX = "ratelimit:"
 # Longest single sleep while waiting for a slot: waiting processes re-check at least this often.
 MAX_POLL_S = 0.5
-# Most slots one limiter may have (a rate of 10,000 per second or per minute): a slot is a lease
-# row and taking one may try them all, so an unbounded rate (rpm: 1e8) would hang the run.
+# Most requests one limiter's window may hold (a rate of 10,000 per second or per minute): the
+# store keeps one time per request in the window.
 MAX_SLOTS = 10_000
 
 
@@ -57,30 +57,27 @@ def window(rpm: float | None, rps: float | None) -> tuple[int, float]:
 
 
 class SlotLimiter:
-    """N lease slots of W seconds in a store: ``take()`` returns True when a slot was free."""
+    """At most N requests in any W seconds in a store (``stores.ratelimit.take``): ``take()`` says
+    whether a request may go now."""
 
     def __init__(self, store: Any, name: str, slots: int, window_s: float) -> None:
-        self.store, self.slots, self.window_s = store, slots, window_s
-        self.names = [f"{LEASE_PREFIX}{name}:{i}" for i in range(slots)]
+        self.store, self.name, self.slots, self.window_s = store, name, slots, window_s
 
     def take(self) -> bool:
-        start = random.randrange(self.slots)  # processes start at different slots: fewer collisions
-        for i in range(self.slots):
-            if self.store.acquire_lease(self.names[(start + i) % self.slots], self.window_s) is not None:
-                return True
-        return False
+        return take(self.store, self.name, self.slots, self.window_s) == 0.0
 
     def wait(self, timeout_s: float | None, sleep: Any = time.sleep, clock: Any = time.monotonic) -> tuple[bool, float]:
         """(took a slot, seconds waited); ``timeout_s`` None waits as long as it takes."""
         started = clock()
-        poll = min(MAX_POLL_S, max(0.01, self.window_s / self.slots))
         while True:
-            if self.take():
+            retry_in = take(self.store, self.name, self.slots, self.window_s)
+            if retry_in == 0.0:
                 return True, clock() - started
             waited = clock() - started
-            if timeout_s is not None and waited + poll > timeout_s:
+            pause = min(MAX_POLL_S, max(0.001, retry_in))
+            if timeout_s is not None and waited + pause > timeout_s:
                 return False, waited
-            sleep(poll)
+            sleep(pause)
 
 
 def register_actions(registry: ActionTable, engine: Engine) -> None:

@@ -1,0 +1,148 @@
+"""The Redis store's URL grammar and clients: one Redis, a Redis Cluster, Sentinel, and Valkey.
+
+================================================  ==============================================
+``redis://[user:pass@]host:port/db``              one server (``rediss://``: TLS)
+``valkey://[user:pass@]host:port/db``             one Valkey server (``valkeys://``: TLS)
+``redis+cluster://[user:pass@]h1:p1,h2:p2,...``   a Redis Cluster from any of its nodes (seeds);
+                                                  ``rediss+cluster``, ``valkey+cluster``, ``valkeys+cluster``
+``redis+sentinel://[user:pass@]s1:p1,s2:p2/NAME/db``  the master Sentinel knows as NAME;
+                                                  ``rediss+sentinel``, ``valkey+sentinel``, ``valkeys+sentinel``
+================================================  ==============================================
+
+Valkey speaks Redis's protocol: its schemes use the same driver (redis-py) and the same store,
+and are tested against a real ``valkey-server``. The query holds the store's own options
+(``prefix``, ``retries``, the ``breaker_*`` options) and any redis-py connection option
+(``socket_timeout=0.5``, ``health_check_interval=30``...); ``sentinel_password`` is the
+Sentinels' own password when they have one.
+
+Timeouts (documented in docs/backends.md): ``socket_connect_timeout`` 0.25 s; the store's
+``read_timeout_s`` (the hit path's reads, 0.2 s: a cache read that takes longer is slower than
+running most actions again) and ``write_timeout_s`` (every other command, 2 s); a timeout is not
+retried (one quick retry covers a pooled connection that went stale when the server restarted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from ..errors import StoreURLError
+from .redaction import redact_secrets
+
+try:
+    import redis
+    from redis.backoff import ExponentialBackoff
+    from redis.retry import Retry
+except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
+    raise ImportError(f"the redis package is not installed ({exc})") from exc
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_READ_TIMEOUT_S", "DEFAULT_WRITE_TIMEOUT_S", "SCHEMES", "Target",
+           "make_client", "parse_target"]
+
+DEFAULT_CONNECT_TIMEOUT_S = 0.25
+DEFAULT_READ_TIMEOUT_S = 0.2
+DEFAULT_WRITE_TIMEOUT_S = 2.0
+
+# scheme -> (topology, TLS)
+SCHEMES: dict[str, tuple[str, bool]] = {}
+for _base in ("redis", "valkey"):
+    for _tls in (False, True):
+        _name = _base + ("s" if _tls else "")
+        SCHEMES[_name] = ("single", _tls)
+        SCHEMES[_name + "+cluster"] = ("cluster", _tls)
+        SCHEMES[_name + "+sentinel"] = ("sentinel", _tls)
+
+
+@dataclass
+class Target:
+    """What a URL names: the topology, the nodes (seeds or Sentinels), and the client's options."""
+
+    topology: str  # "single" | "cluster" | "sentinel"
+    client_url: str  # a redis:// (or rediss://) URL redis-py parses (single: the whole target)
+    nodes: list[tuple[str, int]] = field(default_factory=list)
+    service: str = ""  # sentinel: the master's name
+    options: dict[str, Any] = field(default_factory=dict)  # redis-py keywords parsed from the URL
+
+
+def _fail(shown: str, why: str) -> StoreURLError:
+    return StoreURLError(f"Redis URL {shown!r}: {why}")
+
+
+def _node(text: str, shown: str, secrets: tuple[str, ...]) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise _fail(shown, f"{redact_secrets(text, secrets)!r} is not host:port; list nodes as host:port,host:port")
+    return host.strip("[]"), int(port)
+
+
+def parse_target(url: str, shown: str, secrets: tuple[str, ...]) -> Target:
+    """The :class:`Target` of ``url`` (the store's options already removed from its query);
+    ``shown`` is the redacted URL for messages."""
+    parts = urlsplit(url)
+    topology, tls = SCHEMES.get(parts.scheme.lower(), ("", False))
+    if not topology:
+        raise _fail(shown, f"unknown scheme {parts.scheme!r}; use one of {', '.join(sorted(SCHEMES))}")
+    driver_scheme = "rediss" if tls else "redis"
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    if topology == "single":
+        return Target("single", urlunsplit(parts._replace(scheme=driver_scheme)))
+    if not hosts:
+        raise _fail(shown, "name at least one node: host:port[,host:port...]")
+    nodes = [_node(h, shown, secrets) for h in hosts.split(",") if h]
+    path = [unquote(p) for p in parts.path.split("/") if p]
+    service = ""
+    if topology == "sentinel":
+        if not path:
+            raise _fail(shown, "name the master after the Sentinels: redis+sentinel://host:port/MASTER_NAME/db")
+        service, path = path[0], path[1:]
+    if len(path) > 1 or (path and not (path[0].isascii() and path[0].isdigit())):
+        raise _fail(shown, "the path after the nodes names the database by number (/0)")
+    db = int(path[0]) if path else 0
+    if topology == "cluster" and db != 0:
+        raise _fail(shown, f"a Redis Cluster has only database 0, not {db}")
+    host, port = nodes[0]
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    # One node's URL, for redis-py's own parser of the query options, credentials and TLS.
+    client_url = urlunsplit((driver_scheme, (userinfo + "@" if userinfo else "") + where, f"/{db}", parts.query, ""))
+    try:
+        options = redis.connection.parse_url(client_url)
+    except ValueError as exc:
+        raise _fail(shown, redact_secrets(str(exc), secrets)) from None
+    for name in ("host", "port", "path"):
+        options.pop(name, None)
+    options.pop("connection_class", None)
+    if tls:
+        options["ssl"] = True
+    return Target(topology, client_url, nodes, service, options)
+
+
+def _retry(retries: int) -> Retry:
+    # Only a dropped connection is retried (a pooled connection gone stale when the server restarted):
+    # a timeout already cost a whole timeout, and the circuit breaker decides what follows.
+    return Retry(ExponentialBackoff(cap=0.1, base=0.01), int(retries), supported_errors=(redis.ConnectionError,))
+
+
+def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
+    """The redis-py client for ``target`` (nothing connects yet, except a cluster's first command)."""
+    options = dict(options)
+    options.setdefault("socket_connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)
+    options.setdefault("socket_timeout", DEFAULT_WRITE_TIMEOUT_S)
+    options.setdefault("retry", _retry(retries))
+    if target.topology == "single":
+        return redis.Redis.from_url(target.client_url, **options)
+    merged = {**target.options, **options}
+    if target.topology == "cluster":
+        from redis.cluster import ClusterNode, RedisCluster
+
+        merged.pop("db", None)
+        return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in target.nodes], **merged)
+    from redis.sentinel import Sentinel
+
+    sentinel_password = merged.pop("sentinel_password", None)
+    sentinel_kwargs = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
+    if sentinel_password:
+        sentinel_kwargs["password"] = sentinel_password
+    sentinel = Sentinel(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
+    return sentinel.master_for(target.service)
+
