@@ -75,35 +75,51 @@ def same_origin(a: str, b: str) -> bool:
     return (pa.scheme, pa.hostname, pa.port) == (pb.scheme, pb.hostname, pb.port)
 
 
-def body_fields(content_type: str | None, body: bytes | None) -> tuple[str, tuple[str, ...]]:
-    """The kind of a request body and the names of its fields (sorted, each once).
+@dataclass(frozen=True)
+class Body:
+    """The shape of a request body: its kind, its field names, and which of them were sent empty."""
 
-    Forms (urlencoded, multipart, ``text/plain``) give their field names, JSON objects their keys;
-    an empty body is ``"none"``, a body the browser did not hand over ``"unknown"``.
+    kind: str
+    fields: tuple[str, ...] = ()
+    empty: tuple[str, ...] = ()
+
+
+def _form(pairs: Iterable[tuple[str, Any]], kind: str) -> Body:
+    values: dict[str, bool] = {}
+    for name, value in pairs:
+        values[name] = values.get(name, False) or value not in ("", None)
+    return Body(kind, tuple(sorted(values)), tuple(sorted(n for n, filled in values.items() if not filled)))
+
+
+def body_fields(content_type: str | None, body: bytes | None) -> Body:
+    """The kind of a request body, the names of its fields (sorted, each once) and the empty ones.
+
+    Forms (urlencoded, ``text/plain``) give their field names, multipart bodies their part names, JSON
+    objects their keys; an empty body is ``"none"``, a body the browser did not hand over ``"unknown"``.
+    Only names and emptiness are kept, never a value.
     """
     if body is None:
-        return "unknown", ()
+        return Body("unknown")
     if not body:
-        return "none", ()
+        return Body("none")
     kind = (content_type or "").split(";", 1)[0].strip().lower()
     if kind == "application/x-www-form-urlencoded":
-        text = body.decode("utf-8", "replace")
-        return "form", tuple(sorted({name for name, _ in parse_qsl(text, keep_blank_values=True)}))
+        return _form(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True), "form")
     if kind == "multipart/form-data":
-        return "multipart", tuple(sorted({n.decode("utf-8", "replace") for n in _MULTIPART_NAME.findall(body)}))
+        return Body("multipart", tuple(sorted({n.decode("utf-8", "replace") for n in _MULTIPART_NAME.findall(body)})))
     if kind == "application/json" or kind.endswith("+json") or kind.startswith("text/"):
         try:
             data = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             data = None
         if isinstance(data, dict):
-            return "json", tuple(sorted(str(k) for k in data))
+            return _form(((str(k), v) for k, v in data.items()), "json")
         if data is not None:
-            return "json", ()
+            return Body("json")
         if kind == "text/plain":  # a form with enctype=text/plain: name=value lines
             lines = body.decode("utf-8", "replace").splitlines()
-            return "form", tuple(sorted({line.split("=", 1)[0] for line in lines if "=" in line}))
-    return "other", ()
+            return _form((tuple(line.split("=", 1)) for line in lines if "=" in line), "form")  # type: ignore[misc]
+    return Body("other")
 
 
 @dataclass(frozen=True)
@@ -115,6 +131,8 @@ class SentRequest:
     navigation: bool = False
     body: str = "none"
     fields: tuple[str, ...] = ()
+    #: Fields the recording sent empty: a replay may leave them out (a removed optional field).
+    empty: tuple[str, ...] = ()
     #: The status class of its response, when one came.
     status: str | None = None
     #: A navigation that went where the clicked element's link pointed.
@@ -122,16 +140,33 @@ class SentRequest:
 
     @property
     def shape(self) -> tuple[Any, ...]:
-        """What must be equal for a replayed request to be this one."""
+        """What tells two requests apart (fields included)."""
         if self.navigation and self.method in SAFE_METHODS:
             return ("navigate", TARGET if self.target else self.url)
         return (self.method, self.url, self.body, self.fields)
 
+    def admits(self, request: "SentRequest", target: str | None = None) -> bool:
+        """Whether ``request`` (about to be sent by a replay) is this recorded request.
+
+        Same method, URL pattern and body kind; its fields are this request's, except that it may
+        leave out one the recording sent empty. A navigation goes to the same pattern, or, when the
+        recorded one went where the clicked link pointed, where the replayed element's link points.
+        """
+        if self.navigation and self.method in SAFE_METHODS:
+            if not (request.navigation and request.method in SAFE_METHODS):
+                return False
+            return request.url == (target if self.target else self.url)
+        if (request.method, request.url, request.body) != (self.method, self.url, self.body):
+            return False
+        sent, recorded = set(request.fields), set(self.fields)
+        return sent <= recorded and recorded - set(self.empty) <= sent
+
     def describe(self) -> str:
         """A short text for messages: method and pattern, field names, never a value."""
-        fields = f" fields {', '.join(self.fields)}" if self.fields else ""
-        kind = "navigation to" if self.navigation else self.method
-        return f"{kind} {self.url}{fields}"
+        fields = f" with fields {', '.join(self.fields)}" if self.fields else ""
+        if self.navigation and self.method in SAFE_METHODS:
+            return f"a navigation to {self.url}"
+        return f"{self.method} {self.url}{fields}"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": self.method, "url": self.url}
@@ -141,6 +176,8 @@ class SentRequest:
             out["body"] = self.body
         if self.fields:
             out["fields"] = list(self.fields)
+        if self.empty:
+            out["empty"] = list(self.empty)
         if self.status is not None:
             out["status"] = self.status
         if self.target:
@@ -152,6 +189,7 @@ class SentRequest:
         return cls(method=str(data.get("method", "GET")).upper(), url=str(data.get("url", "")),
                    navigation=data.get("navigation") is True, body=str(data.get("body", "none")),
                    fields=tuple(str(f) for f in data.get("fields") or ()),
+                   empty=tuple(str(f) for f in data.get("empty") or ()),
                    status=data.get("status") if isinstance(data.get("status"), str) else None,
                    target=data.get("target") is True)
 
@@ -165,9 +203,9 @@ def describe_request(method: str, url: str, *, navigation: bool, content_type: s
         return SentRequest(method, navigation_pattern(url), navigation=True, status=status_class(status))
     if method in SAFE_METHODS:
         return None
-    kind, names = body_fields(content_type, body)
-    return SentRequest(method, request_pattern(url), navigation=navigation, body=kind, fields=names,
-                       status=status_class(status))
+    shape = body_fields(content_type, body)
+    return SentRequest(method, request_pattern(url), navigation=navigation, body=shape.kind, fields=shape.fields,
+                       empty=shape.empty, status=status_class(status))
 
 
 @dataclass

@@ -5,8 +5,9 @@ While a browser replay runs, every request the page is about to send is put to
 :mod:`actioncache.replay.browser`). Reads pass: ``GET``, ``HEAD`` and ``OPTIONS`` requests that are
 not navigations (images, scripts, a search's ``fetch``). Everything else must be one of the requests
 the recorded step sent (:class:`~actioncache.replay.effects.SentRequest`): a request with another
-method, URL pattern, body kind or set of field names, or a navigation of the page to another origin
-or path pattern, is aborted and the replay stops with ``unexpected_request``.
+method, URL pattern, body kind or set of field names (it may leave out a field the recording sent
+empty, as a form whose unused optional field was removed does, never add one), or a navigation of
+the page to another origin or path pattern, is aborted and the replay stops with ``unexpected_request``.
 
 A step may send what its own recorded step sent or what the step before it sent (a request the page
 fires a moment late lands in the next step's window, in the recording as in the replay). A
@@ -22,7 +23,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .effects import TARGET, SentRequest, StepEffects
+from .effects import SentRequest, StepEffects
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,7 @@ class RequestGuard:
             return Verdict(True)
         if any(rule.matches(method, url) for rule in self.allow):
             return Verdict(True)
-        wanted = request.shape
         for recorded in self.expected:
-            shape = recorded.shape
-            if recorded.target and shape == ("navigate", TARGET):
-                shape = ("navigate", self.target)
-            if shape == wanted:
+            if recorded.admits(request, self.target):
                 return Verdict(True, recorded)
         return Verdict(False, reason=f"the recording did not send {request.describe()} here")
