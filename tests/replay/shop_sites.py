@@ -58,6 +58,7 @@ class Variant:
     flags: frozenset[str] = frozenset()
     query: str = RECORDED_QUERY  # the search site's query in this run
     expect_item: str | None = None  # the product the cart must hold after a replay
+    reason: str | None = None  # the reason a fallback gives (the check that catches the change)
 
 
 def _v(site: str, name: str, change: str, expect: str, *flags: str, **kw: Any) -> Variant:
@@ -73,16 +74,16 @@ VARIANTS = [
     _v("login", "unused-field-removed", "the 'Remember me' box the plan never touched is gone", "replay",
        "no-remember"),
     _v("login", "same-origin-iframe", "the form moved into an iframe of the same origin", "replay", "iframe"),
-    _v("login", "captcha", "the server now answers 403 with a captcha", "fallback", "captcha"),
-    _v("login", "second-factor", "a correct login now leads to a one-time-code page", "fallback", "2fa"),
+    _v("login", "captcha", "the server now answers 403 with a captcha", "fallback", "captcha", reason="captcha_required"),
+    _v("login", "second-factor", "a correct login now leads to a one-time-code page", "fallback", "2fa", reason="outcome_changed"),
     _v("login", "beacon-delete", "the Log in button also sends a beacon to /account/delete", "fallback",
-       "beacon-delete"),
-    _v("login", "form-elsewhere", "the form now posts the credentials to /signin", "fallback", "form-elsewhere"),
+       "beacon-delete", reason="unexpected_request"),
+    _v("login", "form-elsewhere", "the form now posts the credentials to /signin", "fallback", "form-elsewhere", reason="destination_changed"),
     _v("login", "label-changed", "the user box's aria-labelledby text now reads 'Email address'", "fallback",
-       "label-email"),
-    _v("login", "used-field-removed", "the PIN box the plan types into is gone", "fallback", "no-pin"),
+       "label-email", reason="name_changed"),
+    _v("login", "used-field-removed", "the PIN box the plan types into is gone", "fallback", "no-pin", reason="element_missing"),
     _v("login", "cross-origin-iframe", "the form moved into an iframe of another origin", "fallback",
-       "foreign-iframe"),
+       "foreign-iframe", reason="element_missing"),
     # --- search to cart ----------------------------------------------------------------------------
     _v("search", "same", "the page as recorded, the recorded query", "replay", expect_item="clip-on-desk-lamp"),
     _v("search", "cosmetic", "new classes, styles and wrappers", "replay", "cosmetic",
@@ -97,11 +98,11 @@ VARIANTS = [
     _v("search", "closest-match", "another query, 'brass desk lamp', with a 'Brass Desk Lamp Shade' beside it",
        "replay", query="brass desk lamp", expect_item="brass-desk-lamp"),
     _v("search", "query-not-found", "'oak floor lamp' is sold out; the clip-on lamp is still listed", "fallback",
-       "no-oak", query="oak floor lamp"),
-    _v("search", "subscribe-on-add", "Add to cart now also posts to /api/subscribe", "fallback", "subscribe"),
-    _v("search", "basket-endpoint", "the add form now posts to /basket/add", "fallback", "basket"),
-    _v("search", "new-form-field", "the add form sends a new field (gift_wrap)", "fallback", "gift-wrap"),
-    _v("search", "captcha", "adding to the cart now answers 403 with a captcha", "fallback", "captcha"),
+       "no-oak", query="oak floor lamp", reason="intent_unresolved"),
+    _v("search", "subscribe-on-add", "Add to cart now also posts to /api/subscribe", "fallback", "subscribe", reason="unexpected_request"),
+    _v("search", "basket-endpoint", "the add form now posts to /basket/add", "fallback", "basket", reason="destination_changed"),
+    _v("search", "new-form-field", "the add form sends a new field (gift_wrap)", "fallback", "gift-wrap", reason="unexpected_request"),
+    _v("search", "captcha", "adding to the cart now answers 403 with a captcha", "fallback", "captcha", reason="captcha_required"),
     # --- two-step checkout -------------------------------------------------------------------------
     _v("checkout", "same", "the pages as recorded, another customer's data", "replay"),
     _v("checkout", "cosmetic", "new classes, styles and wrappers", "replay", "cosmetic"),
@@ -113,13 +114,13 @@ VARIANTS = [
     _v("checkout", "banner-and-toolbar", "cookie banner, Pay button moved into a toolbar", "replay", "banner",
        "pay-toolbar"),
     _v("checkout", "label-changed", "the contact box's aria-labelledby text now reads 'Phone'", "fallback",
-       "label-phone"),
-    _v("checkout", "used-field-removed", "the City box the plan types into is gone", "fallback", "no-city"),
-    _v("checkout", "payment-captcha", "paying now answers 403 with a captcha", "fallback", "captcha"),
+       "label-phone", reason="name_changed"),
+    _v("checkout", "used-field-removed", "the City box the plan types into is gone", "fallback", "no-city", reason="element_missing"),
+    _v("checkout", "payment-captcha", "paying now answers 403 with a captcha", "fallback", "captcha", reason="captcha_required"),
     _v("checkout", "pay-deletes-account", "the Pay button's onclick now posts to /account/delete", "fallback",
-       "pay-delete"),
-    _v("checkout", "address-refused", "the address step now answers 422 (not deliverable)", "fallback", "422"),
-    _v("checkout", "address-elsewhere", "the address form posts to another origin", "fallback", "foreign-form"),
+       "pay-delete", reason="unexpected_request"),
+    _v("checkout", "address-refused", "the address step now answers 422 (not deliverable)", "fallback", "422", reason="outcome_changed"),
+    _v("checkout", "address-elsewhere", "the address form posts to another origin", "fallback", "foreign-form", reason="destination_changed"),
 ]
 
 
@@ -538,6 +539,7 @@ class Decision:
     harm: str | None
     done: bool
     blocked: list[str]
+    db: Path  # the plan store the replay used (to read the plan's trust afterwards)
 
     def line(self) -> str:
         return (f"{self.variant.site:<9} {self.variant.name:<24} expect {self.variant.expect:<8} -> "
@@ -604,7 +606,8 @@ def replay_variant(browser: Any, shop: Shop, base_db: Path, folder: Path, varian
         verdict = "right" if outcome.finished and done else "missed"
     else:
         verdict = "right" if not outcome.finished else "replayed"
-    return Decision(variant, verdict, outcome.finished, outcome.reason, outcome.message, harm, done, outcome.blocked)
+    blocked = list(getattr(outcome, "blocked", []))  # (a version of replay without the guard has none)
+    return Decision(variant, verdict, outcome.finished, outcome.reason, outcome.message, harm, done, blocked, db)
 
 
 def record_all(browser: Any, shop: Shop, folder: Path) -> dict[str, Path]:

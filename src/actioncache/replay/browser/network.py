@@ -68,8 +68,8 @@ class NetworkLog:
     step: int | None = None
     page_url: str | None = None
     seen: list[Seen] = field(default_factory=list)
-    step_started: float = field(default_factory=time.monotonic)
-    last_activity: float = field(default_factory=time.monotonic)
+    step_started: float = field(default_factory=lambda: time.monotonic())
+    last_activity: float = field(default_factory=lambda: time.monotonic())
     #: The route handler a driver installed for the guard (to remove that one handler, not the user's).
     route_handler: Any = None
     _by_request: dict[int, Seen] = field(default_factory=dict)
