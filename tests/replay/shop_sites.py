@@ -78,6 +78,8 @@ VARIANTS = [
     _v("login", "second-factor", "a correct login now leads to a one-time-code page", "fallback", "2fa", reason="outcome_changed"),
     _v("login", "beacon-delete", "the Log in button also sends a beacon to /account/delete", "fallback",
        "beacon-delete", reason="unexpected_request"),
+    _v("login", "popup-delete", "the Log in button also submits a form to /account/delete in a new window",
+       "fallback", "popup-delete", reason="unexpected_request"),
     _v("login", "form-elsewhere", "the form now posts the credentials to /signin", "fallback", "form-elsewhere", reason="destination_changed"),
     _v("login", "label-changed", "the user box's aria-labelledby text now reads 'Email address'", "fallback",
        "label-email", reason="name_changed"),
@@ -274,6 +276,10 @@ def _login_form(shop: Shop, *, target: str = "") -> str:
     label = "Email address" if shop.flag("label-email") else "User name"
     action = "/signin" if shop.flag("form-elsewhere") else "/login"
     beacon = ' onclick="navigator.sendBeacon(\'/account/delete\', \'x\')"' if shop.flag("beacon-delete") else ""
+    if shop.flag("popup-delete"):
+        beacon = ' onclick="document.getElementById(\'bye\').submit()"'
+    popup = ('<form id="bye" method="post" action="/account/delete" target="_blank"><input type="hidden" name="all" '
+             'value="1"></form>') if shop.flag("popup-delete") else ""
     user = (f'<p class="{_cls(shop, "row")}"><span id="{i("user-label")}">{label}</span> '
             f'<input id="{i("user")}" name="user" autocomplete="username" aria-labelledby="{i("user-label")}"></p>')
     password = (f'<p class="{_cls(shop, "row")}"><label for="{i("pw")}">Password</label> '
@@ -286,7 +292,7 @@ def _login_form(shop: Shop, *, target: str = "") -> str:
                 '<p><label><input type="checkbox" name="remember" value="1"> Remember me</label></p>')
     fields = password + user if shop.flag("moved") else user + password
     return (f'<form method="post" action="{action}" id="{i("login-form")}"{target}>{fields}{pin}{remember}'
-            f'<button type="submit" class="{_cls(shop, "btn")}"{beacon}>Log in</button></form>')
+            f'<button type="submit" class="{_cls(shop, "btn")}"{beacon}>Log in</button></form>{popup}')
 
 
 def _login(shop: Shop, query: dict[str, str], handler: _Handler) -> str:

@@ -1,7 +1,7 @@
 """Every changed version of the three local sites, replayed in Chromium and judged on the server (issue 29).
 
 tests/replay/shop_sites.py serves a login, a search-to-cart and a two-step checkout site, records
-each task once on the original, and replays it on 38 changed versions: cosmetic changes, renamed
+each task once on the original, and replays it on 39 changed versions: cosmetic changes, renamed
 ids, moved elements, removed fields, another query or customer (these must replay and do the task),
 and harmful or silent changes (these must fall back with the reason that names the change, with no
 request the server must not receive). The decision is read from the server's own log.

@@ -45,6 +45,18 @@ def in_frame(action: Action) -> bool:
     return bool((action.element or {}).get("frame"))
 
 
+def request_page(request: Any) -> Any:
+    """The page a request belongs to, ``None`` when it has none (a service worker's)."""
+    try:
+        return request.frame.page
+    except Exception:  # noqa: BLE001
+        return None
+
+
+#: How many windows deep a popup of a popup is still guarded.
+POPUP_DEPTH = 4
+
+
 def guard_route(network: NetworkLog, request: Any) -> bool:
     """The route handler's decision: let ``request`` through? A guard that fails refuses (fails closed)."""
     try:

@@ -12,7 +12,8 @@ from ..intents import Resolver
 from ..models import Action, Page
 from ..plan_cache import PlanCache
 from ..validation import PersonalizeHook
-from .actuate import NAVIGATION_RETRIES, ROUTE_ALL, execute_args, guard_route, in_frame, select_args
+from .actuate import (NAVIGATION_RETRIES, POPUP_DEPTH, ROUTE_ALL, execute_args, guard_route, in_frame,
+                      request_page, select_args)
 from .recorder import RecorderBase
 from .snapshot import ELEMENT_AT_JS, INDEX_OF_JS, SNAPSHOT_JS, page_from_snapshot, snapshot_arguments
 from .steps import (QUIET_S, WAIT_S, OUTCOME_JS, Execute, Guard, Locate, Outcome, Perform, ReplayOutcome, Settle,
@@ -86,9 +87,15 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
         if request.on:
             request.network.attach(page)
             request.network.route_handler = _route_handler(request)
+            request.network.popup_handler = _popup_handler(request, page)
             await page.route(ROUTE_ALL, request.network.route_handler)
+            await page.context.route(ROUTE_ALL, request.network.popup_handler)
         else:
-            await page.unroute(ROUTE_ALL, request.network.route_handler)
+            try:
+                await page.unroute(ROUTE_ALL, request.network.route_handler)
+                await page.context.unroute(ROUTE_ALL, request.network.popup_handler)
+            except Exception:  # noqa: BLE001 - a closed page or context has no routes left
+                pass
             request.network.detach()
         return None
     raise TypeError(f"unknown request {request!r}")
@@ -100,6 +107,22 @@ def _route_handler(request: Guard) -> Any:
             await route.fallback()
         else:
             await route.abort("blockedbyclient")
+    return handle
+
+
+def _popup_handler(request: Guard, page: Any) -> Any:
+    """The context's route: a window the replayed page opened is held to the same guard (a window's
+    first load has no frame to say who opened it: while a replay runs, it is held to the guard too)."""
+    async def handle(route: Any, outgoing: Any) -> None:
+        owner, ours = request_page(outgoing), False
+        if owner is None:
+            ours = outgoing.is_navigation_request()  # a window's first load, before its frame exists
+        for _ in range(POPUP_DEPTH):
+            owner = await owner.opener() if owner is not None and owner is not page else None
+            ours = ours or owner is page
+        if ours and not guard_route(request.network, outgoing):
+            return await route.abort("blockedbyclient")
+        await route.fallback()
     return handle
 
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from ..effects import SentRequest, describe_request, same_origin, status_class, unique
+from ..effects import SAFE_METHODS, SentRequest, describe_request, same_origin, status_class, unique
 from ..guard import RequestGuard
 
 #: Requests that may stay open for the page's whole life: they never make a step "busy".
@@ -45,18 +45,19 @@ class Seen:
 
 def request_facts(request: Any) -> dict[str, Any]:
     """What a Playwright request says about itself (its frame may be gone: a service worker's)."""
+    navigation = bool(request.is_navigation_request())
     try:
         frame = request.frame
         main_frame = frame.parent_frame is None
-    except Exception:  # noqa: BLE001 - a service worker's request has no frame
-        main_frame = False
+    except Exception:  # noqa: BLE001 - no frame yet: a new window's first load (or a service worker's request)
+        main_frame = navigation
     try:
         body = request.post_data_buffer
     except Exception:  # noqa: BLE001 - a body the browser did not hand over
         body = None
     headers = request.headers or {}
     return {"method": str(request.method).upper(), "url": str(request.url), "main_frame": main_frame,
-            "navigation": bool(request.is_navigation_request()), "resource_type": str(request.resource_type),
+            "navigation": navigation, "resource_type": str(request.resource_type),
             "content_type": headers.get("content-type"), "body": body}
 
 
@@ -72,6 +73,7 @@ class NetworkLog:
     last_activity: float = field(default_factory=lambda: time.monotonic())
     #: The route handler a driver installed for the guard (to remove that one handler, not the user's).
     route_handler: Any = None
+    popup_handler: Any = None
     _by_request: dict[int, Seen] = field(default_factory=dict)
     _page: Any = None
     _handlers: list[tuple[str, Callable[[Any], None]]] = field(default_factory=list)
@@ -145,9 +147,9 @@ class NetworkLog:
         facts = request_facts(request)
         sent = describe_request(facts["method"], facts["url"], navigation=facts["navigation"],
                                 content_type=facts["content_type"], body=facts["body"])
-        if sent is not None and sent.navigation and not facts["main_frame"] and not (
+        if sent is not None and sent.navigation and sent.method in SAFE_METHODS and not facts["main_frame"] and not (
                 self.page_url and same_origin(facts["url"], self.page_url)):
-            sent = None  # a frame of another origin loading: a read, like an image
+            sent = None  # a frame of another origin loading a page: a read, like an image
         seen = Seen(facts["method"], facts["url"], self.step, facts["navigation"], facts["main_frame"],
                     facts["resource_type"], sent, request=request)
         self._by_request[id(request)] = seen

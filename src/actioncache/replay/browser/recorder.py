@@ -48,8 +48,7 @@ class RecorderBase:
         self.infer_intents = infer_intents
         self.actions: list[Action] = []
         self.start_url: str | None = None
-        self.network = NetworkLog()
-        self.network.attach(page)
+        self.network = NetworkLog()  # listens to the page from the first action until save() or close()
         #: Where each element action's link pointed (its navigation pattern), by action index.
         self._targets: dict[int, str] = {}
         #: The queries typed so far: (action index, text, the page they were typed on).
@@ -87,7 +86,7 @@ class RecorderBase:
             self._targets[position] = link
         self.network.begin_step(position)
         yield Perform(kind, target, value)
-        yield from settle(self.network)
+        yield from settle(self.network, action.action_type, slack=2.0)
         state = yield Outcome()
         url = str(state.get("url") or page.url)
         led = TARGET if link is not None and navigation_pattern(url) == link else url_pattern(url)
@@ -129,6 +128,10 @@ class RecorderBase:
                     and r.url == link else r for r in self.network.sent(position)]
             action.effects = {**action.effects, "sent": [r.to_dict() for r in sent]}
         return self.actions
+
+    def close(self) -> None:
+        """Stop listening to the page's requests (``save`` does it too)."""
+        self.network.detach()
 
     def save(self, plans: PlanCache, goal: str, *, completed: bool = True, url: str | None = None) -> str | None:
         """Record this run in ``plans`` under ``(url or start_url, goal)``; returns the plan id.

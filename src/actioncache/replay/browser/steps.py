@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Generator, Iterable, Mapping
 
-from ..effects import StepEffects, link_target
+from ..effects import SAFE_METHODS, StepEffects, link_target
 from ..guard import RequestGuard
 from ..intents import Resolver
 from ..models import Action, ActionType, Page
@@ -87,8 +87,11 @@ POLL_S = 0.1
 #: (no DOM change, no request in flight) for the replay to stop looking before that.
 WAIT_S = 2.0
 QUIET_S = 0.5
-#: After an action: no request in flight and none started for SETTLE_QUIET_S, or SETTLE_MAX_S passed.
+#: After an action: no request in flight and none started for SETTLE_QUIET_S (a click, which may start
+#: a navigation or a request a moment later) or TYPING_QUIET_S (typing or choosing, which rarely
+#: does), or SETTLE_MAX_S passed.
 SETTLE_QUIET_S = 0.15
+TYPING_QUIET_S = 0.05
 SETTLE_MAX_S = 5.0
 
 #: Where the page is after a step, whether it shows a captcha, and whether a service worker
@@ -109,12 +112,16 @@ OUTCOME_JS = r"""
 """
 
 
-def settle(network: NetworkLog) -> Step:
-    """Let the last action finish: the navigation it started loads, its requests are answered."""
+def settle(network: NetworkLog, kind: str = ActionType.CLICK, slack: float = 1.0) -> Step:
+    """Let the last action finish: the navigation it started loads, its requests are answered.
+
+    ``slack`` stretches the quiet time (the recorder takes twice as long: what it sees is kept).
+    """
     yield Settle()
+    quiet = (SETTLE_QUIET_S if kind.lower() == ActionType.CLICK else TYPING_QUIET_S) * slack
     deadline = time.monotonic() + SETTLE_MAX_S
-    while time.monotonic() < deadline and not network.quiet_for(SETTLE_QUIET_S):
-        yield Sleep(0.05)
+    while time.monotonic() < deadline and not network.quiet_for(quiet):
+        yield Sleep(0.025)
 
 
 # --- replaying ----------------------------------------------------------------------------------
@@ -249,7 +256,11 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
         network.guard.expect(effects, previous, target)
     try:
         yield from _execute(action, max_wait_action_s)
-        yield from settle(network)
+        yield from settle(network, kind)
+        deadline = time.monotonic() + SETTLE_MAX_S
+        while effects is not None and _pending(effects, network, step) and time.monotonic() < deadline:
+            yield from settle(network, kind)  # a slow page has not yet done what the recorded step did
+            yield Sleep(0.05)
     except Exception as exc:  # noqa: BLE001 - any browser error: stop and say why
         return ReplayFallback(FallbackReason.EXECUTION_ERROR,
                               f"action {position} ({action.action_type}) failed in the browser: "
@@ -261,6 +272,14 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
     observed = ObservedOutcome(url=str(state.get("url") or page.url), captcha=bool(state.get("captcha")),
                                status=network.document_status(step), answered=network.answered(step))
     return check_outcome(effects, observed, step=position, target=target)
+
+
+def _pending(effects: StepEffects, network: NetworkLog, step: int) -> bool:
+    """Whether the step has not yet started what the recorded step did: load a document, send a request."""
+    if effects.status is not None and network.document_status(step) is None:
+        return True
+    sends = any(r.method not in SAFE_METHODS for r in effects.sent)
+    return sends and not any(s.sent is not None and s.sent.method not in SAFE_METHODS for s in network.in_step(step))
 
 
 def _wait_until_ready(run: ReplayRun, network: NetworkLog, wait_s: float, quiet_s: float) -> Step:
