@@ -217,7 +217,7 @@ LLM_SYSTEM_PROMPT = (
 
 
 def llm_resolver(call: Callable[..., Any], **options: Any) -> Resolver:
-    """A resolver that sends the intention and the candidates to a chat model (the seed's small LLM).
+    """A resolver that sends the intention and the candidates to a chat model (a small LLM will do).
 
     ``call(messages=[...], **options)`` is any chat-completion callable (the YAML runtime's
     ``llm.call``, or a wrapper around an SDK client); its reply (a string, or a dict with
