@@ -8,7 +8,8 @@ on a changed version and checks, on the server's log, that nothing it must not r
 * "Email" relabelled "Phone" through aria-labelledby: nothing is typed or sent;
 * another user's query: the result that query names is added, never the recorded one;
 * "Show password" and a PIN: no typed secret in any stored byte (database and WAL);
-* same-origin iframes are replayed; a target in a cross-origin iframe is refused when recording.
+* same-origin iframes are replayed; a target in a cross-origin iframe is refused when recording;
+* a page a service worker controls (whose requests the guard cannot see) is refused.
 """
 
 from __future__ import annotations
@@ -130,3 +131,68 @@ def test_a_target_in_an_iframe_of_another_origin_is_refused_when_recording(recor
         rec.fill(page.frame_locator("iframe").locator("[name=user]"), "alice")
     assert rec.actions == []
     context.close()
+
+
+SW_PAGE = """<!doctype html><form method=post action=/save><input name=note aria-label=Note>
+<button>Save</button></form><script>navigator.serviceWorker.register('/sw.js')</script>"""
+SW_SCRIPT = "self.addEventListener('install', () => self.skipWaiting());\n" \
+            "self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));\n" \
+            "self.addEventListener('fetch', () => {});"
+
+
+def test_a_page_a_service_worker_controls_is_refused(recorded, tmp_path):
+    """A service worker's own requests bypass Playwright's routing: the replay refuses instead of trusting it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from actioncache.replay import Action, page_from_html
+    from actioncache.replay.browser import replay_plan
+
+    posts = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body, kind = (SW_SCRIPT, "text/javascript") if self.path == "/sw.js" else (SW_PAGE, "text/html")
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self):
+            posts.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/"
+    _, browser, _, _ = recorded
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    note, save = page_from_html(SW_PAGE).elements
+    plans.record((url, "save a note"), [Action.for_element("input_text", note, text="hi"),
+                                        Action.for_element("click", save), Action("complete")], completed=True)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_function("() => !!navigator.serviceWorker.controller", timeout=10_000)
+        outcome = replay_plan(plans, page, "save a note")
+        assert outcome.reason == FallbackReason.UNGUARDED_PAGE and outcome.served == 0
+        assert "service_workers='block'" in outcome.message and posts == []
+        blocked = browser.new_context(service_workers="block")
+        page = blocked.new_page()
+        page.goto(url)
+        # A plan built from HTML text has no recorded requests: in a browser, its form post is not let through.
+        assert replay_plan(plans, page, "save a note").reason == FallbackReason.UNEXPECTED_REQUEST
+        assert posts == []
+        blocked.close()
+    finally:
+        context.close()
+        plans.store.close()
+        server.shutdown()
+        server.server_close()

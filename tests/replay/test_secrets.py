@@ -170,6 +170,10 @@ def _typed_into(html: str, text: str = "typed-value-1234") -> Action:
     "<input name=pass_code>",
     "<input name=c autocomplete='section-pay cc-csc'>",
     "<input name=w autocomplete='username webauthn'>",
+    "<input name=otp1 maxlength=1>",  # one box of six
+    "<input name=card_number>",
+    "<label for=n>Credit card</label><input id=n name=n>",
+    "<input name=ccnum>",
 ])
 def test_fields_that_look_like_codes_are_secret(html):
     assert secret_name(_typed_into(html)) is not None

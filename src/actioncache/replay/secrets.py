@@ -14,10 +14,10 @@ A field is secret when
   field's history (``Element.was_password``);
 * its ``autocomplete`` names a credential, one-time code or payment card field
   (:data:`SECRET_AUTOCOMPLETE`);
-* it looks like a one-time code or card code by its name, id, label, accessible name, placeholder
-  or title (``otp``, ``cvc``/``cvv``/``csc``, ``passcode``, "security code", "verification code",
-  "one-time code", ``2fa``...), or like a PIN when it takes digits (``inputmode=numeric``,
-  ``type=number``/``tel`` or a digits ``pattern``) and says ``pin``.
+* it looks like a one-time code, a card number or a card code by its name, id, label, accessible
+  name, placeholder or title (``otp``, ``cvc``/``cvv``/``csc``, ``passcode``, "security code",
+  "verification code", "one-time code", ``2fa``, "card number", ``ccnum``...), or like a PIN when it
+  takes digits (``inputmode=numeric``, ``type=number``/``tel`` or a digits ``pattern``) and says ``pin``.
 
 Besides, :func:`scrub` takes every stored string of a plan and writes ``[secret]`` wherever a secret
 typed in the recording (4 characters or more) appears: a page that echoes it into a label, a link or
@@ -36,14 +36,15 @@ from .models import Action, ActionType
 SECRET_AUTOCOMPLETE = frozenset({"current-password", "new-password", "one-time-code", "cc-number", "cc-csc",
                                  "cc-exp", "cc-exp-month", "cc-exp-year", "webauthn"})
 #: Words that make a field a one-time or card code whatever it takes.
-_CODE_WORDS = re.compile(r"\b(?:otp|totp|hotp|cvv2?|cvc2?|csc|passcode|pass code|one ?time (?:code|password|pin)"
-                         r"|security code|verification code|auth(?:entication)? code|2fa|mfa)\b", re.IGNORECASE)
+_CODE_WORDS = re.compile(r"\b(?:otp|totp|hotp|cvv|cvc|csc|passcode|pass code|one ?time (?:code|password|pin)"
+                         r"|security code|verification code|auth(?:entication)? code|2fa|mfa"
+                         r"|card ?number|cc ?num(?:ber)?|credit card(?: number)?)\b", re.IGNORECASE)
 #: Words that make a field a PIN when it takes digits.
 _PIN_WORDS = re.compile(r"\bpin\b", re.IGNORECASE)
 _NUMERIC_MODES = frozenset({"numeric", "decimal"})
 _NUMERIC_TYPES = frozenset({"number", "tel"})
 _DIGITS_PATTERN = re.compile(r"^(?:\\d|\[0-9\])(?:[*+]|\{\d+(?:,\d*)?\})?$")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 #: Where a field says what it is.
 _DESCRIBING = ("name", "id", "autocomplete", "aria-label", "placeholder", "label", "title")
 #: Secrets shorter than this are not searched for in other text (a 3-digit code would match everywhere).
@@ -62,7 +63,7 @@ def _matches(value: str, names: Iterable[str]) -> bool:
 
 
 def _words(value: str) -> str:
-    """``card_cvc``, ``cardCvc`` and ``card-cvc`` read as ``card cvc``."""
+    """``card_cvc``, ``cardCvc`` and ``card-cvc`` read as ``card cvc``; ``otp1`` as ``otp 1``."""
     return re.sub(r"[_\-.:\[\]]+", " ", _CAMEL.sub(" ", value))
 
 

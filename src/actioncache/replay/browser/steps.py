@@ -199,9 +199,7 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
     network.page_url = page.url
     state = yield Outcome()
     if state.get("controlled"):
-        run.stop(FallbackReason.UNGUARDED_PAGE, "a service worker controls this page, so its requests would not "
-                                                "pass the request guard; open the browser context with "
-                                                "service_workers='block' to replay here")
+        run.stop(FallbackReason.UNGUARDED_PAGE, _UNGUARDED)
         return
     yield Guard(network)
     previous: StepEffects | None = None
@@ -228,6 +226,10 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
             run.stop(late.reason, late.message)  # a request fired after the last step settled
     finally:
         yield Guard(network, on=False)
+
+
+_UNGUARDED = ("a service worker controls this page, so its requests would not pass the request guard; open "
+              "the browser context with service_workers='block' to replay here")
 
 
 def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
@@ -269,6 +271,8 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
     if stop is not None or effects is None:
         return stop
     state = yield Outcome()
+    if state.get("controlled"):  # the step led to a page a service worker controls: nothing more is guarded
+        return ReplayFallback(FallbackReason.UNGUARDED_PAGE, f"action {position}: {_UNGUARDED}")
     observed = ObservedOutcome(url=str(state.get("url") or page.url), captcha=bool(state.get("captcha")),
                                status=network.document_status(step), answered=network.answered(step))
     return check_outcome(effects, observed, step=position, target=target)
