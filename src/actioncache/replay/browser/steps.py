@@ -212,10 +212,13 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
             if actions is None:
                 break
             for action in actions:
-                steps += 1
-                stop = yield from _step(action, page, network, previous, steps, run.served - 1, max_wait_action_s)
-                if stop is None or stop.reason != FallbackReason.EXECUTION_ERROR:
-                    outcome.executed.append(action)
+                # A late request of the step before was refused: do not go on to this one.
+                stop = _unexpected(network, run.served - 1)
+                if stop is None:
+                    steps += 1
+                    stop = yield from _step(action, page, network, previous, steps, run.served - 1, max_wait_action_s)
+                    if stop is None or stop.reason != FallbackReason.EXECUTION_ERROR:
+                        outcome.executed.append(action)
                 if stop is not None:
                     run.stop(stop.reason, stop.message)
                     break
@@ -244,9 +247,6 @@ def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
 def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects | None, step: int,
           position: int, max_wait_action_s: float) -> Step:
     """Do one served action under the guard; the fallback that stops the replay after it, or ``None``."""
-    stop = _unexpected(network, position)
-    if stop is not None:
-        return stop  # a late request of the step before was refused: do not go on
     kind = action.action_type.lower()
     if kind not in ActionType.TARGETED:
         yield from _execute(action, max_wait_action_s)
