@@ -1,8 +1,9 @@
 """Plan replay: what replaying a recorded plan saves over planning it afresh, and what validation costs.
 
-    python bench/bench_replay.py            # 5 rounds (~2 minutes)
+    python bench/bench_replay.py            # 5 rounds, and the 39 changed site versions (~6 minutes)
     python bench/bench_replay.py --quick    # 2 rounds
     python bench/bench_replay.py --llm-s 1.5
+    python bench/bench_replay.py --variants-only   # only part 3: the decisions on the changed versions
 
 Part 1, in a real browser (Debian's chromium through Playwright, a form served on loopback): one
 task of 10 steps (9 text fields and a checkbox... then Submit: 10 element actions, plus complete).
@@ -16,6 +17,12 @@ task of 10 steps (9 text fields and a checkbox... then Submit: 10 element action
   validation by fingerprint, rebinding, then the Playwright action.
 * ``floor``: the same 10 actions done directly with Playwright locators, no snapshot, no
   validation: the cost of the browser work itself.
+* ``record``: the same run through ``PageRecorder`` without the planner's sleeps: a snapshot and a
+  fingerprint per action, then the step left to settle (its navigation loaded, no request in flight
+  for 0.15 s) and its effects kept (the requests it sent, where it led).
+* ``fallback``: ``replay_plan`` on a version of the form whose fields are gone: the time until it
+  gives up (``element_missing``) with the defaults (look for 2 s at most, stop once the page has been
+  still for 0.5 s), beside the former fixed 5 s wait (``wait_s=5, quiet_s=5``).
 
 Part 2, validation at scale: a generated page of 10,000 interactive elements (links, buttons,
 labelled inputs in lists and tables) and a 10-step plan over elements spread through it.
@@ -28,6 +35,11 @@ labelled inputs in lists and tables) and a 10-step plan over elements spread thr
 * ``snapshot 10k (chromium)``: ``snapshot_page`` of the same page loaded in Chromium, and ``one
   browser step``: snapshot + index + validation of one action, what ``replay_plan`` pays per action.
 
+Part 3, decisions: tests/replay/shop_sites.py's three local sites (login, search to cart, two-step
+checkout), each recorded once, replayed on 39 changed versions; each decision judged from the
+server's log: right, harmful, silent or missed (a version that should replay fell back). The
+versions were written with the rules they test: tuning data, not a held-out measure.
+
 Rounds are interleaved and medians reported (minimum beside); the machine is shared, so ratios in one
 run matter, absolute numbers less. Writes bench/results/replay.md.
 """
@@ -35,7 +47,7 @@ run matter, absolute numbers less. Writes bench/results/replay.md.
 from __future__ import annotations
 
 import argparse
-
+import os
 import platform
 import statistics
 import sys
@@ -50,6 +62,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests" / "replay"))  # shop_sites: the three local sites and their versions
 
 from actioncache import open_store  # noqa: E402
 from actioncache.replay import Action, Page, PlanCache, element_fingerprint, page_from_html  # noqa: E402
@@ -144,6 +157,13 @@ def fresh_run(page, base: str, llm_s: float, recorder=None) -> None:
             act.click("button[type=submit]")
     if recorder is not None:
         recorder.complete()
+    else:
+        act.close()
+
+
+def missing_page() -> str:
+    """The form after a redesign: none of the recorded fields is there any more."""
+    return "<!doctype html><title>Delivery</title><p>We moved: <a href='/new-form'>the new form</a></p>"
 
 
 def floor_run(page, base: str) -> None:
@@ -160,8 +180,9 @@ def bench_browser(rounds: int, llm_s: float, big_html: str) -> tuple[dict[str, l
 
     from actioncache.replay.browser import PageRecorder, chromium_launch_options, replay_plan, snapshot_page
 
-    server = _Server({"/form": form_page(), "/big": big_html})
-    times: dict[str, list[float]] = {"fresh": [], "replay": [], "floor": []}
+    server = _Server({"/form": form_page(), "/big": big_html, "/gone": missing_page()})
+    times: dict[str, list[float]] = {"fresh": [], "replay": [], "floor": [], "record": [], "fallback": [],
+                                     "fallback_5s": []}
     big: dict[str, list[float]] = {"snapshot": [], "step": []}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         browser = p.chromium.launch(**chromium_launch_options())
@@ -189,6 +210,22 @@ def bench_browser(rounds: int, llm_s: float, big_html: str) -> tuple[dict[str, l
             floor_run(page, server.url)
             times["floor"].append(time.perf_counter() - started)
 
+            recording = PageRecorder(page)
+            started = time.perf_counter()
+            fresh_run(page, server.url, 0.0, recording)
+            times["record"].append(time.perf_counter() - started)
+            recording.close()
+
+            for key, options in (("fallback", {}), ("fallback_5s", {"wait_s": 5.0, "quiet_s": 5.0})):
+                # Each fallback lowers the plan's trust: measure on a fresh copy, so the plan is never dropped.
+                fallback_plans = PlanCache(open_store("memory://"))
+                fallback_plans.record((server.url + "/form", GOAL), recorder.actions, completed=True)
+                page.goto(server.url + "/gone")
+                started = time.perf_counter()
+                outcome = replay_plan(fallback_plans, page, GOAL, url=server.url + "/form", **options)
+                times[key].append(time.perf_counter() - started)
+                assert outcome.reason == "element_missing" and outcome.served == 0, outcome.to_dict()
+
         page.goto(server.url + "/big")
         fingerprint = element_fingerprint(page_from_html(big_html).elements[7777])
         for _ in range(max(3, rounds)):
@@ -202,6 +239,40 @@ def bench_browser(rounds: int, llm_s: float, big_html: str) -> tuple[dict[str, l
         browser.close()
     server.httpd.shutdown()
     return times, big
+
+
+# --- part 3: decisions on changed versions of three sites ---------------------------------------
+
+def bench_variants() -> list:
+    from playwright.sync_api import sync_playwright
+    from shop_sites import VARIANTS, Shop, record_all, replay_variant
+
+    from actioncache.replay.browser import chromium_launch_options
+
+    decisions = []
+    with tempfile.TemporaryDirectory() as tmp, Shop() as shop, sync_playwright() as p:
+        browser = p.chromium.launch(**chromium_launch_options())
+        databases = record_all(browser, shop, Path(tmp))
+        for i, variant in enumerate(VARIANTS, 1):
+            progress(f"version {i}/{len(VARIANTS)}: {variant.site} {variant.name}")
+            decisions.append(replay_variant(browser, shop, databases[variant.site], Path(tmp), variant))
+        browser.close()
+    return decisions
+
+
+def variant_lines(decisions: list) -> list[str]:
+    from shop_sites import tally
+
+    counts = tally(decisions)
+    lines = ["## Decisions on 39 changed versions of three local sites", "",
+             "Recorded once per site on the original, replayed on each version in a fresh context; judged from "
+             "the server's log. " + ", ".join(f"**{k}: {v}**" for k, v in counts.items()) + f" of {len(decisions)}.",
+             "", "| site | version | change | expected | decision | verdict |", "|---|---|---|---|---|---|"]
+    for d in decisions:
+        decision = "finished" if d.finished else f"fell back: `{d.reason}`"
+        lines.append(f"| {d.variant.site} | {d.variant.name} | {d.variant.change} | {d.variant.expect} | "
+                     f"{decision} | {d.verdict}{' (' + d.harm + ')' if d.harm else ''} |")
+    return lines + [""]
 
 
 # --- part 2: validation at scale ----------------------------------------------------------------
@@ -257,16 +328,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--llm-s", type=float, default=0.8, help="the stand-in planner's sleep per step (seconds)")
     parser.add_argument("--no-browser", action="store_true", help="part 2 only (no Chromium needed)")
+    parser.add_argument("--no-variants", action="store_true", help="skip part 3 (the changed site versions)")
+    parser.add_argument("--variants-only", action="store_true", help="part 3 only")
     args = parser.parse_args()
     rounds = 2 if args.quick else args.rounds
     big_html = big_page()
+    load = f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start"
 
+    if args.variants_only:
+        lines = ["# Plan replay: decisions on changed sites", "", f"`python bench/bench_replay.py --variants-only` "
+                 f"({load}).", "", *variant_lines(bench_variants())]
+        print("\n".join(lines))
+        return
     validation = bench_validation(rounds, big_html)
     browser, big = ({}, {}) if args.no_browser else bench_browser(rounds, args.llm_s, big_html)
+    decisions = [] if args.no_browser or args.no_variants else bench_variants()
 
     lines = ["# Plan replay benchmark", "",
              f"`python bench/bench_replay.py{' --quick' if args.quick else ''}` ({rounds} rounds, interleaved; "
-             f"Python {platform.python_version()}, {platform.machine()}; the machine was shared and loaded, so "
+             f"Python {platform.python_version()}, {platform.machine()}; {load}; the machine was shared, so "
              "compare the ratios within this run).", ""]
     if browser:
         fresh, replay, floor = (statistics.median(browser[k]) for k in ("fresh", "replay", "floor"))
@@ -279,10 +359,21 @@ def main() -> None:
                   f"| **replay_plan** (snapshot + validate + act, per action) | {median_ms(browser['replay'])} | "
                   f"{min_ms(browser['replay'])} | 1.0x |",
                   f"| floor: the 10 actions with Playwright, unvalidated | {median_ms(browser['floor'])} | "
-                  f"{min_ms(browser['floor'])} | {floor / replay:.2f}x |", "",
-                  f"Replay takes {replay / fresh:.1%} of a fresh run's time and {replay / floor:.1f}x the bare "
-                  "browser work; the planner's sleeps alone are "
-                  f"{10 * args.llm_s * 1000:,.0f} ms.", ""]
+                  f"{min_ms(browser['floor'])} | {floor / replay:.2f}x |",
+                  f"| recording with PageRecorder (no planner: snapshot + fingerprint + settle + effects) | "
+                  f"{median_ms(browser['record'])} | {min_ms(browser['record'])} | "
+                  f"{statistics.median(browser['record']) / replay:.2f}x |", "",
+                  f"Replay takes {replay / fresh:.1%} of a fresh run's time, "
+                  f"{replay / statistics.median(browser['record']):.2f}x the recording's and {replay / floor:.1f}x "
+                  f"the bare browser work; the planner's sleeps alone are {10 * args.llm_s * 1000:,.0f} ms.", "",
+                  "## Falling back when the element is gone", "",
+                  "| case | median ms | min ms |", "|---|---:|---:|",
+                  f"| **replay_plan, defaults** (wait at most 2 s; give up once the page is still for 0.5 s) | "
+                  f"{median_ms(browser['fallback'])} | {min_ms(browser['fallback'])} |",
+                  f"| the former fixed wait (wait_s=5, quiet_s=5) | {median_ms(browser['fallback_5s'])} | "
+                  f"{min_ms(browser['fallback_5s'])} |", "",
+                  f"The fallback takes {statistics.median(browser['fallback']) / statistics.median(browser['fallback_5s']):.1%} "
+                  "of the former wait.", ""]
     parse, stdlib = statistics.median(validation["parse"]), statistics.median(validation["stdlib"])
     lookup_new = statistics.median(validation["lookup_new"])
     lines += ["## Validating a 10-step plan against a 10,000-element page", "",
@@ -305,6 +396,8 @@ def main() -> None:
     lines += ["", f"page_from_html is {parse / stdlib:.1f}x the stdlib tokenizer's time (which builds no tree); "
               f"validation on a new page is {lookup_new / statistics.median(validation['fingerprint']):.2f}x "
               "the cost of hashing its elements.", ""]
+    if decisions:
+        lines += ["", *variant_lines(decisions)]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "replay.md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))

@@ -9,6 +9,10 @@
 3. The page is redesigned, the Search button now reads "Find": replay serves the actions that
    still fit, stops at the button (element_missing) and the planner takes over from there. That
    run completes too and is recorded, so the next replay on the new page is whole again.
+4. A click that depends on the input: on the results page the recorded run clicked the result its
+   query named. Replayed for another user's query, that click is re-decided (the result the new
+   query names); for a product that is not listed it falls back (intent_unresolved) rather than
+   click the recorded item.
 """
 
 from __future__ import annotations
@@ -47,6 +51,12 @@ PAGE_V2 = """
 
 PAGE_V3 = PAGE_V2.replace(">Search</button>", ">Find</button>")
 
+RESULTS = """
+<form action="/search"><input name="q" type="search" aria-label="Search products"><button>Search</button></form>
+<ul class="results"><li><a href="/product/clip-on-desk-lamp">Clip-on Desk Lamp</a> $24.00</li>
+  <li><a href="/product/oak-floor-lamp">Oak Floor Lamp</a> $89.00</li>
+  <li><a href="/product/reading-lamp">Reading Lamp</a> $32.00</li></ul>"""
+
 
 def plan_fresh(page: Page, product: str, start: int = 0) -> list[Action]:
     """The rule-based planner: what an LLM planner would decide on this search form."""
@@ -68,7 +78,7 @@ def for_this_user(action: Action, context) -> Action:
 
     Replay resets a select's recorded option (``option is None``), so the hook chooses it now.
     """
-    if action.intention:
+    if action.intention and action.action_type == "input_text":
         action.text = context.data["product"]
     if action.action_type == "select_option" and action.option is None:
         action.option = {"value": context.data.get("sort", "relevance")}
@@ -121,6 +131,19 @@ def main(argv: list[str] | None = None) -> int:
     print("   run completed: the new plan is recorded (newest wins)")
     again = plans.lookup(signature, v3, context={"product": "floor lamp"})
     print(f"   next replay on this page: {len(again.actions)} of {again.remaining} actions, reason={again.reason}")
+
+    print("\n4. a click chosen for the query: re-decided for another user's query")
+    results = PlanCache(plans.store, namespace="demo-results", personalize=for_this_user)
+    page = page_from_html(RESULTS, url=URL)
+    box, _, clip_on = page.elements[:3]
+    results.record((URL, "open the product the user names"), [
+        Action.for_element("input_text", box, text="clip-on desk lamp", intention="the product to search for"),
+        Action.for_element("click", clip_on, choose={"rule": "query_match", "query": 0},
+                           intention="the result the query named")], completed=True)
+    for product in ("oak floor lamp", "arc floor lamp"):
+        chosen = results.lookup((URL, "open the product the user names"), page, context={"product": product})
+        clicked = chosen.actions[1].element["text"] if len(chosen.actions) > 1 else None
+        print(f"   query {product!r}: clicks {clicked!r}" + (f" ({chosen.reason})" if chosen.reason else ""))
 
     metrics = plans.stats()
     print("\nmetrics:")

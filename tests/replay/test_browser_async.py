@@ -1,4 +1,4 @@
-"""The same browser replay through Playwright's async API (issue 14: async and sync both work).
+"""The same browser replay through Playwright's async API (issues 14 and 29: async and sync both work).
 
 Real Chromium (Debian's) on a site served on loopback by the test; see test_browser_replay.py.
 """
@@ -12,6 +12,8 @@ from actioncache.replay import FallbackReason, PlanCache
 
 from .browser_support import require_chromium
 from .loopback_site import PASSWORD, Site
+from .shop_sites import PIN, VARIANTS, Shop
+from .shop_sites import PASSWORD as SHOP_PASSWORD
 
 
 def test_async_record_and_replay_login_and_search(tmp_path):
@@ -64,3 +66,37 @@ def test_async_record_and_replay_login_and_search(tmp_path):
 
     with Site() as site:
         asyncio.run(main(site))
+
+
+def test_the_async_api_guards_requests_too(tmp_path):
+    require_chromium()
+    from playwright.async_api import async_playwright
+
+    from actioncache.replay.browser import AsyncPageRecorder, areplay_plan, chromium_launch_options
+
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+
+    async def main(shop: Shop) -> None:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(**chromium_launch_options())
+            page = await browser.new_page()
+            shop.reset(next(v for v in VARIANTS if v.site == "login" and v.name == "same"))
+            await page.goto(shop.url + "/login")
+            rec = AsyncPageRecorder(page)
+            await rec.fill("[name=user]", "alice")
+            await rec.fill("[name=password]", SHOP_PASSWORD)
+            await rec.fill("[name=pin]", PIN)
+            await rec.click("button[type=submit]")
+            rec.complete()
+            assert rec.save(plans, "log in")
+            context = await browser.new_context()
+            page = await context.new_page()
+            shop.reset(next(v for v in VARIANTS if v.site == "login" and v.name == "beacon-delete"))
+            await page.goto(shop.url + "/login")
+            outcome = await areplay_plan(plans, page, "log in", secrets={"password": SHOP_PASSWORD, "pin": PIN})
+            assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished
+            assert shop.posts("/account/delete") == [] and len(shop.logins) == 1
+            await browser.close()
+
+    with Shop() as shop:
+        asyncio.run(main(shop))

@@ -49,7 +49,7 @@ def test_whitespace_and_case_are_normalized():
     a = Element("e1", "BUTTON", {"TYPE": "Submit", "aria-label": "  Go   now "}, "\n  Search \t")
     b = Element("e2", "button", {"type": "submit", "aria-label": "Go now"}, "Search")
     assert element_fingerprint(a) == element_fingerprint(b)
-    assert fingerprint_payload(b) == {"v": 2, "tag": "button", "text": "Search",
+    assert fingerprint_payload(b) == {"v": 3, "tag": "button", "text": "Search",
                                       "attributes": {"type": "submit", "aria-label": "Go now"}}
 
 

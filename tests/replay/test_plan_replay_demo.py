@@ -20,3 +20,5 @@ def test_demo_runs_offline_on_a_sqlite_store(tmp_path, src_env):
     assert "click          -> e9   (button 'Find')" in out
     assert "next replay on this page: 5 of 5 actions, reason=None" in out
     assert "retrievals=4 hits=3 partial=1 fallbacks=1" in out
+    assert "query 'oak floor lamp': clicks 'Oak Floor Lamp'" in out  # re-decided for the new query
+    assert "query 'arc floor lamp': clicks None (intent_unresolved)" in out  # never the recorded item

@@ -90,6 +90,31 @@ def test_personalize_through_a_registered_llm_call(registry):
     assert "HTTP 500" in failed["message"]
 
 
+def test_resolve_through_a_registered_llm_call(registry):
+    """plan.retrieve's resolve: re-decides a click chosen for the input; a stub llm.call stands in for the model."""
+    results = ('<input name=q aria-label=Search><ul><li><a href="/p/clip">Clip-on Desk Lamp</a> $24</li>'
+               '<li><a href="/p/oak">Oak Floor Lamp</a> $89</li></ul>')
+    box = {"action_type": "input_text", "text": "clip-on desk lamp", "intention": "the lamp", "element_id": "e1"}
+    click = {"action_type": "click", "element_id": "e2", "intention": "the result the query named",
+             "choose": {"rule": "query_match", "query": 0}}
+    assert registry["plan.record"]({}, url=SEARCH_URL, goal=GOAL, actions=[box, click], html=results,
+                                   completed=True)["recorded"]
+    asked = []
+
+    def llm_call(state, messages, model=None, **_):
+        asked.append(messages[-1]["content"])
+        return {"success": True, "content": "2" if "Candidates" in messages[-1]["content"] else state["wants"]}
+
+    registry["llm.call"] = llm_call
+    out = registry["plan.retrieve"]({"wants": "wooden lamp"}, url=SEARCH_URL, goal=GOAL, html=results,
+                                    personalize="llm.call", resolve="llm.call", llm={"model": "small"})
+    assert out["hit"] and out["reason"] is None
+    assert [out["actions"][0]["text"], out["actions"][1]["element"]["text"]] == ["wooden lamp", "Oak Floor Lamp"]
+    assert "2. Oak Floor Lamp" in asked[-1] and "wooden lamp" in asked[-1]
+    assert "llm.nope" in registry["plan.retrieve"]({}, url=SEARCH_URL, goal=GOAL, html=results,
+                                                   resolve="llm.nope")["error"]
+
+
 def test_report_moves_trust(registry):
     rec = registry["plan.record"]({}, url=SEARCH_URL, goal=GOAL, actions=recorded_actions(), completed=True)
     out = registry["plan.report"]({}, url=SEARCH_URL, goal=GOAL, success=False)

@@ -1,4 +1,4 @@
-"""Secrets (issue 14): text typed into password or sensitive fields never reaches the store."""
+"""Secrets (issues 14 and 29): text typed into password or sensitive fields never reaches the store."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from actioncache import Entry, open_store
 from actioncache.replay import Action, FallbackReason, PlanCache, page_from_html
+from actioncache.replay.secrets import redact, secret_name
 
 LOGIN = """<form method=post action=/login>
 <label for=user>User name</label><input id=user name=user autocomplete=username>
@@ -148,3 +149,67 @@ def test_a_planted_unnamed_secret_is_asked_for_by_its_default_name(store):
     store.put(Entry(key, b"j" + json.dumps(body).encode(), dict(entry.metadata), entry.created_at, entry.expires_at))
     assert "secrets={'secret': ...}" in plans.lookup(SIG, page).message
     assert plans.retrieve(SIG, page, secrets={"secret": "42"})[0].text == "42"
+
+
+# --- issue 29: secrets by history, by look, and nowhere else in the plan -----------------------------
+
+def _typed_into(html: str, text: str = "typed-value-1234") -> Action:
+    return Action.for_element("input_text", page_from_html(html).elements[0], text=text)
+
+
+@pytest.mark.parametrize("html", [
+    "<input name=pin inputmode=numeric maxlength=4>",
+    "<label for=p>PIN</label><input id=p name=code2 type=tel>",
+    "<input name=card_pin pattern='\\d{4}'>",
+    "<input name=otp>",
+    "<input name=cardCvc>",
+    "<input name=cvv2>",
+    "<label for=c>Security code</label><input id=c name=sc>",
+    "<input aria-label='One-time code' name=x>",
+    "<input placeholder='Verification code' name=v>",
+    "<input name=pass_code>",
+    "<input name=c autocomplete='section-pay cc-csc'>",
+    "<input name=w autocomplete='username webauthn'>",
+    "<input name=otp1 maxlength=1>",  # one box of six
+    "<input name=card_number>",
+    "<label for=n>Credit card</label><input id=n name=n>",
+    "<input name=ccnum>",
+])
+def test_fields_that_look_like_codes_are_secret(html):
+    assert secret_name(_typed_into(html)) is not None
+
+
+@pytest.mark.parametrize("html", [
+    "<label for=z>Postal code</label><input id=z name=zip inputmode=numeric>",
+    "<input name=pincode>",  # an Indian postal code, one word
+    "<label for=p>Pin your favourite</label><input id=p name=fav>",  # "pin" without digits
+    "<input name=phone type=tel>",
+    "<input name=q type=search>",
+    "<label for=c>Coupon code</label><input id=c name=coupon>",
+])
+def test_fields_that_do_not_look_like_codes_are_not(html):
+    assert secret_name(_typed_into(html)) is None
+
+
+def test_a_field_that_was_a_password_is_secret_after_show_password():
+    """The tester's case: "Show password" turned the field into type=text before the password was typed."""
+    element = page_from_html("<input name=password type=text>").elements[0].to_dict()
+    assert secret_name(Action.for_element("input_text", element, text="x")) is None
+    element["was_password"] = True
+    action = Action.for_element("input_text", element, text="Pw-shown-secret")
+    assert secret_name(action) == "password"
+    assert redact(action).text is None and redact(action).secret == "password"
+
+
+def test_a_secret_echoed_elsewhere_in_the_page_is_not_stored(tmp_path):
+    """A page that repeats the typed code in a label, an item text or a link cannot carry it into the store."""
+    page = page_from_html("""<label for=pin>PIN</label><input id=pin name=pin inputmode=numeric>
+        <ul><li>Your new PIN 90817 is set <a href="/confirm?pin=90817">Confirm 90817</a></li></ul>""")
+    pin_box, confirm = page.elements
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"), shared_metrics=True)
+    assert plans.record(SIG, [Action.for_element("input_text", pin_box, text="90817"),
+                              Action.for_element("click", confirm), Action("complete")], completed=True)
+    plans.store.close()
+    blob = stored_bytes(tmp_path)
+    assert b"Confirm" in blob
+    assert_absent(blob, "90817")

@@ -15,6 +15,7 @@ See docs/replay.md.
 
 from .fingerprints import STABLE_ATTRIBUTES, element_fingerprint, fingerprint_payload
 from .html import page_from_html
+from .intents import ClickChoice, llm_resolver, rule_resolver
 from .models import Action, ActionType, Element, Page, PlanSignature, as_page, as_signature, normalize_goal, url_pattern
 from .plan_cache import INITIAL_TRUST, REWARD_ALPHA, TRUST_FLOOR, PlanCache, ReplayResult
 from .run import ReplayRun
@@ -25,6 +26,7 @@ from .validation import FallbackReason, ReplayContext, ReplayFallback, llm_perso
 __all__ = [
     "Action",
     "ActionType",
+    "ClickChoice",
     "DEFAULT_URL_RULE",
     "Element",
     "FallbackReason",
@@ -48,7 +50,9 @@ __all__ = [
     "element_fingerprint",
     "fingerprint_payload",
     "llm_personalizer",
+    "llm_resolver",
     "normalize_goal",
     "page_from_html",
+    "rule_resolver",
     "url_pattern",
 ]

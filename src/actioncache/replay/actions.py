@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from ..actions import ActionTable, Engine, failure
 from .html import page_from_html
+from .intents import Resolver, llm_resolver
 from .models import Page, PlanSignature
 from .plan_cache import PlanCache
 from .validation import PersonalizeHook, llm_personalizer
@@ -49,13 +50,17 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
                                      shared_metrics=True)
         return caches[name]
 
-    def hook_for(state: Any, name: str | None, options: Mapping[str, Any] | None) -> PersonalizeHook | None:
-        if not name:
-            return None
+    def bound(state: Any, option: str, name: str) -> Any:
         if name not in registry:
-            raise ValueError(f"personalize: {name!r} is not a registered action; use e.g. 'llm.call'")
+            raise ValueError(f"{option}: {name!r} is not a registered action; use e.g. 'llm.call'")
         action = registry[name]
-        return llm_personalizer(lambda **kw: action(state, **kw), **dict(options or {}))
+        return lambda **kw: action(state, **kw)
+
+    def hook_for(state: Any, name: str | None, options: Mapping[str, Any] | None) -> PersonalizeHook | None:
+        return llm_personalizer(bound(state, "personalize", name), **dict(options or {})) if name else None
+
+    def resolver_for(state: Any, name: str | None, options: Mapping[str, Any] | None) -> Resolver | None:
+        return llm_resolver(bound(state, "resolve", name), **dict(options or {})) if name else None
 
     def record(state: Any, actions: list[Any] | None = None, completed: bool | None = None, url: str | None = None,
                goal: str | None = None, signature: Mapping[str, Any] | None = None, page: Any = None,
@@ -74,9 +79,9 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
 
     def retrieve(state: Any, url: str | None = None, goal: str | None = None,
                  signature: Mapping[str, Any] | None = None, page: Any = None, html: str | None = None,
-                 executed: Any = 0, personalize: str | None = None, llm: Mapping[str, Any] | None = None,
-                 context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
-                 namespace: str | None = None) -> dict[str, Any]:
+                 executed: Any = 0, personalize: str | None = None, resolve: str | None = None,
+                 llm: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
+                 secrets: Mapping[str, Any] | None = None, namespace: str | None = None) -> dict[str, Any]:
         """``plan.retrieve``: the validated, rebound actions to replay now, or ``hit: false`` and why."""
         try:
             if secrets is not None and not isinstance(secrets, Mapping):
@@ -84,7 +89,7 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
             sig = _signature(url, goal, signature)
             result = plans(namespace).lookup(sig, _page(page, html, url), executed,
                                              personalize=hook_for(state, personalize, llm), context=context,
-                                             secrets=secrets)
+                                             secrets=secrets, resolve=resolver_for(state, resolve, llm))
         except (TypeError, ValueError) as exc:
             return failure("validation_error", str(exc))
         return {"success": True, **result.to_dict()}

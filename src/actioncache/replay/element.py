@@ -12,8 +12,12 @@ A *page* is deliberately a plain data model, so any browser driver can feed it:
 
 ``id`` is whatever the driver uses to act on the element *now* (a Playwright handle id, a
 generated ``e7``); it may change on every load. ``attributes`` are the element's HTML attributes,
-``text`` its visible text, ``options`` a select's choices. :func:`actioncache.replay.page_from_html`
-builds one from HTML with the standard library.
+``text`` its visible text, ``options`` a select's choices. ``role`` and ``name`` are its role and
+accessible name (see :mod:`.accname`), ``item`` the text of the list item, table row or card it
+sits in (what a click on "Add to cart" is about), ``frame`` the iframe it is in (empty in the main
+document), ``was_password`` says a text box was a password field earlier in the same page's life.
+:func:`actioncache.replay.page_from_html` and the browser snapshot fill them all in; a driver of
+its own may leave the computed ones empty, as long as it records and replays with the same rule.
 
 This module sits below :mod:`.fingerprints` (which hashes an element) and :mod:`.page` (which
 indexes a page's elements by fingerprint), so neither has to import the other's importer.
@@ -34,6 +38,11 @@ class Element:
     attributes: dict[str, str] = field(default_factory=dict)
     text: str = ""
     options: list[dict[str, Any]] | None = None
+    role: str = ""
+    name: str = ""
+    item: str = ""
+    frame: str = ""
+    was_password: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | "Element") -> "Element":
@@ -53,10 +62,23 @@ class Element:
             attributes={str(k): "" if v is None else str(v) for k, v in attributes.items()},
             text=str(data.get("text") or ""),
             options=[dict(o) for o in options] if options is not None else None,
+            role=str(data.get("role") or ""),
+            name=str(data.get("name") or ""),
+            item=str(data.get("item") or ""),
+            frame=str(data.get("frame") or ""),
+            was_password=data.get("was_password") is True,
         )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "tag": self.tag, "attributes": dict(self.attributes), "text": self.text}
         if self.options is not None:
             out["options"] = [dict(o) for o in self.options]
+        for key in _OPTIONAL:
+            value = getattr(self, key)
+            if value:
+                out[key] = value
         return out
+
+
+#: Fields written only when set, so a page of a driver that does not compute them reads as before.
+_OPTIONAL = ("role", "name", "item", "frame", "was_password")

@@ -67,7 +67,11 @@ class Action:
     was taken from and is rebound on replay. ``element`` holds the rebound element's data.
     ``option`` is a select's choice (``{"value": ..., "label": ...}``), ``text`` the typed text,
     ``intention`` what the agent meant (a query a personalization hook may answer afresh).
-    ``data`` keeps any other JSON fields the agent needs back. ``secret`` marks an ``input_text``
+    ``data`` keeps any other JSON fields the agent needs back. ``choose`` marks a click whose
+    target depends on the input (``{"rule": "query_match", "query": 0}``: see
+    :mod:`~actioncache.replay.intents`); it is re-decided on replay and may carry an ``intention``.
+    ``effects`` is what the recorded step sent and led to (browser recordings; see
+    :mod:`~actioncache.replay.effects`): a browser replay checks each step against it. ``secret`` marks an ``input_text``
     whose text must never be stored: ``True`` (named after the field) or a name such as
     ``"password"``. Password fields are secret without being marked. The stored plan keeps the
     name in place of the text, and a replay needs a value for it (``secrets={name: value}`` or the
@@ -84,9 +88,11 @@ class Action:
     element: dict[str, Any] | None = None
     data: dict[str, Any] = field(default_factory=dict)
     secret: str | bool | None = None
+    choose: dict[str, Any] | None = None
+    effects: dict[str, Any] | None = None
 
     _FIELDS = ("action_type", "element_id", "fingerprint", "text", "option", "intention", "reasoning", "element", "data",
-               "secret")
+               "secret", "choose", "effects")
 
     @classmethod
     def for_element(cls, action_type: str, element: Element | Mapping[str, Any], *,

@@ -17,6 +17,11 @@ class Page:
 
     def __init__(self, elements: Iterable[Element | Mapping[str, Any]], url: str | None = None) -> None:
         self.url = url
+        #: iframes on the page whose document the reader could not read (another origin; a ``src``
+        #: in HTML text): their elements are not in ``elements``, and a replay says so when it misses.
+        self.unread_frames = 0
+        #: Milliseconds since the DOM last changed, when the reader knows (a browser snapshot).
+        self.idle_ms: float | None = None
         self.elements = [Element.from_dict(e) for e in elements]
         self._by_id = {e.id: e for e in self.elements}
         self._indexes: dict[tuple[str, ...], dict[str, list[str]]] = {}

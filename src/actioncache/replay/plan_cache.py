@@ -28,10 +28,11 @@ from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Tally
 from ..stores.base import CacheStore, open_store
 from .fingerprints import element_fingerprint
 from .metrics import shape_metrics
+from .intents import Resolver, rule_resolver
 from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
 from .plan_store import INITIAL_TRUST, PlanStore
 from .run import ReplayRun
-from .secrets import redact
+from .secrets import redact, scrub, typed_secrets
 from .urls import DEFAULT_URL_RULE, UrlRule
 from .validation import FallbackReason, PersonalizeHook, ReplayFallback, check_supported, resume
 
@@ -94,7 +95,9 @@ class PlanCache:
     totals every process. ``url_rule``: how URLs are normalized into signatures (a
     :class:`~actioncache.replay.UrlRule`; by default scheme, ``www.`` and tracking parameters do not
     count). ``sensitive``: names (globs) of fields whose typed text is a secret, matched against a
-    field's ``name``, ``id`` and ``autocomplete``; password fields always are.
+    field's ``name``, ``id`` and ``autocomplete``; password fields always are (see
+    :mod:`~actioncache.replay.secrets`). ``resolve``: the default resolver of clicks chosen for the
+    input (:mod:`~actioncache.replay.intents`; :func:`~actioncache.replay.rule_resolver` if none).
     """
 
     def __init__(
@@ -112,6 +115,7 @@ class PlanCache:
         shared_metrics: bool = False,
         url_rule: UrlRule = DEFAULT_URL_RULE,
         sensitive: Iterable[str] = (),
+        resolve: Resolver | None = None,
     ) -> None:
         if not isinstance(namespace, str) or not namespace:
             raise ValueError("namespace must be a non-empty string (e.g. a tenant or user id)")
@@ -123,6 +127,8 @@ class PlanCache:
             raise ValueError(f"trust_floor must be in [0, 1), not {trust_floor!r}")
         if personalize is not None and not callable(personalize):
             raise TypeError("personalize must be a callable hook(action, context) or None")
+        if resolve is not None and not callable(resolve):
+            raise TypeError("resolve must be a callable resolver(choice) -> Element | id | None, or None")
         if not isinstance(url_rule, UrlRule):
             raise TypeError("url_rule must be a UrlRule, e.g. UrlRule(ignore_www=False)")
         if isinstance(sensitive, str):
@@ -132,6 +138,7 @@ class PlanCache:
         self.history = history
         self.ignore = tuple(sorted({str(name).lower() for name in ignore}))
         self.personalize = personalize
+        self.resolve: Resolver = resolve or rule_resolver
         self.ttl_s = resolve_ttl(ttl_seconds=ttl_seconds, ttl_days=ttl_days, default=DEFAULT_TTL_SECONDS)
         self.alpha = float(alpha)
         self.trust_floor = float(trust_floor)
@@ -158,9 +165,13 @@ class PlanCache:
         """
         sig = as_signature(signature, self.url_rule)
         plan = [Action.from_dict(a) for a in actions]
+        stored: list[dict[str, Any]] = []
         if completed:
-            # Fingerprint first (from the whole element), then drop what must not be stored.
-            plan = [redact(a, self.sensitive) for a in self._fingerprinted(plan, page)]
+            # Fingerprint first (from the whole element), then drop what must not be stored: the
+            # secrets' texts, and any echo of them elsewhere in the plan.
+            plan = self._fingerprinted(plan, page)
+            secrets = typed_secrets(plan, self.sensitive)
+            stored = scrub([redact(a, self.sensitive).to_dict() for a in plan], secrets)
         now = time.time()
         try:
             if not completed:
@@ -170,7 +181,7 @@ class PlanCache:
                 return None
             plan_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
             body = {"version": _RECORD_VERSION, "plan_id": plan_id, "signature": sig.to_dict(), "completed": True,
-                    "actions": [a.to_dict() for a in plan], "ignore": list(self.ignore),
+                    "actions": stored, "ignore": list(self.ignore),
                     "trust": INITIAL_TRUST, "recorded_at": iso_utc(now), "replays": 0, "failures": 0}
             self.plan_store.put_plan(sig, body, now, self.history)
         except Exception as exc:  # noqa: BLE001 - a failing store never fails the agent
@@ -204,14 +215,14 @@ class PlanCache:
 
     def retrieve(self, signature: Any, page: Page | Mapping[str, Any] | str, executed: Any = 0, *,
                  personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None,
-                 secrets: Mapping[str, Any] | None = None) -> list[Action]:
+                 secrets: Mapping[str, Any] | None = None, resolve: Resolver | None = None) -> list[Action]:
         """The actions to replay now, or ``[]`` to plan afresh (``lookup`` says why)."""
         return self.lookup(signature, page, executed, personalize=personalize, context=context,
-                           secrets=secrets).actions
+                           secrets=secrets, resolve=resolve).actions
 
     def lookup(self, signature: Any, page: Page | Mapping[str, Any] | str, executed: Any = 0, *,
                personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None,
-               secrets: Mapping[str, Any] | None = None) -> ReplayResult:
+               secrets: Mapping[str, Any] | None = None, resolve: Resolver | None = None) -> ReplayResult:
         """:meth:`retrieve` with the reason, plan id and where validation stopped.
 
         The actions that fit ``page`` are validated one after the other (a :meth:`begin` run on one
@@ -220,7 +231,8 @@ class PlanCache:
         store failures included, is a fallback with its reason logged and counted.
         """
         current = as_page(page)
-        run = self.begin(signature, executed, personalize=personalize, context=context, secrets=secrets)
+        run = self.begin(signature, executed, personalize=personalize, context=context, secrets=secrets,
+                         resolve=resolve)
         actions: list[Action] = []
         with run:
             while run.active:
@@ -233,7 +245,8 @@ class PlanCache:
                             stopped_at=stopped_at, remaining=len(run.remaining))
 
     def begin(self, signature: Any, executed: Any = 0, *, personalize: PersonalizeHook | None = None,
-              context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None) -> ReplayRun:
+              context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
+              resolve: Resolver | None = None) -> ReplayRun:
         """Start replaying the plan for ``signature``: a :class:`ReplayRun` whose ``next(page)``
         validates, rebinds and personalizes one action at a time against the page as it is then.
 
@@ -245,7 +258,7 @@ class PlanCache:
         executed = _executed_argument(executed)
         hook = personalize if personalize is not None else self.personalize
         try:
-            key, body, remaining = self._choose(sig, executed)
+            key, body, plan, remaining = self._choose(sig, executed)
         except ReplayFallback as fallback:
             return ReplayRun.stopped(sig, fallback, plan_id=getattr(fallback, "plan_id", None),
                                      remaining=getattr(fallback, "remaining", None), on_close=self._count_run)
@@ -260,7 +273,8 @@ class PlanCache:
             self._count(deltas)
 
         return ReplayRun(sig, body.get("plan_id"), remaining, ignore=body.get("ignore", ()), personalize=hook,
-                         context=context, secrets=secrets, on_nothing_served=nothing_served, on_close=self._count_run)
+                         context=context, secrets=secrets, resolve=resolve or self.resolve, plan=plan,
+                         on_nothing_served=nothing_served, on_close=self._count_run)
 
     def _count_run(self, run: ReplayRun) -> None:
         deltas: Counter[str] = Counter({"retrievals": 1})
@@ -278,8 +292,8 @@ class PlanCache:
             deltas[f"action:{kind}:missed"] += total - run.validated[kind]
         self._count(deltas)
 
-    def _choose(self, sig: PlanSignature, executed: Any) -> tuple[str, dict[str, Any], list[Action]]:
-        """The newest plan that can be served after ``executed``, and its remaining actions.
+    def _choose(self, sig: PlanSignature, executed: Any) -> tuple[str, dict[str, Any], list[Action], list[Action]]:
+        """The newest plan that can be served after ``executed``: its key, body, actions and remaining actions.
 
         Raises the newest plan's fallback when none can (with ``plan_id`` and ``remaining`` on it).
         """
@@ -297,7 +311,7 @@ class PlanCache:
                         plan = [a for a in plan if a.action_type.lower() not in ActionType.DROPPED]
                         remaining = resume(plan, executed)
                         check_supported(remaining)
-                        return key, body, remaining
+                        return key, body, plan, remaining
                     except ReplayFallback as fallback:
                         broken = fallback
                         broken.plan_id, broken.remaining = body.get("plan_id"), remaining  # type: ignore[attr-defined]

@@ -2,7 +2,8 @@
 
 ``PlanCache.begin`` chooses the plan and checks it as a whole (resume after the executed actions,
 supported types, intentions); ``next(page)`` then validates the next action against the page
-given, rebinds it, fills its secret, personalizes it and hands it over. A browser driver calls
+given, rebinds it (a click chosen for the input is re-decided by the resolver instead, see
+:mod:`.intents`), fills its secret, personalizes it and hands it over. A browser driver calls
 ``next`` with a fresh snapshot before every action, so each one is checked against the DOM it is
 about to act on; ``PlanCache.lookup`` calls it on one page until it stops. The first rule that
 fails stops the run with its :class:`~actioncache.replay.FallbackReason`.
@@ -14,6 +15,8 @@ import logging
 from collections import Counter
 from typing import Any, Callable, Iterable, Mapping
 
+from .element import Element
+from .intents import ClickChoice, Resolver, candidates_for, pick, rule_resolver
 from .models import Action, ActionType, Page, PlanSignature, as_page
 from .secrets import fill_secret, missing_secret
 from .validation import FallbackReason, PersonalizeHook, ReplayContext, ReplayFallback, personalize_actions, rebind
@@ -31,11 +34,18 @@ class ReplayRun:
     def __init__(self, signature: PlanSignature, plan_id: str | None, remaining: list[Action], *,
                  ignore: Iterable[str] = (), personalize: PersonalizeHook | None = None,
                  context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
+                 resolve: Resolver | None = None, plan: list[Action] | None = None,
                  on_nothing_served: Callable[[], None] | None = None,
                  on_close: Callable[["ReplayRun"], None] | None = None) -> None:
         self.signature = signature
         self.plan_id = plan_id
         self.remaining = remaining
+        #: The whole plan (the executed actions, then ``remaining``): choices name their query by index.
+        self.plan = plan if plan is not None else list(remaining)
+        self.offset = len(self.plan) - len(remaining)
+        self.resolve: Resolver = resolve or rule_resolver
+        #: What this run typed, by plan index (after secrets and personalization): a chosen click's query.
+        self.typed: dict[int, str] = {}
         self.ignore = tuple(ignore)
         self.personalize = personalize
         self.context = dict(context or {})
@@ -73,6 +83,8 @@ class ReplayRun:
         if not self.active:
             return True
         action = self.remaining[self.served]
+        if _chooses(action):
+            return bool(candidates_for(action.element or {}, page))
         return not action.fingerprint or len(page.ids_for(action.fingerprint, self.ignore)) == 1
 
     def stop(self, reason: str, message: str) -> None:
@@ -90,12 +102,13 @@ class ReplayRun:
         page = as_page(page)
         action = self.remaining[self.served]
         try:
-            validated, stop = rebind([action], page, self.ignore, start=self.served)
-            if stop is not None:
+            try:
+                bound = self._decide(action, page) if _chooses(action) else self._rebind(action, page)
+            except ReplayFallback:
                 if self.served == 0 and self._on_nothing_served is not None:
                     self._on_nothing_served()
-                raise stop
-            bound = fill_secret(validated[0], self.secrets)
+                raise
+            bound = fill_secret(bound, self.secrets)
             context = ReplayContext(self.signature, page, self.plan_id or "", self.context)
             out = personalize_actions([bound], self.personalize, context, start=self.served)
             for candidate in out:
@@ -110,6 +123,8 @@ class ReplayRun:
                                          f"action {self.served} ({candidate.action_type}) types the secret {name!r}, "
                                          f"which plans never store; pass secrets={{{name!r}: ...}} or set the text "
                                          f"in the personalize hook")
+                if candidate.action_type.lower() == ActionType.INPUT_TEXT and candidate.text is not None:
+                    self.typed[self.offset + self.served] = candidate.text
         except ReplayFallback as fallback:
             self.reason, self.message = fallback.reason, fallback.message
             return None
@@ -120,6 +135,42 @@ class ReplayRun:
         self.validated[action.action_type.lower()] += 1
         self.served += 1
         return out
+
+    def _rebind(self, action: Action, page: Page) -> Action:
+        validated, stop = rebind([action], page, self.ignore, start=self.served)
+        if stop is not None:
+            raise stop
+        return validated[0]
+
+    def _decide(self, action: Action, page: Page) -> Action:
+        """Re-decide a click chosen for the input: the resolver picks among the recorded element's group."""
+        choose = action.choose or {}
+        index = choose.get("query")
+        known = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(self.plan)
+        recorded = Element.from_dict(action.element or {"id": "", "tag": ""})
+        choice = ClickChoice(rule=str(choose.get("rule")), intention=action.intention or "",
+                             query=self.typed.get(index) if known else None,  # type: ignore[arg-type]
+                             recorded_query=self.plan[index].text if known else None,  # type: ignore[index]
+                             recorded=recorded, candidates=candidates_for(recorded, page), data=self.context)
+        where = f"action {self.served} (click, {choice.rule!r}: {choice.intention or 'no intention'})"
+        if not choice.candidates:
+            raise ReplayFallback(FallbackReason.ELEMENT_MISSING, f"{where}: none of the elements it chooses among "
+                                                                 f"is on the page")
+        try:
+            picked = pick(choice, self.resolve(choice))
+        except Exception as exc:  # noqa: BLE001 - a broken resolver means: plan afresh
+            raise ReplayFallback(FallbackReason.INTENT_UNRESOLVED,
+                                 f"{where}: the resolver failed: {type(exc).__name__}: {exc}") from exc
+        if picked is None:
+            if choice.personalized:
+                raise ReplayFallback(FallbackReason.INTENT_UNRESOLVED,
+                                     f"{where}: this run typed another query than the recording, and the resolver "
+                                     f"could not choose among {len(choice.candidates)} candidates; the recorded "
+                                     f"item is not clicked for another query")
+            return self._rebind(action, page)  # the recording's own query: its own choice stands
+        bound = action.copy()
+        bound.element_id, bound.element = picked.id, picked.to_dict()
+        return bound
 
     def close(self) -> None:
         """Count the run in the cache's metrics (once)."""
@@ -133,3 +184,9 @@ class ReplayRun:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _chooses(action: Action) -> bool:
+    """A click whose target depends on the input (see :mod:`.intents`)."""
+    return (action.action_type.lower() == ActionType.CLICK and isinstance(action.choose, Mapping)
+            and isinstance(action.choose.get("rule"), str) and bool(action.element))

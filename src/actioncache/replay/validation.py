@@ -41,10 +41,16 @@ class FallbackReason:
     ELEMENT_MISSING = "element_missing"                  # no element with the fingerprint
     ELEMENT_AMBIGUOUS = "element_ambiguous"              # several elements with the fingerprint
     DESTINATION_CHANGED = "destination_changed"          # the element is there but leads elsewhere
+    NAME_CHANGED = "name_changed"                        # the element is there but its accessible name changed
+    INTENT_UNRESOLVED = "intent_unresolved"              # a click chosen for the input could not be re-decided
     PERSONALIZATION_ERROR = "personalization_error"
     SECRET_REQUIRED = "secret_required"                  # a secret to type and no value for it
     OPTION_REQUIRED = "option_required"                  # a browser replay of select_option without a choice
     EXECUTION_ERROR = "execution_error"                  # the browser could not do a served action
+    UNEXPECTED_REQUEST = "unexpected_request"            # (browser) a request the recording did not send: aborted
+    OUTCOME_CHANGED = "outcome_changed"                  # (browser) a step got another status or led elsewhere
+    CAPTCHA_REQUIRED = "captcha_required"                # (browser) the page now asks for a captcha
+    UNGUARDED_PAGE = "unguarded_page"                    # (browser) a service worker hides requests from the guard
     CORRUPT_PLAN = "corrupt_plan"                        # a stored plan that cannot be decoded
     STORE_ERROR = "store_error"
     INTERNAL_ERROR = "internal_error"
@@ -112,10 +118,16 @@ def check_supported(actions: Iterable[Action]) -> None:
             raise ReplayFallback(FallbackReason.UNSUPPORTED_ACTION_TYPE,
                                  f"action {i} has type {action.action_type!r}, which is not replayed "
                                  f"(supported: {', '.join(sorted(ActionType.SUPPORTED))})")
-        if action.intention and kind not in ActionType.WITH_INTENTION:
+        if action.intention and kind not in ActionType.WITH_INTENTION and not _chosen_click(action):
             raise ReplayFallback(FallbackReason.INTENTION_NOT_ALLOWED,
                                  f"action {i} ({action.action_type}) carries an intention; only "
-                                 f"{', '.join(sorted(ActionType.WITH_INTENTION))} may")
+                                 f"{', '.join(sorted(ActionType.WITH_INTENTION))} may, and a click with a "
+                                 f"choice (choose={{'rule': ...}}), which is re-decided on replay")
+
+
+def _chosen_click(action: Action) -> bool:
+    return (action.action_type.lower() == ActionType.CLICK and isinstance(action.choose, Mapping)
+            and isinstance(action.choose.get("rule"), str))
 
 
 def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = (),
@@ -132,13 +144,22 @@ def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = (),
         kind = action.action_type.lower()
         if action.fingerprint:
             ids = page.ids_for(action.fingerprint, ignore)
-            if not ids and _leads_elsewhere(action, page, ignore):
+            if not ids and _still_there(action, page, ignore, DESTINATION_ATTRIBUTES):
                 return out, ReplayFallback(FallbackReason.DESTINATION_CHANGED,
                                            f"action {i} ({kind}): the element is on the page but its link or form "
                                            f"target changed (recorded: {_destination(action.element)})")
             if not ids:
+                renamed = _renamed(action, page, ignore)
+                if renamed is not None:
+                    return out, ReplayFallback(FallbackReason.NAME_CHANGED,
+                                               f"action {i} ({kind}): the element is on the page but its accessible "
+                                               f"name changed: recorded {renamed[0]!r}, now {renamed[1]!r}")
+                unread = getattr(page, "unread_frames", 0)
+                note = (f"; {unread} iframe(s) of the page could not be read (another origin), their elements "
+                        f"are not replayed") if unread else ""
                 return out, ReplayFallback(FallbackReason.ELEMENT_MISSING,
-                                           f"action {i} ({kind}): no element on the page has fingerprint {action.fingerprint[:12]}")
+                                           f"action {i} ({kind}): no element on the page has fingerprint "
+                                           f"{action.fingerprint[:12]}{note}")
             if len(ids) > 1:
                 return out, ReplayFallback(FallbackReason.ELEMENT_AMBIGUOUS,
                                            f"action {i} ({kind}): {len(ids)} elements have fingerprint "
@@ -160,20 +181,37 @@ def _destination(element: Mapping[str, Any] | None) -> str:
     return ", ".join(f"{name}={attrs[name]!r}" for name in DESTINATION_ATTRIBUTES if name in attrs) or "none"
 
 
-def _leads_elsewhere(action: Action, page: Page, ignore: tuple[str, ...]) -> bool:
-    """Whether the action's element is on the page with only its destination changed.
+def _same_but(action: Action, page: Page, ignore: tuple[str, ...], parts: Iterable[str]) -> list[str]:
+    """Ids of the elements that are the action's element but for ``parts``.
 
     Only said of a plan fingerprinted under the current rule (an older plan simply misses).
     """
     if not action.element:
-        return False
+        return []
     try:
         if element_fingerprint(action.element, ignore) != action.fingerprint:
-            return False
-        blind = tuple(sorted(set(ignore) | set(DESTINATION_ATTRIBUTES)))
-        return bool(page.ids_for(element_fingerprint(action.element, blind), blind))
+            return []
+        blind = tuple(sorted(set(ignore) | set(parts)))
+        return page.ids_for(element_fingerprint(action.element, blind), blind)
     except (TypeError, ValueError):
-        return False  # a malformed stored element: report it as missing
+        return []  # a malformed stored element: report it as missing
+
+
+def _still_there(action: Action, page: Page, ignore: tuple[str, ...], parts: Iterable[str]) -> bool:
+    return bool(_same_but(action, page, ignore, parts))
+
+
+#: What an element's accessible name is made of: without them the element is "the same, renamed".
+_NAME_PARTS = ("accessible_name", "label", "aria-label", "title", "placeholder")
+
+
+def _renamed(action: Action, page: Page, ignore: tuple[str, ...]) -> tuple[str, str] | None:
+    """``(recorded name, current name)`` when the element is on the page with only its name changed."""
+    found = _same_but(action, page, ignore, _NAME_PARTS)
+    if len(found) != 1:
+        return None
+    now = page.element(found[0])
+    return str((action.element or {}).get("name", "")), now.name if now is not None else ""
 
 
 def personalize_actions(actions: Sequence[Action], hook: PersonalizeHook | None, context: ReplayContext,
@@ -232,13 +270,14 @@ def llm_personalizer(call: Callable[..., Any], **options: Any) -> PersonalizeHoo
         )
         reply = call(messages=[{"role": "system", "content": LLM_SYSTEM_PROMPT},
                                {"role": "user", "content": user}], **options)
-        action.text = _reply_text(reply).strip()
+        action.text = reply_text(reply).strip()
         return action
 
     return hook
 
 
-def _reply_text(reply: Any) -> str:
+def reply_text(reply: Any) -> str:
+    """The text of a chat model's reply: a string, or a dict with ``content`` (``response``, ``text``)."""
     if isinstance(reply, str):
         return reply
     if isinstance(reply, Mapping):

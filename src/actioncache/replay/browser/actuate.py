@@ -1,13 +1,20 @@
-"""How a replayed action becomes a Playwright element call (the same for the sync and async APIs)."""
+"""How a replayed action becomes a Playwright call, and how a routed request meets the guard
+(the same for the sync and async APIs)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..models import Action, ActionType
+from .network import NetworkLog
+
+log = logging.getLogger("actioncache.replay")
 
 #: Snapshots retried while a navigation replaces the document under them.
 NAVIGATION_RETRIES = 20
+#: The route pattern of the request guard: every request of the page.
+ROUTE_ALL = "**/*"
 
 
 def select_args(value: Any) -> dict[str, Any]:
@@ -31,3 +38,29 @@ def execute_args(action: Action) -> tuple[str, dict[str, Any]]:
     if kind == ActionType.CLICK:
         return "click", {}
     raise ValueError(f"{action.action_type!r} is not an element action")
+
+
+def in_frame(action: Action) -> bool:
+    """Whether the action's element sits in an iframe (it must be acted on through that frame)."""
+    return bool((action.element or {}).get("frame"))
+
+
+def request_page(request: Any) -> Any:
+    """The page a request belongs to, ``None`` when it has none (a service worker's)."""
+    try:
+        return request.frame.page
+    except Exception:  # noqa: BLE001
+        return None
+
+
+#: How many windows deep a popup of a popup is still guarded.
+POPUP_DEPTH = 4
+
+
+def guard_route(network: NetworkLog, request: Any) -> bool:
+    """The route handler's decision: let ``request`` through? A guard that fails refuses (fails closed)."""
+    try:
+        return network.admit(request)
+    except Exception:  # noqa: BLE001 - never let a request through because the check broke
+        log.exception("replay: the request guard failed; the request is aborted")
+        return False

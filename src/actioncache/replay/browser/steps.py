@@ -1,10 +1,10 @@
 """What recording and replaying do, written once for both Playwright APIs.
 
 Each operation is a generator that *yields requests* (take a snapshot, find an element, act on
-it, let the page settle, sleep) and gets the answers sent back; it never touches Playwright
-itself. :mod:`.sync_api` answers the requests with Playwright's sync API, :mod:`.async_api` with
-its async API, so both faces follow exactly the same rules. An error raised while answering a
-request is thrown back into the generator at the ``yield``.
+it, let the page settle, look at where it led, guard its requests, sleep) and gets the answers sent
+back; it never calls Playwright itself. :mod:`.sync_api` answers the requests with Playwright's
+sync API, :mod:`.async_api` with its async API, so both faces follow exactly the same rules. An
+error raised while answering a request is thrown back into the generator at the ``yield``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Generator, Mapping
+from typing import Any, Generator, Iterable, Mapping
 
+from ..effects import SAFE_METHODS, StepEffects, link_target
+from ..guard import RequestGuard
+from ..intents import Resolver
 from ..models import Action, ActionType, Page
+from ..outcomes import ObservedOutcome, check_outcome
 from ..plan_cache import PlanCache
 from ..run import ReplayRun
-from ..validation import FallbackReason, PersonalizeHook
+from ..validation import FallbackReason, PersonalizeHook, ReplayFallback
+from .network import NetworkLog
 
 
 # --- requests a driver answers ------------------------------------------------------------------
@@ -61,47 +66,62 @@ class Sleep:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """Answer: where the page is now, ``{"url", "captcha", "controlled"}`` (see :data:`OUTCOME_JS`)."""
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Route every request of the page through ``network.admit`` (abort what it refuses); ``on=False`` stops."""
+
+    network: NetworkLog
+    on: bool = True
+
+
 Step = Generator[Any, Any, Any]
 
 #: How often a replay looks again for an element that is not on the page yet.
 POLL_S = 0.1
+#: How long a replay looks for a missing element at most, and how long a page must have been still
+#: (no DOM change, no request in flight) for the replay to stop looking before that.
+WAIT_S = 2.0
+QUIET_S = 0.5
+#: After an action: no request in flight and none started for SETTLE_QUIET_S (a click, which may start
+#: a navigation or a request a moment later) or TYPING_QUIET_S (typing or choosing, which rarely
+#: does), or SETTLE_MAX_S passed.
+SETTLE_QUIET_S = 0.15
+TYPING_QUIET_S = 0.05
+SETTLE_MAX_S = 5.0
+
+#: Where the page is after a step, whether it shows a captcha, and whether a service worker
+#: controls it (its requests would not pass the guard).
+OUTCOME_JS = r"""
+() => {
+  const marks = 'iframe[src*="recaptcha"], iframe[src*="hcaptcha"], iframe[src*="challenges.cloudflare.com"], ' +
+    'iframe[title*="captcha" i], .g-recaptcha, .h-captcha, .cf-turnstile, [id*="captcha" i], ' +
+    '[name*="captcha" i], [class*="captcha" i]';
+  const shows = (doc) => !!doc.querySelector(marks) || /captcha|are you a robot|verify you are human/i.test(doc.title);
+  let captcha = shows(document);
+  for (let i = 0; !captcha && i < window.frames.length; i++) {
+    try { captcha = shows(window.frames[i].document); } catch (e) { /* another origin: its own page */ }
+  }
+  const controlled = !!(navigator.serviceWorker && navigator.serviceWorker.controller);
+  return {url: location.href, captcha, controlled};
+}
+"""
 
 
-# --- recording ----------------------------------------------------------------------------------
+def settle(network: NetworkLog, kind: str = ActionType.CLICK, slack: float = 1.0) -> Step:
+    """Let the last action finish: the navigation it started loads, its requests are answered.
 
-def record_step(kind: str, target: Any, value: Any = None, *, secret: str | bool | None = None,
-                ignore: tuple[str, ...] = (), **fields: Any) -> Step:
-    """Fingerprint ``target`` from the live DOM, then act on it; returns the recorded :class:`Action`."""
-    page: Page = yield Snapshot()
-    index = yield Locate(target)
-    if index is None or index < 0:
-        raise ValueError(f"the {kind} target is not (inside) an element an agent acts on (a link, button, form "
-                         f"field, or an element with role/onclick/tabindex/contenteditable); target a control")
-    element = page.elements[index]
-    if kind == "fill":
-        action = Action.for_element(ActionType.INPUT_TEXT, element, ignore=ignore, text=str(value), secret=secret,
-                                    **fields)
-    elif kind == "select":
-        action = Action.for_element(ActionType.SELECT_OPTION, element, ignore=ignore,
-                                    option=_option_for(element.options or [], value), **fields)
-    else:
-        action = Action.for_element(ActionType.CLICK, element, ignore=ignore, **fields)
-    yield Perform(kind, target, value)
+    ``slack`` stretches the quiet time (the recorder takes twice as long: what it sees is kept).
+    """
     yield Settle()
-    return action
-
-
-def _option_for(options: list[dict[str, Any]], value: Any) -> dict[str, Any]:
-    """The recorded choice: the option whose value (else text) is ``value``."""
-    wanted = str(value)
-    for option in options:
-        if option.get("value") == wanted:
-            return {"value": option.get("value"), "label": option.get("text")}
-    for option in options:
-        if option.get("text") == wanted:
-            return {"value": option.get("value"), "label": option.get("text")}
-    raise ValueError(f"the select has no option with value or text {wanted!r} "
-                     f"(it offers {[o.get('value') for o in options][:10]})")
+    quiet = (SETTLE_QUIET_S if kind.lower() == ActionType.CLICK else TYPING_QUIET_S) * slack
+    deadline = time.monotonic() + SETTLE_MAX_S
+    while time.monotonic() < deadline and not network.quiet_for(quiet):
+        yield Sleep(0.025)
 
 
 # --- replaying ----------------------------------------------------------------------------------
@@ -113,6 +133,7 @@ class ReplayOutcome:
     ``executed``: the actions run in the page, in order. ``served``: how many plan actions that was
     (give it as ``executed=`` to resume, or to your planner). ``finished``: the plan ran to its end.
     ``reason``/``message``: why it stopped early (a :class:`~actioncache.replay.FallbackReason`).
+    ``blocked``: the requests the guard aborted (method and URL pattern, never a value).
     """
 
     executed: list[Action] = field(default_factory=list)
@@ -121,6 +142,7 @@ class ReplayOutcome:
     reason: str | None = None
     message: str | None = None
     plan_id: str | None = None
+    blocked: list[str] = field(default_factory=list)
 
     @property
     def hit(self) -> bool:
@@ -129,48 +151,153 @@ class ReplayOutcome:
     def to_dict(self) -> dict[str, Any]:
         # Executed actions are left out on purpose: they may hold secrets typed for this run.
         return {"hit": self.hit, "served": self.served, "finished": self.finished, "reason": self.reason,
-                "message": self.message, "plan_id": self.plan_id}
+                "message": self.message, "plan_id": self.plan_id, "blocked": list(self.blocked)}
+
+
+#: Stops after which the step that ran did not do what it should: not counted as served, trust falls.
+_UNDONE = frozenset({FallbackReason.EXECUTION_ERROR, FallbackReason.UNEXPECTED_REQUEST})
+#: Stops that say the plan no longer does what it did: the plan loses trust.
+_PLAN_FAILED = _UNDONE | {FallbackReason.OUTCOME_CHANGED, FallbackReason.CAPTCHA_REQUIRED}
 
 
 def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
-                 personalize: PersonalizeHook | None = None, context: Mapping[str, Any] | None = None,
-                 secrets: Mapping[str, Any] | None = None, wait_s: float = 5.0, max_wait_action_s: float = 30.0) -> Step:
-    """Replay the plan for ``(url, goal)``: before each action, snapshot the DOM and validate it there.
+                 personalize: PersonalizeHook | None = None, resolve: Resolver | None = None,
+                 context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
+                 wait_s: float = WAIT_S, quiet_s: float = QUIET_S, allow_requests: Iterable[str] = (),
+                 max_wait_action_s: float = 30.0) -> Step:
+    """Replay the plan for ``(url, goal)``: before each action, snapshot the DOM and validate it there;
+    while it runs, guard every request; after each action, check where it led.
 
-    An element that is not on the page yet is looked for again every 0.1 s for ``wait_s`` seconds
-    (pages render late), then the replay stops with ``element_missing`` (or ``element_ambiguous``).
-    An action the browser cannot do stops it with ``execution_error`` and lowers the plan's trust.
+    An element that is not on the page yet is looked for again every 0.1 s, for ``wait_s`` seconds at
+    most, and no longer once the page has been still for ``quiet_s`` (no DOM change, no request in
+    flight): then the replay stops with ``element_missing``. A state-changing request the recorded
+    step did not send is aborted before it leaves the browser and stops the replay with
+    ``unexpected_request``; a step that led elsewhere stops it with ``outcome_changed`` or
+    ``captcha_required``; an action the browser cannot do stops it with ``execution_error``. These
+    four lower the plan's trust.
     """
-    run = plans.begin((url, goal), executed, personalize=personalize, context=context, secrets=secrets)
+    guard = RequestGuard.with_allowed(allow_requests)
+    run = plans.begin((url, goal), executed, personalize=personalize, context=context, secrets=secrets,
+                      resolve=resolve)
     run.requires_option = True
     outcome = ReplayOutcome(plan_id=run.plan_id)
+    network = NetworkLog(guard=guard)
     with run:
+        if run.active:
+            yield from _replay(run, network, outcome, wait_s, quiet_s, max_wait_action_s)
+    if run.reason in _PLAN_FAILED:
+        plans.report(run.signature, success=False, plan_id=run.plan_id)
+    outcome.served = run.served - (1 if run.reason in _UNDONE else 0)
+    outcome.finished, outcome.reason, outcome.message = run.finished, run.reason, run.message
+    outcome.blocked = [s.sent.describe() if s.sent else f"{s.method} request" for s in network.blocked()]
+    return outcome
+
+
+def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s: float, quiet_s: float,
+            max_wait_action_s: float) -> Step:
+    page = yield Snapshot()
+    network.page_url = page.url
+    state = yield Outcome()
+    if state.get("controlled"):
+        run.stop(FallbackReason.UNGUARDED_PAGE, _UNGUARDED)
+        return
+    yield Guard(network)
+    previous: StepEffects | None = None
+    steps = 0
+    try:
         while run.active:
-            page = yield from _wait_until_ready(run, wait_s)
+            page = yield from _wait_until_ready(run, network, wait_s, quiet_s)
+            network.page_url = page.url
             actions = run.next(page)
             if actions is None:
                 break
             for action in actions:
-                try:
-                    yield from _execute(action, max_wait_action_s)
-                except Exception as exc:  # noqa: BLE001 - any browser error: stop and say why
-                    run.stop(FallbackReason.EXECUTION_ERROR,
-                             f"action {run.served - 1} ({action.action_type}) failed in the browser: "
-                             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-                    plans.report(run.signature, success=False, plan_id=run.plan_id)
+                # A late request of the step before was refused: do not go on to this one.
+                stop = _unexpected(network, run.served - 1)
+                if stop is None:
+                    steps += 1
+                    stop = yield from _step(action, page, network, previous, steps, run.served - 1, max_wait_action_s)
+                    if stop is None or stop.reason != FallbackReason.EXECUTION_ERROR:
+                        outcome.executed.append(action)
+                if stop is not None:
+                    run.stop(stop.reason, stop.message)
                     break
-                outcome.executed.append(action)
-    outcome.served = run.served - (1 if run.reason == FallbackReason.EXECUTION_ERROR else 0)
-    outcome.finished, outcome.reason, outcome.message = run.finished, run.reason, run.message
-    return outcome
+                if action.effects is not None:
+                    previous = StepEffects.from_dict(action.effects)
+        late = _unexpected(network, run.served - 1)
+        if late is not None and run.reason is None:
+            run.stop(late.reason, late.message)  # a request fired after the last step settled
+    finally:
+        yield Guard(network, on=False)
 
 
-def _wait_until_ready(run: ReplayRun, wait_s: float) -> Step:
-    deadline = time.monotonic() + wait_s
+_UNGUARDED = ("a service worker controls this page, so its requests would not pass the request guard; open "
+              "the browser context with service_workers='block' to replay here")
+
+
+def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
+    blocked = network.blocked()
+    if not blocked:
+        return None
+    more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+    return ReplayFallback(FallbackReason.UNEXPECTED_REQUEST,
+                          f"action {position}: {blocked[0].reason}{more}; aborted before it left the browser")
+
+
+def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects | None, step: int,
+          position: int, max_wait_action_s: float) -> Step:
+    """Do one served action under the guard; the fallback that stops the replay after it, or ``None``."""
+    kind = action.action_type.lower()
+    if kind not in ActionType.TARGETED:
+        yield from _execute(action, max_wait_action_s)
+        return None
+    effects = StepEffects.from_dict(action.effects)
+    target = link_target(((action.element or {}).get("attributes") or {}).get("href"), page.url)
+    network.begin_step(step)
+    if network.guard is not None:
+        network.guard.expect(effects, previous, target)
+    try:
+        yield from _execute(action, max_wait_action_s)
+        yield from settle(network, kind)
+        deadline = time.monotonic() + SETTLE_MAX_S
+        while effects is not None and _pending(effects, network, step) and time.monotonic() < deadline:
+            yield from settle(network, kind)  # a slow page has not yet done what the recorded step did
+            yield Sleep(0.05)
+    except Exception as exc:  # noqa: BLE001 - any browser error: stop and say why
+        return ReplayFallback(FallbackReason.EXECUTION_ERROR,
+                              f"action {position} ({action.action_type}) failed in the browser: "
+                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    stop = _unexpected(network, position)
+    if stop is not None or effects is None:
+        return stop
+    state = yield Outcome()
+    if state.get("controlled"):  # the step led to a page a service worker controls: nothing more is guarded
+        return ReplayFallback(FallbackReason.UNGUARDED_PAGE, f"action {position}: {_UNGUARDED}")
+    observed = ObservedOutcome(url=str(state.get("url") or page.url), captcha=bool(state.get("captcha")),
+                               status=network.document_status(step), answered=network.answered(step))
+    return check_outcome(effects, observed, step=position, target=target)
+
+
+def _pending(effects: StepEffects, network: NetworkLog, step: int) -> bool:
+    """Whether the step has not yet started what the recorded step did: load a document, send a request."""
+    if effects.status is not None and network.document_status(step) is None:
+        return True
+    sends = any(r.method not in SAFE_METHODS for r in effects.sent)
+    return sends and not any(s.sent is not None and s.sent.method not in SAFE_METHODS for s in network.in_step(step))
+
+
+def _wait_until_ready(run: ReplayRun, network: NetworkLog, wait_s: float, quiet_s: float) -> Step:
+    started = time.monotonic()
     while True:
         page: Page = yield Snapshot()
-        if run.ready(page) or time.monotonic() >= deadline:
+        if run.ready(page):
             return page
+        waited = time.monotonic() - started
+        if waited >= wait_s:
+            return page
+        still = page.idle_ms is not None and page.idle_ms >= quiet_s * 1000
+        if waited >= quiet_s and still and network.quiet_for(quiet_s):
+            return page  # nothing is changing: the element is not coming
         yield Sleep(POLL_S)
 
 
@@ -185,4 +312,3 @@ def _execute(action: Action, max_wait_action_s: float) -> Step:
         return
     index = int(action.element_id[1:]) - 1 if action.element_id and action.element_id[1:].isdigit() else None
     yield Execute(action, index)
-    yield Settle()

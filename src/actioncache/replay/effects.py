@@ -1,0 +1,244 @@
+"""What a recorded step *did*: the requests it sent and where it led.
+
+A fingerprint says the page still looks the same; it cannot say that the button still does the
+same thing. So the browser recorder keeps, with each element action, its *effects*:
+
+* ``sent``: the state-changing requests the step made (:class:`SentRequest`): every request whose
+  method is not ``GET``, ``HEAD`` or ``OPTIONS``, and every navigation of the page (or of a frame of
+  its origin), described by method, URL pattern and the *names* of the fields in its body (never
+  their values: a password goes in a body too);
+* ``status``: the status class (``"2xx"``, ``"3xx"``...) of the last document the page loaded in
+  that step, ``None`` when the step loaded none;
+* ``url``: the URL pattern (:func:`~actioncache.replay.url_pattern`) the page was on once the step
+  settled, or :data:`TARGET` when that was where the clicked link pointed (a re-decided click goes
+  where *its* link points);
+* ``captcha``: whether the page then showed a captcha.
+
+A replay compares each step with these (:mod:`.guard` before a request leaves the browser,
+:mod:`.outcomes` once the step settled). A request is described from what the browser is about to
+send, by :func:`describe_request`, the same way when recording and when replaying.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+from .urls import destination_pattern, url_pattern
+
+#: Methods that do not change state (by HTTP's definition; a preflight is the browser's own OPTIONS).
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: ``url`` of a step that led where the clicked element's link pointed.
+TARGET = "{target}"
+_MULTIPART_NAME = re.compile(rb'content-disposition:[^\r\n]*?\bname="([^"]*)"', re.IGNORECASE)
+
+
+def status_class(status: int | None) -> str | None:
+    """``403`` -> ``"4xx"``; ``None`` (no response) stays ``None``."""
+    if status is None or isinstance(status, bool) or not 100 <= int(status) <= 599:
+        return None
+    return f"{int(status) // 100}xx"
+
+
+def navigation_pattern(url: str) -> str:
+    """Where a navigation goes: the URL pattern without its query (origin and path pattern)."""
+    try:
+        return url_pattern(url).split("?", 1)[0]
+    except ValueError:
+        return url.split("?", 1)[0]
+
+
+def request_pattern(url: str) -> str:
+    """Where a state-changing request goes: :func:`destination_pattern` (query values count,
+    values with digits are ``{id}``), so ``/account?action=delete`` is not ``/account?action=view``."""
+    try:
+        return destination_pattern(url)
+    except ValueError:
+        return url
+
+
+def link_target(href: str | None, base_url: str | None) -> str | None:
+    """The navigation pattern of a link's ``href`` on the page at ``base_url``, ``None`` without one."""
+    if not href or href.startswith(("javascript:", "#", "mailto:", "tel:")):
+        return None
+    try:
+        return navigation_pattern(urljoin(base_url or "", href))
+    except ValueError:
+        return None
+
+
+def same_origin(a: str, b: str) -> bool:
+    pa, pb = urlsplit(a), urlsplit(b)
+    return (pa.scheme, pa.hostname, pa.port) == (pb.scheme, pb.hostname, pb.port)
+
+
+@dataclass(frozen=True)
+class Body:
+    """The shape of a request body: its kind, its field names, and which of them were sent empty."""
+
+    kind: str
+    fields: tuple[str, ...] = ()
+    empty: tuple[str, ...] = ()
+
+
+def _form(pairs: Iterable[tuple[str, Any]], kind: str) -> Body:
+    values: dict[str, bool] = {}
+    for name, value in pairs:
+        values[name] = values.get(name, False) or value not in ("", None)
+    return Body(kind, tuple(sorted(values)), tuple(sorted(n for n, filled in values.items() if not filled)))
+
+
+def body_fields(content_type: str | None, body: bytes | None) -> Body:
+    """The kind of a request body, the names of its fields (sorted, each once) and the empty ones.
+
+    Forms (urlencoded, ``text/plain``) give their field names, multipart bodies their part names, JSON
+    objects their keys; an empty body is ``"none"``, a body the browser did not hand over ``"unknown"``.
+    Only names and emptiness are kept, never a value.
+    """
+    if body is None:
+        return Body("unknown")
+    if not body:
+        return Body("none")
+    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    if kind == "application/x-www-form-urlencoded":
+        return _form(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True), "form")
+    if kind == "multipart/form-data":
+        return Body("multipart", tuple(sorted({n.decode("utf-8", "replace") for n in _MULTIPART_NAME.findall(body)})))
+    if kind == "application/json" or kind.endswith("+json") or kind.startswith("text/"):
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            data = None
+        if isinstance(data, dict):
+            return _form(((str(k), v) for k, v in data.items()), "json")
+        if data is not None:
+            return Body("json")
+        if kind == "text/plain":  # a form with enctype=text/plain: name=value lines
+            lines = body.decode("utf-8", "replace").splitlines()
+            return _form((tuple(line.split("=", 1)) for line in lines if "=" in line), "form")  # type: ignore[misc]
+    return Body("other")
+
+
+@dataclass(frozen=True)
+class SentRequest:
+    """One state-changing request of a step, as it is compared: no values, only shape."""
+
+    method: str
+    url: str
+    navigation: bool = False
+    body: str = "none"
+    fields: tuple[str, ...] = ()
+    #: Fields the recording sent empty: a replay may leave them out (a removed optional field).
+    empty: tuple[str, ...] = ()
+    #: The status class of its response, when one came.
+    status: str | None = None
+    #: A navigation that went where the clicked element's link pointed.
+    target: bool = False
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What tells two requests apart (fields included)."""
+        if self.navigation and self.method in SAFE_METHODS:
+            return ("navigate", TARGET if self.target else self.url)
+        return (self.method, self.url, self.body, self.fields)
+
+    def admits(self, request: "SentRequest", target: str | None = None) -> bool:
+        """Whether ``request`` (about to be sent by a replay) is this recorded request.
+
+        Same method, URL pattern and body kind; its fields are this request's, except that it may
+        leave out one the recording sent empty. A navigation goes to the same pattern, or, when the
+        recorded one went where the clicked link pointed, where the replayed element's link points.
+        """
+        if self.navigation and self.method in SAFE_METHODS:
+            if not (request.navigation and request.method in SAFE_METHODS):
+                return False
+            return request.url == (target if self.target else self.url)
+        if (request.method, request.url, request.body) != (self.method, self.url, self.body):
+            return False
+        sent, recorded = set(request.fields), set(self.fields)
+        return sent <= recorded and recorded - set(self.empty) <= sent
+
+    def describe(self) -> str:
+        """A short text for messages: method and pattern, field names, never a value."""
+        fields = f" with fields {', '.join(self.fields)}" if self.fields else ""
+        if self.navigation and self.method in SAFE_METHODS:
+            return f"a navigation to {self.url}"
+        return f"{self.method} {self.url}{fields}"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method, "url": self.url}
+        if self.navigation:
+            out["navigation"] = True
+        if self.body != "none":
+            out["body"] = self.body
+        if self.fields:
+            out["fields"] = list(self.fields)
+        if self.empty:
+            out["empty"] = list(self.empty)
+        if self.status is not None:
+            out["status"] = self.status
+        if self.target:
+            out["target"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SentRequest":
+        return cls(method=str(data.get("method", "GET")).upper(), url=str(data.get("url", "")),
+                   navigation=data.get("navigation") is True, body=str(data.get("body", "none")),
+                   fields=tuple(str(f) for f in data.get("fields") or ()),
+                   empty=tuple(str(f) for f in data.get("empty") or ()),
+                   status=data.get("status") if isinstance(data.get("status"), str) else None,
+                   target=data.get("target") is True)
+
+
+def describe_request(method: str, url: str, *, navigation: bool, content_type: str | None = None,
+                     body: bytes | None = b"", status: int | None = None) -> SentRequest | None:
+    """The :class:`SentRequest` of a request about to be sent, or ``None`` when it changes nothing
+    (a ``GET``/``HEAD``/``OPTIONS`` that is not a navigation: a subresource, a read)."""
+    method = method.upper()
+    if navigation and method in SAFE_METHODS:
+        return SentRequest(method, navigation_pattern(url), navigation=True, status=status_class(status))
+    if method in SAFE_METHODS:
+        return None
+    shape = body_fields(content_type, body)
+    return SentRequest(method, request_pattern(url), navigation=navigation, body=shape.kind, fields=shape.fields,
+                       empty=shape.empty, status=status_class(status))
+
+
+@dataclass
+class StepEffects:
+    """The effects of one recorded element action (see the module docstring)."""
+
+    sent: list[SentRequest] = field(default_factory=list)
+    status: str | None = None
+    url: str | None = None
+    captcha: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"sent": [r.to_dict() for r in self.sent], "url": self.url}
+        if self.status is not None:
+            out["status"] = self.status
+        if self.captcha:
+            out["captcha"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "StepEffects | None":
+        if not isinstance(data, Mapping):
+            return None
+        sent = [SentRequest.from_dict(r) for r in data.get("sent") or () if isinstance(r, Mapping)]
+        url = data.get("url")
+        status = data.get("status")
+        return cls(sent=sent, status=status if isinstance(status, str) else None,
+                   url=url if isinstance(url, str) else None, captcha=data.get("captcha") is True)
+
+
+def unique(requests: Iterable[SentRequest]) -> list[SentRequest]:
+    """Each request shape once, in first-seen order (a step that posted twice records one)."""
+    seen: dict[tuple[Any, ...], SentRequest] = {}
+    for request in requests:
+        seen.setdefault((request.shape, request.navigation, request.status), request)
+    return list(seen.values())

@@ -1,0 +1,68 @@
+"""Outcome checks: a replayed step must lead where the recorded step led.
+
+Once a replayed element action has settled, its outcome is compared with the recorded step's
+(:class:`~actioncache.replay.effects.StepEffects`); the first difference stops the replay, which
+reports ``finished=False`` with the reason, and the plan loses trust:
+
+* ``captcha_required``: the page shows a captcha the recording did not meet;
+* ``outcome_changed``: a request the step sent was answered with another status class (a ``403``
+  where the recording got a ``303``), the page loaded a document with another status class, or
+  it is on another URL pattern (a re-decided click is expected where its own link points).
+
+A server that now refuses the login or the payment is thereby never reported as a finished replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .effects import TARGET, SentRequest, StepEffects, navigation_pattern
+from .urls import url_pattern
+from .validation import FallbackReason, ReplayFallback
+
+
+@dataclass
+class ObservedOutcome:
+    """What a replayed step led to: the page's URL, whether it shows a captcha, the status class of
+    the last document it loaded in the step, and each admitted request with its recorded twin."""
+
+    url: str
+    captcha: bool = False
+    status: str | None = None
+    answered: list[tuple[SentRequest, SentRequest]] = field(default_factory=list)
+
+
+def _pattern(url: str) -> str:
+    try:
+        return url_pattern(url)
+    except ValueError:
+        return url
+
+
+def check_outcome(recorded: StepEffects, observed: ObservedOutcome, *, step: int,
+                  target: str | None = None) -> ReplayFallback | None:
+    """The fallback for the first way ``observed`` differs from ``recorded``, else ``None``."""
+    where = f"action {step}"
+    if observed.captcha and not recorded.captcha:
+        return ReplayFallback(FallbackReason.CAPTCHA_REQUIRED,
+                              f"{where}: the page now asks for a captcha (at {_pattern(observed.url)}), "
+                              f"which the recording did not meet")
+    for sent, twin in observed.answered:
+        if sent.status and twin.status and sent.status != twin.status:
+            return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                                  f"{where}: {sent.describe()} was answered {sent.status}, the recording's "
+                                  f"{twin.status}")
+    if observed.status and recorded.status and observed.status != recorded.status:
+        return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                              f"{where}: the page loaded with status {observed.status}, the recording's "
+                              f"{recorded.status}")
+    if recorded.url is not None:
+        if recorded.url == TARGET:
+            expected, now = target, navigation_pattern(observed.url)
+        else:
+            expected, now = recorded.url, _pattern(observed.url)
+        if expected != now:
+            return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                                  f"{where}: the page is at {now}, where the recording was at "
+                                  f"{expected or 'the link of the element it clicked'}")
+    return None
