@@ -20,7 +20,7 @@ import random
 import threading
 import time
 import weakref
-from typing import Any, Awaitable, Callable, Coroutine, Iterable, Mapping, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, overload
 
 from ._log import log
 from ._drivers import adrive, drive, run_async, run_sync
@@ -39,7 +39,9 @@ from .errors import CacheWarning, HashError, KeyStrategyError, UnsupportedEntryE
 from .events import Observer
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
 from .stores.base import CacheStore, entry_problem, escape_glob, open_store, redact_url
-from .types import CachedFunction, CleanupResponse, GetResponse, InvalidateResponse, P, R, StatsReport, WrapResponse
+
+if TYPE_CHECKING:  # annotations only: importing the typed dicts and protocols costs a hit's time at start-up
+    from .types import CachedFunction, P, R
 
 __all__ = ["ALWAYS", "DEFAULT_MAX_VALUE_BYTES", "DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "STATS_PREFIX", "Cache",
            "CacheWarning", "Decision", "PolicyHook", "cached", "default_cache", "is_failure", "iso_utc", "resolve_ttl",
