@@ -34,8 +34,8 @@ def test_bad_ttl_is_refused_before_the_function_runs(unit, ttl):
 
 @pytest.mark.parametrize("ttl", [float("inf"), float("nan"), 1e300])
 def test_bad_default_ttl_is_refused_when_the_cache_is_made(ttl):
-    with pytest.raises(ValueError, match="ttl_seconds"):
-        Cache("memory://", default_ttl_seconds=ttl)
+    with pytest.raises(ValueError, match="default_ttl"):  # issue 26: one spelling, default_ttl=
+        Cache("memory://", default_ttl=ttl)
 
 
 def test_longest_ttl_is_accepted_and_cached():

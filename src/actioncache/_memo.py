@@ -35,7 +35,6 @@ from ._options import StoreOptions
 from ._outcomes import Lookup
 from ._project import project_of
 from ._refresh import spawn_task, spawn_thread
-from ._time import resolve_ttl
 from .errors import CacheWarning, KeyStrategyError
 from .keys import KEY_PREFIX, canonical_json
 from .stores.base import escape_glob
@@ -225,8 +224,7 @@ class Memoized:
     """
 
     def __init__(self, func: Callable[..., Any], cache: Cache | None, default: Callable[[], Cache],
-                 ttl_seconds: float | None, ttl_hours: float | None, ttl_days: float | None,
-                 key: Callable[..., Any] | None, ignore: Iterable[str], version: Any, code_hash: bool,
+                 ttl_s: float | None, key: Callable[..., Any] | None, ignore: Iterable[str], version: Any, code_hash: bool,
                  scope: str | None, skip_cache: bool, lock: bool, lock_timeout_s: float, name: str | None) -> None:
         self.func = func
         self._cache = cache
@@ -234,7 +232,7 @@ class Memoized:
         self.name = name or f"{func.__module__}.{func.__qualname__}"
         # An explicit name= says "calls under this name share results": nothing is added to it.
         self.keys = KeyBuilder(func, self.name, ignore, key, version, code_hash, identify=name is None)
-        self.ttl_override = None if ttl_seconds is ttl_hours is ttl_days is None else resolve_ttl(ttl_seconds, ttl_hours, ttl_days)
+        self.ttl_override = ttl_s  # checked by the caller (resolve_ttl); None: the cache's default
         self.scope = scope
         self.skip_cache = skip_cache
         self.plain = not skip_cache and scope is None  # then only a policy hook can change a call's plan

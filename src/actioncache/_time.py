@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-__all__ = ["DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "iso_utc", "resolve_ttl"]
+__all__ = ["DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "iso_utc", "resolve_ttl", "seconds_of"]
 
 DEFAULT_TTL_SECONDS = 60 * 86400.0
 # The longest TTL: 100 years. Longer (or infinite) expiries are not times every store can hold.
@@ -17,22 +17,33 @@ MAX_TTL_SECONDS = 36500 * 86400.0
 
 def resolve_ttl(
     ttl_seconds: float | None = None, ttl_hours: float | None = None, ttl_days: float | None = None,
-    default: float = DEFAULT_TTL_SECONDS,
+    default: float = DEFAULT_TTL_SECONDS, *, ttl: Any = None, ttl_name: str = "ttl",
 ) -> float:
-    """``ttl_seconds`` over ``ttl_hours`` over ``ttl_days``; the default is 60 days.
+    """``ttl`` (seconds, or a ``datetime.timedelta``: the one spelling every face takes), else
+    ``ttl_seconds`` over ``ttl_hours`` over ``ttl_days`` (The Edge Agent's spellings); the default
+    is 60 days. ``ttl`` together with one of the others is refused: which one was meant?
 
     The one check every TTL passes before anything runs: a number, positive, finite and at most
     :data:`MAX_TTL_SECONDS` (100 years), so the expiry it gives is a time every store can hold.
     ``inf``, ``nan``, ``1e300`` or YAML ``.inf`` are refused here, never after the action ran.
     """
+    if ttl is not None:
+        given = [name for name, value in (("ttl_seconds", ttl_seconds), ("ttl_hours", ttl_hours),
+                                          ("ttl_days", ttl_days)) if value is not None]
+        if given:
+            raise ValueError(f"a TTL given twice: {ttl_name}= and {given[0]}=; give one "
+                             f"({ttl_name}= takes seconds or a timedelta)")
+        spellings: tuple[tuple[Any, str, float], ...] = ((seconds_of(ttl), ttl_name, 1.0),)
+    else:
+        spellings = ((ttl_seconds, "ttl_seconds", 1.0), (ttl_hours, "ttl_hours", 3600.0), (ttl_days, "ttl_days", 86400.0))
     resolved: float | None = None
-    for value, unit, scale in ((ttl_seconds, "ttl_seconds", 1.0), (ttl_hours, "ttl_hours", 3600.0), (ttl_days, "ttl_days", 86400.0)):
+    for value, unit, scale in spellings:
         if value is None:
             continue  # every one given is checked, also those a higher one overrides
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{unit} must be a number, not {_short(value)}")
         if value != value:  # nan compares unequal to itself
-            raise ValueError(f"{unit} must be a number of {unit[4:]}, not nan")
+            raise ValueError(f"{unit} must be a number of {_UNITS.get(unit, 'seconds')}, not nan")
         if value <= 0:
             raise ValueError(f"{unit} must be positive (got {value}); to skip caching use cache_enabled=False")
         if value > MAX_TTL_SECONDS / scale:  # an int too large for a float compares fine here
@@ -43,6 +54,19 @@ def resolve_ttl(
         if resolved is None:
             resolved = float(value) * scale
     return default if resolved is None else resolved
+
+
+_UNITS = {"ttl_hours": "hours", "ttl_days": "days"}
+
+
+def seconds_of(value: Any) -> Any:
+    """A duration as seconds: a ``datetime.timedelta`` is converted, anything else is returned as
+    it is (for the caller's own check, which names what is wrong with it)."""
+    import datetime
+
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    return value
 
 
 def _short(value: Any) -> str:

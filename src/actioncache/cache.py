@@ -32,6 +32,7 @@ from ._options import (DEFAULT_MAX_VALUE_BYTES, StoreOptions, check_lock_timeout
 from ._outcomes import Lookup, Outcome, is_failure
 from ._refresh import REFRESH_EXIT_WAIT_S, spawn_task, spawn_thread
 from ._stats import STATS_PREFIX, describe
+from ._deprecated import deprecated
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
 from .codec import DEFAULT_COMPRESS_THRESHOLD_BYTES, Codec, make_codec
 from .decision import ALWAYS, Decision, PolicyHook, PolicyProvider
@@ -41,6 +42,8 @@ from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
 from .stores.base import CacheStore, entry_problem, escape_glob, open_store, redact_url
 
 if TYPE_CHECKING:  # annotations only: importing the typed dicts and protocols costs a hit's time at start-up
+    from datetime import timedelta
+
     from .types import CachedFunction, P, R
 
 __all__ = ["ALWAYS", "DEFAULT_MAX_VALUE_BYTES", "DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "STATS_PREFIX", "Cache",
@@ -120,7 +123,7 @@ class Cache:
         store: CacheStore | None = None,
         codec: str | Codec | None = None,
         secret: bytes | str | None = None,
-        default_ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        default_ttl: float | timedelta = DEFAULT_TTL_SECONDS,
         cleanup_probability: float = DEFAULT_CLEANUP_PROBABILITY,
         cleanup_limit: int = DEFAULT_CLEANUP_LIMIT,
         policy_hook: PolicyHook | None = None,
@@ -131,7 +134,15 @@ class Cache:
         max_size_bytes: int | str | None = None,
         eviction: str | None = None,
         max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+        default_ttl_seconds: float | None = None,
     ) -> None:
+        """``default_ttl``: how long an entry lives when a call gives no TTL (seconds or a
+        ``timedelta``; 60 days). ``default_ttl_seconds`` is its old spelling."""
+        if default_ttl_seconds is not None:
+            deprecated("Cache(default_ttl_seconds=...)", "Cache(default_ttl=...)")
+            if default_ttl != DEFAULT_TTL_SECONDS:
+                raise ValueError("a default TTL given twice: default_ttl= and default_ttl_seconds=; give default_ttl=")
+            default_ttl = default_ttl_seconds
         if store is not None and url is not None:
             raise ValueError("give either a store URL or store=..., not both")
         for given in (url, store):
@@ -150,7 +161,9 @@ class Cache:
                          make_codec(codec, secret, compress_threshold_bytes),
                          clock=clock, rng=rng or random.Random(), stats_flush_s=stats_flush_s,
                          max_value_bytes=max_value_bytes)
-        self.default_ttl_seconds = resolve_ttl(default_ttl_seconds)
+        # In seconds, whatever the spelling given.
+        self.default_ttl_seconds = resolve_ttl(ttl=default_ttl, ttl_name="default_ttl_seconds" if default_ttl_seconds
+                                               is not None else "default_ttl")
         check_probability(cleanup_probability)
         self.cleanup_probability = cleanup_probability
         self.cleanup_limit = cleanup_limit
@@ -266,6 +279,7 @@ class Cache:
         key: str | None = None,
         key_strategy: str = "args",
         key_source: str | None = None,
+        ttl: float | timedelta | None = None,
         ttl_seconds: float | None = None,
         ttl_hours: float | None = None,
         ttl_days: float | None = None,
@@ -288,7 +302,8 @@ class Cache:
         """
         check_lock_timeout(lock_timeout_s)
         call = self._prepare(action, args, metadata, key=key, key_strategy=key_strategy, key_source=key_source,
-                             ttl_seconds=ttl_seconds, ttl_hours=ttl_hours, ttl_days=ttl_days, skip_cache=skip_cache,
+                             ttl=ttl, ttl_seconds=ttl_seconds, ttl_hours=ttl_hours, ttl_days=ttl_days,
+                             skip_cache=skip_cache,
                              cache_enabled=cache_enabled, cleanup_probability=cleanup_probability,
                              cleanup_limit=cleanup_limit, scope=scope, stale_ttl_seconds=stale_ttl_seconds)
         if call.hit_response is not None:
@@ -343,7 +358,8 @@ class Cache:
 
     def _prepare(self, action: str, args: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None, *,
                  key: str | None = None, key_strategy: str = "args", key_source: str | None = None,
-                 ttl_seconds: float | None = None, ttl_hours: float | None = None, ttl_days: float | None = None,
+                 ttl: float | timedelta | None = None, ttl_seconds: float | None = None,
+                 ttl_hours: float | None = None, ttl_days: float | None = None,
                  skip_cache: bool = False, cache_enabled: bool = True, cleanup_probability: float | None = None,
                  cleanup_limit: int | None = None, scope: str | None = None,
                  stale_ttl_seconds: float | None = None) -> "_Call":
@@ -362,7 +378,7 @@ class Cache:
         for name, flag in (("skip_cache", skip_cache), ("cache_enabled", cache_enabled)):
             if not isinstance(flag, bool):  # 'false' is a non-empty string: truthy, the opposite meant
                 raise TypeError(f"{name} must be True or False, not {flag!r}")
-        ttl_s = resolve_ttl(ttl_seconds, ttl_hours, ttl_days, self.default_ttl_seconds)
+        ttl_s = resolve_ttl(ttl_seconds, ttl_hours, ttl_days, self.default_ttl_seconds, ttl=ttl)
         stale_s = check_stale_ttl(stale_ttl_seconds, ttl_s)
         p = self.cleanup_probability if cleanup_probability is None else cleanup_probability
         check_probability(p)
@@ -651,6 +667,7 @@ def cached(
     /,
     *,
     cache: Cache | None = None,
+    ttl: float | timedelta | None = None,
     ttl_seconds: float | None = None,
     ttl_hours: float | None = None,
     ttl_days: float | None = None,
@@ -673,6 +690,7 @@ def cached(
     /,
     *,
     cache: Cache | None = None,
+    ttl: float | timedelta | None = None,
     ttl_seconds: float | None = None,
     ttl_hours: float | None = None,
     ttl_days: float | None = None,
@@ -700,8 +718,9 @@ def cached(
     check_lock_timeout(lock_timeout_s)
 
     def decorate(func: Callable[P, R]) -> CachedFunction[P, R]:
-        memo = Memoized(func, cache, default_cache, ttl_seconds, ttl_hours, ttl_days, key, ignore, version,
-                        code_hash, scope, skip_cache, lock, lock_timeout_s, name)
+        memo = Memoized(func, cache, default_cache, resolve_ttl(ttl_seconds, ttl_hours, ttl_days, ttl=ttl)
+                        if ttl is not None or ttl_seconds is not None or ttl_hours is not None or ttl_days is not None
+                        else None, key, ignore, version, code_hash, scope, skip_cache, lock, lock_timeout_s, name)
         memo.stale_ttl_s = check_stale_ttl(stale_ttl_seconds, memo.ttl_override or 0.0)
         memo.serve_stale_on_error = bool(serve_stale_on_error)
         built: CachedFunction[P, R] = memo.build()

@@ -126,9 +126,11 @@ def cache_options(cache_settings: Any) -> dict[str, Any]:
         if name not in CACHE_KEYS:
             raise AgentDefinitionError(f"settings.cache: unknown key {name!r}{suggest(name, CACHE_KEYS)}")
     options: dict[str, Any] = {}
-    for name in ("cleanup_probability", "cleanup_limit", "default_ttl_seconds", "max_value_bytes"):
+    for name in ("cleanup_probability", "cleanup_limit", "max_value_bytes"):
         if name in cache_settings:
             options[name] = cache_settings[name]
+    if "default_ttl_seconds" in cache_settings:
+        options["default_ttl"] = cache_settings["default_ttl_seconds"]
     if "default_ttl_days" in cache_settings:
-        options["default_ttl_seconds"] = float(cache_settings["default_ttl_days"]) * 86400.0
+        options["default_ttl"] = float(cache_settings["default_ttl_days"]) * 86400.0
     return options
