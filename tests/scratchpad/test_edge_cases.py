@@ -64,7 +64,7 @@ def test_corrupt_session_index_is_rebuilt_from_the_items(sqlite_store):
     keys = {pad.write(i, f"item {i}")["storageKey"] for i in range(3)}
     sqlite_store.put(Entry("scratch-session:idx", b"j{broken", {}, 0.0, None))
     assert {m["storageKey"] for m in pad.list()} == keys
-    assert pad.usage()["usedBytes"] == 3
+    assert pad.usage()["dataBytes"] == 3
     pad.write(9, "after repair")
     assert len(pad.list()) == 4
 
@@ -91,7 +91,7 @@ def test_an_item_lost_behind_the_index_never_blocks_a_write_and_can_be_deleted(s
     assert pad.delete(lost)["storageKey"] == lost  # deleting the leftover entry works
     fresh = [pad.write("y" * 998, f"new {i}")["storageKey"] for i in range(2)]  # the 2nd needs lost_too's room
     assert sorted(m["storageKey"] for m in pad.list()) == sorted([kept, *fresh])
-    assert pad.usage()["usedBytes"] == 3000
+    assert pad.usage()["dataBytes"] == 3000
 
 
 # --- concurrent writes to one key from one session: last write wins -----------------------------
