@@ -192,3 +192,10 @@ def test_fifty_emails_end_to_end_through_tool_calls(store):
     gone = json.loads(agent.handle_tool_call("scratchpad_read", {"key": keys[0]}))
     assert gone["error"] == "not_found"
     assert store.find(pattern=f"scratch:{session}:*") == [] and store.get(f"scratch-session:{session}") is None
+
+
+def test_the_guide_shows_the_system_prompt_as_it_is():
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "scratchpad.md").read_text(encoding="utf-8")
+    assert f"```text\n{SYSTEM_PROMPT}\n```" in guide

@@ -59,6 +59,7 @@ from .items import (
     item_metadata,
     item_store_key,
     new_id,
+    own_key_pattern,
     parse_key,
     index_store_key,
     public_metadata,
@@ -133,6 +134,7 @@ class Scratchpad:
         self.lease_ttl_s = float(lease_ttl_s)
         self.lease_wait_s = float(lease_wait_s)
         self._prefix = item_store_key(self.session_id, "")
+        self._own_key_re = own_key_pattern(self.session_id)
         self._index_key = session_store_key(self.session_id)
         self.orphan_age_s = float(orphan_age_s)
         self.orphan_sweep_s = None if orphan_sweep_s is None else float(orphan_sweep_s)
@@ -533,7 +535,7 @@ class Scratchpad:
                 raise InvalidArgumentError(f"{name} must be a positive whole number, not {value!r}")
         paged = cursor is not None or limit is not None or budget_bytes is not None
         with store_guard("list"):
-            keys = [k for k in self._storage_keys(filters.task_id) if filters.matches_key(*parse_key(k)[1:])]
+            keys = self._storage_keys(filters)
             items, next_cursor = walk(
                 keys, after, filters, self._index_entry, view or public_metadata,
                 lambda key: encode_cursor(self.session_id, key[len(self.session_id) + 1:], filters),
@@ -541,13 +543,14 @@ class Scratchpad:
             self._touch(time.time())
         return ItemPage(items, next_cursor, len(keys))
 
-    def _storage_keys(self, task_id: str | None = None) -> list[str]:
-        """This session's storage keys (of one task, if given), sorted; nothing is read. Keys with
-        an index entry and keys without one (a crash or a foreign writer lost it) alike."""
-        own = f"{self.session_id}_" + (f"{task_id}_" if task_id is not None else "")
+    def _storage_keys(self, filters: ListFilter) -> list[str]:
+        """This session's storage keys that pass the task and turn filters, sorted; nothing is
+        read. Keys with an index entry and keys without one (a crash or a foreign writer lost it)."""
+        own = f"{self.session_id}_" + (f"{filters.task_id}_" if filters.task_id is not None else "")
         keys = {k[len(self._index_prefix()):] for k in self.records.find(self._index_prefix() + own)}
         keys.update(k[len(self._prefix):] for k in self.records.find(self._prefix + own))
-        return sorted(k for k in keys if _is_own_key(k, self.session_id))
+        parsed = ((key, self._own_key_re.fullmatch(key)) for key in keys)
+        return sorted(key for key, match in parsed if match is not None and filters.matches_key(*match.groups()))
 
     def used_bytes(self) -> int:
         """The bytes the session quota counts now (one counter read): data, metadata and keys of
