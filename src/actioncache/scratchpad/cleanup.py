@@ -54,7 +54,7 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
     held right now is being written to, so it is skipped, and so is every session named in
     ``keep`` (the one a server is starting, whatever its age).
     """
-    kept = set(keep)
+    kept = {keep} if isinstance(keep, str) else set(keep)
     store = open_store(store)
     records = Records(store)
     cutoff = (time.time() if now is None else now) - _seconds(older_than)
