@@ -202,7 +202,8 @@ class Scratchpad:
 
     def _current_items(self) -> dict[str, dict[str, Any]]:
         """This session's items (storage key -> index metadata): the index entries, plus any item
-        whose index entry a crash or a foreign writer lost. Only list and end_session pay this scan."""
+        whose index entry a store failure or a foreign writer lost (marked ``_unindexed``). Only a
+        recount (usage, a refusal) pays this scan; it puts such items back in the index."""
         now = time.time()
         items: dict[str, dict[str, Any]] = {}
         index_keys = self.records.find(self._index_prefix())
@@ -219,7 +220,7 @@ class Scratchpad:
                 continue
             meta = self._metadata_of_entry(storage_key)
             if meta is not None:
-                items[storage_key] = meta
+                items[storage_key] = {**meta, "_unindexed": True}
         return items
 
     def _stored_size(self, storage_key: str, value_bytes: int, meta: Mapping[str, Any]) -> int:
@@ -289,7 +290,11 @@ class Scratchpad:
         stored = set(self._store_keys())
         counted: dict[str, dict[str, Any]] = {}
         for storage_key, meta in self._current_items().items():
-            if storage_key == own or item_store_key(self.session_id, storage_key) in stored:
+            if meta.pop("_unindexed", False):
+                # An item whose index entry was lost: indexed again, so list shows it again.
+                self._put_index(parse_key(storage_key), meta, time.time())
+                counted[storage_key] = meta
+            elif storage_key == own or item_store_key(self.session_id, storage_key) in stored:
                 counted[storage_key] = meta
             else:
                 # An index entry whose item is gone (removed by hand, lost in a crash): dropped. A
@@ -357,11 +362,14 @@ class Scratchpad:
             raise
 
     def _undo_index(self, key: StorageKey, old: Mapping[str, Any] | None) -> None:
-        """Put back what a refused or failed write changed in the index (best effort)."""
+        """Put back what a refused or failed write changed in the index (best effort). A new item
+        goes with its index entry: a put that failed may still have landed, and an item left
+        without an index entry would be missing from list until the next recount."""
         try:
             if old is not None:
                 self._put_index(key, old, time.time())
             else:
+                self.store.delete(item_store_key(self.session_id, str(key)))
                 self.store.delete(index_store_key(self.session_id, str(key)))
         except Exception as exc:  # noqa: BLE001 - a failing store may refuse this too; list repairs it
             log.debug("undoing the index entry of %s failed: %s", key, exc)
@@ -544,11 +552,11 @@ class Scratchpad:
         return ItemPage(items, next_cursor, len(keys))
 
     def _storage_keys(self, filters: ListFilter) -> list[str]:
-        """This session's storage keys that pass the task and turn filters, sorted; nothing is
-        read. Keys with an index entry and keys without one (a crash or a foreign writer lost it)."""
+        """This session's indexed storage keys that pass the task and turn filters, sorted; one
+        prefix scan, nothing read. (An item whose index entry a failure lost is indexed again by
+        the next recount: usage() or a refusal.)"""
         own = f"{self.session_id}_" + (f"{filters.task_id}_" if filters.task_id is not None else "")
-        keys = {k[len(self._index_prefix()):] for k in self.records.find(self._index_prefix() + own)}
-        keys.update(k[len(self._prefix):] for k in self.records.find(self._prefix + own))
+        keys = (k[len(self._index_prefix()):] for k in self.records.find(self._index_prefix() + own))
         parsed = ((key, self._own_key_re.fullmatch(key)) for key in keys)
         return sorted(key for key, match in parsed if match is not None and filters.matches_key(*match.groups()))
 
