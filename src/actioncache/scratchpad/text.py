@@ -1,11 +1,11 @@
 """Cutting text for a model without breaking what a reader sees as one character.
 
-A description is cut in two places: at write time to 300 characters (FR-011) and in a list answer
-to fit 500 bytes per item (SC-003). A cut by code points can split a user-perceived character: a
-family emoji is seven code points joined by U+200D, an accented letter may be a base letter and a
-combining mark, a flag is two regional indicators. Both cuts here end only at an extended grapheme
-cluster boundary (Unicode UAX #29), found by the ``regex`` package's ``\\X``: the standard library
-has no grapheme segmentation, and ``regex`` follows each Unicode release.
+A description is cut in two places: at write time to 300 characters and in a list answer to fit
+500 bytes per item. A cut by code points can split a user-perceived character: a family emoji is
+seven code points joined by U+200D, an accented letter may be a base letter and a combining mark, a
+flag is two regional indicators. Both cuts here end only at an extended grapheme cluster boundary
+(Unicode UAX #29), found by the ``regex`` package's ``\\X``: the standard library has no grapheme
+segmentation, and ``regex`` follows each Unicode release.
 """
 
 from __future__ import annotations

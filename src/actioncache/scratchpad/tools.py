@@ -142,7 +142,7 @@ def _write(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
-    # FR-006: the whole item. The 500-byte view is for answers that list; read is asked for one item.
+    # The whole item: the 500-byte view is for answers that list; read is asked for one item.
     item = pad.read(_required(a, "key"))
     data = item.pop("data")
     return {"item": item, "data": data}
