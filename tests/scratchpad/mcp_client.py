@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Awaitable, Callable
-
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 
 def server(src_env: dict[str, str], *args: str) -> Any:
@@ -26,10 +26,9 @@ def run(params: Any, calls: Callable[[Any], Awaitable[Any]]) -> tuple[Any, Any]:
         from mcp import ClientSession
         from mcp.client.stdio import stdio_client
 
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                init = await session.initialize()
-                return init, await calls(session)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            return init, await calls(session)
 
     return anyio.run(session_calls)
 

@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actioncache.scratchpad import InvalidArgumentError, Scratchpad
-
 from actioncache.stores.base import open_store
 
 from .conftest import new_session

@@ -3,7 +3,6 @@ session (``actioncache mcp --session NAME``) is resumed at its start, never remo
 
 from __future__ import annotations
 
-
 import pytest
 
 from actioncache.scratchpad import QuotaExceededError, Scratchpad

@@ -22,8 +22,9 @@ import bisect
 import hashlib
 import json
 import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .errors import InvalidArgumentError
 from .items import check_part_id, compact_json
@@ -99,16 +100,17 @@ def decode_cursor(cursor: Any, session_id: str, given: ListFilter) -> tuple[str,
     again = "call scratchpad_list again without a cursor to start from the first item"
     if not isinstance(cursor, str) or not cursor.startswith(_CURSOR_VERSION):
         raise InvalidArgumentError(f"cursor {cursor!r} is not one that scratchpad_list returned; {again}")
+    damaged = InvalidArgumentError(f"cursor {cursor[:40]!r}... is damaged or not one that scratchpad_list "
+                                   f"returned; {again}")
     try:
         text = cursor[len(_CURSOR_VERSION):]
         body = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode("utf-8"))
         fingerprint, after, task_id, turn_id, phrase = body
         filters = ListFilter.of(task_id, turn_id, phrase)
-        if not isinstance(after, str) or not isinstance(fingerprint, str):
-            raise ValueError(after)
     except (ValueError, TypeError, UnicodeDecodeError, InvalidArgumentError):
-        raise InvalidArgumentError(f"cursor {cursor[:40]!r}... is damaged or not one that scratchpad_list returned; "
-                                   f"{again}") from None
+        raise damaged from None
+    if not isinstance(after, str) or not isinstance(fingerprint, str):
+        raise damaged
     if fingerprint != _fingerprint(session_id):
         raise InvalidArgumentError(f"this cursor belongs to another session's listing; {again}")
     for name in ("task_id", "turn_id", "text"):

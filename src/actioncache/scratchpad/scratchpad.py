@@ -170,6 +170,15 @@ class Scratchpad:
         """Every store key under this session's item prefix, well-formed or not."""
         return self.records.find(self._prefix)
 
+    def _storage_keys(self, filters: ListFilter) -> list[str]:
+        """This session's indexed storage keys that pass the task and turn filters, sorted; one
+        prefix scan, nothing read. (An item whose index entry a failure lost is indexed again by
+        the next recount: usage() or a refusal.)"""
+        own = f"{self.session_id}_" + (f"{filters.task_id}_" if filters.task_id is not None else "")
+        keys = (k[len(self._index_prefix()):] for k in self.records.find(self._index_prefix() + own))
+        parsed = ((key, self._own_key_re.fullmatch(key)) for key in keys)
+        return sorted(key for key, match in parsed if match is not None and filters.matches_key(*match.groups()))
+
     def _index_entry(self, storage_key: str) -> dict[str, Any] | None:
         """One item's index metadata (with the private ``_bytes``/``_expires``), or None.
 
@@ -550,15 +559,6 @@ class Scratchpad:
                 limit=limit, budget_bytes=budget_bytes, scan_limit=SCAN_LIMIT if paged else None)
             self._touch(time.time())
         return ItemPage(items, next_cursor, len(keys))
-
-    def _storage_keys(self, filters: ListFilter) -> list[str]:
-        """This session's indexed storage keys that pass the task and turn filters, sorted; one
-        prefix scan, nothing read. (An item whose index entry a failure lost is indexed again by
-        the next recount: usage() or a refusal.)"""
-        own = f"{self.session_id}_" + (f"{filters.task_id}_" if filters.task_id is not None else "")
-        keys = (k[len(self._index_prefix()):] for k in self.records.find(self._index_prefix() + own))
-        parsed = ((key, self._own_key_re.fullmatch(key)) for key in keys)
-        return sorted(key for key, match in parsed if match is not None and filters.matches_key(*match.groups()))
 
     def used_bytes(self) -> int:
         """The bytes the session quota counts now (one counter read): data, metadata and keys of

@@ -10,7 +10,7 @@ segmentation, and ``regex`` follows each Unicode release.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 ELLIPSIS = "\u2026"
 
