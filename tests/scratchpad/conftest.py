@@ -3,11 +3,13 @@ and the real Redis and PostgreSQL servers, which skip locally and fail under CI=
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 
 from actioncache.scratchpad import Scratchpad
+from actioncache.stores.base import Entry
 from stores.backends import BACKENDS
 
 # The scratchpad uses only the store protocol, which tests/stores/ proves for every backend; here it
@@ -34,6 +36,14 @@ def sqlite_store(tmp_path):
 
 
 @pytest.fixture
+def mcp_sdk() -> None:
+    """The MCP SDK is in the [mcp] extra: skip without it locally, fail under CI=true."""
+    import services
+
+    services.require_module("mcp", "mcp")
+
+
+@pytest.fixture
 def pad(store) -> Scratchpad:
     return Scratchpad(store, new_session())
 
@@ -46,3 +56,11 @@ def item_cost(store, data, description: str) -> int:
     cost = probe.usage()["storedBytes"]
     probe.end_session()
     return cost
+
+
+def age_session(store, session: str, seconds: float) -> None:
+    """Make a session look last used ``seconds`` ago, as its marker would after that long."""
+    marker = store.get(f"scratch-session:{session}")
+    meta = dict(marker.metadata)
+    meta["_scratch_last_access"] = time.time() - seconds
+    store.put(Entry(marker.key, marker.value, meta, marker.created_at, marker.expires_at))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import types
 
 import pytest
@@ -50,6 +51,24 @@ def test_session_from_the_argument_or_state_overrides_settings(actions):
 def test_settings_limits_apply_and_errors_are_answers(actions):
     big = actions["scratchpad.write"]({}, data="x" * 2500, description="too much")
     assert big["success"] is False and big["error"] == "quota_exceeded"
+
+
+def test_list_pages_with_filters_and_the_settings_budget(sqlite_store):
+    registry: dict = {}
+    settings = {"scratchpad": {"session_id": "paged", "list_budget_bytes": 2048}}
+    register_actions(registry, types.SimpleNamespace(cache=None, store=sqlite_store, settings=settings))
+    for i in range(40):
+        registry["scratchpad.write"]({}, data=i, description=f"row {i}" + (" flagged" if i % 10 == 0 else ""),
+                                     task_id="odd" if i % 2 else "even")
+    page = registry["scratchpad.list"]({})
+    assert page["success"] is True and page["total"] == 40 and 0 < page["count"] < 40 and "nextCursor" in page
+    assert len(json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode()) <= 2048
+    rest = registry["scratchpad.list"]({}, cursor=page["nextCursor"])
+    assert not {m["storageKey"] for m in page["items"]} & {m["storageKey"] for m in rest["items"]}
+    flagged = registry["scratchpad.list"]({}, task_id="even", text="FLAGGED")
+    assert sorted(m["description"] for m in flagged["items"]) == [f"row {i} flagged" for i in (0, 10, 20, 30)]
+    wrong = registry["scratchpad.list"]({}, limit=0)
+    assert wrong["success"] is False and wrong["error_type"] == "validation_error"
 
 
 def test_no_session_anywhere_is_a_clear_error(sqlite_store):

@@ -15,7 +15,9 @@ from actioncache.scratchpad import (
     ItemNotFoundError,
     QuotaExceededError,
     Scratchpad,
+    StoreUnavailableError,
 )
+from actioncache.errors import StoreError
 from actioncache.stores.base import Entry
 
 from .conftest import item_cost, new_session
@@ -64,7 +66,7 @@ def test_corrupt_session_index_is_rebuilt_from_the_items(sqlite_store):
     keys = {pad.write(i, f"item {i}")["storageKey"] for i in range(3)}
     sqlite_store.put(Entry("scratch-session:idx", b"j{broken", {}, 0.0, None))
     assert {m["storageKey"] for m in pad.list()} == keys
-    assert pad.usage()["usedBytes"] == 3
+    assert pad.usage()["dataBytes"] == 3
     pad.write(9, "after repair")
     assert len(pad.list()) == 4
 
@@ -91,7 +93,42 @@ def test_an_item_lost_behind_the_index_never_blocks_a_write_and_can_be_deleted(s
     assert pad.delete(lost)["storageKey"] == lost  # deleting the leftover entry works
     fresh = [pad.write("y" * 998, f"new {i}")["storageKey"] for i in range(2)]  # the 2nd needs lost_too's room
     assert sorted(m["storageKey"] for m in pad.list()) == sorted([kept, *fresh])
-    assert pad.usage()["usedBytes"] == 3000
+    assert pad.usage()["dataBytes"] == 3000
+
+
+def test_an_item_whose_index_entry_was_lost_is_listed_again_after_a_recount(store):
+    pad = Scratchpad(store, new_session())
+    written = {pad.write(i, f"item {i}")["storageKey"]: i for i in range(3)}
+    keys = sorted(written)
+    store.delete(f"scratch-index:{pad.session_id}:{keys[1]}")  # by hand, or a failure between two puts
+    assert pad.read(keys[1])["data"] == written[keys[1]]
+    assert pad.usage()["items"] == 3  # the recount finds the item and indexes it again
+    assert [m["storageKey"] for m in pad.list()] == keys
+
+
+class ItemPutLandsThenFails:
+    """The real store; a put of an item lands, then reports a failure (a timeout after the server
+    applied it). A wrapper, not a stand-in: every call reaches the store."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def put(self, entry):
+        self._store.put(entry)
+        if entry.key.startswith("scratch:"):
+            raise StoreError("the put timed out (it landed)")
+
+
+def test_a_write_that_fails_after_its_item_landed_leaves_no_item_behind(store):
+    pad = Scratchpad(ItemPutLandsThenFails(store), new_session())
+    with pytest.raises(StoreUnavailableError):
+        pad.write({"half": "written"}, "fails after landing")
+    assert store.find(pattern=f"scratch:{pad.session_id}:*") == []
+    assert Scratchpad(store, pad.session_id).list() == []
+    assert Scratchpad(store, pad.session_id).usage()["usedBytes"] == 0
 
 
 # --- concurrent writes to one key from one session: last write wins -----------------------------

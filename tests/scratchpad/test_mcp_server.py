@@ -11,36 +11,9 @@ from actioncache.scratchpad import SYSTEM_PROMPT, Scratchpad, tool_schemas
 from actioncache.scratchpad.mcp_server import main
 from actioncache.stores.base import open_store
 
+from .mcp_client import run, server
 
-
-@pytest.fixture(autouse=True)
-def _sdk():
-    """The SDK is in the [mcp] extra: skip without it locally, fail under CI=true."""
-    import services
-
-    services.require_module("mcp", "mcp")
-
-
-def _params(src_env, *args: str):
-    from mcp.client.stdio import StdioServerParameters
-
-    return StdioServerParameters(command=sys.executable, args=["-m", "actioncache", "mcp", *args], env=src_env)
-
-
-def _run(*args):
-    import anyio
-
-    return anyio.run(*args)
-
-
-async def _session_calls(params, calls):
-    from mcp import ClientSession
-    from mcp.client.stdio import stdio_client
-
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            return init, await calls(session)
+pytestmark = pytest.mark.usefixtures("mcp_sdk")  # every test here starts the server or its main()
 
 
 def test_tools_over_stdio_with_the_sdk_client(tmp_path, src_env):
@@ -56,8 +29,8 @@ def test_tools_over_stdio_with_the_sdk_client(tmp_path, src_env):
         too_big = await session.call_tool("scratchpad_write", {"data": "x" * 3000, "description": "big"})
         return listed, write, read, listing, foreign, too_big
 
-    init, (listed, write, read, listing, foreign, too_big) = _run(
-        _session_calls, _params(src_env, "--store", url, "--session", "desk-1", "--item-limit-mb", "0.002"), calls)
+    init, (listed, write, read, listing, foreign, too_big) = run(
+        server(src_env, "--store", url, "--session", "desk-1", "--item-limit-mb", "0.002"), calls)
     assert init.instructions == SYSTEM_PROMPT
     assert [t.name for t in listed.tools] == [t["name"] for t in tool_schemas("mcp")]
     assert listed.tools[0].input_schema == tool_schemas("mcp")[0]["inputSchema"]
@@ -82,7 +55,7 @@ def test_a_server_without_a_session_ends_its_own_on_exit(tmp_path, src_env):
         answer = await session.call_tool("scratchpad_write", {"data": 1, "description": "temporary"})
         return json.loads(answer.content[0].text)["sessionId"]
 
-    _, session_id = _run(_session_calls, _params(src_env, "--store", url), calls)
+    _, session_id = run(server(src_env, "--store", url), calls)
     assert session_id.startswith("mcp-")
     store = open_store(url)
     try:
@@ -130,7 +103,7 @@ def test_only_listed_tools_can_be_called_over_mcp(tmp_path, src_env):
         await session.call_tool("scratchpad_write", {"data": 1, "description": "keep me"})
         return [await session.call_tool(name, {}) for name in ("scratchpad_end", "end", "nope")]
 
-    _, answers = _run(_session_calls, _params(src_env, "--store", url, "--session", "desk-2"), calls)
+    _, answers = run(server(src_env, "--store", url, "--session", "desk-2"), calls)
     for answer in answers:
         assert answer.is_error is True and json.loads(answer.content[0].text)["error"] == "unknown_tool"
     store = open_store(url)

@@ -178,7 +178,7 @@ def test_fr010_session_quota_refuses_the_write_that_would_pass_it(store):
     # Freeing space lets writes through again.
     pad.delete(keys[2])
     assert pad.write("w" * 998, "fits again")["dataSize"] == 1000
-    assert pad.usage()["usedBytes"] == 3000
+    assert pad.usage()["dataBytes"] == 3000
 
 
 # --- FR-011: descriptions ------------------------------------------------------------------------
@@ -203,7 +203,7 @@ def test_fr012_end_session_removes_every_item(store):
     other = Scratchpad(store, new_session())
     for i in range(15):  # the seed's scenario: 15 items totalling 2 MB
         pad.write({"i": i, "pad": "x" * 140_000}, f"item {i}")
-    assert 2_000_000 < pad.usage()["usedBytes"] < 2_200_000
+    assert 2_000_000 < pad.usage()["dataBytes"] < 2_200_000
     kept = other.write("other session", "survives")["storageKey"]
     assert pad.end_session() == 15
     assert pad.list() == []
@@ -272,7 +272,7 @@ def test_fr012_expired_items_go_with_the_stores_expiry_cleanup(store):
                      session_quota_bytes=item_cost(store, "x" * 998, "the quota is free again") + 100)
     pad.write("x" * 998, "expires")
     assert store.delete_expired(time.time() + 120) >= 2  # the item and the session index
-    assert pad.list() == [] and pad.usage()["usedBytes"] == 0
+    assert pad.list() == [] and pad.usage()["usedBytes"] == pad.usage()["dataBytes"] == 0
     assert pad.write("y" * 998, "the quota is free again")["dataSize"] == 1000
 
 

@@ -14,7 +14,7 @@ from actioncache.scratchpad import QuotaExceededError, Scratchpad
 from actioncache.scratchpad.items import VIEW_LIMIT
 from actioncache.stores.base import Entry
 
-from .conftest import item_cost, new_session
+from .conftest import age_session, item_cost, new_session
 
 
 @pytest.mark.parametrize("script, at_least", [("汉", 100), ("ж", 150), ("a", 250), ("😀", 75)])
@@ -69,8 +69,8 @@ def test_the_quota_counts_every_stored_byte(store):
         entry = store.get(key)
         stored += len(key) + len(entry.value) + len(json.dumps(dict(entry.metadata), separators=(",", ":")))
     usage = pad.usage()
-    assert usage["usedBytes"] == 20 * 3  # the data itself: '"x"'
-    assert usage["storedBytes"] >= stored * 0.9  # what the quota counts is what the store holds
+    assert usage["dataBytes"] == 20 * 3  # the data itself: '"x"'
+    assert usage["usedBytes"] == usage["storedBytes"] >= stored * 0.9  # what the quota counts is what the store holds
     quota = Scratchpad(store, pad.session_id, session_quota_bytes=usage["storedBytes"] + 10)
     with pytest.raises(Exception, match="quota"):
         quota.write("x", "one byte more")
@@ -132,15 +132,8 @@ def test_a_malformed_session_index_never_breaks_list_or_write(store, garbage):
     assert {m["storageKey"] for m in fresh.list()} == keys
     keys.add(fresh.write(9, "after damage")["storageKey"])
     assert {m["storageKey"] for m in fresh.list()} == keys
-    assert fresh.usage()["usedBytes"] == 4
+    assert fresh.usage()["dataBytes"] == 4
 
-
-def _age_session(store, session: str, seconds: float) -> None:
-    """Make a session look last used ``seconds`` ago, as its marker would after that long."""
-    marker = store.get(f"scratch-session:{session}")
-    meta = dict(marker.metadata)
-    meta["_scratch_last_access"] = time.time() - seconds
-    store.put(Entry(marker.key, marker.value, meta, marker.created_at, marker.expires_at))
 
 
 def test_reads_count_as_activity(store):
@@ -150,7 +143,7 @@ def test_reads_count_as_activity(store):
     idle.write(1, "idle")
     read_key = reading.write(2, "read")["storageKey"]
     for pad in (idle, reading):
-        _age_session(store, pad.session_id, 2 * 86400)
+        age_session(store, pad.session_id, 2 * 86400)
     Scratchpad(store, reading.session_id).read(read_key)  # a new worker reading the session
     result = cleanup_orphans(store, 86400)
     assert result["deleted_sessions"] == [idle.session_id]
@@ -160,7 +153,7 @@ def test_reads_count_as_activity(store):
 def test_orphans_are_cleaned_without_anyone_calling_cleanup(store):
     abandoned = Scratchpad(store, new_session("gone"), orphan_sweep_s=None)  # (a process long gone)
     abandoned.write("left behind", "crashed agent")
-    _age_session(store, abandoned.session_id, 2 * 86400)
+    age_session(store, abandoned.session_id, 2 * 86400)
     Scratchpad(store, new_session("busy")).write("new work", "another agent writes")  # sweeps on write
     assert store.find(pattern=f"scratch:{abandoned.session_id}:*") == []
     assert Scratchpad(store, abandoned.session_id).list() == []

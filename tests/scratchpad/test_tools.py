@@ -86,7 +86,8 @@ def test_list_answer_carries_usage_and_metadata_only(pad):
         pad.handle_tool_call("scratchpad_write", {"data": {"body": f"BODY{i}"}, "description": f"d{i}"})
     answer = json.loads(pad.handle_tool_call("scratchpad_list", {}))
     assert answer["count"] == 3 and answer["quotaBytes"] == 50 * 1024 * 1024
-    assert answer["usedBytes"] == sum(m["dataSize"] for m in answer["items"])
+    # usedBytes is what the quota counts (data, metadata and keys), not the data alone.
+    assert answer["usedBytes"] == pad.usage()["usedBytes"] > sum(m["dataSize"] for m in answer["items"])
     assert "BODY" not in json.dumps(answer)
 
 
@@ -162,15 +163,26 @@ def test_fifty_emails_end_to_end_through_tool_calls(store):
         keys.append(answer["item"]["storageKey"])
     assert len(set(keys)) == 50
 
-    listing_text = agent.handle_tool_call("scratchpad_list", {})
-    listing = json.loads(listing_text)
-    assert listing["count"] == 50 and sorted(m["storageKey"] for m in listing["items"]) == sorted(keys)
-    assert len(listing_text.encode("utf-8")) < 25_000
-    assert "quarterly numbers" not in listing_text
+    def pages(pad):
+        """Every scratchpad_list answer of one walk, as the model would page with nextCursor."""
+        arguments: dict = {}
+        while True:
+            text = pad.handle_tool_call("scratchpad_list", arguments)
+            assert len(text.encode("utf-8")) <= pad.list_budget_bytes
+            assert "quarterly numbers" not in text
+            answer = json.loads(text)
+            yield answer
+            if "nextCursor" not in answer:
+                return
+            arguments = {"cursor": answer["nextCursor"]}
+
+    listed = [m for page in pages(agent) for m in page["items"]]
+    assert sorted(m["storageKey"] for m in listed) == sorted(keys)
+    assert all(page["total"] == 50 for page in pages(agent))
 
     # A later turn: a new Scratchpad on the same session finds summaries 1-10 by their keys.
     later = Scratchpad(store, session)
-    by_email = {m["metadata"]["email"]: m["storageKey"] for m in json.loads(later.handle_tool_call("scratchpad_list", {}))["items"]}
+    by_email = {m["metadata"]["email"]: m["storageKey"] for page in pages(later) for m in page["items"]}
     for i in range(1, 11):
         answer = json.loads(later.handle_tool_call("scratchpad_read", {"key": by_email[i]}))
         assert answer["success"] is True and answer["data"] == _email_summary(i)
@@ -180,3 +192,10 @@ def test_fifty_emails_end_to_end_through_tool_calls(store):
     gone = json.loads(agent.handle_tool_call("scratchpad_read", {"key": keys[0]}))
     assert gone["error"] == "not_found"
     assert store.find(pattern=f"scratch:{session}:*") == [] and store.get(f"scratch-session:{session}") is None
+
+
+def test_the_guide_shows_the_system_prompt_as_it_is():
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "scratchpad.md").read_text(encoding="utf-8")
+    assert f"```text\n{SYSTEM_PROMPT}\n```" in guide

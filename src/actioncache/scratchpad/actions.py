@@ -4,9 +4,9 @@ Each action answers exactly like the LLM tool of the same name (``tools.dispatch
 ``success`` and either the result or ``error``/``message``. The session comes from the action's
 ``session_id`` argument, else ``state["session_id"]``, else ``settings.scratchpad.session_id``; the
 store is the agent's store (``engine.store``). ``settings.scratchpad`` may also set
-``item_limit_bytes`` and ``session_quota_bytes``. As for the tools, a failure's ``error`` is the short
-code and ``message`` what to do; the actions add ``error_type`` (:mod:`actioncache.actions`), the
-same vocabulary as every other action's.
+``item_limit_bytes``, ``session_quota_bytes`` and ``list_budget_bytes``. As for the tools, a
+failure's ``error`` is the short code and ``message`` what to do; the actions add ``error_type``
+(:mod:`actioncache.actions`), the same vocabulary as every other action's.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .scratchpad import Scratchpad
 from .tools import dispatch
 
 ACTIONS = ("write", "read", "list", "update", "delete", "end")
-_LIMIT_SETTINGS = ("item_limit_bytes", "session_quota_bytes")
+_LIMIT_SETTINGS = ("item_limit_bytes", "session_quota_bytes", "list_budget_bytes")
 # A scratchpad code (the tool answer's ``error``) -> the action's ``error_type``.
 ERROR_TYPES = {"invalid_key": "validation_error", "invalid_argument": "validation_error",
                "unknown_tool": "validation_error", "item_too_large": "limit_exceeded",

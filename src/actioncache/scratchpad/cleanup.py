@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from typing import Any
+from typing import Any, Iterable
 
 from ..records import Records
 from ..stores.base import CacheStore, Entry, entry_problem, open_store
@@ -46,13 +46,15 @@ def _seconds(value: float | _dt.timedelta) -> float:
 
 
 def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.timedelta = DEFAULT_ORPHAN_AGE_S,
-                    *, now: float | None = None) -> dict[str, Any]:
+                    *, now: float | None = None, keep: Iterable[str] = ()) -> dict[str, Any]:
     """Delete every scratchpad session (items and index) with no write for ``older_than`` (24 h).
 
     Sessions are found through their index entries; items whose session has no index (a crash
     between the item and its index) are judged by their own write time. A session whose lease is
-    held right now is being written to, so it is skipped.
+    held right now is being written to, so it is skipped, and so is every session named in
+    ``keep`` (the one a server is starting, whatever its age).
     """
+    kept = {keep} if isinstance(keep, str) else set(keep)
     store = open_store(store)
     records = Records(store)
     cutoff = (time.time() if now is None else now) - _seconds(older_than)
@@ -74,7 +76,7 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
                 sessions[session] = newest
         removed_sessions, removed_items = [], 0
         for session, last in sorted(sessions.items()):
-            if last > cutoff:
+            if last > cutoff or session in kept:
                 continue
             with records.lease(session_lease(session), 30.0, strict=True) as held:
                 if not held:

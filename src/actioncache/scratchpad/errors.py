@@ -4,15 +4,20 @@ that says what went wrong and what to do next (chunk, delete, clean up, continue
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 from ..errors import ActionCacheError, StoreError
 
 
 class ScratchpadError(ActionCacheError):
-    """Base class; ``code`` is the short machine name the tool answer carries."""
+    """Base class; ``code`` is the short machine name the tool answer carries, ``details`` the
+    figures it adds beside the message (e.g. the bytes a refused write needed)."""
 
     code = "error"
+
+    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details: dict[str, Any] = dict(details or {})
 
 
 class InvalidKeyError(ScratchpadError, ValueError):
@@ -34,7 +39,9 @@ class ItemTooLargeError(ScratchpadError):
 
 
 class QuotaExceededError(ScratchpadError):
-    """A write that would take the session past its quota (50 MB by default)."""
+    """A write that would take the session past its quota (50 MB by default). ``details``:
+    ``usedBytes`` (what the session holds, as usage reports it), ``neededBytes`` (what the write
+    adds) and ``quotaBytes``; always ``usedBytes + neededBytes > quotaBytes``."""
 
     code = "quota_exceeded"
 

@@ -20,6 +20,7 @@ import string
 from typing import Any, Mapping, NamedTuple
 
 from .errors import CorruptItemError, InvalidArgumentError, InvalidKeyError
+from .text import cut_to_fit, cut_to_length
 
 ITEM_PREFIX = "scratch:"
 SESSION_PREFIX = "scratch-session:"
@@ -36,7 +37,6 @@ MAX_KEY_LENGTH = MAX_SESSION_ID + 2 * MAX_PART_ID + 2
 DESCRIPTION_LIMIT = 300
 CUSTOM_METADATA_LIMIT = 150  # bytes of compact JSON; keeps every item's view under VIEW_LIMIT
 VIEW_LIMIT = 500  # bytes of compact JSON per item in any answer to the LLM
-ELLIPSIS = "\u2026"
 # The first byte of the core codec's plain-JSON format, so `actioncache get` can show an item.
 JSON_FORMAT = b"j"
 
@@ -94,6 +94,13 @@ def parse_key(key: Any) -> StorageKey:
     return StorageKey(*parts)
 
 
+def own_key_pattern(session_id: str) -> re.Pattern[str]:
+    """Matches exactly the storage keys of ``session_id`` (groups: task id, turn id): one regex
+    per key where a listing of 10,000 keys would otherwise split and check each three times."""
+    part = "([A-Za-z0-9-]{1,%d})" % MAX_PART_ID
+    return re.compile(re.escape(session_id) + "_" + part + "_" + part)
+
+
 def item_store_key(session_id: str, storage_key: str) -> str:
     return f"{ITEM_PREFIX}{session_id}:{storage_key}"
 
@@ -119,23 +126,25 @@ def usage_counter(session_id: str) -> str:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# What makes a description one line: runs of ASCII spaces, tabs and line or paragraph breaks become
+# one space. Other spaces (no-break, ideographic U+3000, thin) are part of the text and stay.
+_LINE_BREAKING_SPACE = re.compile("[ \t\n\r\f\v\x1c-\x1f\x85\u2028\u2029]+")
 
 
 def truncate_description(description: Any) -> str:
-    """At most 300 characters; a longer one is cut and ends with an ellipsis."""
+    """One line of at most 300 characters (code points); a longer one is cut at a grapheme
+    cluster boundary and ends with an ellipsis."""
     if not isinstance(description, str) or not description.strip():
         raise InvalidArgumentError(
             "description is required: one line (max 300 characters) saying what the data is, "
             "e.g. 'Email 3 from Ann re: Q4 budget, 120-word summary'"
         )
-    description = " ".join(description.split())
+    description = _LINE_BREAKING_SPACE.sub(" ", description).strip()
     if not description.isascii():
         # A lone surrogate (text decoded with surrogateescape) cannot be stored as UTF-8; in a
         # line for the model it becomes the replacement character instead of failing the write.
         description = _LONE_SURROGATE.sub("\ufffd", description)
-    if len(description) > DESCRIPTION_LIMIT:
-        description = description[: DESCRIPTION_LIMIT - 1] + ELLIPSIS
-    return description
+    return cut_to_length(description, DESCRIPTION_LIMIT)
 
 
 def compact_json(value: Any) -> str:
@@ -222,7 +231,7 @@ def llm_view(meta: Mapping[str, Any], limit: int = VIEW_LIMIT) -> dict[str, Any]
     The description stays whole when it fits (the usual case); with long ids, custom metadata or
     a description in a multi-byte script, ``createdAt``, ``sessionId`` (repeated in every answer's
     envelope), ``taskId`` and ``turnId`` (parts of the storageKey) go first, then the description
-    is shortened by characters with an ellipsis. ``read`` gives the full description.
+    is shortened, at a grapheme cluster boundary, with an ellipsis. ``read`` gives it whole.
     """
     view = {k: meta[k] for k in ("storageKey", "description", "timestamp", "dataSize", "sessionId",
                                  "taskId", "turnId", "createdAt", "metadata", "corrupt") if k in meta}
@@ -233,15 +242,8 @@ def llm_view(meta: Mapping[str, Any], limit: int = VIEW_LIMIT) -> dict[str, Any]
             return view
         view.pop(optional, None)
     if _size(view) > limit:
-        # Shortened by characters, not bytes: the longest prefix that fits with the ellipsis, so a
-        # description in a 3-byte script keeps as many characters as the budget holds.
-        text = str(view.get("description", ""))
-        lo, hi = 0, len(text)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if _size({**view, "description": text[:mid] + ELLIPSIS}) <= limit:
-                lo = mid
-            else:
-                hi = mid - 1
-        view["description"] = text[:lo] + ELLIPSIS
+        # The longest prefix of whole grapheme clusters that fits with the ellipsis: a description
+        # in a 3-byte script keeps as many characters as the budget holds, and never half an emoji.
+        view["description"] = cut_to_fit(str(view.get("description", "")),
+                                         lambda text: _size({**view, "description": text}) <= limit)
     return view

@@ -6,7 +6,8 @@ Desktop LLM clients (Claude Desktop, IDEs) start this as a subprocess and call t
 API agent gets from ``tool_schemas()``, answered by the same ``dispatch``. The system prompt goes
 out as the server's ``instructions``. Without ``--session`` (or ``$ACTIONCACHE_SESSION``) the server
 makes a fresh session and ends it (deleting its items) when the client disconnects; with one, the
-items stay for the next run. On start it removes orphaned sessions idle for over 24 hours.
+items stay for the next run. On start it removes orphaned sessions idle for over 24 hours, never
+the session it is starting: that one is marked used first and left out of the sweep.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Sequence
 
 from .._usage import HelpfulParser
 from .items import new_id
+from .listing import DEFAULT_LIST_BUDGET
 
 ENV_SESSION = "ACTIONCACHE_SESSION"
 
@@ -32,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--item-limit-mb", type=float, default=5.0, help="largest item, in MB (default 5)")
     parser.add_argument("--quota-mb", type=float, default=50.0, help="session quota, in MB (default 50)")
     parser.add_argument("--orphan-hours", type=float, default=24.0,
-                        help="on start, delete sessions idle longer than this (0 turns it off)")
+                        help="on start, delete other sessions idle longer than this (0 turns it off)")
+    parser.add_argument("--list-budget-kb", type=float, default=DEFAULT_LIST_BUDGET / 1024,
+                        help=f"largest scratchpad_list answer, in KB (default {DEFAULT_LIST_BUDGET / 1024:g}); "
+                        "the rest is a nextCursor away")
     return parser
 
 
@@ -96,15 +101,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         store = open_store(args.store)
         pad = Scratchpad(store, session or f"mcp-{new_id()}",
-                         item_limit_bytes=int(args.item_limit_mb * MB), session_quota_bytes=int(args.quota_mb * MB))
+                         item_limit_bytes=int(args.item_limit_mb * MB), session_quota_bytes=int(args.quota_mb * MB),
+                         list_budget_bytes=int(args.list_budget_kb * 1024))
     except (ValueError, StoreError, ScratchpadError) as exc:
         print(f"actioncache mcp: {exc}", file=sys.stderr)
         return 2
-    if args.orphan_hours > 0:
-        try:
-            cleanup_orphans(store, args.orphan_hours * 3600)
-        except ScratchpadError as exc:  # an unavailable store is reported per tool call instead
-            print(f"actioncache mcp: orphan cleanup skipped: {exc}", file=sys.stderr)
+    try:
+        if not ephemeral:
+            # Starting a named session is using it: marked before any sweep (this one or another
+            # process's), so a session idle since yesterday is resumed, not removed.
+            pad.touch()
+        if args.orphan_hours > 0:
+            cleanup_orphans(store, args.orphan_hours * 3600, keep=[pad.session_id])
+    except ScratchpadError as exc:  # an unavailable store is reported per tool call instead
+        print(f"actioncache mcp: start-up cleanup skipped: {exc}", file=sys.stderr)
     # A client that stops the server with SIGTERM still gets an ephemeral session ended below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

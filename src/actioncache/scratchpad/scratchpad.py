@@ -36,6 +36,7 @@ from ..stores.base import CacheStore, Entry, entry_problem, open_store
 from .cleanup import DEFAULT_ORPHAN_AGE_S, DEFAULT_SWEEP_S, cleanup_orphans, forget_session
 from .errors import (
     CorruptItemError,
+    InvalidArgumentError,
     InvalidKeyError,
     ItemNotFoundError,
     ItemTooLargeError,
@@ -43,6 +44,8 @@ from .errors import (
     ScratchpadBusyError,
     store_guard,
 )
+from .listing import (DEFAULT_LIST_BUDGET, MIN_LIST_BUDGET, SCAN_LIMIT, ItemPage, ListFilter, decode_cursor,
+                      encode_cursor, walk)
 from .items import (
     JSON_FORMAT,
     ORPHAN_SWEEP_LEASE,
@@ -56,6 +59,7 @@ from .items import (
     item_metadata,
     item_store_key,
     new_id,
+    own_key_pattern,
     parse_key,
     index_store_key,
     public_metadata,
@@ -111,6 +115,7 @@ class Scratchpad:
         lease_wait_s: float = 10.0,
         orphan_age_s: float = DEFAULT_ORPHAN_AGE_S,
         orphan_sweep_s: float | None = DEFAULT_SWEEP_S,
+        list_budget_bytes: int = DEFAULT_LIST_BUDGET,
     ) -> None:
         self.store: CacheStore = open_store(store)
         self.records = Records(self.store)
@@ -118,11 +123,18 @@ class Scratchpad:
         if item_limit_bytes <= 0 or session_quota_bytes <= 0:
             raise ValueError("item_limit_bytes and session_quota_bytes must be positive")
         self.item_limit_bytes = int(item_limit_bytes)
+        if int(list_budget_bytes) < MIN_LIST_BUDGET:
+            raise ValueError(f"list_budget_bytes must be at least {MIN_LIST_BUDGET}: one item's view is up to 500 "
+                             "bytes and a list answer's envelope up to about 1 KB")
+        # What one scratchpad_list tool answer may hold, in bytes of JSON (the Python list() has none
+        # unless asked).
+        self.list_budget_bytes = int(list_budget_bytes)
         self.session_quota_bytes = int(session_quota_bytes)
         self.retention_s = float(retention_s)
         self.lease_ttl_s = float(lease_ttl_s)
         self.lease_wait_s = float(lease_wait_s)
         self._prefix = item_store_key(self.session_id, "")
+        self._own_key_re = own_key_pattern(self.session_id)
         self._index_key = session_store_key(self.session_id)
         self.orphan_age_s = float(orphan_age_s)
         self.orphan_sweep_s = None if orphan_sweep_s is None else float(orphan_sweep_s)
@@ -158,6 +170,15 @@ class Scratchpad:
         """Every store key under this session's item prefix, well-formed or not."""
         return self.records.find(self._prefix)
 
+    def _storage_keys(self, filters: ListFilter) -> list[str]:
+        """This session's indexed storage keys that pass the task and turn filters, sorted; one
+        prefix scan, nothing read. (An item whose index entry a failure lost is indexed again by
+        the next recount: usage() or a refusal.)"""
+        own = f"{self.session_id}_" + (f"{filters.task_id}_" if filters.task_id is not None else "")
+        keys = (k[len(self._index_prefix()):] for k in self.records.find(self._index_prefix() + own))
+        parsed = ((key, self._own_key_re.fullmatch(key)) for key in keys)
+        return sorted(key for key, match in parsed if match is not None and filters.matches_key(*match.groups()))
+
     def _index_entry(self, storage_key: str) -> dict[str, Any] | None:
         """One item's index metadata (with the private ``_bytes``/``_expires``), or None.
 
@@ -190,7 +211,8 @@ class Scratchpad:
 
     def _current_items(self) -> dict[str, dict[str, Any]]:
         """This session's items (storage key -> index metadata): the index entries, plus any item
-        whose index entry a crash or a foreign writer lost. Only list and end_session pay this scan."""
+        whose index entry a store failure or a foreign writer lost (marked ``_unindexed``). Only a
+        recount (usage, a refusal) pays this scan; it puts such items back in the index."""
         now = time.time()
         items: dict[str, dict[str, Any]] = {}
         index_keys = self.records.find(self._index_prefix())
@@ -207,7 +229,7 @@ class Scratchpad:
                 continue
             meta = self._metadata_of_entry(storage_key)
             if meta is not None:
-                items[storage_key] = meta
+                items[storage_key] = {**meta, "_unindexed": True}
         return items
 
     def _stored_size(self, storage_key: str, value_bytes: int, meta: Mapping[str, Any]) -> int:
@@ -216,6 +238,12 @@ class Scratchpad:
         public = compact_json(public_metadata(meta)).encode("utf-8")
         keys = len(item_store_key(self.session_id, storage_key)) + len(index_store_key(self.session_id, storage_key))
         return 2 * keys + value_bytes + 2 * len(public) + _ENTRY_OVERHEAD
+
+    def touch(self) -> None:
+        """Mark the session as used now (a store write), so no orphan sweep takes it for idle:
+        ``actioncache mcp --session NAME`` does it at start, before its own sweep."""
+        with store_guard("touch"):
+            self._touch(time.time(), force=True)
 
     def _touch(self, now: float, force: bool = False) -> None:
         """Mark the session as used (reads count too); at most once per ``_TOUCH_EVERY_S`` per pad."""
@@ -249,30 +277,42 @@ class Scratchpad:
             self.store.add_counters({name: -delta})
             raise self._quota_error(delta, used - delta)
 
-    def _quota_error(self, needed: int, used: float) -> QuotaExceededError:
+    def _quota_error(self, adds: int, holds: float) -> QuotaExceededError:
+        """The refusal of a write that adds ``adds`` bytes to a session holding ``holds``: the
+        same two numbers ``usage()["usedBytes"]`` and the tool answers show, so the model can check
+        ``holds + adds > quota`` byte for byte."""
+        holds = int(holds)
         return QuotaExceededError(
-            f"session quota exceeded: this write needs {_human(needed)} but the session already holds "
-            f"{_human(used)} of its {_human(self.session_quota_bytes)} quota (data, metadata and keys all "
-            "count). Delete items you no longer need (list, then delete), merge small items into one, "
-            "or store a shorter version; nothing was written."
+            f"session quota exceeded: this write adds {adds:,} bytes ({_human(adds)}) but the session already "
+            f"holds {holds:,} of its {self.session_quota_bytes:,}-byte quota ({_human(holds)} of "
+            f"{_human(self.session_quota_bytes)}; data, metadata and keys all count, as usedBytes shows). "
+            "Delete items you no longer need (list, then delete), merge small items into one, "
+            "or store a shorter version; nothing was written.",
+            {"usedBytes": holds, "neededBytes": adds, "quotaBytes": self.session_quota_bytes},
         )
 
-    def _recount(self, own: str) -> int:
+    def _recount(self, own: str) -> tuple[int, dict[str, dict[str, Any]]]:
         """Set the counter to the bytes of the live index entries (this write's included) and
-        return it: repairs what expiry, a crash or a hand-removed item left counted. Runs only
-        before a refusal, so a write costs the same at item 10 and item 10,000."""
+        return it with those items: repairs what expiry, a crash or a hand-removed item left
+        counted. Runs before a refusal and in usage() (under the session lock, as writes), never
+        on a write that fits, so a write costs the same at item 10 and item 10,000."""
         stored = set(self._store_keys())
-        actual = 0
+        counted: dict[str, dict[str, Any]] = {}
         for storage_key, meta in self._current_items().items():
-            if storage_key == own or item_store_key(self.session_id, storage_key) in stored:
-                actual += int(meta.get("_bytes", 0))
+            if meta.pop("_unindexed", False):
+                # An item whose index entry was lost: indexed again, so list shows it again.
+                self._put_index(parse_key(storage_key), meta, time.time())
+                counted[storage_key] = meta
+            elif storage_key == own or item_store_key(self.session_id, storage_key) in stored:
+                counted[storage_key] = meta
             else:
                 # An index entry whose item is gone (removed by hand, lost in a crash): dropped. A
                 # writer stalled between its index entry and its item finds that out (_confirm).
                 self.store.delete(index_store_key(self.session_id, storage_key))
+        actual = sum(int(meta.get("_bytes", 0)) for meta in counted.values())
         name = usage_counter(self.session_id)
         self.store.add_counters({name: actual - self._used_bytes()})
-        return actual
+        return actual, counted
 
     def _release(self, delta: int) -> None:
         if delta > 0:
@@ -331,11 +371,14 @@ class Scratchpad:
             raise
 
     def _undo_index(self, key: StorageKey, old: Mapping[str, Any] | None) -> None:
-        """Put back what a refused or failed write changed in the index (best effort)."""
+        """Put back what a refused or failed write changed in the index (best effort). A new item
+        goes with its index entry: a put that failed may still have landed, and an item left
+        without an index entry would be missing from list until the next recount."""
         try:
             if old is not None:
                 self._put_index(key, old, time.time())
             else:
+                self.store.delete(item_store_key(self.session_id, str(key)))
                 self.store.delete(index_store_key(self.session_id, str(key)))
         except Exception as exc:  # noqa: BLE001 - a failing store may refuse this too; list repairs it
             log.debug("undoing the index entry of %s failed: %s", key, exc)
@@ -373,10 +416,10 @@ class Scratchpad:
                 try:
                     self._reserve(size - old_size)
                 except QuotaExceededError:
-                    used = self._recount(str(key))
+                    used, _ = self._recount(str(key))  # counts this write's new size, not its old one
                     if used > self.session_quota_bytes:
                         self._release(size - old_size)
-                        raise self._quota_error(size, used - size) from None
+                        raise self._quota_error(size - old_size, used - size + old_size) from None
                 self._put_item(key, encoded, meta, now)
                 self._confirm(key, meta, size, now)
             except BaseException:
@@ -476,25 +519,68 @@ class Scratchpad:
         meta["data"] = data
         return meta
 
-    def list(self) -> list[dict[str, Any]]:
-        """Every item's metadata, oldest first, without loading any data."""
+    def list(
+        self,
+        *,
+        task_id: str | None = None,
+        turn_id: str | None = None,
+        text: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        budget_bytes: int | None = None,
+        view: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> ItemPage:
+        """Items' metadata in storage-key order, without loading any data: an :class:`ItemPage`
+        (a list, with ``next_cursor`` and ``total``).
+
+        Without arguments: every item of the session. Filters: ``task_id``, ``turn_id`` (exact)
+        and ``text`` (in the description, case-insensitive). Paging: ``limit`` items and/or
+        ``budget_bytes`` of compact JSON (``{"items": [...], "nextCursor": "..."}``) per page; pass
+        ``page.next_cursor`` as ``cursor`` for the next page (it carries the filters). A paged call
+        reads at most ``listing.SCAN_LIMIT`` index entries, so a page may be short while
+        ``next_cursor`` is set. ``view`` is how each item is shown and measured (default: its whole
+        metadata; the tool face passes ``items.llm_view``). The walk's guarantee is in
+        :mod:`actioncache.scratchpad.listing`.
+        """
+        filters = ListFilter.of(task_id, turn_id, text)
+        after = ""
+        if cursor is not None:
+            suffix, filters = decode_cursor(cursor, self.session_id, filters)
+            after = f"{self.session_id}_{suffix}"
+        for name, value in (("limit", limit), ("budget_bytes", budget_bytes)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise InvalidArgumentError(f"{name} must be a positive whole number, not {value!r}")
+        paged = cursor is not None or limit is not None or budget_bytes is not None
         with store_guard("list"):
-            items = self._current_items()
+            keys = self._storage_keys(filters)
+            items, next_cursor = walk(
+                keys, after, filters, self._index_entry, view or public_metadata,
+                lambda key: encode_cursor(self.session_id, key[len(self.session_id) + 1:], filters),
+                limit=limit, budget_bytes=budget_bytes, scan_limit=SCAN_LIMIT if paged else None)
             self._touch(time.time())
-        public = (public_metadata(m) for m in items.values())
-        return sorted(public, key=lambda m: (m.get("createdAt") or m.get("timestamp") or "", m["storageKey"]))
+        return ItemPage(items, next_cursor, len(keys))
+
+    def used_bytes(self) -> int:
+        """The bytes the session quota counts now (one counter read): data, metadata and keys of
+        every item. A write is refused exactly when ``used_bytes()`` plus what it adds passes
+        ``session_quota_bytes`` (after a recount, which only ever lowers this number)."""
+        with store_guard("usage"):
+            return int(self._used_bytes())
 
     def usage(self) -> dict[str, Any]:
-        """How much of the quota this session uses."""
-        items = self.list()
-        used = sum(int(m.get("dataSize", 0)) for m in items)
-        with store_guard("usage"):
-            stored = int(self._used_bytes())
+        """How much of the quota this session uses: ``usedBytes`` is what the quota counts, to
+        the byte (a write that adds N bytes is refused exactly when ``usedBytes + N`` passes
+        ``quotaBytes``); ``dataBytes`` is the items' data alone. Recounts the session (as a
+        refusal does), so it reads every index entry and waits for the session's writers."""
+        with store_guard("usage"), self._session_lock():
+            used, items = self._recount("")
+            self._touch(time.time())
         return {
             "sessionId": self.session_id,
             "items": len(items),
             "usedBytes": used,
-            "storedBytes": stored,  # what the quota counts: data, metadata, keys and index entries
+            "storedBytes": used,  # the same number under its earlier name
+            "dataBytes": sum(int(m.get("dataSize", 0)) for m in items.values()),
             "quotaBytes": self.session_quota_bytes,
             "itemLimitBytes": self.item_limit_bytes,
         }

@@ -1,7 +1,9 @@
 """The scratchpad's LLM face: tool schemas (OpenAI and Anthropic), one dispatcher, the system prompt.
 
-Every answer is a JSON object with ``success``. Items in answers are metadata views of at most
-500 bytes each (``items.llm_view``); ``read`` alone carries ``data``. A failure is an answer too
+Every answer is a JSON object with ``success``. Items in write, update, delete and list answers are
+metadata views of at most 500 bytes each (``items.llm_view``), and a list answer is at most the pad's
+``list_budget_bytes`` (4 KB by default) with a ``nextCursor`` for the rest; ``read`` alone carries
+``data``, with the item's whole metadata. A failure is an answer too
 (``success: false``, ``error`` = a short code, ``message`` = what to do next), never an exception,
 so an agent loop can hand it straight back to the model.
 """
@@ -13,7 +15,8 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .errors import InvalidArgumentError, ScratchpadError
-from .items import DESCRIPTION_LIMIT, llm_view
+from .items import DESCRIPTION_LIMIT, compact_json, llm_view
+from .listing import MAX_TOOL_LIMIT, TEXT_FILTER_LIMIT
 
 if TYPE_CHECKING:  # annotations only: Scratchpad.handle_tool_call imports this module, not the reverse
     from .scratchpad import Scratchpad
@@ -25,12 +28,15 @@ You have a scratchpad: a key-value store for this session that lives outside you
 Use it when a task has many steps or large intermediate results (e.g. "summarize each of my 50 unread
 emails, then write a report"): after each step, save the result with scratchpad_write and a one-line
 description (max 300 characters) of what it holds. Answers show only metadata (storageKey, description,
-size, time), never the data, so your context stays small. Call scratchpad_list to see what you saved,
-and scratchpad_read with a storageKey only when you need that item's content (e.g. to combine results).
-Use scratchpad_update to extend an item (progressive results) and scratchpad_delete for items you no
-longer need. Limits: 5 MB per item (split bigger data into parts) and 50 MB per session (delete old
-items first). If an answer says the store is unavailable, continue the task in your context instead.
-Do not store secrets. Small facts you need right away can stay in context."""
+size, time), never the data, so your context stays small. scratchpad_list shows one page (a few KB);
+when its answer has nextCursor, call it with cursor=nextCursor for the next page. Narrow it with
+task_id, turn_id or text (words in the description) instead of paging through everything. Call
+scratchpad_read with a storageKey only when you need that item's content and full description. Use
+scratchpad_update to extend an item (progressive results) and scratchpad_delete for items you no
+longer need. Limits: 5 MB per item (split bigger data into parts) and 50 MB per session, keys and
+metadata included (usedBytes in answers; delete old items first). If an answer says the store is
+unavailable, continue the task in your context instead. Do not store secrets. Small facts you need
+right away can stay in context."""
 
 _KEY = {"type": "string", "description": "storageKey exactly as scratchpad_write or scratchpad_list returned it"}
 _ID = {"type": "string", "description": "optional; 1-32 letters, digits or '-'. Leave out to get a random id"}
@@ -63,12 +69,27 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     "scratchpad_read": (
-        "Load one saved item's full data into context. The only call that returns data: read only what you need now.",
+        "Load one saved item's full data and full description into context. The only call that returns data: "
+        "read only what you need now.",
         {"type": "object", "properties": {"key": _KEY}, "required": ["key"]},
     ),
     "scratchpad_list": (
-        "List every item saved in this session: metadata only (keys, descriptions, sizes), plus quota usage.",
-        {"type": "object", "properties": {}},
+        "List saved items, a page at a time: metadata only (keys, descriptions, sizes) plus quota usage "
+        "(usedBytes of quotaBytes). When the answer has nextCursor, call again with cursor=nextCursor for "
+        "the next page. Filter by task_id, turn_id or text in the description.",
+        {
+            "type": "object",
+            "properties": {
+                "task_id": {"type": "string", "description": "optional; only items of this task id"},
+                "turn_id": {"type": "string", "description": "optional; only items of this turn id"},
+                "text": {"type": "string", "maxLength": TEXT_FILTER_LIMIT,
+                         "description": "optional; only items whose description contains this text (any case)"},
+                "cursor": {"type": "string", "description": "optional; nextCursor of the previous scratchpad_list "
+                           "answer (it keeps that call's filters)"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_TOOL_LIMIT,
+                          "description": "optional; at most this many items (default: as many as fit a few KB)"},
+            },
+        },
     ),
     "scratchpad_update": (
         "Replace a saved item's data (e.g. add newly processed results), keeping its storageKey. "
@@ -110,31 +131,49 @@ def tool_schemas(format: str = "openai") -> list[dict[str, Any]]:
     return out
 
 
+def _usage(pad: Scratchpad) -> dict[str, Any]:
+    return {"usedBytes": pad.used_bytes(), "quotaBytes": pad.session_quota_bytes}
+
+
 def _write(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
-    return {"item": llm_view(pad.write(_required(a, "data"), _required(a, "description"),
-                                       task_id=a.get("task_id"), turn_id=a.get("turn_id"), metadata=a.get("metadata")))}
+    meta = pad.write(_required(a, "data"), _required(a, "description"),
+                     task_id=a.get("task_id"), turn_id=a.get("turn_id"), metadata=a.get("metadata"))
+    return {"item": llm_view(meta), **_usage(pad)}
 
 
 def _read(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
+    # The whole item: the 500-byte view is for answers that list; read is asked for one item.
     item = pad.read(_required(a, "key"))
     data = item.pop("data")
-    return {"item": llm_view(item), "data": data}
+    return {"item": item, "data": data}
+
+
+# Stands in for count and total while the envelope is measured: no page or session has more items.
+_COUNT_PLACEHOLDER = 10**12
 
 
 def _list(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
-    items = pad.list()
-    used = sum(int(m.get("dataSize", 0)) for m in items)
-    return {
-        "count": len(items),
-        "usedBytes": used,
-        "quotaBytes": pad.session_quota_bytes,
-        "items": [llm_view(m) for m in items],
-    }
+    limit = a.get("limit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > MAX_TOOL_LIMIT:
+        raise InvalidArgumentError(f"limit is {limit}, at most {MAX_TOOL_LIMIT} items fit one answer; "
+                                   "page with nextCursor instead")
+    usage = _usage(pad)
+    # The answer is this envelope merged with the page ({"items": [...], "nextCursor": ...}): the page
+    # gets what the budget leaves, so the whole answer never passes pad.list_budget_bytes.
+    envelope = {"success": True, "sessionId": pad.session_id, "count": _COUNT_PLACEHOLDER,
+                "total": _COUNT_PLACEHOLDER, **usage}
+    page = pad.list(task_id=a.get("task_id"), turn_id=a.get("turn_id"), text=a.get("text"), cursor=a.get("cursor"),
+                    limit=limit, budget_bytes=pad.list_budget_bytes - _size(envelope) + 1, view=llm_view)
+    answer: dict[str, Any] = {"count": len(page), "total": page.total}
+    if page.next_cursor is not None:
+        answer["nextCursor"] = page.next_cursor
+    return {**answer, **usage, "items": list(page)}
 
 
 def _update(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
-    return {"item": llm_view(pad.update(_required(a, "key"), _required(a, "data"),
-                                        description=a.get("description"), metadata=a.get("metadata")))}
+    meta = pad.update(_required(a, "key"), _required(a, "data"),
+                      description=a.get("description"), metadata=a.get("metadata"))
+    return {"item": llm_view(meta), **_usage(pad)}
 
 
 def _delete(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
@@ -154,6 +193,10 @@ HANDLERS: dict[str, Callable[[Scratchpad, dict[str, Any]], dict[str, Any]]] = {
     "scratchpad_delete": _delete,
     "scratchpad_end": _end,
 }
+
+
+def _size(answer: Mapping[str, Any]) -> int:
+    return len(compact_json(answer).encode("utf-8"))
 
 
 def _required(arguments: Mapping[str, Any], name: str) -> Any:
@@ -192,7 +235,7 @@ def dispatch(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | No
     try:
         result = handler(pad, _arguments(arguments))
     except ScratchpadError as exc:
-        return {"success": False, "error": exc.code, "message": str(exc), "sessionId": pad.session_id}
+        return {"success": False, "error": exc.code, "message": str(exc), **exc.details, "sessionId": pad.session_id}
     except Exception as exc:  # noqa: BLE001 - the tool face must answer, never crash the agent loop
         log.exception("scratchpad tool %s failed", name)
         return {"success": False, "error": "internal_error",
