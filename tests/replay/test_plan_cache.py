@@ -57,7 +57,7 @@ def test_only_completed_runs_are_kept(store, v1):
     # Once a run completes, it is served.
     assert plans.record(SIG, search_plan(v1), completed=True)
     assert len(plans.retrieve(SIG, v1)) == 5
-    assert plans.metrics()["rejected_incomplete"] == 1
+    assert plans.stats()["rejected_incomplete"] == 1
 
 
 def test_a_stored_plan_not_marked_completed_is_not_replayed(store, v1):
@@ -103,7 +103,7 @@ def test_element_missing_stops_the_replay_there(store, v1):
     result = plans.lookup(SIG, v3)
     assert [a.action_type for a in result.actions] == ["input_text", "select_option", "click"]
     assert result.reason == FallbackReason.ELEMENT_MISSING and result.stopped_at == 3
-    metrics = plans.metrics()
+    metrics = plans.stats()
     assert metrics["partial_hits"] == 1 and metrics["stop_reasons"] == {"element_missing": 1}
     assert metrics["actions"]["click"] == {"replayed": 1, "missed": 1, "hit_rate": 0.5}
 
@@ -116,7 +116,7 @@ def test_element_missing_on_the_first_action_is_a_fallback(store, v1):
                        Action("complete")], completed=True)
     result = plans.lookup(sig, v1)
     assert result.actions == [] and result.reason == FallbackReason.ELEMENT_MISSING
-    assert plans.metrics()["fallback_reasons"] == {"element_missing": 1}
+    assert plans.stats()["fallback_reasons"] == {"element_missing": 1}
 
 
 def test_element_ambiguous_is_a_fallback(store, v1):
@@ -148,7 +148,7 @@ def test_intention_only_on_input_text(store, v1):
     plans.record(SIG, plan, completed=True)
     result = plans.lookup(SIG, v1)
     assert result.actions == [] and result.reason == FallbackReason.INTENTION_NOT_ALLOWED
-    assert plans.metrics()["fallback_reasons"] == {"intention_not_allowed": 1}
+    assert plans.stats()["fallback_reasons"] == {"intention_not_allowed": 1}
 
 
 def test_terminate_is_dropped(store, v1):
@@ -229,7 +229,7 @@ def test_personalization_hook_error_is_a_fallback(store, v1, hook, reason):
     plans.record(SIG, search_plan(v1), completed=True)
     result = plans.lookup(SIG, v1, personalize=hook)
     assert result.actions == [] and result.reason == reason
-    assert plans.metrics()["fallback_reasons"] == {reason: 1}
+    assert plans.stats()["fallback_reasons"] == {reason: 1}
 
 
 def test_failing_store_never_raises_and_is_counted(tmp_path, v1):
@@ -241,7 +241,7 @@ def test_failing_store_never_raises_and_is_counted(tmp_path, v1):
     result = plans.lookup(SIG, v1)
     assert result.actions == [] and result.reason == FallbackReason.STORE_ERROR
     assert plans.report(SIG, success=False) is None
-    metrics = plans.metrics()
+    metrics = plans.stats()
     assert metrics["store_errors"] == 2 and metrics["fallback_reasons"] == {"store_error": 1}
 
 
@@ -276,7 +276,7 @@ def test_trust_ema_decays_and_drops_then_older_plan_serves(store, v1):
     assert outcome["plan_id"] == new_id and outcome["trust"] < 0.2
     assert plans.retrieve(SIG, v1)[0].text == "older"
     assert [h["plan_id"] for h in plans.history_of(SIG)] == [old_id]
-    assert plans.metrics()["dropped_untrusted"] == 1
+    assert plans.stats()["dropped_untrusted"] == 1
 
 
 def test_plans_that_keep_failing_validation_lose_trust_and_are_dropped(store, v1):
@@ -286,7 +286,7 @@ def test_plans_that_keep_failing_validation_lose_trust_and_are_dropped(store, v1
     reasons = [plans.lookup(SIG, twice).reason for _ in range(6)]
     # 1.0 -> 0.7 -> 0.49 -> 0.343 -> 0.2401 -> 0.168 (< 0.2: dropped)
     assert reasons == [FallbackReason.ELEMENT_AMBIGUOUS] * 5 + [FallbackReason.NO_PLAN]
-    assert plans.metrics()["dropped_untrusted"] == 1
+    assert plans.stats()["dropped_untrusted"] == 1
 
 
 def test_report_on_a_given_plan_id_and_on_nothing(store, v1):
@@ -358,7 +358,7 @@ def test_metrics_hit_rate_per_action_type_and_reasons(store, v1):
     plans.retrieve(SIG, v1)                                   # 5 of 5 served
     plans.retrieve(SIG, load_page("search_v3.html"))          # 3 of 5 served, stops on the button
     plans.retrieve((SEARCH_URL, "other goal"), v1)            # no plan
-    metrics = plans.metrics()
+    metrics = plans.stats()
     assert metrics["retrievals"] == 3 and metrics["hits"] == 2 and metrics["fallbacks"] == 1
     assert metrics["hit_rate"] == pytest.approx(2 / 3, abs=1e-4)
     assert metrics["fallback_reasons"] == {"no_plan": 1}
@@ -469,3 +469,24 @@ def test_a_plan_fingerprinted_by_an_older_rule_misses_instead_of_hitting():
     old = sha256_hex({"v": 1, "attributes": {}, "tag": "button", "text": "Continue"})
     served, fallback = rebind([Action("click", fingerprint=old, element=button.to_dict())], page)
     assert served == [] and fallback.reason == FallbackReason.ELEMENT_MISSING
+
+
+def test_replays_count_in_the_stores_one_statistics_view(store, v1):
+    """Cache.stats() on the plans' store shows replays with everything else: a replayed plan is a
+    hit, a fallback a miss, a recorded plan a store (issue 26: one statistics view)."""
+    from actioncache import Cache
+
+    plans = PlanCache(store, namespace="shop")
+    plans.record(SIG, search_plan(v1), completed=True)
+    assert plans.lookup(NEXT_SIG, load_page("search_v2.html", url=NEXT_URL)).reason is None
+    assert plans.lookup(("https://shop.example/cart", GOAL), v1).reason == FallbackReason.NO_PLAN
+    seen = Cache(store=store).stats()["by_action"]["replay:shop"]
+    assert (seen["hits"], seen["misses"], seen["stores"]) == (1, 1, 1)
+
+
+def test_the_old_name_of_stats_still_answers(store):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # said once per process: not pinned here
+        assert PlanCache(store).metrics() == PlanCache(store).stats()

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .._time import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
-from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Tally
+from .._deprecated import deprecated
+from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Tally, count
 from ..stores.base import CacheStore, open_store
 from .fingerprints import element_fingerprint
 from .metrics import shape_metrics
@@ -82,6 +83,9 @@ class ReplayResult:
         return {"hit": self.hit, "actions": [a.to_dict() for a in self.actions], "reason": self.reason,
                 "message": self.message, "plan_id": self.plan_id, "stopped_at": self.stopped_at,
                 "remaining": self.remaining}
+
+
+_COMMON_COUNTS = (("hits", "hits"), ("fallbacks", "misses"), ("recorded", "stores"), ("store_errors", "errors"))
 
 
 class PlanCache:
@@ -385,6 +389,11 @@ class PlanCache:
         error = self._tally.add(deltas)  # metrics never break replay
         if error:
             log.warning("replay: could not add shared counters: %s", error)
+        # The store's one view of counts (Cache.stats(), `actioncache stats`): a replayed plan is a
+        # hit, a fallback a miss, a recorded plan a store.
+        shared = {common: deltas[own] for own, common in _COMMON_COUNTS if deltas.get(own)}
+        if shared:
+            count(self.store, f"replay:{self.namespace}", **shared)
 
     def stats(self, shared: bool = False) -> dict[str, Any]:
         """Counts of this object (or, ``shared=True``, of every process on the store and namespace).
@@ -397,5 +406,6 @@ class PlanCache:
         return shape_metrics(self._tally.totals() if shared else self._tally.local())
 
     def metrics(self, shared: bool = False) -> dict[str, Any]:
-        """The older name of :meth:`stats` (every other face calls its counts ``stats()``)."""
+        """The older name of :meth:`stats` (every other face calls its counts ``stats()``); deprecated."""
+        deprecated("PlanCache.metrics()", "PlanCache.stats()")
         return self.stats(shared)
