@@ -43,7 +43,8 @@ from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from . import calibration
 from .conversation import Request, as_request, normalize_prompt
 from .embedders import Embedder, EmbedderError, default_embedder
-from .guard import contrast, literal_guard
+from .guard import DEFAULT_RULES, VERIFIER, Gate, Pair, Pipeline, literal_guard
+from .guard.adapters import GuardGate, VerifierGate
 from .index import NumpyIndex, VectorIndex
 from .numpy_required import np
 
@@ -151,6 +152,7 @@ class SemanticCache:
         pgvector_url: str | None = None,
         ttl_seconds: float | None = None,
         error_bound: float = calibration.DEFAULT_ERROR_BOUND,
+        gates: Sequence[str | Gate] | None = None,
     ) -> None:
         if not isinstance(namespace, str) or not namespace or ":" in namespace:
             raise ValueError(f"namespace must be a non-empty string without ':', got {namespace!r}")
@@ -179,6 +181,7 @@ class SemanticCache:
         self.top_k = top_k
         self.verifier = verifier
         self.guard = guard
+        self.pipeline = self._make_pipeline(gates, guard, verifier)
         self.ttl_seconds = ttl_seconds
         self._codec = make_codec()
         self._records = Records(self.backend, self._codec)
@@ -327,6 +330,25 @@ class SemanticCache:
             return PgVectorIndex(conninfo, dim=self._dim, namespace=self.namespace, embedder=self.embedder.name)
         return NumpyIndex(self._dim)
 
+    def _make_pipeline(self, gates: Sequence[str | Gate] | None, guard: Guard | None,
+                       verifier: Verifier | None) -> Pipeline:
+        """One list of gates: ``gates`` as given, or the default rules (``guard=``) and ``verifier=`` as gates."""
+        if gates is not None:
+            if isinstance(gates, str) or not isinstance(gates, Sequence):
+                raise TypeError(f"gates must be a list of gate names or gates, got {gates!r}")
+            if guard is not literal_guard or verifier is not None:
+                raise ValueError("pass either gates=[...] or guard=/verifier=, not both: list the guard and the "
+                                 "verifier among the gates (guard.adapters.GuardGate / VerifierGate)")
+            return Pipeline(gates)
+        chosen: list[str | Gate] = []
+        if guard is literal_guard:
+            chosen += DEFAULT_RULES
+        elif guard is not None:
+            chosen.append(GuardGate(guard))
+        if verifier is not None:
+            chosen.append(VerifierGate(verifier, threshold=self.threshold, margin=self.verify_margin))
+        return Pipeline(chosen)
+
     def _count(self, name: str, n: int = 1) -> None:
         self._tally.add({name: n})
 
@@ -444,9 +466,7 @@ class SemanticCache:
                 # Too far below the best to make the lookup ambiguous: reading and checking it changes nothing.
                 break
             hit = self._candidate(key, similarity, exact=False, request=request)
-            if hit is None:
-                continue
-            if self.guard is not None and not self._guard_allows(request.text, hit.prompt):
+            if hit is None or not self._gates_allow(request, hit, verify=False):
                 continue
             trusted.append(hit)
             if len(trusted) == self.top_k:
@@ -458,8 +478,7 @@ class SemanticCache:
                for other in trusted[1:]):
             self._count("ambiguous")
             return None
-        if self.verifier is not None and best.similarity < self.threshold + self.verify_margin and not self._verify(request.text, best):
-            self._count("verifier_rejections")
+        if not self._gates_allow(request, best, verify=True):
             return None
         with self._lock:
             self._served[best.entry_id] = best.similarity
@@ -467,22 +486,17 @@ class SemanticCache:
                 self._served.pop(next(iter(self._served)))
         return best
 
-    def _guard_allows(self, text: str, stored: str) -> bool:
-        if self.guard is literal_guard:
-            reason = contrast(text, stored)
-        else:
-            reason = None if self.guard(text, stored) else "guard"  # type: ignore[misc]
-        if reason is None:
+    def _gates_allow(self, request: Request, hit: SemanticHit, *, verify: bool) -> bool:
+        """Screen a candidate (``verify=False``: every gate but the verifiers) or verify the one to be
+        served (``verify=True``: the verifiers alone); count a refusal under its gate's kind and reason."""
+        pair = Pair(request.text, hit.prompt, hit.similarity, hit=hit)
+        refused = self.pipeline.verify(pair) if verify else self.pipeline.check(pair, verify=False)
+        if refused is None:
             return True
-        self._tally.add({"guard_rejections": 1, _REJECTION + reason: 1})
+        reason, gate = refused
+        kind = "verifier_rejections" if gate.kind == VERIFIER else "guard_rejections"
+        self._tally.add({kind: 1, _REJECTION + reason: 1})
         return False
-
-    def _verify(self, prompt: str, hit: SemanticHit) -> bool:
-        try:
-            return bool(self.verifier(prompt, hit))  # type: ignore[misc]
-        except Exception as exc:  # noqa: BLE001 - a failing verifier must not fail the lookup
-            log.warning("semantic verifier raised %s: %s; treating the hit as rejected", type(exc).__name__, exc)
-            return False
 
     def _embed(self, prompt: str) -> np.ndarray:
         # Agents repeat themselves: a recent text's vector is reused instead of running the model again.

@@ -1,0 +1,88 @@
+"""``number``: the digits differ, or the number words, or the unit of a shared number or of a rate.
+
+"5 minutes" / "5 hours", "fix-7" / "fix-9" (digits inside identifiers count), "three" / "four",
+"7 am" / "7 pm", "per second" / "per minute", "3 times a day" / "... a week". An inflection or a
+WordNet abbreviation is the same unit ("5 min" / "5 minutes", "per sec" / "per second").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import lexicon
+from .registry import rule
+from .text import CARDINALS, NUMBER_WORDS, SKIP_AFTER_RELATION, Side, is_number, number_key
+
+
+def digit_groups(side: Side) -> set[str]:
+    """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
+    cardinal number words as digits."""
+    return ({g.replace(",", "") for t in side.tokens for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+            | {CARDINALS[t] for t in side.tokens if t in CARDINALS})
+
+
+@rule("number")
+def numbers(a: Side, b: Side) -> bool:
+    """The digits, the number words, a shared number's unit or a rate's unit differ."""
+    if digit_groups(a) != digit_groups(b):
+        return True
+    a_words = {t for t in a.tokens if t in NUMBER_WORDS and t not in CARDINALS}
+    b_words = {t for t in b.tokens if t in NUMBER_WORDS and t not in CARDINALS}
+    if a_words and b_words and a_words != b_words:
+        return True
+    # The word right after a shared number is its unit: it must agree when both sides have one.
+    a_units, b_units = units(a), units(b)
+    if any(not same_unit(a_units[n], b_units[n]) for n in a_units.keys() & b_units.keys()):
+        return True
+    # A rate's unit ("per second", "100 requests a minute") must agree when both sides give one.
+    a_rates, b_rates = rates(a), rates(b)
+    return bool(a_rates and b_rates) and not (all(any(same_unit(x, y) for y in b_rates) for x in a_rates)
+                                              and all(any(same_unit(y, x) for x in a_rates) for y in b_rates))
+
+
+def same_unit(x: str, y: str) -> bool:
+    """One unit, in one inflection or an abbreviation of it: "seconds" / "second", "sec" / "second",
+    "hr" / "hour" (a WordNet synonym whose letters the longer word has in order, from its first)."""
+    if x == y or lexicon.lemmas(x) & lexicon.lemmas(y):
+        return True
+    short, long = sorted((lexicon.lemma(x), lexicon.lemma(y)), key=len)
+    if len(short) < 2 or short[0] != long[0] or not short.isalpha():
+        return False
+    letters = iter(long)
+    return all(c in letters for c in short) and lexicon.synonyms(short, long)
+
+
+# What a rate is counted against: "per X" anywhere, and "a"/"an"/"each"/"every" X right after a
+# number and its unit ("100 requests a second", "3 times every day").
+_RATE_AFTER_NUMBER = {"a", "an", "each", "every", "per"}
+
+
+def rates(side: Side) -> set[str]:
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok == "per":
+            j = i + 1
+        elif tok in _RATE_AFTER_NUMBER and any(is_number(t) or t in NUMBER_WORDS for t in toks[max(0, i - 2):i]):
+            j = i + 1  # right after a number or a number and its unit
+        else:
+            continue
+        while j < len(toks) and toks[j] in SKIP_AFTER_RELATION:
+            j += 1
+        if j < len(toks) and toks[j].isalpha() and toks[j] not in lexicon.FUNCTION_WORDS:
+            out.add(toks[j])
+    return out
+
+
+def units(side: Side) -> dict[str, str]:
+    out: dict[str, str] = {}
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if is_number(tok) or tok in NUMBER_WORDS:
+            unit = ""
+            if i + 1 < len(toks) and not is_number(toks[i + 1]) and toks[i + 1] not in lexicon.FUNCTION_WORDS:
+                unit = lexicon.lemma(toks[i + 1])
+            if tok[:1] in "$€£":
+                unit = tok[0]
+            out.setdefault(number_key(tok), unit)
+    return {k: v for k, v in out.items() if v}

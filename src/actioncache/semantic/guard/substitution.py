@@ -1,0 +1,39 @@
+"""``substitution``: one short span of content words swapped for a non-synonym (or added) in an
+otherwise identical request ("share it with the finance team" / "... legal team", "alphabetical" /
+"reverse alphabetical"). A WordNet synonym or a typo is no swap ("buy" / "purchase")."""
+
+from __future__ import annotations
+
+from .. import lexicon
+from .registry import rule
+from .text import NOW, Side, edit_distance_le1
+
+
+@rule("substitution")
+def substitution(a: Side, b: Side) -> bool:
+    """One short span of content words differs, the rest of the two requests alike."""
+    x, y = a.tokens, b.tokens
+    start = 0
+    while start < min(len(x), len(y)) and x[start] == y[start]:
+        start += 1
+    end = 0
+    while end < min(len(x), len(y)) - start and x[len(x) - 1 - end] == y[len(y) - 1 - end]:
+        end += 1
+    span_a, span_b = x[start:len(x) - end], y[start:len(y) - end]
+    if not (span_a or span_b) or len(span_a) > 3 or len(span_b) > 3 or start + end == 0:
+        return False
+    words = span_a + span_b
+    if start == 0 and not (span_a and span_b) and runs(words):
+        return False  # "run git push" / "git push": the verb only says to run what follows
+    if not all(w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in NOW for w in words):
+        return False  # a changed function word is the other checks' business (or style)
+    if len(span_a) == 1 and len(span_b) == 1:
+        p, q = span_a[0], span_b[0]
+        if lexicon.synonyms(p, q) or edit_distance_le1(p, q):
+            return False
+    return not ({lexicon.lemma(w) for w in span_a} & {lexicon.lemma(w) for w in span_b})
+
+
+def runs(words: list[str]) -> bool:
+    """One verb that means running a program (WordNet: a synonym of "execute")."""
+    return len(words) == 1 and (words[0] == "execute" or lexicon.synonyms(words[0], "execute")) and "v" in lexicon.pos(words[0])
