@@ -22,6 +22,8 @@ with recall@3 against the exact search. Rounds are interleaved and medians repor
 Run:  python bench/bench_semantic.py --no-latency       quality -> bench/results/semantic.md
       python bench/bench_semantic.py --latency-only     latency -> bench/results/semantic_latency.md
       python bench/bench_semantic.py                    both
+      python bench/bench_semantic.py --blind PATH       a frozen blind set: aggregates only -> bench/results/semantic_blind.md
+      python bench/bench_semantic.py --pairs PATH [--errors]   one of the project's own pair sets
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from actioncache.semantic import SemanticCache  # noqa: E402
 from actioncache.semantic.calibration import default_threshold  # noqa: E402
@@ -53,6 +56,7 @@ NEGATIVES = ROOT / "bench/data/semantic_negatives.json"
 HELDOUT = ROOT / "bench/data/semantic_heldout.json"
 RESULTS = ROOT / "bench/results/semantic.md"
 LATENCY_RESULTS = ROOT / "bench/results/semantic_latency.md"
+BLIND_RESULTS = ROOT / "bench/results/semantic_blind.md"
 # The held-out set's first measurement (before the contrast-check changes it was written to test),
 # kept as measured; every later run is compared with it.
 HELDOUT_FIRST = ("First measurement (the checks as they were when the set was written): served 64.3%, "
@@ -350,7 +354,17 @@ def main() -> None:
                         help="a .npz file that keeps the embeddings between runs (made on the first run)")
     parser.add_argument("--no-graph", action="store_true", help="leave the usearch graph out of the search tables (its build is the slowest step)")
     parser.add_argument("--sizes", default=None, help="search sizes, comma-separated (default 1000,10000,100000; 'none': end to end only)")
+    parser.add_argument("--blind", metavar="PATH", type=Path, default=None,
+                        help="measure a frozen blind set (JSON lines; its SHA256SUMS beside it is checked first); "
+                             "prints aggregates only and appends them to bench/results/semantic_blind.md")
+    parser.add_argument("--note", default="", help="with --blind: a line saying what changed since the last run")
+    parser.add_argument("--pairs", metavar="PATH", type=Path, action="append", default=[],
+                        help="measure one of the project's own pair sets (same format; repeatable)")
+    parser.add_argument("--errors", action="store_true", help="with --pairs: print every wrong answer and miss (stderr)")
     args = parser.parse_args()
+    if args.blind or args.pairs:
+        pair_sets(args)
+        return
     if args.latency_only:
         latency_report(args)
         return
@@ -446,6 +460,27 @@ def main() -> None:
     print(text)
     if not args.no_latency:
         latency_report(args)
+
+
+def pair_sets(args: argparse.Namespace) -> None:
+    """The blind set (aggregates only) and the project's own sets in the same format, with the defaults."""
+    import semantic_pairs
+
+    from actioncache.semantic import default_embedder
+
+    model = default_embedder()
+    table = TableEmbedder(model.name, {}, model.dim, fallback=model)
+
+    def served(a, b) -> bool:  # noqa: ANN001 - a request: a string or a list of messages
+        sc = SemanticCache(MemoryStore(), embedder=table, namespace="q")
+        sc.store(a, ["plan"])
+        return sc.lookup(b) is not None
+
+    for path in args.pairs:
+        print(semantic_pairs.run_own(path, served, args.errors))
+    if args.blind:
+        settings = f"defaults ({model.name}, threshold {default_threshold(model.name):.2f})"
+        print(semantic_pairs.run_blind(args.blind, served, BLIND_RESULTS, args.note, settings))
 
 
 def latency_report(args: argparse.Namespace) -> None:
