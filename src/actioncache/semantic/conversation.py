@@ -16,9 +16,10 @@ OpenAI's list of parts (text parts are joined; other parts are refused).
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+from .guard.code import exact_form
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +30,9 @@ class Request:
 
 
 def normalize_prompt(prompt: str) -> str:
-    """The exact-match form of a prompt: Unicode NFKC, case-folded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())
+    """The exact-match form of a prompt: Unicode NFKC, whitespace collapsed, prose case-folded, and
+    code as typed: flags, paths, identifiers and quoted strings keep their case (``guard.code``)."""
+    return exact_form(prompt)
 
 
 def as_request(prompt: str | Sequence[Mapping[str, Any]]) -> Request:

@@ -12,7 +12,7 @@ import re
 
 from .. import lexicon
 from .registry import rule
-from .text import DATE_WORDS, NOW, NUMBER_WORDS, Side, is_number, typo_of
+from .text import DATE_WORDS, NOW, NUMBER_WORDS, UNIT_SYMBOLS, Side, is_number, typo_of
 
 # Double quotes and backticks; a single quote only as a pair around words, not an apostrophe.
 QUOTED = re.compile(r"[\"“”`]([^\"“”`\n]{1,80})[\"“”`]|(?<!\w)'([^'\n]{1,80})'(?!\w)")
@@ -21,8 +21,8 @@ QUOTED = re.compile(r"[\"“”`]([^\"“”`\n]{1,80})[\"“”`]|(?<!\w)'([^'\
 def is_entity(raw: str, low: str, position: int) -> bool:
     if low in lexicon.FUNCTION_WORDS or low in NUMBER_WORDS or low in DATE_WORDS or low in NOW:
         return False
-    if is_number(low):
-        return False  # numbers have their own check
+    if is_number(low) or low in UNIT_SYMBOLS:
+        return False  # numbers and their units have their own check
     if not low.replace("'", "").isalpha():
         parts = re.split(r"[-']", low)
         # "on-the-fly" is words; "acme/api", "report.pdf", "proj-12", "#design", "iphone15" are names,

@@ -11,7 +11,7 @@ import re
 
 from .. import lexicon
 from .registry import rule
-from .text import CARDINALS, NUMBER_WORDS, SKIP_AFTER_RELATION, Side, is_number, number_key
+from .text import CARDINALS, NUMBER_WORDS, SKIP_AFTER_RELATION, UNIT_SYMBOLS, Side, is_number, number_key
 
 
 def digit_groups(side: Side) -> set[str]:
@@ -33,6 +33,10 @@ def numbers(a: Side, b: Side) -> bool:
     # The word right after a shared number is its unit: it must agree when both sides have one.
     a_units, b_units = units(a), units(b)
     if any(not same_unit(a_units[n], b_units[n]) for n in a_units.keys() & b_units.keys()):
+        return True
+    # A percentage or an amount of money on one side is not a bare number on the other.
+    da, db = decisive_units(a), decisive_units(b)
+    if any(n not in b_units for n in da) or any(n not in a_units for n in db):
         return True
     # A rate's unit ("per second", "100 requests a minute") must agree when both sides give one.
     a_rates, b_rates = rates(a), rates(b)
@@ -74,15 +78,32 @@ def rates(side: Side) -> set[str]:
     return out
 
 
+# Unit symbols and their common written forms read as one unit ("5 %" / "5 percent", "$5" / "5 dollars").
+_UNIT_ALIASES = {**UNIT_SYMBOLS, "pct": "percent", "per cent": "percent", "usd": "dollar", "buck": "dollar",
+                 "eur": "euro", "gbp": "pound", "jpy": "yen", "yens": "yen"}
+# Symbols whose presence decides what a number is: "raise the price by 5" is not "by 5 %".
+_DECISIVE = frozenset({"percent", "dollar", "euro", "pound", "yen"})
+
+
+def _unit_name(tok: str) -> str:
+    return _UNIT_ALIASES.get(tok) or _UNIT_ALIASES.get(lexicon.lemma(tok)) or lexicon.lemma(tok)
+
+
 def units(side: Side) -> dict[str, str]:
+    """Number -> the unit written with it: a symbol before it ("$ 5"), or the word after it."""
     out: dict[str, str] = {}
     toks = side.tokens
     for i, tok in enumerate(toks):
         if is_number(tok) or tok in NUMBER_WORDS:
             unit = ""
-            if i + 1 < len(toks) and not is_number(toks[i + 1]) and toks[i + 1] not in lexicon.FUNCTION_WORDS:
-                unit = lexicon.lemma(toks[i + 1])
-            if tok[:1] in "$€£":
-                unit = tok[0]
+            if i and toks[i - 1] in UNIT_SYMBOLS:
+                unit = UNIT_SYMBOLS[toks[i - 1]]
+            elif i + 1 < len(toks) and not is_number(toks[i + 1]) and (
+                    toks[i + 1] not in lexicon.FUNCTION_WORDS or toks[i + 1] in UNIT_SYMBOLS):
+                unit = _unit_name(toks[i + 1])
             out.setdefault(number_key(tok), unit)
     return {k: v for k, v in out.items() if v}
+
+
+def decisive_units(side: Side) -> dict[str, str]:
+    return {n: u for n, u in units(side).items() if u in _DECISIVE}

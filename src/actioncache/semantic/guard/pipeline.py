@@ -7,6 +7,7 @@ remembered for the last 4,096 pairs of texts: an agent asks the same request aga
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from functools import lru_cache
@@ -14,6 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 from . import (  # noqa: F401 - importing a check module registers its gate
     clause,
+    code,
     comparison,
     date,
     direction,
@@ -24,14 +26,16 @@ from . import (  # noqa: F401 - importing a check module registers its gate
     polarity,
     quantifier,
     role,
+    speech_act,
     substitution,
 )
 from .registry import RULE, VERIFIER, Gate, Pair, lookup
 
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "quantifier", "comparison",
-                 "modality", "entity", "role", "substitution", "clause")
+                 "modality", "speech_act", "entity", "code_exact", "role", "substitution", "clause")
 _MEMORY = 4096
+log = logging.getLogger("actioncache.semantic")
 
 
 class Pipeline:
@@ -97,7 +101,11 @@ class Pipeline:
 
 
 def _ask(gate: Gate, pair: Pair) -> str | None:
-    reason = gate(pair)
+    try:
+        reason = gate(pair)
+    except Exception as exc:  # noqa: BLE001 - a broken gate must never serve, nor fail the lookup
+        log.warning("semantic gate %r raised %s: %s; the candidate is refused", gate.name, type(exc).__name__, exc)
+        return gate.name
     if reason is None:
         return None
     return reason if isinstance(reason, str) and reason else gate.name

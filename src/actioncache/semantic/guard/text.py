@@ -20,11 +20,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import lexicon
+from .chatter import strip_chatter
 
 # A command-line flag ("-la", "--force") at the start of a word is one token, an identifier; so is a
 # path ("./run.sh", "~/notes", "/var/log"). A unit symbol after a number or a currency sign before
 # one is a token of its own.
-TOKEN = re.compile(r"(?<!\S)--?[^\W\d_][\w-]*|[$€£#@]?\w+(?:[./\-:'’]\w+)*%?", re.UNICODE)
+TOKEN = re.compile(
+    r"(?<!\S)--?[^\W\d_][\w-]*"
+    r"|(?<![\w/])(?:~|\.{1,2})?/[\w.\-/~]*[\w~/]"
+    r"|[#@]?\w+(?:[./\-:'’]\w+)*"
+    r"|[%$€£¥°]",
+    re.UNICODE,
+)
 ARROW = re.compile(r"\s*(?:->|→|⟶)\s*")
 
 NUMBER_WORDS = frozenset({
@@ -71,10 +78,10 @@ def normal(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def side(text: str) -> Side:
-    normalised = normal(text)
+    normalised = strip_chatter(normal(text))
     # A leading "No," / "Yes," answers a question; it neither negates nor quantifies the request
     # (a bare "no" or "yes" is the whole request and stays).
-    normalised = re.sub(r"^\s*(?:no|yes)\s*[,.!]\s*", "", normalised, flags=re.IGNORECASE)
+    normalised = re.sub(r"^\s*(?:no|yes)\s*[,.!]\s*(?=\S)", "", normalised, flags=re.IGNORECASE)
     # An arrow between two words says "to" ("nyc -> la", "eur→usd").
     normalised = ARROW.sub(" to ", normalised)
     raw = tuple(split_contractions(TOKEN.findall(normalised)))
@@ -92,7 +99,12 @@ _CONTRACTING_HEADS = {"i", "you", "we", "they", "he", "she", "it", "that", "ther
                       "when", "why", "how", "which", "this", "let"}
 CONTRACTION_TAILS = {"s": "is", "re": "are", "ll": "will", "ve": "have", "m": "am", "d": "would"}
 # Chat spellings of ordinary words (a closed class of chat English).
-CHAT_SPELLINGS = {"pls": ("please",), "plz": ("please",), "thx": ("thanks",), "u": ("you",)}
+CHAT_SPELLINGS = {"pls": ("please",), "plz": ("please",), "thx": ("thanks",), "u": ("you",), "ur": ("your",),
+                  "tmrw": ("tomorrow",), "tmr": ("tomorrow",), "tomorow": ("tomorrow",), "tommorow": ("tomorrow",),
+                  "rn": ("right", "now"), "asap": ("now",), "gonna": ("going", "to"), "wanna": ("want", "to"),
+                  "gotta": ("have", "to"), "gimme": ("give", "me"), "lemme": ("let", "me"), "cuz": ("because",),
+                  "b4": ("before",), "w/": ("with",), "w/o": ("without",), "msg": ("message",), "pic": ("picture",),
+                  "pics": ("pictures",), "info": ("information",), "yr": ("your",), "abt": ("about",), "bc": ("because",)}
 
 
 def _contraction(low: str) -> tuple[str, str] | None:
@@ -133,11 +145,11 @@ def split_contractions(tokens: list[str]) -> list[str]:
 
 
 def is_number(tok: str) -> bool:
-    return any(c.isdigit() for c in tok) and bool(re.fullmatch(r"[$€£]?\d+(?:[.,:/]\d+)*(?:%|st|nd|rd|th|k|m)?", tok))
+    return any(c.isdigit() for c in tok) and bool(re.fullmatch(r"\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|m)?", tok))
 
 
 def number_key(tok: str) -> str:
-    return CARDINALS.get(tok) or tok.lstrip("$€£").replace(",", "")
+    return CARDINALS.get(tok) or tok.replace(",", "")
 
 
 def only_in(a: Side, b: Side) -> tuple[set[str], set[str]]:
@@ -237,7 +249,7 @@ def _join_into(side: Side, others: set[str]) -> Side:
     changed = False
     i = 0
     while i < len(toks):
-        if "-" in toks[i] and toks[i] not in others and toks[i].replace("-", "") in others:
+        if "-" in toks[i] and not toks[i].startswith("-") and toks[i] not in others and toks[i].replace("-", "") in others:
             toks[i] = raw[i] = toks[i].replace("-", "")
             changed = True
         for n in (4, 3, 2):

@@ -1,0 +1,63 @@
+"""Social talk that asks for nothing: greetings, thanks, pleasantries, hedges and fillers.
+
+"Hi there! Could you restart the api if it's not too much trouble? Thanks so much :)" asks what
+"restart the api" asks. Read word by word, its chatter misleads the checks: "good morning" has a
+time of day, "not too much trouble" a negation, a nickname or an emoticon looks like a name. So
+before any check (and before the request is embedded), :func:`strip_chatter` removes it: at the
+start (greetings, fillers, "quick question"), at the end (thanks, "no rush", "have a nice day")
+and as a parenthetical (", if you don't mind,", "real quick"). Only whole phrases of these
+closed classes of English discourse go; what is left keeps its spelling and case.
+"""
+
+from __future__ import annotations
+
+import re
+
+_GREETING = (r"(?:(?:hi|hello|hey|heya|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))"
+             r"(?:\s+(?:there|all|team|everyone|folks|guys|bot|assistant|buddy|mate|friend))?"
+             r"|(?:morning|evening)(?=\s*[,.!]))")  # a bare "morning" greets only when a stop follows it
+_THANKS = (r"(?:thanks|thank\s+you|thx|ty|tysm|cheers|many\s+thanks|much\s+appreciated|(?:i\s+)?appreciate\s+it"
+           r"|thanks?\s+(?:a\s+lot|so\s+much|a\s+bunch|a\s+ton|in\s+advance|again)"
+           r"|thank\s+you\s+(?:so\s+much|very\s+much|in\s+advance)|you(?:'re|\s+are|re)\s+(?:the\s+best|a\s+star|awesome)"
+           r"|you\s+rock|k\s+thx|ok(?:ay)?\s+thanks)")
+_PLEASANTRY = (r"(?:(?:i\s+)?hope\s+you(?:'re|\s+are|re)\s+(?:well|doing\s+well|good)|(?:i\s+)?hope\s+(?:your|the)\s+"
+               r"(?:day|week)\s+is\s+going\s+well|how\s+are\s+you(?:\s+doing)?(?:\s+today)?"
+               r"|sorry\s+to\s+(?:bother|bug|trouble)\s+you(?:\s+again)?|no\s+rush|no\s+hurry|no\s+worries(?:\s+if\s+not)?"
+               r"|have\s+a\s+(?:good|nice|great|lovely)\s+(?:one|day|weekend|evening|night))")
+_HEDGE = (r"(?:if\s+(?:it(?:'s|\s+is|s)\s+not\s+too\s+much\s+(?:trouble|bother|work)|you\s+(?:don't|do\s+not|dont)\s+mind"
+          r"|you\s+can|possible|that(?:'s|\s+is|s)\s+(?:ok|okay|alright|fine)|you\s+get\s+a\s+(?:chance|sec|second|minute|moment))"
+          r"|when(?:ever)?\s+you\s+(?:get|have)\s+a\s+(?:chance|sec|second|minute|moment)|whenever\s+you\s+can"
+          r"|real\s+quick|quickly\s+please)")
+_FILLER = (r"(?:ok(?:ay)?|alright|so|um+|uh+|erm|ugh+|argh+|hmm+|quick\s+question|quick\s+one|real\s+quick"
+           r"|btw|by\s+the\s+way|lol|haha+|hehe|yay|oops|(?:well|oh)(?=\s*[,.!]))")
+# Emoticons and pictographs (emoji and dingbats; not arrows, degrees or currency signs, which say something).
+_EMOTICON = re.compile(r"(?<!\w)(?:[:;=]-?[)(/\\|DPp]+|<3|\^_\^|xD)(?!\w)")
+
+_STOP = r"[\s,.;:!?~\-–—]"  # what may separate chatter from the rest
+_LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.I)
+_TRAILING = re.compile(rf"{_STOP}+(?:(?:{_THANKS}|{_PLEASANTRY}|{_HEDGE})(?:{_STOP}+|$))+$", re.I)
+_INSIDE = re.compile(rf"(?:,\s*(?:{_HEDGE})\s*(?=,|$)|\s+(?:real\s+quick|quickly\s+please)(?=\W|$))", re.I)
+
+
+def _pictograph(c: str) -> bool:
+    code = ord(c)
+    return code >= 0x1F000 or 0x2600 <= code <= 0x27BF or code in (0xFE0F, 0x200D)
+
+
+def _symbols_out(text: str) -> str:
+    text = _EMOTICON.sub(" ", text)
+    return "".join(" " if _pictograph(c) else c for c in text)
+
+
+def strip_chatter(text: str) -> str:
+    """``text`` without the social talk around its request; the text itself when nothing else is left."""
+    out = _symbols_out(text)
+    for _ in range(3):  # "hey, hi! ok so ..." : phrases follow one another
+        before = out
+        out = _LEADING.sub("", out)
+        out = _TRAILING.sub("", out)
+        out = _INSIDE.sub("", out)
+        if out == before:
+            break
+    out = " ".join(out.split())
+    return out if any(c.isalnum() for c in out) else " ".join(text.split())
