@@ -42,6 +42,7 @@ from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Records, Tally, em
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
 from . import calibration
 from .conversation import Request, as_request, normalize_prompt
+from .guard.context import key_text
 from .embedders import Embedder, EmbedderError, default_embedder
 from .guard import DEFAULT_RULES, VERIFIER, Gate, Pair, Pipeline, literal_guard
 from .guard.adapters import GuardGate, VerifierGate
@@ -97,6 +98,7 @@ class SemanticHit:
     score: float
     prompt: str
     exact: bool
+    turns: tuple[tuple[str, str], ...] = ()  # the stored conversation's messages before its request
 
 
 def prompt_hash(prompt: str) -> str:
@@ -109,6 +111,10 @@ def _request_hash(request: Request) -> str:
     if not request.context_hash:
         return digest
     return hashlib.sha256(f"{request.context_hash}:{digest}".encode("ascii")).hexdigest()
+
+
+def _turns(value: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple((str(role), str(text)) for role, text in value.get("turns") or ())
 
 
 def _check_unit_range(name: str, value: float, low: float, high: float) -> float:
@@ -182,6 +188,8 @@ class SemanticCache:
         self.verifier = verifier
         self.guard = guard
         self.pipeline = self._make_pipeline(gates, guard, verifier)
+        # Conversations' histories compared by meaning (the context gate), else character for character.
+        self._contexts_by_meaning = "context" in self.pipeline.names
         self.ttl_seconds = ttl_seconds
         self._codec = make_codec()
         self._records = Records(self.backend, self._codec)
@@ -342,7 +350,7 @@ class SemanticCache:
             return Pipeline(gates)
         chosen: list[str | Gate] = []
         if guard is literal_guard:
-            chosen += DEFAULT_RULES
+            chosen += [*DEFAULT_RULES, "context"]
         elif guard is not None:
             chosen.append(GuardGate(guard))
         if verifier is not None:
@@ -393,8 +401,8 @@ class SemanticCache:
 
     def _vector_of(self, value: dict[str, Any]) -> np.ndarray | None:
         if value.get("embedder") != self.embedder.name:
-            # Vectors of two models are not comparable; re-embed the stored prompt with ours.
-            return self._embed_uncached(value["prompt"])
+            # Vectors of two models are not comparable; re-embed the stored request with ours.
+            return self._embed_uncached(key_text(_turns(value), value["prompt"]))
         raw = base64.b64decode(value["embedding"])
         vector = np.frombuffer(raw, dtype=np.float32)
         return vector if vector.shape[0] == self._dim else None
@@ -415,8 +423,10 @@ class SemanticCache:
             return None
         entry, value = loaded
         score = float(entry.metadata.get("score", 0.0))
-        if score < self.floor or value.get("context", "") != request.context:
+        if score < self.floor:
             return None
+        if value.get("context", "") != request.context and not (self._contexts_by_meaning and "turns" in value):
+            return None  # without the context gate (or for an entry stored before it), histories must be identical
         if not exact:
             observed = json.loads(entry.metadata.get("observations") or "[]")
             if similarity < calibration.learned_threshold(self.threshold, observed, self.error_bound):
@@ -425,7 +435,8 @@ class SemanticCache:
             if not self._agrees_beyond_window(request.text, value["prompt"]):
                 self._count("long_prompt_rejections")
                 return None
-        return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact)
+        return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact,
+                           _turns(value))
 
     def _agrees_beyond_window(self, text: str, stored: str) -> bool:
         """Two prompts of which one is longer than the embedding window: what follows the words
@@ -452,10 +463,10 @@ class SemanticCache:
                 return hit
         if self.threshold > 1.0:
             return None  # exact matches only
-        vector = self._embed(request.text)
+        vector = self._embed(request.key_text)
         trusted: list[SemanticHit] = []
         # Entries of other conversations share the index: look further when a context must match.
-        k = self.top_k * 4 if request.context else self.top_k
+        k = self.top_k * 4 if request.turns else self.top_k
         # Only candidates at or above the threshold can be served: an index that can skip the rest does.
         search_above = getattr(self.index, "search_above", None)
         found = search_above(vector, k, self.threshold) if search_above is not None else self.index.search(vector, k)
@@ -489,7 +500,11 @@ class SemanticCache:
     def _gates_allow(self, request: Request, hit: SemanticHit, *, verify: bool) -> bool:
         """Screen a candidate (``verify=False``: every gate but the verifiers) or verify the one to be
         served (``verify=True``: the verifiers alone); count a refusal under its gate's kind and reason."""
-        pair = Pair(request.text, hit.prompt, hit.similarity, hit=hit)
+        # A conversation's request is judged with what its history makes it mean ("next friday" after
+        # "a flight to paris"): the rules of sentence structure read both stories, the context gate the histories.
+        story = None if not (request.turns or hit.turns) else (request.key_text, key_text(hit.turns, hit.prompt))
+        pair = Pair(request.text, hit.prompt, hit.similarity, request.turns, hit.turns, hit=hit,
+                    extras={"similar": self._similar}, story=story)
         refused = self.pipeline.verify(pair) if verify else self.pipeline.check(pair, verify=False)
         if refused is None:
             return True
@@ -497,6 +512,10 @@ class SemanticCache:
         kind = "verifier_rejections" if gate.kind == VERIFIER else "guard_rejections"
         self._tally.add({kind: 1, _REJECTION + reason: 1})
         return False
+
+    def _similar(self, a: str, b: str, slack: float = 0.0) -> bool:
+        """Two texts (two conversations' histories) at least as similar as the threshold asks, less ``slack``."""
+        return float(self._embed(a) @ self._embed(b)) >= self.threshold - slack
 
     def _embed(self, prompt: str) -> np.ndarray:
         # Agents repeat themselves: a recent text's vector is reused instead of running the model again.
@@ -535,13 +554,14 @@ class SemanticCache:
     def _store(self, request: Request, actions: Any) -> str:
         prompt = request.text
         digest = _request_hash(request)
-        vector = self._embed(prompt)
+        vector = self._embed(request.key_text)
         entry_id = uuid.uuid4().hex
         key = self._prefix + entry_id
         now = time.time()
         value = {
             "prompt": prompt,
             "context": request.context,
+            "turns": [list(turn) for turn in request.turns],
             "actions": actions,
             "embedder": self.embedder.name,
             "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),

@@ -8,6 +8,7 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 
 ======================  =================================================================
 ``number``              digits, number words or units differ (:mod:`.number`)
+``bound``               "under 200" / "over 200", "at least" / "at most" (:mod:`.number`)
 ``date``                dates, days or their modifiers differ (:mod:`.date`)
 ``negation``            one side negated (:mod:`.polarity`)
 ``opposite``            WordNet antonyms, negating or opposing prefixes (:mod:`.polarity`)
@@ -20,7 +21,12 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ``role``                who does what to whom (:mod:`.role`)
 ``substitution``        one content word swapped in an otherwise identical request (:mod:`.substitution`)
 ``clause``              an added or dropped action (:mod:`.clause`)
+``speech_act``          a command, a question about it, or about its state (:mod:`.speech_act`)
+``code_exact``          flags, paths, identifiers, quoted strings as typed (:mod:`.code`)
+``context``             the conversations before the two requests (:mod:`.context`)
 ======================  =================================================================
+
+Before any rule reads them, both requests lose their greetings, thanks and hedges (:mod:`.chatter`).
 
 Every rule comes from English grammar or from WordNet (``lexicon.py``), never from a list of the
 words of a test set. They err on the side of a miss: a paraphrase that renames an entity ("NYC"
@@ -30,9 +36,10 @@ for "New York") or reorders arguments misses, and the agent plans afresh.
 from __future__ import annotations
 
 from .pipeline import CONTRAST_CHECKS, DEFAULT_RULES, Pipeline, contrast, literal_guard
+from .context import ContextGate  # noqa: E402 - after the pipeline it reads
 from .registry import CONTEXT, GATES, RULE, VERIFIER, Gate, Pair, RuleCheck, lookup, register, rule
 
 __all__ = [
-    "CONTEXT", "CONTRAST_CHECKS", "DEFAULT_RULES", "GATES", "Gate", "Pair", "Pipeline", "RULE", "RuleCheck",
+    "CONTEXT", "ContextGate", "CONTRAST_CHECKS", "DEFAULT_RULES", "GATES", "Gate", "Pair", "Pipeline", "RULE", "RuleCheck",
     "VERIFIER", "contrast", "literal_guard", "lookup", "register", "rule",
 ]

@@ -15,11 +15,12 @@ import re
 
 _GREETING = (r"(?:(?:hi|hello|hey|heya|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))"
              r"(?:\s+(?:there|all|team|everyone|folks|guys|bot|assistant|buddy|mate|friend))?"
-             r"|(?:morning|evening)(?=\s*[,.!]))")  # a bare "morning" greets only when a stop follows it
-_THANKS = (r"(?:thanks|thank\s+you|thx|ty|tysm|cheers|many\s+thanks|much\s+appreciated|(?:i\s+)?appreciate\s+it"
-           r"|thanks?\s+(?:a\s+lot|so\s+much|a\s+bunch|a\s+ton|in\s+advance|again)"
+             r"|(?:morning|evening)(?=\s*(?:[,.!]|$)))")  # a bare "morning" greets only before a stop
+# Longer phrases first: an alternation takes the first that fits.
+_THANKS = (r"(?:thanks?\s+(?:a\s+lot|so\s+much|a\s+bunch|a\s+ton|in\s+advance|again)"
            r"|thank\s+you\s+(?:so\s+much|very\s+much|in\s+advance)|you(?:'re|\s+are|re)\s+(?:the\s+best|a\s+star|awesome)"
-           r"|you\s+rock|k\s+thx|ok(?:ay)?\s+thanks)")
+           r"|many\s+thanks|much\s+appreciated|(?:i\s+)?appreciate\s+it|you\s+rock|k\s+thx|ok(?:ay)?\s+thanks"
+           r"|thanks|thank\s+you|thx|ty|tysm|cheers)")
 _PLEASANTRY = (r"(?:(?:i\s+)?hope\s+you(?:'re|\s+are|re)\s+(?:well|doing\s+well|good)|(?:i\s+)?hope\s+(?:your|the)\s+"
                r"(?:day|week)\s+is\s+going\s+well|how\s+are\s+you(?:\s+doing)?(?:\s+today)?"
                r"|sorry\s+to\s+(?:bother|bug|trouble)\s+you(?:\s+again)?|no\s+rush|no\s+hurry|no\s+worries(?:\s+if\s+not)?"
@@ -29,12 +30,20 @@ _HEDGE = (r"(?:if\s+(?:it(?:'s|\s+is|s)\s+not\s+too\s+much\s+(?:trouble|bother|w
           r"|when(?:ever)?\s+you\s+(?:get|have)\s+a\s+(?:chance|sec|second|minute|moment)|whenever\s+you\s+can"
           r"|real\s+quick|quickly\s+please)")
 _FILLER = (r"(?:ok(?:ay)?|alright|so|um+|uh+|erm|ugh+|argh+|hmm+|quick\s+question|quick\s+one|real\s+quick"
-           r"|btw|by\s+the\s+way|lol|haha+|hehe|yay|oops|(?:well|oh)(?=\s*[,.!]))")
+           r"|btw|by\s+the\s+way|lol|haha+|hehe|yay|oops"
+           r"|(?:well|oh|cool|great|nice|awesome|perfect|sure|certainly|absolutely|of\s+course|got\s+it|sounds\s+good"
+           r"|no\s+problem|understood|noted|right)(?=\s*[,.!]))")
+# What an assistant says to be kind: an apology, an offer, a promise to help (the user's turns have them too).
+_COURTESY = (r"(?:(?:i'?m|i\s+am|so|very)\s+sorry(?:\s+(?:to\s+hear\s+(?:that|it)|about\s+that))?"
+             r"|sorry(?:\s+(?:to\s+hear\s+(?:that|it)|about\s+that))?|(?:i'?d\s+be\s+)?happy\s+to\s+help"
+             r"|i\s+can\s+help(?:\s+(?:you\s+)?with\s+that)?|let\s+me\s+help(?:\s+you)?|glad\s+to\s+help"
+             r"|great\s+question|good\s+question|here\s+you\s+go|how\s+(?:can|may)\s+i\s+help(?:\s+you)?(?:\s+today)?"
+             r"|what\s+can\s+i\s+do\s+for\s+you(?:\s+today)?|what\s+do\s+you\s+need(?:\s+today)?)")
 # Emoticons and pictographs (emoji and dingbats; not arrows, degrees or currency signs, which say something).
 _EMOTICON = re.compile(r"(?<!\w)(?:[:;=]-?[)(/\\|DPp]+|<3|\^_\^|xD)(?!\w)")
 
 _STOP = r"[\s,.;:!?~\-–—]"  # what may separate chatter from the rest
-_LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.I)
+_LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_COURTESY}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.I)
 _TRAILING = re.compile(rf"{_STOP}+(?:(?:{_THANKS}|{_PLEASANTRY}|{_HEDGE})(?:{_STOP}+|$))+$", re.I)
 _INSIDE = re.compile(rf"(?:,\s*(?:{_HEDGE})\s*(?=,|$)|\s+(?:real\s+quick|quickly\s+please)(?=\W|$))", re.I)
 
@@ -51,6 +60,12 @@ def _symbols_out(text: str) -> str:
 
 def strip_chatter(text: str) -> str:
     """``text`` without the social talk around its request; the text itself when nothing else is left."""
+    out = without_chatter(text)
+    return out if out else " ".join(text.split())
+
+
+def without_chatter(text: str) -> str:
+    """``text`` without its social talk; ``""`` when it was all social talk ("hi!", "thanks so much")."""
     out = _symbols_out(text)
     for _ in range(3):  # "hey, hi! ok so ..." : phrases follow one another
         before = out
@@ -60,4 +75,4 @@ def strip_chatter(text: str) -> str:
         if out == before:
             break
     out = " ".join(out.split())
-    return out if any(c.isalnum() for c in out) else " ".join(text.split())
+    return out if any(c.isalnum() for c in out) else ""

@@ -20,7 +20,7 @@ def clauses(side: Side) -> list[list[str]]:
     return [[t.lower() for t in TOKEN.findall(part)] for part in _CLAUSE_BREAK.split(side.text)]
 
 
-@rule("clause")
+@rule("clause", whole=True)
 def clause(a: Side, b: Side) -> bool:
     """A stretch between clause breaks whose content words (two or more, one of them a verb) the
     other request does not cover at all."""

@@ -7,6 +7,8 @@ from .registry import rule
 from .text import DATE_WORDS, Side, is_number
 
 _DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past"}
+# A time of day says which half of the day: "6:45 in the morning" is "6:45 am".
+_HALF_DAY = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 # "may", "march" and "second" are also ordinary words: dates only next to a number.
 _AMBIGUOUS_DATES = {"may", "march", "second"}
 
@@ -22,7 +24,7 @@ def dates(side: Side) -> set[str]:
             if not any(is_number(t) for t in near):
                 continue
         modifier = toks[i - 1] if i and toks[i - 1] in _DATE_MODIFIERS else ""
-        out.add(f"{modifier} {tok[:3]}".strip())
+        out.add(f"{modifier} {_HALF_DAY.get(tok, tok[:3])}".strip())
     return out
 
 

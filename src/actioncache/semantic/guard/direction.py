@@ -17,7 +17,8 @@ _DIRECTION_PAIRS = frozenset(frozenset(pair) for pair in (
     ("over", "under"), ("with", "without"), ("upward", "downward"), ("upwards", "downwards"),
     ("forward", "backward"), ("forwards", "backwards"), ("inbound", "outbound"), ("incoming", "outgoing"),
     ("upstairs", "downstairs"), ("since", "until"), ("since", "till"), ("inward", "outward"),
-    ("ahead", "behind"), ("in", "off"), ("on", "out"), ("and", "or"),
+    ("ahead", "behind"), ("in", "off"), ("on", "out"), ("and", "or"), ("into", "from"), ("onto", "from"),
+    ("into", "out of"), ("import", "export"),
 ))
 
 

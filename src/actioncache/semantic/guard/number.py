@@ -32,8 +32,10 @@ def numbers(a: Side, b: Side) -> bool:
         return True
     # The word right after a shared number is its unit: it must agree when both sides have one.
     a_units, b_units = units(a), units(b)
-    if any(not same_unit(a_units[n], b_units[n]) for n in a_units.keys() & b_units.keys()):
-        return True
+    a_words, b_words = {lexicon.lemma(t) for t in a.tokens}, {lexicon.lemma(t) for t in b.tokens}
+    if any(not same_unit(a_units[n], b_units[n]) and not (a_units[n] in b_words and b_units[n] in a_words)
+           for n in a_units.keys() & b_units.keys()):
+        return True  # (both words on both sides: "10 shares of apple" / "ten apple shares")
     # A percentage or an amount of money on one side is not a bare number on the other.
     da, db = decisive_units(a), decisive_units(b)
     if any(n not in b_units for n in da) or any(n not in a_units for n in db):
@@ -42,6 +44,40 @@ def numbers(a: Side, b: Side) -> bool:
     a_rates, b_rates = rates(a), rates(b)
     return bool(a_rates and b_rates) and not (all(any(same_unit(x, y) for y in b_rates) for x in a_rates)
                                               and all(any(same_unit(y, x) for x in a_rates) for y in b_rates))
+
+
+# Words that bound a number from above or from below (a closed class of English comparison).
+_UPPER = frozenset({"under", "below", "less", "fewer", "max", "maximum", "within", "lower", "cheaper", "smaller",
+                    "shorter", "up", "until", "till", "most", "beneath", "lt"})
+_LOWER = frozenset({"over", "above", "more", "greater", "min", "minimum", "higher", "exceeding", "beyond", "bigger",
+                    "larger", "longer", "least", "past", "gt", "plus"})
+_BETWEEN_BOUND_AND_NUMBER = frozenset({"than", "to", "of", "the", "a", "an", "at", "or", "equal"}) | set(UNIT_SYMBOLS)
+
+
+def bounds(side: Side) -> dict[str, str]:
+    """Number -> "<" or ">" when a bounding word stands before it ("under 200", "at least 3", "more than $5")."""
+    out: dict[str, str] = {}
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if not (is_number(tok) or tok in CARDINALS):
+            continue
+        j = i - 1
+        while j >= 0 and i - j <= 3 and toks[j] in _BETWEEN_BOUND_AND_NUMBER:
+            j -= 1
+        if j >= 0 and i - j <= 3:
+            word = toks[j]
+            if word in _UPPER and not (word == "up" and toks[j + 1:j + 2] != ("to",)):
+                out[number_key(tok)] = "<"
+            elif word in _LOWER:
+                out[number_key(tok)] = ">"
+    return out
+
+
+@rule("bound")
+def bound(a: Side, b: Side) -> bool:
+    """A bound on a shared number faces the other way: "under 200" is not "over 200" nor "more than 200"."""
+    a_bounds, b_bounds = bounds(a), bounds(b)
+    return any(a_bounds[n] != b_bounds[n] for n in a_bounds.keys() & b_bounds.keys())
 
 
 def same_unit(x: str, y: str) -> bool:

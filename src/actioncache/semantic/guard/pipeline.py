@@ -33,7 +33,7 @@ from .registry import RULE, VERIFIER, Gate, Pair, lookup
 
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "quantifier", "comparison",
-                 "modality", "speech_act", "entity", "code_exact", "role", "substitution", "clause")
+                 "bound", "modality", "speech_act", "entity", "code_exact", "role", "substitution", "clause")
 _MEMORY = 4096
 log = logging.getLogger("actioncache.semantic")
 
@@ -48,7 +48,7 @@ class Pipeline:
         self.gates: tuple[Gate, ...] = tuple(lookup(g) if isinstance(g, str) else g for g in gates)
         self._rules = tuple(g for g in self.gates if g.kind == RULE)
         self._others = tuple(g for g in self.gates if g.kind != RULE)
-        self._memo: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+        self._memo: OrderedDict[tuple[str, str, tuple[str, str] | None], str | None] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -57,7 +57,7 @@ class Pipeline:
 
     def rules(self, pair: Pair) -> str | None:
         """The first rule gate's reason for the two texts (remembered), or ``None``."""
-        key = (pair.request, pair.candidate)
+        key = (pair.request, pair.candidate, pair.story)
         with self._lock:
             if key in self._memo:
                 self._memo.move_to_end(key)

@@ -25,6 +25,13 @@ def quantifiers(side: Side) -> set[str]:
         q = QUANTIFIERS.get(tok)
         if q is None:
             continue
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        after = toks[i + 2] if i + 2 < len(toks) else ""
+        if tok == "just" and (i == 0 or _verb_only(nxt) or nxt in ("need", "want", "like") or (
+                "v" in lexicon.pos(lexicon.lemma(nxt)) and after in _OBJECTS)):
+            continue  # "just rerun it", "I just need", "just freeze it": a filler, not "only"
+        if tok == "some" and (not nxt or _mass(nxt) or nxt in ("more",)):
+            continue  # "some money", "order some": an amount left open, not a part of a whole
         if q in ("least", "most") and i and toks[i - 1] == "at":
             q = "at " + q
         elif q == "most" and i + 1 < len(toks) and toks[i + 1] not in ("of",) and lexicon.pos(toks[i + 1]) and "a" in lexicon.pos(toks[i + 1]) and "n" not in lexicon.pos(toks[i + 1]):
@@ -35,6 +42,19 @@ def quantifiers(side: Side) -> set[str]:
             continue
         out.add(q)
     return out
+
+
+_OBJECTS = frozenset({"it", "them", "this", "that", "the", "a", "an", "my", "our", "your", "me", "us", "everything"})
+
+
+def _verb_only(word: str) -> bool:
+    kinds = lexicon.pos(lexicon.lemma(word)) or lexicon.pos(word)
+    return "v" in kinds and "n" not in kinds or word in ("rerun", "restart", "check", "run", "do", "make", "send")
+
+
+def _mass(word: str) -> bool:
+    """A singular noun after "some" reads as a mass ("some money", "some paper"); a plural as a part."""
+    return word.isalpha() and lexicon.lemma(word) == word and "n" in lexicon.pos(word) and not word.endswith("s")
 
 
 @rule("quantifier")

@@ -35,11 +35,20 @@ class Pair:
     hit: Any = None  # the SemanticHit under judgement, for verifiers written against it
     # What the cache computed on the way (token features for the learned verifier, vectors ...).
     extras: dict[str, Any] = field(default_factory=dict)
+    # For conversations: each side's story, its user turns that say something and then its request.
+    story: tuple[str, str] | None = None
 
     @cached_property
     def sides(self) -> tuple[Side, Side]:
-        """Both texts read by the rules, compounds spelt alike."""
+        """Both requests read by the rules, compounds spelt alike."""
         return align(side(self.request), side(self.candidate))
+
+    @cached_property
+    def story_sides(self) -> tuple[Side, Side]:
+        """Both stories (both requests when neither has a history) read by the rules."""
+        if self.story is None:
+            return self.sides
+        return align(side(self.story[0]), side(self.story[1]))
 
 
 @runtime_checkable
@@ -51,17 +60,21 @@ class Gate(Protocol):
 
 
 class RuleCheck:
-    """A gate over the two texts alone: ``test(request_side, candidate_side)`` is true when they contradict."""
+    """A gate over the two texts alone: ``test(request_side, candidate_side)`` is true when they contradict.
+
+    ``whole``: the check reads a sentence's structure (which words stand where), so for a conversation
+    it reads the whole story, where an elliptical answer ("market", "next friday") has its sentence."""
 
     kind = RULE
 
-    def __init__(self, name: str, test: Callable[[Side, Side], bool]) -> None:
+    def __init__(self, name: str, test: Callable[[Side, Side], bool], *, whole: bool = False) -> None:
         self.name = name
         self.test = test
+        self.whole = whole
         self.__doc__ = test.__doc__
 
     def __call__(self, pair: Pair) -> str | None:
-        a, b = pair.sides
+        a, b = pair.story_sides if self.whole else pair.sides
         if a.tokens == b.tokens:
             return None
         return self.name if self.test(a, b) else None
@@ -83,11 +96,11 @@ def register(gate: Gate) -> Gate:
     return gate
 
 
-def rule(name: str) -> Callable[[Callable[[Side, Side], bool]], Callable[[Side, Side], bool]]:
-    """Decorator: register ``test(a, b) -> bool`` as the rule gate ``name``."""
+def rule(name: str, *, whole: bool = False) -> Callable[[Callable[[Side, Side], bool]], Callable[[Side, Side], bool]]:
+    """Decorator: register ``test(a, b) -> bool`` as the rule gate ``name`` (``whole``: see :class:`RuleCheck`)."""
 
     def wrap(test: Callable[[Side, Side], bool]) -> Callable[[Side, Side], bool]:
-        register(RuleCheck(name, test))
+        register(RuleCheck(name, test, whole=whole))
         return test
 
     return wrap

@@ -75,7 +75,7 @@ def _wh_role(side: Side) -> str | None:
     return None
 
 
-@rule("role")
+@rule("role", whole=True)
 def role(a: Side, b: Side) -> bool:
     """A relation governs other words, its words trade places, or the same words stand in another order."""
     wa, wb = _wh_role(a), _wh_role(b)

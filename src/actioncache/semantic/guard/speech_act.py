@@ -145,7 +145,7 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
         return ACT  # a command line ("git branch -d x"): run it
     if first in ("i", "we", "my", "our", "the", "a", "an", "this", "that", "these", "those", "some", "any", "all"):
         return PHRASE
-    if _imperative(first, second) or (wrapped and _verb(first)):
+    if _imperative(first, second, third) or (wrapped and _verb(first)):
         return LOOK if lexicon.lemma(first) in _INFO_VERBS or first in _INFO_VERBS else ACT
     return PHRASE
 
@@ -155,10 +155,11 @@ _OBJECT_STARTS = frozenset({"the", "a", "an", "my", "your", "our", "his", "her",
                             "up", "down", "out", "off", "on", "over", "back", "away", "more", "another", "no", ""})
 
 
-def _imperative(first: str, second: str) -> bool:
+def _imperative(first: str, second: str, third: str = "") -> bool:
     """``first`` opens a command: a verb, and (when it can also be a noun) followed by what a verb
-    takes (an article, a pronoun, a particle, a name, a number, code), not by a preposition or a
-    noun, where it heads a phrase ("time in madrid", "inventory count for bolts")."""
+    takes (an article, a pronoun, a particle, a name, a number, code, or a noun and then a name:
+    "close ticket OPS-7"), not by a preposition or a noun, where it heads a phrase ("time in
+    madrid", "inventory count for bolts")."""
     kinds = lexicon.pos(lexicon.lemma(first)) or lexicon.pos(first)
     if "v" not in kinds:
         return False
@@ -169,6 +170,8 @@ def _imperative(first: str, second: str) -> bool:
         return False  # "time in madrid", "route to the station", "time please"
     if not following or not second.isalpha():
         return True  # a name, a number, code: "email bob", "book 2 tickets"
+    if third and not third.isalpha() and third not in lexicon.FUNCTION_WORDS:
+        return True  # a noun and its name: "close ticket OPS-7", "cancel order 48213"
     return "n" not in following
 
 

@@ -104,7 +104,9 @@ CHAT_SPELLINGS = {"pls": ("please",), "plz": ("please",), "thx": ("thanks",), "u
                   "rn": ("right", "now"), "asap": ("now",), "gonna": ("going", "to"), "wanna": ("want", "to"),
                   "gotta": ("have", "to"), "gimme": ("give", "me"), "lemme": ("let", "me"), "cuz": ("because",),
                   "b4": ("before",), "w/": ("with",), "w/o": ("without",), "msg": ("message",), "pic": ("picture",),
-                  "pics": ("pictures",), "info": ("information",), "yr": ("your",), "abt": ("about",), "bc": ("because",)}
+                  "pics": ("pictures",), "info": ("information",), "yr": ("your",), "abt": ("about",), "bc": ("because",),
+                  "yep": ("yes",), "yup": ("yes",), "yeah": ("yes",), "ya": ("yes",), "yea": ("yes",), "nope": ("no",),
+                  "nah": ("no",), "ok": ("okay",), "k": ("okay",), "kk": ("okay",)}
 
 
 def _contraction(low: str) -> tuple[str, str] | None:
