@@ -2,8 +2,8 @@
 
 Writes ``semantic_families_{train,dev,holdout}.jsonl`` beside this file, in the pair format of
 ``bench/semantic_pairs.py`` (``{"id", "category", "label", "a", "b", "family"}``), split by family:
-every fifth family from the third is ``dev``, every fifth from the fifth ``holdout``, the rest
-``train``. Reproducible: ``python bench/data/make_semantic_families.py`` (no randomness).
+every fifth family from the third is ``dev``, every fifth from the fifth ``holdout`` (only among the
+files written before the holdout was frozen: ``FIRST_FILES``), the rest ``train``. Reproducible: ``python bench/data/make_semantic_families.py`` (no randomness).
 
 From each family: the request and each rewording, both ways round, and every two rewordings
 (should-hit, in the rewording's category); the request and every trap, both ways round, and the
@@ -34,9 +34,19 @@ def parse_request(text: str) -> Any:
     return messages
 
 
+# The files in the order they were written: a new file goes last, so that no family already split
+# changes its split (the holdout's hash in semantic_families/README.md holds it).
+FIRST_FILES = ("conversations.txt", "dev_ops.txt", "life.txt", "office.txt")
+
+
+def _files() -> list[Path]:
+    rest = sorted(p.name for p in SOURCES.glob("*.txt") if p.name not in FIRST_FILES)
+    return [SOURCES / name for name in (*FIRST_FILES, *rest)]
+
+
 def families() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for path in sorted(SOURCES.glob("*.txt")):
+    for path in _files():
         current: dict[str, Any] | None = None
         for line in path.read_text(encoding="utf-8").splitlines() + [""]:
             line = line.strip()
@@ -49,7 +59,8 @@ def families() -> list[dict[str, Any]]:
                 continue
             tag, _, text = line.partition(" ")
             if tag == "=":
-                current = {"source": path.name, "base": parse_request(text), "same": [], "traps": []}
+                current = {"source": path.name, "base": parse_request(text), "same": [], "traps": [],
+                           "first": path.name in FIRST_FILES}
             elif current is None:
                 raise ValueError(f"{path.name}: a line before the family's '=' line: {line!r}")
             elif tag in KINDS:
@@ -61,8 +72,11 @@ def families() -> list[dict[str, Any]]:
     return out
 
 
-def split_of(index: int) -> str:
-    return "dev" if index % 5 == 2 else "holdout" if index % 5 == 4 else "train"
+def split_of(index: int, first: bool = True) -> str:
+    """Families written after the holdout was frozen (files after FIRST_FILES) go to train and dev only."""
+    if index % 5 == 2:
+        return "dev"
+    return "holdout" if index % 5 == 4 and first else "train"
 
 
 def pairs_of(family: dict[str, Any]) -> list[dict[str, Any]]:
@@ -89,7 +103,7 @@ def pairs_of(family: dict[str, Any]) -> list[dict[str, Any]]:
 def main() -> None:
     sets: dict[str, list[dict[str, Any]]] = {"train": [], "dev": [], "holdout": []}
     for index, family in enumerate(families()):
-        split = split_of(index)
+        split = split_of(index, family["first"])
         for pair in pairs_of(family):
             pair["family"] = index
             pair["id"] = f"{split}-{len(sets[split])}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-_GREETING = (r"(?:(?:hi|hello|hey|heya|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))"
+_GREETING = (r"(?:(?:hi+|hel+o+|he+y+|heya|hiya|howdy|yo+|greetings|good\s+(?:morning|afternoon|evening|day))"
              r"(?:\s+(?:there|all|team|everyone|folks|guys|bot|assistant|buddy|mate|friend))?"
              r"|(?:morning|evening)(?=\s*(?:[,.!]|$)))")  # a bare "morning" greets only before a stop
 # Longer phrases first: an alternation takes the first that fits.

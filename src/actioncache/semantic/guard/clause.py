@@ -34,7 +34,23 @@ def clause(a: Side, b: Side) -> bool:
             words_content = [t for t in words if content_word(t)]
             if len(words_content) < 2 or len(uncovered(words_content, theirs)) < len(words_content):
                 continue
-            # An action: a verb, or an unknown word where a command's verb stands ("cc the team").
+            # An action: a verb, or an unknown word where a command's verb stands ("cc the team"); a
+            # statement ("it keeps dropping", "the budget is tight") tells why, it asks nothing more.
+            if _statement(words):
+                continue
             if any("v" in lexicon.pos(lexicon.lemma(t)) for t in words_content) or (words and words[0] == words_content[0]):
                 return True
     return False
+
+
+_SUBJECTS = frozenset({"i", "it", "he", "she", "they", "we", "you", "this", "that", "there", "which", "who", "my",
+                       "our", "his", "her", "their", "its", "the"})
+_FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "keeps", "keep", "seems", "does", "did", "am"})
+
+
+def _statement(words: list[str]) -> bool:
+    """A clause that states rather than asks: a subject first, or a noun then a finite verb."""
+    words = [w for w in words if w not in ("and", "then", "also", "plus", "but", "so", "because")]
+    if not words:
+        return True
+    return words[0] in _SUBJECTS or (len(words) > 1 and words[1] in _FINITE)

@@ -39,7 +39,8 @@ def modalities(side: Side) -> set[str]:
         if kind == "conditional" and nxt in ("like", "love"):
             continue  # "I would like": a request
         if tok in ("has", "have", "had") and nxt not in ("been",) and not past_participle(nxt):
-            if tok != "had":
+            perfect_question = i == 0 and any(past_participle(t) for t in toks[2:])  # "has the order shipped"
+            if tok != "had" and not perfect_question:
                 continue  # "has two doors", "have to": possession or obligation, not tense
         out.add(kind)
     return out
@@ -55,8 +56,11 @@ _IRREGULAR_PARTICIPLES = frozenset({"done", "gone", "sent", "made", "paid", "see
 
 @rule("modality")
 def modality(a: Side, b: Side) -> bool:
-    """The tense or modality differs, or the same verb stands in another tense."""
-    if modalities(a) != modalities(b):
+    """The tense or modality differs, or the same verb stands in another tense. A future against the
+    present is no difference: a request is about what comes ("what's the weather tomorrow" / "how will
+    the weather be tomorrow")."""
+    if modalities(a) - {"future"} != modalities(b) - {"future"} or (
+            "future" in modalities(a) | modalities(b) and "past" in modalities(a) | modalities(b)):
         return True
     # The same verb in another tense: "deployed" vs "deploy" (a passive "be used" is not a past).
     return _tense_shift(a, b) or _tense_shift(b, a)

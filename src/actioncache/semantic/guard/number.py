@@ -11,14 +11,18 @@ import re
 
 from .. import lexicon
 from .registry import rule
-from .text import CARDINALS, NUMBER_WORDS, SKIP_AFTER_RELATION, UNIT_SYMBOLS, Side, is_number, number_key
+from .text import CARDINALS, NUMBER_WORDS, SKIP_AFTER_RELATION, UNIT_SYMBOLS, UNIT_WORDS, Side, is_number, number_key
+
+
+_NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by its ends (a name to the entity check)
 
 
 def digit_groups(side: Side) -> set[str]:
     """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
     cardinal number words as digits."""
-    return ({g.replace(",", "") for t in side.tokens for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
-            | {CARDINALS[t] for t in side.tokens if t in CARDINALS})
+    return ({g.replace(",", "") for t in side.tokens if not _NUMERONYM.fullmatch(t)
+             for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+            | {CARDINALS[p] for t in side.tokens for p in t.split("-") if p in CARDINALS})
 
 
 @rule("number")
@@ -115,8 +119,7 @@ def rates(side: Side) -> set[str]:
 
 
 # Unit symbols and their common written forms read as one unit ("5 %" / "5 percent", "$5" / "5 dollars").
-_UNIT_ALIASES = {**UNIT_SYMBOLS, "pct": "percent", "per cent": "percent", "usd": "dollar", "buck": "dollar",
-                 "eur": "euro", "gbp": "pound", "jpy": "yen", "yens": "yen"}
+_UNIT_ALIASES = {**UNIT_SYMBOLS, **UNIT_WORDS, "yens": "yen"}
 # Symbols whose presence decides what a number is: "raise the price by 5" is not "by 5 %".
 _DECISIVE = frozenset({"percent", "dollar", "euro", "pound", "yen"})
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import lexicon
 from .entity import is_entity
 from .registry import rule
-from .text import DATE_WORDS, RELATIONS, SKIP_AFTER_RELATION, WH_WORDS, Side, content, is_number
+from .text import DATE_WORDS, NOW, RELATIONS, SKIP_AFTER_RELATION, WH_WORDS, Side, content, is_number
 
 
 def relations(side: Side) -> dict[str, frozenset[str]]:
@@ -89,6 +89,60 @@ def role(a: Side, b: Side) -> bool:
     # nyc flight"): the word it governs on one side stands right before it on the other.
     if any(_crossed(a, b, w) or _crossed(b, a, w) for w in shared):
         return True
-    # The same words, function words included, in another order: who does what to whom changed
-    # ("bob owes alice"), unless the relations pin every argument ("to la from nyc").
-    return sorted(a.tokens) == sorted(b.tokens) and a.tokens != b.tokens and not shared
+    # The same words in another order: who does what to whom changed ("bob owes alice"), unless the
+    # relations pin every argument ("to la from nyc") or one phrase moved whole ("in acme/api, list
+    # the open PRs" / "list the open PRs in acme/api", "tomorrow, remind me ...").
+    if sorted(a.tokens) == sorted(b.tokens) and a.tokens != b.tokens and not shared and not _moved(a.tokens, b.tokens):
+        return True
+    # The same people and names, in another order where no preposition pins them ("does tom owe me"
+    # / "do I owe tom").
+    # A request, not a long statement, whose clauses may put things in any order.
+    if max(len(a.tokens), len(b.tokens)) > 14:
+        return False
+    pa, pb = participants(a), participants(b)
+    return len(pa) >= 2 and sorted(pa) == sorted(pb) and pa != pb
+
+
+def _moved(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+    """``y`` is ``x`` with one stretch of words taken out and put back elsewhere."""
+    n = len(x)
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            rest = x[:i] + x[j:]
+            for k in range(len(rest) + 1):
+                if k != i and rest[:k] + x[i:j] + rest[k:] == y:
+                    return True
+    return False
+
+
+# Pronouns as the person they name ("you" is left out: "can you" is politeness).
+_PERSON_OF = {"i": "1s", "me": "1s", "my": "1s", "mine": "1s", "we": "1p", "us": "1p", "our": "1p",
+              "he": "3m", "him": "3m", "his": "3m", "she": "3f", "her": "3f", "they": "3p", "them": "3p", "their": "3p"}
+_PINNING = frozenset({"in", "on", "at", "for", "of", "with", "by", "from", "to", "into", "onto", "about", "via",
+                      "between", "than", "against", "under", "over", "after", "before", "near", "through", "per"})
+
+
+def participants(side: Side) -> list[str]:
+    """The people, names and things a request mentions, in order, except those a preposition governs."""
+    out = []
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok in DATE_WORDS or tok in NOW:
+            continue
+        j = i - 1  # back over the phrase the word ends (articles, numbers, adjectives, nouns) to what governs it
+        while j >= 0 and toks[j] not in _PINNING and toks[j] not in _PERSON_OF and (
+                toks[j] in SKIP_AFTER_RELATION or is_number(toks[j]) or _nominal(toks[j])):
+            j -= 1
+        if j >= 0 and toks[j] in _PINNING:
+            continue
+        if tok in _PERSON_OF:
+            out.append(_PERSON_OF[tok])
+        elif is_entity(side.raw[i], tok, i) or (_nominal(tok) and "n" in lexicon.pos(lexicon.lemma(tok))):
+            out.append(lexicon.lemma(tok))
+    return out
+
+
+def _nominal(tok: str) -> bool:
+    """A noun or adjective that cannot be a verb (so it cannot be what governs a phrase)."""
+    kinds = lexicon.pos(lexicon.lemma(tok)) or lexicon.pos(tok)
+    return tok not in lexicon.FUNCTION_WORDS and bool(kinds) and "v" not in kinds and ("n" in kinds or "a" in kinds)

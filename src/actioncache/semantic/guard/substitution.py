@@ -5,6 +5,7 @@ otherwise identical request ("share it with the finance team" / "... legal team"
 from __future__ import annotations
 
 from .. import lexicon
+from .entity import abbreviates
 from .registry import rule
 from .text import NOW, RELATIONS, Side, edit_distance_le1
 
@@ -43,6 +44,8 @@ def _swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
         p, q = span_a[0], span_b[0]
         if lexicon.synonyms(p, q) or edit_distance_le1(p, q):
             return False
+    if (len(span_a) == 1 and abbreviates(span_a[0], list(span_b))) or (len(span_b) == 1 and abbreviates(span_b[0], list(span_a))):
+        return False  # a short form of the other side's words ("PRs" / "pull requests")
     return not ({lexicon.lemma(w) for w in span_a} & {lexicon.lemma(w) for w in span_b})
 
 

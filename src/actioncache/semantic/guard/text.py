@@ -53,6 +53,11 @@ RELATIONS = frozenset({"from", "to", "into", "onto", "than", "via", "between", "
 SKIP_AFTER_RELATION = frozenset({"the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that"})
 WH_WORDS = frozenset({"what", "which", "who", "whom", "where", "when", "why", "how"})
 UNIT_SYMBOLS = {"%": "percent", "$": "dollar", "€": "euro", "£": "pound", "¥": "yen", "°": "degree"}
+# Written forms of units that WordNet does not know as such (currency codes, slang): units, not names.
+UNIT_WORDS = {"pct": "percent", "usd": "dollar", "buck": "dollar", "bucks": "dollar", "eur": "euro", "gbp": "pound",
+              "jpy": "yen", "chf": "franc", "cad": "dollar", "aud": "dollar", "inr": "rupee", "gb": "gigabyte",
+              "mb": "megabyte", "kb": "kilobyte", "tb": "terabyte", "ms": "millisecond", "hrs": "hour", "mins": "minute",
+              "secs": "second"}
 
 # Cardinal number words read as digits ("two tickets" is "2 tickets"); "one" (also a pronoun) and
 # "second" (also a unit of time) stay words.
@@ -81,7 +86,8 @@ def side(text: str) -> Side:
     normalised = strip_chatter(normal(text))
     # A leading "No," / "Yes," answers a question; it neither negates nor quantifies the request
     # (a bare "no" or "yes" is the whole request and stays).
-    normalised = re.sub(r"^\s*(?:no|yes)\s*[,.!]\s*(?=\S)", "", normalised, flags=re.IGNORECASE)
+    normalised = re.sub(r"^\s*(?:no|nope|nah|yes|yeah|yep|yup|sure|ok|okay)\s*[,.!]\s*(?=\S)", "", normalised,
+                        flags=re.IGNORECASE)
     # An arrow between two words says "to" ("nyc -> la", "eur→usd").
     normalised = ARROW.sub(" to ", normalised)
     raw = tuple(split_contractions(TOKEN.findall(normalised)))
