@@ -46,7 +46,9 @@ from .guard.context import key_text
 from .embedders import Embedder, EmbedderError, default_embedder
 from .guard import DEFAULT_RULES, VERIFIER, Gate, Pair, Pipeline, literal_guard
 from .guard.adapters import GuardGate, VerifierGate
+from . import learned
 from .index import NumpyIndex, VectorIndex
+from .learned import LearnedVerifier
 from .numpy_required import np
 
 log = logging.getLogger("actioncache.semantic")
@@ -113,6 +115,11 @@ def _request_hash(request: Request) -> str:
     return hashlib.sha256(f"{request.context_hash}:{digest}".encode("ascii")).hexdigest()
 
 
+def _is_default_model(embedder: Any) -> bool:
+    """The packaged model with int8 weights on ONNX Runtime: the learned verifier reads its token states."""
+    return getattr(embedder, "name", "") == "onnx-qint8:all-MiniLM-L6-v2" and hasattr(embedder, "embed_with_states")
+
+
 def _turns(value: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((str(role), str(text)) for role, text in value.get("turns") or ())
 
@@ -149,7 +156,7 @@ class SemanticCache:
         top_k: int = DEFAULT_TOP_K,
         alpha: float = DEFAULT_ALPHA,
         floor: float = DEFAULT_FLOOR,
-        verifier: Verifier | None = None,
+        verifier: Verifier | str | None = "auto",
         *,
         verify_margin: float = DEFAULT_VERIFY_MARGIN,
         ambiguity_margin: float = DEFAULT_AMBIGUITY_MARGIN,
@@ -188,6 +195,8 @@ class SemanticCache:
         self.verifier = verifier
         self.guard = guard
         self.pipeline = self._make_pipeline(gates, guard, verifier)
+        self._learned: LearnedVerifier | None = next(
+            (g for g in self.pipeline.gates if isinstance(g, LearnedVerifier)), None)
         # Conversations' histories compared by meaning (the context gate), else character for character.
         self._contexts_by_meaning = "context" in self.pipeline.names
         self.ttl_seconds = ttl_seconds
@@ -344,18 +353,34 @@ class SemanticCache:
         if gates is not None:
             if isinstance(gates, str) or not isinstance(gates, Sequence):
                 raise TypeError(f"gates must be a list of gate names or gates, got {gates!r}")
-            if guard is not literal_guard or verifier is not None:
+            if guard is not literal_guard or verifier not in (None, "auto"):
                 raise ValueError("pass either gates=[...] or guard=/verifier=, not both: list the guard and the "
                                  "verifier among the gates (guard.adapters.GuardGate / VerifierGate)")
-            return Pipeline(gates)
+            # The learned verifier by name is this cache's own: it reads this embedder's token states.
+            return Pipeline([self._learned_verifier() if g == "learned" else g for g in gates])
         chosen: list[str | Gate] = []
         if guard is literal_guard:
             chosen += [*DEFAULT_RULES, "context"]
         elif guard is not None:
             chosen.append(GuardGate(guard))
-        if verifier is not None:
+        if verifier == "auto":
+            # On by default where it costs no second model run: the default int8 embedder gives the states.
+            if _is_default_model(self.embedder) and learned.available():
+                chosen.append(self._learned_verifier())
+        elif verifier == "learned":
+            chosen.append(self._learned_verifier())
+        elif isinstance(verifier, LearnedVerifier):
+            chosen.append(verifier)
+        elif isinstance(verifier, str):
+            raise ValueError(f"verifier must be a callable, 'auto', 'learned' or None, got {verifier!r}")
+        elif verifier is not None:
             chosen.append(VerifierGate(verifier, threshold=self.threshold, margin=self.verify_margin))
         return Pipeline(chosen)
+
+    def _learned_verifier(self) -> LearnedVerifier:
+        if not learned.available():
+            raise ValueError("the learned verifier needs onnxruntime and its model files: pip install 'actioncache[semantic]'")
+        return LearnedVerifier(encoder=self.embedder if _is_default_model(self.embedder) else None)
 
     def _count(self, name: str, n: int = 1) -> None:
         self._tally.add({name: n})
@@ -435,6 +460,10 @@ class SemanticCache:
             if not self._agrees_beyond_window(request.text, value["prompt"]):
                 self._count("long_prompt_rejections")
                 return None
+        if self._learned is not None and not exact:
+            features = self._learned.decode(value.get("verifier"))
+            if features is not None:
+                self._learned.remember(key_text(_turns(value), value["prompt"]), features)
         return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact,
                            _turns(value))
 
@@ -463,7 +492,7 @@ class SemanticCache:
                 return hit
         if self.threshold > 1.0:
             return None  # exact matches only
-        vector = self._embed(request.key_text)
+        vector = self._embed_request(request.key_text)
         trusted: list[SemanticHit] = []
         # Entries of other conversations share the index: look further when a context must match.
         k = self.top_k * 4 if request.turns else self.top_k
@@ -504,7 +533,7 @@ class SemanticCache:
         # "a flight to paris"): the rules of sentence structure read both stories, the context gate the histories.
         story = None if not (request.turns or hit.turns) else (request.key_text, key_text(hit.turns, hit.prompt))
         pair = Pair(request.text, hit.prompt, hit.similarity, request.turns, hit.turns, hit=hit,
-                    extras={"similar": self._similar}, story=story)
+                    extras={"similar": self._similar, "cosine": hit.similarity}, story=story)
         refused = self.pipeline.verify(pair) if verify else self.pipeline.check(pair, verify=False)
         if refused is None:
             return True
@@ -516,6 +545,27 @@ class SemanticCache:
     def _similar(self, a: str, b: str, slack: float = 0.0) -> bool:
         """Two texts (two conversations' histories) at least as similar as the threshold asks, less ``slack``."""
         return float(self._embed(a) @ self._embed(b)) >= self.threshold - slack
+
+    def _embed_request(self, text: str) -> np.ndarray:
+        """``text``'s vector; with the learned verifier on the default model, its token features from the same run."""
+        verifier = self._learned
+        if verifier is None or verifier.encoder is not self.embedder:
+            return self._embed(text)
+        with self._lock:
+            vector = self._recent_vectors.get(text)
+        if vector is not None and verifier.known(text):
+            return self._embed(text)
+        try:
+            vector, states = self.embedder.embed_with_states(embedding_window(text))
+        except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
+            raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
+        vector = self._checked(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        verifier.remember_states(text, states)
+        with self._lock:
+            self._recent_vectors[text] = vector
+            if len(self._recent_vectors) > _RECENT_VECTORS:
+                self._recent_vectors.popitem(last=False)
+        return vector
 
     def _embed(self, prompt: str) -> np.ndarray:
         # Agents repeat themselves: a recent text's vector is reused instead of running the model again.
@@ -538,6 +588,9 @@ class SemanticCache:
             raise
         except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
             raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
+        return self._checked(rows)
+
+    def _checked(self, rows: np.ndarray) -> np.ndarray:
         dim = self._dim
         if rows.shape != (1, dim):
             # The index holds rows of the embedder's declared dim: any other shape must never reach it.
@@ -554,7 +607,7 @@ class SemanticCache:
     def _store(self, request: Request, actions: Any) -> str:
         prompt = request.text
         digest = _request_hash(request)
-        vector = self._embed(request.key_text)
+        vector = self._embed_request(request.key_text)
         entry_id = uuid.uuid4().hex
         key = self._prefix + entry_id
         now = time.time()
@@ -566,6 +619,9 @@ class SemanticCache:
             "embedder": self.embedder.name,
             "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
         }
+        if self._learned is not None:
+            # The verifier's features of this request, so that a lookup never re-reads it with the model.
+            value["verifier"] = self._learned.encode(self._learned.features(request.key_text))
         metadata = {
             "namespace": self.namespace,
             "score": 1.0,

@@ -12,9 +12,14 @@ are the chunks between spaces (edge punctuation trimmed) that are not prose:
   ``$HOME``, ``a::b``, ``f()``;
 * quoted or backticked strings, whole.
 
+* camel case that starts in lower case: ``getUserById``, ``maxRetries`` (not ``iPhone``, ``FitLife``:
+  brands, names in any case);
+* in a command line (a request with a flag or a path), any word with a capital past its first
+  letter or inside the line: ``git checkout -b Feature`` is not ``... feature``.
+
 These must be the same on both sides, character for character. Letters with digits and nothing
-else (``EC2``, ``OPS-142``, ``iphone15``) and camel-case words (``iPhone``) are names people type
-in any case: the entity check compares them, up to case, as it compares every name. Numbers,
+else (``EC2``, ``OPS-142``, ``iphone15``) are names people type in any case: the entity check
+compares them, up to case, as it compares every name. Numbers,
 money and plain words are the other checks' business; a capital that only opens a sentence
 ("Deploy.sh failed") is no difference. :func:`exact_form` is the same reading for the exact-match key: prose
 case-folded, code as typed.
@@ -39,6 +44,7 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*(?:['’]s?)?")
 _NUMBER = re.compile(r"#?\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|am|pm|k|m|s|h)?|[$€£¥]\d+(?:[.,]\d+)*[kKmM]?|\d+(?:[.,]\d+)?[%°]")
 _VERSION = re.compile(r"[vV]\d+(?:\.\d+)+")  # "v2.4.1" is the version 2.4.1
 _NAME = re.compile(r"[#@][^\W\d_][\w-]*")  # a channel or a handle: the entity check's
+_LOWER_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z0-9]*)+")  # "getUser", "maxRetries"; not "iPhone", "eBay"
 _ALNUM = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # letters and digits, hyphens between: "EC2", "OPS-142"
 
 
@@ -58,7 +64,9 @@ def kind(token: str) -> str | None:
     if _ABBREVIATION.fullmatch(token):
         return None
     if _WORD.fullmatch(token):
-        return "name" if re.search(r"[a-z][A-Z]", token) else None
+        if _LOWER_CAMEL.fullmatch(token):
+            return "exact"  # getUserById: an identifier
+        return "name" if re.search(r"[a-z][A-Z]", token) else None  # FitLife, iPhone: a brand, in any case
     if token[0] in "+-" and len(token) > 1:
         return "exact"  # a flag or a sign
     if _ALNUM.fullmatch(token):
@@ -74,31 +82,39 @@ def code_tokens(text: str) -> Counter[str]:
     for quoted in _QUOTED.findall(text):
         exact["«" + " ".join(quoted[1:-1].split()) + "»"] += 1
     starts = True
-    for chunk in _QUOTED.sub(" ", text).split():
+    chunks = _QUOTED.sub(" ", text).split()
+    command_line = _command_line(chunks)
+    for chunk in chunks:
         token = _trim(chunk)
         if starts and _capitalised(token):
             token = token[0].lower() + token[1:]  # a capital that only starts a sentence ("Deploy.sh failed")
         starts = chunk[-1:] in ".!?:"
-        if kind(token) == "exact":
+        if kind(token) == "exact" or (command_line and any(c.isupper() for c in token)):
             exact[token] += 1
     return exact
+
+
+def _command_line(chunks: list[str]) -> bool:
+    """A request with a flag or a path: every capital in it is code."""
+    return any(kind(_trim(c)) == "exact" and _trim(c)[:1] in "-+/~." for c in chunks)
 
 
 def exact_form(text: str) -> str:
     """The exact-match form of a request: Unicode NFKC, whitespace collapsed, prose case-folded,
     code (flags, paths, identifiers, quoted strings) as typed; backticks only mark code and go."""
     text = unicodedata.normalize("NFKC", text).replace("`", " ")
+    command_line = _command_line(ARROW.sub(" to ", _QUOTED.sub(" ", text)).split())
     out: list[str] = []
     last = 0
     for match in _QUOTED.finditer(text):
-        out.append(_fold_prose(text[last:match.start()], starts=not text[:match.start()].strip()))
+        out.append(_fold_prose(text[last:match.start()], starts=not text[:match.start()].strip(), command_line=command_line))
         out.append(match.group(0))
         last = match.end()
-    out.append(_fold_prose(text[last:], starts=not text[:last].strip()))
+    out.append(_fold_prose(text[last:], starts=not text[:last].strip(), command_line=command_line))
     return " ".join("".join(out).split())
 
 
-def _fold_prose(text: str, *, starts: bool) -> str:
+def _fold_prose(text: str, *, starts: bool, command_line: bool) -> str:
     """Case-fold the chunks of ``text`` that are not code, keeping the spaces between them."""
 
     def fold(match: re.Match[str]) -> str:
@@ -108,7 +124,9 @@ def _fold_prose(text: str, *, starts: bool) -> str:
         if starts and _capitalised(token):
             chunk = chunk.replace(token, token[0].lower() + token[1:], 1)
         starts = chunk[-1:] in ".!?:"
-        return chunk if kind(_trim(chunk)) == "exact" else chunk.casefold()
+        token = _trim(chunk)
+        keep = kind(token) == "exact" or (command_line and any(c.isupper() for c in token))
+        return chunk if keep else chunk.casefold()
 
     return re.sub(r"\S+", fold, text)
 
