@@ -56,9 +56,16 @@ def _trim(chunk: str) -> str:
     return chunk.lstrip(_LEAD).rstrip(_TRAIL)
 
 
+_CHAT = frozenset({"w/", "w/o", "b/c", "b4", "a/c", "n/a"})  # chat spellings with a slash: words
+
+
 def kind(token: str) -> str | None:
     """``"exact"`` (compared as typed), ``"name"`` (a name, compared up to case by the entity check)
     or ``None`` (prose, a number)."""
+    if token.casefold() in _CHAT:
+        return None
+    if token.endswith(("'s", "’s")) and len(token) > 2:
+        token = token[:-2]  # a possessive: "draft.docx's name"
     if not any(c.isalnum() for c in token) or _NUMBER.fullmatch(token) or _VERSION.fullmatch(token) or _NAME.fullmatch(token):
         return None
     if _ABBREVIATION.fullmatch(token):

@@ -117,6 +117,9 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
         return MAY
     if first == "is" and second == "there" and "way" in toks[2:5]:
         return HOW
+    # "do a backup", "do the rollout": the verb "do", not its auxiliary.
+    if first == "do" and second in ("a", "an", "the", "my", "our", "this", "that", "some", "another"):
+        return ACT
     # A yes/no question: an auxiliary first.
     if first in _AUXILIARIES:
         if first in ("do", "does") and second == "you" and third in ("know", "have"):

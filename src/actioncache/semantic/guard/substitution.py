@@ -44,12 +44,21 @@ def _swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
         p, q = span_a[0], span_b[0]
         if lexicon.synonyms(p, q) or edit_distance_le1(p, q):
             return False
+        if start == 0 and _verb(p) and _verb(q) and not lexicon.opposite(p, q):
+            # The command's verb reworded ("delete" / "remove", "drop" / "delete"): WordNet lists few
+            # such pairs as synonyms, and the ones that are not the same act are opposites (the
+            # opposite check's) or left to the learned verifier.
+            return False
     if (len(span_a) == 1 and abbreviates(span_a[0], list(span_b))) or (len(span_b) == 1 and abbreviates(span_b[0], list(span_a))):
         return False  # a short form of the other side's words ("PRs" / "pull requests")
     return not ({lexicon.lemma(w) for w in span_a} & {lexicon.lemma(w) for w in span_b})
 
 
 _ARTICLES = frozenset({"a", "an", "the"})
+
+
+def _verb(word: str) -> bool:
+    return "v" in lexicon.pos(lexicon.lemma(word))
 _PREPOSITIONS = frozenset({"in", "on", "at", "for", "of", "with", "by", "about", "near", "inside"})
 
 
