@@ -77,6 +77,11 @@ def available() -> bool:
         return False
 
 
+def _alike(pair: Pair) -> bool:
+    a, b = pair.story_sides
+    return a.tokens == b.tokens
+
+
 class LearnedVerifier:
     """The verifier gate ``learned``: refuses a candidate the model gives less than ``min_score``.
 
@@ -167,6 +172,8 @@ class LearnedVerifier:
     # --- the gate ---------------------------------------------------------------------------------
 
     def __call__(self, pair: Pair) -> str | None:
+        if _alike(pair):
+            return None  # the same words once normalised ("to-do" / "todo", "whats" / "what's"): nothing to judge
         mine, theirs = pair.story or (key_text((), pair.request), key_text((), pair.candidate))
         cosine = float(pair.extras.get("cosine", pair.similarity))
         score = self.probability(self.features(mine), self.features(theirs), cosine)

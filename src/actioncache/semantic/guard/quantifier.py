@@ -13,9 +13,18 @@ QUANTIFIERS = {
     "no": "none", "none": "none", "nobody": "none", "few": "few", "fewer": "few", "many": "many", "most": "most",
     "both": "both", "either": "either", "neither": "neither", "only": "only", "just": "only",
     "first": "first", "last": "last", "least": "least", "one": "one", "single": "one",
+    "half": "half", "quarter": "quarter", "majority": "most", "minority": "few", "portion": "some",
+    "fraction": "some", "rest": "rest", "remaining": "rest", "everyone": "all", "everything": "all",
+    "everybody": "all",
 }
 # Quantifiers that narrow a request: present on one side only, they change it.
-_RESTRICTING = {"some", "none", "few", "most", "neither", "only", "first", "last", "least", "one"}
+_RESTRICTING = {"some", "none", "few", "most", "neither", "only", "first", "last", "least", "one", "half", "quarter",
+                "rest"}
+# A whole against a part: a contrast however freely the rest is reworded ("delete every log" /
+# "remove half of the logs").
+_WHOLE = {"all"}
+_PART = {"some", "half", "quarter", "few", "one", "only", "first", "last", "none", "rest", "most"}
+_POSSESSIVES = frozenset({"my", "our", "your", "his", "her", "their"})
 
 
 def quantifiers(side: Side) -> set[str]:
@@ -62,9 +71,17 @@ def quantifier(a: Side, b: Side) -> bool:
     """Quantifiers differ, or a narrowing one stands on one side only."""
     qa, qb = quantifiers(a), quantifiers(b)
     if qa == qb:
-        return False
+        return _scope_of_owner(a, b, qa, qb)
+    if (qa & _WHOLE and qb & _PART and not qa & _PART) or (qb & _WHOLE and qa & _PART and not qb & _PART):
+        return overlap(a, b) >= 0.2
     # Quantifiers change a request that is otherwise worded alike ("delete all / some of my
     # emails"); in a free rewording ("some examples are listed" / "examples are shown") they are style.
     if overlap(a, b) < 0.4:
-        return False
-    return bool(qa and qb) or bool((qa | qb) & _RESTRICTING)
+        return _scope_of_owner(a, b, qa, qb)
+    return bool(qa and qb) or bool((qa | qb) & _RESTRICTING) or _scope_of_owner(a, b, qa, qb)
+
+
+def _scope_of_owner(a: Side, b: Side, qa: set[str], qb: set[str]) -> bool:
+    """"delete my files" is not "delete all files": an owner on one side, everything on the other."""
+    owned_a, owned_b = bool(set(a.tokens) & _POSSESSIVES), bool(set(b.tokens) & _POSSESSIVES)
+    return (owned_a and not owned_b and "all" in qb) or (owned_b and not owned_a and "all" in qa)
