@@ -31,7 +31,7 @@ USER, ASSISTANT = "user", "assistant"
 # the rules above still holding them to the same facts.
 CONTEXT_SLACK = 0.15
 # What the agent said is checked for its facts only: its wording is free.
-_AGENT_FACTS = Pipeline(["number", "date", "entity", "code_exact"])
+_AGENT_FACTS = Pipeline(["number", "date", "entity", "code_exact", "substitution"])
 _AGENT_QUESTION = Pipeline(["opposite", "negation"])
 
 
@@ -51,6 +51,34 @@ def _others(turns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
                   if who.strip().casefold() not in (USER, ASSISTANT))
 
 
+def _content_lemmas(text: str) -> set[str]:
+    from .. import lexicon
+    from .text import content_word, side
+
+    return {lexicon.lemma(t) for t in side(text).tokens if content_word(t)}
+
+
+_YES = frozenset({"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "absolutely", "definitely", "correct", "go"})
+_NO = frozenset({"no", "nope", "nah", "don't", "dont", "never", "not", "cancel"})
+
+
+def _answers_differ(a: str, b: str) -> bool:
+    """One answer says yes, the other no ("yes, cancel it" / "no, keep it")."""
+    first_a = (a.strip().split() or [""])[0].strip(",.!").casefold()
+    first_b = (b.strip().split() or [""])[0].strip(",.!").casefold()
+    return (first_a in _YES and first_b in _NO) or (first_a in _NO and first_b in _YES)
+
+
+def _other_option(mine: Sequence[tuple[str, str]], theirs: Sequence[tuple[str, str]], answer_a: str, answer_b: str) -> bool:
+    asked_a, asked_b = said(mine, ASSISTANT), said(theirs, ASSISTANT)
+    if not (asked_a and asked_b) or not (mine and theirs and mine[-1][0].strip().casefold() == ASSISTANT
+                                          and theirs[-1][0].strip().casefold() == ASSISTANT):
+        return False
+    options = _content_lemmas(asked_a[-1]) & _content_lemmas(asked_b[-1])
+    picked_a, picked_b = _content_lemmas(answer_a) & options, _content_lemmas(answer_b) & options
+    return bool(picked_a and picked_b and picked_a != picked_b)
+
+
 class ContextGate:
     """The gate ``context``: the histories before the two requests differ in what they say."""
 
@@ -62,10 +90,9 @@ class ContextGate:
         if not mine and not theirs:
             return None
         similar: Callable[[str, str, float], bool] | None = pair.extras.get("similar")
-        # Two answers to one question ("email" / "sms", "rerun it" / "revert it") share the story
-        # around them: they must be alike themselves.
-        request_a, request_b = strip_chatter(pair.request), strip_chatter(pair.candidate)
-        if similar is not None and request_a != request_b and not similar(request_a, request_b, CONTEXT_SLACK):
+        # Two answers to one question pick the same of the options it offered ("email or sms?":
+        # "email" / "sms", "rerun it or revert it?": "rerun it" / "revert it").
+        if _other_option(mine, theirs, pair.request, pair.candidate) or _answers_differ(pair.request, pair.candidate):
             return self.name
         if _others(mine) != _others(theirs):
             return self.name

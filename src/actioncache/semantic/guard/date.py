@@ -9,8 +9,8 @@ from .text import DATE_WORDS, Side, is_number
 _DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past"}
 # A time of day says which half of the day: "6:45 in the morning" is "6:45 am".
 _HALF_DAY = {"morning": "am", "afternoon": "pm", "evening": "pm"}
-# "may", "march" and "second" are also ordinary words: dates only next to a number.
-_AMBIGUOUS_DATES = {"may", "march", "second"}
+# "may", "march", "second" and "am" are also ordinary words: dates only next to a number.
+_AMBIGUOUS_DATES = {"may", "march", "second", "am", "pm"}  # "am": also "I'm"
 
 
 def dates(side: Side) -> set[str]:

@@ -74,10 +74,28 @@ def abbreviates(name: str, words: list[str]) -> bool:
         if numeronym and word[0] == numeronym[1] and word[-1] == numeronym[3] and len(word) - 2 == int(numeronym[2]):
             return True
     flat = [w for w in words if w.isalpha() or w in CARDINALS]
+    for start in range(len(flat) - 1):  # prefixes of consecutive words run together: "autopay" / "automatic payments"
+        if _prefixes(bare, flat[start:start + 3]):
+            return True
     for size in range(2, 5):
         for start in range(len(flat) - size + 1):
             run = flat[start:start + size]
             if "".join(CARDINALS.get(w, w[0]) for w in run) in (bare, name):
+                return True
+    return False
+
+
+def _prefixes(name: str, words: list[str]) -> bool:
+    """``name`` is the starts (two letters or more) of two or more of ``words`` in order, run together."""
+    if not words or len(name) < 4:
+        return False
+    word, rest = words[0], words[1:]
+    for k in range(min(len(word), len(name)), 1, -1):
+        if name[:k] == word[:k]:
+            tail = name[k:]
+            if not tail:
+                return False  # one word's prefix alone is the subsequence rule's
+            if rest and (tail == rest[0][:len(tail)] and len(tail) >= 2 or _prefixes(tail, rest)):
                 return True
     return False
 

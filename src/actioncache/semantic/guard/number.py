@@ -70,10 +70,11 @@ def bounds(side: Side) -> dict[str, str]:
             j -= 1
         if j >= 0 and i - j <= 3:
             word = toks[j]
+            flipped = j > 0 and toks[j - 1] in ("no", "not")  # "no more than 180" is at most 180
             if word in _UPPER and not (word == "up" and toks[j + 1:j + 2] != ("to",)):
-                out[number_key(tok)] = "<"
+                out[number_key(tok)] = ">" if flipped else "<"
             elif word in _LOWER:
-                out[number_key(tok)] = ">"
+                out[number_key(tok)] = "<" if flipped else ">"
     return out
 
 

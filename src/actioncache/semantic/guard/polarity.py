@@ -18,8 +18,16 @@ NEGATIONS = frozenset({
 })
 
 
+# "no more than 180", "not later than friday": a bound (the bound check's), not a negation.
+_BOUNDING = frozenset({"more", "less", "fewer", "later", "earlier", "greater", "higher", "lower", "longer", "shorter",
+                       "older", "newer", "bigger", "smaller", "cheaper"})
+
+
 def negated(side: Side) -> bool:
-    return any(t in NEGATIONS for t in side.tokens)
+    toks = side.tokens
+    return any(t in NEGATIONS and not (t in ("no", "not") and i + 2 < len(toks) and toks[i + 1] in _BOUNDING
+                                       and toks[i + 2] == "than")
+               for i, t in enumerate(toks))
 
 
 @rule("negation")

@@ -30,8 +30,9 @@ def relations(side: Side) -> dict[str, frozenset[str]]:
             continue
         word = toks[j]
         kinds = lexicon.pos(lexicon.lemma(word))
-        if not (is_entity(side.raw[j], word, j) or is_number(word) or ("n" in kinds and "v" not in kinds)
-                or word in DATE_WORDS):
+        # "to" may start an infinitive ("used to load"); the other relations govern a noun phrase.
+        noun_like = "n" in kinds and ("v" not in kinds or tok != "to")
+        if not (is_entity(side.raw[j], word, j) or is_number(word) or noun_like or word in DATE_WORDS):
             continue
         phrase = []
         while j < len(toks) and len(phrase) < 4 and toks[j] not in RELATIONS and (

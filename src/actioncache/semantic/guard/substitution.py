@@ -38,7 +38,7 @@ def _swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
         return False  # "run git push" / "git push": the verb only says to run what follows
     if not all(w.isalpha() and w not in lexicon.FUNCTION_WORDS and w not in NOW for w in words):
         return False  # a changed function word is the other checks' business (or style)
-    if not (span_a and span_b) and all(lexicon.pos(w) == "r" for w in words):
+    if not (span_a and span_b) and all("r" in lexicon.pos(w) for w in words):
         return False  # an added adverb ("still", "again") colours the request, it does not change it
     if len(span_a) == 1 and len(span_b) == 1:
         p, q = span_a[0], span_b[0]
