@@ -19,9 +19,10 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOULD_HIT, TRAP = "should_hit", "trap"
@@ -151,8 +152,8 @@ def run_blind(path: Path, served: Callable[[Any, Any], bool], log: Path, note: s
         f"## {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, commit {commit_id()}",
         "",
         f"{note}" if note else "",
-        f"Set: {path.name} (sha256 {digest[:16]}..., {len(pairs)} pairs). Settings: {settings}. "
-        f"Load average {load:.1f} at the start; {seconds:.0f} s.",
+        (f"Set: {path.name} (sha256 {digest[:16]}..., {len(pairs)} pairs). Settings: {settings}. "
+         f"Load average {load:.1f} at the start; {seconds:.0f} s."),
         "",
         *summary(tally),
         "",

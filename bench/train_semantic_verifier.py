@@ -41,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from actioncache.semantic.conversation import as_request  # noqa: E402
+from actioncache.semantic.conversation import as_request
 
 DATA = ROOT / "bench/data"
 PARAPHRASES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES", ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))
@@ -50,7 +50,7 @@ SEED = 30
 D = 32  # feature width per token
 
 
-def key(request) -> str:  # noqa: ANN001 - a prompt or a conversation
+def key(request) -> str:
     return as_request(request).key_text
 
 
@@ -144,9 +144,9 @@ def gather(rng: random.Random) -> dict[str, list[tuple[str, str, int, str]]]:
     """split -> [(text a, text b, label, source)]; label 1: one plan answers both."""
     splits: dict[str, list[tuple[str, str, int, str]]] = {"train": [], "dev": [], "holdout": []}
     fam_train = jsonl(DATA / "semantic_families_train.jsonl")
-    for split in splits:
+    for split, rows in splits.items():
         for p in jsonl(DATA / f"semantic_families_{split}.jsonl"):
-            splits[split].append((key(p["a"]), key(p["b"]), int(p["label"] == "should_hit"), f"families:{p['category']}"))
+            rows.append((key(p["a"]), key(p["b"]), int(p["label"] == "should_hit"), f"families:{p['category']}"))
     pool = {p[k] for p in fam_train for k in ("a", "b") if isinstance(p[k], str)}
     eval_pairs = json.loads((DATA / "semantic_eval.json").read_text())["pairs"]
     pool |= {p[k] for p in eval_pairs if p["split"] == "tune" for k in ("stored", "lookup")}
@@ -198,7 +198,7 @@ def pooled(states: np.ndarray) -> np.ndarray:
 # --- model -----------------------------------------------------------------------------------------
 
 
-def build(torch, dim: int):  # noqa: ANN001, ANN201 - torch module, nn.Module
+def build(torch, dim: int):
     nn = torch.nn
 
     class Head(nn.Module):
@@ -209,10 +209,10 @@ def build(torch, dim: int):  # noqa: ANN001, ANN201 - torch module, nn.Module
             self.drop = nn.Dropout(0.25)
             self.out = nn.Sequential(nn.Linear(4 * D + 3, D), nn.GELU(), nn.Dropout(0.1), nn.Linear(D, 1))
 
-        def project(self, states):  # noqa: ANN001, ANN202
+        def project(self, states):
             return self.proj(states)
 
-        def pair(self, fa, fb, ma, mb, cos):  # noqa: ANN001, ANN202 - B x n x D, B x m x D, B x n, B x m, B x 1
+        def pair(self, fa, fb, ma, mb, cos):
             scores = fa @ fb.transpose(1, 2) / math.sqrt(D)  # B x n x m
             neg = torch.finfo(scores.dtype).min / 2
             to_b = torch.softmax(scores.masked_fill(mb[:, None, :] < 0.5, neg), dim=2) @ fb
@@ -234,7 +234,7 @@ def build(torch, dim: int):  # noqa: ANN001, ANN201 - torch module, nn.Module
     return Head()
 
 
-def batches(pairs, states, rng: random.Random, size: int, shuffle: bool):  # noqa: ANN001, ANN201
+def batches(pairs, states, rng: random.Random, size: int, shuffle: bool):
     import torch
 
     order = list(range(len(pairs)))
@@ -262,7 +262,7 @@ def batches(pairs, states, rng: random.Random, size: int, shuffle: bool):  # noq
                torch.from_numpy(cos), torch.from_numpy(y))
 
 
-def predict(model, pairs, states) -> np.ndarray:  # noqa: ANN001
+def predict(model, pairs, states) -> np.ndarray:
     import torch
 
     model.eval()
@@ -281,7 +281,7 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) - 1) / 2) / (len(pos) * len(neg)))
 
 
-def export(model, dim: int, directory: Path) -> None:  # noqa: ANN001
+def export(model, dim: int, directory: Path) -> None:
     import torch
 
     model.eval()
@@ -291,7 +291,7 @@ def export(model, dim: int, directory: Path) -> None:  # noqa: ANN001
             super().__init__()
             self.head = model
 
-        def forward(self, states):  # noqa: ANN001, ANN202
+        def forward(self, states):
             return self.head.project(states)
 
     class PairOnly(torch.nn.Module):
@@ -299,7 +299,7 @@ def export(model, dim: int, directory: Path) -> None:  # noqa: ANN001
             super().__init__()
             self.head = model
 
-        def forward(self, fa, fb, cos):  # noqa: ANN001, ANN202
+        def forward(self, fa, fb, cos):
             ma = torch.ones(fa.shape[:2], dtype=fa.dtype)
             mb = torch.ones(fb.shape[:2], dtype=fb.dtype)
             return torch.sigmoid(self.head.pair(fa, fb, ma, mb, cos))
@@ -328,7 +328,7 @@ def operating_point(scores: np.ndarray, labels: np.ndarray, keep: float) -> floa
     hits = np.sort(scores[labels == 1])
     if not len(hits):
         return 0.5
-    return float(hits[int(math.floor((1 - keep) * len(hits)))])
+    return float(hits[math.floor((1 - keep) * len(hits))])
 
 
 def main() -> None:

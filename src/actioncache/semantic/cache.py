@@ -32,21 +32,21 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .._time import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
 from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Records, Tally, ema
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
-from . import calibration
+from . import calibration, learned
 from .conversation import Request, as_request, normalize_prompt
-from .guard.context import key_text
 from .embedders import Embedder, EmbedderError, default_embedder
 from .guard import DEFAULT_RULES, VERIFIER, Gate, Pair, Pipeline, literal_guard
 from .guard.adapters import GuardGate, VerifierGate
-from . import learned
+from .guard.context import key_text
 from .index import NumpyIndex, VectorIndex
 from .learned import LearnedVerifier
 from .numpy_required import np
@@ -557,7 +557,7 @@ class SemanticCache:
             return self._embed(text)
         try:
             vector, states = self.embedder.embed_with_states(embedding_window(text))
-        except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
+        except Exception as exc:
             raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
         vector = self._checked(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         verifier.remember_states(text, states)
@@ -586,7 +586,7 @@ class SemanticCache:
             rows = np.asarray(self.embedder.embed([embedding_window(prompt)]), dtype=np.float32)
         except EmbedderError:
             raise
-        except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
+        except Exception as exc:
             raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
         return self._checked(rows)
 
@@ -672,5 +672,9 @@ class SemanticCache:
 
 
 __all__: Sequence[str] = (
-    "SemanticCache", "SemanticHit", "DEFAULT_THRESHOLD", "normalize_prompt", "prompt_hash",
+    "DEFAULT_THRESHOLD",
+    "SemanticCache",
+    "SemanticHit",
+    "normalize_prompt",
+    "prompt_hash",
 )

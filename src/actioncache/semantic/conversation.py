@@ -20,8 +20,9 @@ OpenAI's list of parts (text parts are joined; other parts are refused).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .guard.code import exact_form
 from .guard.context import key_text

@@ -52,7 +52,7 @@ def _sessions() -> tuple[Any, Any]:
     if _SESSIONS is None:
         with _SESSIONS_LOCK:
             if _SESSIONS is None:
-                import onnxruntime
+                import onnxruntime  # type: ignore[import-untyped]
 
                 options = onnxruntime.SessionOptions()
                 options.intra_op_num_threads = 1
@@ -119,7 +119,8 @@ class LearnedVerifier:
     def project(self, states: np.ndarray) -> np.ndarray:
         """Token states (tokens x 384) -> features (tokens x D)."""
         rows = np.asarray(states, dtype=np.float32)[None]
-        return self._sessions[0].run(None, {"states": rows})[0][0]
+        out: np.ndarray = np.asarray(self._sessions[0].run(None, {"states": rows})[0][0], dtype=np.float32)
+        return out
 
     def probability(self, request: np.ndarray, candidate: np.ndarray, cosine: float) -> float:
         """The model's probability that one plan answers both requests, from their features."""

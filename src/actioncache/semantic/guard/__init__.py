@@ -35,11 +35,36 @@ for "New York") or reorders arguments misses, and the agent plans afresh.
 
 from __future__ import annotations
 
+from .context import ContextGate
 from .pipeline import CONTRAST_CHECKS, DEFAULT_RULES, Pipeline, contrast, literal_guard
-from .context import ContextGate  # noqa: E402 - after the pipeline it reads
-from .registry import CONTEXT, GATES, RULE, VERIFIER, Gate, Pair, RuleCheck, lookup, register, rule
+from .registry import (
+    CONTEXT,
+    GATES,
+    RULE,
+    VERIFIER,
+    Gate,
+    Pair,
+    RuleCheck,
+    lookup,
+    register,
+    rule,
+)
 
 __all__ = [
-    "CONTEXT", "ContextGate", "CONTRAST_CHECKS", "DEFAULT_RULES", "GATES", "Gate", "Pair", "Pipeline", "RULE", "RuleCheck",
-    "VERIFIER", "contrast", "literal_guard", "lookup", "register", "rule",
+    "CONTEXT",
+    "CONTRAST_CHECKS",
+    "DEFAULT_RULES",
+    "GATES",
+    "RULE",
+    "VERIFIER",
+    "ContextGate",
+    "Gate",
+    "Pair",
+    "Pipeline",
+    "RuleCheck",
+    "contrast",
+    "literal_guard",
+    "lookup",
+    "register",
+    "rule",
 ]

@@ -43,9 +43,9 @@ _COURTESY = (r"(?:(?:i'?m|i\s+am|so|very)\s+sorry(?:\s+(?:to\s+hear\s+(?:that|it
 _EMOTICON = re.compile(r"(?<!\w)(?:[:;=]-?[)(/\\|DPp]+|<3|\^_\^|xD)(?!\w)")
 
 _STOP = r"[\s,.;:!?~\-–—]"  # what may separate chatter from the rest
-_LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_COURTESY}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.I)
-_TRAILING = re.compile(rf"{_STOP}+(?:(?:{_THANKS}|{_PLEASANTRY}|{_HEDGE})(?:{_STOP}+|$))+$", re.I)
-_INSIDE = re.compile(rf"(?:,\s*(?:{_HEDGE})\s*(?=,|$)|\s+(?:real\s+quick|quickly\s+please)(?=\W|$))", re.I)
+_LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_COURTESY}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.IGNORECASE)
+_TRAILING = re.compile(rf"{_STOP}+(?:(?:{_THANKS}|{_PLEASANTRY}|{_HEDGE})(?:{_STOP}+|$))+$", re.IGNORECASE)
+_INSIDE = re.compile(rf"(?:,\s*(?:{_HEDGE})\s*(?=,|$)|\s+(?:real\s+quick|quickly\s+please)(?=\W|$))", re.IGNORECASE)
 
 
 def _pictograph(c: str) -> bool:

@@ -16,7 +16,7 @@ def comparisons(side: Side) -> set[str]:
     for tok in side.tokens:
         if tok in _COMPARATIVE_WORDS:
             out.add(_COMPARATIVE_WORDS[tok])
-        elif len(tok) > 4 and tok.isalpha() and (tok.endswith("er") or tok.endswith("est")):
+        elif len(tok) > 4 and tok.isalpha() and tok.endswith(("er", "est")):
             stems = [w for w in lexicon.lemmas(tok) if w != tok and "a" in lexicon.pos(w)]
             if stems and "n" not in lexicon.pos(tok):
                 out.add(min(stems, key=len) + ("++" if tok.endswith("est") else "+"))

@@ -18,7 +18,7 @@ So a reworded or chattier history with the same facts hits, and a changed fact o
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .chatter import strip_chatter, without_chatter
 from .code import exact_form

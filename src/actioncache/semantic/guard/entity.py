@@ -12,7 +12,17 @@ import re
 
 from .. import lexicon
 from .registry import rule
-from .text import CARDINALS, DATE_WORDS, NOW, NUMBER_WORDS, UNIT_SYMBOLS, UNIT_WORDS, Side, is_number, typo_of
+from .text import (
+    CARDINALS,
+    DATE_WORDS,
+    NOW,
+    NUMBER_WORDS,
+    UNIT_SYMBOLS,
+    UNIT_WORDS,
+    Side,
+    is_number,
+    typo_of,
+)
 
 # Double quotes and backticks; a single quote only as a pair around words, not an apostrophe.
 QUOTED = re.compile(r"[\"“”`]([^\"“”`\n]{1,80})[\"“”`]|(?<!\w)'([^'\n]{1,80})'(?!\w)")

@@ -11,8 +11,16 @@ import re
 
 from .. import lexicon
 from .registry import rule
-from .text import CARDINALS, NUMBER_WORDS, SKIP_AFTER_RELATION, UNIT_SYMBOLS, UNIT_WORDS, Side, is_number, number_key
-
+from .text import (
+    CARDINALS,
+    NUMBER_WORDS,
+    SKIP_AFTER_RELATION,
+    UNIT_SYMBOLS,
+    UNIT_WORDS,
+    Side,
+    is_number,
+    number_key,
+)
 
 _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by its ends (a name to the entity check)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Callable, Iterable, Sequence
 
 from . import (  # noqa: F401 - importing a check module registers its gate
     clause,

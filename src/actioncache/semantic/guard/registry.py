@@ -14,9 +14,10 @@ in order. A gate only ever refuses: it can turn a hit into a miss, never the rev
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .text import Side, align, side
 

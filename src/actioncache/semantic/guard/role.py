@@ -12,7 +12,16 @@ from __future__ import annotations
 from .. import lexicon
 from .entity import is_entity
 from .registry import rule
-from .text import DATE_WORDS, NOW, RELATIONS, SKIP_AFTER_RELATION, WH_WORDS, Side, content, is_number
+from .text import (
+    DATE_WORDS,
+    NOW,
+    RELATIONS,
+    SKIP_AFTER_RELATION,
+    WH_WORDS,
+    Side,
+    content,
+    is_number,
+)
 
 
 def relations(side: Side) -> dict[str, frozenset[str]]:
@@ -34,7 +43,7 @@ def relations(side: Side) -> dict[str, frozenset[str]]:
         noun_like = "n" in kinds and ("v" not in kinds or tok != "to")
         if not (is_entity(side.raw[j], word, j) or is_number(word) or noun_like or word in DATE_WORDS):
             continue
-        phrase = []
+        phrase: list[str] = []
         while j < len(toks) and len(phrase) < 4 and toks[j] not in RELATIONS and (
                 toks[j] not in lexicon.FUNCTION_WORDS or not phrase):
             phrase.append(lexicon.lemma(toks[j]))

@@ -35,12 +35,7 @@ ACT, ASK, LOOK, PHRASE, HOW, MAY, STATE = "act", "ask", "look", "phrase", "how",
 _COMPATIBLE = {frozenset(pair) for pair in ((PHRASE, ACT), (PHRASE, ASK), (PHRASE, LOOK), (PHRASE, STATE),
                                             (ASK, LOOK), (ASK, STATE), (ASK, HOW), (LOOK, STATE), (LOOK, ACT))}
 
-_INFO_VERBS = frozenset("""
-get show list tell find fetch check look see display print read search view know lookup
-summarize summarise explain describe compare calculate compute count convert translate estimate recommend
-suggest track locate report retrieve query preview inspect monitor watch recap identify define measure
-total sum review navigate
-""".split())
+_INFO_VERBS = frozenset(["get", "show", "list", "tell", "find", "fetch", "check", "look", "see", "display", "print", "read", "search", "view", "know", "lookup", "summarize", "summarise", "explain", "describe", "compare", "calculate", "compute", "count", "convert", "translate", "estimate", "recommend", "suggest", "track", "locate", "report", "retrieve", "query", "preview", "inspect", "monitor", "watch", "recap", "identify", "define", "measure", "total", "sum", "review", "navigate"])
 _GIVING = frozenset({"give", "bring", "pull", "send"})  # retrieve only when "me"/"us" follows
 _SAYING = frozenset({"say", "pronounce", "spell"})  # "how do you say X": what X is called
 _GOING = frozenset({"get", "go", "reach", "travel", "drive", "walk", "commute"})  # "how do I get to X": the route

@@ -62,8 +62,7 @@ UNIT_WORDS = {"pct": "percent", "usd": "dollar", "buck": "dollar", "bucks": "dol
 # Cardinal number words read as digits ("two tickets" is "2 tickets"); "one" (also a pronoun) and
 # "second" (also a unit of time) stay words.
 CARDINALS = {w: str(n) for n, w in enumerate(
-    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split()) if w != "_"}
+    ["zero", "_", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]) if w != "_"}
 CARDINALS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
                   "ninety": "90", "hundred": "100", "thousand": "1000", "dozen": "12"})
 
