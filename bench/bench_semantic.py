@@ -51,7 +51,9 @@ from actioncache.semantic.index import NumpyIndex  # noqa: E402
 from actioncache.stores.memory import MemoryStore  # noqa: E402
 
 EVAL = ROOT / "bench/data/semantic_eval.json"
-POSITIVES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES", ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))
+POSITIVES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES") or next(
+    (p for p in (d / "shared/data/semantic/paraphrase_pairs.json" for d in ROOT.parents) if p.is_file()),
+    ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))  # beside the checkout, or above a worktree
 NEGATIVES = ROOT / "bench/data/semantic_negatives.json"
 HELDOUT = ROOT / "bench/data/semantic_heldout.json"
 RESULTS = ROOT / "bench/results/semantic.md"

@@ -15,12 +15,15 @@ Data (all of it the project's own or public, never the blind set): the hand-writ
 families (bench/data/semantic_families_train.jsonl; the dev split chooses the operating point, the
 holdout split is only reported), bench/data/semantic_eval.json (tuning half for training, reporting
 half for development), semantic_heldout.json and semantic_negatives.json, GPTCache's paraphrase
-pairs (../shared/data/semantic/) with each origin's nearest other origin as a negative, and
-rewordings made from the training families by rule (greetings and thanks added; a command turned
-into a question about it; a negation added).
+pairs (shared/data/semantic/, when found beside the checkout or above a worktree) with each
+origin's nearest other origin as a negative, and rewordings of the training requests made by rule
+(chatter, politeness, a typo, a moved phrase: same; a question about a command, a negation,
+another name, number, quantifier, action or object: traps).
 
-Reproducible: ``python bench/train_semantic_verifier.py`` (seeded; about two to five minutes on
-two cores). Writes src/actioncache/semantic/data/verifier_project.onnx and verifier_pair.onnx, and
+Reproducible: ``python bench/train_semantic_verifier.py --epochs 4`` (seeded; ten to twenty
+minutes on two shared cores). The shipped model was trained without GPTCache's pairs (not found
+from its worktree): ``ACTIONCACHE_PARAPHRASES=/nonexistent python bench/train_semantic_verifier.py
+--epochs 4`` reproduces it. Writes src/actioncache/semantic/data/verifier_project.onnx and verifier_pair.onnx, and
 verifier.json (dimensions, the operating point, what it was trained on and how it scored).
 """
 
@@ -44,7 +47,9 @@ sys.path.insert(0, str(ROOT / "src"))
 from actioncache.semantic.conversation import as_request
 
 DATA = ROOT / "bench/data"
-PARAPHRASES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES", ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))
+PARAPHRASES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES") or next(
+    (p for p in (d / "shared/data/semantic/paraphrase_pairs.json" for d in ROOT.parents) if p.is_file()),
+    ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))  # beside the checkout, or above a worktree
 OUT = ROOT / "src/actioncache/semantic/data"
 SEED = 30
 D = 32  # feature width per token
@@ -333,7 +338,7 @@ def operating_point(scores: np.ndarray, labels: np.ndarray, keep: float) -> floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--states", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "actioncache-verifier-states.npz"),
                         help="a file that keeps the token states between runs")
     parser.add_argument("--keep", type=float, default=0.95,
