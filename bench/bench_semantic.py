@@ -22,6 +22,8 @@ with recall@3 against the exact search. Rounds are interleaved and medians repor
 Run:  python bench/bench_semantic.py --no-latency       quality -> bench/results/semantic.md
       python bench/bench_semantic.py --latency-only     latency -> bench/results/semantic_latency.md
       python bench/bench_semantic.py                    both
+      python bench/bench_semantic.py --blind PATH       a frozen blind set: aggregates only -> bench/results/semantic_blind.md
+      python bench/bench_semantic.py --pairs PATH [--errors]   one of the project's own pair sets
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from actioncache.semantic import SemanticCache  # noqa: E402
 from actioncache.semantic.calibration import default_threshold  # noqa: E402
@@ -48,11 +51,14 @@ from actioncache.semantic.index import NumpyIndex  # noqa: E402
 from actioncache.stores.memory import MemoryStore  # noqa: E402
 
 EVAL = ROOT / "bench/data/semantic_eval.json"
-POSITIVES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES", ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))
+POSITIVES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES") or next(
+    (p for p in (d / "shared/data/semantic/paraphrase_pairs.json" for d in ROOT.parents) if p.is_file()),
+    ROOT.parent / "shared/data/semantic/paraphrase_pairs.json"))  # beside the checkout, or above a worktree
 NEGATIVES = ROOT / "bench/data/semantic_negatives.json"
 HELDOUT = ROOT / "bench/data/semantic_heldout.json"
 RESULTS = ROOT / "bench/results/semantic.md"
 LATENCY_RESULTS = ROOT / "bench/results/semantic_latency.md"
+BLIND_RESULTS = ROOT / "bench/results/semantic_blind.md"
 # The held-out set's first measurement (before the contrast-check changes it was written to test),
 # kept as measured; every later run is compared with it.
 HELDOUT_FIRST = ("First measurement (the checks as they were when the set was written): served 64.3%, "
@@ -67,6 +73,11 @@ class TableEmbedder:
 
     def __init__(self, name: str, table: dict[str, np.ndarray], dim: int, fallback=None) -> None:  # noqa: ANN001
         self.name, self.dim, self._table, self._fallback = name, dim, table, fallback
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - token_states / embed_with_states of the real model
+        if name in ("token_states", "embed_with_states") and self._fallback is not None:
+            return getattr(self._fallback, name)
+        raise AttributeError(name)
 
     def embed(self, texts):  # noqa: ANN001 - Embedder protocol
         missing = [t for t in texts if t not in self._table]
@@ -174,10 +185,19 @@ def end_to_end(embedders: dict[str, object], n: int, pairs: list[dict], rounds: 
         stored = dict(zip(stored_texts, model.embed(stored_texts)))
         stored.update({f"stored request {i}": vectors[i] for i in range(len(vectors))})
         table = TableEmbedder(model.name, stored, model.dim, fallback=model)
-        sc = SemanticCache(MemoryStore(), embedder=table, namespace="e2e")
-        for text in stored:
+        store = MemoryStore()
+        # The random rows are stored without the verifier's features (they never reach it: no lookup
+        # comes near them), the pairs' stored sides with them, as a cache with the defaults stores.
+        filler = SemanticCache(store, embedder=table, namespace="e2e", verifier=None)
+        for text in list(stored)[len(stored_texts):]:
+            filler.store(text, ["plan", text])
+        sc = SemanticCache(store, embedder=table, namespace="e2e")
+        for text in stored_texts:
             sc.store(text, ["plan", text])
         caches[label] = (sc, table)
+        if sc._learned is not None:  # noqa: SLF001 - the same cache without the learned verifier, beside it
+            caches[f"{label}, learned verifier off"] = (SemanticCache(store, embedder=table, namespace="e2e",
+                                                                      verifier=None), table)
         if first_vectors is None:
             first_model, first_vectors = model, np.stack(list(stored.values()))
     runs = {label: (sc.lookup, sc.lookup) for label, (sc, _) in caches.items()}
@@ -350,7 +370,17 @@ def main() -> None:
                         help="a .npz file that keeps the embeddings between runs (made on the first run)")
     parser.add_argument("--no-graph", action="store_true", help="leave the usearch graph out of the search tables (its build is the slowest step)")
     parser.add_argument("--sizes", default=None, help="search sizes, comma-separated (default 1000,10000,100000; 'none': end to end only)")
+    parser.add_argument("--blind", metavar="PATH", type=Path, default=None,
+                        help="measure a frozen blind set (JSON lines; its SHA256SUMS beside it is checked first); "
+                             "prints aggregates only and appends them to bench/results/semantic_blind.md")
+    parser.add_argument("--note", default="", help="with --blind: a line saying what changed since the last run")
+    parser.add_argument("--pairs", metavar="PATH", type=Path, action="append", default=[],
+                        help="measure one of the project's own pair sets (same format; repeatable)")
+    parser.add_argument("--errors", action="store_true", help="with --pairs: print every wrong answer and miss (stderr)")
     args = parser.parse_args()
+    if args.blind or args.pairs:
+        pair_sets(args)
+        return
     if args.latency_only:
         latency_report(args)
         return
@@ -440,12 +470,74 @@ def main() -> None:
         f"({old_neg / len(negatives):.1%} wrong).",
         "",
     ]
+    lines += verifier_report(model)
     text = "\n".join(lines) + "\n"
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text)
     print(text)
     if not args.no_latency:
         latency_report(args)
+
+
+FAMILIES = {split: ROOT / f"bench/data/semantic_families_{split}.jsonl" for split in ("dev", "holdout")}
+
+
+def verifier_report(model) -> list[str]:  # noqa: ANN001 - the default embedder
+    """What the learned verifier adds: the project's pair sets with the defaults, the verifier off and on."""
+    import semantic_pairs
+
+    from actioncache.semantic import learned
+
+    if not learned.available():
+        return ["", "(the learned verifier's model files are missing: no verifier table)"]
+    meta = json.loads((ROOT / "src/actioncache/semantic/data/verifier.json").read_text())
+    size = sum((ROOT / "src/actioncache/semantic/data" / n).stat().st_size for n in ("verifier_project.onnx", "verifier_pair.onnx"))
+    lines = ["", "## What the learned verifier adds (per pair, defaults; verifier off / on)", "",
+             f"The verifier: {meta['parameters']:,} parameters, {size / 1024:.0f} KB of ONNX, operating point "
+             f"{meta['min_score']:.3f} (chosen on the families' dev split); trained by bench/train_semantic_verifier.py "
+             f"(seed {meta['seed']}, {meta['epochs']} epochs) on {meta['trained_on']['train']:,} pairs. The families' "
+             "holdout split was written with the rest and frozen (its hash is in bench/data/semantic_families/README.md); "
+             "neither the rules nor the verifier were tuned on it.", "",
+             "| set | verifier | should-hit served | traps wrong | conversations served / wrong | worst trap category |",
+             "|---|---|---|---|---|---|"]
+    sets = {"families dev (tuning)": FAMILIES["dev"], "families holdout (held out)": FAMILIES["holdout"]}
+    for name, path in sets.items():
+        pairs = semantic_pairs.load_pairs(path)
+        for label, option in (("off", None), ("on", "auto")):
+            def served(a, b, option=option) -> bool:  # noqa: ANN001
+                sc = SemanticCache(MemoryStore(), embedder=model, namespace="q", verifier=option)
+                sc.store(a, ["plan"])
+                return sc.lookup(b) is not None
+
+            t = semantic_pairs.measure(pairs, served)
+            k, n = t.rate("should_hit")
+            w, m = t.rate("trap")
+            ck, cn = t.rate("should_hit", "conversation")
+            cw, cm = t.rate("trap", "conversation")
+            cat, worst = t.worst_trap()
+            lines.append(f"| {name} | {label} | {k / n:.1%} ({k}/{n}) | {w / m:.1%} ({w}/{m}) | "
+                         f"{ck / max(cn, 1):.0%} / {cw / max(cm, 1):.0%} | {cat} {worst:.1%} |")
+    return lines
+
+
+def pair_sets(args: argparse.Namespace) -> None:
+    """The blind set (aggregates only) and the project's own sets in the same format, with the defaults."""
+    import semantic_pairs
+
+    from actioncache.semantic import default_embedder
+
+    model = default_embedder()
+
+    def served(a, b) -> bool:  # noqa: ANN001 - a request: a string or a list of messages
+        sc = SemanticCache(MemoryStore(), embedder=model, namespace="q")
+        sc.store(a, ["plan"])
+        return sc.lookup(b) is not None
+
+    for path in args.pairs:
+        print(semantic_pairs.run_own(path, served, args.errors))
+    if args.blind:
+        settings = f"defaults ({model.name}, threshold {default_threshold(model.name):.2f})"
+        print(semantic_pairs.run_blind(args.blind, served, BLIND_RESULTS, args.note, settings))
 
 
 def latency_report(args: argparse.Namespace) -> None:

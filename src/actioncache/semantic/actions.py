@@ -7,9 +7,10 @@ the embedding model loads once. Failures carry ``error_type`` (:mod:`actioncache
 ``validation_error`` (bad arguments or settings), ``cache_error`` (the plan could not be stored),
 ``not_found`` (feedback on an entry that is not there).
 
-``settings.semantic`` may set ``namespace``, ``threshold``, ``top_k``, ``alpha``, ``floor`` and
+``settings.semantic`` may set ``namespace``, ``threshold``, ``top_k``, ``alpha``, ``floor``,
 ``embedder`` (``"local"`` (default: the best local model), ``"hashing"`` or ``"openai"`` with
-``model``/``base_url``).
+``model``/``base_url``) and ``verifier`` (``"auto"``, the default: the learned verifier with the
+local model; ``"learned"``; ``"off"``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,11 @@ class _EngineCaches:
             if self.embedder is None:
                 self.embedder = _embedder_from(settings)
             if ns not in self.caches:
-                options = {name: settings[name] for name in _TUNABLES if name in settings}
+                options: dict[str, Any] = {name: settings[name] for name in _TUNABLES if name in settings}
+                verifier = settings.get("verifier", "auto")
+                if verifier not in ("auto", "learned", "off"):
+                    raise ValueError(f"settings.semantic.verifier must be 'auto', 'learned' or 'off', got {verifier!r}")
+                options["verifier"] = None if verifier == "off" else verifier
                 self.caches[ns] = SemanticCache(self.engine.store, embedder=self.embedder, namespace=ns, **options)
             return self.caches[ns]
 

@@ -32,19 +32,23 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .._time import iso_utc, resolve_ttl
 from ..codec import make_codec
 from ..errors import ActionCacheError
 from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Records, Tally, ema
 from ..stores.base import CacheStore, Entry, escape_glob, open_store
-from . import calibration
+from . import calibration, learned
 from .conversation import Request, as_request, normalize_prompt
 from .embedders import Embedder, EmbedderError, default_embedder
-from .guard import contrast, literal_guard
+from .guard import DEFAULT_RULES, VERIFIER, Gate, Pair, Pipeline, literal_guard
+from .guard.adapters import GuardGate, VerifierGate
+from .guard.context import key_text
 from .index import NumpyIndex, VectorIndex
+from .learned import LearnedVerifier
 from .numpy_required import np
 
 log = logging.getLogger("actioncache.semantic")
@@ -96,6 +100,7 @@ class SemanticHit:
     score: float
     prompt: str
     exact: bool
+    turns: tuple[tuple[str, str], ...] = ()  # the stored conversation's messages before its request
 
 
 def prompt_hash(prompt: str) -> str:
@@ -108,6 +113,15 @@ def _request_hash(request: Request) -> str:
     if not request.context_hash:
         return digest
     return hashlib.sha256(f"{request.context_hash}:{digest}".encode("ascii")).hexdigest()
+
+
+def _is_default_model(embedder: Any) -> bool:
+    """The packaged model with int8 weights on ONNX Runtime: the learned verifier reads its token states."""
+    return getattr(embedder, "name", "") == "onnx-qint8:all-MiniLM-L6-v2" and hasattr(embedder, "embed_with_states")
+
+
+def _turns(value: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple((str(role), str(text)) for role, text in value.get("turns") or ())
 
 
 def _check_unit_range(name: str, value: float, low: float, high: float) -> float:
@@ -142,7 +156,7 @@ class SemanticCache:
         top_k: int = DEFAULT_TOP_K,
         alpha: float = DEFAULT_ALPHA,
         floor: float = DEFAULT_FLOOR,
-        verifier: Verifier | None = None,
+        verifier: Verifier | str | None = "auto",
         *,
         verify_margin: float = DEFAULT_VERIFY_MARGIN,
         ambiguity_margin: float = DEFAULT_AMBIGUITY_MARGIN,
@@ -151,6 +165,7 @@ class SemanticCache:
         pgvector_url: str | None = None,
         ttl_seconds: float | None = None,
         error_bound: float = calibration.DEFAULT_ERROR_BOUND,
+        gates: Sequence[str | Gate] | None = None,
     ) -> None:
         if not isinstance(namespace, str) or not namespace or ":" in namespace:
             raise ValueError(f"namespace must be a non-empty string without ':', got {namespace!r}")
@@ -179,6 +194,11 @@ class SemanticCache:
         self.top_k = top_k
         self.verifier = verifier
         self.guard = guard
+        self.pipeline = self._make_pipeline(gates, guard, verifier)
+        self._learned: LearnedVerifier | None = next(
+            (g for g in self.pipeline.gates if isinstance(g, LearnedVerifier)), None)
+        # Conversations' histories compared by meaning (the context gate), else character for character.
+        self._contexts_by_meaning = "context" in self.pipeline.names
         self.ttl_seconds = ttl_seconds
         self._codec = make_codec()
         self._records = Records(self.backend, self._codec)
@@ -327,6 +347,41 @@ class SemanticCache:
             return PgVectorIndex(conninfo, dim=self._dim, namespace=self.namespace, embedder=self.embedder.name)
         return NumpyIndex(self._dim)
 
+    def _make_pipeline(self, gates: Sequence[str | Gate] | None, guard: Guard | None,
+                       verifier: Verifier | None) -> Pipeline:
+        """One list of gates: ``gates`` as given, or the default rules (``guard=``) and ``verifier=`` as gates."""
+        if gates is not None:
+            if isinstance(gates, str) or not isinstance(gates, Sequence):
+                raise TypeError(f"gates must be a list of gate names or gates, got {gates!r}")
+            if guard is not literal_guard or verifier not in (None, "auto"):
+                raise ValueError("pass either gates=[...] or guard=/verifier=, not both: list the guard and the "
+                                 "verifier among the gates (guard.adapters.GuardGate / VerifierGate)")
+            # The learned verifier by name is this cache's own: it reads this embedder's token states.
+            return Pipeline([self._learned_verifier() if g == "learned" else g for g in gates])
+        chosen: list[str | Gate] = []
+        if guard is literal_guard:
+            chosen += [*DEFAULT_RULES, "context"]
+        elif guard is not None:
+            chosen.append(GuardGate(guard))
+        if verifier == "auto":
+            # On by default where it costs no second model run: the default int8 embedder gives the states.
+            if _is_default_model(self.embedder) and learned.available():
+                chosen.append(self._learned_verifier())
+        elif verifier == "learned":
+            chosen.append(self._learned_verifier())
+        elif isinstance(verifier, LearnedVerifier):
+            chosen.append(verifier)
+        elif isinstance(verifier, str):
+            raise ValueError(f"verifier must be a callable, 'auto', 'learned' or None, got {verifier!r}")
+        elif verifier is not None:
+            chosen.append(VerifierGate(verifier, threshold=self.threshold, margin=self.verify_margin))
+        return Pipeline(chosen)
+
+    def _learned_verifier(self) -> LearnedVerifier:
+        if not learned.available():
+            raise ValueError("the learned verifier needs onnxruntime and its model files: pip install 'actioncache[semantic]'")
+        return LearnedVerifier(encoder=self.embedder if _is_default_model(self.embedder) else None)
+
     def _count(self, name: str, n: int = 1) -> None:
         self._tally.add({name: n})
 
@@ -371,8 +426,8 @@ class SemanticCache:
 
     def _vector_of(self, value: dict[str, Any]) -> np.ndarray | None:
         if value.get("embedder") != self.embedder.name:
-            # Vectors of two models are not comparable; re-embed the stored prompt with ours.
-            return self._embed_uncached(value["prompt"])
+            # Vectors of two models are not comparable; re-embed the stored request with ours.
+            return self._embed_uncached(key_text(_turns(value), value["prompt"]))
         raw = base64.b64decode(value["embedding"])
         vector = np.frombuffer(raw, dtype=np.float32)
         return vector if vector.shape[0] == self._dim else None
@@ -393,8 +448,10 @@ class SemanticCache:
             return None
         entry, value = loaded
         score = float(entry.metadata.get("score", 0.0))
-        if score < self.floor or value.get("context", "") != request.context:
+        if score < self.floor:
             return None
+        if value.get("context", "") != request.context and not (self._contexts_by_meaning and "turns" in value):
+            return None  # without the context gate (or for an entry stored before it), histories must be identical
         if not exact:
             observed = json.loads(entry.metadata.get("observations") or "[]")
             if similarity < calibration.learned_threshold(self.threshold, observed, self.error_bound):
@@ -403,7 +460,12 @@ class SemanticCache:
             if not self._agrees_beyond_window(request.text, value["prompt"]):
                 self._count("long_prompt_rejections")
                 return None
-        return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact)
+        if self._learned is not None and not exact:
+            features = self._learned.decode(value.get("verifier"))
+            if features is not None:
+                self._learned.remember(key_text(_turns(value), value["prompt"]), features)
+        return SemanticHit(key[len(self._prefix):], value["actions"], similarity, score, value["prompt"], exact,
+                           _turns(value))
 
     def _agrees_beyond_window(self, text: str, stored: str) -> bool:
         """Two prompts of which one is longer than the embedding window: what follows the words
@@ -430,10 +492,10 @@ class SemanticCache:
                 return hit
         if self.threshold > 1.0:
             return None  # exact matches only
-        vector = self._embed(request.text)
+        vector = self._embed_request(request.key_text)
         trusted: list[SemanticHit] = []
         # Entries of other conversations share the index: look further when a context must match.
-        k = self.top_k * 4 if request.context else self.top_k
+        k = self.top_k * 4 if request.turns else self.top_k
         # Only candidates at or above the threshold can be served: an index that can skip the rest does.
         search_above = getattr(self.index, "search_above", None)
         found = search_above(vector, k, self.threshold) if search_above is not None else self.index.search(vector, k)
@@ -444,9 +506,7 @@ class SemanticCache:
                 # Too far below the best to make the lookup ambiguous: reading and checking it changes nothing.
                 break
             hit = self._candidate(key, similarity, exact=False, request=request)
-            if hit is None:
-                continue
-            if self.guard is not None and not self._guard_allows(request.text, hit.prompt):
+            if hit is None or not self._gates_allow(request, hit, verify=False):
                 continue
             trusted.append(hit)
             if len(trusted) == self.top_k:
@@ -458,8 +518,7 @@ class SemanticCache:
                for other in trusted[1:]):
             self._count("ambiguous")
             return None
-        if self.verifier is not None and best.similarity < self.threshold + self.verify_margin and not self._verify(request.text, best):
-            self._count("verifier_rejections")
+        if not self._gates_allow(request, best, verify=True):
             return None
         with self._lock:
             self._served[best.entry_id] = best.similarity
@@ -467,22 +526,46 @@ class SemanticCache:
                 self._served.pop(next(iter(self._served)))
         return best
 
-    def _guard_allows(self, text: str, stored: str) -> bool:
-        if self.guard is literal_guard:
-            reason = contrast(text, stored)
-        else:
-            reason = None if self.guard(text, stored) else "guard"  # type: ignore[misc]
-        if reason is None:
+    def _gates_allow(self, request: Request, hit: SemanticHit, *, verify: bool) -> bool:
+        """Screen a candidate (``verify=False``: every gate but the verifiers) or verify the one to be
+        served (``verify=True``: the verifiers alone); count a refusal under its gate's kind and reason."""
+        # A conversation's request is judged with what its history makes it mean ("next friday" after
+        # "a flight to paris"): the rules of sentence structure read both stories, the context gate the histories.
+        story = None if not (request.turns or hit.turns) else (request.key_text, key_text(hit.turns, hit.prompt))
+        pair = Pair(request.text, hit.prompt, hit.similarity, request.turns, hit.turns, hit=hit,
+                    extras={"similar": self._similar, "cosine": hit.similarity}, story=story)
+        refused = self.pipeline.verify(pair) if verify else self.pipeline.check(pair, verify=False)
+        if refused is None:
             return True
-        self._tally.add({"guard_rejections": 1, _REJECTION + reason: 1})
+        reason, gate = refused
+        kind = "verifier_rejections" if gate.kind == VERIFIER else "guard_rejections"
+        self._tally.add({kind: 1, _REJECTION + reason: 1})
         return False
 
-    def _verify(self, prompt: str, hit: SemanticHit) -> bool:
+    def _similar(self, a: str, b: str, slack: float = 0.0) -> bool:
+        """Two texts (two conversations' histories) at least as similar as the threshold asks, less ``slack``."""
+        return float(self._embed(a) @ self._embed(b)) >= self.threshold - slack
+
+    def _embed_request(self, text: str) -> np.ndarray:
+        """``text``'s vector; with the learned verifier on the default model, its token features from the same run."""
+        verifier = self._learned
+        if verifier is None or verifier.encoder is not self.embedder:
+            return self._embed(text)
+        with self._lock:
+            vector = self._recent_vectors.get(text)
+        if vector is not None and verifier.known(text):
+            return self._embed(text)
         try:
-            return bool(self.verifier(prompt, hit))  # type: ignore[misc]
-        except Exception as exc:  # noqa: BLE001 - a failing verifier must not fail the lookup
-            log.warning("semantic verifier raised %s: %s; treating the hit as rejected", type(exc).__name__, exc)
-            return False
+            vector, states = self.embedder.embed_with_states(embedding_window(text))
+        except Exception as exc:
+            raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
+        vector = self._checked(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        verifier.remember_states(text, states)
+        with self._lock:
+            self._recent_vectors[text] = vector
+            if len(self._recent_vectors) > _RECENT_VECTORS:
+                self._recent_vectors.popitem(last=False)
+        return vector
 
     def _embed(self, prompt: str) -> np.ndarray:
         # Agents repeat themselves: a recent text's vector is reused instead of running the model again.
@@ -503,8 +586,11 @@ class SemanticCache:
             rows = np.asarray(self.embedder.embed([embedding_window(prompt)]), dtype=np.float32)
         except EmbedderError:
             raise
-        except Exception as exc:  # noqa: BLE001 - surface any embedder failure as one error type
+        except Exception as exc:
             raise EmbedderError(f"{self.embedder.name} failed to embed: {type(exc).__name__}: {exc}") from exc
+        return self._checked(rows)
+
+    def _checked(self, rows: np.ndarray) -> np.ndarray:
         dim = self._dim
         if rows.shape != (1, dim):
             # The index holds rows of the embedder's declared dim: any other shape must never reach it.
@@ -521,17 +607,21 @@ class SemanticCache:
     def _store(self, request: Request, actions: Any) -> str:
         prompt = request.text
         digest = _request_hash(request)
-        vector = self._embed(prompt)
+        vector = self._embed_request(request.key_text)
         entry_id = uuid.uuid4().hex
         key = self._prefix + entry_id
         now = time.time()
         value = {
             "prompt": prompt,
             "context": request.context,
+            "turns": [list(turn) for turn in request.turns],
             "actions": actions,
             "embedder": self.embedder.name,
             "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
         }
+        if self._learned is not None:
+            # The verifier's features of this request, so that a lookup never re-reads it with the model.
+            value["verifier"] = self._learned.encode(self._learned.features(request.key_text))
         metadata = {
             "namespace": self.namespace,
             "score": 1.0,
@@ -582,5 +672,9 @@ class SemanticCache:
 
 
 __all__: Sequence[str] = (
-    "SemanticCache", "SemanticHit", "DEFAULT_THRESHOLD", "normalize_prompt", "prompt_hash",
+    "DEFAULT_THRESHOLD",
+    "SemanticCache",
+    "SemanticHit",
+    "normalize_prompt",
+    "prompt_hash",
 )

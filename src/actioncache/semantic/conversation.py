@@ -1,11 +1,15 @@
 """Requests as a prompt or as a conversation: what part of a conversation the cache compares.
 
 A conversation is a list of ``{"role": ..., "content": ...}`` messages (OpenAI's chat format).
-Its **last message** is the request: it is embedded and compared like a prompt. **Every message
-before it** is the context, and must be the same for a hit (after the prompt normalization:
-Unicode NFKC, case-folded, whitespace collapsed; roles included). "Yes, cancel it" after a chat
-about a gym membership therefore never answers "Yes, cancel it" after a chat about a streaming
-subscription, and an identical conversation (or one whose last message is reworded) still hits.
+Its **last message** is the request; **every message before it** is the context. Both are
+compared by meaning (``guard/context.py``): the conversation is searched by its *key text*, the
+user's turns that ask or state something (greetings and thanks left out) followed by the request,
+so "next friday please" after "I need a flight to Paris" is found by what it means in full; then
+the request is checked against the stored one like a prompt, and the two contexts are checked
+against each other by the same rules. "Yes, cancel it" after a chat about a gym membership
+therefore never answers "Yes, cancel it" after a chat about a streaming subscription, while a
+reworded or chattier history with the same facts still hits. The exact-match key stays exact:
+every message, roles included, in its exact-match form.
 
 A plain prompt is a request with an empty context; it never matches a conversation's entry with
 a non-empty context, and a one-message conversation is the same as its prompt when that message
@@ -16,9 +20,12 @@ OpenAI's list of parts (text parts are joined; other parts are refused).
 from __future__ import annotations
 
 import hashlib
-import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
+
+from .guard.code import exact_form
+from .guard.context import key_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,11 +33,18 @@ class Request:
     text: str  # the request compared by meaning (the last message)
     context: str  # the earlier messages, rendered "role: content" one a line ("" for a prompt)
     context_hash: str  # "" for no context
+    turns: tuple[tuple[str, str], ...] = ()  # the earlier messages as (role, text), as typed
+
+    @property
+    def key_text(self) -> str:
+        """What the request is searched by: the user's turns that say something, then the request."""
+        return key_text(self.turns, self.text)
 
 
 def normalize_prompt(prompt: str) -> str:
-    """The exact-match form of a prompt: Unicode NFKC, case-folded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())
+    """The exact-match form of a prompt: Unicode NFKC, whitespace collapsed, prose case-folded, and
+    code as typed: flags, paths, identifiers and quoted strings keep their case (``guard.code``)."""
+    return exact_form(prompt)
 
 
 def as_request(prompt: str | Sequence[Mapping[str, Any]]) -> Request:
@@ -56,7 +70,11 @@ def as_request(prompt: str | Sequence[Mapping[str, Any]]) -> Request:
         lines.append(f"(request from {normalize_prompt(role)})")
     context = "\n".join(lines)
     digest = hashlib.sha256(context.encode("utf-8")).hexdigest() if context else ""
-    return Request(last, context, digest)
+    turns = tuple(messages[:-1])
+    if normalize_prompt(role) != "user":
+        # Who asks is part of the history: compared exactly, like a system prompt.
+        turns += (("(request role)", normalize_prompt(role)),)
+    return Request(last, context, digest, turns)
 
 
 def _kind(value: Any) -> str:

@@ -255,11 +255,21 @@ class OnnxEmbedder:
 
     def _embed_one(self, text: str) -> np.ndarray:
         """One text: no padding, so every token counts and the mean is a plain mean."""
+        return self.token_states(text).mean(axis=0)
+
+    def token_states(self, text: str) -> np.ndarray:
+        """The model's last layer for one text: one row of ``dim`` per word piece, [CLS] and [SEP]
+        included (the embedding is their mean). The learned verifier reads these."""
         ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
         with self._lock:
             hidden = self._pick().run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
                                              "token_type_ids": np.zeros_like(ids)})[0]
-        return hidden[0].mean(axis=0)
+        return hidden[0]
+
+    def embed_with_states(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """One text's embedding (L2-normalised) and its token states, from one run of the model."""
+        states = self.token_states(text)
+        return normalize_rows(states.mean(axis=0))[0], states
 
     def _pick(self):  # noqa: ANN202 - onnxruntime.InferenceSession
         """The two-thread session while a core is spare (threads="auto"), else the one fixed at construction."""

@@ -1,0 +1,179 @@
+"""Pair sets in one format, measured one pair at a time: the blind set and the project's own sets.
+
+A pair set is a JSON-lines file, one object a line: ``{"id", "category", "label", "a", "b"}``,
+``label`` ``"should_hit"`` or ``"trap"``, ``a`` and ``b`` each a request: a string, or a list of
+``{"role", "content"}`` messages ending with a user message. Protocol: a fresh cache stores ``a``,
+looks up ``b``; a should-hit pair served is right, a trap served is a wrong answer.
+
+A *blind* set is measured only after its SHA-256 matches the ``SHA256SUMS`` file beside it, and
+only aggregates are ever printed or written (served % of should-hit pairs, wrong % of traps, per
+category, conversations apart): its pairs are never shown, so they cannot be tuned on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOULD_HIT, TRAP = "should_hit", "trap"
+
+
+class BlindSetError(RuntimeError):
+    """The blind set cannot be measured: no SHA256SUMS beside it, or its hash does not match."""
+
+
+def load_pairs(path: Path) -> list[dict[str, Any]]:
+    pairs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        pair = json.loads(line)
+        if pair.get("label") not in (SHOULD_HIT, TRAP) or "a" not in pair or "b" not in pair:
+            raise ValueError(f"{path}:{number}: a pair needs 'a', 'b' and a label 'should_hit' or 'trap'")
+        pairs.append(pair)
+    return pairs
+
+
+def check_frozen(path: Path) -> str:
+    """The file's SHA-256, after checking it against ``SHA256SUMS`` in the same folder."""
+    sums = path.parent / "SHA256SUMS"
+    if not sums.is_file():
+        raise BlindSetError(f"no {sums}: a blind set is measured only once it is frozen (wait for its SHA256SUMS)")
+    expected = None
+    for line in sums.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("*") == path.name:
+            expected = parts[0].lower()
+    if expected is None:
+        raise BlindSetError(f"{sums} lists no hash for {path.name}")
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != expected:
+        raise BlindSetError(f"{path.name} has SHA-256 {actual}, SHA256SUMS says {expected}: the set changed; not measured")
+    return actual
+
+
+def is_conversation(pair: dict[str, Any]) -> bool:
+    return isinstance(pair["a"], list) or isinstance(pair["b"], list)
+
+
+@dataclass
+class Tally:
+    """Served counts per (group, category, label); group is "single" or "conversation"."""
+
+    counts: dict[tuple[str, str, str], list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    errors: list[tuple[dict[str, Any], bool]] = field(default_factory=list)
+
+    def add(self, pair: dict[str, Any], served: bool) -> None:
+        group = "conversation" if is_conversation(pair) else "single"
+        slot = self.counts[(group, pair["category"], pair["label"])]
+        slot[0] += served
+        slot[1] += 1
+        if served != (pair["label"] == SHOULD_HIT):
+            self.errors.append((pair, served))
+
+    def rate(self, label: str, group: str | None = None, category: str | None = None) -> tuple[int, int]:
+        k = n = 0
+        for (g, c, lab), (served, total) in self.counts.items():
+            if lab == label and (group is None or g == group) and (category is None or c == category):
+                k += served
+                n += total
+        return k, n
+
+    def categories(self, label: str) -> list[str]:
+        return sorted({c for (_, c, lab) in self.counts if lab == label})
+
+    def worst_trap(self) -> tuple[str, float]:
+        rates = [(c, k / n) for c in self.categories(TRAP) for k, n in [self.rate(TRAP, category=c)] if n]
+        return max(rates, key=lambda cr: cr[1]) if rates else ("-", 0.0)
+
+
+def measure(pairs: list[dict[str, Any]], served: Callable[[Any, Any], bool]) -> Tally:
+    tally = Tally()
+    for pair in pairs:
+        tally.add(pair, served(pair["a"], pair["b"]))
+    return tally
+
+
+def _pct(kn: tuple[int, int]) -> str:
+    k, n = kn
+    return f"{k / n:.1%} ({k}/{n})" if n else "-"
+
+
+def summary(tally: Tally) -> list[str]:
+    """Aggregates only: overall, singles and conversations apart, per category."""
+    worst_cat, worst = tally.worst_trap()
+    lines = [
+        "| group | should-hit served | traps wrong |",
+        "|---|---|---|",
+        f"| all | {_pct(tally.rate(SHOULD_HIT))} | {_pct(tally.rate(TRAP))} |",
+        f"| single requests | {_pct(tally.rate(SHOULD_HIT, 'single'))} | {_pct(tally.rate(TRAP, 'single'))} |",
+        f"| conversations | {_pct(tally.rate(SHOULD_HIT, 'conversation'))} | {_pct(tally.rate(TRAP, 'conversation'))} |",
+        "",
+        "| category | label | rate | meaning |",
+        "|---|---|---|---|",
+    ]
+    for label, meaning in ((SHOULD_HIT, "served (right)"), (TRAP, "wrong answers")):
+        for category in tally.categories(label):
+            lines.append(f"| {category} | {label} | {_pct(tally.rate(label, category=category))} | {meaning} |")
+    lines += ["", f"Worst trap category: {worst_cat} {worst:.1%}."]
+    return lines
+
+
+def commit_id() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+uncommitted" if dirty else "")
+
+
+def run_blind(path: Path, served: Callable[[Any, Any], bool], log: Path, note: str, settings: str) -> str:
+    """Measure a frozen blind set and append its aggregates (with the commit) to ``log``."""
+    digest = check_frozen(path)
+    pairs = load_pairs(path)
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    tally = measure(pairs, served)
+    seconds = time.perf_counter() - started
+    entry = [
+        f"## {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, commit {commit_id()}",
+        "",
+        f"{note}" if note else "",
+        (f"Set: {path.name} (sha256 {digest[:16]}..., {len(pairs)} pairs). Settings: {settings}. "
+         f"Load average {load:.1f} at the start; {seconds:.0f} s."),
+        "",
+        *summary(tally),
+        "",
+    ]
+    text = "\n".join(line for line in entry if line is not None) + "\n"
+    if not log.exists():
+        log.write_text("# Blind set runs\n\nEach run of `python bench/bench_semantic.py --blind PATH`: aggregates only "
+                       "(the pairs are never printed, so they cannot be tuned on), newest last.\n\n")
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+    return text
+
+
+def run_own(path: Path, served: Callable[[Any, Any], bool], show_errors: bool) -> str:
+    """Measure one of the project's own sets; with ``show_errors`` its wrong answers and misses go to stderr."""
+    pairs = load_pairs(path)
+    tally = measure(pairs, served)
+    if show_errors:
+        for pair, was_served in tally.errors:
+            what = "WRONG" if was_served else "miss"
+            print(f"[{what}] {pair['category']} {pair.get('id', '')}: {json.dumps(pair['a'])} | {json.dumps(pair['b'])}",
+                  file=sys.stderr)
+    return "\n".join([f"# {path.name} ({len(pairs)} pairs)", "", *summary(tally)]) + "\n"

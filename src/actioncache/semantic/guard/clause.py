@@ -1,0 +1,56 @@
+"""``clause``: one request has a clause the other lacks: between clause breaks (sentence punctuation,
+a comma, "and", "then", "also"), an action whose content words the other request does not cover,
+not even by a base form, a WordNet synonym or a typo ("summarize the notes" / "summarize the notes
+and then delete the database")."""
+
+from __future__ import annotations
+
+import re
+
+from .. import lexicon
+from .registry import rule
+from .text import TOKEN, Side, content_word, uncovered
+
+# Where one clause of a request ends and another begins: sentence punctuation, a comma or a
+# coordinating word (a closed class of English).
+_CLAUSE_BREAK = re.compile(r"[.;:!?,]+(?:\s|$)|\b(?:and|then|also|plus|afterwards|next)\b")
+
+
+def clauses(side: Side) -> list[list[str]]:
+    return [[t.lower() for t in TOKEN.findall(part)] for part in _CLAUSE_BREAK.split(side.text)]
+
+
+@rule("clause", whole=True)
+def clause(a: Side, b: Side) -> bool:
+    """A stretch between clause breaks whose content words (two or more, one of them a verb) the
+    other request does not cover at all."""
+    for mine, theirs in ((a, b), (b, a)):
+        if len(uncovered(theirs.tokens, mine)) > 1:
+            continue  # both sides reword freely: a paraphrase, not one request inside the other
+        parts = [c for c in ([t for t in words if content_word(t)] for words in clauses(mine)) if c]
+        if len(parts) < 2:
+            continue  # one clause reworded ("read the file x" / "open x") is the other checks' business
+        for words in clauses(mine):
+            words_content = [t for t in words if content_word(t)]
+            if len(words_content) < 2 or len(uncovered(words_content, theirs)) < len(words_content):
+                continue
+            # An action: a verb, or an unknown word where a command's verb stands ("cc the team"); a
+            # statement ("it keeps dropping", "the budget is tight") tells why, it asks nothing more.
+            if _statement(words):
+                continue
+            if any("v" in lexicon.pos(lexicon.lemma(t)) for t in words_content) or (words and words[0] == words_content[0]):
+                return True
+    return False
+
+
+_SUBJECTS = frozenset({"i", "it", "he", "she", "they", "we", "you", "this", "that", "there", "which", "who", "my",
+                       "our", "his", "her", "their", "its", "the"})
+_FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "keeps", "keep", "seems", "does", "did", "am"})
+
+
+def _statement(words: list[str]) -> bool:
+    """A clause that states rather than asks: a subject first, or a noun then a finite verb."""
+    words = [w for w in words if w not in ("and", "then", "also", "plus", "but", "so", "because")]
+    if not words:
+        return True
+    return words[0] in _SUBJECTS or (len(words) > 1 and words[1] in _FINITE)

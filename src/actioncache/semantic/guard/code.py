@@ -1,0 +1,151 @@
+"""``code_exact``: code is compared as typed. Prose is case-folded; flags, paths, file names,
+identifiers, signed numbers and quoted strings are not.
+
+``git branch -d`` deletes a merged branch and ``git branch -D`` any branch; ``ls -r`` reverses
+and ``ls -R`` recurses; ``chmod +x`` and ``chmod -x`` undo each other; ``/var/Log`` is not
+``/var/log`` on Linux. Read as words, each pair is one request. Here a request's *code tokens*
+are the chunks between spaces (edge punctuation trimmed) that are not prose:
+
+* flags and signs: ``-d``, ``--force``, ``+x``, ``-5``;
+* paths and file names: anything with ``/`` or ``\\``, ``~/notes``, ``deploy.sh``, ``logs.tar.gz``;
+* identifiers and assignments: ``API_TIMEOUT=30``, ``user_id``, ``requests==2.31.0``, ``os.path``,
+  ``$HOME``, ``a::b``, ``f()``;
+* quoted or backticked strings, whole.
+
+* camel case that starts in lower case: ``getUserById``, ``maxRetries`` (not ``iPhone``, ``FitLife``:
+  brands, names in any case);
+* in a command line (a request with a flag or a path), any word with a capital past its first
+  letter or inside the line: ``git checkout -b Feature`` is not ``... feature``.
+
+These must be the same on both sides, character for character. Letters with digits and nothing
+else (``EC2``, ``OPS-142``, ``iphone15``) are names people type in any case: the entity check
+compares them, up to case, as it compares every name. Numbers,
+money and plain words are the other checks' business; a capital that only opens a sentence
+("Deploy.sh failed") is no difference. :func:`exact_form` is the same reading for the exact-match key: prose
+case-folded, code as typed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+
+from .registry import RULE, Pair, register
+from .text import ARROW
+
+# A quoted string is compared whole; backticks only mark code, whose chunks are read one by one.
+_QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|(?<!\w)'[^'\n]{1,200}'(?!\w)")
+_ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")  # "e.g.", "U.S.", "a.m.": prose
+_LEAD = "([{\"'`“‘<"
+_TRAIL = ".,;:!?)]}\"'`”’>"
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*(?:['’]s?)?")
+_NUMBER = re.compile(r"#?\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|am|pm|k|m|s|h)?|[$€£¥]\d+(?:[.,]\d+)*[kKmM]?|\d+(?:[.,]\d+)?[%°]")
+_VERSION = re.compile(r"[vV]\d+(?:\.\d+)+")  # "v2.4.1" is the version 2.4.1
+_NAME = re.compile(r"[#@][^\W\d_][\w-]*")  # a channel or a handle: the entity check's
+_LOWER_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z0-9]*)+")  # "getUser", "maxRetries"; not "iPhone", "eBay"
+_ALNUM = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # letters and digits, hyphens between: "EC2", "OPS-142"
+
+
+def _capitalised(token: str) -> bool:
+    return token[:1].isupper() and not any(c.isupper() for c in token[1:])
+
+
+def _trim(chunk: str) -> str:
+    return chunk.lstrip(_LEAD).rstrip(_TRAIL)
+
+
+_CHAT = frozenset({"w/", "w/o", "b/c", "b4", "a/c", "n/a"})  # chat spellings with a slash: words
+
+
+def kind(token: str) -> str | None:
+    """``"exact"`` (compared as typed), ``"name"`` (a name, compared up to case by the entity check)
+    or ``None`` (prose, a number)."""
+    if token.casefold() in _CHAT:
+        return None
+    if token.endswith(("'s", "’s")) and len(token) > 2:
+        token = token[:-2]  # a possessive: "draft.docx's name"
+    if not any(c.isalnum() for c in token) or _NUMBER.fullmatch(token) or _VERSION.fullmatch(token) or _NAME.fullmatch(token):
+        return None
+    if _ABBREVIATION.fullmatch(token):
+        return None
+    if _WORD.fullmatch(token):
+        if _LOWER_CAMEL.fullmatch(token):
+            return "exact"  # getUserById: an identifier
+        return "name" if re.search(r"[a-z][A-Z]", token) else None  # FitLife, iPhone: a brand, in any case
+    if token[0] in "+-" and len(token) > 1:
+        return "exact"  # a flag or a sign
+    if _ALNUM.fullmatch(token):
+        return "name"
+    return "exact"
+
+
+@lru_cache(maxsize=8192)
+def code_tokens(text: str) -> Counter[str]:
+    """The tokens of ``text`` compared as typed, quoted strings included whole."""
+    text = ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))
+    exact: Counter[str] = Counter()
+    for quoted in _QUOTED.findall(text):
+        exact["«" + " ".join(quoted[1:-1].split()) + "»"] += 1
+    starts = True
+    chunks = _QUOTED.sub(" ", text).split()
+    command_line = _command_line(chunks)
+    for chunk in chunks:
+        token = _trim(chunk)
+        if starts and _capitalised(token):
+            token = token[0].lower() + token[1:]  # a capital that only starts a sentence ("Deploy.sh failed")
+        starts = chunk[-1:] in ".!?:"
+        if kind(token) == "exact" or (command_line and any(c.isupper() for c in token)):
+            exact[token] += 1
+    return exact
+
+
+def _command_line(chunks: list[str]) -> bool:
+    """A request with a flag or a path: every capital in it is code."""
+    return any(kind(_trim(c)) == "exact" and _trim(c)[:1] in "-+/~." for c in chunks)
+
+
+def exact_form(text: str) -> str:
+    """The exact-match form of a request: Unicode NFKC, whitespace collapsed, prose case-folded,
+    code (flags, paths, identifiers, quoted strings) as typed; backticks only mark code and go."""
+    text = unicodedata.normalize("NFKC", text).replace("`", " ")
+    command_line = _command_line(ARROW.sub(" to ", _QUOTED.sub(" ", text)).split())
+    out: list[str] = []
+    last = 0
+    for match in _QUOTED.finditer(text):
+        out.append(_fold_prose(text[last:match.start()], starts=not text[:match.start()].strip(), command_line=command_line))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(_fold_prose(text[last:], starts=not text[:last].strip(), command_line=command_line))
+    return " ".join("".join(out).split())
+
+
+def _fold_prose(text: str, *, starts: bool, command_line: bool) -> str:
+    """Case-fold the chunks of ``text`` that are not code, keeping the spaces between them."""
+
+    def fold(match: re.Match[str]) -> str:
+        nonlocal starts
+        chunk = match.group(0)
+        token = _trim(chunk)
+        if starts and _capitalised(token):
+            chunk = chunk.replace(token, token[0].lower() + token[1:], 1)
+        starts = chunk[-1:] in ".!?:"
+        token = _trim(chunk)
+        keep = kind(token) == "exact" or (command_line and any(c.isupper() for c in token))
+        return chunk if keep else chunk.casefold()
+
+    return re.sub(r"\S+", fold, text)
+
+
+class CodeExact:
+    """The rule gate ``code_exact``: the code tokens of the two requests differ."""
+
+    kind = RULE
+    name = "code_exact"
+
+    def __call__(self, pair: Pair) -> str | None:
+        return None if code_tokens(pair.request) == code_tokens(pair.candidate) else self.name
+
+
+register(CodeExact())

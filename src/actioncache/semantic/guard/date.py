@@ -1,0 +1,34 @@
+"""``date``: weekday or month names, relative days ("tomorrow") or their modifier ("this" / "next
+Friday") differ; "today", "now" and "currently" count as no date (a request is about now)."""
+
+from __future__ import annotations
+
+from .registry import rule
+from .text import DATE_WORDS, Side, is_number
+
+_DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past"}
+# A time of day says which half of the day: "6:45 in the morning" is "6:45 am".
+_HALF_DAY = {"morning": "am", "afternoon": "pm", "evening": "pm"}
+# "may", "march", "second" and "am" are also ordinary words: dates only next to a number.
+_AMBIGUOUS_DATES = {"may", "march", "second", "am", "pm"}  # "am": also "I'm"
+
+
+def dates(side: Side) -> set[str]:
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok not in DATE_WORDS:
+            continue
+        if tok in _AMBIGUOUS_DATES:
+            near = toks[max(0, i - 1):i] + toks[i + 1:i + 2]
+            if not any(is_number(t) for t in near):
+                continue
+        modifier = toks[i - 1] if i and toks[i - 1] in _DATE_MODIFIERS else ""
+        out.add(f"{modifier} {_HALF_DAY.get(tok, tok[:3])}".strip())
+    return out
+
+
+@rule("date")
+def date(a: Side, b: Side) -> bool:
+    """The dates, days, times of day or their modifiers differ."""
+    return dates(a) != dates(b)

@@ -1,0 +1,81 @@
+"""``modality``: tense or modality of the request differs: past (did, was, has), future (will),
+possibility (can I, may I), obligation (should, must); "can you ..." is politeness and does not count."""
+
+from __future__ import annotations
+
+from .. import lexicon
+from .registry import rule
+from .text import WH_WORDS, Side
+
+_MODALITY = {
+    "did": "past", "was": "past", "were": "past", "had": "past", "has": "past", "have": "past",
+    "will": "future", "shall": "future", "won't": "future", "gonna": "future",
+    "can": "possibility", "could": "possibility", "may": "possibility", "might": "possibility",
+    "should": "obligation", "must": "obligation", "ought": "obligation", "shouldn't": "obligation",
+    "would": "conditional",
+}
+_SUBJECTS = {"i", "we", "you", "he", "she", "it", "they", "the", "my", "our", "this", "that", "there"}
+
+
+def modalities(side: Side) -> set[str]:
+    """Tense and modality of the request itself: an auxiliary that opens it or a question
+    ("did I", "should we", "was the"), or follows a pronoun subject ("I should"). One inside a
+    longer statement ("... can be used to ...") describes, it does not ask."""
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        kind = _MODALITY.get(tok)
+        if kind is None:
+            continue
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        prev = toks[i - 1] if i else ""
+        opens = i == 0 or (i == 1 and toks[0] in WH_WORDS)
+        if not (opens or (nxt in _SUBJECTS and nxt != "there") or prev in ("i", "we")):
+            continue
+        if nxt == "you" and kind in ("possibility", "future", "conditional"):
+            continue  # "can you / could you / will you / would you": a polite request
+        if kind == "possibility" and i == 1 and toks[0] in WH_WORDS:
+            continue  # "how can I", "where can I": asks the way, as "how do I" does
+        if kind == "conditional" and nxt in ("like", "love"):
+            continue  # "I would like": a request
+        if tok in ("has", "have", "had") and nxt not in ("been",) and not past_participle(nxt):
+            perfect_question = i == 0 and any(past_participle(t) for t in toks[2:])  # "has the order shipped"
+            if tok != "had" and not perfect_question:
+                continue  # "has two doors", "have to": possession or obligation, not tense
+        out.add(kind)
+    return out
+
+
+def past_participle(tok: str) -> bool:
+    return tok.endswith("ed") or tok in _IRREGULAR_PARTICIPLES
+
+
+_IRREGULAR_PARTICIPLES = frozenset({"done", "gone", "sent", "made", "paid", "seen", "been", "taken", "given",
+                                    "built", "bought", "sold", "won", "lost", "written", "run", "put", "set"})
+
+
+@rule("modality")
+def modality(a: Side, b: Side) -> bool:
+    """The tense or modality differs, or the same verb stands in another tense. A future against the
+    present is no difference: a request is about what comes ("what's the weather tomorrow" / "how will
+    the weather be tomorrow")."""
+    if modalities(a) - {"future"} != modalities(b) - {"future"} or (
+            "future" in modalities(a) | modalities(b) and "past" in modalities(a) | modalities(b)):
+        return True
+    # The same verb in another tense: "deployed" vs "deploy" (a passive "be used" is not a past).
+    return _tense_shift(a, b) or _tense_shift(b, a)
+
+
+def _tense_shift(a: Side, b: Side) -> bool:
+    b_set = set(b.tokens)
+    for i, tok in enumerate(a.tokens):
+        if tok in b_set or not tok.endswith("ed") or len(tok) < 5:
+            continue
+        # A past tense has a subject right before it ("I cancelled", "who deployed"); otherwise
+        # an -ed word is a participle ("titled", "be used"), not a tense.
+        if i and a.tokens[i - 1] not in ("i", "we", "you", "he", "she", "they", "who", "it"):
+            continue
+        bases = lexicon.lemmas(tok) - {tok}
+        if any(base in b_set and "v" in lexicon.pos(base) for base in bases):
+            return True
+    return False

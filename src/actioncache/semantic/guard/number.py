@@ -1,0 +1,157 @@
+"""``number``: the digits differ, or the number words, or the unit of a shared number or of a rate.
+
+"5 minutes" / "5 hours", "fix-7" / "fix-9" (digits inside identifiers count), "three" / "four",
+"7 am" / "7 pm", "per second" / "per minute", "3 times a day" / "... a week". An inflection or a
+WordNet abbreviation is the same unit ("5 min" / "5 minutes", "per sec" / "per second").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import lexicon
+from .registry import rule
+from .text import (
+    CARDINALS,
+    NUMBER_WORDS,
+    SKIP_AFTER_RELATION,
+    UNIT_SYMBOLS,
+    UNIT_WORDS,
+    Side,
+    is_number,
+    number_key,
+)
+
+_NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by its ends (a name to the entity check)
+
+
+def digit_groups(side: Side) -> set[str]:
+    """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
+    cardinal number words as digits."""
+    return ({g.replace(",", "") for t in side.tokens if not _NUMERONYM.fullmatch(t)
+             for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+            | {CARDINALS[p] for t in side.tokens for p in t.split("-") if p in CARDINALS})
+
+
+@rule("number")
+def numbers(a: Side, b: Side) -> bool:
+    """The digits, the number words, a shared number's unit or a rate's unit differ."""
+    if digit_groups(a) != digit_groups(b):
+        return True
+    a_words = {t for t in a.tokens if t in NUMBER_WORDS and t not in CARDINALS}
+    b_words = {t for t in b.tokens if t in NUMBER_WORDS and t not in CARDINALS}
+    if a_words and b_words and a_words != b_words:
+        return True
+    # The word right after a shared number is its unit: it must agree when both sides have one.
+    a_units, b_units = units(a), units(b)
+    a_words, b_words = {lexicon.lemma(t) for t in a.tokens}, {lexicon.lemma(t) for t in b.tokens}
+    if any(not same_unit(a_units[n], b_units[n]) and not (a_units[n] in b_words and b_units[n] in a_words)
+           for n in a_units.keys() & b_units.keys()):
+        return True  # (both words on both sides: "10 shares of apple" / "ten apple shares")
+    # A percentage or an amount of money on one side is not a bare number on the other.
+    da, db = decisive_units(a), decisive_units(b)
+    if any(n not in b_units for n in da) or any(n not in a_units for n in db):
+        return True
+    # A rate's unit ("per second", "100 requests a minute") must agree when both sides give one.
+    a_rates, b_rates = rates(a), rates(b)
+    return bool(a_rates and b_rates) and not (all(any(same_unit(x, y) for y in b_rates) for x in a_rates)
+                                              and all(any(same_unit(y, x) for x in a_rates) for y in b_rates))
+
+
+# Words that bound a number from above or from below (a closed class of English comparison).
+_UPPER = frozenset({"under", "below", "less", "fewer", "max", "maximum", "within", "lower", "cheaper", "smaller",
+                    "shorter", "up", "until", "till", "most", "beneath", "lt"})
+_LOWER = frozenset({"over", "above", "more", "greater", "min", "minimum", "higher", "exceeding", "beyond", "bigger",
+                    "larger", "longer", "least", "past", "gt", "plus"})
+_BETWEEN_BOUND_AND_NUMBER = frozenset({"than", "to", "of", "the", "a", "an", "at", "or", "equal"}) | set(UNIT_SYMBOLS)
+
+
+def bounds(side: Side) -> dict[str, str]:
+    """Number -> "<" or ">" when a bounding word stands before it ("under 200", "at least 3", "more than $5")."""
+    out: dict[str, str] = {}
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if not (is_number(tok) or tok in CARDINALS):
+            continue
+        j = i - 1
+        while j >= 0 and i - j <= 3 and toks[j] in _BETWEEN_BOUND_AND_NUMBER:
+            j -= 1
+        if j >= 0 and i - j <= 3:
+            word = toks[j]
+            flipped = j > 0 and toks[j - 1] in ("no", "not")  # "no more than 180" is at most 180
+            if word in _UPPER and not (word == "up" and toks[j + 1:j + 2] != ("to",)):
+                out[number_key(tok)] = ">" if flipped else "<"
+            elif word in _LOWER:
+                out[number_key(tok)] = "<" if flipped else ">"
+    return out
+
+
+@rule("bound")
+def bound(a: Side, b: Side) -> bool:
+    """A bound on a shared number faces the other way: "under 200" is not "over 200" nor "more than 200"."""
+    a_bounds, b_bounds = bounds(a), bounds(b)
+    return any(a_bounds[n] != b_bounds[n] for n in a_bounds.keys() & b_bounds.keys())
+
+
+def same_unit(x: str, y: str) -> bool:
+    """One unit, in one inflection or an abbreviation of it: "seconds" / "second", "sec" / "second",
+    "hr" / "hour" (a WordNet synonym whose letters the longer word has in order, from its first)."""
+    if x == y or lexicon.lemmas(x) & lexicon.lemmas(y):
+        return True
+    short, long = sorted((lexicon.lemma(x), lexicon.lemma(y)), key=len)
+    if len(short) < 2 or short[0] != long[0] or not short.isalpha():
+        return False
+    letters = iter(long)
+    return all(c in letters for c in short) and lexicon.synonyms(short, long)
+
+
+# What a rate is counted against: "per X" anywhere, and "a"/"an"/"each"/"every" X right after a
+# number and its unit ("100 requests a second", "3 times every day").
+_RATE_AFTER_NUMBER = {"a", "an", "each", "every", "per"}
+
+
+def rates(side: Side) -> set[str]:
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok == "per":
+            j = i + 1
+        elif tok in _RATE_AFTER_NUMBER and any(is_number(t) or t in NUMBER_WORDS for t in toks[max(0, i - 2):i]):
+            j = i + 1  # right after a number or a number and its unit
+        else:
+            continue
+        while j < len(toks) and toks[j] in SKIP_AFTER_RELATION:
+            j += 1
+        if j < len(toks) and toks[j].isalpha() and toks[j] not in lexicon.FUNCTION_WORDS:
+            out.add(toks[j])
+    return out
+
+
+# Unit symbols and their common written forms read as one unit ("5 %" / "5 percent", "$5" / "5 dollars").
+_UNIT_ALIASES = {**UNIT_SYMBOLS, **UNIT_WORDS, "yens": "yen"}
+# Symbols whose presence decides what a number is: "raise the price by 5" is not "by 5 %".
+_DECISIVE = frozenset({"percent", "dollar", "euro", "pound", "yen"})
+
+
+def _unit_name(tok: str) -> str:
+    return _UNIT_ALIASES.get(tok) or _UNIT_ALIASES.get(lexicon.lemma(tok)) or lexicon.lemma(tok)
+
+
+def units(side: Side) -> dict[str, str]:
+    """Number -> the unit written with it: a symbol before it ("$ 5"), or the word after it."""
+    out: dict[str, str] = {}
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if is_number(tok) or tok in NUMBER_WORDS:
+            unit = ""
+            if i and toks[i - 1] in UNIT_SYMBOLS:
+                unit = UNIT_SYMBOLS[toks[i - 1]]
+            elif i + 1 < len(toks) and not is_number(toks[i + 1]) and (
+                    toks[i + 1] not in lexicon.FUNCTION_WORDS or toks[i + 1] in UNIT_SYMBOLS):
+                unit = _unit_name(toks[i + 1])
+            out.setdefault(number_key(tok), unit)
+    return {k: v for k, v in out.items() if v}
+
+
+def decisive_units(side: Side) -> dict[str, str]:
+    return {n: u for n, u in units(side).items() if u in _DECISIVE}

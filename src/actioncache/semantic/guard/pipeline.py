@@ -1,0 +1,129 @@
+"""One pipeline: the gates a candidate must pass, in order; the first reason found refuses it.
+
+The rule gates (the contrast checks, which read the two texts alone) come first and are
+remembered for the last 4,096 pairs of texts: an agent asks the same request again and again.
+:func:`contrast` is the default rules' answer for two texts.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+
+from . import (  # noqa: F401 - importing a check module registers its gate
+    clause,
+    code,
+    comparison,
+    date,
+    direction,
+    entity,
+    modality,
+    number,
+    person,
+    polarity,
+    quantifier,
+    role,
+    speech_act,
+    substitution,
+)
+from .registry import RULE, VERIFIER, Gate, Pair, lookup
+
+# The contrast checks in the order they are asked (the reason reported is the first that fires).
+DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "quantifier", "comparison",
+                 "bound", "modality", "speech_act", "entity", "code_exact", "role", "substitution", "clause")
+_MEMORY = 4096
+log = logging.getLogger("actioncache.semantic")
+
+
+class Pipeline:
+    """Gates run in order; :meth:`check` returns ``(reason, gate)`` of the first refusal, or ``None``.
+
+    A gate is a registered name or any object with ``name``, ``kind`` and ``__call__(pair)``.
+    A gate that raises refuses (its reason is its name): a broken check must never serve."""
+
+    def __init__(self, gates: Iterable[str | Gate]) -> None:
+        self.gates: tuple[Gate, ...] = tuple(lookup(g) if isinstance(g, str) else g for g in gates)
+        self._rules = tuple(g for g in self.gates if g.kind == RULE)
+        self._others = tuple(g for g in self.gates if g.kind != RULE)
+        self._memo: OrderedDict[tuple[str, str, tuple[str, str] | None], str | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.gates)
+
+    def rules(self, pair: Pair) -> str | None:
+        """The first rule gate's reason for the two texts (remembered), or ``None``."""
+        key = (pair.request, pair.candidate, pair.story)
+        with self._lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+        reason = None
+        for gate in self._rules:
+            reason = _ask(gate, pair)
+            if reason is not None:
+                break
+        with self._lock:
+            self._memo[key] = reason
+            if len(self._memo) > _MEMORY:
+                self._memo.popitem(last=False)
+        return reason
+
+    def check(self, pair: Pair, *, verify: bool = True) -> tuple[str, Gate] | None:
+        """The first refusal: the rules, then the other gates in order (with ``verify=False``, the
+        verifiers left out: a lookup screens every candidate, then verifies only the one it would serve)."""
+        reason = self.rules(pair)
+        if reason is not None:
+            return reason, next(g for g in self._rules if g.name == reason)
+        for gate in self._others:
+            if not verify and gate.kind == VERIFIER:
+                continue
+            reason = _ask(gate, pair)
+            if reason is not None:
+                return reason, gate
+        return None
+
+    def verify(self, pair: Pair) -> tuple[str, Gate] | None:
+        """The first refusal among the verifier gates alone."""
+        for gate in self._others:
+            if gate.kind == VERIFIER:
+                reason = _ask(gate, pair)
+                if reason is not None:
+                    return reason, gate
+        return None
+
+    def __repr__(self) -> str:
+        return f"Pipeline({list(self.names)!r})"
+
+
+def _ask(gate: Gate, pair: Pair) -> str | None:
+    try:
+        reason = gate(pair)
+    except Exception as exc:  # noqa: BLE001 - a broken gate must never serve, nor fail the lookup
+        log.warning("semantic gate %r raised %s: %s; the candidate is refused", gate.name, type(exc).__name__, exc)
+        return gate.name
+    if reason is None:
+        return None
+    return reason if isinstance(reason, str) and reason else gate.name
+
+
+_DEFAULT = Pipeline(DEFAULT_RULES)
+
+
+@lru_cache(maxsize=_MEMORY)
+def contrast(request: str, candidate: str) -> str | None:
+    """The name of the first contrast check that finds the two requests contradicting, or ``None``."""
+    return _DEFAULT.rules(Pair(request, candidate))
+
+
+def literal_guard(request: str, candidate: str) -> bool:
+    """True when ``candidate`` may answer ``request``: no contrast check finds a contradiction."""
+    return contrast(request, candidate) is None
+
+
+CONTRAST_CHECKS: Sequence[str] = DEFAULT_RULES
+Check = Callable[[Pair], "str | None"]

@@ -1,0 +1,87 @@
+"""``quantifier``: different quantifiers (all / some / none / only / first / at least ...), or a
+restricting one on one side only ("only the unread messages"), in requests worded alike."""
+
+from __future__ import annotations
+
+from .. import lexicon
+from .registry import rule
+from .text import Side, overlap
+
+QUANTIFIERS = {
+    "all": "all", "every": "all", "each": "all", "whole": "all", "entire": "all",
+    "some": "some", "several": "some", "part": "some", "partial": "some", "any": "any",
+    "no": "none", "none": "none", "nobody": "none", "few": "few", "fewer": "few", "many": "many", "most": "most",
+    "both": "both", "either": "either", "neither": "neither", "only": "only", "just": "only",
+    "first": "first", "last": "last", "least": "least", "one": "one", "single": "one",
+    "half": "half", "quarter": "quarter", "majority": "most", "minority": "few", "portion": "some",
+    "fraction": "some", "rest": "rest", "remaining": "rest", "everyone": "all", "everything": "all",
+    "everybody": "all",
+}
+# Quantifiers that narrow a request: present on one side only, they change it.
+_RESTRICTING = {"some", "none", "few", "most", "neither", "only", "first", "last", "least", "one", "half", "quarter",
+                "rest"}
+# A whole against a part: a contrast however freely the rest is reworded ("delete every log" /
+# "remove half of the logs").
+_WHOLE = {"all"}
+_PART = {"some", "half", "quarter", "few", "one", "only", "first", "last", "none", "rest", "most"}
+_POSSESSIVES = frozenset({"my", "our", "your", "his", "her", "their"})
+
+
+def quantifiers(side: Side) -> set[str]:
+    out = set()
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        q = QUANTIFIERS.get(tok)
+        if q is None:
+            continue
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        after = toks[i + 2] if i + 2 < len(toks) else ""
+        if tok == "just" and (i == 0 or _verb_only(nxt) or nxt in ("need", "want", "like") or (
+                "v" in lexicon.pos(lexicon.lemma(nxt)) and after in _OBJECTS)):
+            continue  # "just rerun it", "I just need", "just freeze it": a filler, not "only"
+        if tok == "some" and (not nxt or _mass(nxt) or nxt in ("more",)):
+            continue  # "some money", "order some": an amount left open, not a part of a whole
+        if q in ("least", "most") and i and toks[i - 1] == "at":
+            q = "at " + q
+        elif q == "most" and i + 1 < len(toks) and toks[i + 1] not in ("of",) and lexicon.pos(toks[i + 1]) and "a" in lexicon.pos(toks[i + 1]) and "n" not in lexicon.pos(toks[i + 1]):
+            continue  # "most expensive": a superlative, judged by the comparison check
+        elif q == "one" and i + 1 < len(toks) and toks[i + 1] in ("can", "could", "may", "should", "must"):
+            continue  # "one can ...": the pronoun
+        elif q == "first" and i + 1 < len(toks) and toks[i + 1] in ("of",):
+            continue
+        out.add(q)
+    return out
+
+
+_OBJECTS = frozenset({"it", "them", "this", "that", "the", "a", "an", "my", "our", "your", "me", "us", "everything"})
+
+
+def _verb_only(word: str) -> bool:
+    kinds = lexicon.pos(lexicon.lemma(word)) or lexicon.pos(word)
+    return "v" in kinds and "n" not in kinds or word in ("rerun", "restart", "check", "run", "do", "make", "send")
+
+
+def _mass(word: str) -> bool:
+    """A singular noun after "some" reads as a mass ("some money", "some paper"); a plural as a part."""
+    return word.isalpha() and lexicon.lemma(word) == word and "n" in lexicon.pos(word) and not word.endswith("s")
+
+
+@rule("quantifier")
+def quantifier(a: Side, b: Side) -> bool:
+    """Quantifiers differ, or a narrowing one stands on one side only."""
+    qa, qb = quantifiers(a), quantifiers(b)
+    if qa == qb:
+        return _scope_of_owner(a, b, qa, qb)
+    if (qa & _WHOLE and qb & _PART and not qa & _PART) or (qb & _WHOLE and qa & _PART and not qb & _PART):
+        return overlap(a, b) >= 0.2
+    # Quantifiers change a request that is otherwise worded alike ("delete all / some of my
+    # emails"); in a free rewording ("some examples are listed" / "examples are shown") they are style.
+    if overlap(a, b) < 0.4:
+        return _scope_of_owner(a, b, qa, qb)
+    return bool(qa and qb) or bool((qa | qb) & _RESTRICTING) or _scope_of_owner(a, b, qa, qb)
+
+
+def _scope_of_owner(a: Side, b: Side, qa: set[str], qb: set[str]) -> bool:
+    """"delete my files" is not "delete all files": an owner on one side, everything on the other."""
+    owned_a, owned_b = bool(set(a.tokens) & _POSSESSIVES), bool(set(b.tokens) & _POSSESSIVES)
+    return (owned_a and not owned_b and "all" in qb) or (owned_b and not owned_a and "all" in qa)

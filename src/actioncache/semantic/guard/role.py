@@ -1,0 +1,158 @@
+"""``role``: who does what to whom changed.
+
+The same relation word (from / to / into / than / between / via / against / vs; an arrow is "to")
+governs different words, or the word it governs on one side stands right before it on the other
+("nyc to la flight" / "la to nyc flight"), or the same words stand in another order ("bob owes
+alice"), or a question word asks for the subject on one side and the object on the other ("who
+does sarah report to" / "who reports to sarah").
+"""
+
+from __future__ import annotations
+
+from .. import lexicon
+from .entity import is_entity
+from .registry import rule
+from .text import (
+    DATE_WORDS,
+    NOW,
+    RELATIONS,
+    SKIP_AFTER_RELATION,
+    WH_WORDS,
+    Side,
+    content,
+    is_number,
+)
+
+
+def relations(side: Side) -> dict[str, frozenset[str]]:
+    """Relation word -> the words of the phrase it governs ("from" -> {nyc}, "to" -> {tokyo, central,
+    station}), for relations used once, before a name or a noun (not "to" before a verb: "used to load")."""
+    out: dict[str, frozenset[str]] = {}
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok not in RELATIONS or toks.count(tok) > 1:
+            continue
+        j = i + 1
+        while j < len(toks) and toks[j] in SKIP_AFTER_RELATION:
+            j += 1
+        if j >= len(toks):
+            continue
+        word = toks[j]
+        kinds = lexicon.pos(lexicon.lemma(word))
+        # "to" may start an infinitive ("used to load"); the other relations govern a noun phrase.
+        noun_like = "n" in kinds and ("v" not in kinds or tok != "to")
+        if not (is_entity(side.raw[j], word, j) or is_number(word) or noun_like or word in DATE_WORDS):
+            continue
+        phrase: list[str] = []
+        while j < len(toks) and len(phrase) < 4 and toks[j] not in RELATIONS and (
+                toks[j] not in lexicon.FUNCTION_WORDS or not phrase):
+            phrase.append(lexicon.lemma(toks[j]))
+            j += 1
+        out[tok] = frozenset(phrase)
+    return out
+
+
+def _around(side: Side, relation: str) -> tuple[str, str]:
+    """The lemmas of the word right before a relation word used once and of the first word it governs
+    (past an article or possessive); "" where there is none or it is a function word."""
+    toks = side.tokens
+    i = toks.index(relation)
+    j = i + 1
+    while j < len(toks) and toks[j] in SKIP_AFTER_RELATION:
+        j += 1
+    before = toks[i - 1] if i else ""
+    after = toks[j] if j < len(toks) else ""
+    return tuple(lexicon.lemma(w) if w and w not in lexicon.FUNCTION_WORDS and w not in RELATIONS else ""
+                 for w in (before, after))  # type: ignore[return-value]
+
+
+def _crossed(a: Side, b: Side, relation: str) -> bool:
+    """What ``relation`` governs in ``a`` stands right before it in ``b``."""
+    governed = _around(a, relation)[1]
+    return bool(governed) and governed == _around(b, relation)[0]
+
+
+def _wh_role(side: Side) -> str | None:
+    """Which part a question word plays: "who does sarah report to" asks for an object (do-support
+    after it), "who reports to sarah" for the subject (a verb right after it)."""
+    toks = side.tokens
+    if len(toks) < 3 or toks[0] not in WH_WORDS - {"how", "why", "where", "when"}:
+        return None
+    if toks[1] in ("do", "does", "did"):
+        return "object"
+    if toks[1] not in lexicon.FUNCTION_WORDS and "v" in lexicon.pos(lexicon.lemma(toks[1])):
+        return "subject"
+    return None
+
+
+@rule("role", whole=True)
+def role(a: Side, b: Side) -> bool:
+    """A relation governs other words, its words trade places, or the same words stand in another order."""
+    wa, wb = _wh_role(a), _wh_role(b)
+    if wa and wb and wa != wb and a.tokens[0] == b.tokens[0] and set(content(a)) == set(content(b)):
+        return True
+    ra, rb = relations(a), relations(b)
+    shared = ra.keys() & rb.keys()
+    if any(not ra[w] & rb[w] for w in shared):
+        return True
+    # The words on the two sides of a shared relation trade places ("nyc to la flight" / "la to
+    # nyc flight"): the word it governs on one side stands right before it on the other.
+    if any(_crossed(a, b, w) or _crossed(b, a, w) for w in shared):
+        return True
+    # The same words in another order: who does what to whom changed ("bob owes alice"), unless the
+    # relations pin every argument ("to la from nyc") or one phrase moved whole ("in acme/api, list
+    # the open PRs" / "list the open PRs in acme/api", "tomorrow, remind me ...").
+    if sorted(a.tokens) == sorted(b.tokens) and a.tokens != b.tokens and not shared and not _moved(a.tokens, b.tokens):
+        return True
+    # The same people and names, in another order where no preposition pins them ("does tom owe me"
+    # / "do I owe tom").
+    # A request, not a long statement, whose clauses may put things in any order.
+    if max(len(a.tokens), len(b.tokens)) > 14:
+        return False
+    pa, pb = participants(a), participants(b)
+    return len(pa) >= 2 and sorted(pa) == sorted(pb) and pa != pb
+
+
+def _moved(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+    """``y`` is ``x`` with one stretch of words taken out and put back elsewhere."""
+    n = len(x)
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            rest = x[:i] + x[j:]
+            for k in range(len(rest) + 1):
+                if k != i and rest[:k] + x[i:j] + rest[k:] == y:
+                    return True
+    return False
+
+
+# Pronouns as the person they name ("you" is left out: "can you" is politeness).
+_PERSON_OF = {"i": "1s", "me": "1s", "my": "1s", "mine": "1s", "we": "1p", "us": "1p", "our": "1p",
+              "he": "3m", "him": "3m", "his": "3m", "she": "3f", "her": "3f", "they": "3p", "them": "3p", "their": "3p"}
+_PINNING = frozenset({"in", "on", "at", "for", "of", "with", "by", "from", "to", "into", "onto", "about", "via",
+                      "between", "than", "against", "under", "over", "after", "before", "near", "through", "per"})
+
+
+def participants(side: Side) -> list[str]:
+    """The people, names and things a request mentions, in order, except those a preposition governs."""
+    out = []
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok in DATE_WORDS or tok in NOW:
+            continue
+        j = i - 1  # back over the phrase the word ends (articles, numbers, adjectives, nouns) to what governs it
+        while j >= 0 and toks[j] not in _PINNING and toks[j] not in _PERSON_OF and (
+                toks[j] in SKIP_AFTER_RELATION or is_number(toks[j]) or _nominal(toks[j])):
+            j -= 1
+        if j >= 0 and toks[j] in _PINNING:
+            continue
+        if tok in _PERSON_OF:
+            out.append(_PERSON_OF[tok])
+        elif is_entity(side.raw[i], tok, i) or (_nominal(tok) and "n" in lexicon.pos(lexicon.lemma(tok))):
+            out.append(lexicon.lemma(tok))
+    return out
+
+
+def _nominal(tok: str) -> bool:
+    """A noun or adjective that cannot be a verb (so it cannot be what governs a phrase)."""
+    kinds = lexicon.pos(lexicon.lemma(tok)) or lexicon.pos(tok)
+    return tok not in lexicon.FUNCTION_WORDS and bool(kinds) and "v" not in kinds and ("n" in kinds or "a" in kinds)

@@ -1,0 +1,185 @@
+"""``speech_act``: a question about an action is not the action.
+
+"drop the users table" asks the agent to act; "how do I drop the users table" asks for
+instructions; "can I drop the users table" / "should I ..." for permission or advice; "is the
+users table dropped" / "did you drop ..." about a state. Their plans differ (run it, explain it,
+check a policy, look it up), and the embedding places them at 0.9 and more. Each request gets one
+of these acts, read from its grammar after the politeness around it ("could you", "I'd like to",
+"please", "help me"):
+
+``act``    an imperative whose verb changes something ("drop", "cancel", "deploy");
+``ask``    a wh-question ("what", "which", "how many") or "tell me / give me": information for the user;
+``look``   an imperative whose verb retrieves or reports ("show", "list", "find", "check", "search");
+``phrase`` no verb to read ("paris weather", "a table for two at 7"): either of the above;
+``how``    asks the way ("how do I", "how to", "what are the steps to", "walk me through");
+``may``    asks ability, permission or advice ("can I", "should we", "do I need to",
+           "is it safe to");
+``state``  asks whether something is so ("is", "has", "did", "will it", "check whether").
+
+Two requests differ when their acts differ, except these pairs, which may ask the same: ``phrase``
+with anything but ``how`` and ``may``; ``ask`` with ``look``, ``state`` or ``how`` ("how do I make
+pancakes" / "give me a pancake recipe"); ``look`` with ``state`` or ``act`` (two verbs: the other
+checks judge them). So "drop the table" is neither "how do I drop the table" nor "is the table
+dropped", "list the files" is not "how do I list the files", and "pay the bill" is not "how much is
+the bill". The verbs that retrieve or report are a short list written from English usage
+(information verbs), not from any data set; a verb outside it reads as acting.
+"""
+
+from __future__ import annotations
+
+from .. import lexicon
+from .registry import rule
+from .text import WH_WORDS, Side
+
+ACT, ASK, LOOK, PHRASE, HOW, MAY, STATE = "act", "ask", "look", "phrase", "how", "may", "state"
+_COMPATIBLE = {frozenset(pair) for pair in ((PHRASE, ACT), (PHRASE, ASK), (PHRASE, LOOK), (PHRASE, STATE),
+                                            (ASK, LOOK), (ASK, STATE), (ASK, HOW), (LOOK, STATE), (LOOK, ACT))}
+
+_INFO_VERBS = frozenset(["get", "show", "list", "tell", "find", "fetch", "check", "look", "see", "display", "print", "read", "search", "view", "know", "lookup", "summarize", "summarise", "explain", "describe", "compare", "calculate", "compute", "count", "convert", "translate", "estimate", "recommend", "suggest", "track", "locate", "report", "retrieve", "query", "preview", "inspect", "monitor", "watch", "recap", "identify", "define", "measure", "total", "sum", "review", "navigate"])
+_GIVING = frozenset({"give", "bring", "pull", "send"})  # retrieve only when "me"/"us" follows
+_SAYING = frozenset({"say", "pronounce", "spell"})  # "how do you say X": what X is called
+_GOING = frozenset({"get", "go", "reach", "travel", "drive", "walk", "commute"})  # "how do I get to X": the route
+_POLITE = frozenset({"please", "pls", "plz", "kindly", "just", "now", "then", "also", "so", "ok", "okay"})
+_SUBJECT_PRONOUNS = frozenset({"i", "we"})
+_MODAL_ASK = frozenset({"can", "could", "may", "might"})
+_MODAL_ADVICE = frozenset({"should", "must", "shall", "ought"})
+_AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had", "will",
+                          "would", "can", "could", "should", "may", "might", "must", "shall"})
+_AMOUNT = frozenset({"many", "much", "long", "often", "far", "old", "big", "large", "soon", "late", "early",
+                     "fast", "high", "deep", "heavy", "expensive", "cheap", "hot", "cold", "warm"})
+_MAY_ADJECTIVES = frozenset({"possible", "ok", "okay", "safe", "allowed", "legal", "worth", "wise", "advisable",
+                             "better", "fine", "alright", "permitted", "necessary", "required", "smart"})
+_LEARN = frozenset({"know", "learn", "understand", "find", "figure", "wonder", "wondering", "ask", "asking", "see"})
+# Verbs that introduce what is asked ("tell me how ...", "check whether ...", "explain how ...").
+_ASKING = frozenset({"tell", "show", "explain", "teach", "check", "confirm", "verify", "describe"})
+_WHETHER = frozenset({"if", "whether"})
+_HOW_NOUNS = frozenset({"steps", "step", "way", "ways", "process", "procedure", "instructions", "instruction",
+                        "guide", "tutorial", "best"})
+
+
+def _verb(word: str) -> bool:
+    return "v" in lexicon.pos(lexicon.lemma(word)) or "v" in lexicon.pos(word)
+
+
+def _after(toks: list[str], i: int) -> list[str]:
+    return toks[i:] if i < len(toks) else []
+
+
+def act_of(toks: list[str], wrapped: bool = False) -> str:
+    """The act of a request given as lower-case tokens (``wrapped``: after "can you", "I want to"...,
+    where a verb can only be a command)."""
+    while toks and toks[0] in _POLITE:
+        toks = toks[1:]
+        wrapped = True
+    if not toks:
+        return PHRASE
+    first, second = toks[0], toks[1] if len(toks) > 1 else ""
+    third = toks[2] if len(toks) > 2 else ""
+    # "how do I / how can we / how to": the way; "how many / how is": information.
+    if first == "how":
+        verb, after = (toks[3] if len(toks) > 3 else ""), (toks[4] if len(toks) > 4 else "")
+        if second == "to" or (second in _AUXILIARIES and third in ("i", "we", "you", "one", "someone", "people")
+                              and verb not in _SAYING | {"be"} and not (verb in _GOING and after in ("to", "there", "home"))):
+            return HOW
+        return ASK  # "how many", "how is the weather", "how do I get to the station" (the route)
+    if first in WH_WORDS:
+        # "what are the steps to / what is the best way to / what do I do to": the way.
+        rest = toks[1:6]
+        if any(t in _HOW_NOUNS for t in rest) and ("to" in toks[2:8] or "for" in toks[2:8]):
+            return HOW
+        if first == "what" and second in ("do", "should") and third in _SUBJECT_PRONOUNS and "to" in toks[3:7]:
+            return HOW
+        return ASK
+    if first in ("steps", "instructions", "guide", "tutorial") and second in ("to", "for", "on"):
+        return HOW
+    if first == "walk" and second in ("me", "us") and third == "through":
+        return HOW
+    # Politeness that wraps a request: "can you / would you / will you (please) X", "are you able to X".
+    if first in ("can", "could", "would", "will") and second == "you":
+        return act_of(_after(toks, 2), wrapped=True)
+    if first == "are" and second == "you" and third == "able":
+        return act_of(_after(toks, 4), wrapped=True)
+    # Ability, permission, advice.
+    if first in _MODAL_ASK and second in _SUBJECT_PRONOUNS:
+        return MAY
+    if first in _MODAL_ADVICE and second in _SUBJECT_PRONOUNS:
+        return MAY
+    if first in ("do", "does") and second in _SUBJECT_PRONOUNS and third in ("need", "have") and "to" in toks[3:5]:
+        return MAY
+    if first == "is" and second in ("it", "this", "that") and (third in _MAY_ADJECTIVES or toks[2:4] == ["a", "good"]):
+        return MAY
+    if first in ("am", "are") and second in _SUBJECT_PRONOUNS | {"you"} and third in ("able", "allowed", "supposed", "permitted"):
+        return MAY
+    if first == "is" and second == "there" and "way" in toks[2:5]:
+        return HOW
+    # "do a backup", "do the rollout": the verb "do", not its auxiliary.
+    if first == "do" and second in ("a", "an", "the", "my", "our", "this", "that", "some", "another"):
+        return ACT
+    # A yes/no question: an auxiliary first.
+    if first in _AUXILIARIES:
+        if first in ("do", "does") and second == "you" and third in ("know", "have"):
+            return act_of(_after(toks, 2))
+        return STATE
+    # "I want / need / would like (you) to X", "let's X", "help me X", "go ahead and X".
+    for start in (("i", "want", "to"), ("i", "need", "to"), ("i", "would", "like", "to"), ("i", "would", "love", "to"),
+                  ("i", "want", "you", "to"), ("i", "need", "you", "to"), ("i", "would", "like", "you", "to"),
+                  ("let", "us"), ("let", "me"), ("help", "me"), ("help", "me", "to"), ("go", "ahead", "and"),
+                  ("i", "am", "trying", "to"), ("i", "have", "to"), ("we", "need", "to"), ("we", "want", "to"),
+                  ("i", "was", "hoping", "you", "could"), ("i", "was", "wondering", "if", "you", "could")):
+        if tuple(toks[:len(start)]) == start and len(toks) > len(start):
+            return act_of(_after(toks, len(start)), wrapped=True)
+    # "tell me how to / I want to know whether / check if ...": what follows says what is asked.
+    if first in _LEARN | _ASKING or (first == "i" and second in ("wonder", "am")):
+        for i, tok in enumerate(toks[:5]):
+            if tok in _WHETHER and i:
+                return STATE
+            if tok == "how" and i:
+                return act_of(toks[i:])
+            if tok in WH_WORDS and i:
+                return ASK
+    if first in _GIVING | {"tell"} and second in ("me", "us"):
+        return LOOK
+    if any(t.startswith("-") and len(t) > 1 for t in toks):
+        return ACT  # a command line ("git branch -d x"): run it
+    if first in ("i", "we", "my", "our", "the", "a", "an", "this", "that", "these", "those", "some", "any", "all"):
+        return PHRASE
+    if _imperative(first, second, third) or (wrapped and _verb(first)):
+        return LOOK if lexicon.lemma(first) in _INFO_VERBS or first in _INFO_VERBS else ACT
+    return PHRASE
+
+
+_OBJECT_STARTS = frozenset({"the", "a", "an", "my", "your", "our", "his", "her", "their", "its", "this", "that", "these",
+                            "those", "me", "us", "him", "them", "it", "all", "every", "some", "any", "each", "both",
+                            "up", "down", "out", "off", "on", "over", "back", "away", "more", "another", "no", ""})
+
+
+def _imperative(first: str, second: str, third: str = "") -> bool:
+    """``first`` opens a command: a verb, and (when it can also be a noun) followed by what a verb
+    takes (an article, a pronoun, a particle, a name, a number, code, or a noun and then a name:
+    "close ticket OPS-7"), not by a preposition or a noun, where it heads a phrase ("time in
+    madrid", "inventory count for bolts")."""
+    kinds = lexicon.pos(lexicon.lemma(first)) or lexicon.pos(first)
+    if "v" not in kinds:
+        return False
+    if "n" not in kinds or second in _OBJECT_STARTS:
+        return True
+    following = lexicon.pos(lexicon.lemma(second)) or lexicon.pos(second)
+    if second in lexicon.FUNCTION_WORDS:
+        return False  # "time in madrid", "route to the station", "time please"
+    if not following or not second.isalpha():
+        return True  # a name, a number, code: "email bob", "book 2 tickets"
+    if third and not third.isalpha() and third not in lexicon.FUNCTION_WORDS:
+        return True  # a noun and its name: "close ticket OPS-7", "cancel order 48213"
+    return "n" not in following
+
+
+def act(side: Side) -> str:
+    return act_of(list(side.tokens))
+
+
+@rule("speech_act")
+def speech_act(a: Side, b: Side) -> bool:
+    """The two requests ask different things of the agent: to act, to inform, to explain the way,
+    to judge whether one may, or to say whether something is so."""
+    x, y = act(a), act(b)
+    return x != y and frozenset((x, y)) not in _COMPATIBLE

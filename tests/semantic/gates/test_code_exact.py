@@ -1,0 +1,73 @@
+"""code_exact: flags, paths, identifiers and quoted strings are compared as typed; prose is not.
+
+Written for these tests: shell commands whose flags differ only in case or sign, paths and file
+names in another case, and the same requests with only prose case changed (which must still hit).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.semantic import HashingEmbedder, SemanticCache, normalize_prompt
+from actioncache.semantic.guard import GATES, Pair, contrast
+from actioncache.semantic.guard.code import code_tokens, exact_form
+from actioncache.stores.memory import MemoryStore
+
+CASE_OR_SIGN = [
+    ("git branch -d feature/login", "git branch -D feature/login"),
+    ("ls -r ~/projects", "ls -R ~/projects"),
+    ("grep -i timeout app.log", "grep -I timeout app.log"),
+    ("rsync -a ./site/ web1:/var/www/", "rsync -A ./site/ web1:/var/www/"),
+    ("chmod +x deploy.sh", "chmod -x deploy.sh"),
+    ("tail the log in /var/log/app", "tail the log in /var/Log/app"),
+    ("open notes/Todo.md", "open notes/todo.md"),
+    ("set API_TIMEOUT=30 on the worker", "set api_timeout=30 on the worker"),
+    ('create an issue titled "Login broken"', 'create an issue titled "login broken"'),
+    ("set the offset to -5", "set the offset to +5"),
+    ("pip install requests==2.31", "pip install requests>=2.31"),
+]
+
+
+@pytest.mark.parametrize("a, b", CASE_OR_SIGN)
+def test_a_case_or_sign_change_in_code_is_another_request(a, b):
+    assert GATES["code_exact"](Pair(a, b)) == "code_exact"
+    assert contrast(a, b) is not None and contrast(b, a) is not None
+
+
+@pytest.mark.parametrize("a, b", CASE_OR_SIGN)
+def test_the_exact_match_path_keeps_code_apart(a, b):
+    """Before: the exact-match form was case-folded, so these were one request at similarity 1.0
+    and no check ran at all."""
+    assert normalize_prompt(a) != normalize_prompt(b)
+    sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder())  # exact matches only
+    sc.store(a, ["plan a"])
+    assert sc.lookup(b) is None
+    assert sc.lookup(a) is not None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Git branch -d feature/login", "git branch -d feature/login"),
+    ("RESTART the payments service", "restart the payments service"),
+    ("Deploy.sh failed, rerun it", "deploy.sh failed, rerun it"),  # a capital that only opens the sentence
+    ("run `ls -la` now", "run ls -la now"),  # backticks mark code, they are not part of it
+    ("restart the EC2 instance", "restart the ec2 instance"),  # a name, in any case
+])
+def test_prose_case_is_no_difference(a, b):
+    assert contrast(a, b) is None
+    assert exact_form(a).casefold() == exact_form(b).casefold()
+
+
+def test_code_tokens_read_flags_paths_identifiers_and_quotes():
+    tokens = code_tokens('grep -i "Timeout" ./logs/app.log --color=auto for user_id')
+    assert tokens == {"-i": 1, "«Timeout»": 1, "./logs/app.log": 1, "--color=auto": 1, "user_id": 1}
+    assert not code_tokens("book 2 tickets for $40 at 7:30pm, 5% off, order #4821, v2.4.1")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("abcXYZ -_/.=+\"'`:#12"), max_size=40))
+def test_exact_form_is_stable_and_keeps_code(text):
+    once = exact_form(text)
+    assert exact_form(once) == once
+    assert code_tokens(once) == code_tokens(text)

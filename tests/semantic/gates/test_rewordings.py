@@ -1,0 +1,54 @@
+"""Rewordings the rules used to refuse, and the traps beside them they must still refuse.
+
+Written for these tests: short forms (PRs, repo, prod db, k8s, 2fa, v2.4.1, usd), typos and
+stretched words, a phrase moved to the front, a future for a present, a clause that only says why;
+and next to them swapped roles, bounds facing the other way, another action.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from actioncache.semantic.guard import contrast
+
+SAME = [
+    ("list the open PRs in frontend", "list the open pull requests in frontend"),
+    ("check if the prod db is reachable", "is the production database reachable?"),
+    ("restart the k8s deployment", "restart the kubernetes deployment"),
+    ("turn on 2fa for every admin", "enable two-factor authentication for all admins"),
+    ("ship v2.4.1 to staging", "deploy version 2.4.1 to staging"),
+    ("how much is 100 dollars in euros", "hey what's 100 usd in eur"),
+    ("grab the sales numbrs from last quarter", "grab the sales numbers from last quarter"),
+    ("heyyy list my meetings", "list my meetings"),
+    ("in acme/api, list all open pull requests", "list all open pull requests in acme/api"),
+    ("on june 3, book a flight from boston to denver", "book a flight from boston to denver on june 3"),
+    ("to 5 replicas, scale the web deployment", "scale the web deployment to 5 replicas"),
+    ("what's the weather in oslo tomorrow", "how will the weather be in oslo tomorrow"),
+    ("how do I reset my router", "hi, how do i reset my router? it keeps dropping"),
+    ("yes, cancel it", "yep, cancel it"),
+]
+
+
+@pytest.mark.parametrize("a, b", SAME)
+def test_rewordings_pass(a, b):
+    assert contrast(a, b) is None
+    assert contrast(b, a) is None
+
+
+DIFFERENT = [
+    ("bob owes alice", "alice owes bob", "role"),
+    ("does tom owe me money", "do I owe tom money", "role"),
+    ("forward the invoice from acme to accounting", "forward the invoice from accounting to acme", "role"),
+    ("find hotels for less than 200 euros", "find hotels for over 200 euros", "bound"),
+    ("up to 5 reviewers", "at least 5 reviewers", "bound"),
+    ("restart the k8s deployment", "restart the k9s deployment", "entity"),
+    ("has the order shipped", "will the order ship", "modality"),
+    ("summarize the notes", "summarize the notes and then delete the database", "clause"),
+    ("the build is failing on main, rerun it", "the build is failing on the release branch, rerun it", "substitution"),
+]
+
+
+@pytest.mark.parametrize("a, b, reason", DIFFERENT)
+def test_the_traps_beside_them_are_refused(a, b, reason):
+    assert contrast(a, b) == reason
+    assert contrast(b, a) is not None

@@ -1,0 +1,75 @@
+"""speech_act: a question about an action is neither the action nor a question about its state.
+
+Pairs written for these tests, checked in both directions, plus rewordings of one act that must
+keep hitting.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from actioncache.semantic.guard import GATES, Pair, contrast
+from actioncache.semantic.guard.speech_act import act
+from actioncache.semantic.guard.text import side
+
+COMMAND_VS_QUESTION = [
+    ("drop the users table", "how do I drop the users table"),
+    ("drop the users table", "is the users table dropped?"),
+    ("drop the users table", "should I drop the users table?"),
+    ("cancel the order", "is the order cancelled"),
+    ("cancel my 10am meeting", "can I cancel my 10am meeting?"),
+    ("restart the payments service", "how can we restart the payments service?"),
+    ("merge the hotfix branch into main", "was the hotfix branch merged into main?"),
+    ("delete the old backups", "what are the steps to delete the old backups"),
+    ("reset my router", "walk me through resetting my router"),
+    ("pay the electricity bill", "how much is the electricity bill?"),
+    ("rotate the api keys", "do I need to rotate the api keys?"),
+    ("list the open pull requests", "how do I list the open pull requests?"),
+    ("how do I delete my account", "can I delete my account?"),
+    ("how do I delete my account", "has my account been deleted?"),
+    ("could you close ticket OPS-7", "tell me whether ticket OPS-7 is closed"),
+]
+
+
+@pytest.mark.parametrize("command, question", COMMAND_VS_QUESTION)
+def test_a_question_about_an_action_is_another_request_both_ways(command, question):
+    gate = GATES["speech_act"]
+    assert gate(Pair(command, question)) == "speech_act"
+    assert gate(Pair(question, command)) == "speech_act"
+    # In the pipeline, "did"/"was" may be named by the modality check first: refused all the same.
+    assert contrast(command, question) in ("speech_act", "modality")
+    assert contrast(question, command) in ("speech_act", "modality")
+
+
+SAME_ACT = [
+    ("drop the users table", "could you please drop the users table"),
+    ("drop the users table", "I'd like you to drop the users table"),
+    ("how do I reset my router", "what are the steps to reset my router"),
+    ("how do I reset my router", "tell me how to reset my router"),
+    ("what's the weather in oslo tomorrow", "show me the weather in oslo tomorrow"),
+    ("is it going to rain in seattle today", "will it rain in seattle today"),
+    ("what time is it in madrid", "time in madrid please"),
+    ("how do I get to the central station", "directions to the central station"),
+    ("check whether the build passed", "did the build pass"),
+]
+
+
+@pytest.mark.parametrize("a, b", SAME_ACT)
+def test_one_act_reworded_is_not_refused_for_its_act(a, b):
+    assert contrast(a, b) != "speech_act"
+    assert contrast(b, a) != "speech_act"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("drop the users table", "act"),
+    ("how do I drop the users table", "how"),
+    ("can I drop the users table", "may"),
+    ("is the users table dropped", "state"),
+    ("which tables are there", "ask"),
+    ("list the tables", "look"),
+    ("the users table", "phrase"),
+    ("can you drop the users table", "act"),
+    ("git branch -d old", "act"),
+])
+def test_the_act_is_read_from_the_grammar(text, expected):
+    assert act(side(text)) == expected
