@@ -20,9 +20,12 @@ import math
 import os
 import threading
 import weakref
-from typing import Any, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Callable, Hashable, cast
 
 from .stores.base import CacheStore, redact_secrets
+
+if TYPE_CHECKING:
+    from .types import StatsReport
 
 __all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts", "saved_ms", "stats_for",
            "store_identity"]
@@ -193,7 +196,7 @@ class Stats:
         finish_counts(session)
         return session
 
-    def report(self, store: CacheStore, url: str) -> dict[str, Any]:
+    def report(self, store: CacheStore, url: str) -> StatsReport:
         """Totals across every process that used ``store``, plus this process's ``session`` counts."""
         error = self.flush(store)
         out: dict[str, Any] = {"success": True, "store": url}
@@ -229,7 +232,7 @@ class Stats:
                 out["store_health"] = health()
             except Exception as exc:  # noqa: BLE001 - stats never fail over a store's self-report
                 out["store_health"] = {"error": describe(exc)}
-        return out
+        return cast("StatsReport", out)  # its counters are the store's: names known, values read
 
 
 _BY_STORE: dict[Hashable, Stats] = {}

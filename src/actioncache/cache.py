@@ -44,7 +44,7 @@ from .stores.base import CacheStore, entry_problem, escape_glob, open_store, red
 if TYPE_CHECKING:  # annotations only: importing the typed dicts and protocols costs a hit's time at start-up
     from datetime import timedelta
 
-    from .types import CachedFunction, P, R
+    from .types import CachedFunction, CleanupResponse, GetResponse, InvalidateResponse, P, R, StatsReport, WrapResponse
 
 __all__ = ["ALWAYS", "DEFAULT_MAX_VALUE_BYTES", "DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "STATS_PREFIX", "Cache",
            "CacheWarning", "Decision", "PolicyHook", "cached", "default_cache", "is_failure", "iso_utc", "resolve_ttl",
@@ -229,7 +229,7 @@ class Cache:
         """Write buffered counters to the store; on failure keep them for the next try."""
         return self.flow.flush_stats()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StatsReport:
         """Totals across every process that used this store, plus this process's ``session`` counts."""
         return self.flow.stats.report(self.store, self.url)
 
@@ -293,7 +293,7 @@ class Cache:
         lock_timeout_s: float = 60.0,
         stale_ttl_seconds: float | None = None,
         serve_stale_on_error: bool = False,
-    ) -> dict[str, Any]:
+    ) -> WrapResponse:
         """Run ``fn(**args)`` unless a live cached result exists; return the response below.
 
         ``{"success": True, "result": ..., "_cache_hit": bool, "_cache_key": str}`` (plus
@@ -332,7 +332,7 @@ class Cache:
         lock_timeout_s: float = 60.0,
         serve_stale_on_error: bool = False,
         **options: Any,
-    ) -> dict[str, Any]:
+    ) -> WrapResponse:
         """``wrap`` for a coroutine function; concurrent tasks on one cold key run it once.
 
         ``options`` are wrap's key, TTL and control options (``key=``, ``key_strategy=``, ``ttl_*=``,
@@ -412,7 +412,7 @@ class Cache:
                 call = call._replace(stale=found)
         return call
 
-    def _respond_stale(self, call: "_Call", value: Any, entry: Any, error: str | None = None) -> dict[str, Any]:
+    def _respond_stale(self, call: "_Call", value: Any, entry: Any, error: str | None = None) -> WrapResponse:
         """A value past its TTL served on purpose (stale-while-revalidate, or the action failed)."""
         self.flow.count(call.action, stale_served=1)
         response = self._respond_hit(call, value, entry)
@@ -421,7 +421,7 @@ class Cache:
             response["_cache_error"] = f"the action failed, so a stale value was served: {error}"
         return response
 
-    def _respond_hit(self, call: "_Call", value: Any, entry: Any) -> dict[str, Any]:
+    def _respond_hit(self, call: "_Call", value: Any, entry: Any) -> WrapResponse:
         self.flow.record_hit(entry, call.action)
         return {
             "success": True,
@@ -431,7 +431,7 @@ class Cache:
             "_cache_created_at": entry.metadata.get("_cache_created_at") or iso_utc(entry.created_at),
         }
 
-    def _respond(self, call: "_Call", outcome: Outcome, serve_stale_on_error: bool = False) -> dict[str, Any]:
+    def _respond(self, call: "_Call", outcome: Outcome, serve_stale_on_error: bool = False) -> WrapResponse:
         if outcome.hit:
             return self._respond_hit(call, outcome.value, outcome.entry)
         if serve_stale_on_error:
@@ -446,7 +446,7 @@ class Cache:
 
     # --- inspection and maintenance -----------------------------------------------------
 
-    def get(self, key: str, include_metadata: bool = False) -> dict[str, Any]:
+    def get(self, key: str, include_metadata: bool = False) -> GetResponse:
         """Read one entry without running anything: ``{"success", "found", "value", "expired", "metadata"?}``.
 
         A key without the ``cache:`` prefix is also tried with it, so ``get("my-key")`` finds
@@ -467,13 +467,16 @@ class Cache:
             try:
                 value = self.codec.decode(entry.value)
             except UnsupportedEntryError as exc:
-                return {"success": False, "found": True, "value": None, "expired": entry.is_expired(self.flow.now()),
-                        "key": entry.key, "error": f"entry cannot be decoded: {exc}",
-                        **({"metadata": dict(entry.metadata)} if include_metadata else {})}
+                failed: GetResponse = {"success": False, "found": True, "value": None,
+                                       "expired": entry.is_expired(self.flow.now()), "key": entry.key,
+                                       "error": f"entry cannot be decoded: {exc}"}
+                if include_metadata:
+                    failed["metadata"] = dict(entry.metadata)
+                return failed
             except Exception as exc:  # noqa: BLE001 - any undecodable value is corrupt
                 problem = str(exc) or type(exc).__name__
         if entry is None or problem is not None:
-            out: dict[str, Any] = {"success": True, "found": False, "value": None, "expired": False}
+            out: GetResponse = {"success": True, "found": False, "value": None, "expired": False}
             if problem is not None and entry is not None:
                 out["removed"] = self.flow.drop_corrupt(entry.key, None, problem)
             if include_metadata:
@@ -490,7 +493,7 @@ class Cache:
             out["metadata"] = dict(entry.metadata)
         return out
 
-    def lookup(self, action: str, key: str) -> dict[str, Any] | None:
+    def lookup(self, action: str, key: str) -> WrapResponse | None:
         """The live value under ``key`` as ``wrap``'s hit response, or None; counted as wrap counts.
 
         For faces that cannot hand ``wrap`` a function, such as a stream that is stored only after
@@ -513,7 +516,7 @@ class Cache:
         metadata_filter: Mapping[str, Any] | None = None,
         *,
         progress: Callable[[int, int], None] | None = None,
-    ) -> dict[str, Any]:
+    ) -> InvalidateResponse:
         """Delete by exact ``key``, by glob ``pattern`` (``cache:extract:*``), by ``metadata_filter``
         equality, or by pattern and filter together. Returns ``{"success", "deleted_count", "deleted_keys"}``.
         """
@@ -542,11 +545,11 @@ class Cache:
         self.flow.count(None, invalidated=len(deleted))
         return {"success": True, "deleted_count": len(deleted), "deleted_keys": deleted}
 
-    def invalidate_action(self, action: str) -> dict[str, Any]:
+    def invalidate_action(self, action: str) -> InvalidateResponse:
         """Every entry stored by one action (metadata ``_cache_action``)."""
         return self.invalidate(metadata_filter={"_cache_action": action})
 
-    def cleanup(self, limit: int | None = None, *, progress: Callable[[int, int | None], None] | None = None) -> dict[str, Any]:
+    def cleanup(self, limit: int | None = None, *, progress: Callable[[int, int | None], None] | None = None) -> CleanupResponse:
         """Delete expired entries (all, or at most ``limit``) through the store's expiry index."""
         now = self.flow.now()
         deleted = 0
@@ -618,12 +621,13 @@ class _Call(NamedTuple):
     decision: Decision
     store: StoreOptions
     errors: list[str]
-    hit_response: dict[str, Any] | None
+    hit_response: WrapResponse | None
     stale: Lookup | None = None  # the expired entry the lookup found (for stale serving)
 
 
-def _respond_fresh(call: _Call, ok: bool, result: Any, duration_ms: float = 0.0) -> dict[str, Any]:
+def _respond_fresh(call: _Call, ok: bool, result: Any, duration_ms: float = 0.0) -> WrapResponse:
     key = call.key
+    response: WrapResponse
     if not ok:
         response = {"success": False, "error": result, "_cache_hit": False, "_cache_key": key}
     elif is_failure(result):

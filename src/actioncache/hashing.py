@@ -12,6 +12,10 @@ from typing import Any
 
 from .errors import HashError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .types import HashResponse
+
 ALGORITHMS = ("sha256", "md5", "blake2b")
 CHUNK_BYTES = 1 << 20
 
@@ -90,7 +94,7 @@ def content_sha256(path: str) -> str:
     return hash_file(path, "sha256")[0]
 
 
-def storage_hash(path: str | os.PathLike[str], algorithm: str = "sha256", **storage_options: Any) -> dict[str, Any]:
+def storage_hash(path: str | os.PathLike[str], algorithm: str = "sha256", **storage_options: Any) -> HashResponse:
     """Hash a file's content from any URI (local, ``file://``, ``s3://``, ``gs://``, ``az://``, ...).
 
     Returns ``{"success", "hash", "algorithm", "size_bytes", "path"}``, or ``success: False`` with

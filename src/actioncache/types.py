@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, NotRequired, ParamSpec, Protocol, TypedDict, TypeVar
 
-__all__ = ["CachedFunction", "CleanupResponse", "GetResponse", "InvalidateResponse", "P", "R", "StatsReport",
-           "WrapResponse"]
+__all__ = ["CachedFunction", "CleanupResponse", "GetResponse", "HashResponse", "InvalidateResponse", "P", "R",
+           "StatsReport", "WrapResponse"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -86,6 +86,17 @@ class CleanupResponse(TypedDict):
 
     success: bool
     deleted_count: int
+    error: NotRequired[str]
+
+
+class HashResponse(TypedDict):
+    """``storage_hash``: a content hash, or ``success: False`` with ``error`` (never raised)."""
+
+    success: bool
+    algorithm: str
+    path: str
+    hash: NotRequired[str]
+    size_bytes: NotRequired[int]
     error: NotRequired[str]
 
 

@@ -28,7 +28,7 @@ import time
 import warnings
 from typing import Any, Callable
 
-from ..errors import StoreError
+from ..errors import CacheWarning, StoreError
 from ._url import prefixed_options
 
 __all__ = ["BREAKER_DEFAULTS", "BreakerWarning", "CircuitBreaker", "StoreSkippedError", "breaker_health",
@@ -49,7 +49,7 @@ class StoreSkippedError(StoreError):
     """The store was not called: its circuit breaker is open after consecutive failures."""
 
 
-class BreakerWarning(UserWarning):
+class BreakerWarning(CacheWarning):
     """A store's circuit breaker opened: calls run uncached until a probe succeeds."""
 
 
