@@ -7,6 +7,7 @@
 # reads, so two runs at once never share a server and one never stops the other's. `start` first
 # cleans up after runs whose process is gone (killed before their own `stop`).
 set -uo pipefail
+exec 8>&-  # the test command's liveness lock: a server started here must not hold it past its run
 cd "$(dirname "$0")/.." || exit 1
 action="${1:?usage: scripts/services.sh start|stop}"
 export ACTIONCACHE_TEST_RUN_DIR="${ACTIONCACHE_TEST_RUN_DIR:-$PWD/.ci/.state}"

@@ -17,7 +17,12 @@ bash scripts/install.sh
 mkdir -p "${TMPDIR:-/tmp}/actioncache-test-runs"
 ACTIONCACHE_TEST_RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/actioncache-test-runs/run.XXXXXX")"
 chmod 755 "$ACTIONCACHE_TEST_RUN_DIR"  # tests run a reader as another user (test_sqlite_store.py)
-echo $$ > "$ACTIONCACHE_TEST_RUN_DIR/owner.pid"  # before anything else: another run's sweep judges by it
+# Before anything else: this run holds a lock on owner.lock for as long as it lives; another run's
+# sweep takes a run whose lock it can take for a dead one (a lock works across PID namespaces, where
+# `kill -0 PID` does not).
+exec 8>"$ACTIONCACHE_TEST_RUN_DIR/owner.lock"
+flock 8
+echo $$ > "$ACTIONCACHE_TEST_RUN_DIR/owner.pid"
 export ACTIONCACHE_TEST_RUN_DIR ACTIONCACHE_TEST_RUN_OWNER=$$
 cleanup() {
   bash scripts/services.sh stop || true

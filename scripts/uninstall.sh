@@ -19,10 +19,11 @@ remove() { # PATH WHAT
   rm -rf "$1"
 }
 remove .venv "this checkout's virtual environment"
-for run in "${TMPDIR:-/tmp}"/actioncache-test-runs/run.*; do  # only runs whose process is gone
+# shellcheck source=scripts/services.d/_background.inc
+. scripts/services.d/_background.inc
+for run in "${TMPDIR:-/tmp}"/actioncache-test-runs/run.*; do  # only runs whose test command is gone
   [ -d "$run" ] || continue
-  owner="$(cat "$run/owner.pid" 2>/dev/null || echo 0)"
-  if [ -n "$owner" ] && [ "$owner" != 0 ] && kill -0 "$owner" 2>/dev/null; then continue; fi
+  run_is_alive "$run" && continue
   ACTIONCACHE_TEST_RUN_DIR="$run" bash scripts/services.sh stop >/dev/null 2>&1 || true
   remove "$run" "a test run a killed run left"
 done

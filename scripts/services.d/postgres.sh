@@ -34,7 +34,7 @@ case "${1:-}" in
       # Another live run may be using the cluster this run started: hand it over instead of stopping it.
       for other in "$RUNS_HOME"/run.*; do
         if [ ! -d "$other" ] || [ "$other" = "$RUN" ]; then continue; fi
-        kill -0 "$(cat "$other/owner.pid" 2>/dev/null || echo 0)" 2>/dev/null || continue
+        run_is_alive "$other" || continue
         mv "$RUN/postgres.started" "$other/postgres.started" && echo "postgres: left the cluster running for $other"
         exit 0
       done
