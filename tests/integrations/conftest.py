@@ -34,3 +34,16 @@ def mem_cache() -> Cache:
     c = Cache("memory://", cleanup_probability=0.0)
     yield c
     c.close()
+
+
+@pytest.fixture
+def llm_cache(mem_cache):
+    """An ActionCacheLLMCache over ``mem_cache``, set as LangChain's global cache for the test."""
+    from langchain_core.globals import set_llm_cache
+
+    from actioncache.integrations.langchain import ActionCacheLLMCache
+
+    cache = ActionCacheLLMCache(mem_cache)
+    set_llm_cache(cache)
+    yield cache
+    set_llm_cache(None)

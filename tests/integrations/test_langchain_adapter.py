@@ -20,14 +20,6 @@ from actioncache.integrations.langchain import ActionCacheLLMCache, sampling_par
 TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
 
 
-@pytest.fixture
-def llm_cache(mem_cache):
-    cache = ActionCacheLLMCache(mem_cache)
-    set_llm_cache(cache)
-    yield cache
-    set_llm_cache(None)
-
-
 class FinishingFakeChatModel(GenericFakeChatModel):
     """LangChain's fake streaming model, ending its stream as providers do: with a finish reason."""
 

@@ -11,21 +11,10 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-import pytest
-from langchain_core.globals import set_llm_cache
 from langchain_openai import ChatOpenAI
 
-from actioncache.integrations.langchain import ActionCacheLLMCache
 
 PATH = "/v1/chat/completions"
-
-
-@pytest.fixture
-def llm_cache(mem_cache):
-    cache = ActionCacheLLMCache(mem_cache)
-    set_llm_cache(cache)
-    yield cache
-    set_llm_cache(None)
 
 
 def chat_model(standin, api_key: str = "k1", **options) -> ChatOpenAI:
