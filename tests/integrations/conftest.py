@@ -14,7 +14,7 @@ _NEEDS = {
     "test_langchain_adapter.py": "langchain_core", "test_langgraph_adapter.py": "langgraph",
     "test_litellm_adapter.py": "litellm", "test_metrics.py": "prometheus_client",
     "test_sdk_request_keys.py": "anthropic", "test_langchain_standard.py": "langchain_tests",
-    "test_langchain_openai.py": "langchain_openai",
+    "test_langchain_openai.py": "langchain_openai", "test_framework_contracts.py": "litellm",
 }
 collect_ignore = [] if services.in_ci() else [f for f, m in _NEEDS.items() if importlib.util.find_spec(m) is None]
 
