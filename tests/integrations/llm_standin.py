@@ -93,7 +93,7 @@ def _chat(n: int, body: dict[str, Any], text: str) -> tuple[dict[str, Any], Iter
 def _responses(n: int, body: dict[str, Any], text: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     rid, mid = f"resp_{n}", f"msg_{n}"
     usage = {"input_tokens": 7, "output_tokens": len(text.split()), "total_tokens": 7 + len(text.split()),
-             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+             "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
     message = {"type": "message", "id": mid, "status": "completed", "role": "assistant",
                "content": [{"type": "output_text", "text": text, "annotations": []}]}
     whole = {"id": rid, "object": "response", "created_at": time.time(), "model": body.get("model", "m"),
