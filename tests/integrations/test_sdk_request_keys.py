@@ -138,6 +138,11 @@ def test_a_raw_client_sharing_the_http_client_stays_uncached(standin, mem_cache)
     assert chat(client).id == chat(client).id and standin.count("/v1/chat/completions") == 3
 
 
+def test_a_client_without_an_http_client_to_key_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="needs an OpenAI or Anthropic SDK client"):
+        cached_openai(object())
+
+
 def test_a_stream_asked_for_several_choices_through_extra_body_is_judged_as_sent(standin, mem_cache) -> None:
     # n=2 travels in extra_body; the stand-in finishes one choice only: the stream is not whole
     client = cached_openai(openai.OpenAI(base_url=standin.url + "/v1", api_key="k", max_retries=0),

@@ -42,6 +42,7 @@ run every time); the old ``cache_nondeterministic=`` argument still works and wa
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
@@ -164,7 +165,7 @@ def _finish(document: dict[str, Any], headers: Mapping[str, Any], identity: Mapp
 def http_request_key(
     method: str,
     url: str,
-    headers: Iterable[tuple[str, str]],
+    headers: Iterable[tuple[str | bytes, str | bytes]],
     body: bytes,
     *,
     api: str,
@@ -176,7 +177,8 @@ def http_request_key(
 
     In: the method, the URL (query parameters in sorted order), the body (a JSON object under the
     field rule: ``NON_OUTPUT_FIELDS`` left out, the rest normalized; any other body as its SHA-256),
-    every header but ``TELEMETRY_HEADERS`` (names lower-cased, repeated headers joined in order), and
+    every header but ``TELEMETRY_HEADERS`` (names lower-cased, repeated headers joined in order; as
+    text or as the raw bytes on the wire, read as Latin-1), and
     the credential headers as one digest (:func:`credentials_digest`). ``streamed`` keeps a stream's
     chunks apart from a plain answer. The fields are returned so the caller judges the request it
     really sent (a stream's ``n`` or ``stream_options`` may come from ``extra_body``).
@@ -197,8 +199,9 @@ def http_request_key(
         except KeyStrategyError as exc:
             return LLMKey(None, api, None, str(exc)), fields
     joined: dict[str, str] = {}
-    for name, value in headers:
-        name = name.lower()
+    for raw_name, raw_value in headers:
+        name = (raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name).lower()
+        value = raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
         joined[name] = f"{joined[name]}, {value}" if name in joined else value
     return _finish(document, joined, _identity(fields), streamed), fields
 
@@ -272,10 +275,12 @@ def credentials_digest(headers: Mapping[str, Any], identity: Mapping[str, Any] |
     return sha256_hex(found) if found else None
 
 
+@functools.lru_cache(maxsize=4096)  # a client sends the same few header names on every request
 def _is_telemetry_header(name: str) -> bool:
     return name in TELEMETRY_HEADERS or name.startswith(TELEMETRY_HEADER_PREFIXES)
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_credential_header(name: str) -> bool:
     if _is_telemetry_header(name):  # Idempotency-Key names a key but holds none
         return False

@@ -57,6 +57,9 @@ class CachedClient:
         object.__setattr__(self, "_settings", settings)
         object.__setattr__(self, "_path", path)
         object.__setattr__(self, "_root", target if root is None else root)
+        if root is None and not install(target):
+            raise TypeError(f"cached() needs an OpenAI or Anthropic SDK client (OpenAI(), AsyncAnthropic(), ...), "
+                            f"whose requests go through an httpx client it keeps; got {type(target).__name__}")
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._target, name)

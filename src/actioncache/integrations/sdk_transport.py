@@ -72,7 +72,7 @@ class CallContext:
             self.key = None
             return None
         found, self.fields = http_request_key(
-            request.method, str(request.url), request.headers.multi_items(), body,
+            request.method, str(request.url), request.headers.raw, body,
             api=self.api, streamed=self.streamed, deterministic_only=self.deterministic_only,
             default_temperature=self.default_temperature)
         self.key = found.key
