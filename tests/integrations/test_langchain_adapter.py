@@ -178,3 +178,12 @@ def test_a_secret_naming_llm_string_outside_a_model_call_is_not_cached(llm_cache
     assert llm_cache.lookup("prompt", masked) is None
     llm_cache.update("prompt", "no secret here", [Generation(text="x")])
     assert llm_cache.lookup("prompt", "no secret here") == [Generation(text="x")]
+
+
+def test_a_completion_model_is_cached_with_the_default_constructor(llm_cache, mem_cache) -> None:
+    # issue 26: LangChain's FakeListLLM (a BaseLLM, no temperature) was never cached
+    from langchain_core.language_models.fake import FakeListLLM
+
+    llm = FakeListLLM(responses=["first", "second"])
+    assert [llm.invoke("q"), llm.invoke("q")] == ["first", "first"]
+    assert mem_cache.stats()["by_action"]["langchain.llm"]["hits"] == 1

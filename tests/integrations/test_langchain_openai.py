@@ -66,3 +66,10 @@ def test_a_stream_the_provider_cut_off_is_not_replayed_as_whole(llm_cache, stand
     assert whole[-2].response_metadata["finish_reason"] == "stop"
     list(llm_cache.stream(chat_model(standin), "whole please"))
     assert standin.count(PATH) == 3
+
+
+def test_a_model_at_its_default_temperature_is_cached(llm_cache, standin) -> None:
+    # issue 26: ChatOpenAI() states no temperature (the provider samples at 1.0): it was never cached
+    model = ChatOpenAI(model="gpt-a", base_url=standin.url + "/v1", api_key="k1", max_retries=0)
+    assert model.invoke("default").content == model.invoke("default").content
+    assert standin.count(PATH) == 1
