@@ -65,6 +65,8 @@ litellm_ops = st.lists(st.one_of(
     # ttl; Redis: refused), so the differential keeps to lifetimes they agree on; 0 is tested below
     st.tuples(st.just("set"), keys, st.fixed_dictionaries({"timestamp": st.floats(0, 1e9), "response": st.text(max_size=5)}),
               st.sampled_from([None, 3600])),
+    st.tuples(st.just("pipeline"), st.lists(st.tuples(keys, st.fixed_dictionaries({"response": st.text(max_size=3)})),
+                                            max_size=3)),
     st.tuples(st.just("get"), keys),
 ), max_size=12)
 
@@ -85,6 +87,9 @@ def test_litellm_store_reads_as_litellms_own_in_memory_cache(ops) -> None:
                 options = {} if ttl is None else {"ttl": ttl}
                 for cache in (reference, adapter):
                     cache.set_cache(key, value, **options)
+            elif op[0] == "pipeline":
+                for cache in (reference, adapter):
+                    asyncio.run(cache.async_set_cache_pipeline(op[1]))
             else:
                 assert adapter.get_cache(op[1]) == reference.get_cache(op[1])
                 assert asyncio.run(adapter.async_get_cache(op[1])) == reference.get_cache(op[1])

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.integrations.llm_keys import (NON_OUTPUT_FIELDS, TELEMETRY_HEADERS, http_request_key,
-                                               llm_request_key, normalize)
+from actioncache.integrations.llm_keys import (NON_OUTPUT_FIELDS, TELEMETRY_HEADER_PREFIXES, TELEMETRY_HEADERS,
+                                               http_request_key, llm_request_key, normalize)
 
 BASE = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 
@@ -91,7 +91,7 @@ def test_provider_url_and_every_header_enter_but_telemetry_does_not() -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20), st.text(min_size=1, max_size=10))
 def test_any_header_outside_the_telemetry_list_changes_the_key(name: str, value: str) -> None:
-    if name in TELEMETRY_HEADERS or name.startswith("x-stainless-"):
+    if name in TELEMETRY_HEADERS or name.startswith(TELEMETRY_HEADER_PREFIXES):
         return
     assert key(BASE, headers={name: value}) != key(BASE)
 
@@ -211,7 +211,7 @@ def test_query_parameter_order_does_not_matter_but_values_do(params, rnd) -> Non
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20), st.text("abc12", min_size=1, max_size=8))
 def test_a_sent_header_enters_the_key_unless_it_is_telemetry(name: str, value: str) -> None:
     with_header = sent(headers=SENT_HEADERS + [(name, value)])
-    telemetry = name in TELEMETRY_HEADERS or name.startswith("x-stainless-")
+    telemetry = name in TELEMETRY_HEADERS or name.startswith(TELEMETRY_HEADER_PREFIXES)
     assert (with_header == sent()) is telemetry
 
 

@@ -72,15 +72,16 @@ STATEFUL_FIELDS = frozenset({"conversation", "container", "background"})
 #: Headers that cannot change the answer; every other header enters the key. They describe the
 #: client and the attempt, not the question: the SDKs' ``X-Stainless-*`` telemetry (package, OS,
 #: runtime, retry count, timeouts), the user agent, content negotiation and framing, per-attempt
-#: idempotency keys, request and trace ids.
+#: idempotency keys, request ids and the trace ids tracers inject (W3C, B3, Jaeger, Datadog, ...).
 TELEMETRY_HEADERS = frozenset({
     "user-agent", "accept", "accept-encoding", "accept-language", "content-type", "content-length",
     "connection", "keep-alive", "host", "idempotency-key", "x-idempotency-key", "request-id",
     "x-request-id", "x-client-request-id", "x-correlation-id", "traceparent", "tracestate", "baggage",
     "sentry-trace", "x-amzn-trace-id", "x-cloud-trace-context", "x-b3-traceid", "x-b3-spanid",
-    "x-b3-parentspanid", "x-b3-sampled", "b3", "retry-count", "x-retry-count",
+    "x-b3-parentspanid", "x-b3-sampled", "x-b3-flags", "b3", "uber-trace-id", "newrelic",
+    "elastic-apm-traceparent", "x-ot-span-context", "sw8", "grpc-trace-bin", "retry-count", "x-retry-count",
 })
-TELEMETRY_HEADER_PREFIXES = ("x-stainless-",)
+TELEMETRY_HEADER_PREFIXES = ("x-stainless-", "x-datadog-")
 
 #: Header names that carry credentials (also any name holding one of ``CREDENTIAL_NAME_PARTS``).
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key",
