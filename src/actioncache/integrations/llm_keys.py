@@ -47,7 +47,7 @@ import json
 import math
 import warnings
 from typing import Any, Iterable, Mapping, NamedTuple
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import KeyStrategyError
 from ..keys import args_key, sha256_hex
@@ -208,11 +208,14 @@ def http_request_key(
 
 
 def canonical_url(url: str) -> str:
-    """The URL with its query parameters in sorted order (repeated parameters keep their order
-    among themselves) and no fragment; the rest as sent (the HTTP clients lower-case the host)."""
-    parts = urlsplit(str(url))
-    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True), key=lambda pair: pair[0]))
-    return urlunsplit((parts.scheme.lower(), parts.netloc, parts.path, query, ""))
+    """The URL as sent with its query parameters in sorted order of their names (repeated
+    parameters keep their order among themselves, each spelled as sent) and no fragment."""
+    url = str(url)
+    if "?" not in url and "#" not in url:
+        return url  # nothing to reorder (most API calls)
+    parts = urlsplit(url)
+    pairs = sorted((p for p in parts.query.split("&") if p), key=lambda pair: pair.split("=", 1)[0])
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "&".join(pairs), ""))
 
 
 def _json_object(body: bytes) -> dict[str, Any] | None:
