@@ -37,6 +37,7 @@ import re
 import sys
 import time
 import warnings
+from types import FrameType
 from typing import Any, AsyncIterator, Iterator, Sequence
 
 from langchain_core.caches import BaseCache
@@ -210,7 +211,7 @@ def calling_model() -> Any:
     (``_generate_with_cache``), a few frames up."""
     from langchain_core.language_models import BaseLanguageModel
 
-    frame = sys._getframe(2)  # past key_for and its caller in this class
+    frame: FrameType | None = sys._getframe(2)  # past key_for and its caller in this class
     for _ in range(_CALLER_DEPTH):
         if frame is None:
             return None

@@ -16,10 +16,11 @@ headers, query parameters and event hooks, ``extra_headers`` / ``extra_query`` /
   stores it under the key computed here once it ended with its final event.
 * A hit raises :class:`Served` with the stored answer. It is a ``BaseException`` so that it passes
   the SDKs' retry loops and error wrapping (which catch ``Exception``) up to the adapter, which
-  rebuilds the SDK's own objects; nothing goes on the wire.
+  rebuilds the SDK's own objects; nothing goes on the wire. (An SDK that traces its calls with
+  OpenTelemetry records such a call as ended by that exception.)
 
 Only the SDK's private attribute for its HTTP client (``client._client``) and httpx's transport
-slots (``_transport``, ``_mounts``) are touched; a client without them runs uncached.
+slots (``_transport``, ``_mounts``) are touched; ``cached()`` refuses a client without them.
 """
 
 from __future__ import annotations
