@@ -41,7 +41,7 @@ from types import FrameType
 from typing import Any, AsyncIterator, Iterator, Sequence
 
 from langchain_core.caches import BaseCache
-from langchain_core.load import dumpd, dumps, load
+from langchain_core.load import dumps, load
 
 from ..cache import Cache
 from ..keys import args_key, sha256_hex

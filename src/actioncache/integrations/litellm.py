@@ -32,7 +32,6 @@ from typing import Any, Mapping
 from litellm.caching.base_cache import BaseCache
 from litellm.caching.caching import Cache as LiteLLMCache
 from litellm.types.caching import LiteLLMCacheType
-from litellm.types.utils import is_litellm_owned_kwarg
 
 from ..cache import Cache
 from .llm_keys import DEFAULT_TEMPERATURE, NON_OUTPUT_FIELDS, llm_request_key, resolve_deterministic_only
