@@ -232,7 +232,7 @@ def model_credentials(model: Any) -> dict[str, str]:
     found: dict[str, str] = {}
     names = set(getattr(model, "lc_secrets", None) or {}) | set(getattr(type(model), "model_fields", {}))
     for name in sorted(names):
-        value = getattr(model, name, None)
+        value: Any = getattr(model, name, None)
         if isinstance(value, (SecretStr, SecretBytes)):
             found[f"secret:{name}"] = str(value.get_secret_value())
         elif name in (getattr(model, "lc_secrets", None) or {}) and isinstance(value, str) and value:

@@ -97,7 +97,7 @@ class ActionCacheStore(BaseCache):
         if ttl is not None and ttl <= 0:  # LiteLLM's own caches: expired as it is written, the old value gone
             self.action_cache.invalidate(key=key)
             return
-        options = {} if ttl is None else {"ttl_seconds": ttl}
+        options: dict[str, Any] = {} if ttl is None else {"ttl_seconds": ttl}
         self.action_cache.wrap(ACTION, lambda: value, {}, key=key, skip_cache=True, **options)
 
     async def async_set_cache(self, key: Any, value: Any, **kwargs: Any) -> None:
@@ -152,7 +152,7 @@ class ActionCacheLiteLLM(LiteLLMCache):
         return found.key
 
     def get_cache_key(self, **kwargs: Any) -> str:  # LiteLLM's hook: our key instead of its own
-        return self.key_for(**kwargs)  # type: ignore[return-value] - None: not cached (state, mock, sampling)
+        return self.key_for(**kwargs)  # type: ignore[return-value]  # None: not cached (state, mock, sampling)
 
     def should_use_cache(self, **kwargs: Any) -> bool:
-        return bool(super().should_use_cache(**kwargs)) and self.key_for(**kwargs) is not None
+        return bool(super().should_use_cache(**kwargs)) and self.key_for(**kwargs) is not None  # type: ignore[no-untyped-call]

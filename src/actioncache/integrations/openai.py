@@ -32,7 +32,8 @@ RESPONSES_API = "openai.responses"
 def _chat_finished(events: list[dict[str, Any]], request: Mapping[str, Any]) -> bool:
     # whole when every requested choice reported a finish_reason (and the usage chunk came, if asked)
     finished = {c.get("index") for e in events for c in e.get("choices") or () if c.get("finish_reason")}
-    wanted = request.get("n") if isinstance(request.get("n"), int) else 1
+    n = request.get("n")
+    wanted = n if isinstance(n, int) else 1
     if len(finished) < wanted:
         return False
     options = request.get("stream_options")

@@ -20,7 +20,7 @@ import functools
 import inspect
 import time
 import typing
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from ..cache import Cache
 from .sdk_transport import CallContext, Served, current_call, install
@@ -148,7 +148,7 @@ def build_model(model_type: Any, data: Mapping[str, Any]) -> Any:
     fields off the spec, which the SDK tolerated) is rebuilt with ``construct``, as the SDK did."""
     from pydantic import ValidationError
 
-    cls = model_type if isinstance(model_type, type) else _union_members(model_type).get(data.get("type"))
+    cls: Any = model_type if isinstance(model_type, type) else _union_members(model_type).get(data.get("type"))
     if cls is None:
         from pydantic import TypeAdapter
 
@@ -175,7 +175,7 @@ def _union_members(union: Any) -> dict[Any, type]:
     return members
 
 
-def usage_metadata(documents: list[Mapping[str, Any]]) -> dict[str, Any]:
+def usage_metadata(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``llm_model``, ``llm_input_tokens``, ``llm_output_tokens`` from a response or its stream events,
     wherever the provider reports them (top-level, ``response``, ``message``); what is absent stays absent."""
     out: dict[str, Any] = {}

@@ -29,7 +29,7 @@ import contextvars
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .llm_keys import DEFAULT_TEMPERATURE, http_request_key
 
@@ -57,7 +57,7 @@ class CallContext:
     cache: Cache
     streamed: bool
     is_final: Callable[[Mapping[str, Any]], bool]
-    usage: Callable[[list[Mapping[str, Any]]], dict[str, Any]]
+    usage: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]
     wrap_options: Mapping[str, Any]
     deterministic_only: bool = False
     default_temperature: float = DEFAULT_TEMPERATURE
@@ -202,7 +202,7 @@ def install(sdk_client: Any) -> bool:
     has no httpx client where the OpenAI and Anthropic SDKs keep it (its calls then run uncached)."""
     http = getattr(sdk_client, "_client", None)
     transport = getattr(http, "_transport", None)
-    if transport is None:
+    if http is None or transport is None:
         return False
     mounts = getattr(http, "_mounts", None)
     if type(transport) is KeyingTransport and not mounts:
