@@ -45,8 +45,8 @@ from langchain_core.load import dumps, load
 
 from ..cache import Cache
 from ..keys import args_key, sha256_hex
-from .llm_keys import DEFAULT_TEMPERATURE, is_sampling, resolve_deterministic_only
 from . import resolve_cache
+from .llm_keys import DEFAULT_TEMPERATURE, is_sampling, resolve_deterministic_only
 
 ACTION = "langchain.llm"
 STREAM_ACTION = "langchain.stream"

@@ -69,7 +69,7 @@ class ActionCacheNodeCache(BaseCache[Any]):
             kind, data = self.serde.dumps_typed(value)
             stored = {"type": kind, "data": data}
             options = {} if ttl is None else {"ttl_seconds": ttl}
-            self.cache.wrap(ACTION, lambda: stored, {}, key=entry_key, skip_cache=True,
+            self.cache.wrap(ACTION, lambda stored=stored: stored, {}, key=entry_key, skip_cache=True,
                             metadata={"langgraph_namespace": namespace_label(namespace)}, **options)
 
     async def aset(self, pairs: Mapping[FullKey, tuple[Any, int | None]]) -> None:

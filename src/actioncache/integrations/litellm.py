@@ -34,8 +34,8 @@ from litellm.caching.caching import Cache as LiteLLMCache
 from litellm.types.caching import LiteLLMCacheType
 
 from ..cache import Cache
-from .llm_keys import DEFAULT_TEMPERATURE, NON_OUTPUT_FIELDS, llm_request_key, resolve_deterministic_only
 from . import resolve_cache
+from .llm_keys import DEFAULT_TEMPERATURE, NON_OUTPUT_FIELDS, llm_request_key, resolve_deterministic_only
 
 ACTION = "litellm.completion"
 

@@ -220,7 +220,7 @@ def canonical_url(url: str) -> str:
 
 def _json_object(body: bytes) -> dict[str, Any] | None:
     """The body as a JSON object, or None for any other body (keyed by its digest instead)."""
-    if not body.lstrip()[:1] == b"{":
+    if body.lstrip()[:1] != b"{":
         return None
     try:
         parsed = json.loads(body)

@@ -23,8 +23,8 @@ import typing
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from ..cache import Cache
-from .sdk_transport import CallContext, Served, current_call, install
 from . import resolve_cache
+from .sdk_transport import CallContext, Served, current_call, install
 
 
 class Endpoint(NamedTuple):
@@ -159,7 +159,7 @@ def build_model(model_type: Any, data: Mapping[str, Any]) -> Any:
         return cls.construct(**data)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _union_members(union: Any) -> dict[Any, type]:
     """``{"response.completed": ResponseCompletedEvent, ...}`` for a (possibly Annotated) union."""
     members: dict[Any, type] = {}
@@ -231,7 +231,7 @@ class RecordingStream:
     def __init__(self, live: Any, recorder: _Recorder) -> None:
         self._live, self._recorder, self._iterator = live, recorder, iter(live)
 
-    def __iter__(self) -> "RecordingStream":
+    def __iter__(self) -> RecordingStream:
         return self
 
     def __next__(self) -> Any:
@@ -251,7 +251,7 @@ class RecordingStream:
         self._iterator = iter(())  # a closed stream yields nothing more, whatever was buffered
         self._live.close()
 
-    def __enter__(self) -> "RecordingStream":
+    def __enter__(self) -> RecordingStream:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -268,7 +268,7 @@ class AsyncRecordingStream:
         self._live, self._recorder, self._iterator = live, recorder, live.__aiter__()
         self._closed = False
 
-    def __aiter__(self) -> "AsyncRecordingStream":
+    def __aiter__(self) -> AsyncRecordingStream:
         return self
 
     async def __anext__(self) -> Any:
@@ -290,7 +290,7 @@ class AsyncRecordingStream:
         self._closed = True
         await self._live.close()
 
-    async def __aenter__(self) -> "AsyncRecordingStream":
+    async def __aenter__(self) -> AsyncRecordingStream:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -308,7 +308,7 @@ class ReplayStream:
     def __init__(self, chunks: list[Any]) -> None:
         self._chunks: Iterator[Any] = iter(chunks)
 
-    def __iter__(self) -> "ReplayStream":
+    def __iter__(self) -> ReplayStream:
         return self
 
     def __next__(self) -> Any:
@@ -317,7 +317,7 @@ class ReplayStream:
     def close(self) -> None:
         self._chunks = iter(())
 
-    def __enter__(self) -> "ReplayStream":
+    def __enter__(self) -> ReplayStream:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -332,7 +332,7 @@ class AsyncReplayStream:
     def __init__(self, chunks: list[Any]) -> None:
         self._chunks: Iterator[Any] = iter(chunks)
 
-    def __aiter__(self) -> "AsyncReplayStream":
+    def __aiter__(self) -> AsyncReplayStream:
         return self
 
     async def __anext__(self) -> Any:
@@ -344,7 +344,7 @@ class AsyncReplayStream:
     async def close(self) -> None:
         self._chunks = iter(())
 
-    async def __aenter__(self) -> "AsyncReplayStream":
+    async def __aenter__(self) -> AsyncReplayStream:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -69,7 +69,7 @@ class CallContext:
         """Key the request about to be sent (every attempt: a retry keys alike but is keyed again)."""
         try:
             body = request.content
-        except Exception:  # a streamed upload has no body to read up front: not cached
+        except Exception:  # noqa: BLE001 - a streamed upload has no body to read up front: not cached
             self.key = None
             return None
         found, self.fields = http_request_key(
