@@ -236,7 +236,9 @@ class Stats:
 
 
 _BY_STORE: dict[Hashable, Stats] = {}
-_BY_STORE_LOCK = threading.Lock()
+# Re-entrant: a store collected while this thread holds the lock (the garbage collector may run on
+# any allocation inside it) calls _forget, which takes the lock again on the same thread.
+_BY_STORE_LOCK = threading.RLock()
 _BY_STORE_EXIT: list[bool] = []
 
 

@@ -13,6 +13,8 @@ _NEEDS = {
     "test_openai_adapter.py": "openai", "test_anthropic_adapter.py": "anthropic",
     "test_langchain_adapter.py": "langchain_core", "test_langgraph_adapter.py": "langgraph",
     "test_litellm_adapter.py": "litellm", "test_metrics.py": "prometheus_client",
+    "test_sdk_request_keys.py": "anthropic", "test_langchain_standard.py": "langchain_tests",
+    "test_langchain_openai.py": "langchain_openai", "test_framework_contracts.py": "litellm",
 }
 collect_ignore = [] if services.in_ci() else [f for f, m in _NEEDS.items() if importlib.util.find_spec(m) is None]
 
@@ -32,3 +34,16 @@ def mem_cache() -> Cache:
     c = Cache("memory://", cleanup_probability=0.0)
     yield c
     c.close()
+
+
+@pytest.fixture
+def llm_cache(mem_cache):
+    """An ActionCacheLLMCache over ``mem_cache``, set as LangChain's global cache for the test."""
+    from langchain_core.globals import set_llm_cache
+
+    from actioncache.integrations.langchain import ActionCacheLLMCache
+
+    cache = ActionCacheLLMCache(mem_cache)
+    set_llm_cache(cache)
+    yield cache
+    set_llm_cache(None)

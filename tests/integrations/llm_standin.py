@@ -9,6 +9,9 @@ A user message containing ``INTERRUPT`` makes a stream send two events and then 
 connection without ending the chunked body: the client sees a broken stream, as when a provider
 fails mid-answer. ``TRUNCATE`` ends the body cleanly but without the stream's final event.
 ``FAILSTATUS`` makes a Responses answer report ``status: failed``.
+
+``requests`` keeps what each call sent (path with its query, headers), so a test can tell which
+server a request reached and as whom.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class StandIn:
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
         self.bodies: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -44,10 +48,11 @@ class StandIn:
     def count(self, path: str) -> int:
         return self.calls.get(path, 0)
 
-    def next_number(self, path: str, body: dict[str, Any]) -> int:
+    def next_number(self, path: str, body: dict[str, Any], target: str = "", headers: Any = None) -> int:
         with self._lock:
             self.calls[path] = self.calls.get(path, 0) + 1
             self.bodies.append(body)
+            self.requests.append({"target": target, "headers": {k.lower(): v for k, v in (headers or {}).items()}})
             return sum(self.calls.values())
 
 
@@ -88,7 +93,7 @@ def _chat(n: int, body: dict[str, Any], text: str) -> tuple[dict[str, Any], Iter
 def _responses(n: int, body: dict[str, Any], text: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     rid, mid = f"resp_{n}", f"msg_{n}"
     usage = {"input_tokens": 7, "output_tokens": len(text.split()), "total_tokens": 7 + len(text.split()),
-             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+             "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
     message = {"type": "message", "id": mid, "status": "completed", "role": "assistant",
                "content": [{"type": "output_text", "text": text, "annotations": []}]}
     whole = {"id": rid, "object": "response", "created_at": time.time(), "model": body.get("model", "m"),
@@ -156,7 +161,7 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
             if route is None:
                 self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
-            n = standin.next_number(path, body)
+            n = standin.next_number(path, body, self.path, dict(self.headers.items()))
             prompt = _last_text(body)
             whole, stream = route(n, body, f"answer {n} to {prompt} from {body.get('model')}")
             if not body.get("stream"):

@@ -43,13 +43,12 @@ def test_second_identical_call_hits_and_returns_a_message(client, standin, mem_c
 @pytest.mark.parametrize("change", [
     {"model": "claude-b"},
     {"tools": [TOOL]},
-    {"extra_body": {"temperature": 0.5}},   # with the opt-in below, a different temperature is another entry
+    {"extra_body": {"temperature": 0.5}},   # a different temperature is another entry
     {"system": "be brief"},
     {"max_tokens": 65},
 ])
 def test_changing_an_output_field_misses(standin, mem_cache, change) -> None:
-    client = cached(anthropic.Anthropic(base_url=standin.url, api_key="test", max_retries=0), cache=mem_cache,
-                    cache_nondeterministic=True)
+    client = cached(anthropic.Anthropic(base_url=standin.url, api_key="test", max_retries=0), cache=mem_cache)
     create(client)
     create(client, **change)
     assert standin.count("/v1/messages") == 2
@@ -57,10 +56,17 @@ def test_changing_an_output_field_misses(standin, mem_cache, change) -> None:
     assert standin.count("/v1/messages") == 2
 
 
-def test_without_a_temperature_the_default_samples_and_is_not_cached(client, standin) -> None:
-    create(client, extra_body=None)
-    create(client, extra_body=None)
-    assert standin.count("/v1/messages") == 2
+def test_without_a_temperature_one_sample_is_cached_unless_deterministic_only(client, standin, mem_cache) -> None:
+    first, second = create(client, extra_body=None), create(client, extra_body=None)
+    assert standin.count("/v1/messages") == 1 and second.id == first.id
+    strict = cached(anthropic.Anthropic(base_url=standin.url, api_key="test", max_retries=0), cache=mem_cache,
+                    deterministic_only=True)
+    create(strict, extra_body=None, max_tokens=65)
+    create(strict, extra_body=None, max_tokens=65)
+    assert standin.count("/v1/messages") == 3
+    create(strict, max_tokens=65)      # temperature 0 (GREEDY): cached even under deterministic_only
+    create(strict, max_tokens=65)
+    assert standin.count("/v1/messages") == 4
 
 
 def test_a_stream_replays_as_the_sdks_events_and_a_broken_one_is_not_stored(client, standin) -> None:

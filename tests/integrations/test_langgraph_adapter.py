@@ -87,3 +87,25 @@ def test_async_graph_and_clear(sqlite_cache) -> None:
     graph.clear_cache()
     graph.invoke(request)
     assert len(runs) == 2
+
+
+def test_clearing_one_namespace_leaves_a_namespace_that_joins_to_the_same_text(sqlite_cache) -> None:
+    adapter = ActionCacheNodeCache(sqlite_cache)
+    adapter.set({(("a", "b"), "k"): (1, None), (("a/b",), "k"): (2, None)})
+    adapter.clear([("a", "b")])
+    assert adapter.get([(("a", "b"), "k"), (("a/b",), "k")]) == {(("a/b",), "k"): 2}
+
+
+def test_a_policy_with_a_ttl_of_zero_runs_the_node_every_time_and_never_fails_the_graph(sqlite_cache) -> None:
+    llm, runs = FakeListChatModel(responses=[f"answer {i}" for i in range(10)]), []
+
+    def ask(state: State) -> dict:
+        runs.append(state["question"])
+        return {"answer": llm.invoke(state["question"]).content}
+
+    builder = StateGraph(State)
+    builder.add_node("ask", ask, cache_policy=CachePolicy(ttl=0))
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
+    graph = builder.compile(cache=ActionCacheNodeCache(sqlite_cache))
+    assert [graph.invoke({"question": "q"})["answer"] for _ in range(2)] == ["answer 0", "answer 1"]

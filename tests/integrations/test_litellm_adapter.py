@@ -61,10 +61,14 @@ def test_another_api_base_is_another_provider(call, standin) -> None:
     assert standin.count("/v1/chat/completions") == 2
 
 
-def test_sampling_is_not_cached_by_default(call, standin) -> None:
+def test_sampling_is_cached_unless_deterministic_only(call, standin, mem_cache) -> None:
     call(temperature=0.8)
     call(temperature=0.8)
-    assert standin.count("/v1/chat/completions") == 2
+    assert standin.count("/v1/chat/completions") == 1                  # as LiteLLM's own caches do
+    litellm.cache = ActionCacheLiteLLM(mem_cache, deterministic_only=True)
+    call(temperature=0.8, max_tokens=3)
+    call(temperature=0.8, max_tokens=3)
+    assert standin.count("/v1/chat/completions") == 3
 
 
 def test_a_hit_replays_as_litellm_stream_chunks(call, standin) -> None:

@@ -1,4 +1,5 @@
-"""llm_request_key: every output field is in the key, the others are not; sampling is opt-in."""
+"""llm_request_key and http_request_key: every output field and header is in the key, the others
+are not; credentials enter as a digest; sampling is cached unless deterministic_only."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.integrations.llm_keys import (NON_OUTPUT_FIELDS, TELEMETRY_HEADERS, llm_request_key,
-                                               normalize)
+from actioncache.integrations.llm_keys import (NON_OUTPUT_FIELDS, TELEMETRY_HEADER_PREFIXES, TELEMETRY_HEADERS,
+                                               http_request_key, llm_request_key, normalize)
 
 BASE = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 
@@ -72,8 +73,7 @@ def test_an_int_and_its_float_are_one_number(n: int) -> None:
     ("extra_query", {"api-version": "1"}, {"api-version": "2"}),
 ])
 def test_every_output_field_changes_the_key(field: str, a, b) -> None:
-    opts = {"cache_nondeterministic": True}
-    assert key({**BASE, field: a}, **opts) != key({**BASE, field: b}, **opts)
+    assert key({**BASE, field: a}) != key({**BASE, field: b})
 
 
 def test_provider_url_and_every_header_enter_but_telemetry_does_not() -> None:
@@ -91,7 +91,7 @@ def test_provider_url_and_every_header_enter_but_telemetry_does_not() -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20), st.text(min_size=1, max_size=10))
 def test_any_header_outside_the_telemetry_list_changes_the_key(name: str, value: str) -> None:
-    if name in TELEMETRY_HEADERS or name.startswith("x-stainless-"):
+    if name in TELEMETRY_HEADERS or name.startswith(TELEMETRY_HEADER_PREFIXES):
         return
     assert key(BASE, headers={name: value}) != key(BASE)
 
@@ -117,15 +117,17 @@ def test_a_stream_is_kept_apart_from_a_plain_call() -> None:
     assert key({**BASE, "stream": True}) == key(BASE)  # the flag itself is not what keeps them apart
 
 
-def test_sampling_is_cached_only_when_asked() -> None:
+def test_sampling_is_cached_unless_deterministic_only() -> None:
     sampled = {**BASE, "temperature": 0.7}
-    found = llm_request_key(sampled, api="openai.chat")
-    assert found.key is None and "cache_nondeterministic=True" in found.reason
-    assert key(sampled, cache_nondeterministic=True) is not None
-    assert key({**sampled, "seed": 7}) is not None                       # a seed makes it reproducible
     no_temperature = {k: v for k, v in BASE.items() if k != "temperature"}
-    assert key(no_temperature) is None                                  # the provider default samples (1.0)
-    assert key({**no_temperature, "extra_body": {"temperature": 0}}) is not None
+    assert key(sampled) is not None and key(no_temperature) is not None      # cached, as peers do
+    found = llm_request_key(sampled, api="openai.chat", deterministic_only=True)
+    assert found.key is None and "deterministic_only=True" in found.reason
+    assert key(no_temperature, deterministic_only=True) is None               # the provider default samples (1.0)
+    assert key({**sampled, "seed": 7}, deterministic_only=True) is not None   # a seed makes it reproducible
+    assert key({**no_temperature, "extra_body": {"temperature": 0}}, deterministic_only=True) is not None
+    with pytest.warns(DeprecationWarning, match="deterministic_only"):
+        assert key(sampled, cache_nondeterministic=False) is None            # the old spelling, the old rule
 
 
 def test_absent_none_and_sdk_sentinels_are_the_same() -> None:
@@ -167,7 +169,7 @@ def test_bad_arguments_name_the_fix() -> None:
     ("prompt", {"id": "pmpt_1"}),
 ])
 def test_requests_naming_mutable_provider_state_are_never_cached(field, value) -> None:
-    found = llm_request_key({**BASE, field: value}, api="openai.responses", cache_nondeterministic=True)
+    found = llm_request_key({**BASE, field: value}, api="openai.responses")
     assert found.key is None and "provider-side state" in found.reason
 
 
@@ -176,3 +178,63 @@ def test_a_pinned_prompt_version_and_a_previous_response_are_keyed() -> None:
     assert pinned is not None and pinned != key({**BASE, "prompt": {"id": "pmpt_1", "version": "4"}})
     assert key({**BASE, "previous_response_id": "resp_1"}) != key({**BASE, "previous_response_id": "resp_2"})
     assert key({**BASE, "background": False}) is not None
+
+
+# --- http_request_key: the request as sent ----------------------------------------------------------
+
+URL = "http://gateway.local/v1/chat/completions"
+SENT_HEADERS = [("authorization", "Bearer sk-one"), ("content-type", "application/json"),
+                ("user-agent", "OpenAI/Python 9"), ("x-stainless-retry-count", "0")]
+
+
+def sent(body: dict | bytes = BASE, url: str = URL, headers=SENT_HEADERS, **options) -> str | None:
+    import json
+
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return http_request_key("POST", url, headers, data, api="openai.chat", **options)[0].key
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.text("xyz", max_size=3)), max_size=5), st.randoms(use_true_random=False))
+def test_query_parameter_order_does_not_matter_but_values_do(params, rnd) -> None:
+    from urllib.parse import urlencode
+
+    shuffled = sorted(params, key=lambda p: p[0])  # each name's values keep their order (they may mean a list)
+    names = sorted({p[0] for p in params})
+    rnd.shuffle(names)
+    regrouped = [p for name in names for p in shuffled if p[0] == name]
+    assert sent(url=f"{URL}?{urlencode(params)}") == sent(url=f"{URL}?{urlencode(regrouped)}")
+    assert sent(url=f"{URL}?{urlencode(params)}") != sent(url=f"{URL}?{urlencode(params + [('e', '1')])}")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20), st.text("abc12", min_size=1, max_size=8))
+def test_a_sent_header_enters_the_key_unless_it_is_telemetry(name: str, value: str) -> None:
+    with_header = sent(headers=SENT_HEADERS + [(name, value)])
+    telemetry = name in TELEMETRY_HEADERS or name.startswith(TELEMETRY_HEADER_PREFIXES)
+    assert (with_header == sent()) is telemetry
+
+
+def test_the_method_url_body_and_account_of_the_sent_request_are_the_key() -> None:
+    assert sent(url=URL.replace("gateway.local", "other.local")) != sent()
+    assert sent(url=URL + "?api-version=2") != sent(url=URL + "?api-version=1")
+    assert sent({**BASE, "model": "gpt-y"}) != sent()
+    assert sent({**BASE, "user": "u2", "metadata": {"run": 1}, "stream": True}) == sent()   # non-output fields
+    assert sent(headers=[("authorization", "Bearer sk-two")]) != sent(headers=[("authorization", "Bearer sk-one")])
+    assert sent(b"not json") != sent(b"not json either") and sent(b"not json") is not None
+    assert sent(streamed=True) != sent()
+    assert http_request_key("GET", URL, [], b"", api="openai.chat")[0].key != sent()
+
+
+def test_the_sent_request_keeps_secrets_out_of_the_key_document() -> None:
+    found, _ = http_request_key("POST", URL, SENT_HEADERS + [("openai-organization", "org-secret")],
+                                b'{"model": "m", "api_key": "sk-in-body"}', api="openai.chat")
+    assert found.document["credentials_sha256"]
+    for secret in ("sk-one", "org-secret", "sk-in-body"):
+        assert secret not in repr(found.document)
+
+
+def test_the_sent_request_obeys_the_state_and_sampling_rules() -> None:
+    assert sent({**BASE, "conversation": "conv_1"}) is None
+    sampled = {**BASE, "temperature": 0.8}
+    assert sent(sampled) is not None and sent(sampled, deterministic_only=True) is None

@@ -58,16 +58,29 @@ def test_changing_an_output_field_misses(client, standin, change) -> None:
     assert changed.choices[0].message.content != chat(client).choices[0].message.content
 
 
-def test_sampling_calls_run_every_time_unless_opted_in(standin, mem_cache) -> None:
+def test_sampling_calls_are_cached_by_default_and_deterministic_only_keeps_them_out(standin, mem_cache) -> None:
+    # issue 26: an LLM cache caches what is routed through it, as LangChain's caches and LiteLLM do
     raw = openai.OpenAI(base_url=standin.url + "/v1", api_key="test", max_retries=0)
-    plain, opted = cached(raw, cache=mem_cache), cached(raw, cache=mem_cache, cache_nondeterministic=True)
+    plain, strict = cached(raw, cache=mem_cache), cached(raw, cache=mem_cache, deterministic_only=True)
     no_temperature = {"model": "gpt-a", "messages": MESSAGES}
-    plain.chat.completions.create(**no_temperature)
-    plain.chat.completions.create(**no_temperature)
+    a = plain.chat.completions.create(**no_temperature)
+    b = plain.chat.completions.create(**no_temperature)
+    assert standin.count("/v1/chat/completions") == 1 and a.id == b.id          # one sample, replayed
+    strict.chat.completions.create(**no_temperature, temperature=0.9)
+    strict.chat.completions.create(**no_temperature, temperature=0.9)
+    assert standin.count("/v1/chat/completions") == 3                           # sampling: runs every time
+    strict.chat.completions.create(**no_temperature, temperature=0)
+    strict.chat.completions.create(**no_temperature, temperature=0)
+    assert standin.count("/v1/chat/completions") == 4                           # greedy: cached
+
+
+def test_the_old_opt_in_still_works_and_warns(standin, mem_cache) -> None:
+    raw = openai.OpenAI(base_url=standin.url + "/v1", api_key="test", max_retries=0)
+    with pytest.warns(DeprecationWarning, match="deterministic_only=True"):
+        old_strict = cached(raw, cache=mem_cache, cache_nondeterministic=False)
+    old_strict.chat.completions.create(model="gpt-a", messages=MESSAGES)
+    old_strict.chat.completions.create(model="gpt-a", messages=MESSAGES)
     assert standin.count("/v1/chat/completions") == 2
-    a = opted.chat.completions.create(**no_temperature, temperature=0.9)
-    b = opted.chat.completions.create(**no_temperature, temperature=0.9)
-    assert standin.count("/v1/chat/completions") == 3 and a.id == b.id
 
 
 def test_a_stream_is_stored_when_whole_and_replays_chunk_for_chunk(client, standin) -> None:

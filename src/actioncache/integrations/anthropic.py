@@ -7,10 +7,12 @@
     client = cached(Anthropic(), cache=Cache())
     m = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=[...], temperature=0)
 
-Works on ``Anthropic`` and ``AsyncAnthropic``. A hit is the SDK's own ``Message``; a streamed call
+Works on ``Anthropic`` and ``AsyncAnthropic``. The key is the HTTP request the SDK sends
+(``llm_keys.http_request_key``). A hit is the SDK's own ``Message``; a streamed call
 (``stream=True``) is stored once it reached ``message_stop`` and replays as the SDK's stream events.
-Anthropic's default temperature is 1.0 (sampling): give ``temperature=0`` or opt in with
-``cache_nondeterministic=True``. Install with ``pip install 'actioncache[anthropic]'``.
+Anthropic's default temperature is 1.0 (sampling): such a request is cached like any other (its one
+sample is replayed); ``deterministic_only=True`` keeps sampling requests out.
+Install with ``pip install 'actioncache[anthropic]'``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..cache import Cache
+from .llm_keys import resolve_deterministic_only
 from .sdk_cache import CachedClient, Endpoint, make_settings
 
 MESSAGES_API = "anthropic.messages"
@@ -34,6 +37,8 @@ def _routes() -> dict[tuple[str, ...], Endpoint]:
 
 
 def cached(client: Any, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
-           cache_nondeterministic: bool = False) -> Any:
-    """A view of ``client`` whose ``messages.create`` goes through ``cache`` (default: the process-wide cache)."""
-    return CachedClient(client, _routes(), make_settings(client, cache, ttl_seconds, cache_nondeterministic))
+           deterministic_only: bool = False, cache_nondeterministic: bool | None = None) -> Any:
+    """A view of ``client`` whose ``messages.create`` goes through ``cache`` (default: the process-wide cache).
+    ``deterministic_only=True`` leaves sampling requests uncached."""
+    settings = make_settings(cache, ttl_seconds, resolve_deterministic_only(deterministic_only, cache_nondeterministic))
+    return CachedClient(client, _routes(), settings)

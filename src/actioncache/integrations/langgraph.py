@@ -12,11 +12,14 @@ LangGraph decides what is cached (nodes with a ``CachePolicy``) and keys each no
 policy's ``key_func``; this class stores what it writes in any actioncache store, so node results
 survive restarts and are shared across processes. Values go through LangGraph's own serializer
 (``JsonPlusSerializer`` without pickle) and are stored as JSON. A policy without ``ttl`` keeps the
-entry for the cache's default TTL (60 days). Install with ``pip install 'actioncache[langgraph]'``.
+entry for the cache's default TTL (60 days); a ``ttl`` of 0 or below keeps nothing (as LangGraph's
+``InMemoryCache``: such an entry has expired when it is written). Install with
+``pip install 'actioncache[langgraph]'``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Sequence
 
 from langgraph.cache.base import BaseCache, FullKey, Namespace
@@ -26,6 +29,12 @@ from ..keys import args_key
 from . import resolve_cache
 
 ACTION = "langgraph.node"
+
+
+def namespace_label(namespace: Namespace) -> str:
+    """The namespace as stored in each entry's metadata (for ``clear``): its JSON, so ``("a/b",)``
+    and ``("a", "b")`` stay two namespaces."""
+    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 
 class ActionCacheNodeCache(BaseCache[Any]):
@@ -53,11 +62,15 @@ class ActionCacheNodeCache(BaseCache[Any]):
 
     def set(self, pairs: Mapping[FullKey, tuple[Any, int | None]]) -> None:
         for (namespace, key), (value, ttl) in pairs.items():
+            entry_key = self.key_for(namespace, key)
+            if ttl is not None and ttl <= 0:  # expired as it is written: nothing to keep, the old value goes
+                self.cache.invalidate(key=entry_key)
+                continue
             kind, data = self.serde.dumps_typed(value)
             stored = {"type": kind, "data": data}
             options = {} if ttl is None else {"ttl_seconds": ttl}
-            self.cache.wrap(ACTION, lambda: stored, {}, key=self.key_for(namespace, key), skip_cache=True,
-                            metadata={"langgraph_namespace": "/".join(namespace)}, **options)
+            self.cache.wrap(ACTION, lambda stored=stored: stored, {}, key=entry_key, skip_cache=True,
+                            metadata={"langgraph_namespace": namespace_label(namespace)}, **options)
 
     async def aset(self, pairs: Mapping[FullKey, tuple[Any, int | None]]) -> None:
         self.set(pairs)
@@ -68,7 +81,8 @@ class ActionCacheNodeCache(BaseCache[Any]):
             self.cache.invalidate_action(ACTION)
             return
         for namespace in namespaces:
-            self.cache.invalidate(metadata_filter={"_cache_action": ACTION, "langgraph_namespace": "/".join(namespace)})
+            self.cache.invalidate(metadata_filter={"_cache_action": ACTION,
+                                                   "langgraph_namespace": namespace_label(namespace)})
 
     async def aclear(self, namespaces: Sequence[Namespace] | None = None) -> None:
         self.clear(namespaces)

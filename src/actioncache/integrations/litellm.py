@@ -14,7 +14,10 @@ retries, cache controls: :func:`request_fields`), so ``api_version``, ``headers`
 ``base_model`` and arguments added next month are in. ``headers`` go through the ``llm_keys`` header
 rule; credentials (``api_key``, tokens, secrets, passwords) enter as a digest. The provider and its
 ``api_base`` are part of it. A ``mock_*`` request (``mock_response``, ...) is never cached. Sampling
-requests are not cached unless ``cache_nondeterministic=True``.
+requests are cached like any other, as LiteLLM's own caches do (one sample replayed);
+``deterministic_only=True`` keeps them out. LiteLLM decides before any request exists, so this key
+is the call's arguments, not the HTTP request (the OpenAI and Anthropic adapters key that). A
+``ttl`` of 0 or below keeps nothing.
 
 Streams are LiteLLM's business: it stores the assembled response once a stream has ended and
 replays a hit as its own ``ModelResponseStream`` chunks, so chunk boundaries are LiteLLM's, not
@@ -29,11 +32,10 @@ from typing import Any, Mapping
 from litellm.caching.base_cache import BaseCache
 from litellm.caching.caching import Cache as LiteLLMCache
 from litellm.types.caching import LiteLLMCacheType
-from litellm.types.utils import is_litellm_owned_kwarg
 
 from ..cache import Cache
-from .llm_keys import DEFAULT_TEMPERATURE, NON_OUTPUT_FIELDS, llm_request_key
 from . import resolve_cache
+from .llm_keys import DEFAULT_TEMPERATURE, NON_OUTPUT_FIELDS, llm_request_key, resolve_deterministic_only
 
 ACTION = "litellm.completion"
 
@@ -71,6 +73,16 @@ def _is_credential(name: str) -> bool:
     return name not in NON_OUTPUT_FIELDS and any(part in name for part in CREDENTIAL_PARTS)  # not prompt_cache_key
 
 
+def _seconds(ttl: Any, default: float | None) -> float | None:
+    """LiteLLM's ``ttl`` (a number, or text holding one) in seconds; ``default`` when absent or unreadable."""
+    if ttl is None or isinstance(ttl, bool):
+        return default
+    try:
+        return float(ttl)
+    except (TypeError, ValueError):
+        return default
+
+
 class ActionCacheStore(BaseCache):
     """LiteLLM's cache-backend interface (``get_cache``/``set_cache``) on an actioncache :class:`Cache`."""
 
@@ -81,8 +93,11 @@ class ActionCacheStore(BaseCache):
     def set_cache(self, key: Any, value: Any, **kwargs: Any) -> None:
         if not isinstance(key, str) or not key:
             return
-        ttl = kwargs.get("ttl") or self.ttl_seconds
-        options = {"ttl_seconds": float(ttl)} if ttl else {}
+        ttl = _seconds(kwargs.get("ttl"), self.ttl_seconds)
+        if ttl is not None and ttl <= 0:  # LiteLLM's own caches: expired as it is written, the old value gone
+            self.action_cache.invalidate(key=key)
+            return
+        options: dict[str, Any] = {} if ttl is None else {"ttl_seconds": ttl}
         self.action_cache.wrap(ACTION, lambda: value, {}, key=key, skip_cache=True, **options)
 
     async def async_set_cache(self, key: Any, value: Any, **kwargs: Any) -> None:
@@ -112,16 +127,17 @@ class ActionCacheLiteLLM(LiteLLMCache):
     """Set as ``litellm.cache``: LiteLLM's caching flow, actioncache's keys and store."""
 
     def __init__(self, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
-                 cache_nondeterministic: bool = False, default_temperature: float = DEFAULT_TEMPERATURE,
-                 **litellm_options: Any) -> None:
+                 deterministic_only: bool = False, default_temperature: float = DEFAULT_TEMPERATURE,
+                 cache_nondeterministic: bool | None = None, **litellm_options: Any) -> None:
         super().__init__(type=LiteLLMCacheType.LOCAL, **litellm_options)
         self.action_cache = resolve_cache(cache)
         self.cache = ActionCacheStore(self.action_cache, ttl_seconds)
-        self.cache_nondeterministic = cache_nondeterministic
+        self.deterministic_only = resolve_deterministic_only(deterministic_only, cache_nondeterministic)
         self.default_temperature = default_temperature
 
     def key_for(self, **kwargs: Any) -> str | None:
-        """The request's key, or None when it is not cached (sampling, a ``mock_*`` request)."""
+        """The request's key, or None when it is not cached (a ``mock_*`` request, provider-side state,
+        sampling under ``deterministic_only=True``)."""
         if any(name.startswith("mock_") for name in kwargs):
             return None  # a mocked answer must never be served for (or share a key with) a real call
         provider = kwargs.get("custom_llm_provider") or ""
@@ -131,12 +147,12 @@ class ActionCacheLiteLLM(LiteLLMCache):
         found = llm_request_key(request_fields(kwargs), api=ACTION, base_url=f"{provider}|{base}",
                                 headers=headers if isinstance(headers, Mapping) else None,
                                 credentials={k: v if isinstance(v, str) else repr(v) for k, v in credentials.items()},
-                                cache_nondeterministic=self.cache_nondeterministic,
+                                deterministic_only=self.deterministic_only,
                                 default_temperature=self.default_temperature)
         return found.key
 
     def get_cache_key(self, **kwargs: Any) -> str:  # LiteLLM's hook: our key instead of its own
-        return self.key_for(**kwargs)  # type: ignore[return-value] - None: not cached (sampling)
+        return self.key_for(**kwargs)  # type: ignore[return-value]  # None: not cached (state, mock, sampling)
 
     def should_use_cache(self, **kwargs: Any) -> bool:
-        return bool(super().should_use_cache(**kwargs)) and self.key_for(**kwargs) is not None
+        return bool(super().should_use_cache(**kwargs)) and self.key_for(**kwargs) is not None  # type: ignore[no-untyped-call]

@@ -25,18 +25,29 @@ models and classes (``response_format=MyModel``) are spelled by their JSON and J
 Provider-side state: a request naming a conversation, a container or a background run, or a
 stored prompt without a pinned version, is never cached (``STATEFUL_FIELDS``).
 
-Sampling: a request whose temperature is above 0 without a ``seed`` gives a different answer each
-time, so it is cached only with ``cache_nondeterministic=True`` (replaying one sample is a choice).
-A request that states no temperature uses the provider's default, which is sampling (1.0) for
-OpenAI, Anthropic and the compatible servers: such requests are not cached by default either
-(Anthropic's current SDK has no temperature argument at all: pass ``extra_body={"temperature": 0}``
-or opt in).
+Two ways in. The SDK adapters (``openai``, ``anthropic``) key the HTTP request the SDK actually
+sends (:func:`http_request_key`): method, URL with its query, the JSON body under the field rule
+above, and every header but the telemetry list, credentials as a digest. Whatever shaped the request
+(the client's ``base_url``, ``organization`` or API key set after wrapping, a custom ``http_client``
+with its own headers or query parameters, a gateway route, an event hook) is in the key because it
+is in the request. Adapters that decide before any request exists (LiteLLM's cache flow, LangChain's
+``BaseCache``) key the call's arguments (:func:`llm_request_key`) by the same rules.
+
+Sampling: an adapter caches what is routed through it, as LangChain's own caches, LiteLLM and
+GPTCache do: a request that samples (temperature above 0 without a ``seed``, or no temperature,
+which means the provider's default of 1.0) is stored once and its one sample is replayed to every
+later identical request. ``deterministic_only=True`` keeps sampling requests out of the cache (they
+run every time); the old ``cache_nondeterministic=`` argument still works and warns once.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
-from typing import Any, Mapping, NamedTuple
+import warnings
+from typing import Any, Iterable, Mapping, NamedTuple
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import KeyStrategyError
 from ..keys import args_key, sha256_hex
@@ -58,15 +69,19 @@ NON_OUTPUT_FIELDS = frozenset({
 #: response and is keyed like any field.
 STATEFUL_FIELDS = frozenset({"conversation", "container", "background"})
 
-#: Headers that cannot change the answer; every other header enters the key.
+#: Headers that cannot change the answer; every other header enters the key. They describe the
+#: client and the attempt, not the question: the SDKs' ``X-Stainless-*`` telemetry (package, OS,
+#: runtime, retry count, timeouts), the user agent, content negotiation and framing, per-attempt
+#: idempotency keys, request ids and the trace ids tracers inject (W3C, B3, Jaeger, Datadog, ...).
 TELEMETRY_HEADERS = frozenset({
     "user-agent", "accept", "accept-encoding", "accept-language", "content-type", "content-length",
     "connection", "keep-alive", "host", "idempotency-key", "x-idempotency-key", "request-id",
     "x-request-id", "x-client-request-id", "x-correlation-id", "traceparent", "tracestate", "baggage",
     "sentry-trace", "x-amzn-trace-id", "x-cloud-trace-context", "x-b3-traceid", "x-b3-spanid",
-    "x-b3-parentspanid", "x-b3-sampled", "b3", "retry-count", "x-retry-count",
+    "x-b3-parentspanid", "x-b3-sampled", "x-b3-flags", "b3", "uber-trace-id", "newrelic",
+    "elastic-apm-traceparent", "x-ot-span-context", "sw8", "grpc-trace-bin", "retry-count", "x-retry-count",
 })
-TELEMETRY_HEADER_PREFIXES = ("x-stainless-",)
+TELEMETRY_HEADER_PREFIXES = ("x-stainless-", "x-datadog-")
 
 #: Header names that carry credentials (also any name holding one of ``CREDENTIAL_NAME_PARTS``).
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key",
@@ -94,42 +109,50 @@ def llm_request_key(
     headers: Mapping[str, Any] | None = None,
     credentials: Mapping[str, Any] | None = None,
     streamed: bool = False,
-    cache_nondeterministic: bool = False,
+    deterministic_only: bool = False,
     default_temperature: float = DEFAULT_TEMPERATURE,
+    cache_nondeterministic: bool | None = None,
 ) -> LLMKey:
-    """The cache key of one request: ``cache:{api}:{sha256 of the canonical request}``.
+    """The cache key of one call: ``cache:{api}:{sha256 of the canonical request}``.
 
-    ``request`` is the keyword arguments of the SDK call (or the JSON body). ``api`` names the
-    endpoint and is the action name in stats and metrics. ``credentials`` is the client's identity
-    (``api_key``, ``organization``, ``project``, ...): it enters as a digest only. Returns ``LLMKey(None, ...)`` for a
-    sampling request without ``cache_nondeterministic=True`` and for a request holding a value that
-    has no stable spelling (the call then runs uncached; ``reason`` says which).
+    ``request`` is the keyword arguments of the call. ``api`` names the endpoint and is the action
+    name in stats and metrics. ``credentials`` is the client's identity (``api_key``,
+    ``organization``, ``project``, ...): it enters as a digest only. Returns ``LLMKey(None, ...)``
+    for a request naming provider-side state, a sampling request under ``deterministic_only=True``
+    and a request holding a value that has no stable spelling (the call then runs uncached;
+    ``reason`` says which).
     """
     if not isinstance(api, str) or not api:
         raise ValueError("api must name the endpoint, e.g. 'openai.chat' or 'anthropic.messages'")
+    deterministic_only = resolve_deterministic_only(deterministic_only, cache_nondeterministic)
     fields = present_fields(request)
-    stateful = stateful_reference(fields)
-    if stateful:
-        return LLMKey(None, api, None, f"the request refers to provider-side state that changes ({stateful})")
-    if not cache_nondeterministic and is_sampling(fields, default_temperature):
-        return LLMKey(None, api, None, "sampling request (temperature > 0 without a seed): "
-                                       "pass cache_nondeterministic=True to replay one sample")
+    refused = refusal(fields, deterministic_only, default_temperature)
+    if refused:
+        return LLMKey(None, api, None, refused)
     document: dict[str, Any] = {"api": api, "request": {}}
     try:
-        document["request"] = {name: normalize(value) for name, value in fields.items()
-                               if name not in NON_OUTPUT_FIELDS}
+        document["request"] = output_fields(fields)
     except KeyStrategyError as exc:
         return LLMKey(None, api, None, str(exc))
     if base_url:
         document["base_url"] = str(base_url).rstrip("/")
     extra_headers = fields.get("extra_headers")
     all_headers = {**dict(headers or {}), **(dict(extra_headers) if isinstance(extra_headers, Mapping) else {})}
-    chosen = output_headers(all_headers)
+    return _finish(document, all_headers, {**_identity(fields), **dict(credentials or {})}, streamed)
+
+
+def _identity(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: fields[name] for name in ("api_key", "organization", "project") if name in fields}
+
+
+def _finish(document: dict[str, Any], headers: Mapping[str, Any], identity: Mapping[str, Any],
+            streamed: bool) -> LLMKey:
+    """Add the headers (in clear, less telemetry), the credentials digest and the stored form; hash."""
+    api = document["api"]
+    chosen = output_headers(headers)
     if chosen:
         document["headers"] = chosen
-    identity = {**{name: fields[name] for name in ("api_key", "organization", "project") if name in fields},
-                **dict(credentials or {})}
-    digest = credentials_digest(all_headers, identity)
+    digest = credentials_digest(headers, identity)
     if digest:
         document["credentials_sha256"] = digest
     if streamed:
@@ -138,6 +161,99 @@ def llm_request_key(
         return LLMKey(args_key(api, document), api, document)
     except KeyStrategyError as exc:
         return LLMKey(None, api, None, str(exc))
+
+
+def http_request_key(
+    method: str,
+    url: str,
+    headers: Iterable[tuple[str | bytes, str | bytes]],
+    body: bytes,
+    *,
+    api: str,
+    streamed: bool = False,
+    deterministic_only: bool = False,
+    default_temperature: float = DEFAULT_TEMPERATURE,
+) -> tuple[LLMKey, dict[str, Any]]:
+    """The cache key of the HTTP request an SDK is about to send, and its JSON body's fields.
+
+    In: the method, the URL (query parameters in sorted order), the body (a JSON object under the
+    field rule: ``NON_OUTPUT_FIELDS`` left out, the rest normalized; any other body as its SHA-256),
+    every header but ``TELEMETRY_HEADERS`` (names lower-cased, repeated headers joined in order; as
+    text or as the raw bytes on the wire, read as Latin-1), and
+    the credential headers as one digest (:func:`credentials_digest`). ``streamed`` keeps a stream's
+    chunks apart from a plain answer. The fields are returned so the caller judges the request it
+    really sent (a stream's ``n`` or ``stream_options`` may come from ``extra_body``).
+    """
+    fields: dict[str, Any] = {}
+    document: dict[str, Any] = {"api": api, "method": method.upper(), "url": canonical_url(url)}
+    parsed = _json_object(body)
+    if parsed is None:
+        if body:
+            document["body_sha256"] = sha256_hex(bytes(body))
+    else:
+        fields = present_fields(parsed)
+        refused = refusal(fields, deterministic_only, default_temperature)
+        if refused:
+            return LLMKey(None, api, None, refused), fields
+        try:
+            document["request"] = output_fields(fields)
+        except KeyStrategyError as exc:
+            return LLMKey(None, api, None, str(exc)), fields
+    joined: dict[str, str] = {}
+    for raw_name, raw_value in headers:
+        name = (raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name).lower()
+        value = raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
+        joined[name] = f"{joined[name]}, {value}" if name in joined else value
+    return _finish(document, joined, _identity(fields), streamed), fields
+
+
+def canonical_url(url: str) -> str:
+    """The URL as sent with its query parameters in sorted order of their names (repeated
+    parameters keep their order among themselves, each spelled as sent) and no fragment."""
+    url = str(url)
+    if "?" not in url and "#" not in url:
+        return url  # nothing to reorder (most API calls)
+    parts = urlsplit(url)
+    pairs = sorted((p for p in parts.query.split("&") if p), key=lambda pair: pair.split("=", 1)[0])
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "&".join(pairs), ""))
+
+
+def _json_object(body: bytes) -> dict[str, Any] | None:
+    """The body as a JSON object, or None for any other body (keyed by its digest instead)."""
+    if body.lstrip()[:1] != b"{":
+        return None
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def refusal(fields: Mapping[str, Any], deterministic_only: bool, default_temperature: float) -> str | None:
+    """Why a request is not cached, or None: it names provider-side state that changes, or it
+    samples while the adapter caches deterministic requests only."""
+    stateful = stateful_reference(fields)
+    if stateful:
+        return f"the request refers to provider-side state that changes ({stateful})"
+    if deterministic_only and is_sampling(fields, default_temperature):
+        return ("sampling request (temperature > 0 without a seed) and deterministic_only=True: "
+                "give temperature=0 or a seed to cache it")
+    return None
+
+
+def output_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields that can change the answer, normalized (``NON_OUTPUT_FIELDS`` left out)."""
+    return {name: normalize(value) for name, value in fields.items() if name not in NON_OUTPUT_FIELDS}
+
+
+def resolve_deterministic_only(deterministic_only: bool, cache_nondeterministic: bool | None) -> bool:
+    """``deterministic_only``, or the deprecated ``cache_nondeterministic`` spelling of its opposite
+    (a ``DeprecationWarning`` at the caller's line: Python's filters show it once per line)."""
+    if cache_nondeterministic is None:
+        return bool(deterministic_only)
+    warnings.warn("cache_nondeterministic= is deprecated: sampling requests are cached by default now; "
+                  "pass deterministic_only=True to keep them out", DeprecationWarning, stacklevel=3)
+    return bool(deterministic_only) or not cache_nondeterministic
 
 
 def output_headers(headers: Mapping[str, Any]) -> dict[str, str]:
@@ -163,10 +279,12 @@ def credentials_digest(headers: Mapping[str, Any], identity: Mapping[str, Any] |
     return sha256_hex(found) if found else None
 
 
+@functools.lru_cache(maxsize=4096)  # a client sends the same few header names on every request
 def _is_telemetry_header(name: str) -> bool:
     return name in TELEMETRY_HEADERS or name.startswith(TELEMETRY_HEADER_PREFIXES)
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_credential_header(name: str) -> bool:
     if _is_telemetry_header(name):  # Idempotency-Key names a key but holds none
         return False

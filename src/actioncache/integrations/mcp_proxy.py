@@ -104,7 +104,7 @@ def build_proxy(upstream: Any, init: Any, command: Sequence[str], cache: Cache, 
     from mcp.server.lowlevel import Server
 
     identity = server_identity(command, init.server_info, env=env, server_id=server_id)
-    options = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
+    options: dict[str, Any] = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         listed = await upstream.list_tools(params=params)

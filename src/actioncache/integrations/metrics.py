@@ -80,7 +80,8 @@ class CacheMetrics:
     def __call__(self, event: CacheEvent) -> None:
         action = event.action or ""
         meta = event.metadata or {}
-        model = meta.get("llm_model") if isinstance(meta.get("llm_model"), str) else ""
+        stated = meta.get("llm_model")
+        model = stated if isinstance(stated, str) else ""
         if event.kind == "lookup":
             self._record("lookup", action, model, event.value)
             return

@@ -8,10 +8,12 @@
     r = client.chat.completions.create(model="gpt-4o-mini", messages=[...], temperature=0)
     # the second identical call is a hit: a ChatCompletion rebuilt from the store, no HTTP
 
-Works on ``OpenAI``, ``AsyncOpenAI`` (and any client of the same shape, e.g. ``AzureOpenAI``).
-Everything else on the client is the client's own. Streams (``stream=True``) are stored once they
-ended with their final chunk and replay as ``ChatCompletionChunk`` / response events. Keys, and why
-sampling calls are not cached unless ``cache_nondeterministic=True``: ``llm_keys``.
+Works on ``OpenAI``, ``AsyncOpenAI`` and ``AzureOpenAI``. Everything else on the client is the
+client's own. The key is the HTTP request the SDK sends (``llm_keys.http_request_key``): set
+``client.base_url``, ``organization`` or the API key later, give a custom ``http_client``, and the
+key follows. Streams (``stream=True``) are stored once they ended with their final chunk and replay
+as ``ChatCompletionChunk`` / response events. Sampling requests are cached like any other (one
+sample is replayed); ``deterministic_only=True`` keeps them out.
 Install with ``pip install 'actioncache[openai]'``.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..cache import Cache
+from .llm_keys import resolve_deterministic_only
 from .sdk_cache import CachedClient, Endpoint, make_settings
 
 CHAT_API = "openai.chat"
@@ -29,7 +32,8 @@ RESPONSES_API = "openai.responses"
 def _chat_finished(events: list[dict[str, Any]], request: Mapping[str, Any]) -> bool:
     # whole when every requested choice reported a finish_reason (and the usage chunk came, if asked)
     finished = {c.get("index") for e in events for c in e.get("choices") or () if c.get("finish_reason")}
-    wanted = request.get("n") if isinstance(request.get("n"), int) else 1
+    n = request.get("n")
+    wanted = n if isinstance(n, int) else 1
     if len(finished) < wanted:
         return False
     options = request.get("stream_options")
@@ -59,7 +63,10 @@ def _routes() -> dict[tuple[str, ...], Endpoint]:
 
 
 def cached(client: Any, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
-           cache_nondeterministic: bool = False) -> Any:
+           deterministic_only: bool = False, cache_nondeterministic: bool | None = None) -> Any:
     """A view of ``client`` whose ``chat.completions.create`` and ``responses.create`` go through ``cache``
-    (default: the process-wide cache). ``ttl_seconds`` overrides the cache's default TTL."""
-    return CachedClient(client, _routes(), make_settings(client, cache, ttl_seconds, cache_nondeterministic))
+    (default: the process-wide cache). ``ttl_seconds`` overrides the cache's default TTL;
+    ``deterministic_only=True`` leaves sampling requests uncached (``cache_nondeterministic`` is its
+    deprecated opposite)."""
+    settings = make_settings(cache, ttl_seconds, resolve_deterministic_only(deterministic_only, cache_nondeterministic))
+    return CachedClient(client, _routes(), settings)

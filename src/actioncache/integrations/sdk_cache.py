@@ -1,17 +1,17 @@
 """What the OpenAI and Anthropic adapters share: a client view whose chosen methods go through a Cache.
 
-``CachedClient(client, routes, settings)`` answers every attribute from the real client, except the
-paths in ``routes`` (``("chat", "completions", "create")``), which become cached calls:
+``CachedClient(client, routes, settings)`` answers every attribute from the real client (and sets
+attributes on it: ``view.base_url = ...`` reconfigures the client), except the paths in ``routes``
+(``("chat", "completions", "create")``), which become cached calls. The key is the HTTP request the
+SDK actually sends, computed by the keying transport in front of the client's HTTP client
+(:mod:`.sdk_transport`), so a client reconfigured after wrapping, a custom ``http_client``'s headers
+and query parameters, or a gateway route all enter the key:
 
-* a plain call goes through ``Cache.wrap`` / ``Cache.awrap``: a hit is rebuilt as the SDK's own
-  response type; a miss returns the live SDK object; an SDK exception is raised as it was, and
-  never cached;
-* a streamed call (``stream=True``) is looked up first; a hit replays the stored chunks, one SDK
-  chunk object per original chunk; a miss streams live while recording, and stores the chunks only
-  when the stream ended with its final event (an interrupted, truncated or abandoned stream is
-  never stored).
-
-Keys come from :func:`actioncache.integrations.llm_keys.llm_request_key`.
+* a plain call: a hit is rebuilt as the SDK's own response type (no HTTP); a miss returns the live
+  SDK object; an SDK exception is raised as it was, and never cached;
+* a streamed call (``stream=True``): a hit replays the stored chunks, one SDK chunk object per
+  original chunk; a miss streams live while recording, and stores the chunks only when the stream
+  ended with its final event (an interrupted, truncated or abandoned stream is never stored).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ import functools
 import inspect
 import time
 import typing
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from ..cache import Cache
-from .llm_keys import DEFAULT_TEMPERATURE, llm_request_key
 from . import resolve_cache
+from .sdk_transport import CallContext, Served, current_call, install
 
 
 class Endpoint(NamedTuple):
@@ -40,33 +40,26 @@ class Endpoint(NamedTuple):
 class Settings(NamedTuple):
     cache: Cache
     ttl_seconds: float | None
-    cache_nondeterministic: bool
-    default_temperature: float
-    base_url: str
-    headers: Mapping[str, Any]
-    query: Mapping[str, Any]  # the client's default query (Azure's api-version lives there)
-    credentials: Mapping[str, Any]  # api key, organization, project: enter the key as a digest only
+    deterministic_only: bool
 
 
-def make_settings(client: Any, cache: Cache | None, ttl_seconds: float | None, cache_nondeterministic: bool,
-                  default_temperature: float = DEFAULT_TEMPERATURE) -> Settings:
-    return Settings(resolve_cache(cache), ttl_seconds, bool(cache_nondeterministic), default_temperature,
-                    str(getattr(client, "base_url", "") or ""), dict(getattr(client, "default_headers", None) or {}),
-                    dict(getattr(client, "default_query", None) or {}), client_credentials(client))
-
-
-def client_credentials(client: Any) -> dict[str, Any]:
-    """The account a client calls as (the SDKs' ``api_key``/``auth_token``/``organization``/``project``)."""
-    found = {name: getattr(client, name, None) for name in ("api_key", "auth_token", "organization", "project")}
-    return {name: value for name, value in found.items() if isinstance(value, str) and value}
+def make_settings(cache: Cache | str | None, ttl_seconds: float | None, deterministic_only: bool) -> Settings:
+    return Settings(resolve_cache(cache), ttl_seconds, bool(deterministic_only))
 
 
 class CachedClient:
     """A view of an SDK client: the routed methods are cached, everything else is the client's own."""
 
     def __init__(self, target: Any, routes: Mapping[tuple[str, ...], Endpoint], settings: Settings,
-                 path: tuple[str, ...] = ()) -> None:
-        self._target, self._routes, self._settings, self._path = target, routes, settings, path
+                 path: tuple[str, ...] = (), root: Any = None) -> None:
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_routes", routes)
+        object.__setattr__(self, "_settings", settings)
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_root", target if root is None else root)
+        if root is None and not install(target):
+            raise TypeError(f"cached() needs an OpenAI or Anthropic SDK client (OpenAI(), AsyncAnthropic(), ...), "
+                            f"whose requests go through an httpx client it keeps; got {type(target).__name__}")
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._target, name)
@@ -74,120 +67,74 @@ class CachedClient:
         endpoint = self._routes.get(path)
         if endpoint is not None:
             if inspect.iscoroutinefunction(inspect.unwrap(attr)):  # SDK decorators hide the async def
-                return _async_call(attr, endpoint, self._settings)
-            return _sync_call(attr, endpoint, self._settings)
+                return _async_call(attr, endpoint, self._settings, self._root)
+            return _sync_call(attr, endpoint, self._settings, self._root)
         if not self._path and name in ("with_options", "copy"):
-            # a configured copy of the client stays cached, keyed by its own base URL and headers
-            def configured(*args: Any, **kwargs: Any) -> CachedClient:
-                other = attr(*args, **kwargs)
-                s = self._settings
-                return CachedClient(other, self._routes, make_settings(other, s.cache, s.ttl_seconds,
-                                                                        s.cache_nondeterministic, s.default_temperature))
+            def configured(*args: Any, **kwargs: Any) -> CachedClient:  # a configured copy stays cached
+                return CachedClient(attr(*args, **kwargs), self._routes, self._settings)
             return configured
         if any(route[:len(path)] == path for route in self._routes):
-            return CachedClient(attr, self._routes, self._settings, path)
+            return CachedClient(attr, self._routes, self._settings, path, self._root)
         return attr
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._target, name, value)  # the view holds no copy of the client's settings
 
     def __repr__(self) -> str:
         return f"<cached {self._target!r} via {self._settings.cache!r}>"
 
 
-def _key(endpoint: Endpoint, settings: Settings, kwargs: Mapping[str, Any]) -> tuple[str | None, bool]:
-    streamed = bool(kwargs.get("stream"))
-    if settings.query:
-        kwargs = {**kwargs, "extra_query": {**settings.query, **dict(kwargs.get("extra_query") or {})}}
-    found = llm_request_key(kwargs, api=endpoint.api, base_url=settings.base_url, headers=settings.headers,
-                            credentials=settings.credentials,
-                            streamed=streamed, cache_nondeterministic=settings.cache_nondeterministic,
-                            default_temperature=settings.default_temperature)
-    return found.key, streamed
+def _context(endpoint: Endpoint, settings: Settings, streamed: bool) -> CallContext:
+    options = {} if settings.ttl_seconds is None else {"ttl_seconds": settings.ttl_seconds}
+    return CallContext(endpoint.api, settings.cache, streamed, endpoint.response_final, usage_metadata, options,
+                       settings.deterministic_only)
 
 
-def _wrap_options(settings: Settings) -> dict[str, Any]:
-    return {} if settings.ttl_seconds is None else {"ttl_seconds": settings.ttl_seconds}
-
-
-def _sync_call(create: Callable[..., Any], endpoint: Endpoint, settings: Settings) -> Callable[..., Any]:
+def _sync_call(create: Callable[..., Any], endpoint: Endpoint, settings: Settings, client: Any) -> Callable[..., Any]:
     def cached_create(*args: Any, **kwargs: Any) -> Any:
-        key, streamed = _key(endpoint, settings, kwargs)
-        if key is None or args:
+        if args or not install(client):
             return create(*args, **kwargs)
-        cache = settings.cache
-        if streamed:
-            hit = cache.lookup(endpoint.api, key)
-            if hit is not None:
-                return ReplayStream(_rebuild_events(endpoint, hit["result"]))
-            started = time.perf_counter()
-            return RecordingStream(create(**kwargs), _Recorder(endpoint, settings, key, kwargs, started))
-        outcome: list[Any] = []
-        metadata: dict[str, Any] = {}
-
-        def run() -> dict[str, Any]:
-            try:
-                response = create(**kwargs)
-            except Exception as exc:
-                outcome.append(exc)
-                raise
-            return _keep(endpoint, response, outcome, metadata)
-
-        answer = cache.wrap(endpoint.api, run, {}, key=key, metadata=metadata, **_wrap_options(settings))
-        return _answer(endpoint, answer, outcome)
+        streamed = bool(kwargs.get("stream"))
+        call, started = _context(endpoint, settings, streamed), time.perf_counter()
+        token = current_call().set(call)
+        try:
+            response = create(**kwargs)
+        except Served as served:
+            return _rebuild(endpoint, served.stored, streamed)
+        finally:
+            current_call().reset(token)
+        if streamed and call.key is not None:
+            return RecordingStream(response, _Recorder(endpoint, settings, call, started))
+        return response
 
     return cached_create
 
 
-def _async_call(create: Callable[..., Any], endpoint: Endpoint, settings: Settings) -> Callable[..., Any]:
+def _async_call(create: Callable[..., Any], endpoint: Endpoint, settings: Settings, client: Any) -> Callable[..., Any]:
     async def cached_create(*args: Any, **kwargs: Any) -> Any:
-        key, streamed = _key(endpoint, settings, kwargs)
-        if key is None or args:
+        if args or not install(client):
             return await create(*args, **kwargs)
-        cache = settings.cache
-        if streamed:
-            hit = cache.lookup(endpoint.api, key)
-            if hit is not None:
-                return AsyncReplayStream(_rebuild_events(endpoint, hit["result"]))
-            started = time.perf_counter()
-            live = await create(**kwargs)
-            return AsyncRecordingStream(live, _Recorder(endpoint, settings, key, kwargs, started))
-        outcome: list[Any] = []
-        metadata: dict[str, Any] = {}
-
-        async def run() -> dict[str, Any]:
-            try:
-                response = await create(**kwargs)
-            except Exception as exc:
-                outcome.append(exc)
-                raise
-            return _keep(endpoint, response, outcome, metadata)
-
-        answer = await cache.awrap(endpoint.api, run, {}, key=key, metadata=metadata, **_wrap_options(settings))
-        return _answer(endpoint, answer, outcome)
+        streamed = bool(kwargs.get("stream"))
+        call, started = _context(endpoint, settings, streamed), time.perf_counter()
+        token = current_call().set(call)
+        try:
+            response = await create(**kwargs)
+        except Served as served:
+            return _rebuild(endpoint, served.stored, streamed, asynchronous=True)
+        finally:
+            current_call().reset(token)
+        if streamed and call.key is not None:
+            return AsyncRecordingStream(response, _Recorder(endpoint, settings, call, started))
+        return response
 
     return cached_create
 
 
-class NotFinal(Exception):
-    """A response that is not a final answer (a run still queued, a failed one): returned, not stored."""
-
-
-def _keep(endpoint: Endpoint, response: Any, outcome: list[Any], metadata: dict[str, Any]) -> dict[str, Any]:
-    """Remember the live SDK object (a miss returns it as is) and its JSON and token usage for the store."""
-    outcome.append(response)
-    data = response.to_dict(mode="json")
-    if not endpoint.response_final(data):
-        raise NotFinal(f"{endpoint.api}: status {data.get('status')!r} is not a final answer")
-    metadata.update(usage_metadata([data]))
-    return data
-
-
-def _answer(endpoint: Endpoint, answer: dict[str, Any], outcome: list[Any]) -> Any:
-    if answer.get("_cache_hit"):
-        return build_model(endpoint.response_type, answer["result"])
-    if outcome and isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    if outcome:
-        return outcome[0]
-    raise RuntimeError(answer.get("error") or "the cached call produced no response")  # not reached in practice
+def _rebuild(endpoint: Endpoint, stored: Any, streamed: bool, asynchronous: bool = False) -> Any:
+    if not streamed:
+        return build_model(endpoint.response_type, stored)
+    events = [build_model(endpoint.event_type, event) for event in stored["events"]]
+    return AsyncReplayStream(events) if asynchronous else ReplayStream(events)
 
 
 # --- rebuilding SDK objects ---------------------------------------------------------------------
@@ -201,7 +148,7 @@ def build_model(model_type: Any, data: Mapping[str, Any]) -> Any:
     fields off the spec, which the SDK tolerated) is rebuilt with ``construct``, as the SDK did."""
     from pydantic import ValidationError
 
-    cls = model_type if isinstance(model_type, type) else _union_members(model_type).get(data.get("type"))
+    cls: Any = model_type if isinstance(model_type, type) else _union_members(model_type).get(data.get("type"))
     if cls is None:
         from pydantic import TypeAdapter
 
@@ -212,7 +159,7 @@ def build_model(model_type: Any, data: Mapping[str, Any]) -> Any:
         return cls.construct(**data)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _union_members(union: Any) -> dict[Any, type]:
     """``{"response.completed": ResponseCompletedEvent, ...}`` for a (possibly Annotated) union."""
     members: dict[Any, type] = {}
@@ -228,11 +175,7 @@ def _union_members(union: Any) -> dict[Any, type]:
     return members
 
 
-def _rebuild_events(endpoint: Endpoint, stored: Mapping[str, Any]) -> list[Any]:
-    return [build_model(endpoint.event_type, event) for event in stored["events"]]
-
-
-def usage_metadata(documents: list[Mapping[str, Any]]) -> dict[str, Any]:
+def usage_metadata(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``llm_model``, ``llm_input_tokens``, ``llm_output_tokens`` from a response or its stream events,
     wherever the provider reports them (top-level, ``response``, ``message``); what is absent stays absent."""
     out: dict[str, Any] = {}
@@ -259,9 +202,8 @@ def usage_metadata(documents: list[Mapping[str, Any]]) -> dict[str, Any]:
 class _Recorder:
     """Collects one live stream's chunks; stores them once the stream ended with its final event."""
 
-    def __init__(self, endpoint: Endpoint, settings: Settings, key: str, request: Mapping[str, Any],
-                 started: float) -> None:
-        self.endpoint, self.settings, self.key, self.request, self.started = endpoint, settings, key, request, started
+    def __init__(self, endpoint: Endpoint, settings: Settings, call: CallContext, started: float) -> None:
+        self.endpoint, self.settings, self.call, self.started = endpoint, settings, call, started
         self.events: list[dict[str, Any]] = []
         self.broken = False
         self.stored = False
@@ -270,14 +212,15 @@ class _Recorder:
         self.events.append(chunk.to_dict(mode="json"))
 
     def finish(self) -> None:
-        if self.broken or self.stored or not self.endpoint.stream_finished(self.events, self.request):
+        # judged against the request as sent (n, stream_options may come from extra_body)
+        if self.broken or self.stored or not self.endpoint.stream_finished(self.events, self.call.fields):
             return
         self.stored = True
         metadata = usage_metadata(self.events)
         metadata["llm_duration_ms"] = round((time.perf_counter() - self.started) * 1000, 3)
         events = self.events
-        self.settings.cache.wrap(self.endpoint.api, lambda: {"events": events}, {}, key=self.key, skip_cache=True,
-                                 metadata=metadata, **_wrap_options(self.settings))
+        self.settings.cache.wrap(self.endpoint.api, lambda: {"events": events}, {}, key=self.call.key,
+                                 skip_cache=True, metadata=metadata, **self.call.wrap_options)
 
 
 class RecordingStream:
@@ -288,7 +231,7 @@ class RecordingStream:
     def __init__(self, live: Any, recorder: _Recorder) -> None:
         self._live, self._recorder, self._iterator = live, recorder, iter(live)
 
-    def __iter__(self) -> "RecordingStream":
+    def __iter__(self) -> RecordingStream:
         return self
 
     def __next__(self) -> Any:
@@ -308,7 +251,7 @@ class RecordingStream:
         self._iterator = iter(())  # a closed stream yields nothing more, whatever was buffered
         self._live.close()
 
-    def __enter__(self) -> "RecordingStream":
+    def __enter__(self) -> RecordingStream:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -325,7 +268,7 @@ class AsyncRecordingStream:
         self._live, self._recorder, self._iterator = live, recorder, live.__aiter__()
         self._closed = False
 
-    def __aiter__(self) -> "AsyncRecordingStream":
+    def __aiter__(self) -> AsyncRecordingStream:
         return self
 
     async def __anext__(self) -> Any:
@@ -347,7 +290,7 @@ class AsyncRecordingStream:
         self._closed = True
         await self._live.close()
 
-    async def __aenter__(self) -> "AsyncRecordingStream":
+    async def __aenter__(self) -> AsyncRecordingStream:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -365,7 +308,7 @@ class ReplayStream:
     def __init__(self, chunks: list[Any]) -> None:
         self._chunks: Iterator[Any] = iter(chunks)
 
-    def __iter__(self) -> "ReplayStream":
+    def __iter__(self) -> ReplayStream:
         return self
 
     def __next__(self) -> Any:
@@ -374,7 +317,7 @@ class ReplayStream:
     def close(self) -> None:
         self._chunks = iter(())
 
-    def __enter__(self) -> "ReplayStream":
+    def __enter__(self) -> ReplayStream:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -389,7 +332,7 @@ class AsyncReplayStream:
     def __init__(self, chunks: list[Any]) -> None:
         self._chunks: Iterator[Any] = iter(chunks)
 
-    def __aiter__(self) -> "AsyncReplayStream":
+    def __aiter__(self) -> AsyncReplayStream:
         return self
 
     async def __anext__(self) -> Any:
@@ -401,7 +344,7 @@ class AsyncReplayStream:
     async def close(self) -> None:
         self._chunks = iter(())
 
-    async def __aenter__(self) -> "AsyncReplayStream":
+    async def __aenter__(self) -> AsyncReplayStream:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
