@@ -34,7 +34,7 @@ def drive(steps: Generator[str, Any, Outcome], lease: Callable[[], Any], run: Ca
             else:
                 try:
                     reply = run()
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001 - handed to the steps, which release and re-raise
                     request = steps.throw(exc)
                     continue
             request = steps.send(reply)
@@ -56,7 +56,7 @@ async def adrive(steps: Generator[str, Any, Outcome], lease: Callable[[], Awaita
             else:
                 try:
                     reply = await run()
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001 - handed to the steps, which release and re-raise
                     request = steps.throw(exc)
                     continue
             request = steps.send(reply)

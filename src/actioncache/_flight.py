@@ -42,7 +42,7 @@ class _Flight:
 
     __slots__ = ("flights", "key", "slot")
 
-    def __init__(self, flights: "ThreadFlights", key: str) -> None:
+    def __init__(self, flights: ThreadFlights, key: str) -> None:
         self.flights, self.key = flights, key
 
     def __enter__(self) -> bool:
@@ -108,7 +108,7 @@ class ThreadFlights:
 class _TaskFlight:
     __slots__ = ("flights", "key", "slot")
 
-    def __init__(self, flights: "TaskFlights", key: str) -> None:
+    def __init__(self, flights: TaskFlights, key: str) -> None:
         self.flights, self.key = flights, key
 
     async def __aenter__(self) -> bool:

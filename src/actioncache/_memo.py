@@ -41,6 +41,7 @@ from .stores.base import escape_glob
 
 if TYPE_CHECKING:
     from .cache import Cache
+    from .types import InvalidateResponse
 
 __all__ = ["KeyBuilder", "Memoized", "code_fingerprint", "identity_extras"]
 
@@ -111,9 +112,9 @@ def identity_extras(fn: Callable[..., Any]) -> dict[str, Any]:
                              or getattr(sys.modules.get(module or ""), "__file__", None))
         if project is not None:
             extras["p"] = project
-    if "<lambda>" in qualname or "<locals>" in qualname or (module == "__main__" and not script):
-        if getattr(target, "__code__", None) is not None:
-            extras["c"] = code_fingerprint(target)
+    anonymous = "<lambda>" in qualname or "<locals>" in qualname or (module == "__main__" and not script)
+    if anonymous and getattr(target, "__code__", None) is not None:
+        extras["c"] = code_fingerprint(target)
     code = getattr(target, "__code__", None)
     closure = getattr(target, "__closure__", None) or ()
     captured = {}
@@ -293,7 +294,7 @@ class Memoized:
         wrapper.cache_name = self.name  # type: ignore[attr-defined]
         return wrapper
 
-    def _invalidate(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def _invalidate(self, *args: Any, **kwargs: Any) -> InvalidateResponse:
         if args or kwargs:
             return self.cache.invalidate(key=self.keys(args, kwargs))
         return self.cache.invalidate(pattern=escape_glob(self.keys.prefix) + "*")

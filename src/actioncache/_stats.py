@@ -33,7 +33,7 @@ __all__ = ["STATS_PREFIX", "Stats", "counter_name", "describe", "finish_counts",
 STATS_PREFIX = "stats:"
 # A recorded duration past this (about 31 years) is garbled or planted: it saves no time.
 _MAX_DURATION_MS = 1e12
-_LIVE: "weakref.WeakSet[Stats]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[Stats] = weakref.WeakSet()
 
 
 def _reset_after_fork() -> None:

@@ -15,24 +15,29 @@ from __future__ import annotations
 
 import atexit
 import queue
-import math
 import random
 import threading
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, overload
 
-from ._log import log
+from ._deprecated import deprecated
 from ._drivers import adrive, drive, run_async, run_sync
 from ._flow import Flow
+from ._log import log
 from ._memo import Memoized
 from ._metadata import fresh_until
-from ._options import (DEFAULT_MAX_VALUE_BYTES, StoreOptions, check_lock_timeout, check_metadata, check_probability,
-                       check_stale_ttl)
+from ._options import (
+    DEFAULT_MAX_VALUE_BYTES,
+    StoreOptions,
+    check_lock_timeout,
+    check_metadata,
+    check_probability,
+    check_stale_ttl,
+)
 from ._outcomes import Lookup, Outcome, is_failure
 from ._refresh import REFRESH_EXIT_WAIT_S, spawn_task, spawn_thread
 from ._stats import STATS_PREFIX, describe
-from ._deprecated import deprecated
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
 from .codec import DEFAULT_COMPRESS_THRESHOLD_BYTES, Codec, make_codec
 from .decision import ALWAYS, Decision, PolicyHook, PolicyProvider
@@ -57,7 +62,7 @@ _CLEANUP_BATCH = 1000
 _INVALIDATE_BATCH = 500
 
 
-_live_caches: "weakref.WeakSet[Cache]" = weakref.WeakSet()
+_live_caches: weakref.WeakSet[Cache] = weakref.WeakSet()
 
 
 def _flush_all_at_exit() -> None:
@@ -210,7 +215,7 @@ class Cache:
     def __repr__(self) -> str:
         return f"Cache({self.url!r})"
 
-    def __enter__(self) -> "Cache":
+    def __enter__(self) -> Cache:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -362,7 +367,7 @@ class Cache:
                  ttl_hours: float | None = None, ttl_days: float | None = None,
                  skip_cache: bool = False, cache_enabled: bool = True, cleanup_probability: float | None = None,
                  cleanup_limit: int | None = None, scope: str | None = None,
-                 stale_ttl_seconds: float | None = None) -> "_Call":
+                 stale_ttl_seconds: float | None = None) -> _Call:
         # Configuration mistakes raise before anything runs; data problems (an argument that
         # cannot be keyed, a file that cannot be hashed) only turn caching off for this call.
         if not isinstance(action, str) or not action:
@@ -412,7 +417,7 @@ class Cache:
                 call = call._replace(stale=found)
         return call
 
-    def _respond_stale(self, call: "_Call", value: Any, entry: Any, error: str | None = None) -> WrapResponse:
+    def _respond_stale(self, call: _Call, value: Any, entry: Any, error: str | None = None) -> WrapResponse:
         """A value past its TTL served on purpose (stale-while-revalidate, or the action failed)."""
         self.flow.count(call.action, stale_served=1)
         response = self._respond_hit(call, value, entry)
@@ -421,7 +426,7 @@ class Cache:
             response["_cache_error"] = f"the action failed, so a stale value was served: {error}"
         return response
 
-    def _respond_hit(self, call: "_Call", value: Any, entry: Any) -> WrapResponse:
+    def _respond_hit(self, call: _Call, value: Any, entry: Any) -> WrapResponse:
         self.flow.record_hit(entry, call.action)
         return {
             "success": True,
@@ -431,7 +436,7 @@ class Cache:
             "_cache_created_at": entry.metadata.get("_cache_created_at") or iso_utc(entry.created_at),
         }
 
-    def _respond(self, call: "_Call", outcome: Outcome, serve_stale_on_error: bool = False) -> WrapResponse:
+    def _respond(self, call: _Call, outcome: Outcome, serve_stale_on_error: bool = False) -> WrapResponse:
         if outcome.hit:
             return self._respond_hit(call, outcome.value, outcome.entry)
         if serve_stale_on_error:

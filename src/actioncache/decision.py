@@ -28,7 +28,7 @@ class Decision(_Fields):
 
     phase_blocked = False
 
-    def __new__(cls, lookup: bool, store: bool, reason: str | None = None, phase_blocked: bool = False) -> "Decision":
+    def __new__(cls, lookup: bool, store: bool, reason: str | None = None, phase_blocked: bool = False) -> Decision:
         self = super().__new__(cls, lookup, store, reason)
         if phase_blocked:
             self.phase_blocked = True

@@ -85,7 +85,7 @@ def hash_file(path: str | os.PathLike[str], algorithm: str = "sha256", **storage
         if extra is None:  # a protocol no extra covers: fsspec's own advice names the package
             raise HashError(f"cannot hash {path!r}: {exc}") from exc
         raise HashError(f"cannot hash {path!r}: {missing(f'reading {protocol}://', extra, exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - any storage failure is a hash failure
+    except Exception as exc:
         raise HashError(f"cannot hash {path!r}: {type(exc).__name__}: {exc}") from exc
     return hasher.hexdigest(), size
 

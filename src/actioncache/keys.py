@@ -173,7 +173,7 @@ def compute_key(
     if key_strategy == "sha256":
         if key_source is None:
             raise KeyStrategyError("key_strategy 'sha256' needs key_source: the argument name (or value) to hash")
-        content = args[key_source] if key_source in args else key_source
+        content = args.get(key_source, key_source)
         return f"{KEY_PREFIX}{action}:{sha256_hex(content)}"
     if key_strategy == "file_content":
         if not key_source:
@@ -193,7 +193,7 @@ def compute_key(
             digest = file_hasher(os.fspath(path))
         except HashError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any I/O failure is a hash failure
+        except Exception as exc:
             raise HashError(f"cannot hash {path!r}: {exc}") from exc
         keyed = dict(args)
         keyed[key_source] = {"sha256": digest}

@@ -40,10 +40,7 @@ def trusted_dirs() -> list[str]:
 def is_trusted(directory: str | os.PathLike[str]) -> bool:
     """True when ``directory`` (resolved) is a trusted directory or lies inside one."""
     here = os.path.realpath(directory)
-    for root in trusted_dirs():
-        if here == root or here.startswith(root.rstrip("/") + "/"):
-            return True
-    return False
+    return any(here == root or here.startswith(root.rstrip("/") + "/") for root in trusted_dirs())
 
 
 def _write(dirs: list[str]) -> None:

@@ -9,6 +9,7 @@
 See docs/scratchpad.md.
 """
 
+from .cleanup import cleanup_orphans
 from .errors import (
     CorruptItemError,
     InvalidArgumentError,
@@ -20,7 +21,6 @@ from .errors import (
     ScratchpadError,
     StoreUnavailableError,
 )
-from .cleanup import cleanup_orphans
 from .scratchpad import Scratchpad
 from .tools import SYSTEM_PROMPT, dispatch, handle_tool_call, tool_schemas
 

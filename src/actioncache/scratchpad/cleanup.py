@@ -15,8 +15,15 @@ from typing import Any, Iterable
 from ..records import Records
 from ..stores.base import CacheStore, Entry, entry_problem, open_store
 from .errors import store_guard
-from .items import (ITEM_PREFIX, SESSION_PREFIX, index_store_key, item_store_key, session_lease, session_store_key,
-                    usage_counter)
+from .items import (
+    ITEM_PREFIX,
+    SESSION_PREFIX,
+    index_store_key,
+    item_store_key,
+    session_lease,
+    session_store_key,
+    usage_counter,
+)
 
 DEFAULT_ORPHAN_AGE_S = 24 * 3600.0
 DEFAULT_SWEEP_S = 3600.0  # how often writers sweep for orphans, store-wide

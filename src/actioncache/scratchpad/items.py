@@ -193,7 +193,7 @@ def decode_data(value: bytes, storage_key: str) -> Any:
 
 
 def iso_ms(ts: float) -> str:
-    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def item_metadata(

@@ -92,8 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from ..errors import StoreError
     from ..stores.base import open_store
-    from .errors import ScratchpadError
     from .cleanup import cleanup_orphans
+    from .errors import ScratchpadError
     from .scratchpad import MB, Scratchpad
 
     session = args.session or os.environ.get(ENV_SESSION) or ""

@@ -44,8 +44,6 @@ from .errors import (
     ScratchpadBusyError,
     store_guard,
 )
-from .listing import (DEFAULT_LIST_BUDGET, MIN_LIST_BUDGET, SCAN_LIMIT, ItemPage, ListFilter, decode_cursor,
-                      encode_cursor, walk)
 from .items import (
     JSON_FORMAT,
     ORPHAN_SWEEP_LEASE,
@@ -56,17 +54,27 @@ from .items import (
     compact_json,
     decode_data,
     encode_data,
+    index_store_key,
     item_metadata,
     item_store_key,
     new_id,
     own_key_pattern,
     parse_key,
-    index_store_key,
     public_metadata,
     session_lease,
     session_store_key,
     truncate_description,
     usage_counter,
+)
+from .listing import (
+    DEFAULT_LIST_BUDGET,
+    MIN_LIST_BUDGET,
+    SCAN_LIMIT,
+    ItemPage,
+    ListFilter,
+    decode_cursor,
+    encode_cursor,
+    walk,
 )
 
 log = logging.getLogger("actioncache.scratchpad")
@@ -87,7 +95,7 @@ _TOUCH_EVERY_S = 60.0
 # _cache_expires_at as ISO text; _cache_key, a copy of each key, is counted with the keys).
 _ENTRY_OVERHEAD = 460
 # store -> when this process may next try an orphan sweep on it.
-_next_sweep: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDictionary()
+_next_sweep: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 
 def _human(n: float) -> str:

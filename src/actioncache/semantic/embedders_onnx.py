@@ -66,7 +66,7 @@ def _export(model_dir: Path, target: Path) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001 - traced
+        def forward(self, input_ids, attention_mask, token_type_ids):
             return self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
 
     try:
@@ -116,7 +116,7 @@ _FUSABLE = ("bert",)  # the fusions checked here (all-MiniLM-L6-v2 is a BERT)
 
 
 @contextmanager
-def _quiet_root_logger():  # noqa: ANN202
+def _quiet_root_logger():
     # ONNX Runtime's tools log advice through the root logger; a handler here keeps that from configuring it.
     root = logging.getLogger()
     quiet = logging.NullHandler()
@@ -148,7 +148,7 @@ def _quantize(source: Path, target: Path) -> None:
 _QUANTIZED_OPS = ("MatMul", "Attention")
 
 
-def _write_atomically(target: Path, write) -> None:  # noqa: ANN001 - write(tmp_path)
+def _write_atomically(target: Path, write) -> None:
     """Call ``write`` on a temporary file beside ``target``, then move it in place (a reader never sees half a file)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
@@ -209,7 +209,7 @@ class OnnxEmbedder:
         path = fused if precision == "fp32" else quantized
         self.path = path  # the ONNX file this embedder runs
 
-        def session(intra_op_threads: int):  # noqa: ANN202 - onnxruntime.InferenceSession
+        def session(intra_op_threads: int):
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = intra_op_threads
             options.inter_op_num_threads = 1
@@ -271,7 +271,7 @@ class OnnxEmbedder:
         states = self.token_states(text)
         return normalize_rows(states.mean(axis=0))[0], states
 
-    def _pick(self):  # noqa: ANN202 - onnxruntime.InferenceSession
+    def _pick(self):
         """The two-thread session while a core is spare (threads="auto"), else the one fixed at construction."""
         return self._wide if self._wide is not None and self._spare_core() else self._session
 
@@ -280,7 +280,7 @@ _EXPORT_LOCK = threading.Lock()
 
 
 @contextmanager
-def _export_lock(directory: Path):  # noqa: ANN202
+def _export_lock(directory: Path):
     """One export at a time, across threads and processes: ONNX Runtime's quantizer writes an
     intermediate file of a fixed name beside its input, so two processes exporting at once (a first
     use in several workers) would remove each other's file."""

@@ -35,7 +35,7 @@ _ROW_STEPS = 127
 _SLACK = 1e-3
 
 
-def _matmul_integer_session(dim: int):  # noqa: ANN202 - onnxruntime.InferenceSession or None
+def _matmul_integer_session(dim: int):
     """ONNX Runtime's MatMulInteger of a (1, dim) uint8 query by a (dim, n) int8 matrix, one thread."""
     try:
         import onnxruntime

@@ -41,7 +41,7 @@ class CrossEncoderVerifier:
             raise EmbedderError(f"CrossEncoderVerifier needs sentence-transformers ({exc}): pip install 'actioncache[semantic]'") from exc
         try:
             self._model = CrossEncoder(model, device=device)
-        except Exception as exc:  # noqa: BLE001 - any load failure gets the same advice
+        except Exception as exc:
             raise EmbedderError(f"cannot load cross-encoder {model!r} ({type(exc).__name__}: {exc}); pass a local model directory") from exc
         self.min_score = min_score
         self._lock = threading.Lock()
@@ -84,7 +84,7 @@ class LLMJudgeVerifier:
                          {"role": "user", "content": f"STORED: {hit.prompt}\nNEW: {request}"}],
         }, self.api_key)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as response:  # noqa: S310 - user-configured URL
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as response:
                 content = json.loads(response.read())["choices"][0]["message"]["content"]
         except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             log.warning("LLM judge at %s failed (%s); treating the hit as a miss", self.base_url, exc)

@@ -49,7 +49,7 @@ class StoreErrors:
         self.down = down
         self._guards: dict[str, _Guard] = {}
 
-    def __call__(self, op: str) -> "_Guard":
+    def __call__(self, op: str) -> _Guard:
         guard = self._guards.get(op)
         if guard is None:
             guard = self._guards[op] = _Guard(self, op)

@@ -48,8 +48,8 @@ class EvictionConfig:
         return self.policy in ("lru", "lfu")
 
 
-def cull(excess: int, batches: "list[Callable[[], Iterable[tuple[Any, int]]]]",
-         delete: "Callable[[list[Any]], object]") -> None:
+def cull(excess: int, batches: list[Callable[[], Iterable[tuple[Any, int]]]],
+         delete: Callable[[list[Any]], object]) -> None:
     """Remove victims until ``excess`` bytes are freed. Each of ``batches`` (in the policy's order)
     returns the next few victims as (id, bytes); ``delete`` removes the chosen ids. One loop for
     every SQL store: only the statements differ."""

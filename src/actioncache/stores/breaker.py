@@ -69,7 +69,7 @@ def breaker_options(query: dict[str, str], options: dict[str, Any], where: str,
     return prefixed_options(query, options, "breaker", {**BREAKER_DEFAULTS, **defaults}, where, on_by_default=True) or {}
 
 
-def breaker_health(breaker: "CircuitBreaker | None") -> dict[str, Any]:
+def breaker_health(breaker: CircuitBreaker | None) -> dict[str, Any]:
     """A store's ``health()``: its breaker's state (``Cache.stats()["store_health"]``)."""
     return {"breaker": breaker.state() if breaker is not None else {"state": "off"}}
 
