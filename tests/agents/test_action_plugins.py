@@ -101,7 +101,7 @@ SAMPLES = {
     "key": "k-{{ state.n }}", "key_strategy": "args", "key_source": None, "ttl_seconds": 60, "ttl_hours": 1,
     "ttl_days": 1, "skip_cache": False, "cache_enabled": True, "cleanup_probability": 0.0, "cleanup_limit": 1,
     "metadata": {"team": "docs"}, "scope": None, "lock": True, "lock_timeout_s": 5, "stale_ttl_seconds": 30,
-    "serve_stale_on_error": True,
+    "serve_stale_on_error": True, "ttl": 60,
 }
 
 
