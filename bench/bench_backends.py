@@ -80,7 +80,7 @@ def open_backend(name: str, factory: Callable[[Path], Any], tmp: Path) -> tuple[
     """The factory's store, or None and why (pytest's skip/fail outcomes carry the reason)."""
     try:
         return factory(tmp), None
-    except BaseException as exc:  # noqa: BLE001 - services.require raises pytest outcomes
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         return None, " ".join(str(getattr(exc, "msg", None) or exc).split())[:140]
@@ -129,9 +129,9 @@ def interleaved(variants: dict[str, Callable[[], Any]], rounds: int, batch: int)
 def floors(tmp: Path, rounds: int, batch: int) -> tuple[list[str], dict[str, str]]:
     """The rows of the floors-and-peers table, and what could not be measured."""
     import services
+    from stores.backends import BACKENDS
 
     from actioncache.stores.ratelimit import take
-    from stores.backends import BACKENDS
 
     rows: list[str] = []
     missing: dict[str, str] = {}
@@ -312,7 +312,7 @@ def main() -> int:
             progress(f"{name}: measuring")
             try:
                 rows[name] = bench_backend(store, n, args.budget)
-            except Exception as exc:  # noqa: BLE001 - one broken backend must not hide the others
+            except Exception as exc:
                 skipped[name] = f"failed: {' '.join(str(exc).split())[:140]}"
                 progress(f"{name}: {skipped[name]}")
             finally:
@@ -320,7 +320,7 @@ def main() -> int:
                     try:
                         if tidy is not None:
                             tidy()
-                    except Exception:  # noqa: BLE001
+                    except Exception:
                         pass
         progress("floors and peers: measuring")
         floor_rows, floor_missing = floors(Path(tmp), args.rounds, max(20, n // 10))

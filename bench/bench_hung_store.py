@@ -87,7 +87,7 @@ def scenario(backend: str, hang_after_warmup: bool) -> dict[str, Any]:
             tidy = open_store(direct)
             tidy.drop()
             tidy.close()
-        except Exception:  # noqa: BLE001 - best effort
+        except Exception:
             pass
     return out
 
@@ -128,7 +128,7 @@ def main() -> int:
             print(f"[bench] {backend}: {case}", file=sys.stderr, flush=True)
             try:
                 results[f"{backend}, {case}"] = scenario(backend, hang_after_warmup)
-            except BaseException as exc:  # noqa: BLE001 - services.require raises pytest outcomes
+            except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 print(f"[bench] {backend}: skipped ({' '.join(str(exc).split())[:120]})", file=sys.stderr)

@@ -145,7 +145,7 @@ def main() -> int:
                 for fn in case.values():
                     fn()  # warm every path (imports, connections)
                 raw, hit, build = [], [], []
-                for r in range(rounds):
+                for _r in range(rounds):
                     raw.append(per_call_ms(case["raw"], calls))
                     hit.append(per_call_ms(case["hit"], calls))
                     build.append(per_call_ms(case["build"], calls))

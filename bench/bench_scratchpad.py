@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from actioncache.scratchpad import Scratchpad  # noqa: E402
-from actioncache.stores.base import Entry, open_store  # noqa: E402
+from actioncache.scratchpad import Scratchpad
+from actioncache.stores.base import Entry, open_store
 
 MB = 1024 * 1024
 OTHER_ENTRIES = 20_000
@@ -208,19 +208,18 @@ def _mcp_calls(url: str, session: str, work) -> list:
         "-m", "actioncache", "mcp", "--store", url, "--session", session, "--orphan-hours", "0", "--quota-mb", "1024"])
 
     async def run() -> list:
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as client:
-                await client.initialize()
-                results: list = []
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            results: list = []
 
-                async def call(name, arguments=None):
-                    if name is None:
-                        await client.list_tools()
-                        return ""
-                    return (await client.call_tool(name, arguments or {})).content[0].text
+            async def call(name, arguments=None):
+                if name is None:
+                    await client.list_tools()
+                    return ""
+                return (await client.call_tool(name, arguments or {})).content[0].text
 
-                await work(call, results)
-                return results
+            await work(call, results)
+            return results
 
     return anyio.run(run)
 
@@ -361,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         redis = open_store(f"{args.redis}?prefix=bench_{uuid.uuid4().hex[:8]}")
         redis.count()
-    except Exception as exc:  # noqa: BLE001 - report, do not fail, when Redis is absent
+    except Exception as exc:
         redis = None
         redis_note = f"Redis not measured: {exc}"
     if redis is not None:
@@ -398,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---:|---|",
         *("| " + " | ".join(r) + " |" for r in sizes),
         "",
-        "The views are the same on both stores." if not redis_note else redis_note,
+        redis_note if redis_note else "The views are the same on both stores.",
         "",
         f"## A write as the session grows (one session, {args.scale:,} small items; median of {SCALE_WINDOW} writes around each mark)",
         "",

@@ -71,15 +71,15 @@ HNSW_EF = (128, 512, 2048)  # graph search breadth: 128 is about ChromaDB's defa
 class TableEmbedder:
     """Vectors computed beforehand in one batch, served by text; anything else goes to ``fallback``."""
 
-    def __init__(self, name: str, table: dict[str, np.ndarray], dim: int, fallback=None) -> None:  # noqa: ANN001
+    def __init__(self, name: str, table: dict[str, np.ndarray], dim: int, fallback=None) -> None:
         self.name, self.dim, self._table, self._fallback = name, dim, table, fallback
 
-    def __getattr__(self, name: str):  # noqa: ANN204 - token_states / embed_with_states of the real model
+    def __getattr__(self, name: str):
         if name in ("token_states", "embed_with_states") and self._fallback is not None:
             return getattr(self._fallback, name)
         raise AttributeError(name)
 
-    def embed(self, texts):  # noqa: ANN001 - Embedder protocol
+    def embed(self, texts):
         missing = [t for t in texts if t not in self._table]
         if missing:
             self._table.update(zip(missing, self._fallback.embed(missing)))
@@ -89,7 +89,7 @@ class TableEmbedder:
 # --- quality -------------------------------------------------------------------------------------
 
 
-def embed_all(model, texts: list[str], keep: str | None) -> dict[str, np.ndarray]:  # noqa: ANN001
+def embed_all(model, texts: list[str], keep: str | None) -> dict[str, np.ndarray]:
     """Every text's vector; with ``keep``, reused from (and saved to) that file for the same model."""
     known: dict[str, np.ndarray] = {}
     if keep and Path(keep).exists():
@@ -105,7 +105,7 @@ def embed_all(model, texts: list[str], keep: str | None) -> dict[str, np.ndarray
     return {t: known[t] for t in texts}
 
 
-def served(table: TableEmbedder, stored: str, asked: str, **options) -> bool:  # noqa: ANN003
+def served(table: TableEmbedder, stored: str, asked: str, **options) -> bool:
     sc = SemanticCache(MemoryStore(), embedder=table, namespace="q", **options)
     sc.store(stored, [stored])
     return sc.lookup(asked) is not None
@@ -195,7 +195,7 @@ def end_to_end(embedders: dict[str, object], n: int, pairs: list[dict], rounds: 
         for text in stored_texts:
             sc.store(text, ["plan", text])
         caches[label] = (sc, table)
-        if sc._learned is not None:  # noqa: SLF001 - the same cache without the learned verifier, beside it
+        if sc._learned is not None:
             caches[f"{label}, learned verifier off"] = (SemanticCache(store, embedder=table, namespace="e2e",
                                                                       verifier=None), table)
         if first_vectors is None:
@@ -310,7 +310,7 @@ def random_vectors(n: int, queries: int, dim: int = 384) -> tuple[np.ndarray, np
     return vectors, _unit(qv)
 
 
-def prompt_vectors(model) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - Embedder
+def prompt_vectors(model) -> tuple[np.ndarray, np.ndarray]:
     """The embeddings of the stored and the asked sides of every pair (evaluation sets, paraphrases), kept on disk."""
     pairs = [(p.get("stored") or p["origin"], p["lookup"]) for f in (EVAL, HELDOUT, NEGATIVES) for p in json.loads(f.read_text())["pairs"]]
     if POSITIVES.is_file():
@@ -350,7 +350,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
-def _graph_search(hnsw, query: np.ndarray, ef: int) -> list[str]:  # noqa: ANN001 - HnswIndex
+def _graph_search(hnsw, query: np.ndarray, ef: int) -> list[str]:
     hnsw.expansion_search = ef
     return [k for k, _ in hnsw.search(query, 3)]
 
@@ -482,7 +482,7 @@ def main() -> None:
 FAMILIES = {split: ROOT / f"bench/data/semantic_families_{split}.jsonl" for split in ("dev", "holdout")}
 
 
-def verifier_report(model) -> list[str]:  # noqa: ANN001 - the default embedder
+def verifier_report(model) -> list[str]:
     """What the learned verifier adds: the project's pair sets with the defaults, the verifier off and on."""
     import semantic_pairs
 
@@ -504,7 +504,7 @@ def verifier_report(model) -> list[str]:  # noqa: ANN001 - the default embedder
     for name, path in sets.items():
         pairs = semantic_pairs.load_pairs(path)
         for label, option in (("off", None), ("on", "auto")):
-            def served(a, b, option=option) -> bool:  # noqa: ANN001
+            def served(a, b, option=option) -> bool:
                 sc = SemanticCache(MemoryStore(), embedder=model, namespace="q", verifier=option)
                 sc.store(a, ["plan"])
                 return sc.lookup(b) is not None
@@ -528,7 +528,7 @@ def pair_sets(args: argparse.Namespace) -> None:
 
     model = default_embedder()
 
-    def served(a, b) -> bool:  # noqa: ANN001 - a request: a string or a list of messages
+    def served(a, b) -> bool:
         sc = SemanticCache(MemoryStore(), embedder=model, namespace="q")
         sc.store(a, ["plan"])
         return sc.lookup(b) is not None
@@ -578,7 +578,7 @@ def latency_report(args: argparse.Namespace) -> None:
             lines.append("(chromadb unavailable: no ChromaDB row)")
     try:
         embedders["sentence-transformers (torch)"] = SentenceTransformerEmbedder()
-    except Exception as exc:  # noqa: BLE001 - report what is missing
+    except Exception as exc:
         lines.append(f"(sentence-transformers unavailable: {exc})")
     e2e = end_to_end(embedders, 10_000, pairs, rounds, chroma_label)
     asked = list(dict.fromkeys(p["lookup"] for p in pairs if p["lookup"] not in {q["stored"] for q in pairs}))

@@ -44,7 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from actioncache.semantic.conversation import as_request
+from actioncache.semantic.conversation import as_request  # noqa: E402 - after the path insert
 
 DATA = ROOT / "bench/data"
 PARAPHRASES = Path(os.environ.get("ACTIONCACHE_PARAPHRASES") or next(

@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from actioncache import Cache  # noqa: E402
+from actioncache import Cache
 
 pytest_plugins = ["leftovers"]  # a run under scripts/test.sh fails if it left data behind
 

@@ -12,10 +12,10 @@ import unicodedata
 import uuid
 
 import pytest
+import services
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import services
 from actioncache import Cache, cached
 from actioncache.codec import JSONCodec, make_codec
 from actioncache.stores.base import LazyMetadata

@@ -65,7 +65,7 @@ def test_json_values_round_trip(value):
 
 
 tagged_values = st.recursive(
-    json_scalars | st.binary(max_size=20) | st.datetimes(timezones=st.just(dt.timezone.utc)) | st.dates(),
+    json_scalars | st.binary(max_size=20) | st.datetimes(timezones=st.just(dt.UTC)) | st.dates(),
     lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
     | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4),
     max_leaves=15,

@@ -16,7 +16,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 import services
 
 from actioncache.errors import MissingExtraError, StoreError

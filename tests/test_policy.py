@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actioncache import Cache, cached
-from actioncache.trust import trust
 from actioncache.policy import (
     BLOCKING_PHASES,
     ENV_VARS,
@@ -23,7 +22,7 @@ from actioncache.policy import (
     load_config,
     policy_environ,
 )
-
+from actioncache.trust import trust
 
 
 @pytest.fixture(autouse=True)

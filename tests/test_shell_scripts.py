@@ -6,7 +6,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 import services
 
 ROOT = Path(__file__).resolve().parents[1]

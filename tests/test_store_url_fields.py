@@ -10,10 +10,10 @@ import string
 from pathlib import Path
 
 import pytest
+import services
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import services
 from actioncache.errors import StoreURLError
 from actioncache.stores import open_store
 from actioncache.stores.registry import field_backends, registered_stores, url_from_fields

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import services
+
 from actioncache import Cache
 from actioncache.agents.settings import ltm_store_url
 from actioncache.cli import main as cli_main

@@ -329,7 +329,7 @@ def test_unencodable_value_is_returned_fresh_with_a_warning(cache):
 
 
 def test_tuples_bytes_datetimes_round_trip(cache):
-    value = {"t": (1, "a"), "b": b"\x00\xff", "d": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc),
+    value = {"t": (1, "a"), "b": b"\x00\xff", "d": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
              "day": dt.date(2026, 1, 2), "s": {1, 2}, "k": {1: "int key"}}
     cache.wrap("a", lambda: value, {})
     assert cache.wrap("a", lambda: None, {})["result"] == value

@@ -21,10 +21,10 @@ import warnings
 from types import MappingProxyType
 from typing import Any, Callable, Generator
 
-from ._log import log
 from ._drivers import LEASE, RUN
 from ._flight import Heartbeat, TaskFlights, ThreadFlights, atake_lease, release_lease, take_lease
 from ._json import ParseMemo
+from ._log import log
 from ._metadata import DURATION, FRESH_UNTIL, entry_metadata
 from ._options import DEFAULT_MAX_VALUE_BYTES, StoreOptions, check_max_value_bytes
 from ._outcomes import NOTHING, Lookup, Outcome, is_failure, new_hit
@@ -258,9 +258,8 @@ class Flow:
                 if fresh is not None and fresh <= now:
                     return Lookup(False, value, entry, stale=True)
                 duration = metadata.get(DURATION, 0)
-                if tally:
-                    if self.stats.record_hit(action, duration, clock):  # type: ignore[arg-type]
-                        self.flush_stats()
+                if tally and self.stats.record_hit(action, duration, clock):  # type: ignore[arg-type]
+                    self.flush_stats()
                 copy = self.decoded(entry.value) if self.decoded is not None and type(entry.value) is bytes else None
                 if copy is not None:  # the codec kept the decoded value: later reads copy it from here
                     # Served while the clock is before both the expiry and the fresh-until.

@@ -14,9 +14,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from ._log import log
 from ._drivers import Run
 from ._flight import LEASE_PREFIX, Heartbeat, release_lease
+from ._log import log
 from ._metadata import fresh_until
 from ._options import StoreOptions
 from ._outcomes import Lookup, is_failure

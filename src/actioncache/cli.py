@@ -16,7 +16,6 @@ import json
 import os
 import sys
 from typing import Any, Callable, Sequence
-from urllib.parse import unquote, urlsplit
 
 from ._usage import HelpfulParser
 

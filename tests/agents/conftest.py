@@ -87,7 +87,7 @@ class ChatCompletionsStandIn(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         request = json.loads(self.rfile.read(length))
         self.server.requests.append({"path": self.path, "body": request,  # type: ignore[attr-defined]

@@ -36,7 +36,7 @@ def test_every_builtin_action_answers_odd_arguments_in_the_failure_shape(tmp_pat
             kwargs = {**required, param.name: value}
             try:
                 result = fn({}, **kwargs)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 pytest.fail(f"{name}({param.name}={value!r}) raised {type(exc).__name__}: {exc}")
             assert isinstance(result, dict), (name, param.name, value)
             if result.get("success") is False:

@@ -15,7 +15,6 @@ import pytest
 
 from actioncache import Cache
 from actioncache.actions import ERROR_TYPES, Engine, TrustRules
-from actioncache.agents import load_agent
 from actioncache.agents.actions.cache import WRAP_OPTIONS
 from actioncache.agents.registry import BUILTIN_MODULES
 
@@ -90,7 +89,7 @@ def test_the_package_declares_its_faces_in_the_entry_point_group():
     declared = project["project"]["entry-points"]["actioncache.actions"]
     assert set(declared.values()) == set(BUILTIN_MODULES)
     for module in BUILTIN_MODULES:
-        assert callable(getattr(__import__(module, fromlist=["x"]), "register_actions"))
+        assert callable(__import__(module, fromlist=["x"]).register_actions)
 
 
 # --- cache.wrap takes every Cache.wrap option ------------------------------------------------
@@ -155,9 +154,8 @@ def test_every_action_family_fails_in_one_shape(agent_from, uses, with_, error_t
     agent = agent_from("settings: {semantic: {embedder: hashing}}\nnodes:\n  - name: step\n    uses: " + uses
                        + "\n    with: " + json.dumps(with_) + "\n    output: r\n")
     out = agent.invoke({})["r"]
-    if error_type is None:  # this call succeeds (or fails in a way the family decides); any failure has the shape
-        if out.get("success") is not False:
-            return
+    if error_type is None and out.get("success") is not False:
+        return  # this call succeeds (or fails in a way the family decides); any failure has the shape
     assert out["success"] is False, out
     assert isinstance(out["error"], str) and out["error"], out
     assert out["error_type"] in ERROR_TYPES, out

@@ -11,11 +11,12 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+from stores.private_servers import private_redis  # noqa: F401 - fixture
 
 from actioncache.agents import load_agent
 from actioncache.agents.actions.ratelimit import window
-from stores.private_servers import private_redis  # noqa: F401 - fixture
 
 
 def limited(limit: dict, action: str = "demo.w", args: dict | None = None) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import types
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from actioncache.agents import ActionRegistry, AgentDefinitionError, UnknownActionError, load_agent
 from actioncache.agents.registry import alias_of

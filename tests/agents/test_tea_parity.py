@@ -8,12 +8,13 @@ import hashlib
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from stores.private_servers import private_redis  # noqa: F401 - fixture
 
 from actioncache import Cache
 from actioncache.agents import AgentDefinitionError, load_agent
 from actioncache.keys import canonical_json
-from stores.private_servers import private_redis  # noqa: F401 - fixture
 
 
 def counting(calls):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actioncache.agents import AgentDefinitionError, SandboxError, TemplateVariableError
 from actioncache.agents.templating import Renderer

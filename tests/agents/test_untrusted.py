@@ -13,7 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actioncache.agents import RunBlocksRefusedError, SandboxError, load_agent
 from actioncache.agents.trust import RefusedAtLoadError, RefusedError, Trust, UntrustedRefusal

@@ -3,8 +3,8 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-
 import services
+
 from actioncache import Cache
 
 # Each adapter's tests need its library (an extra). Without it they are left out locally; under

@@ -37,7 +37,7 @@ class StandIn:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self) -> "StandIn":
+    def start(self) -> StandIn:
         self._thread.start()
         return self
 
@@ -153,7 +153,7 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # quiet
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             path = self.path.split("?", 1)[0]  # query parameters (Azure's api-version) are not routes

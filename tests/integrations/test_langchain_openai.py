@@ -13,7 +13,6 @@ import asyncio
 import httpx
 from langchain_openai import ChatOpenAI
 
-
 PATH = "/v1/chat/completions"
 
 
@@ -62,7 +61,7 @@ def test_a_stream_the_provider_cut_off_is_not_replayed_as_whole(llm_cache, stand
     for _ in range(2):
         list(llm_cache.stream(chat_model(standin), "TRUNCATE please"))
     assert standin.count(PATH) == 2
-    whole = [c for c in llm_cache.stream(chat_model(standin), "whole please")]
+    whole = list(llm_cache.stream(chat_model(standin), "whole please"))
     assert whole[-2].response_metadata["finish_reason"] == "stop"
     list(llm_cache.stream(chat_model(standin), "whole please"))
     assert standin.count(PATH) == 3

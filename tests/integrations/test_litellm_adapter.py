@@ -14,10 +14,10 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of the price list at import
 
-import litellm  # noqa: E402
-from litellm.types.utils import ModelResponse, ModelResponseStream  # noqa: E402
+import litellm
+from litellm.types.utils import ModelResponse, ModelResponseStream
 
-from actioncache.integrations.litellm import ActionCacheLiteLLM, request_fields  # noqa: E402
+from actioncache.integrations.litellm import ActionCacheLiteLLM, request_fields
 
 TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
 

@@ -9,8 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.integrations.llm_keys import (NON_OUTPUT_FIELDS, TELEMETRY_HEADER_PREFIXES, TELEMETRY_HEADERS,
-                                               http_request_key, llm_request_key, normalize)
+from actioncache.integrations.llm_keys import (
+    NON_OUTPUT_FIELDS,
+    TELEMETRY_HEADER_PREFIXES,
+    TELEMETRY_HEADERS,
+    http_request_key,
+    llm_request_key,
+    normalize,
+)
 
 BASE = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
 

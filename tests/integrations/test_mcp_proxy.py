@@ -6,7 +6,6 @@ import sys
 import textwrap
 
 import pytest
-
 import services
 
 SERVER = textwrap.dedent('''

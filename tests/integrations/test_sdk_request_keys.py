@@ -52,11 +52,11 @@ def test_a_base_url_changed_after_wrapping_reaches_the_new_server(standin, secon
     raw = openai.OpenAI(base_url=standin.url + "/v1", api_key="k", max_retries=0)
     client = cached_openai(raw, cache=mem_cache)
     chat(client)
-    setattr(client if on == "view" else raw, "base_url", second_standin.url + "/v1")
+    (client if on == "view" else raw).base_url = second_standin.url + "/v1"
     chat(client)
     assert (standin.count("/v1/chat/completions"), second_standin.count("/v1/chat/completions")) == (1, 1)
     chat(client)                                                                 # then a hit
-    setattr(client if on == "view" else raw, "base_url", standin.url + "/v1")
+    (client if on == "view" else raw).base_url = standin.url + "/v1"
     chat(client)                                                                 # and back: the first one's entry
     assert (standin.count("/v1/chat/completions"), second_standin.count("/v1/chat/completions")) == (1, 1)
 

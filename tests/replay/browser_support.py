@@ -8,9 +8,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from actioncache.replay.browser import chromium_launch_options
-
 from services import require_module, require_program
+
+from actioncache.replay.browser import chromium_launch_options
 
 
 def require_chromium() -> str:

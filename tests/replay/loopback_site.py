@@ -39,7 +39,7 @@ class Site:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_port}"
 
-    def __enter__(self) -> "Site":
+    def __enter__(self) -> Site:
         self.thread.start()
         return self
 

@@ -162,7 +162,7 @@ class Shop:
         """Another origin on the same server (another host name)."""
         return f"http://localhost:{self.server.server_port}"
 
-    def __enter__(self) -> "Shop":
+    def __enter__(self) -> Shop:
         self.thread.start()
         return self
 
@@ -186,7 +186,7 @@ class Shop:
         return [r for r in self.received if r.method != "GET" and r.path.startswith(path_prefix)]
 
 
-def _session(handler: "_Handler") -> str:
+def _session(handler: _Handler) -> str:
     cookie = handler.headers.get("Cookie") or ""
     for part in cookie.split(";"):
         name, _, value = part.strip().partition("=")

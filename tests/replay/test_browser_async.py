@@ -12,8 +12,8 @@ from actioncache.replay import FallbackReason, PlanCache
 
 from .browser_support import require_chromium
 from .loopback_site import PASSWORD, Site
-from .shop_sites import PIN, VARIANTS, Shop
 from .shop_sites import PASSWORD as SHOP_PASSWORD
+from .shop_sites import PIN, VARIANTS, Shop
 
 
 def test_async_record_and_replay_login_and_search(tmp_path):

@@ -15,8 +15,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actioncache.replay import FallbackReason
-from actioncache.replay.effects import (TARGET, SentRequest, StepEffects, body_fields, describe_request,
-                                        navigation_pattern, status_class)
+from actioncache.replay.effects import (
+    TARGET,
+    SentRequest,
+    StepEffects,
+    body_fields,
+    describe_request,
+    navigation_pattern,
+    status_class,
+)
 from actioncache.replay.guard import AllowedRequest, RequestGuard
 from actioncache.replay.outcomes import ObservedOutcome, check_outcome
 

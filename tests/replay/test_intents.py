@@ -10,8 +10,20 @@ from __future__ import annotations
 import pytest
 
 from actioncache.replay import Action, FallbackReason, PlanCache, page_from_html
-from actioncache.replay.intents import (CHEAPEST, FIRST, QUERY_MATCH, UNKNOWN, ClickChoice, candidates_for,
-                                        choice_for, infer_choice, llm_resolver, price_of, rule_resolver, words)
+from actioncache.replay.intents import (
+    CHEAPEST,
+    FIRST,
+    QUERY_MATCH,
+    UNKNOWN,
+    ClickChoice,
+    candidates_for,
+    choice_for,
+    infer_choice,
+    llm_resolver,
+    price_of,
+    rule_resolver,
+    words,
+)
 
 SIG = ("https://shop.example/search", "buy the lamp the user names")
 SEARCH = "<form action=/search><label for=q>Search</label><input id=q name=q type=search><button>Search</button></form>"

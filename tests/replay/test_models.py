@@ -6,8 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.replay import (Action, Page, PlanSignature, UrlRule, as_signature, destination_pattern, page_from_html,
-                                url_pattern)
+from actioncache.replay import (
+    Action,
+    Page,
+    PlanSignature,
+    UrlRule,
+    as_signature,
+    destination_pattern,
+    page_from_html,
+    url_pattern,
+)
 
 from .conftest import find, load_page
 

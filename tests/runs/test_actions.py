@@ -53,7 +53,7 @@ def test_exec_cached_never_caches_a_failure(actions):
 def test_exec_cached_respects_the_phase_guard(actions):
     registry, _ = actions
     run = registry["command.exec_cached"]
-    args = dict(command=[sys.executable, "-c", COUNT, "0"], scope="llm_ro", scopes="verify,read,llm_ro", phase="PLAN")
+    args = {"command": [sys.executable, "-c", COUNT, "0"], "scope": "llm_ro", "scopes": "verify,read,llm_ro", "phase": "PLAN"}
     assert [run({}, **args)["stdout"] for _ in range(2)] == ["1\n", "2\n"]
 
 

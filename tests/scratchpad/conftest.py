@@ -7,10 +7,10 @@ import time
 import uuid
 
 import pytest
+from stores.backends import BACKENDS
 
 from actioncache.scratchpad import Scratchpad
 from actioncache.stores.base import Entry
-from stores.backends import BACKENDS
 
 # The scratchpad uses only the store protocol, which tests/stores/ proves for every backend; here it
 # runs on the embedded ones and on the two servers this machine runs.

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from actioncache.errors import StoreError
 from actioncache.scratchpad import (
     CorruptItemError,
     InvalidKeyError,
@@ -17,7 +18,6 @@ from actioncache.scratchpad import (
     Scratchpad,
     StoreUnavailableError,
 )
-from actioncache.errors import StoreError
 from actioncache.stores.base import Entry
 
 from .conftest import item_cost, new_session

@@ -94,11 +94,11 @@ def test_fr003_custom_metadata_is_kept_and_bounded(pad):
 
 def test_fr004_metadata_fields(pad):
     data = {"summary": "Q4 budget is approved", "words": 150}
-    before = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+    before = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
     meta = pad.write(data, "Email from John re: Q4 budget - 150 words", task_id="mail", turn_id="t1",
                      metadata={"from": "john"})
     assert meta["description"] == "Email from John re: Q4 budget - 150 words"
-    assert before <= _iso(meta["timestamp"]) <= dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)
+    assert before <= _iso(meta["timestamp"]) <= dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
     assert meta["dataSize"] == len(json.dumps(data, separators=(",", ":")).encode())
     assert (meta["sessionId"], meta["taskId"], meta["turnId"]) == (pad.session_id, "mail", "t1")
     assert meta["metadata"] == {"from": "john"}

@@ -162,14 +162,14 @@ class _DeterministicLLM:
 
     def __init__(self, reply_for):
         import json
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         self.requests: list[list[dict]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append(body["messages"])
                 content = json.dumps(reply_for(body["messages"]))

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from services import POSTGRES_URL, require_module, require_postgres
 
 from actioncache.semantic import HashingEmbedder, NumpyIndex, OpenAICompatibleEmbedder, SemanticCache
 from actioncache.semantic.embedders import EmbedderError, normalize_rows
 from actioncache.stores.memory import MemoryStore
-from services import POSTGRES_URL, require, require_module, require_postgres
 
 texts = st.lists(st.text(max_size=60), min_size=1, max_size=5)
 
@@ -71,7 +71,7 @@ def test_numpy_index_search_equals_brute_force_after_adds_and_removes(ops):
 class _EmbeddingHandler(BaseHTTPRequestHandler):
     """A tiny OpenAI-compatible /embeddings endpoint (no real OpenAI server is reachable from tests)."""
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.seen.append((self.path, self.headers.get("Authorization"), body))
         data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
@@ -224,7 +224,7 @@ def test_hnsw_index_adds_replaces_removes_and_serves_the_cache(exact_below):
     index.add("k7", vectors[8], "h7b")  # replaced: the key now sits at the other vector
     assert len(index) == 500 and {k for k, _ in index.search(vectors[8], 2)} == {"k7", "k8"}
     index.remove("k8")
-    assert "k8" not in index.keys() and index.search(vectors[8], 1)[0][0] == "k7"
+    assert "k8" not in index and index.search(vectors[8], 1)[0][0] == "k7"
     sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.5, index="hnsw")
     entry_id = sc.store("Restart the billing service", ["restart billing"])
     assert sc.lookup("Please restart the billing service")[0] == entry_id

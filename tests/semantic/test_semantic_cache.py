@@ -4,7 +4,6 @@ path, threshold semantics, guard, ambiguity, verifier, cross-process visibility,
 from __future__ import annotations
 
 import json
-
 import subprocess
 import sys
 

@@ -17,7 +17,7 @@ from actioncache.stores.memory import MemoryStore
 
 
 class _Judge(BaseHTTPRequestHandler):
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         question = body["messages"][-1]["content"]
         if "slow" in question:

@@ -50,7 +50,7 @@ def _server_store(name: str, base_url: str, option: str) -> CacheStore:
 def _quietly(fn: Callable[[], object]) -> None:
     try:
         fn()
-    except Exception:  # noqa: BLE001 - best-effort tidy-up of a shared server at exit
+    except Exception:
         pass
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import services
+
 from actioncache.stores.base import CacheStore, open_store
 
 BUCKET = "actioncache-tests"
@@ -57,7 +58,7 @@ def _ensure_bucket(protocol: str) -> None:
         fs = AzureBlobFileSystem(**options)
     try:
         fs.mkdir(BUCKET)
-    except Exception:  # noqa: BLE001 - it exists from an earlier test run (each service words that differently)
+    except Exception:
         pass
 
 

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 import services
 
 

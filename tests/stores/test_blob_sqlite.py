@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import services
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,8 +24,6 @@ from actioncache import Cache
 from actioncache.errors import StoreError, StoreURLError
 from actioncache.stores.base import Entry, open_store
 from actioncache.stores.blob_sqlite import BlobSQLiteStore
-
-import services
 
 from .cloud_stores import BLOB_SERVICES, blob_url, open_blob, require_blob
 
@@ -132,7 +131,7 @@ def test_many_racing_writers_lose_nothing(url):
                 store.put(entry(f"w{n}:{i}"))
             store.add_counters({"puts": 8})
             store.flush()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n, s)) for n, s in enumerate(writers)]

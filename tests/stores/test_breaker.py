@@ -9,11 +9,10 @@ import time
 import warnings
 
 import pytest
+import services
 
 from actioncache import Cache, open_store
 from actioncache.stores.breaker import BreakerWarning, CircuitBreaker, StoreSkippedError
-
-import services
 
 from .backends import unique
 from .fault_proxy import FaultProxy

@@ -214,7 +214,7 @@ def test_concurrent_writers_threads(store):
             for i in range(40):
                 store.put(entry(f"shared:{i % 10}", f"w{n}-{i}".encode(), writer=n, _cache_action=f"act{n}"))
                 store.put(entry(f"own:{n}:{i}", b"j1"))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]

@@ -15,10 +15,9 @@ import threading
 import time
 
 import pytest
+import services
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import services
 
 services.require_module("duckdb", "duckdb")
 
@@ -86,7 +85,7 @@ def test_two_store_objects_on_one_file_share_entries_and_writes(tmp_path):
         try:
             for i in range(30):
                 store.put(Entry(f"shared:{i % 5}", f"w{n}".encode(), {"writer": n}, NOW, None))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=writer, args=(s, n)) for n, s in enumerate([a, b, a, b])]
@@ -264,7 +263,7 @@ def test_a_forked_child_does_not_reuse_the_parents_database(tmp_path):
             message = b"no error"
         except StoreError as exc:
             message = str(exc).encode()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             message = repr(exc).encode()
         finally:
             os.write(write_end, message[:4000] if "message" in locals() else b"crashed")

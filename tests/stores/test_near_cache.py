@@ -10,13 +10,12 @@ import sys
 import time
 
 import pytest
+import services
 
 from actioncache import Cache, open_store
 from actioncache.errors import StoreURLError
 from actioncache.stores.base import Entry
 from actioncache.stores.near import NearCache
-
-import services
 
 from .backends import unique
 from .private_servers import private_redis  # noqa: F401 - fixture

@@ -7,15 +7,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-
+import services
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actioncache import Cache, open_store
 from actioncache.errors import StoreError, StoreURLError
 from actioncache.stores.base import Entry
-
-import services
 
 from .backends import BACKENDS, unique
 
@@ -155,7 +153,7 @@ def test_concurrent_first_opens_of_one_table(tmp_path):
     def first_use(i: int) -> None:
         try:
             stores[i].put(Entry(f"k{i}", b"v", {}, 1.0, None))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=first_use, args=(i,)) for i in range(4)]

@@ -8,13 +8,12 @@ import threading
 import time
 
 import pytest
+import services
 
 from actioncache import Cache, open_store
 from actioncache.errors import StoreError, StoreURLError
 from actioncache.stores.base import Entry
 from actioncache.stores.redis import bucket_of
-
-import services
 
 from .backends import BACKENDS, unique
 from .private_servers import private_redis  # noqa: F401 - fixture

@@ -16,7 +16,6 @@ import textwrap
 import uuid
 
 import pytest
-
 import services
 
 services.require_module("libsql", "turso")
@@ -239,7 +238,7 @@ def test_a_forked_child_opens_its_own_connection_and_shares_the_file(tmp_path):
             seen = store.get("parent").value
             store.put(Entry("child", b"jc", {}, NOW, None))
             message = seen
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             message = repr(exc).encode()
         finally:
             os.write(write_end, message[:4000])

@@ -8,8 +8,17 @@ YAML_REFERENCE.md documents the format whole; docs/agents.md is the guide.
 """
 
 from .engine import Agent, load_agent
-from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
-                     RunBlocksRefusedError, SandboxError, TemplateVariableError, UnknownActionError)
+from .errors import (
+                     AgentDefinitionError,
+                     AgentError,
+                     AgentInputError,
+                     NodeError,
+                     RunBlockError,
+                     RunBlocksRefusedError,
+                     SandboxError,
+                     TemplateVariableError,
+                     UnknownActionError,
+)
 from .key_context import declare_key_context
 from .registry import ActionRegistry
 from .trust import RefusedAtLoadError, RefusedError

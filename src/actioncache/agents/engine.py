@@ -21,8 +21,15 @@ from ..cache import Cache
 from ..errors import MissingStoreExtraError, StoreError
 from ..stores.base import CacheStore, open_store
 from .actions.llm import DEFAULT_BASE_URL
-from .errors import (AgentDefinitionError, AgentError, AgentInputError, NodeError, RunBlockError,
-                     RunBlocksRefusedError, suggest)
+from .errors import (
+    AgentDefinitionError,
+    AgentError,
+    AgentInputError,
+    NodeError,
+    RunBlockError,
+    RunBlocksRefusedError,
+    suggest,
+)
 from .loader import END, START, AgentSpec, Node, agent_name, build_spec, parse_yaml, read_source, run_block_filename
 from .registry import Action, ActionRegistry, option_names
 from .settings import cache_options, expand_env, ltm_store_url
@@ -50,7 +57,7 @@ def load_agent(
     root: str | Path | None = None,
     allow_hosts: Iterable[str] = (),
     allow_env: Iterable[str] = (),
-) -> "Agent":
+) -> Agent:
     """Load an agent from a YAML file path or YAML text and check it whole before it runs.
 
     ``store``/``cache`` override ``settings.ltm`` (the CLI's ``--store``); ``actions`` adds Python
@@ -281,7 +288,7 @@ class Agent:
                 raise RefusedError(node.name, str(exc)) from exc
             except TypeError as exc:
                 raise NodeError(node.name, f"action {node.uses!r} was called with the wrong with: parameters: {exc}") from exc
-            except Exception as exc:  # noqa: BLE001 - name the node, keep the cause
+            except Exception as exc:
                 raise NodeError(node.name, f"action {node.uses!r} failed: {type(exc).__name__}: {exc}") from exc
         finally:
             self.current_node = None
@@ -289,10 +296,10 @@ class Agent:
     def _run_block(self, node: Node, state: dict[str, Any]) -> Any:
         namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": f"agent_node_{node.name}", "json": json,
                                      "actions": self.registry, "cache": self.cache}
-        exec(node.run_code, namespace)  # noqa: S102 - run: blocks are trusted code by contract (allow_run)
+        exec(node.run_code, namespace)
         try:
             result = namespace["__run__"](state, self.spec.variables)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             line = _block_line(exc, node.name)
             at = f" at line {line}" if line else ""
             raise RunBlockError(node.name, f"run: block failed{at}: {type(exc).__name__}: {exc}") from exc
@@ -304,7 +311,7 @@ class Agent:
     def close(self) -> None:
         self.cache.close()
 
-    def __enter__(self) -> "Agent":
+    def __enter__(self) -> Agent:
         return self
 
     def __exit__(self, *exc: Any) -> None:

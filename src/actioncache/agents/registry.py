@@ -170,7 +170,7 @@ class ActionRegistry(MutableMapping[str, Action]):
             raise UnknownActionError(f"{where}unknown action {name!r}{hint}")
         return canonical, self._actions[canonical]
 
-    def guarded(self, namespace: str | None, who: str) -> "_GuardedView":
+    def guarded(self, namespace: str | None, who: str) -> _GuardedView:
         """What a plug-in's or an import's ``register_actions`` gets: registers under ``namespace.``
         (if given) and refuses to replace a built-in action unless asked with ``override``."""
         return _GuardedView(self, namespace, who)
@@ -221,7 +221,7 @@ class ActionRegistry(MutableMapping[str, Action]):
                 module = importlib.import_module(label)
         except AgentDefinitionError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the module's own error, named with the import
+        except Exception as exc:
             what = "" if "path" in spec else "package "
             raise AgentDefinitionError(f"imports: cannot import {what}{label!r}: {type(exc).__name__}: {exc}") from exc
         try:

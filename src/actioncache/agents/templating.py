@@ -164,7 +164,7 @@ class Renderer:
             raise RefusedError(node, f"{where}: {exc}") from exc
         except TemplateSyntaxError as exc:
             raise NodeError(node, f"{where}: template syntax error: {exc.message} in {shown!r}") from exc
-        except Exception as exc:  # noqa: BLE001 - e.g. a filter given the wrong type
+        except Exception as exc:
             raise NodeError(node, f"{where}: template failed: {type(exc).__name__}: {exc} (in {shown!r})") from exc
 
 

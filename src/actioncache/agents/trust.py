@@ -68,7 +68,7 @@ class Trust:
     allow_env: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
-    def untrusted(cls, root: str | Path, allow_hosts: Iterable[str] = (), allow_env: Iterable[str] = ()) -> "Trust":
+    def untrusted(cls, root: str | Path, allow_hosts: Iterable[str] = (), allow_env: Iterable[str] = ()) -> Trust:
         return cls(False, Path(root).resolve(), frozenset(h.strip().lower() for h in allow_hosts if h.strip()),
                    frozenset(allow_env))
 

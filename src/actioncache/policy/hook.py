@@ -12,7 +12,8 @@ import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Protocol
 
-from ..decision import ALWAYS, Decision, PolicyHook as HookProtocol
+from ..decision import ALWAYS, Decision
+from ..decision import PolicyHook as HookProtocol
 from ..errors import PolicyError
 from .rules import Policy, parse_scopes_list
 from .sources import default_policy
@@ -26,7 +27,7 @@ class HasPolicyHook(Protocol):
     policy_hook: HookProtocol | None
 
 
-_BLOCKS: contextvars.ContextVar[Mapping[int, Policy]] = contextvars.ContextVar("actioncache_policy", default={})
+_BLOCKS: contextvars.ContextVar[Mapping[int, Policy]] = contextvars.ContextVar("actioncache_policy", default={})  # noqa: B039 - never mutated: set() replaces it
 
 
 def active_policy(cache: HasPolicyHook | None = None) -> Policy:

@@ -66,7 +66,7 @@ class Policy:
             return Decision(False, True, "record mode: ran and stored")
         return ALWAYS
 
-    def with_overrides(self, **fields: Any) -> "Policy":
+    def with_overrides(self, **fields: Any) -> Policy:
         """A copy with the given fields parsed and validated (None means: keep this one's)."""
         return replace(self, **parse_fields({k: v for k, v in fields.items() if v is not None}, "argument"))
 

@@ -102,7 +102,7 @@ def read_config(path: Path, trusted: bool = True) -> LoopConfig:
             import yaml
 
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except Exception as exc:  # noqa: BLE001 - a syntax error names the file
+    except Exception as exc:
         raise PolicyError(f"cannot read config {path}: {exc}") from exc
     if not isinstance(data, dict):
         raise PolicyError(f"config {path} must be a mapping of settings, e.g. `mode = \"use\"`")

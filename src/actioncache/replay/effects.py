@@ -145,7 +145,7 @@ class SentRequest:
             return ("navigate", TARGET if self.target else self.url)
         return (self.method, self.url, self.body, self.fields)
 
-    def admits(self, request: "SentRequest", target: str | None = None) -> bool:
+    def admits(self, request: SentRequest, target: str | None = None) -> bool:
         """Whether ``request`` (about to be sent by a replay) is this recorded request.
 
         Same method, URL pattern and body kind; its fields are this request's, except that it may
@@ -185,7 +185,7 @@ class SentRequest:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "SentRequest":
+    def from_dict(cls, data: Mapping[str, Any]) -> SentRequest:
         return cls(method=str(data.get("method", "GET")).upper(), url=str(data.get("url", "")),
                    navigation=data.get("navigation") is True, body=str(data.get("body", "none")),
                    fields=tuple(str(f) for f in data.get("fields") or ()),
@@ -226,7 +226,7 @@ class StepEffects:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> "StepEffects | None":
+    def from_dict(cls, data: Mapping[str, Any] | None) -> StepEffects | None:
         if not isinstance(data, Mapping):
             return None
         sent = [SentRequest.from_dict(r) for r in data.get("sent") or () if isinstance(r, Mapping)]

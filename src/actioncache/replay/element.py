@@ -45,7 +45,7 @@ class Element:
     was_password: bool = False
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | "Element") -> "Element":
+    def from_dict(cls, data: Mapping[str, Any] | Element) -> Element:
         if isinstance(data, Element):
             return data
         if not isinstance(data, Mapping):

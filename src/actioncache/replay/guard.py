@@ -34,7 +34,7 @@ class AllowedRequest:
     url_glob: str
 
     @classmethod
-    def parse(cls, text: str) -> "AllowedRequest":
+    def parse(cls, text: str) -> AllowedRequest:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("an allowed request is 'METHOD url-glob' or 'url-glob', "
                              "e.g. 'POST https://stats.example/collect*'")
@@ -66,7 +66,7 @@ class RequestGuard:
     armed: bool = False
 
     @classmethod
-    def with_allowed(cls, allow: Iterable[str] = ()) -> "RequestGuard":
+    def with_allowed(cls, allow: Iterable[str] = ()) -> RequestGuard:
         if isinstance(allow, str):
             raise TypeError("allow_requests is a list of 'METHOD url-glob' texts, not one string")
         return cls(allow=tuple(AllowedRequest.parse(a) for a in allow))

@@ -90,7 +90,7 @@ def group_key(element: Element | Mapping[str, Any]) -> str:
     return sha256_hex(payload)
 
 
-def candidates_for(recorded: Element | Mapping[str, Any], page: "Page") -> list[Element]:
+def candidates_for(recorded: Element | Mapping[str, Any], page: Page) -> list[Element]:
     """The elements of ``page`` in the recorded element's group, in document order."""
     key = group_key(recorded)
     return [e for e in page.elements if group_key(e) == key]
@@ -190,8 +190,8 @@ def choice_for(rule_or_intention: str, query_index: int | None) -> tuple[dict[st
     return {"rule": rule, "query": query_index}, RULES.get(rule, text)
 
 
-def infer_choice(element: Element, page: "Page", query_index: int, query: str,
-                 page_at_query: "Page") -> tuple[dict[str, Any], str] | None:
+def infer_choice(element: Element, page: Page, query_index: int, query: str,
+                 page_at_query: Page) -> tuple[dict[str, Any], str] | None:
     """The choice of a recorded click after ``query`` was typed, or ``None`` when it does not depend on it.
 
     It does when the element names a word of the query, or when it was not on the page while the query

@@ -96,7 +96,7 @@ class Action:
 
     @classmethod
     def for_element(cls, action_type: str, element: Element | Mapping[str, Any], *,
-                    ignore: Iterable[str] = (), **fields: Any) -> "Action":
+                    ignore: Iterable[str] = (), **fields: Any) -> Action:
         """An action on ``element`` with its fingerprint filled in and the element's data kept.
 
         :meth:`PlanCache.record` re-derives the fingerprint from the kept element with the cache's
@@ -107,7 +107,7 @@ class Action:
                    element=element.to_dict(), **fields)
 
     @classmethod
-    def from_dict(cls, data: "Mapping[str, Any] | Action") -> "Action":
+    def from_dict(cls, data: Mapping[str, Any] | Action) -> Action:
         if isinstance(data, Action):
             return data.copy()
         if not isinstance(data, Mapping):
@@ -125,7 +125,7 @@ class Action:
         out = {k: copy.deepcopy(getattr(self, k)) for k in self._FIELDS}
         return {k: v for k, v in out.items() if v is not None and v != {} or k == "action_type"}
 
-    def copy(self) -> "Action":
+    def copy(self) -> Action:
         return Action(**{k: copy.deepcopy(getattr(self, k)) for k in self._FIELDS})
 
 
@@ -146,7 +146,7 @@ class PlanSignature:
     goal: str
 
     @classmethod
-    def of(cls, url: str, goal: str, rule: UrlRule = DEFAULT_URL_RULE) -> "PlanSignature":
+    def of(cls, url: str, goal: str, rule: UrlRule = DEFAULT_URL_RULE) -> PlanSignature:
         return cls(url_pattern(url, rule), normalize_goal(goal))
 
     @property
@@ -158,7 +158,7 @@ class PlanSignature:
         return {"url_pattern": self.url_pattern, "goal": self.goal}
 
 
-def as_signature(signature: "PlanSignature | Mapping[str, Any] | tuple[str, str]",
+def as_signature(signature: PlanSignature | Mapping[str, Any] | tuple[str, str],
                  rule: UrlRule = DEFAULT_URL_RULE) -> PlanSignature:
     """Accept a :class:`PlanSignature`, ``(url, goal)`` or ``{"url"|"url_pattern": ..., "goal": ...}``.
 

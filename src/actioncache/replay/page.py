@@ -27,7 +27,7 @@ class Page:
         self._indexes: dict[tuple[str, ...], dict[str, list[str]]] = {}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | Iterable[Any]) -> "Page":
+    def from_dict(cls, data: Mapping[str, Any] | Iterable[Any]) -> Page:
         if isinstance(data, Mapping):
             return cls(data.get("elements") or [], url=data.get("url"))
         return cls(data)

@@ -23,13 +23,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .._time import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
 from .._deprecated import deprecated
+from .._time import DEFAULT_TTL_SECONDS, iso_utc, resolve_ttl
 from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Tally, count
 from ..stores.base import CacheStore, open_store
 from .fingerprints import element_fingerprint
-from .metrics import shape_metrics
 from .intents import Resolver, rule_resolver
+from .metrics import shape_metrics
 from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
 from .plan_store import INITIAL_TRUST, PlanStore
 from .run import ReplayRun
@@ -266,7 +266,7 @@ class PlanCache:
         except ReplayFallback as fallback:
             return ReplayRun.stopped(sig, fallback, plan_id=getattr(fallback, "plan_id", None),
                                      remaining=getattr(fallback, "remaining", None), on_close=self._count_run)
-        except Exception as exc:  # noqa: BLE001 - replay must never break the agent
+        except Exception as exc:
             log.exception("replay: unexpected error; falling back to fresh planning")
             return ReplayRun.stopped(sig, ReplayFallback(FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"),
                                      on_close=self._count_run)

@@ -93,14 +93,14 @@ class PlanStore:
                                                   f"plan {key} could not be decoded ({exc}); removed")
                     continue
                 yield key, body, None
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ReplayFallback(FallbackReason.STORE_ERROR, f"{type(exc).__name__}: {exc}") from exc
 
     def no_plan(self, sig: PlanSignature) -> NoReturn:
         """Raise why there is no plan to serve: runs were seen but none completed, or none at all."""
         try:
             marker = self.store.get(self.prefix(sig) + "incomplete")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ReplayFallback(FallbackReason.STORE_ERROR, f"{type(exc).__name__}: {exc}") from exc
         if marker is not None and not marker.is_expired(time.time()):
             raise ReplayFallback(FallbackReason.PLAN_NOT_COMPLETED,

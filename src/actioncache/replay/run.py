@@ -36,7 +36,7 @@ class ReplayRun:
                  context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
                  resolve: Resolver | None = None, plan: list[Action] | None = None,
                  on_nothing_served: Callable[[], None] | None = None,
-                 on_close: Callable[["ReplayRun"], None] | None = None) -> None:
+                 on_close: Callable[[ReplayRun], None] | None = None) -> None:
         self.signature = signature
         self.plan_id = plan_id
         self.remaining = remaining
@@ -63,7 +63,7 @@ class ReplayRun:
     @classmethod
     def stopped(cls, signature: PlanSignature, fallback: ReplayFallback, plan_id: str | None = None,
                 remaining: list[Action] | None = None,
-                on_close: Callable[["ReplayRun"], None] | None = None) -> "ReplayRun":
+                on_close: Callable[[ReplayRun], None] | None = None) -> ReplayRun:
         """A run that serves nothing, for the reason given."""
         run = cls(signature, plan_id, remaining or [], on_close=on_close)
         run.reason, run.message = fallback.reason, fallback.message
@@ -128,7 +128,7 @@ class ReplayRun:
         except ReplayFallback as fallback:
             self.reason, self.message = fallback.reason, fallback.message
             return None
-        except Exception as exc:  # noqa: BLE001 - replay must never break the agent
+        except Exception as exc:
             log.exception("replay: unexpected error; falling back to fresh planning")
             self.reason, self.message = FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
             return None
@@ -158,7 +158,7 @@ class ReplayRun:
                                                                  f"is on the page")
         try:
             picked = pick(choice, self.resolve(choice))
-        except Exception as exc:  # noqa: BLE001 - a broken resolver means: plan afresh
+        except Exception as exc:
             raise ReplayFallback(FallbackReason.INTENT_UNRESOLVED,
                                  f"{where}: the resolver failed: {type(exc).__name__}: {exc}") from exc
         if picked is None:
@@ -179,7 +179,7 @@ class ReplayRun:
             if self._on_close is not None:
                 self._on_close(self)
 
-    def __enter__(self) -> "ReplayRun":
+    def __enter__(self) -> ReplayRun:
         return self
 
     def __exit__(self, *exc: Any) -> None:

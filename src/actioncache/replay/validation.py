@@ -223,7 +223,7 @@ def personalize_actions(actions: Sequence[Action], hook: PersonalizeHook | None,
     for i, action in enumerate(actions, start=start):
         try:
             result = hook(action.copy(), context)
-        except Exception as exc:  # noqa: BLE001 - a broken hook means: plan afresh
+        except Exception as exc:
             raise ReplayFallback(FallbackReason.PERSONALIZATION_ERROR,
                                  f"the personalization hook failed on action {i} ({action.action_type}): "
                                  f"{type(exc).__name__}: {exc}") from exc

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import os
 import stat
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
     from typing import Any, Iterable, Mapping, Sequence
 
-from .lean import dumps, file_sha256, sha256, which
+from .lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
 
 KEY_VERSION = 2
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})

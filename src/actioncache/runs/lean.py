@@ -9,6 +9,7 @@ without ``shutil``. Every helper falls back to the ordinary module when the fast
 from __future__ import annotations
 
 import os
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
     from typing import Any, Callable

@@ -47,7 +47,7 @@ def _folding(path: str) -> list[str]:
         return []
 
 
-def append(cache: "Cache", prefix: str, record: dict[str, Any], at: str | None = None) -> str | None:
+def append(cache: Cache, prefix: str, record: dict[str, Any], at: str | None = None) -> str | None:
     """Add one record; returns an error text when the store refused (never raises)."""
     now = time.time()
     at = at or iso_utc(now)
@@ -92,11 +92,11 @@ def parse_since(since: str | float, now: float | None = None) -> float:
         raise ValueError(f"--since {since!r} is neither a span like 30m, 2h, 7d nor an ISO time like "
                          f"2026-01-31T12:00:00Z") from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.timezone.utc)
+        when = when.replace(tzinfo=_dt.UTC)
     return when.timestamp()
 
 
-def journal_path(cache: "Cache") -> str | None:
+def journal_path(cache: Cache) -> str | None:
     """The hit journal of ``cache``'s store (SQLite files only: the only store the fast path reads)."""
     path = getattr(cache.store, "path", None)
     return f"{path}{HIT_JOURNAL_SUFFIX}" if path is not None and cache.url.startswith("sqlite:") else None
@@ -119,7 +119,7 @@ def _journal_lines(path: str) -> Iterator[dict[str, Any]]:
             yield record
 
 
-def fold_journal(cache: "Cache") -> str | None:
+def fold_journal(cache: Cache) -> str | None:
     """Move the hit journal's records into the run log (best effort; returns an error text)."""
     path = journal_path(cache)
     if path is None or not os.path.exists(path):
@@ -137,7 +137,7 @@ def fold_journal(cache: "Cache") -> str | None:
     return problem
 
 
-def records(cache: "Cache", prefix: str, since: float | None = None) -> Iterator[dict[str, Any]]:
+def records(cache: Cache, prefix: str, since: float | None = None) -> Iterator[dict[str, Any]]:
     """The records under ``prefix`` written at or after ``since`` (epoch seconds), oldest first
     (for the run log, the hit journal's records too)."""
     start = iso_utc(since) if since is not None else ""

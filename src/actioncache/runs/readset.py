@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import os
 import stat
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
     from typing import Any, Iterable, Sequence
 
-from .lean import file_sha256, sha256
+from .lean import file_sha256, sha256  # noqa: E402 - after the TYPE_CHECKING block
 
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/proc/", "/sys/",
                    "/dev/", "/run/", "/var/run/", "/nix/store/", "/snap/")
@@ -174,8 +175,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     skip = tuple(_normal(p) for p in ignore)
     for touch in touches:
         path = _normal(touch.path)
-        if skip and (path in skip or path.startswith(tuple(p + "/" for p in skip)) or
-                     path.startswith(tuple(p + "-" for p in skip))):
+        if skip and (path in skip or path.startswith(tuple(p + "/" for p in skip) + tuple(p + "-" for p in skip))):
             continue  # the cache's own files (a nested exec), and SQLite's -wal/-shm beside them
         if touch.kind in _CHANGES:
             if path not in observed:
@@ -220,9 +220,9 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
                 info = os.stat(path) if kind != "l" else os.lstat(path)
             except OSError:
                 info = None
-        if info is not None and kind not in ("x", "r") and info.st_ctime_ns >= started_ns - granularity(info):
-            if not (stat.S_ISDIR(info.st_mode) and kind in ("s", "l")):
-                raise Unrecordable(f"{path} changed while the command ran")
+        if (info is not None and kind not in ("x", "r") and info.st_ctime_ns >= started_ns - granularity(info)
+                and not (stat.S_ISDIR(info.st_mode) and kind in ("s", "l"))):
+            raise Unrecordable(f"{path} changed while the command ran")
         sig = None
         if kind in ("f", "d") and info is not None and info.st_ctime_ns < now - granularity(info):
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content

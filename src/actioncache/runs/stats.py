@@ -14,7 +14,7 @@ COUNTS = ("runs", "hits", "misses", "failures", "audits", "audit_mismatches", "p
 
 
 def _bucket() -> dict[str, Any]:
-    return {**{name: 0 for name in COUNTS}, "time_saved_s": 0.0}
+    return {**dict.fromkeys(COUNTS, 0), "time_saved_s": 0.0}
 
 
 def _add(bucket: dict[str, Any], record: dict[str, Any]) -> None:
@@ -34,7 +34,7 @@ def _add(bucket: dict[str, Any], record: dict[str, Any]) -> None:
         bucket["phase_blocked"] += 1
 
 
-def stats_since(cache: "Cache", since: str | float) -> dict[str, Any]:
+def stats_since(cache: Cache, since: str | float) -> dict[str, Any]:
     """Totals and ``by_tool`` buckets of ``runs``, ``hits``, ``misses``, ``failures``, ``time_saved_s``,
     ``audits``, ``audit_mismatches`` and ``phase_blocked`` for ``actioncache exec`` runs since ``since``.
     """
@@ -98,9 +98,10 @@ def format_block(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``actioncache loop-stats [--since WHEN] [--store URL]``: the block, for a loop's last line."""
-    from .._usage import HelpfulParser
     import os
     import sys
+
+    from .._usage import HelpfulParser
 
     parser = HelpfulParser(prog="actioncache loop-stats", description="The Cache Statistics block "
                                      "for the exec runs since WHEN (from the run log).")

@@ -21,8 +21,8 @@ from urllib.parse import SplitResult, unquote
 from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import AccessLog, EvictionConfig, cull, too_large
-from .redaction import redact_url
 from .base import BuiltEntries, Entry, LazyMetadata, glob_literal_prefix, select_keys
+from .redaction import redact_url
 
 # A field test: (metadata field name, wanted value) -> (SQL condition, its parameters), or None
 # when the dialect cannot narrow on that value in SQL (the exact filter still applies after).
@@ -191,11 +191,11 @@ class Dialect:
         value, metadata, created_at, expires_at = row
         return Entry(key, value, LazyMetadata(metadata), created_at, expires_at)
 
-    def field_clause(self, name: str, wanted: Any) -> "tuple[str, list[Any]] | None":
+    def field_clause(self, name: str, wanted: Any) -> tuple[str, list[Any]] | None:
         """The SQL test of one metadata field for ``find`` (None: left to the exact match)."""
         return None
 
-    def find(self, pattern: str | None, metadata_filter: Mapping[str, Any] | None) -> "tuple[Any, list[Any]] | None":
+    def find(self, pattern: str | None, metadata_filter: Mapping[str, Any] | None) -> tuple[Any, list[Any]] | None:
         """The ``find`` query (key, metadata-or-NULL rows narrowed by the glob and filter); None: no key can match."""
         # Metadata sits after the value in each row: reading it walks a large value's overflow
         # pages, so a find that filters on keys only does not select it.
@@ -221,13 +221,13 @@ class SQLStore:
 
     dialect: Dialect
     errors: StoreErrors
-    eviction: "EvictionConfig | None"
-    _access: "AccessLog | None"
+    eviction: EvictionConfig | None
+    _access: AccessLog | None
     _local: Any
     # The exceptions the driver raises (what the hit path catches without a context manager).
     _driver_errors: tuple[type[BaseException], ...] = ()
 
-    def _init_sql(self, dialect: Dialect, errors: StoreErrors, eviction: "EvictionConfig | None") -> None:
+    def _init_sql(self, dialect: Dialect, errors: StoreErrors, eviction: EvictionConfig | None) -> None:
         self.dialect = dialect
         self.errors = errors
         self.eviction = eviction
@@ -399,7 +399,7 @@ class SQLStore:
     def counters(self, prefix: str = "") -> dict[str, float]:
         params = self.dialect.prefix_params(prefix)
         rows = self._run("counters", lambda c: c.execute(self._sql_counters, params).fetchall())
-        return {name: value for name, value in rows}
+        return dict(rows)
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -424,7 +424,7 @@ class SQLStore:
 
         self._run("put", put_and_cull, transaction=True, retry=False)
 
-    def _cull(self, conn: Any, limit: "EvictionConfig", written: str) -> None:
+    def _cull(self, conn: Any, limit: EvictionConfig, written: str) -> None:
         """Inside a put's transaction: when over the limit, remove victims down to the target."""
         total = conn.execute(self._sql_total_locked).fetchone()
         if total is None or total[0] <= limit.max_size_bytes:

@@ -16,7 +16,6 @@ from .._glob import escape_glob, glob_literal_prefix, glob_matches, glob_tokens
 from .._json import ParseMemo
 from .redaction import redact_secrets, redact_url, url_secrets
 
-
 __all__ = [
     "BuiltEntries", "CORRUPT_METADATA", "CacheStore", "FRESH_UNTIL", "Entry", "LazyMetadata", "corrupt_entry", "entry_problem", "escape_glob",
     "glob_literal_prefix", "glob_matches", "glob_tokens", "metadata_matches", "open_store", "redact_secrets",
@@ -180,9 +179,8 @@ def _parse_metadata(raw: str | bytes) -> dict[str, Any]:
         parsed = None
     if not isinstance(parsed, dict):
         return {CORRUPT_METADATA: True}
-    if type(raw) is str or type(raw) is bytes:
-        if all(type(v) in _SCALARS for v in parsed.values()):
-            _PARSED.keep(raw, parsed)
+    if (type(raw) is str or type(raw) is bytes) and all(type(v) in _SCALARS for v in parsed.values()):
+        _PARSED.keep(raw, parsed)
     return parsed
 
 

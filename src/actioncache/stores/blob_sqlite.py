@@ -37,12 +37,12 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
-from .redaction import redact_url
+from ._fork import track_for_fork
+from ._url import check_fields, url_path
 from .base import Entry
 from .blob_objects import RemoteObject, WriteConflict, open_remote_object
-from ._fork import track_for_fork
+from .redaction import redact_url
 from .sqlite import SQLiteStore
-from ._url import check_fields, url_path
 
 log = logging.getLogger(__name__)
 
@@ -76,12 +76,12 @@ class _Journal:
     def empty(self) -> bool:
         return not (self.keys or self.counters or self.cleanups)
 
-    def take(self) -> "_Journal":
+    def take(self) -> _Journal:
         taken = _Journal(self.keys, self.counters, self.cleanups, self.writes)
         self.keys, self.counters, self.cleanups, self.writes = {}, {}, [], 0
         return taken
 
-    def restore(self, older: "_Journal") -> None:
+    def restore(self, older: _Journal) -> None:
         """Put back a journal whose upload failed; changes made since then take precedence."""
         self.keys = {**older.keys, **self.keys}
         for name, delta in older.counters.items():
@@ -106,7 +106,7 @@ def _replay(journal: _Journal, ours: SQLiteStore, theirs: SQLiteStore) -> None:
         theirs.delete_expired(now, limit)
 
 
-_open_stores: "weakref.WeakSet[BlobSQLiteStore]" = weakref.WeakSet()
+_open_stores: weakref.WeakSet[BlobSQLiteStore] = weakref.WeakSet()
 
 
 @atexit.register
@@ -174,7 +174,7 @@ class BlobSQLiteStore:
         return f"blob-sqlite+{protocol}://{url_path(rest)}"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "BlobSQLiteStore":
+    def from_url(cls, url: str, **options: Any) -> BlobSQLiteStore:
         """``blob-sqlite+PROTO://bucket/path.db?flush_writes=100&sync_interval=5&<storage option>=...``.
 
         ``storage_options={...}`` (a dict) may be passed as a keyword too; URL parameters other than
@@ -239,7 +239,7 @@ class BlobSQLiteStore:
         """Rebuild the local copy from the newest remote object plus our journal. Caller holds _sync_lock."""
         try:
             got = self.remote.read()
-        except Exception as exc:  # noqa: BLE001 - network, auth, missing bucket: one clear error
+        except Exception as exc:
             raise StoreError(f"blob-sqlite: cannot read {self.remote.location}: {exc}") from exc
         data, version = got if got is not None else (None, None)
         store, tmpdir = self._open_copy(data)
@@ -293,7 +293,7 @@ class BlobSQLiteStore:
                         self._pull()
                 except StoreError:
                     raise
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     raise StoreError(f"blob-sqlite: cannot reach {self.remote.location}: {exc}") from exc
                 with self._lock:
                     local = self._local
@@ -313,7 +313,7 @@ class BlobSQLiteStore:
                         self._journal.restore(sent)
                         self._base = _STALE  # whatever mutate changed is rebuilt from the remote
                     continue
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     with self._lock:
                         self._journal.restore(sent)
                         self._base = _STALE

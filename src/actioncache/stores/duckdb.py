@@ -38,9 +38,9 @@ from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
-from .redaction import redact_url
-from .base import Entry
 from ._url import check_fields, file_url, local_file, query_options
+from .base import Entry
+from .redaction import redact_url
 
 MEMORY = ":memory:"
 
@@ -213,7 +213,7 @@ class DuckDBStore(SQLStore):
         return file_url("duckdb", local_file(given.get("path", "actioncache.duckdb"), base_dir))
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "DuckDBStore":
+    def from_url(cls, url: str, **options: Any) -> DuckDBStore:
         """``duckdb:///abs/path.duckdb``, ``duckdb:///:memory:``; option ``?read_only=true``."""
         parts = urlsplit(url)
         path = file_path(parts, url, "duckdb:///abs/path.duckdb (or duckdb:///:memory:)")

@@ -36,12 +36,12 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from ..errors import MissingStoreExtraError, StoreURLError
 from ..extras import missing, require
 from ._errors import StoreErrors
-from .breaker import CircuitBreaker, breaker_health, breaker_options, is_timeout
 from ._fork import track_for_fork
 from ._sql import upper_bound  # UTF-8 byte order, which is also Firestore's string order
-from .redaction import redact_url
-from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
 from ._url import check_fields, positive_number
+from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
+from .breaker import CircuitBreaker, breaker_health, breaker_options, is_timeout
+from .redaction import redact_url
 
 CHUNK_BYTES = 512 * 1024
 # Entry documents hold the value inline up to this size (leaving room for key and metadata).
@@ -146,7 +146,7 @@ class FirestoreStore:
         return _url(project, collection.strip("/"))
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "FirestoreStore":
+    def from_url(cls, url: str, **options: Any) -> FirestoreStore:
         parts = urlsplit(url)
         project = unquote(parts.netloc)
         collection = unquote(parts.path).strip("/")

@@ -16,10 +16,10 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from ._eviction import EvictionConfig, eviction_config, eviction_from_query, too_large
-from .base import Entry, glob_literal_prefix, select_keys
 from ._url import check_fields, query_options
+from .base import Entry, glob_literal_prefix, select_keys
 
-_NAMED: dict[str, "MemoryStore"] = {}
+_NAMED: dict[str, MemoryStore] = {}
 _NAMED_LOCK = threading.Lock()
 
 
@@ -56,7 +56,7 @@ class MemoryStore:
         return "memory://"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "MemoryStore":
+    def from_url(cls, url: str, **options: Any) -> MemoryStore:
         parts = urlsplit(url)
         query = query_options("memory", url, parts, ("max_size_bytes", "eviction"), "options: max_size_bytes=, eviction=")
         limit = eviction_from_query(query, options)

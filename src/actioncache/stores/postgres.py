@@ -36,8 +36,8 @@ from ._errors import StoreErrors
 from ._eviction import eviction_config
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, key_range
-from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
+from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
 
@@ -286,7 +286,7 @@ class PostgresDialect(Dialect):
         value, metadata, created_at, expires_at = row
         return Entry(key, value, LazyMetadata(_unescape_nul(metadata)), created_at, expires_at)
 
-    def find(self, pattern: str | None, metadata_filter: Mapping[str, Any] | None) -> "tuple[Any, list[Any]] | None":
+    def find(self, pattern: str | None, metadata_filter: Mapping[str, Any] | None) -> tuple[Any, list[Any]] | None:
         if pattern is not None and "\0" in pattern:
             return None  # PostgreSQL text cannot hold NUL, so no stored key can match
         where: list[sql.Composable] = []
@@ -381,7 +381,7 @@ class PostgresStore(SQLStore):
     def _q(self, text: str) -> sql.Composed:
         return sql.SQL(text).format(**self._names)
 
-    def _connection_set(self) -> "weakref.WeakSet[psycopg.Connection[Any]]":
+    def _connection_set(self) -> weakref.WeakSet[psycopg.Connection[Any]]:
         # Weak: a thread that ends takes its connection with it (psycopg closes it when freed).
         return weakref.WeakSet()
 
@@ -395,7 +395,7 @@ class PostgresStore(SQLStore):
         return f"postgresql://{userinfo(given.get('user'), given.get('password'))}{where}/{database}"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "PostgresStore | NearCache":
+    def from_url(cls, url: str, **options: Any) -> PostgresStore | NearCache:
         """``postgresql://user[:pass]@host:port/db?table=NAME&schema=NAME&synchronous_commit=off``
         (other query options go to libpq)."""
         parts = urlsplit(url)
@@ -594,7 +594,7 @@ class PostgresStore(SQLStore):
     def _near_channel(self) -> str:
         return "ac_near_" + hashlib.sha256(f"{self.schema}.{self.table}".encode()).hexdigest()[:40]
 
-    def invalidation_feed(self, on_change: Callable[[str | None], None]) -> "_NotifyFeed":
+    def invalidation_feed(self, on_change: Callable[[str | None], None]) -> _NotifyFeed:
         """Listen for the keys every writer of this table changes (a near cache's feed): a trigger
         on the table notifies at each commit (made here, once per table)."""
         channel = self._near_channel()

@@ -55,8 +55,18 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
-from .base import (BuiltEntries, Entry, LazyMetadata, corrupt_entry, glob_matches, glob_tokens,
-                   redact_secrets, redact_url, select_keys, url_secrets)
+from .base import (
+    BuiltEntries,
+    Entry,
+    LazyMetadata,
+    corrupt_entry,
+    glob_matches,
+    glob_tokens,
+    redact_secrets,
+    redact_url,
+    select_keys,
+    url_secrets,
+)
 from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
 from .redis_connect import DEFAULT_READ_TIMEOUT_S, DEFAULT_WRITE_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
@@ -406,7 +416,7 @@ class RedisStore:
         return f"{scheme}://{userinfo(given.get('user'), given.get('password'))}{where}/{db}"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "RedisStore | NearCache":
+    def from_url(cls, url: str, **options: Any) -> RedisStore | NearCache:
         """``redis://[user:pass@]host:port/db?prefix=NAME&retries=N`` and the other schemes of
         ``stores/redis_connect.py`` (other query options go to redis-py); ``near=on`` puts a near
         cache in front (``stores/near.py``)."""
@@ -632,7 +642,7 @@ class RedisStore:
     def _scan(self, pattern: str | None) -> Iterator[tuple[str, float]]:
         """``(key, expiry score)`` of the keys ``pattern`` may match: every bucket's ZSCAN, side by side."""
         match = to_redis_glob(pattern) if pattern is not None else None
-        cursors = {b: 0 for b in self._buckets_for(pattern)}
+        cursors = dict.fromkeys(self._buckets_for(pattern), 0)
         while cursors:
             results = self._per_bucket("zscan", ((b, (self._tags[b] + ":z", c, match, 1000)) for b, c in cursors.items()))
             for bucket, (cursor, items) in results:
@@ -813,7 +823,7 @@ class RedisStore:
             client = self.client
             self._release(keys=[self._lease_keys(name)[0]], args=[token], client=client)
 
-    def invalidation_feed(self, on_change: Any) -> "_InvalidationFeed":
+    def invalidation_feed(self, on_change: Any) -> _InvalidationFeed:
         """Listen for the keys every writer of this namespace changes (a near cache's feed)."""
         return _InvalidationFeed(self, "{" + self.prefix + "|near}", on_change)
 

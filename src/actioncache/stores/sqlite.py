@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 from urllib.parse import quote, urlsplit
 
+from .. import config
 from .._json import dumps_compact
 from ..errors import StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
 from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
-from .base import Entry
-from .. import config
 from ._url import check_fields, file_url, local_file, query_options
+from .base import Entry
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -257,7 +257,7 @@ class SQLiteStore(SQLStore):
         return file_url("sqlite", path)
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "SQLiteStore":
+    def from_url(cls, url: str, **options: Any) -> SQLiteStore:
         parts = urlsplit(url)
         path = file_path(parts, url, "sqlite:///abs/path.db")  # sqlite:////abs/path.db too, shown with one '/'
         query = query_options("sqlite", url, parts, ("timeout", "synchronous", "max_size_bytes", "eviction"),

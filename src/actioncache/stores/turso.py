@@ -35,9 +35,9 @@ from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
 from ._sql import SQLStore, file_path
+from ._url import check_fields, file_url, local_file, query_options, with_query
 from .base import redact_url
 from .sqlite import CANNOT_OPEN, SQLiteDialect, create_schema
-from ._url import check_fields, file_url, local_file, query_options, with_query
 
 TOKEN_ENV_VARS = ("TURSO_AUTH_TOKEN", "LIBSQL_AUTH_TOKEN")
 # libsql raises its own Error for SQL problems and ValueError for I/O, locks and HTTP.
@@ -169,7 +169,7 @@ class TursoStore(SQLStore):
         return file_url("libsql+file", local_file(given["path"], base_dir))
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "TursoStore":
+    def from_url(cls, url: str, **options: Any) -> TursoStore:
         """Parse ``libsql+file:///path``, ``libsql://host``, ``turso://host`` and their options.
 
         Options: ``authToken`` (or ``auth_token``), ``sync_url`` and ``sync_interval`` (seconds,
@@ -257,9 +257,8 @@ class TursoStore(SQLStore):
             if self.sync_url:
                 conn.sync()  # start from the primary's current state
             if not self._schema_ready:
-                if self._local_file:
-                    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                        conn.execute("PRAGMA journal_mode = WAL")
+                if self._local_file and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
                 create_schema(conn, self.eviction is not None)
                 self._schema_ready = True
             if self._local_file:

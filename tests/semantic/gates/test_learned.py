@@ -58,10 +58,10 @@ def test_an_entry_keeps_its_features_and_a_lookup_reads_them(model, learned):
     sc = SemanticCache(MemoryStore(), embedder=model)
     entry = sc.store("restart the payments service in production", ["restart"])
     stored = sc.get(entry)
-    value, _ = sc._records.get(f"semantic:default:{entry}")  # noqa: SLF001 - the stored value as the cache reads it
-    assert value["verifier"]["id"] == sc._learned.id  # noqa: SLF001 - the entry carries this model's features
-    features = sc._learned.decode(value["verifier"])  # noqa: SLF001
-    assert features.shape[1] == sc._learned.meta["features"]  # noqa: SLF001
+    value, _ = sc._records.get(f"semantic:default:{entry}")
+    assert value["verifier"]["id"] == sc._learned.id
+    features = sc._learned.decode(value["verifier"])
+    assert features.shape[1] == sc._learned.meta["features"]
     assert stored["prompt"] == "restart the payments service in production"
     assert sc.lookup("please restart the payments service in production") is not None
 

@@ -17,7 +17,6 @@ from typing import Any, Callable, Mapping
 from ...actions import ActionTable, Engine, bad_arg, failure
 from ..key_context import declare_key_context, headers_context
 
-
 ONLY_HTTP = "only http:// and https:// URLs are allowed"
 
 
@@ -44,8 +43,8 @@ def send(url: str, method: str = "GET", headers: Mapping[str, str] | None = None
     request = urllib.request.Request(url, data=data, method=method.upper(), headers=dict(headers or {}))
     opener = urllib.request.build_opener(_CheckedRedirects(check_redirect)) if check_redirect else None
     try:
-        with (opener.open(request, timeout=timeout_s) if opener else  # noqa: S310 - scheme checked above
-              urllib.request.urlopen(request, timeout=timeout_s)) as response:  # noqa: S310
+        with (opener.open(request, timeout=timeout_s) if opener else
+              urllib.request.urlopen(request, timeout=timeout_s)) as response:
             return response.status, dict(response.headers.items()), response.read(), None
     except urllib.error.HTTPError as exc:
         body = exc.read() if exc.fp is not None else b""

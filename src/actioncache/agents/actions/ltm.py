@@ -18,7 +18,6 @@ from ...keys import canonical_json, sha256_hex
 from ...records import KEYSPACE, Records, space_of
 from .failures import bad_count, failure
 
-
 _MISSING = object()  # ltm.store without value: (None is a value one may store)
 
 

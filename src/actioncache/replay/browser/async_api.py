@@ -12,12 +12,34 @@ from ..intents import Resolver
 from ..models import Action, Page
 from ..plan_cache import PlanCache
 from ..validation import PersonalizeHook
-from .actuate import (NAVIGATION_RETRIES, POPUP_DEPTH, ROUTE_ALL, execute_args, guard_route, in_frame,
-                      request_page, select_args)
+from .actuate import (
+    NAVIGATION_RETRIES,
+    POPUP_DEPTH,
+    ROUTE_ALL,
+    execute_args,
+    guard_route,
+    in_frame,
+    request_page,
+    select_args,
+)
 from .recorder import RecorderBase
 from .snapshot import ELEMENT_AT_JS, INDEX_OF_JS, SNAPSHOT_JS, page_from_snapshot, snapshot_arguments
-from .steps import (QUIET_S, WAIT_S, OUTCOME_JS, Execute, Guard, Locate, Outcome, Perform, ReplayOutcome, Settle,
-                    Sleep, Snapshot, Step, replay_steps)
+from .steps import (
+    OUTCOME_JS,
+    QUIET_S,
+    WAIT_S,
+    Execute,
+    Guard,
+    Locate,
+    Outcome,
+    Perform,
+    ReplayOutcome,
+    Settle,
+    Sleep,
+    Snapshot,
+    Step,
+    replay_steps,
+)
 
 
 async def _evaluate(page: Any, script: str, arg: Any = None) -> Any:

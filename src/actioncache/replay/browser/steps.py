@@ -24,7 +24,6 @@ from ..run import ReplayRun
 from ..validation import FallbackReason, PersonalizeHook, ReplayFallback
 from .network import NetworkLog
 
-
 # --- requests a driver answers ------------------------------------------------------------------
 
 @dataclass(frozen=True)
