@@ -53,11 +53,12 @@ def failure(error_type: str, error: str, **fields: Any) -> dict[str, Any]:
     return {"success": False, "error": error, "error_type": error_type, **fields}
 
 
-def typed(response: dict[str, Any], error_type: str) -> dict[str, Any]:
-    """``response`` with ``error_type`` set when it is a failure that has none yet."""
-    if response.get("success") is False and "error_type" not in response:
-        response["error_type"] = error_type
-    return response
+def typed(response: Mapping[str, Any], error_type: str) -> dict[str, Any]:
+    """``response`` as a plain dict, with ``error_type`` set when it is a failure that has none yet."""
+    out = dict(response)
+    if out.get("success") is False and "error_type" not in out:
+        out["error_type"] = error_type
+    return out
 
 
 def bad_count(value: Any, what: str) -> str | None:

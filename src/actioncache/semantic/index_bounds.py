@@ -26,6 +26,8 @@ so and the index scans its float rows.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .numpy_required import np
 
 _QUERY_STEPS = 63  # the query's components: -63..63 around the zero point
@@ -35,7 +37,7 @@ _ROW_STEPS = 127
 _SLACK = 1e-3
 
 
-def _matmul_integer_session(dim: int):
+def _matmul_integer_session(dim: int) -> Any:
     """ONNX Runtime's MatMulInteger of a (1, dim) uint8 query by a (dim, n) int8 matrix, one thread."""
     try:
         import onnxruntime

@@ -114,7 +114,7 @@ class HnswIndex:
             raise ValueError(f"expansion_search must be a positive integer, got {value!r}")
         with self._lock:
             if value != self._graph.expansion_search:  # usearch resizes its search contexts on a change
-                self._graph.expansion_search = value
+                self._graph.expansion_search = value  # type: ignore[misc]  # usearch types it read-only; it is settable
 
     @property
     def uses_graph(self) -> bool:

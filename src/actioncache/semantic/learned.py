@@ -52,7 +52,7 @@ def _sessions() -> tuple[Any, Any]:
     if _SESSIONS is None:
         with _SESSIONS_LOCK:
             if _SESSIONS is None:
-                import onnxruntime  # type: ignore[import-untyped]
+                import onnxruntime
 
                 options = onnxruntime.SessionOptions()
                 options.intra_op_num_threads = 1

@@ -12,15 +12,16 @@ import json
 import threading
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 _LOCK = threading.Lock()
-_DATA: dict | None = None
+_DATA: dict[str, Any] | None = None
 
 # Closed-class words: never names, never content. Written from English grammar, not from any data set.
 FUNCTION_WORDS = frozenset(["a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our", "their", "me", "you", "him", "us", "them", "i", "we", "he", "she", "it", "they", "myself", "yourself", "itself", "ourselves", "mine", "yours", "hers", "ours", "theirs", "who", "whom", "whose", "which", "what", "where", "when", "why", "how", "is", "are", "am", "was", "were", "be", "been", "being", "do", "does", "did", "doing", "done", "have", "has", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "ought", "need", "to", "of", "in", "on", "at", "by", "for", "from", "with", "about", "into", "onto", "over", "under", "up", "down", "out", "off", "than", "as", "via", "per", "between", "among", "against", "through", "during", "before", "after", "above", "below", "near", "around", "across", "along", "and", "or", "but", "nor", "so", "yet", "if", "then", "else", "also", "too", "very", "just", "really", "please", "kindly", "thanks", "thank", "hi", "hey", "hello", "ok", "okay", "some", "any", "all", "every", "each", "no", "not", "none", "both", "either", "neither", "few", "many", "much", "more", "most", "less", "least", "several", "only", "there", "here", "there's", "it's", "what's", "that's", "let's", "let", "me", "s", "t", "d", "ll", "ve", "re", "m", "o", "get", "give", "tell", "show", "find", "make", "put", "go", "set", "check", "look", "see", "know", "want", "like", "would'd"])
 
 
-def _data() -> dict:
+def _data() -> dict[str, Any]:
     global _DATA
     if _DATA is None:
         with _LOCK:
@@ -48,7 +49,8 @@ def load() -> None:
 
 def pos(word: str) -> str:
     """WordNet parts of speech of ``word`` (``"nva"``...), ``""`` when WordNet does not know it."""
-    return _data()["pos"].get(word, "")
+    found: str = _data()["pos"].get(word, "")
+    return found
 
 
 def known(word: str) -> bool:

@@ -205,7 +205,7 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
             if scoped["deleted_count"]:
                 deleted, key = scoped["deleted_keys"], None
                 if not pattern and not metadata_filter:
-                    return scoped
+                    return dict(scoped)
         out = engine.cache.invalidate(key=key or None, pattern=pattern or None, metadata_filter=metadata_filter)
         if deleted:
             out["deleted_keys"] = deleted + out["deleted_keys"]

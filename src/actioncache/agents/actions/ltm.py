@@ -76,9 +76,9 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
 
     def delete(state: Mapping[str, Any], key: str | None = None) -> dict[str, Any]:
         problem = (bad_arg("ltm.delete key", key, "string", optional=False) or (None if key else "ltm.delete key must not be empty")
-                   or reserved_key_problem("ltm.delete", key))
-        if problem:
-            return failure("validation_error", problem, deleted=False, key=key)
+                   or reserved_key_problem("ltm.delete", key or ""))
+        if problem or key is None:
+            return failure("validation_error", problem or "ltm.delete key is required", deleted=False, key=key)
         try:
             return {"success": True, "deleted": bool(engine.store.delete(key)), "key": key}
         except Exception as exc:  # noqa: BLE001

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from ...actions import ActionTable, Engine
 from ...hashing import ALGORITHMS, storage_hash
-from .failures import failure
+from .failures import failure, typed
 
 
 def register_actions(registry: ActionTable, engine: Engine) -> None:
@@ -23,9 +23,6 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         trust = getattr(engine, "trust", None)
         if trust is not None and not trust.trusted:
             path = str(trust.local_path(path, "storage.hash"))
-        out = storage_hash(path, algorithm)
-        if not out["success"]:
-            out["error_type"] = "file_error"
-        return out
+        return typed(storage_hash(path, algorithm), "file_error")
 
     registry["storage.hash"] = hash_action
