@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.." || exit 1
 bash scripts/install.sh
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc
-mkdir -p "${TMPDIR:-/tmp}/actioncache-test-runs"
-ACTIONCACHE_TEST_RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/actioncache-test-runs/run.XXXXXX")"
+# shellcheck source=scripts/services.d/_background.inc
+RUNS_HOME="$(. scripts/services.d/_background.inc && runs_home)"
+ACTIONCACHE_TEST_RUN_DIR="$(mktemp -d "$RUNS_HOME/run.XXXXXX")"
 chmod 755 "$ACTIONCACHE_TEST_RUN_DIR"  # tests run a reader as another user (test_sqlite_store.py)
 # Before anything else: this run holds a lock on owner.lock for as long as it lives; another run's
 # sweep takes a run whose lock it can take for a dead one (a lock works across PID namespaces, where

@@ -21,8 +21,8 @@ remove() { # PATH WHAT
 remove .venv "this checkout's virtual environment"
 # shellcheck source=scripts/services.d/_background.inc
 . scripts/services.d/_background.inc
-for run in "${TMPDIR:-/tmp}"/actioncache-test-runs/run.*; do  # only runs whose test command is gone
-  [ -d "$run" ] || continue
+for run in "$RUNS_HOME"/run.*; do  # only this user's runs whose test command is gone
+  [ -d "$run" ] && [ ! -L "$run" ] && [ -O "$run" ] || continue
   run_is_alive "$run" && continue
   ACTIONCACHE_TEST_RUN_DIR="$run" bash scripts/services.sh stop >/dev/null 2>&1 || true
   remove "$run" "a test run a killed run left"
@@ -44,7 +44,13 @@ remove "$ACTIONCACHE_DEV_HOME/uv-cache" "uv's package cache (what every checkout
 remove "$ACTIONCACHE_DEV_HOME/uv" "uv"
 remove "$ACTIONCACHE_DEV_HOME/npm" "the npm emulators (Azurite, Firestore)"
 if [ "$system" = yes ]; then
-  remove "$ACTIONCACHE_DEV_HOME" "the set-up's notes"
+  # Only the files the set-up writes there, never the directory itself: ACTIONCACHE_DEV_HOME may be
+  # a directory the user chose (~/.cache, another disk) that holds other things.
+  for note in "$ACTIONCACHE_DEV_HOME"/*-installed.txt "$ACTIONCACHE_DEV_HOME"/*.lock "$ACTIONCACHE_DEV_HOME"/*.owner; do
+    [ -f "$note" ] && rm -f "$note"
+  done
+  rmdir "$ACTIONCACHE_DEV_HOME" 2>/dev/null && echo "removed the set-up's notes and its empty directory $ACTIONCACHE_DEV_HOME" \
+    || echo "removed the set-up's notes; kept $ACTIONCACHE_DEV_HOME (it holds files the set-up did not write)"
 elif [ -d "$ACTIONCACHE_DEV_HOME" ]; then
   echo "kept $ACTIONCACHE_DEV_HOME: its notes list the system packages the set-up added (--system removes them)"
 fi

@@ -124,3 +124,64 @@ def test_every_install_part_that_installs_system_packages_is_named_in_the_readme
     for part in sorted((ROOT / "scripts" / "install.d").glob("*.sh")):
         if "apt-get install" in part.read_text(encoding="utf-8"):
             assert f"`{part.name}`" in readme, f"README.md does not say what {part.name} installs and why"
+
+
+# --- the clean-up acts only on what is provably its own ------------------------------------------
+
+def _bash(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_pid_file_naming_another_process_stops_nothing(tmp_path):
+    """A killed run's pid file outlives its server; the pid may belong to an unrelated process by the
+    time a later run sweeps it (or the file was planted). The clean-up checks the process's start
+    time and leaves anything else alone; a pid of 1 or text is never used."""
+    victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        env = {**os.environ, "ACTIONCACHE_TEST_RUN_DIR": str(tmp_path)}
+        for content in (f"{victim.pid}", f"{victim.pid} 12345", "1 0", "-1", "$(touch x)"):
+            (tmp_path / "planted.pid").write_text(content + "\n")
+            out = _bash(". scripts/services.d/_background.inc && stop_pid \"$ACTIONCACHE_TEST_RUN_DIR/planted.pid\"", env)
+            assert out.returncode == 0, out
+            assert victim.poll() is None, f"stop_pid killed an unrelated process for a pid file holding {content!r}"
+        # What the run recorded itself (pid and start time) is stopped.
+        out = _bash(f". scripts/services.d/_background.inc && record_pid \"$ACTIONCACHE_TEST_RUN_DIR/own.pid\" {victim.pid}"
+                    " && stop_pid \"$ACTIONCACHE_TEST_RUN_DIR/own.pid\"", env)
+        assert out.returncode == 0, out
+        assert victim.wait(timeout=10) is not None
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+
+
+def test_a_run_directory_of_another_user_or_outside_the_users_own_is_not_swept(tmp_path):
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    home = _bash(". scripts/services.d/_background.inc && runs_home", env)
+    assert home.returncode == 0, home
+    runs = Path(home.stdout.strip())
+    assert runs.parent == tmp_path and oct(runs.stat().st_mode & 0o777) == "0o700"
+    # The shared, old location is never read: a directory planted there is left as it is.
+    planted = tmp_path / "actioncache-test-runs" / "run.planted"
+    planted.mkdir(parents=True)
+    (planted / "owner.lock").write_text("")
+    out = _bash(". scripts/services.d/_background.inc && sweep_dead_runs", env)
+    assert out.returncode == 0 and planted.is_dir(), out
+
+
+def test_uninstall_system_keeps_a_dev_home_that_holds_the_users_files(tmp_path):
+    """ACTIONCACHE_DEV_HOME may be a directory the user chose (~/.cache, another disk): --system
+    removes the set-up's own notes there, never the directory with the user's files in it."""
+    dev_home = tmp_path / "devhome"
+    (dev_home / "actioncache").mkdir(parents=True)
+    (dev_home / "actioncache" / "actioncache.db").write_text("the user's cache")
+    (dev_home / "apt-installed.txt").write_text("")
+    (dev_home / "uv.lock").write_text("")
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "scripts", checkout / "scripts")
+    env = {**os.environ, "ACTIONCACHE_DEV_HOME": str(dev_home), "TMPDIR": str(tmp_path),
+           "ACTIONCACHE_MODEL_CACHE": str(tmp_path / "no-models")}
+    out = subprocess.run(["bash", "scripts/uninstall.sh", "--system"], cwd=checkout, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out
+    assert (dev_home / "actioncache" / "actioncache.db").read_text() == "the user's cache"
+    assert not (dev_home / "apt-installed.txt").exists() and not (dev_home / "uv.lock").exists()

@@ -20,25 +20,32 @@ case "${1:-}" in
       for _ in $(seq 100); do ready && break; sleep 0.1; done
       ready || { echo "postgres: did not become ready on 127.0.0.1:5432" >&2; exit 1; }
     fi
-    admin -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" -c "CREATE DATABASE $database" >/dev/null || exit 1
+    admin -c "DROP DATABASE IF EXISTS \"$database\" WITH (FORCE)" -c "CREATE DATABASE \"$database\"" >/dev/null || exit 1
     echo "$database" > "$RUN/postgres.database"
     publish ACTIONCACHE_TEST_POSTGRES_URL "postgresql://postgres@127.0.0.1:5432/$database"
     echo "postgres: database $database on 127.0.0.1:5432" ;;
   stop)
     if [ -f "$RUN/postgres.database" ]; then
-      admin -c "DROP DATABASE IF EXISTS $(cat "$RUN/postgres.database") WITH (FORCE)" >/dev/null \
-        && echo "postgres: dropped database $(cat "$RUN/postgres.database")"
+      # The name is computed from this run's directory again, never read from the file (a file
+      # says only that the database was made): no file can point the clean-up at another database.
+      admin -c "DROP DATABASE IF EXISTS \"$database\" WITH (FORCE)" >/dev/null \
+        && echo "postgres: dropped database $database"
       rm -f "$RUN/postgres.database"
     fi
-    if [ -f "$RUN/postgres.started" ]; then
+    started="$(cat "$RUN/postgres.started" 2>/dev/null || true)"
+    if [ -n "$started" ] && [ ! -d "/etc/postgresql/$started" ] || [[ "$started" == */* ]]; then
+      echo "postgres: ignoring $RUN/postgres.started: $started is not a cluster of this machine" >&2
+      rm -f "$RUN/postgres.started"; started=""
+    fi
+    if [ -n "$started" ]; then
       # Another live run may be using the cluster this run started: hand it over instead of stopping it.
       for other in "$RUNS_HOME"/run.*; do
-        if [ ! -d "$other" ] || [ "$other" = "$RUN" ]; then continue; fi
+        if [ ! -d "$other" ] || [ ! -O "$other" ] || [ "$other" = "$RUN" ]; then continue; fi
         run_is_alive "$other" || continue
         mv "$RUN/postgres.started" "$other/postgres.started" && echo "postgres: left the cluster running for $other"
         exit 0
       done
-      pg_ctlcluster --skip-systemctl-redirect "$(cat "$RUN/postgres.started")" main stop && echo "postgres: stopped the cluster this run started"
+      pg_ctlcluster --skip-systemctl-redirect "$started" main stop && echo "postgres: stopped the cluster this run started"
       rm -f "$RUN/postgres.started"
     fi ;;
   *) echo "usage: $0 start|stop" >&2; exit 2 ;;

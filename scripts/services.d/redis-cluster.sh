@@ -26,7 +26,7 @@ case "${1:-}" in
         --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-port "$bus" --cluster-node-timeout 1000 \
         --cluster-replica-validity-factor 0 --repl-diskless-sync-delay 0 \
         >"$dir.log" 2>&1 </dev/null &
-      echo $! >"$RUN/redis-cluster-$n.pid"
+      record_pid "$RUN/redis-cluster-$n.pid" $!
       ports+=("$port")
     done
     for port in "${ports[@]}"; do

@@ -16,7 +16,7 @@ case "${1:-}" in
     start_one() { # NAME PORT ARGS...: a process of this service, its pid in $RUN/redis-sentinel-NAME.pid
       local name="$1" port="$2"; shift 2
       setsid redis-server "$@" >"$dir/$name.log" 2>&1 </dev/null &
-      echo $! >"$RUN/redis-sentinel-$name.pid"
+      record_pid "$RUN/redis-sentinel-$name.pid" $!
       for _ in $(seq 1 100); do _port_open "$port" && return 0; sleep 0.1; done
       echo "redis-sentinel: $name on port $port did not start; log: $dir/$name.log" >&2; return 1
     }

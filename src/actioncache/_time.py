@@ -1,6 +1,6 @@
 """Time helpers shared by the core and the faces: TTL arguments and the one timestamp spelling.
 
-A leaf: it imports nothing from the package.
+A leaf: it imports nothing from the package but the deprecation notice (itself a leaf).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-__all__ = ["DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "iso_utc", "resolve_ttl", "seconds_of"]
+__all__ = ["DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "face_ttl", "iso_utc", "resolve_ttl", "seconds_of"]
 
 DEFAULT_TTL_SECONDS = 60 * 86400.0
 # The longest TTL: 100 years. Longer (or infinite) expiries are not times every store can hold.
@@ -57,6 +57,25 @@ def resolve_ttl(
 
 
 _UNITS = {"ttl_hours": "hours", "ttl_days": "days"}
+
+
+def face_ttl(ttl: Any, ttl_seconds: Any, where: str) -> float | None:
+    """The lifetime a face (SemanticCache, the LLM adapters, the MCP proxy...) was given: ``ttl=``
+    in seconds or a ``timedelta`` (the one spelling, as in the core), ``ttl_seconds=`` its older,
+    deprecated spelling; None when neither is given (the face's own default applies)."""
+    if ttl_seconds is not None:
+        from ._deprecated import deprecated
+
+        if ttl is not None:
+            raise ValueError(f"{where}: a TTL given twice: ttl= and ttl_seconds=; give ttl= (seconds or a timedelta)")
+        deprecated(f"{where}(ttl_seconds=...)", f"{where}(ttl=...) (seconds or a timedelta)", stacklevel=4)
+        ttl = ttl_seconds
+    if ttl is None:
+        return None
+    seconds = seconds_of(ttl)
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds <= 0:
+        raise ValueError(f"{where}: ttl must be positive (got {ttl!r}); for the default lifetime leave it out")
+    return resolve_ttl(ttl=ttl)
 
 
 def seconds_of(value: Any) -> Any:

@@ -17,8 +17,10 @@ Install with ``pip install 'actioncache[anthropic]'``.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Mapping
 
+from .._time import face_ttl
 from ..cache import Cache
 from .llm_keys import resolve_deterministic_only
 from .sdk_cache import CachedClient, Endpoint, make_settings
@@ -36,9 +38,11 @@ def _routes() -> dict[tuple[str, ...], Endpoint]:
     return {("messages", "create"): Endpoint(MESSAGES_API, Message, RawMessageStreamEvent, _messages_finished)}
 
 
-def cached(client: Any, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
-           deterministic_only: bool = False, cache_nondeterministic: bool | None = None) -> Any:
+def cached(client: Any, cache: Cache | str | None = None, *, ttl: float | timedelta | None = None,
+           deterministic_only: bool = False, ttl_seconds: float | None = None,
+           cache_nondeterministic: bool | None = None) -> Any:
     """A view of ``client`` whose ``messages.create`` goes through ``cache`` (default: the process-wide cache).
     ``deterministic_only=True`` leaves sampling requests uncached."""
-    settings = make_settings(cache, ttl_seconds, resolve_deterministic_only(deterministic_only, cache_nondeterministic))
+    settings = make_settings(cache, face_ttl(ttl, ttl_seconds, "anthropic.cached"),
+                             resolve_deterministic_only(deterministic_only, cache_nondeterministic))
     return CachedClient(client, _routes(), settings)

@@ -37,12 +37,14 @@ import re
 import sys
 import time
 import warnings
+from datetime import timedelta
 from types import FrameType
 from typing import Any, AsyncIterator, Iterator, Sequence
 
 from langchain_core.caches import BaseCache
 from langchain_core.load import dumps, load
 
+from .._time import face_ttl
 from ..cache import Cache
 from ..keys import args_key, sha256_hex
 from . import resolve_cache
@@ -79,13 +81,14 @@ def sampling_params(llm_string: str) -> dict[str, Any]:
 class ActionCacheLLMCache(BaseCache):
     """A LangChain ``BaseCache`` over an actioncache :class:`Cache` (any store: SQLite, Redis, ...)."""
 
-    def __init__(self, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
+    def __init__(self, cache: Cache | str | None = None, *, ttl: float | timedelta | None = None,
                  deterministic_only: bool = False, default_temperature: float = DEFAULT_TEMPERATURE,
-                 cache_nondeterministic: bool | None = None) -> None:
+                 ttl_seconds: float | None = None, cache_nondeterministic: bool | None = None) -> None:
         self.cache = resolve_cache(cache)
         self.deterministic_only = resolve_deterministic_only(deterministic_only, cache_nondeterministic)
         self.default_temperature = default_temperature
-        self._options = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
+        lifetime = face_ttl(ttl, ttl_seconds, "ActionCacheLLMCache")
+        self._options = {} if lifetime is None else {"ttl_seconds": lifetime}
 
     # --- BaseCache ---------------------------------------------------------------------
 

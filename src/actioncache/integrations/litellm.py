@@ -27,12 +27,14 @@ the provider's (the OpenAI and Anthropic adapters keep them). Install with
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Mapping
 
 from litellm.caching.base_cache import BaseCache
 from litellm.caching.caching import Cache as LiteLLMCache
 from litellm.types.caching import LiteLLMCacheType
 
+from .._time import face_ttl
 from ..cache import Cache
 from . import resolve_cache
 from .llm_keys import DEFAULT_TEMPERATURE, NON_OUTPUT_FIELDS, llm_request_key, resolve_deterministic_only
@@ -126,12 +128,13 @@ class ActionCacheStore(BaseCache):
 class ActionCacheLiteLLM(LiteLLMCache):
     """Set as ``litellm.cache``: LiteLLM's caching flow, actioncache's keys and store."""
 
-    def __init__(self, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
+    def __init__(self, cache: Cache | str | None = None, *, ttl: float | timedelta | None = None,
                  deterministic_only: bool = False, default_temperature: float = DEFAULT_TEMPERATURE,
-                 cache_nondeterministic: bool | None = None, **litellm_options: Any) -> None:
+                 ttl_seconds: float | None = None, cache_nondeterministic: bool | None = None,
+                 **litellm_options: Any) -> None:
         super().__init__(type=LiteLLMCacheType.LOCAL, **litellm_options)
         self.action_cache = resolve_cache(cache)
-        self.cache = ActionCacheStore(self.action_cache, ttl_seconds)
+        self.cache = ActionCacheStore(self.action_cache, face_ttl(ttl, ttl_seconds, "ActionCacheLiteLLM"))
         self.deterministic_only = resolve_deterministic_only(deterministic_only, cache_nondeterministic)
         self.default_temperature = default_temperature
 

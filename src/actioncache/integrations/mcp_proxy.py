@@ -24,6 +24,7 @@ import os
 import sys
 from typing import Any, Mapping, Sequence
 
+from .._time import face_ttl
 from .._usage import HelpfulParser
 from ..cache import Cache
 from ..keys import args_key, sha256_hex
@@ -44,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--server-id", metavar="NAME", default=None,
                         help="name this server's identity yourself instead of its command line, directory and "
                              "environment digest (entries are shared by every run with the same NAME)")
-    parser.add_argument("--ttl-seconds", type=float, default=None, help="entry lifetime (default: the cache's, 60 days)")
+    parser.add_argument("--ttl", type=float, default=None, metavar="SECONDS",
+                        help="entry lifetime in seconds (default: the cache's, 60 days)")
+    parser.add_argument("--ttl-seconds", dest="ttl_seconds", type=float, default=None, help=argparse.SUPPRESS)
     return parser
 
 
@@ -184,6 +187,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     split = argv.index("--")
     args = build_parser().parse_args(argv[:split])
+    try:
+        ttl = face_ttl(args.ttl, args.ttl_seconds, "actioncache mcp-proxy")
+    except ValueError as exc:
+        print(f"actioncache mcp-proxy: {exc}", file=sys.stderr)
+        return 2
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
@@ -193,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     cache = Cache(args.store)
     try:
-        anyio.run(serve, argv[split + 1:], cache, ToolPolicy(args.cache_tool, args.no_cache_tool), args.ttl_seconds,
+        anyio.run(serve, argv[split + 1:], cache, ToolPolicy(args.cache_tool, args.no_cache_tool), ttl,
                   args.server_id)
     finally:
         cache.close()

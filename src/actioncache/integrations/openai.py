@@ -19,8 +19,10 @@ Install with ``pip install 'actioncache[openai]'``.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Mapping
 
+from .._time import face_ttl
 from ..cache import Cache
 from .llm_keys import resolve_deterministic_only
 from .sdk_cache import CachedClient, Endpoint, make_settings
@@ -62,11 +64,13 @@ def _routes() -> dict[tuple[str, ...], Endpoint]:
     }
 
 
-def cached(client: Any, cache: Cache | str | None = None, *, ttl_seconds: float | None = None,
-           deterministic_only: bool = False, cache_nondeterministic: bool | None = None) -> Any:
+def cached(client: Any, cache: Cache | str | None = None, *, ttl: float | timedelta | None = None,
+           deterministic_only: bool = False, ttl_seconds: float | None = None,
+           cache_nondeterministic: bool | None = None) -> Any:
     """A view of ``client`` whose ``chat.completions.create`` and ``responses.create`` go through ``cache``
-    (default: the process-wide cache). ``ttl_seconds`` overrides the cache's default TTL;
+    (default: the process-wide cache). ``ttl`` (seconds or a timedelta) overrides the cache's default TTL;
     ``deterministic_only=True`` leaves sampling requests uncached (``cache_nondeterministic`` is its
     deprecated opposite)."""
-    settings = make_settings(cache, ttl_seconds, resolve_deterministic_only(deterministic_only, cache_nondeterministic))
+    settings = make_settings(cache, face_ttl(ttl, ttl_seconds, "openai.cached"),
+                             resolve_deterministic_only(deterministic_only, cache_nondeterministic))
     return CachedClient(client, _routes(), settings)

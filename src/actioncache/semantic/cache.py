@@ -34,9 +34,10 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
-from .._time import iso_utc, resolve_ttl
+from .._time import face_ttl, iso_utc
 from ..codec import make_codec
 from ..errors import ActionCacheError
 from ..records import DEFAULT_EMA_ALPHA, DEFAULT_TRUST_FLOOR, Records, Tally, ema
@@ -163,6 +164,7 @@ class SemanticCache:
         guard: Guard | None = literal_guard,
         index: str | VectorIndex = "auto",
         pgvector_url: str | None = None,
+        ttl: float | timedelta | None = None,
         ttl_seconds: float | None = None,
         error_bound: float = calibration.DEFAULT_ERROR_BOUND,
         gates: Sequence[str | Gate] | None = None,
@@ -180,13 +182,8 @@ class SemanticCache:
         self.ambiguity_margin = _check_unit_range("ambiguity_margin", ambiguity_margin, 0.0, 2.0)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
-        if ttl_seconds is not None:  # None: never expires; else the core's one TTL check
-            if isinstance(ttl_seconds, (int, float)) and not isinstance(ttl_seconds, bool) and ttl_seconds <= 0:
-                raise ValueError(
-                    f"ttl_seconds must be positive (got {ttl_seconds}); for entries that never expire pass "
-                    "ttl_seconds=None (the default)"
-                )
-            ttl_seconds = resolve_ttl(ttl_seconds)
+        # None (the default): entries never expire; else the core's one TTL check.
+        lifetime = face_ttl(ttl, ttl_seconds, "SemanticCache")
         if store is not None and not isinstance(store, str) and hasattr(store, "store") and hasattr(store, "wrap"):
             store = store.store  # a Cache: share its store
         self.backend: CacheStore = open_store(store)
@@ -199,7 +196,7 @@ class SemanticCache:
             (g for g in self.pipeline.gates if isinstance(g, LearnedVerifier)), None)
         # Conversations' histories compared by meaning (the context gate), else character for character.
         self._contexts_by_meaning = "context" in self.pipeline.names
-        self.ttl_seconds = ttl_seconds
+        self.ttl_seconds = lifetime
         self._codec = make_codec()
         self._records = Records(self.backend, self._codec)
         self._prefix = f"{KEY_PREFIX}{namespace}:"
