@@ -130,6 +130,45 @@ def identity_extras(fn: Callable[..., Any]) -> dict[str, Any]:
     return extras
 
 
+def _class_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def instance_identity(obj: Any, role: str) -> Any:
+    """What a method's ``self`` (or ``cls``) contributes to its key: the class, and for an instance
+    its state: ``obj.__cache_key__()`` when the class defines it, else every attribute in
+    ``__dict__`` and ``__slots__``. State that cannot be keyed raises :class:`KeyStrategyError`
+    naming the attribute and the two fixes (the call then runs uncached, with a warning)."""
+    if isinstance(obj, type):
+        return {"class": _class_name(obj)}
+    cls = type(obj)
+    if cls.__module__ == "builtins":  # a plain value passed as `self` to a function: itself
+        return obj
+    custom = getattr(obj, "__cache_key__", None)
+    if custom is not None:
+        return {"class": _class_name(cls), "state": custom()}
+    state = dict(getattr(obj, "__dict__", None) or {})
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+                state.setdefault(slot, getattr(obj, slot))
+    try:
+        canonical_json(state)
+    except KeyStrategyError:
+        for name, value in state.items():
+            try:
+                canonical_json(value)
+            except KeyStrategyError:
+                raise KeyStrategyError(
+                    f"{role} ({cls.__qualname__}) cannot be keyed: its attribute {name!r} "
+                    f"({type(value).__name__}) has no cache key; give {cls.__qualname__} a __cache_key__() that returns "
+                    f"what its answers depend on, or pass ignore=[{role!r}] to share entries across every "
+                    "instance on purpose") from None
+        raise
+    return {"class": _class_name(cls), "state": state}
+
+
 class KeyBuilder:
     """Turns a call's arguments into a cache key; the positional-only fast path avoids bind()."""
 
@@ -143,8 +182,12 @@ class KeyBuilder:
         unknown = self.ignore - {p.name for p in params}
         if unknown:
             raise ValueError(f"ignore= names {sorted(unknown)} that are not parameters of {name}")
-        if params and params[0].name in _SELF_NAMES:
-            self.ignore.add(params[0].name)
+        # A method's instance (or class) is part of what it answers from: two instances with
+        # different state, or a subclass, must not answer each other. It is keyed by its class and
+        # its state (instance_identity); ignore=["self"] shares entries across instances on purpose.
+        self.self_name = params[0].name if params and params[0].name in _SELF_NAMES and \
+            params[0].name not in self.ignore else None
+        self.ignores_self = bool(params) and params[0].name in _SELF_NAMES and params[0].name in self.ignore
         self.key_fn = key
         self.prefix = f"{KEY_PREFIX}{name}:"
         extras: dict[str, Any] = identity_extras(fn) if identify else {}
@@ -162,6 +205,12 @@ class KeyBuilder:
         self.memoized = self._memo.get if self.memoize else None  # slot -> key, for the wrappers
 
     def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        bound = self._bound(args, kwargs)
+        if self.self_name is not None and self.self_name in bound:
+            bound[self.self_name] = instance_identity(bound[self.self_name], self.self_name)
+        return bound
+
+    def _bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         names = self.fast_names
         if names is not None and not kwargs and len(args) <= len(names):
             bound = dict(zip(names, args))
@@ -215,6 +264,87 @@ class KeyBuilder:
         if self.extras:
             body = body + "\x00" + self.extras
         return self.prefix + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class CachedMethod:
+    """``@cached`` on a method. Called through the class it is the function (``Shop.price(shop, x)``,
+    ``Shop.price.invalidate(shop, x)``); reached through an instance it is bound to it, and so are
+    its handles: ``shop.price.invalidate(x)`` deletes the entry ``shop.price(x)`` reads."""
+
+    def __init__(self, wrapper: Callable[..., Any], is_async: bool) -> None:
+        self._wrapper = wrapper
+        functools.update_wrapper(self, wrapper)  # name, doc, __wrapped__ and the handles
+        if is_async:
+            _mark_coroutine(self)
+            _mark_coroutine(AsyncBoundMethod)  # its instances: bound async methods
+        self._bound_type = AsyncBoundMethod if is_async else BoundMethod
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._wrapper(*args, **kwargs)
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return self._bound_type(self._wrapper, obj)
+
+    def __repr__(self) -> str:
+        return f"<cached method {self._wrapper.__qualname__}>"
+
+
+class BoundMethod:
+    """A cached method bound to its instance: the call and the handles pass the instance first."""
+
+    __slots__ = ("__self__", "_wrapper")
+
+    def __init__(self, wrapper: Callable[..., Any], obj: Any) -> None:
+        self._wrapper = wrapper
+        self.__self__ = obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._wrapper(self.__self__, *args, **kwargs)
+
+    def cache_key(self, *args: Any, **kwargs: Any) -> str:
+        return self._wrapper.cache_key(self.__self__, *args, **kwargs)  # type: ignore[attr-defined, no-any-return]
+
+    def invalidate(self, *args: Any, **kwargs: Any) -> Any:
+        """With arguments: the entry of this instance's call; with none: every entry of the method."""
+        if not args and not kwargs:
+            return self._wrapper.invalidate()  # type: ignore[attr-defined]
+        return self._wrapper.invalidate(self.__self__, *args, **kwargs)  # type: ignore[attr-defined]
+
+    def refresh(self, *args: Any, **kwargs: Any) -> Any:
+        return self._wrapper.refresh(self.__self__, *args, **kwargs)  # type: ignore[attr-defined]
+
+    @property
+    def uncached(self) -> Callable[..., Any]:
+        return types.MethodType(self._wrapper.uncached, self.__self__)  # type: ignore[attr-defined]
+
+    @property
+    def cache_name(self) -> str:
+        return self._wrapper.cache_name  # type: ignore[attr-defined, no-any-return]
+
+    def __getattr__(self, name: str) -> Any:  # __name__, __doc__, __wrapped__...: the function's
+        return getattr(self._wrapper, name)
+
+    def __repr__(self) -> str:
+        return f"<bound cached method {self._wrapper.__qualname__} of {self.__self__!r}>"
+
+
+class AsyncBoundMethod(BoundMethod):
+    __slots__ = ()
+
+
+def _mark_coroutine(target: Any) -> None:
+    """Let asyncio (and inspect, on Python 3.12+) see a cached async method as a coroutine function."""
+    import asyncio.coroutines
+    import inspect
+
+    marker = getattr(asyncio.coroutines, "_is_coroutine", None)
+    if marker is not None:
+        target._is_coroutine = marker
+    mark = getattr(inspect, "markcoroutinefunction", None)
+    if mark is not None:
+        mark(target)
 
 
 class Memoized:
@@ -292,6 +422,10 @@ class Memoized:
         wrapper.invalidate = self._invalidate  # type: ignore[attr-defined]
         wrapper.uncached = func  # type: ignore[attr-defined]
         wrapper.cache_name = self.name  # type: ignore[attr-defined]
+        if self.keys.self_name is not None or self.keys.ignores_self:
+            # A method: reached through an instance, the call AND every handle take that instance
+            # (a plain function's handles would take the first argument as `self`).
+            return CachedMethod(wrapper, inspect.iscoroutinefunction(func))
         return wrapper
 
     def _invalidate(self, *args: Any, **kwargs: Any) -> InvalidateResponse:

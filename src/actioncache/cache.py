@@ -588,7 +588,27 @@ class Cache:
     def cached(self, fn: Callable[P, R], /) -> CachedFunction[P, R]: ...
 
     @overload
-    def cached(self, fn: None = None, /, **options: Any) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
+    def cached(
+        self,
+        fn: None = None,
+        /,
+        *,
+        ttl: float | timedelta | None = None,
+        ttl_seconds: float | None = None,
+        ttl_hours: float | None = None,
+        ttl_days: float | None = None,
+        key: Callable[..., Any] | None = None,
+        ignore: Iterable[str] = (),
+        version: Any = None,
+        code_hash: bool = False,
+        scope: str | None = None,
+        skip_cache: bool = False,
+        lock: bool = False,
+        lock_timeout_s: float = 60.0,
+        name: str | None = None,
+        stale_ttl_seconds: float | None = None,
+        serve_stale_on_error: bool = False,
+    ) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
 
     def cached(self, fn: Callable[P, R] | None = None, /, **options: Any) -> Any:
         """``@cache.cached`` / ``@cache.cached(ttl_seconds=..., key=..., ignore=..., version=..., scope=...)``:

@@ -9,7 +9,7 @@ run time beyond ``typing``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NotRequired, ParamSpec, Protocol, TypedDict, TypeVar
+from typing import Any, Callable, Concatenate, NotRequired, ParamSpec, Protocol, TypedDict, TypeVar, overload
 
 __all__ = ["CachedFunction", "CleanupResponse", "GetResponse", "HashResponse", "InvalidateResponse", "P", "R",
            "StatsReport", "WrapResponse"]
@@ -17,6 +17,9 @@ __all__ = ["CachedFunction", "CleanupResponse", "GetResponse", "HashResponse", "
 P = ParamSpec("P")
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
+_S = TypeVar("_S")
+_Q = ParamSpec("_Q")
+_T = TypeVar("_T")
 
 
 class InvalidateResponse(TypedDict):
@@ -51,6 +54,17 @@ class CachedFunction(Protocol[P, R_co]):
     def uncached(self) -> Callable[P, R_co]:
         """The function itself, never cached."""
         ...
+
+    # A cached method: through the class it takes the instance first; through an instance it is
+    # bound, its handles too (``shop.price.invalidate("apple")``).
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None, /) -> CachedFunction[P, R_co]: ...
+
+    @overload
+    def __get__(self: CachedFunction[Concatenate[_S, _Q], _T], instance: _S, owner: type[Any] | None = None, /
+                ) -> CachedFunction[_Q, _T]: ...
+
+    def __get__(self, instance: Any, owner: type[Any] | None = None, /) -> Any: ...
 
 
 class WrapResponse(TypedDict):

@@ -55,3 +55,26 @@ assert_type(cache.stats(), StatsReport)
 assert_type(storage_hash("README.md")["success"], bool)
 store = open_store("memory://")
 Cache(store=store, default_ttl=timedelta(days=2))
+
+
+# A cached method: bound through an instance, its handles too; through the class, self comes first.
+class Prices:
+    def __init__(self, region: str) -> None:
+        self.region = region
+
+    @cache.cached(ttl=60)
+    def price(self, item: str, currency: str = "EUR") -> float:
+        return 1.0
+
+    @cached
+    async def aprice(self, item: str) -> float:
+        return 1.0
+
+
+shop = Prices("eu")
+assert_type(shop.price("apple"), float)
+assert_type(shop.price.invalidate("apple"), InvalidateResponse)
+assert_type(shop.price.cache_key("apple", "USD"), str)
+assert_type(Prices.price(shop, "apple"), float)
+pending_price: Coroutine[Any, Any, float] = shop.aprice("apple")  # an async method keeps its result type
+pending_price.close()
