@@ -15,7 +15,8 @@ bash scripts/install.sh
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc
 # shellcheck source=scripts/services.d/_background.inc
-RUNS_HOME="$(. scripts/services.d/_background.inc && runs_home)"
+. scripts/services.d/_background.inc  # runs_home: this user's own directory of runs
+RUNS_HOME="$(runs_home)"
 ACTIONCACHE_TEST_RUN_DIR="$(mktemp -d "$RUNS_HOME/run.XXXXXX")"
 chmod 755 "$ACTIONCACHE_TEST_RUN_DIR"  # tests run a reader as another user (test_sqlite_store.py)
 # Before anything else: this run holds a lock on owner.lock for as long as it lives; another run's

@@ -22,7 +22,7 @@ remove .venv "this checkout's virtual environment"
 # shellcheck source=scripts/services.d/_background.inc
 . scripts/services.d/_background.inc
 for run in "$RUNS_HOME"/run.*; do  # only this user's runs whose test command is gone
-  [ -d "$run" ] && [ ! -L "$run" ] && [ -O "$run" ] || continue
+  if [ ! -d "$run" ] || [ -L "$run" ] || [ ! -O "$run" ]; then continue; fi
   run_is_alive "$run" && continue
   ACTIONCACHE_TEST_RUN_DIR="$run" bash scripts/services.sh stop >/dev/null 2>&1 || true
   remove "$run" "a test run a killed run left"
