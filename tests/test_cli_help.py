@@ -46,12 +46,30 @@ def test_a_real_usage_error_is_still_reported_as_it_is(capsys):
     assert code == 2 and "one of the arguments --key --pattern --action --metadata is required" in err
 
 
+@pytest.fixture(params=["refused", "hung"])
+def unreachable_redis(request):
+    """A port nobody listens on, or one that accepts and never answers (a hung server)."""
+    if request.param == "refused":
+        yield "redis://127.0.0.1:1/0"
+        return
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    try:
+        yield f"redis://127.0.0.1:{server.getsockname()[1]}/0?socket_timeout=0.5&socket_connect_timeout=0.5"
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize("as_json", [False, True])
-def test_stats_of_a_store_that_cannot_be_reached_fails_in_one_line(capsys, as_json):
-    argv = ["stats", "--store", "redis://127.0.0.1:1/0"] + (["--json"] if as_json else [])
+def test_stats_of_a_store_that_cannot_be_reached_fails_in_one_line(capsys, as_json, unreachable_redis):
+    argv = ["stats", "--store", unreachable_redis] + (["--json"] if as_json else [])
     code, out, err = _run(capsys, *argv)
     assert code == 1
     if as_json:
-        assert json.loads(out)["error"]
+        report = json.loads(out)
+        assert report["success"] is False and report["error"] and "hits" not in report, report  # no invented zeros
     else:
         assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error: cannot read the store"), err

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import actioncache
-from actioncache import errors
+from actioncache import Cache, cached, errors
 
 ROOT = Path(__file__).resolve().parents[1]
 USER_SCRIPT = ROOT / "tests" / "typing" / "user_script.py"
@@ -73,3 +73,50 @@ def test_pyright_agrees_on_the_typed_users_script():
         pytest.skip("pyright is not installed (scripts/install.d/30-emulators.sh installs it)")
     done = _run([pyright, "--pythonpath", sys.executable, str(USER_SCRIPT)])
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- one error root ------------------------------------------------------------------------------
+
+def _exception_classes():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import actioncache
+
+    optional = ("actioncache.integrations.", "actioncache.replay.browser", "actioncache.semantic.")
+    for info in pkgutil.walk_packages(actioncache.__path__, "actioncache."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            if info.name.startswith(optional):
+                continue  # an optional extra that is not installed here
+            raise
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            if obj.__module__ == info.name and issubclass(obj, BaseException):
+                yield obj
+
+
+def test_every_exception_the_package_defines_is_under_the_error_root():
+    """Internal ones included: one that escapes by mistake is still an ActionCacheError. Only
+    control-flow signals that are not errors (BaseException, never Exception) are outside."""
+    from actioncache.errors import ActionCacheError
+
+    outside = sorted(f"{cls.__module__}.{cls.__qualname__}" for cls in _exception_classes()
+                     if issubclass(cls, Exception) and not issubclass(cls, ActionCacheError))
+    assert outside == []
+
+
+@pytest.mark.parametrize("mistake", [
+    lambda c: c.wrap("a", lambda: 1, key_strategy="bogus"), lambda c: c.wrap("a", lambda: 1, ttl=-1),
+    lambda c: c.wrap("a", lambda: 1, ttl="1h"), lambda c: c.wrap("a", lambda: 1, metadata={1: 2}),
+    lambda c: Cache(default_ttl=-5), lambda c: Cache("memory://e", codec="nope"),
+    lambda c: Cache("memory://e", codec="pickle"), lambda c: cached(ttl=-1)(lambda: 1),
+    lambda c: cached(lock_timeout_s=0), lambda c: c.cleanup(limit=-1), lambda c: Cache(object()),
+])
+def test_a_configuration_mistake_is_an_actioncache_error_and_a_value_or_type_error(mistake):
+    from actioncache.errors import ActionCacheError
+
+    with pytest.raises(ActionCacheError) as raised:
+        mistake(Cache("memory://errors"))
+    assert isinstance(raised.value, (ValueError, TypeError))

@@ -35,7 +35,7 @@ from ._options import StoreOptions
 from ._outcomes import Lookup
 from ._project import project_of
 from ._refresh import spawn_task, spawn_thread
-from .errors import CacheWarning, KeyStrategyError
+from .errors import CacheWarning, ConfigError, KeyStrategyError
 from .keys import KEY_PREFIX, canonical_json
 from .stores.base import escape_glob
 
@@ -181,7 +181,7 @@ class KeyBuilder:
         self.ignore = set(ignore)
         unknown = self.ignore - {p.name for p in params}
         if unknown:
-            raise ValueError(f"ignore= names {sorted(unknown)} that are not parameters of {name}")
+            raise ConfigError(f"ignore= names {sorted(unknown)} that are not parameters of {name}")
         # A method's instance (or class) is part of what it answers from: two instances with
         # different state, or a subclass, must not answer each other. It is keyed by its class and
         # its state (instance_identity); ignore=["self"] shares entries across instances on purpose.

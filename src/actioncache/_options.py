@@ -11,6 +11,7 @@ import math
 from typing import Any, Mapping, NamedTuple
 
 from ._time import MAX_TTL_SECONDS
+from .errors import ConfigError
 
 __all__ = ["DEFAULT_MAX_VALUE_BYTES", "StoreOptions", "check_lock_timeout", "check_max_value_bytes", "check_metadata",
            "check_probability", "check_stale_ttl"]
@@ -33,14 +34,14 @@ class StoreOptions(NamedTuple):
 
 def check_max_value_bytes(limit: Any) -> int | None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
-        raise ValueError(f"max_value_bytes must be a positive number of bytes or None (no limit), not {limit!r}")
+        raise ConfigError(f"max_value_bytes must be a positive number of bytes or None (no limit), not {limit!r}")
     return limit
 
 
 def check_lock_timeout(seconds: Any) -> float:
     """``lock_timeout_s`` checked before anything runs: how long a lease lasts without renewal."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:
-        raise ValueError(f"lock_timeout_s must be a finite number of seconds > 0 (how long a lease lasts "
+        raise ConfigError(f"lock_timeout_s must be a finite number of seconds > 0 (how long a lease lasts "
                          f"unless its holder renews it), not {seconds!r}")
     return float(seconds)
 
@@ -51,15 +52,15 @@ def check_stale_ttl(stale_ttl_seconds: Any, ttl_s: float) -> float:
         return 0.0
     if isinstance(stale_ttl_seconds, bool) or not isinstance(stale_ttl_seconds, (int, float)) \
             or not math.isfinite(stale_ttl_seconds) or stale_ttl_seconds < 0:
-        raise ValueError(f"stale_ttl_seconds must be a finite number of seconds ≥ 0, not {stale_ttl_seconds!r}")
+        raise ConfigError(f"stale_ttl_seconds must be a finite number of seconds ≥ 0, not {stale_ttl_seconds!r}")
     if ttl_s + stale_ttl_seconds > MAX_TTL_SECONDS:
-        raise ValueError(f"ttl + stale_ttl_seconds must stay within {MAX_TTL_SECONDS:g} s")
+        raise ConfigError(f"ttl + stale_ttl_seconds must stay within {MAX_TTL_SECONDS:g} s")
     return float(stale_ttl_seconds)
 
 
 def check_probability(p: Any) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"cleanup_probability must be between 0.0 and 1.0, not {p!r}")
+        raise ConfigError(f"cleanup_probability must be between 0.0 and 1.0, not {p!r}")
     return float(p)
 
 
@@ -67,10 +68,10 @@ def check_metadata(metadata: Any) -> None:
     """``metadata=`` checked at the call, so every store behaves alike: a JSON object (string keys;
     str, numbers, bools, None, lists and dicts; no NaN or infinity), as the stores keep it."""
     if not isinstance(metadata, Mapping):
-        raise ValueError(f"metadata must be a dict of JSON values, not {type(metadata).__name__}")
+        raise ConfigError(f"metadata must be a dict of JSON values, not {type(metadata).__name__}")
     for name in metadata:
         if not isinstance(name, str):
-            raise ValueError(f"metadata field names must be strings, not {type(name).__name__} {name!r}")
+            raise ConfigError(f"metadata field names must be strings, not {type(name).__name__} {name!r}")
     try:
         json.dumps(metadata, allow_nan=False)
         return
@@ -80,5 +81,5 @@ def check_metadata(metadata: Any) -> None:
         try:
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"metadata field {name!r} is not JSON ({type(value).__name__}: {exc}); every store keeps "
+            raise ConfigError(f"metadata field {name!r} is not JSON ({type(value).__name__}: {exc}); every store keeps "
                              f"metadata as JSON: pass str, numbers (finite), bools, None, lists or dicts") from None

@@ -1,12 +1,14 @@
 """Time helpers shared by the core and the faces: TTL arguments and the one timestamp spelling.
 
-A leaf: it imports nothing from the package but the deprecation notice (itself a leaf).
+Near a leaf: it imports only the errors and the deprecation notice (leaves themselves).
 """
 
 from __future__ import annotations
 
 import time
 from typing import Any
+
+from .errors import ConfigError
 
 __all__ = ["DEFAULT_TTL_SECONDS", "MAX_TTL_SECONDS", "face_ttl", "iso_utc", "resolve_ttl", "seconds_of"]
 
@@ -31,7 +33,7 @@ def resolve_ttl(
         given = [name for name, value in (("ttl_seconds", ttl_seconds), ("ttl_hours", ttl_hours),
                                           ("ttl_days", ttl_days)) if value is not None]
         if given:
-            raise ValueError(f"a TTL given twice: {ttl_name}= and {given[0]}=; give one "
+            raise ConfigError(f"a TTL given twice: {ttl_name}= and {given[0]}=; give one "
                              f"({ttl_name}= takes seconds or a timedelta)")
         spellings: tuple[tuple[Any, str, float], ...] = ((seconds_of(ttl), ttl_name, 1.0),)
     else:
@@ -41,13 +43,13 @@ def resolve_ttl(
         if value is None:
             continue  # every one given is checked, also those a higher one overrides
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{unit} must be a number, not {_short(value)}")
+            raise ConfigError(f"{unit} must be a number, not {_short(value)}")
         if value != value:  # nan compares unequal to itself
-            raise ValueError(f"{unit} must be a number of {_UNITS.get(unit, 'seconds')}, not nan")
+            raise ConfigError(f"{unit} must be a number of {_UNITS.get(unit, 'seconds')}, not nan")
         if value <= 0:
-            raise ValueError(f"{unit} must be positive (got {value}); to skip caching use cache_enabled=False")
+            raise ConfigError(f"{unit} must be positive (got {value}); to skip caching use cache_enabled=False")
         if value > MAX_TTL_SECONDS / scale:  # an int too large for a float compares fine here
-            raise ValueError(
+            raise ConfigError(
                 f"{unit} must be at most {MAX_TTL_SECONDS / scale:g} (100 years), not {_short(value)}; "
                 f"for an entry that lives as long as possible use ttl_days={MAX_TTL_SECONDS // 86400:g}"
             )
@@ -67,14 +69,14 @@ def face_ttl(ttl: Any, ttl_seconds: Any, where: str) -> float | None:
         from ._deprecated import deprecated
 
         if ttl is not None:
-            raise ValueError(f"{where}: a TTL given twice: ttl= and ttl_seconds=; give ttl= (seconds or a timedelta)")
+            raise ConfigError(f"{where}: a TTL given twice: ttl= and ttl_seconds=; give ttl= (seconds or a timedelta)")
         deprecated(f"{where}(ttl_seconds=...)", f"{where}(ttl=...) (seconds or a timedelta)", stacklevel=4)
         ttl = ttl_seconds
     if ttl is None:
         return None
     seconds = seconds_of(ttl)
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds <= 0:
-        raise ValueError(f"{where}: ttl must be positive (got {ttl!r}); for the default lifetime leave it out")
+        raise ConfigError(f"{where}: ttl must be positive (got {ttl!r}); for the default lifetime leave it out")
     return resolve_ttl(ttl=ttl)
 
 

@@ -41,7 +41,7 @@ from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
 from .codec import DEFAULT_COMPRESS_THRESHOLD_BYTES, Codec, make_codec
 from .decision import ALWAYS, Decision, PolicyHook, PolicyProvider
-from .errors import CacheWarning, HashError, KeyStrategyError, UnsupportedEntryError
+from .errors import CacheWarning, ConfigError, ConfigTypeError, HashError, KeyStrategyError, UnsupportedEntryError
 from .events import Observer
 from .keys import KEY_PREFIX, KEY_STRATEGIES, compute_key
 from .stores.base import CacheStore, entry_problem, escape_glob, open_store, redact_url
@@ -146,20 +146,20 @@ class Cache:
         if default_ttl_seconds is not None:
             deprecated("Cache(default_ttl_seconds=...)", "Cache(default_ttl=...)")
             if default_ttl != DEFAULT_TTL_SECONDS:
-                raise ValueError("a default TTL given twice: default_ttl= and default_ttl_seconds=; give default_ttl=")
+                raise ConfigError("a default TTL given twice: default_ttl= and default_ttl_seconds=; give default_ttl=")
             default_ttl = default_ttl_seconds
         if store is not None and url is not None:
-            raise ValueError("give either a store URL or store=..., not both")
+            raise ConfigError("give either a store URL or store=..., not both")
         for given in (url, store):
             if given is not None and not isinstance(given, str) and not _is_store(given):
-                raise TypeError(f"Cache() takes a store URL string ('sqlite:///path/cache.db', 'redis://host:6379/0', "
+                raise ConfigTypeError(f"Cache() takes a store URL string ('sqlite:///path/cache.db', 'redis://host:6379/0', "
                                 f"'memory://', ...) or store=<a CacheStore>, not {type(given).__name__} {given!r:.60}")
         if isinstance(store, str):
-            raise TypeError(f"store= takes a CacheStore object; pass a URL as the first argument: Cache({store!r})")
+            raise ConfigTypeError(f"store= takes a CacheStore object; pass a URL as the first argument: Cache({store!r})")
         limits = {name: value for name, value in (("max_size_bytes", max_size_bytes), ("eviction", eviction))
                   if value is not None}
         if limits and store is not None:
-            raise ValueError("a size limit belongs to the store: pass max_size_bytes=/eviction= to the store's "
+            raise ConfigError("a size limit belongs to the store: pass max_size_bytes=/eviction= to the store's "
                              "constructor or its URL (?max_size_bytes=...&eviction=lru), or give Cache a URL")
         # The flow owns the store, codec, counters and flights; wrap, awrap and @cached drive it.
         self.flow = Flow(store if store is not None else open_store(url, **limits),
@@ -243,7 +243,7 @@ class Cache:
     def add_observer(self, observer: Observer) -> Callable[[], None]:
         """Call ``observer(CacheEvent)`` on every hit, miss, store, error and lookup; returns a remover."""
         if not callable(observer):
-            raise ValueError(f"an observer is a callable taking one CacheEvent, not {type(observer).__name__}")
+            raise ConfigError(f"an observer is a callable taking one CacheEvent, not {type(observer).__name__}")
         return self.flow.observe(observer)
 
     # --- policy -------------------------------------------------------------------------
@@ -371,18 +371,18 @@ class Cache:
         # Configuration mistakes raise before anything runs; data problems (an argument that
         # cannot be keyed, a file that cannot be hashed) only turn caching off for this call.
         if not isinstance(action, str) or not action:
-            raise ValueError("action must be a non-empty name, e.g. 'extract' or 'llm.call'")
+            raise ConfigError("action must be a non-empty name, e.g. 'extract' or 'llm.call'")
         if args is not None and not isinstance(args, Mapping):
-            raise ValueError(f"args must be a dict of keyword arguments, not {type(args).__name__}")
+            raise ConfigError(f"args must be a dict of keyword arguments, not {type(args).__name__}")
         if key_strategy not in KEY_STRATEGIES:
-            raise ValueError(f"unknown key_strategy {key_strategy!r}; use one of {', '.join(KEY_STRATEGIES)}")
+            raise ConfigError(f"unknown key_strategy {key_strategy!r}; use one of {', '.join(KEY_STRATEGIES)}")
         if key_strategy == "custom" and key is None:
-            raise ValueError("key_strategy 'custom' needs key=...: the key text")
+            raise ConfigError("key_strategy 'custom' needs key=...: the key text")
         if key_strategy in ("sha256", "file_content") and key is None and not key_source:
-            raise ValueError(f"key_strategy {key_strategy!r} needs key_source=...: the argument to hash")
+            raise ConfigError(f"key_strategy {key_strategy!r} needs key_source=...: the argument to hash")
         for name, flag in (("skip_cache", skip_cache), ("cache_enabled", cache_enabled)):
             if not isinstance(flag, bool):  # 'false' is a non-empty string: truthy, the opposite meant
-                raise TypeError(f"{name} must be True or False, not {flag!r}")
+                raise ConfigTypeError(f"{name} must be True or False, not {flag!r}")
         ttl_s = resolve_ttl(ttl_seconds, ttl_hours, ttl_days, self.default_ttl_seconds, ttl=ttl)
         stale_s = check_stale_ttl(stale_ttl_seconds, ttl_s)
         p = self.cleanup_probability if cleanup_probability is None else cleanup_probability
@@ -505,7 +505,7 @@ class Cache:
         its consumer has read it whole: look up here, then store with ``wrap(..., skip_cache=True)``.
         """
         if not isinstance(action, str) or not action:
-            raise ValueError("action must be a non-empty name, e.g. 'openai.chat'")
+            raise ConfigError("action must be a non-empty name, e.g. 'openai.chat'")
         key = compute_key(action, None, key=key)
         found = self.flow.lookup(key, action)
         if not found.hit:
@@ -556,6 +556,8 @@ class Cache:
 
     def cleanup(self, limit: int | None = None, *, progress: Callable[[int, int | None], None] | None = None) -> CleanupResponse:
         """Delete expired entries (all, or at most ``limit``) through the store's expiry index."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ConfigError(f"cleanup limit must be a whole number >= 0, or None for every expired entry; not {limit!r}")
         now = self.flow.now()
         deleted = 0
         try:
@@ -614,7 +616,7 @@ class Cache:
         """``@cache.cached`` / ``@cache.cached(ttl_seconds=..., key=..., ignore=..., version=..., scope=...)``:
         :func:`cached` with this cache."""
         if "cache" in options:
-            raise TypeError("Cache.cached(cache=...) names a second cache; use actioncache.cached(cache=...) instead")
+            raise ConfigTypeError("Cache.cached(cache=...) names a second cache; use actioncache.cached(cache=...) instead")
         decorate: Callable[[Callable[P, R]], CachedFunction[P, R]] = cached(cache=self, **options)
         return decorate(fn) if fn is not None else decorate
 
@@ -743,7 +745,7 @@ def cached(
     (run and overwrite) and ``uncached`` (:class:`actioncache.types.CachedFunction`).
     """
     if cache is not None and not isinstance(cache, Cache):
-        raise TypeError(f"cache= takes a Cache, not {type(cache).__name__}")
+        raise ConfigTypeError(f"cache= takes a Cache, not {type(cache).__name__}")
     check_lock_timeout(lock_timeout_s)
 
     def decorate(func: Callable[P, R]) -> CachedFunction[P, R]:
@@ -757,6 +759,6 @@ def cached(
 
     if fn is not None:
         if not callable(fn):
-            raise TypeError("@cached takes keyword options only, e.g. @cached(ttl_seconds=60)")
+            raise ConfigTypeError("@cached takes keyword options only, e.g. @cached(ttl_seconds=60)")
         return decorate(fn)
     return decorate

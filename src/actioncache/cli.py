@@ -192,6 +192,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     # A store that cannot be read has no totals to show: zeros would read as "nothing cached".
     unreadable = bool(stats.get("error")) or not stats.get("success")
     if args.json:
+        if unreadable:  # a script reads `success`: no invented zeros beside an error
+            stats = {"success": False, "store": stats.get("store"), "error": stats.get("error"),
+                     **{k: stats[k] for k in ("store_health", "since", "runs_since") if k in stats}}
         print(json.dumps(stats, indent=2, sort_keys=True))
         return 1 if unreadable else 0
     if unreadable:
@@ -380,8 +383,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from .errors import StoreError, StoreURLError
+    import logging
+    import warnings
 
+    from .errors import CacheWarning, StoreError, StoreURLError
+
+    # A one-shot command says what went wrong in its own one line (and its exit code): the library's
+    # warnings and log lines about a failing store (meant for a long-running program) would repeat it.
+    warnings.filterwarnings("ignore", category=CacheWarning)
+    logging.getLogger("actioncache").setLevel(logging.ERROR)
     try:
         return COMMANDS[args.command](args)
     except StoreURLError as exc:  # --store or $ACTIONCACHE_URL: a bad argument

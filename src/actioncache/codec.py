@@ -26,7 +26,7 @@ import zlib
 from typing import Any, Callable, Protocol
 
 from ._json import ParseMemo, utf8_json
-from .errors import CodecError, CorruptEntryError, UnsupportedEntryError
+from .errors import CodecError, ConfigError, CorruptEntryError, UnsupportedEntryError
 
 PLAIN = b"j"
 TAGGED = b"t"
@@ -308,7 +308,7 @@ class JSONCodec:
                 text = data[1:].decode("utf-8", "surrogatepass")  # lone surrogates, as utf8_json wrote them
                 value, end = _scan_once(text, 0)
                 if end != len(text):
-                    raise ValueError(f"extra data at offset {end}")
+                    raise ConfigError(f"extra data at offset {end}")
                 if type(data) is bytes and len(data) <= MEMO_VALUE_BYTES:
                     copy = copier(value)
                     if copy is not None:
@@ -343,7 +343,7 @@ class SignedPickleCodec(JSONCodec):
         if isinstance(secret, str):
             secret = secret.encode("utf-8")
         if len(secret) < 16:
-            raise ValueError("the pickle signing secret must be at least 16 bytes; use e.g. secrets.token_hex(32)")
+            raise ConfigError("the pickle signing secret must be at least 16 bytes; use e.g. secrets.token_hex(32)")
         super().__init__()
         self._secret = secret
 
@@ -386,7 +386,7 @@ def make_codec(codec: str | Codec | None = None, secret: bytes | str | None = No
     if compress_threshold_bytes is not None and (
             isinstance(compress_threshold_bytes, bool) or not isinstance(compress_threshold_bytes, int)
             or compress_threshold_bytes < 0):
-        raise ValueError(f"compress_threshold_bytes must be a whole number of bytes ≥ 0 or None (never compress), "
+        raise ConfigError(f"compress_threshold_bytes must be a whole number of bytes ≥ 0 or None (never compress), "
                          f"not {compress_threshold_bytes!r}")
     built = _builtin_codec(codec, secret)
     if isinstance(built, JSONCodec) and compress_threshold_bytes != DEFAULT_COMPRESS_THRESHOLD_BYTES:
@@ -400,11 +400,11 @@ def _builtin_codec(codec: str | Codec | None, secret: bytes | str | None) -> Cod
     if codec == "pickle":
         secret = secret if secret is not None else os.environ.get(SECRET_ENV)
         if not secret:
-            raise ValueError(
+            raise ConfigError(
                 f"codec='pickle' needs a signing secret: pass secret=... or set ${SECRET_ENV}; "
                 f"unsigned pickle is never used"
             )
         return SignedPickleCodec(secret)
     if isinstance(codec, str):
-        raise ValueError(f"unknown codec {codec!r}; use 'json' (default) or 'pickle' (signed, with a secret)")
+        raise ConfigError(f"unknown codec {codec!r}; use 'json' (default) or 'pickle' (signed, with a secret)")
     return codec

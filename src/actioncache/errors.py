@@ -81,5 +81,16 @@ class KeyStrategyError(ActionCacheError, ValueError):
     """A key cannot be computed from the arguments given."""
 
 
+class ConfigError(ActionCacheError, ValueError):
+    """An option or argument given to the cache is not valid (a TTL of zero, an unknown key
+    strategy, metadata that is not JSON, ...). The message names the option and the fix. It is a
+    ``ValueError`` too, so ``except ValueError`` keeps working."""
+
+
+class ConfigTypeError(ActionCacheError, TypeError):
+    """An option or argument given to the cache has the wrong type (a store object where a URL
+    goes, a flag that is not a bool, ...). A ``TypeError`` too."""
+
+
 class HashError(ActionCacheError):
     """Content could not be hashed (missing file, unreadable URL, unknown algorithm)."""

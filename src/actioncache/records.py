@@ -35,7 +35,7 @@ from ._metadata import entry_metadata
 from ._stats import STATS_PREFIX, stats_for
 from ._time import resolve_ttl
 from .codec import Codec, make_codec
-from .errors import UnsupportedEntryError
+from .errors import ConfigError, UnsupportedEntryError
 from .keys import KEY_PREFIX
 from .stores.base import CacheStore, Entry, entry_problem, escape_glob
 
@@ -216,7 +216,7 @@ class Tally:
     def __init__(self, store: CacheStore, prefix: str = "", *, shared: bool = False,
                  names: tuple[str, ...] = ()) -> None:
         if shared and not prefix:
-            raise ValueError("a shared Tally needs a prefix for its store counters (one in records.KEYSPACE)")
+            raise ConfigError("a shared Tally needs a prefix for its store counters (one in records.KEYSPACE)")
         self.store = store
         self.prefix = prefix
         self.shared = shared
@@ -265,5 +265,5 @@ def count(store: CacheStore, action: str, **deltas: float) -> None:
 def ema(old: float | None, new: float, alpha: float = DEFAULT_EMA_ALPHA) -> float:
     """Exponential moving average: ``new`` when there is no ``old``, else ``old + alpha * (new - old)``."""
     if not 0.0 < alpha <= 1.0:
-        raise ValueError(f"alpha must be in (0, 1], not {alpha!r}")
+        raise ConfigError(f"alpha must be in (0, 1], not {alpha!r}")
     return float(new) if old is None else float(old) + alpha * (float(new) - float(old))

@@ -18,7 +18,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
-from ..errors import HashError
+from ..errors import ActionCacheError, HashError
 from ..hashing import hash_file
 from ..keys import sha256_hex
 from .errors import AgentDefinitionError, NodeError, SandboxError, TemplateVariableError
@@ -53,7 +53,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
 }
 
 
-class NodeTemplateFailure(Exception):
+class NodeTemplateFailure(ActionCacheError):
     """Raised inside a filter; the renderer turns it into a NodeError naming the node."""
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..config import file_url
+from ..errors import ActionCacheError
 from .errors import AgentDefinitionError, NodeError
 
 # Local-file store schemes and the part of the URL after the scheme that is the path.
@@ -41,7 +42,7 @@ _NO_HOST_STORE_SCHEMES = ("memory",)
 UNTRUSTED_STORE_FILE = ".actioncache-untrusted.db"
 
 
-class UntrustedRefusal(Exception):
+class UntrustedRefusal(ActionCacheError):
     """Raised by an action refusing an untrusted agent; the engine turns it into :class:`RefusedError`."""
 
 

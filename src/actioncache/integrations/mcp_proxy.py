@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 from .._time import face_ttl
 from .._usage import HelpfulParser
 from ..cache import Cache
+from ..errors import ActionCacheError
 from ..keys import args_key, sha256_hex
 
 ACTION_PREFIX = "mcp."
@@ -95,7 +96,7 @@ def tool_call_key(tool: str, arguments: Any, identity: dict[str, Any]) -> str:
     return args_key(ACTION_PREFIX + tool, {"tool": tool, "arguments": arguments or {}, "server": identity})
 
 
-class _ToolError(Exception):
+class _ToolError(ActionCacheError):
     """An ``isError`` result: a failure for the cache (never stored), returned to the client as it was."""
 
 

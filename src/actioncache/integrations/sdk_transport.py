@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from ..errors import ActionCacheError
 from .llm_keys import DEFAULT_TEMPERATURE, http_request_key
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class Served(BaseException):
         self.stored = stored
 
 
-class NotStored(Exception):
+class NotStored(ActionCacheError):
     """An answer that is returned but not stored (an HTTP error status, a run still queued)."""
 
 

@@ -44,6 +44,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit 
 if TYPE_CHECKING:
     from typing import Any, Iterable, Sequence
 
+from ..errors import ActionCacheError  # noqa: E402 - after the TYPE_CHECKING block
 from .lean import file_sha256, sha256  # noqa: E402 - after the TYPE_CHECKING block
 
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/proc/", "/sys/",
@@ -155,7 +156,7 @@ def look(kind: str, path: str) -> tuple[str, os.stat_result | None]:
 # --- building one from a trace -------------------------------------------------------------------
 
 
-class Unrecordable(Exception):
+class Unrecordable(ActionCacheError):
     """The run cannot be cached: a path it read was changed by the run itself or during it."""
 
 

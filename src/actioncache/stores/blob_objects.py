@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from ..errors import MissingStoreExtraError, StoreURLError
+from ..errors import ActionCacheError, MissingStoreExtraError, StoreURLError
 from ..extras import EXTRA_FOR_PROTOCOL, missing
 
 
-class WriteConflict(Exception):
+class WriteConflict(ActionCacheError):
     """Someone else wrote the object since the version the writer started from."""
 
 

@@ -33,7 +33,7 @@ import uuid
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from ..errors import MissingStoreExtraError, StoreURLError
+from ..errors import ActionCacheError, MissingStoreExtraError, StoreURLError
 from ..extras import missing, require
 from ._errors import StoreErrors
 from ._fork import track_for_fork
@@ -479,5 +479,5 @@ class FirestoreStore:
         return f"FirestoreStore({self.url!r})"
 
 
-class _Replaced(Exception):
+class _Replaced(ActionCacheError):
     """The chunks of the version being read were replaced under the reader."""
