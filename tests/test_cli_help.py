@@ -73,3 +73,22 @@ def test_stats_of_a_store_that_cannot_be_reached_fails_in_one_line(capsys, as_js
         assert report["success"] is False and report["error"] and "hits" not in report, report  # no invented zeros
     else:
         assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error: cannot read the store"), err
+
+
+def test_commands_that_change_nothing_write_nothing(capsys, tmp_path):
+    """invalidate/cleanup that delete nothing leave an empty store empty (a mistyped --store must
+    not gain a counters key)."""
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path}/empty.db"
+    from actioncache import Cache
+
+    empty = Cache(url)
+    assert empty.store.count() == 0  # opens it: an empty store
+    empty.close()
+    for argv in (["invalidate", "--key", "no-such-key"], ["invalidate", "--action", "none"], ["cleanup"]):
+        code, _, err = _run(capsys, *argv, "--store", url)
+        assert code == 0, err
+    with sqlite3.connect(tmp_path / "empty.db") as conn:
+        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        assert all(conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] == 0 for t in tables), tables

@@ -185,3 +185,17 @@ def test_uninstall_system_keeps_a_dev_home_that_holds_the_users_files(tmp_path):
     assert out.returncode == 0, out
     assert (dev_home / "actioncache" / "actioncache.db").read_text() == "the user's cache"
     assert not (dev_home / "apt-installed.txt").exists() and not (dev_home / "uv.lock").exists()
+
+
+def test_a_moved_checkout_gets_its_environment_built_again(tmp_path):
+    """A checkout renamed or moved keeps a .venv whose programs start the interpreter at the old
+    path (pytest, lint-imports: 'cannot execute'); install.sh notices and builds it again."""
+    env = setup_env(tmp_path)
+    first = clone(tmp_path, "before")
+    assert run(["bash", "scripts/install.sh"], first, env).returncode == 0
+    moved = tmp_path / "after"
+    first.rename(moved)
+    out = run(["bash", "scripts/install.sh"], moved, env)
+    assert out.returncode == 0 and "building it again here" in out.stdout, out.stdout + out.stderr
+    assert (moved / ".venv/bin/actioncache").read_text().splitlines()[0] == f"#!{moved}/.venv/bin/python"
+    assert run([str(moved / ".venv/bin/actioncache"), "--help"], moved, env).returncode == 0

@@ -174,7 +174,9 @@ class Stats:
         """Write buffered counters to ``store``; on failure keep them for the next try."""
         with self.lock:
             self._fold_hits()
-            pending, self.pending = self.pending, {}
+            # A zero adds nothing: writing it would still create the counters' key in a store
+            # nothing else was written to (a mistyped --store would gain a key).
+            pending, self.pending = {k: v for k, v in self.pending.items() if v}, {}
             self.last_flush = self.clock()
             self.flush_due = self.last_flush + self.flush_s
         self.remember(store)
