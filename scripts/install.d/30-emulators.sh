@@ -20,7 +20,7 @@ fi
 if ! installed azurite "$AZURITE_VERSION" || ! installed @firestore-emulator/server "$FIRESTORE_EMULATOR_VERSION" \
     || ! installed pyright "$PYRIGHT_VERSION"; then
   mkdir -p "$AC_NODE_PREFIX"
-  echo "   npm: azurite@$AZURITE_VERSION, @firestore-emulator/server@$FIRESTORE_EMULATOR_VERSION and pyright@$PYRIGHT_VERSION into $AC_NODE_PREFIX (about 100 MB)"
+  echo "   npm: azurite@$AZURITE_VERSION, @firestore-emulator/server@$FIRESTORE_EMULATOR_VERSION and pyright@$PYRIGHT_VERSION into $AC_NODE_PREFIX (about 420 MB)"
   with_lock "$ACTIONCACHE_DEV_HOME/npm.lock" "another checkout's npm install of the emulators" npm install --prefix "$AC_NODE_PREFIX" --no-audit --no-fund --silent --no-save \
     "azurite@$AZURITE_VERSION" "@firestore-emulator/server@$FIRESTORE_EMULATOR_VERSION" "pyright@$PYRIGHT_VERSION"
 fi
