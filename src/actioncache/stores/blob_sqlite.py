@@ -439,6 +439,16 @@ class BlobSQLiteStore:
 
         return self._sync(take)
 
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current grant of ``lease``: checked and
+        written on a copy holding the newest remote state, uploaded under the same precondition
+        (as a lease is taken), so the check and the write act atomically across machines."""
+        def write(local: SQLiteStore) -> tuple[bool, bool]:
+            stored = local.put_fenced(entry, lease, token)
+            return stored, stored
+
+        return bool(self._sync(write))
+
     def release_lease(self, name: str, token: str) -> None:
         self._sync(lambda local: (local.release_lease(name, token), True))
 

@@ -287,6 +287,14 @@ class DuckDBStore(SQLStore):
     # --- protocol -----------------------------------------------------------------------
 
     def put(self, entry: Entry) -> None:
+        self._put(entry, None)
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current grant of ``lease``: the check and the
+        write are one transaction, under the file's write lock."""
+        return self._put(entry, (lease, token))
+
+    def _put(self, entry: Entry, fence: tuple[str, str] | None) -> bool:
         action = entry.metadata.get(_ACTION_FIELD)
         params = [
             bytes(entry.value),
@@ -297,21 +305,39 @@ class DuckDBStore(SQLStore):
             entry.key,
         ]
 
+        def held(cursor: duckdb.DuckDBPyConnection) -> bool:
+            return fence is None or self._holds(cursor, *fence)
+
         def upsert(cursor: duckdb.DuckDBPyConnection) -> None:
             # No transaction needed: a reader between the two statements sees no row, as before.
             if not cursor.execute(_UPDATE, params).fetchone()[0]:
                 cursor.execute(_INSERT, params)
 
         if not self._tracks_size():
-            self._run("put", upsert, write=True)
-            return
+            if fence is None:
+                self._run("put", upsert, write=True)
+                return True
+
+            def fenced(cursor: duckdb.DuckDBPyConnection) -> bool:
+                if not held(cursor):
+                    return False
+                upsert(cursor)
+                return True
+
+            return self._run("put", fenced, transaction=True, retry=False)
         size = len(entry.key.encode("utf-8", "surrogatepass")) + len(params[0]) + len(params[1].encode("utf-8", "surrogatepass"))
         refusal = too_large(self.eviction, size, self.errors.where)
         if refusal:
-            self.delete(entry.key)  # never leave the older value under this key
+            def drop_older(cursor: duckdb.DuckDBPyConnection) -> None:
+                if held(cursor):  # never leave the older value under this key (nor remove a newer holder's)
+                    _delete_keys(cursor, [entry.key], True)
+
+            self._run("delete", drop_older, transaction=True)
             raise refusal
 
-        def tracked(cursor: duckdb.DuckDBPyConnection) -> None:
+        def tracked(cursor: duckdb.DuckDBPyConnection) -> bool:
+            if not held(cursor):
+                return False
             old = cursor.execute(f"SELECT {_ENTRY_BYTES} FROM entries WHERE key = ?", [entry.key]).fetchall()
             upsert(cursor)
             cursor.execute("UPDATE entries SET accessed_at = ?, hits = 0 WHERE key = ?", [time.time(), entry.key])
@@ -319,8 +345,9 @@ class DuckDBStore(SQLStore):
                            [size - (int(old[0][0]) if old else 0)])
             if self.eviction is not None:
                 self._cull(cursor, self.eviction, entry.key)
+            return True
 
-        self._run("put", tracked, transaction=True)
+        return self._run("put", tracked, transaction=True)
 
     def _tracks_size(self) -> bool:
         """Whether this file keeps a byte total (known once the database is open)."""

@@ -228,12 +228,20 @@ def _ident(schema: str | None, name: str) -> sql.Composable:
     return sql.Identifier(schema, name) if schema else sql.Identifier(name)
 
 
+# What a store of table T names its other relations (tables and indexes share one namespace per
+# schema): a table whose name ends with one of these could be another store's table or index, so
+# it is refused (tables ``t`` and ``t_leases`` would share a leases table).
+RESERVED_SUFFIXES = ("_counters", "_leases", "_totals", "_expires_at", "_action", "_metadata", "_accessed_at",
+                     "_hits")
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL's SQL for one table (and its ``_counters``, ``_leases``, ``_totals``)."""
 
     server_now = _SERVER_NOW
     text_holds_nul = False  # keys holding NUL cannot be stored; the driver's error says so on put
     lock_total = " FOR UPDATE"  # one culler at a time; the others' puts wait, then see its result
+    lock_lease = " FOR SHARE"  # a fenced write holds its lease row: no new grant commits in between
     get = "SELECT value, metadata::text, created_at, expires_at FROM {entries} WHERE key = ?"
     put = ("INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action) "
            "VALUES (?, %b, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
@@ -351,6 +359,13 @@ class PostgresStore(SQLStore):
                     f"PostgreSQL {what} name {name!r} is not allowed; use 1-48 letters, digits or '_', "
                     "starting with a letter or '_' (e.g. ?table=actioncache)"
                 )
+        reserved = next((suffix for suffix in RESERVED_SUFFIXES if table.endswith(suffix)), None)
+        if reserved is not None:
+            raise StoreURLError(
+                f"PostgreSQL table name {table!r} ends with {reserved!r}, a name the store of table "
+                f"{table[:-len(reserved)]!r} gives one of its own tables or indexes (its namespace would "
+                f"overlap another cache's); choose a table name not ending in {', '.join(RESERVED_SUFFIXES)}"
+            )
         if synchronous_commit not in _SYNC_COMMIT:
             raise StoreURLError(
                 f"synchronous_commit={synchronous_commit!r} is not a PostgreSQL setting; use one of {', '.join(_SYNC_COMMIT)}"
@@ -482,6 +497,15 @@ class PostgresStore(SQLStore):
         self._local.extra_s = len(entry.value) / _BYTES_PER_S  # a big value takes longer to send
         try:
             super().put(entry)
+        finally:
+            self._local.extra_s = 0.0
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        if len(entry.value) < _BYTES_PER_S // 10:
+            return super().put_fenced(entry, lease, token)
+        self._local.extra_s = len(entry.value) / _BYTES_PER_S
+        try:
+            return super().put_fenced(entry, lease, token)
         finally:
             self._local.extra_s = 0.0
 
