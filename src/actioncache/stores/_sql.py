@@ -16,13 +16,14 @@ import threading
 import time
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
-from urllib.parse import SplitResult, unquote
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import AccessLog, EvictionConfig, cull, too_large
 from .base import BuiltEntries, Entry, LazyMetadata, glob_literal_prefix, select_keys
 from .redaction import redact_url
+from .registry import Targets
 
 # A field test: (metadata field name, wanted value) -> (SQL condition, its parameters), or None
 # when the dialect cannot narrow on that value in SQL (the exact filter still applies after).
@@ -127,6 +128,33 @@ def file_path(parts: SplitResult, url: str, form: str) -> str:
     if not path or path == "/":
         raise StoreURLError(f"{shown!r} names no file; use {form}")
     return path
+
+
+def sqlite_targets(url: str) -> Targets:
+    """What ``sqlite://`` opens: the file (and its -wal/-shm/-journal beside it); ``from_url`` opens this path."""
+    return Targets((file_path(urlsplit(url), url, "sqlite:///abs/path.db"),))
+
+
+DUCKDB_MEMORY = ":memory:"
+
+
+def duckdb_targets(url: str) -> Targets:
+    """What ``duckdb://`` opens: the file, or nothing for ``duckdb:///:memory:``."""
+    path = file_path(urlsplit(url), url, "duckdb:///abs/path.duckdb (or duckdb:///:memory:)")
+    return Targets(() if path == "/" + DUCKDB_MEMORY else (path,))
+
+
+def libsql_targets(url: str) -> Targets:
+    """What a libSQL URL opens: ``libsql+file://`` its file (and the host of ``?sync_url=``, an
+    embedded replica's primary); ``libsql://``/``turso://`` the host."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() == "libsql+file":
+        path = file_path(parts, url, "libsql+file:///abs/path.db")
+        sync = [value for name, value in parse_qsl(parts.query) if name == "sync_url"]
+        return Targets((path,), tuple((urlsplit(sync[-1]).hostname or sync[-1]).lower() for _ in sync[-1:]))
+    if not parts.hostname:
+        raise StoreURLError(f"{redact_url(url)!r} names no host; use libsql://HOST or turso://HOST")
+    return Targets((), (parts.hostname.lower(),))
 
 
 # --- the shared SQL store ----------------------------------------------------------------

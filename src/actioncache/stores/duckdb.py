@@ -37,7 +37,7 @@ from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
-from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
+from ._sql import Dialect, SQLStore, duckdb_targets, is_json_number, pushable
 from ._url import check_fields, file_url, local_file, query_options
 from .base import Entry
 from .redaction import redact_url
@@ -216,9 +216,8 @@ class DuckDBStore(SQLStore):
     def from_url(cls, url: str, **options: Any) -> DuckDBStore:
         """``duckdb:///abs/path.duckdb``, ``duckdb:///:memory:``; option ``?read_only=true``."""
         parts = urlsplit(url)
-        path = file_path(parts, url, "duckdb:///abs/path.duckdb (or duckdb:///:memory:)")
-        if path == "/" + MEMORY:
-            path = MEMORY
+        opened = duckdb_targets(url).paths  # what an untrusted agent's store is checked by: the one reading
+        path = opened[0] if opened else MEMORY
         query = query_options("duckdb", url, parts, ("read_only", "max_size_bytes", "eviction"),
                               "options: read_only=true, max_size_bytes=, eviction=")
         limit = eviction_from_query(query, options)

@@ -40,6 +40,7 @@ from ._url import check_fields, check_userinfo, host_part, positive_number, user
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
+from .registry import Targets
 
 try:
     import psycopg
@@ -110,6 +111,8 @@ def _jsonb_dumps(value: Any) -> str:
     return _escape_nul(_jsonb_text(value))
 
 
+# libpq connection parameters that name a file libpq reads.
+_FILE_PARAMS = ("passfile", "sslcert", "sslkey", "sslrootcert", "sslcrl", "sslcrldir")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
 _OUR_OPTIONS = ("table", "schema", "synchronous_commit", "read_timeout_s", "write_timeout_s")
@@ -413,6 +416,14 @@ class PostgresStore(SQLStore):
     def from_url(cls, url: str, **options: Any) -> PostgresStore | NearCache:
         """``postgresql://user[:pass]@host:port/db?table=NAME&schema=NAME&synchronous_commit=off``
         (other query options go to libpq)."""
+        conninfo, near, _ = cls._conninfo(url, options)
+        store = cls(conninfo, url=url, **options)
+        return store if near is None else NearCache(store, **near)
+
+    @staticmethod
+    def _conninfo(url: str, options: dict[str, Any]) -> tuple[str, dict[str, float] | None, dict[str, Any]]:
+        """(the libpq conninfo ``url`` connects with, the near cache's options, libpq's reading of
+        the conninfo); the store's own options go into ``options``."""
         parts = urlsplit(url)
         check_userinfo("PostgreSQL", url, parts)
         theirs: list[tuple[str, str]] = []
@@ -429,15 +440,39 @@ class PostgresStore(SQLStore):
             theirs.append(("connect_timeout", str(DEFAULT_CONNECT_TIMEOUT_S)))
         conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(theirs)))
         try:  # libpq's own parser: an option it does not know fails here, not on every call later
-            conninfo_to_dict(conninfo)
+            params = conninfo_to_dict(conninfo)
         except psycopg.ProgrammingError as exc:
             # libpq's message may quote a piece of the password (a space, '?' or '#' in it)
             raise StoreURLError(f"PostgreSQL URL {redact_url(url)!r}: "
                                 f"{redact_secrets(str(exc).strip(), url_secrets(url))}; options: "
                                 f"{', '.join(sorted(_OUR_OPTIONS))}, max_size_bytes, eviction, or a libpq "
                                 f"connection parameter (connect_timeout, sslmode, application_name...)") from None
-        store = cls(conninfo, url=url, **options)
-        return store if near is None else NearCache(store, **near)
+        return conninfo, near, dict(params)
+
+    @classmethod
+    def targets(cls, url: str) -> Targets | None:
+        """What the conninfo :meth:`from_url` connects with makes libpq open: its hosts (``host``,
+        ``hostaddr``), socket directories and the files its options name (``sslcert``, ``passfile``
+        ...). None (cannot say) when libpq would pick the host itself (no host: ``$PGHOST`` or the
+        default socket) or read it from a service file (``service=``)."""
+        _, _, params = cls._conninfo(url, {})
+        if params.get("service"):
+            return None
+        paths = [str(params[name]) for name in _FILE_PARAMS if params.get(name) and params[name] != "system"]
+        hosts: list[str] = []
+        sockets: list[str] = []
+        for name in ("host", "hostaddr"):
+            for host in str(params.get(name) or "").split(","):
+                host = host.strip()
+                if host.startswith("/"):
+                    sockets.append(host)  # a socket directory
+                elif host.startswith("@"):
+                    return None  # an abstract socket: no file to judge
+                elif host:
+                    hosts.append(host.lower())
+        if not hosts and not sockets:
+            return None
+        return Targets((*paths, *sockets), tuple(hosts))
 
     # --- connections --------------------------------------------------------------------
 
