@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Generator
 
 from ._drivers import LEASE, RUN
-from ._flight import Heartbeat, TaskFlights, ThreadFlights, atake_lease, release_lease, take_lease
+from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, atake_lease, release_lease, take_lease
 from ._json import ParseMemo
 from ._log import log
 from ._metadata import DURATION, FRESH_UNTIL, entry_metadata
@@ -284,15 +284,24 @@ class Flow:
 
     # --- write --------------------------------------------------------------------------
 
-    def save(self, key: str, action: str, ok: bool, value: Any, duration_ms: float, options: StoreOptions) -> str | None:
-        """Store a fresh success; count a failure (never stored). Returns why it was not stored."""
+    def save(self, key: str, action: str, ok: bool, value: Any, duration_ms: float, options: StoreOptions,
+             token: str | None = None) -> str | None:
+        """Store a fresh success; count a failure (never stored). Returns why it was not stored.
+        ``token``: the store lease this caller holds on ``key`` (the write is then fenced)."""
         if not ok or is_failure(value):
             self.count(action, failures=1)
             return None
-        return self.store_result(key, action, value, duration_ms, options)
+        return self.store_result(key, action, value, duration_ms, options, token)
 
-    def store_result(self, key: str, action: str, value: Any, duration_ms: float, options: StoreOptions) -> str | None:
-        """Encode and put one result; returns an error or warning text, or None."""
+    def store_result(self, key: str, action: str, value: Any, duration_ms: float, options: StoreOptions,
+                     token: str | None = None) -> str | None:
+        """Encode and put one result; returns an error or warning text, or None.
+
+        Under a lease (``token``) the write is fenced: the store accepts it only while ``token``
+        is still the lease's current grant (``put_fenced``, checked in the same statement,
+        transaction or script as the write). A holder that lost its lease (paused past it, its
+        heartbeat stopped) returns its value to its caller uncached and counts ``lease_lost``: a
+        newer holder's value is never overwritten by an older one."""
         limit = self.max_value_bytes
         try:
             encoded = self.codec.encode(value)
@@ -308,8 +317,16 @@ class Flow:
         meta[DURATION] = round(duration_ms, 3)
         if options.stale_ttl_s > 0:
             meta[FRESH_UNTIL] = now + ttl_s
+        entry = Entry(key, encoded, meta, now, now + ttl_s + options.stale_ttl_s)
         try:
-            self.store.put(Entry(key, encoded, meta, now, now + ttl_s + options.stale_ttl_s))
+            fenced = getattr(self.store, "put_fenced", None) if token else None
+            if fenced is None:  # no lease held (or a third-party store without fencing)
+                self.store.put(entry)
+            elif not fenced(entry, LEASE_PREFIX + key, token):
+                self.count(action, lease_lost=1)
+                log.info("%s: lost the lease on its key before storing (a newer holder may have stored); "
+                         "its value is returned uncached", action)
+                return "not cached: this call's lease on the key was lost before it stored (another caller holds it)"
         except EntryTooLargeError as exc:  # the store is fine: this one value is over its size limit
             self.count(action, uncacheable=1)
             self.warn_too_large(exc)
@@ -363,7 +380,7 @@ class Flow:
         try:
             ok, value, duration_ms = yield RUN
             heartbeat.stop()
-            return Outcome(False, ok, value, None, self.save(key, action, ok, value, duration_ms, options))
+            return Outcome(False, ok, value, None, self.save(key, action, ok, value, duration_ms, options, token))
         finally:
             heartbeat.stop()
             release_lease(self.store, key, token)

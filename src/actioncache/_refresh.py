@@ -157,7 +157,7 @@ class Refresh:
         try:
             if result is not None:
                 flow.count(self.action, refreshes=1)
-                flow.save(key, self.action, *result, self.options)
+                flow.save(key, self.action, *result, self.options, self.token)
         finally:
             release_lease(flow.store, key, self.token)
             with stale.lock:

@@ -37,8 +37,14 @@ ZLIB = b"x"
 # the hit path of small values stays one JSON scan). None turns compression off.
 DEFAULT_COMPRESS_THRESHOLD_BYTES = 64 * 1024
 # A compressed entry never expands past this on decode: a planted or corrupt frame that claims
-# more is a corrupt entry (a miss), not an out-of-memory error in the reader.
-MAX_DECOMPRESSED_BYTES = 2 * 1024**3
+# more is a corrupt entry (a miss), refused before its output is allocated, not an out-of-memory
+# error in the reader. The writer agrees by construction: an encoding larger than this is stored
+# uncompressed (never a frame the reader would refuse).
+MAX_DECOMPRESSED_BYTES = 256 * 1024**2
+# The most output one byte of input can give: zstd's smallest block (a 3-byte header and one byte
+# repeated) stands for up to 128 KiB; deflate's bound is about 1032 to 1. Input is fed in pieces
+# small enough that one piece's output cannot overshoot what is left of the limit.
+_ZSTD_MAX_RATIO = 128 * 1024 // 4 + 1
 TAG = "__ac__"
 SECRET_ENV = "ACTIONCACHE_SECRET"
 
@@ -186,31 +192,49 @@ def _too_big() -> CorruptEntryError:
 def _inflate(body: memoryview) -> tuple[bytes, bool]:
     """A zlib stream: its output, and whether it was one whole stream and nothing else."""
     inflater = zlib.decompressobj()
-    out = inflater.decompress(body, MAX_DECOMPRESSED_BYTES + 1)
+    out = inflater.decompress(body, MAX_DECOMPRESSED_BYTES + 1)  # max_length: never more output than this
     if len(out) > MAX_DECOMPRESSED_BYTES or inflater.unconsumed_tail:
         raise _too_big()
     return out, inflater.eof and not inflater.unused_data
 
 
-# zstd input is fed this much at a time, so a frame that expands without end is stopped within
-# a chunk's worth of output past the limit (a block of a few bytes can stand for 128 KiB).
+# zstd input is fed at most this much at a time (less as the output nears the limit).
 _ZSTD_CHUNK = 4096
 
 
 def _unzstd(zstandard: Any, body: memoryview) -> tuple[bytes, bool]:
     """A zstd frame: its output, and whether it was one whole frame and nothing else (a reader
-    of a cut frame returns the blocks it has; ``eof`` says whether the frame ended)."""
+    of a cut frame returns the blocks it has; ``eof`` says whether the frame ended).
+
+    Bounded before allocation: :func:`compress` writes the decoded size in the frame header, and a
+    frame declaring more than the limit is refused unread. The frame is then fed in pieces whose
+    worst-case output fits in what is left of the declared size (or of the limit, for a frame that
+    declares none), so a frame that lies about its size is stopped within it."""
+    try:
+        declared = zstandard.get_frame_parameters(body).content_size
+    except zstandard.ZstdError as exc:
+        raise CorruptEntryError(f"compressed value has no valid zstd frame header: {exc}") from exc
+    if declared == zstandard.CONTENTSIZE_ERROR:
+        raise CorruptEntryError("compressed value has no valid zstd frame header")
+    known = declared != zstandard.CONTENTSIZE_UNKNOWN
+    if known and declared > MAX_DECOMPRESSED_BYTES:
+        raise _too_big()
+    bound = declared if known else MAX_DECOMPRESSED_BYTES
     inflater = zstandard.ZstdDecompressor().decompressobj()
     parts: list[bytes] = []
     size = 0
-    for start in range(0, len(body), _ZSTD_CHUNK):
-        part = inflater.decompress(body[start:start + _ZSTD_CHUNK])
+    start = 0
+    while start < len(body):
+        step = max(16, min(_ZSTD_CHUNK, (bound - size) // _ZSTD_MAX_RATIO))
+        part = inflater.decompress(body[start:start + step])
+        start += step
         size += len(part)
-        if size > MAX_DECOMPRESSED_BYTES:
-            raise _too_big()
+        if size > bound:
+            raise _too_big() if not known else CorruptEntryError(
+                "compressed value expands past the size its frame declares")
         parts.append(part)
         if inflater.eof:
-            return b"".join(parts), not inflater.unused_data and start + _ZSTD_CHUNK >= len(body)
+            return b"".join(parts), not inflater.unused_data and start >= len(body) and (not known or size == declared)
     return b"", False
 
 
@@ -292,8 +316,8 @@ class JSONCodec:
 
     def _maybe_compress(self, data: bytes) -> bytes:
         threshold = self.compress_threshold_bytes
-        if threshold is None or len(data) < threshold:
-            return data
+        if threshold is None or len(data) < threshold or len(data) > MAX_DECOMPRESSED_BYTES:
+            return data  # past the decode limit: stored as it is, so every reader can read it
         packed = compress(data)
         return packed if len(packed) < len(data) else data  # incompressible: store it as it is
 

@@ -156,6 +156,39 @@ def test_lease_is_exclusive_until_released_or_expired(store):
     assert store.acquire_lease("lease:x", 30) is not None
 
 
+def fence(token: str) -> int:
+    number, _, rest = token.partition(":")
+    assert number.isdigit() and rest, f"a lease token is '<fencing number>:<hex>', not {token!r}"
+    return int(number)
+
+
+def test_lease_tokens_carry_a_fencing_number_that_grows_with_every_grant(store):
+    first = store.acquire_lease("lease:cache:f", 30)
+    store.release_lease("lease:cache:f", first)
+    second = store.acquire_lease("lease:cache:f", 0.2)
+    time.sleep(0.4)  # expired, not released
+    third = store.acquire_lease("lease:cache:f", 30)
+    assert fence(first) < fence(second) < fence(third)
+
+
+def test_put_fenced_writes_only_under_the_current_unexpired_grant(store):
+    token = store.acquire_lease("lease:cache:g", 30)
+    assert store.put_fenced(entry("cache:g", b"held"), "lease:cache:g", token) is True
+    assert store.get("cache:g").value == b"held"
+    assert store.put_fenced(entry("cache:g", b"forged"), "lease:cache:g", "1:" + "0" * 32) is False
+    store.release_lease("lease:cache:g", token)
+    assert store.put_fenced(entry("cache:g", b"released"), "lease:cache:g", token) is False
+    short = store.acquire_lease("lease:cache:g", 0.2)
+    time.sleep(0.4)  # lapsed, nobody took it yet: the grant is no longer current
+    assert store.put_fenced(entry("cache:g", b"lapsed"), "lease:cache:g", short) is False
+    newer = store.acquire_lease("lease:cache:g", 30)
+    assert store.put_fenced(entry("cache:g", b"stale holder"), "lease:cache:g", short) is False
+    assert store.put_fenced(entry("cache:g", b"newer"), "lease:cache:g", newer) is True
+    assert store.get("cache:g").value == b"newer"
+    assert store.put_fenced(entry("cache:never", b"x"), "lease:cache:never", newer) is False
+    assert store.get("cache:never") is None
+
+
 def test_large_value_10mb(store):
     blob = os.urandom(10 * 1024 * 1024)
     store.put(entry("big", blob))

@@ -212,3 +212,26 @@ def test_nul_in_metadata_round_trips_and_matches_exactly(store, name, value):
     assert cache.get("nul", include_metadata=True)["metadata"][name] == value
     assert cache.invalidate(metadata_filter={name: value})["deleted_keys"] == ["cache:nul"]
     cache.invalidate(pattern="*")
+
+
+@pytest.mark.parametrize("suffix", ["_leases", "_counters", "_totals", "_action", "_expires_at"])
+def test_a_table_named_like_another_tables_own_relations_is_refused(tmp_path, suffix):
+    """Tables ``t`` and ``t_leases`` would share ``t_leases`` (one store's entries, the other's
+    leases): caching silently stopped for ``t``. Such names are refused, saying why and what to do."""
+    base = BACKENDS["postgres"](tmp_path)
+    try:
+        url = services.POSTGRES_URL + ("&" if "?" in services.POSTGRES_URL else "?")
+        tenant = base.table
+        with pytest.raises(StoreURLError, match=f"ends with '{suffix}'.*choose a table name"):
+            open_store(f"{url}table={tenant}{suffix}")
+        cache = Cache(f"{url}table={tenant}")
+        try:
+            calls = []
+            for _ in range(2):
+                cache.wrap("tenant.f", lambda x: calls.append(x) or x, {"x": 1}, lock=True)
+            assert calls == [1], "the tenant at ?table=t still caches"
+        finally:
+            cache.close()
+    finally:
+        base.drop()
+        base.close()

@@ -95,9 +95,86 @@ def read_source(source: str | Path) -> tuple[str, Path, str]:
     return str(source), Path.cwd(), TEXT_SOURCE
 
 
+# Limits of an agent file, for every agent (trusted ones get a clear error instead of a traceback
+# or a hang): nesting deeper than MAX_YAML_DEPTH is refused, and aliases (``*name``) are expanded
+# under a budget: the document, every alias counted as a copy of what it names, may hold at most
+# MAX_YAML_NODES nodes (a "billion laughs" file of a few lines would otherwise expand to 10**9).
+MAX_YAML_DEPTH = 100
+MAX_YAML_NODES = 100_000
+
+
+class _YAMLTooBig(Exception):
+    pass
+
+
+class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
+    """PyYAML's safe loader with a nesting limit, checked as the document is composed (its
+    composer recurses once per level: 50,000 levels would be a RecursionError)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _YAMLTooBig(f"line {mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels (the limit "
+                                  "for agent files); flatten it or move deep data into the input state")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many nodes ``root`` holds with every alias expanded (a node named twice counts twice),
+    computed once per distinct node, without expanding anything."""
+    sizes: dict[int, int] = {}
+    order: list[yaml.Node] = []
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if done:
+            sizes[id(node)] = min(MAX_YAML_NODES + 1, 1 + sum(sizes[id(child)] for child in children))
+            order.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _safe_load(text: str) -> Any:
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node) > MAX_YAML_NODES:
+            raise _YAMLTooBig(f"with its aliases (*name) expanded it holds over {MAX_YAML_NODES:,} values "
+                              "(a 'billion laughs' file); write the values out or use fewer aliases")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def parse_yaml(text: str, source_name: str) -> dict[str, Any]:
     try:
-        document = yaml.safe_load(text)
+        document = _safe_load(text)
+    except _YAMLTooBig as exc:
+        raise AgentDefinitionError(f"{source_name}: refused: {exc}") from exc
+    except RecursionError as exc:  # a nesting the limit did not see (a deep flow collection)
+        raise AgentDefinitionError(f"{source_name}: the agent file nests too deeply to load; "
+                                   f"keep it under {MAX_YAML_DEPTH} levels") from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source_name}:{mark.line + 1}:{mark.column + 1}" if mark else source_name

@@ -9,8 +9,12 @@ an int and ``args: "{{ state.payload }}"`` stays a dict.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
+import threading
+import time
 from typing import Any, Callable, Mapping
 
 from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
@@ -57,20 +61,215 @@ class NodeTemplateFailure(ActionCacheError):
     """Raised inside a filter; the renderer turns it into a NodeError naming the node."""
 
 
+# --- the budget of an untrusted template ------------------------------------------------------
+#
+# The immutable sandbox stops a template from reaching Python internals, not from burning the
+# machine: ``7 ** 1000000000``, ``'a' * 300000000``, nested ``range`` loops. An untrusted agent's
+# every render runs under a budget, checked before the expensive step is taken:
+# * a power whose result would exceed MAX_POWER_BITS bits is refused unevaluated;
+# * a repetition (``'a' * n``, ``[x] * n``), a filter or call whose text or sequence result would
+#   exceed MAX_VALUE_ITEMS, or that is passed an integer over it (``center``, ``indent``,
+#   ``lipsum``, ``truncate`` ...) is refused before it allocates;
+# * ``range`` items, calls, operators, attribute reads and executed template lines count against
+#   MAX_OPERATIONS per render;
+# * the rendered text stops at MAX_OUTPUT_CHARS;
+# * the render stops after MAX_SECONDS of wall-clock time (checked on every counted step).
+MAX_OPERATIONS = 1_000_000
+MAX_VALUE_ITEMS = 4 * 1024 * 1024
+MAX_OUTPUT_CHARS = 4 * 1024 * 1024
+MAX_POWER_BITS = 100_000
+MAX_SECONDS = 5.0
+_CHECK_CLOCK_EVERY = 1024
+
+
+class TemplateBudgetError(Exception):
+    """An untrusted template went over its budget (see the constants above)."""
+
+
+class _Budget:
+    __slots__ = ("ops", "deadline", "ticks")
+
+    def __init__(self) -> None:
+        self.ops = MAX_OPERATIONS
+        self.deadline = time.monotonic() + MAX_SECONDS
+        self.ticks = 0
+
+    def spend(self, count: int = 1) -> None:
+        self.ops -= count
+        if self.ops < 0:
+            raise TemplateBudgetError(f"more than {MAX_OPERATIONS:,} operations (loops, range items, calls)")
+        self.ticks += count
+        if self.ticks >= _CHECK_CLOCK_EVERY:
+            self.ticks = 0
+            self.clock()
+
+    def clock(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise TemplateBudgetError(f"ran longer than {MAX_SECONDS:g} s")
+
+
+_budgets = threading.local()
+
+
+def _budget() -> _Budget | None:
+    return getattr(_budgets, "current", None)
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, bytes, list, tuple, dict)) else 0
+
+
+def _check_args(args: tuple[Any, ...], kwargs: Mapping[str, Any], what: str) -> None:
+    for arg in (*args, *kwargs.values()):
+        if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > MAX_VALUE_ITEMS:
+            raise TemplateBudgetError(f"{what} with the number {arg} (over {MAX_VALUE_ITEMS:,})")
+
+
+def _check_result(value: Any, what: str) -> Any:
+    if _size(value) > MAX_VALUE_ITEMS:
+        raise TemplateBudgetError(f"{what} made a value of {_size(value):,} items (over {MAX_VALUE_ITEMS:,})")
+    return value
+
+
+def _repeat_size(left: Any, right: Any) -> int:
+    for seq, times in ((left, right), (right, left)):
+        if _size(seq) and isinstance(times, int) and not isinstance(times, bool):
+            return _size(seq) * max(times, 0)
+    return 0
+
+
+def _power_bits(base: Any, exponent: Any) -> float:
+    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
+        return float(abs(base).bit_length()) * exponent
+    return 0.0
+
+
+def _budgeted_filter(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(fn)  # keeps jinja's pass_context / pass_environment marks
+    def filtered(*args: Any, **kwargs: Any) -> Any:
+        budget = _budget()
+        if budget is None:
+            return fn(*args, **kwargs)
+        budget.spend()
+        _check_args(args, kwargs, f"the {name!r} filter")
+        return _check_result(fn(*args, **kwargs), f"the {name!r} filter")
+
+    return filtered
+
+
+class _BoundedSandbox(ImmutableSandboxedEnvironment):
+    """The immutable sandbox, with every operator, call, attribute read and ``range`` charged to
+    the render's budget and the expensive ones sized before they run."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        budget = _budget()
+        if budget is not None:
+            budget.spend()
+            if operator == "**" and _power_bits(left, right) > MAX_POWER_BITS:
+                raise TemplateBudgetError(f"{left!r} ** {right!r} (a number of over {MAX_POWER_BITS:,} bits)")
+            if operator == "*" and _repeat_size(left, right) > MAX_VALUE_ITEMS:
+                raise TemplateBudgetError(f"a repetition of {_repeat_size(left, right):,} items (over {MAX_VALUE_ITEMS:,})")
+            if operator == "+" and _size(left) + _size(right) > MAX_VALUE_ITEMS:
+                raise TemplateBudgetError(f"a concatenation of {_size(left) + _size(right):,} items")
+            if operator == "%" and isinstance(left, str):
+                _check_args(right if isinstance(right, tuple) else (right,), {}, "'%' formatting")
+                if re.search(r"\d{7,}", left):  # a width or precision of millions of characters
+                    raise TemplateBudgetError(f"'%' formatting with the width in {left[:80]!r}")
+            return _check_result(super().call_binop(context, operator, left, right), f"the {operator!r} operator")
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        budget = _budget()
+        if budget is None:
+            return super().call(__context, __obj, *args, **kwargs)
+        budget.spend()
+        what = f"calling {getattr(__obj, '__name__', type(__obj).__name__)}"
+        _check_args(args, kwargs, what)
+        bound = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)  # the sandbox wraps str.format
+        if isinstance(bound, str) and re.search(r"\d{7,}", bound):
+            raise TemplateBudgetError(f"calling a method of {bound[:80]!r} (a width or count of millions)")
+        return _check_result(super().call(__context, __obj, *args, **kwargs), what)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        budget = _budget()
+        if budget is not None:
+            budget.spend()
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        budget = _budget()
+        if budget is not None:
+            budget.spend()
+        return super().getitem(obj, argument)
+
+
+def _budgeted_range(*args: int) -> range:
+    items = range(*args)
+    budget = _budget()
+    if budget is not None:
+        budget.spend(len(items))  # every item counts: nested ranges multiply
+    return items
+
+
+def _run_budgeted(render: Callable[[], Any]) -> Any:
+    """``render()`` under a fresh budget; template lines are counted by a trace hook on this thread
+    (a loop over a long list that calls nothing is still stopped by the clock)."""
+    budget = _Budget()
+    previous_budget = _budget()
+    previous_trace = sys.gettrace()
+
+    def on_line(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            budget.spend()
+        return on_line
+
+    def on_call(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename == "<template>":
+            return on_line
+        return None
+
+    _budgets.current = budget
+    sys.settrace(on_call)
+    try:
+        return render()
+    finally:
+        sys.settrace(previous_trace)
+        _budgets.current = previous_budget
+
+
+def _render_bounded(template: Any, context: Mapping[str, Any]) -> str:
+    """A template's text, stopped at MAX_OUTPUT_CHARS (the budget is the caller's)."""
+    parts: list[str] = []
+    size = 0
+    for chunk in template.generate(**context):
+        size += len(chunk)
+        if size > MAX_OUTPUT_CHARS:
+            raise TemplateBudgetError(f"rendered more than {MAX_OUTPUT_CHARS:,} characters")
+        parts.append(chunk)
+    return "".join(parts)
+
+
 def make_environment(trust: Trust | None = None) -> SandboxedEnvironment:
     """The trusted environment, or for an untrusted agent the immutable sandbox (no ``state.update``,
-    ``list.append`` or any other mutation) whose ``storage_hash`` filter reads only under the root."""
+    ``list.append`` or any other mutation) whose ``storage_hash`` filter reads only under the root,
+    and whose every render runs under a budget (see ``MAX_OPERATIONS`` and its neighbours)."""
     if trust is None or trust.trusted:
         env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
         env.filters.update(FILTERS)
         return env
-    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    # optimized=False: no constant folding, which would run a filter on constants
+    # (``'a'|center(10**9)``) at compile time, outside every budget.
+    env = _BoundedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True, optimized=False)
     env.filters.update(FILTERS)
+    env.globals["range"] = _budgeted_range
 
     def confined_storage_hash(path: Any, algorithm: str = "sha256") -> str:
         return _storage_hash_filter(trust.local_path(path, "the storage_hash filter"), algorithm)
 
     env.filters["storage_hash"] = confined_storage_hash
+    env.filters.update({name: _budgeted_filter(fn, name) for name, fn in env.filters.items()})
     return env
 
 
@@ -79,9 +278,9 @@ class Renderer:
 
     def __init__(self, env: SandboxedEnvironment | None = None) -> None:
         self.env = env or make_environment()
-        self._compiled: dict[tuple[str, str], Callable[[Mapping[str, Any]], Any]] = {}
+        self._compiled: dict[tuple[str, str], Callable[..., Any]] = {}
 
-    def _compile(self, text: str, kind: str) -> Callable[[Mapping[str, Any]], Any]:
+    def _compile(self, text: str, kind: str) -> Callable[..., Any]:
         cache_key = (kind, text)
         fn = self._compiled.get(cache_key)
         if fn is None:
@@ -90,6 +289,8 @@ class Renderer:
             else:
                 template = self.env.from_string(text)
                 fn = template.render
+            if isinstance(self.env, _BoundedSandbox):
+                fn = _bounded(fn, None if kind == "expr" else template)
             self._compiled[cache_key] = fn
         return fn
 
@@ -158,6 +359,12 @@ class Renderer:
                 node, f"{where}: missing template variable: {_explain_undefined(exc)} (in {shown!r}); "
                       f"pass it in the input state or use `| default(...)`"
             ) from exc
+        except TemplateBudgetError as exc:
+            raise SandboxError(node, f"{where}: template over its budget: {exc} (in {shown[:200]!r}); untrusted "
+                                     "templates run under an operation, size and time budget (YAML_REFERENCE.md, "
+                                     "untrusted mode); run the agent trusted to lift it") from exc
+        except RecursionError as exc:
+            raise NodeError(node, f"{where}: template nested too deeply ({exc}) (in {shown[:200]!r})") from exc
         except NodeTemplateFailure as exc:
             raise NodeError(node, f"{where}: {exc}") from exc
         except UntrustedRefusal as exc:
@@ -166,6 +373,13 @@ class Renderer:
             raise NodeError(node, f"{where}: template syntax error: {exc.message} in {shown!r}") from exc
         except Exception as exc:
             raise NodeError(node, f"{where}: template failed: {type(exc).__name__}: {exc} (in {shown!r})") from exc
+
+
+def _bounded(fn: Callable[..., Any], template: Any) -> Callable[..., Any]:
+    """``fn`` (a compiled expression, or a template's render) run under a fresh budget."""
+    if template is not None:
+        return lambda **context: _run_budgeted(lambda: _render_bounded(template, context))
+    return lambda context: _run_budgeted(lambda: fn(context))
 
 
 def _condition_text(expr: Any) -> str:

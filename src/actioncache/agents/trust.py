@@ -13,12 +13,18 @@ knowingly. The rules (each a name used in messages and docs):
                   local store paths stay under one root (the agent's directory or ``--root``),
                   after symlinks and ``..`` are resolved
 * ``hosts``       network actions and network stores reach only hosts from ``--allow-host``
+* ``stores``      a store the agent names is judged on what its own URL parser says it opens (the
+                  files, socket directories and hosts ``stores.registry.store_targets`` reports, the
+                  function its ``from_url`` takes them from): ``sqlite://localhost/ABS``, ``%2f``,
+                  ``..`` and symlinks are read as the store reads them; a kind of store that cannot
+                  say (Firestore, cloud blob stores, third-party stores) is refused
 * ``env``         ``${VAR}`` expands only variables from ``--allow-env``
 * ``secrets``     an API key from the environment goes only to the origin (scheme, host and port) of
                   the base URL the environment names (``$OPENAI_BASE_URL``) or to a host the user
                   allowed, never to one the agent picked (another port or ``http`` on the same host
                   is another server)
-* templates run in Jinja's immutable sandbox: no ``state.update(...)`` or any other mutation
+* templates run in Jinja's immutable sandbox: no ``state.update(...)`` or any other mutation, and
+  under a budget of operations, value sizes, output and wall-clock time (``agents/templating.py``)
 
 An untrusted agent that names no store gets its own (``.actioncache-untrusted.db`` under its
 root), never the user's default store, where it could plant answers for the user's own agents.
@@ -36,9 +42,6 @@ from ..config import file_url
 from ..errors import ActionCacheError
 from .errors import AgentDefinitionError, NodeError
 
-# Local-file store schemes and the part of the URL after the scheme that is the path.
-_FILE_STORE_SCHEMES = ("sqlite", "duckdb", "libsql+file", "blob-sqlite+file", "file")
-_NO_HOST_STORE_SCHEMES = ("memory",)
 UNTRUSTED_STORE_FILE = ".actioncache-untrusted.db"
 
 
@@ -132,19 +135,34 @@ class Trust:
                                          f"allow it with --allow-env {name} (allow_env=[...])"))
 
     def check_store_url(self, url: str, where: str) -> None:
-        """A store the agent names: a local file under the root, memory, or an allowed host."""
+        """A store the agent names: every file it would open under the root, every host it would
+        reach allowed. Judged on what the store's own URL parser says it opens
+        (:func:`actioncache.stores.registry.store_targets`, the function its ``from_url`` takes its
+        path and hosts from), never on the URL's text; a scheme that cannot say is refused."""
         if self.trusted:
             return
-        scheme, sep, rest = url.partition("://")
-        scheme = scheme.lower()
+        from ..errors import MissingStoreExtraError, StoreURLError
+        from ..stores.redaction import redact_url
+        from ..stores.registry import store_targets
+
+        shown = redact_url(url)
         try:
-            if scheme in _NO_HOST_STORE_SCHEMES:
-                return
-            if scheme in _FILE_STORE_SCHEMES:
-                path = urllib.parse.unquote(rest.split("?", 1)[0])
-                self.local_path("/" + path.lstrip("/") if rest.startswith("/") else path, f"{where} store file")
-                return
-            self.check_url(url, f"{where} store connection")
+            targets = store_targets(url)
+        except (StoreURLError, MissingStoreExtraError) as exc:
+            raise RefusedAtLoadError(refusal("files", f"{where} store {shown!r}: {exc}",
+                                             "fix the URL, or trust the agent (run it without --untrusted)")) from exc
+        if targets is None:
+            raise RefusedAtLoadError(refusal(
+                "stores", f"{where} store {shown!r}: its kind of store cannot say which files and hosts it "
+                          "would open, so none of them can be checked",
+                "give it a local store (sqlite:///PATH under the root), pass --store yourself, or trust the agent"))
+        try:
+            for path in targets.paths:
+                self.local_path(path, f"{where} store file")
+            for host in targets.hosts:
+                if host not in self.allow_hosts:
+                    raise UntrustedRefusal(refusal("hosts", f"{where} store connection to {host!r}",
+                                                   f"allow it with --allow-host {host} (allow_hosts=[...])"))
         except UntrustedRefusal as exc:
             raise RefusedAtLoadError(str(exc)) from exc
 

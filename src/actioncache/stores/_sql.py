@@ -16,13 +16,14 @@ import threading
 import time
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
-from urllib.parse import SplitResult, unquote
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import AccessLog, EvictionConfig, cull, too_large
 from .base import BuiltEntries, Entry, LazyMetadata, glob_literal_prefix, select_keys
 from .redaction import redact_url
+from .registry import Targets
 
 # A field test: (metadata field name, wanted value) -> (SQL condition, its parameters), or None
 # when the dialect cannot narrow on that value in SQL (the exact filter still applies after).
@@ -129,10 +130,38 @@ def file_path(parts: SplitResult, url: str, form: str) -> str:
     return path
 
 
+def sqlite_targets(url: str) -> Targets:
+    """What ``sqlite://`` opens: the file (and its -wal/-shm/-journal beside it); ``from_url`` opens this path."""
+    return Targets((file_path(urlsplit(url), url, "sqlite:///abs/path.db"),))
+
+
+DUCKDB_MEMORY = ":memory:"
+
+
+def duckdb_targets(url: str) -> Targets:
+    """What ``duckdb://`` opens: the file, or nothing for ``duckdb:///:memory:``."""
+    path = file_path(urlsplit(url), url, "duckdb:///abs/path.duckdb (or duckdb:///:memory:)")
+    return Targets(() if path == "/" + DUCKDB_MEMORY else (path,))
+
+
+def libsql_targets(url: str) -> Targets:
+    """What a libSQL URL opens: ``libsql+file://`` its file (and the host of ``?sync_url=``, an
+    embedded replica's primary); ``libsql://``/``turso://`` the host."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() == "libsql+file":
+        path = file_path(parts, url, "libsql+file:///abs/path.db")
+        sync = [value for name, value in parse_qsl(parts.query) if name == "sync_url"]
+        return Targets((path,), tuple((urlsplit(sync[-1]).hostname or sync[-1]).lower() for _ in sync[-1:]))
+    if not parts.hostname:
+        raise StoreURLError(f"{redact_url(url)!r} names no host; use libsql://HOST or turso://HOST")
+    return Targets((), (parts.hostname.lower(),))
+
+
 # --- the shared SQL store ----------------------------------------------------------------
 
 T = TypeVar("T")
 BATCH = 500  # keys per DELETE ... IN (...)
+FENCE_ROW = "\x1ffence"  # the leases table's row that counts grants (no lease may take this name)
 
 
 class Dialect:
@@ -163,6 +192,10 @@ class Dialect:
     cull_batch = 32
     victim_id = "key"
     lock_total = ""
+    # Appended to the fenced write's lease check: PostgreSQL locks the lease row (FOR SHARE) so no
+    # new grant can commit between the check and the write. SQLite, libSQL and DuckDB write one
+    # transaction at a time, which gives the same guarantee.
+    lock_lease = ""
     victims: Mapping[str, Sequence[str]] = {}
     get = ""
     put = ""
@@ -256,6 +289,13 @@ class SQLStore:
             "WHERE {leases}.expires_at <= " + ("?" if now is None else now) + " RETURNING token")
         self._sql_renew = q("UPDATE {leases} SET expires_at = " + expiry + " WHERE name = ? AND token = ? RETURNING token")
         self._sql_release = q("DELETE FROM {leases} WHERE name = ? AND token = ?")
+        # The fencing number: one row of the leases table (a name no lease may take) whose
+        # expires_at counts the grants, bumped atomically before each grant.
+        self._sql_fence = q(
+            "INSERT INTO {leases} (name, token, expires_at) VALUES (?, '', 1) "
+            "ON CONFLICT (name) DO UPDATE SET expires_at = {leases}.expires_at + 1 RETURNING expires_at")
+        self._sql_holds = q("SELECT 1 FROM {leases} WHERE name = ? AND token = ? AND expires_at > "
+                            + ("?" if now is None else now) + dialect.lock_lease)
         self._sql_victims = {policy: [q(s) for s in statements] for policy, statements in dialect.victims.items()}
         self._sql_touch = q(dialect.touch)
 
@@ -424,6 +464,42 @@ class SQLStore:
 
         self._run("put", put_and_cull, transaction=True, retry=False)
 
+    def _holds(self, conn: Any, lease: str, token: str) -> bool:
+        """Inside a transaction: whether ``token`` is the current, unexpired grant of ``lease``."""
+        params: tuple[Any, ...] = (lease, token) if self.dialect.server_now is not None else (lease, token, time.time())
+        return conn.execute(self._sql_holds, params).fetchone() is not None
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current grant of ``lease`` (checked in the
+        transaction that writes); False, nothing written, when the lease was lost (expired, taken
+        over, released)."""
+        refusal = self.dialect.nul_key_refusal
+        if refusal is not None and "\0" in entry.key:
+            raise StoreError(refusal.format(key=entry.key))
+        limit = self.eviction
+        params = self.dialect.put_params(entry, limit is not None)
+        if limit is not None:
+            too_big = too_large(limit, self.dialect.entry_bytes(entry, params), self.errors.where)
+            if too_big:
+                def drop_older(conn: Any) -> None:
+                    if self._holds(conn, lease, token):  # never remove a newer holder's value
+                        conn.execute(self._sql_delete, (entry.key,))
+
+                self._run("put", drop_older, transaction=True, retry=False)
+                raise too_big
+
+        def put_if_held(conn: Any) -> bool:
+            if not self._holds(conn, lease, token):
+                return False
+            if limit is None:
+                conn.execute(self._sql_put, params)
+            else:
+                conn.execute(self._sql_put_tracked, params)
+                self._cull(conn, limit, entry.key)
+            return True
+
+        return self._run("put", put_if_held, transaction=True, retry=False)
+
     def _cull(self, conn: Any, limit: EvictionConfig, written: str) -> None:
         """Inside a put's transaction: when over the limit, remove victims down to the target."""
         total = conn.execute(self._sql_total_locked).fetchone()
@@ -492,8 +568,17 @@ class SQLStore:
     def _expiry(self, ttl_s: float) -> float:
         return float(ttl_s) if self.dialect.server_now is not None else time.time() + float(ttl_s)
 
+    def _next_fence(self) -> int:
+        rows = self._run("lease", lambda c: c.execute(self._sql_fence, (FENCE_ROW,)).fetchall(), write=True,
+                         retry=False)
+        return int(rows[0][0])
+
     def acquire_lease(self, name: str, ttl_s: float) -> str | None:
-        token = uuid.uuid4().hex
+        """A token ``"<fencing number>:<random hex>"`` when the lease was free, else None; the
+        number grows with every grant on this store (across names, releases and expiries)."""
+        if name == FENCE_ROW:
+            raise StoreError(f"{self.errors.where}: the lease name {name!r} is reserved (it keeps the fencing number)")
+        token = f"{self._next_fence()}:{uuid.uuid4().hex}"
         if self.dialect.server_now is not None:
             params: tuple[Any, ...] = (name, token, float(ttl_s))
         else:

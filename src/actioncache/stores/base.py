@@ -257,6 +257,13 @@ class CacheStore(Protocol):
       may also offer ``renew_lease(name, token, ttl_s) -> bool`` (extend a lease still held by
       ``token``): the core then renews a lease while its holder computes (a heartbeat), so a long
       computation is never started twice; without it a lease lapses after ``ttl_s``.
+    * Leases are fenced. A lease token is ``"<fencing number>:<random hex>"``, the number growing
+      with every grant (across releases and expiries). ``put_fenced(entry, lease, token)`` writes
+      ``entry`` only while ``token`` is the lease's current, unexpired grant, checked in the same
+      statement, transaction or script as the write, and returns whether it wrote. The core writes
+      through it whenever it holds a lease, so a holder that lost its lease (paused past it) never
+      overwrites a newer holder's value. A third-party store without ``put_fenced`` gets plain
+      ``put`` writes (unfenced).
     * Every query is parameterized: keys are opaque text and may contain anything.
     """
 
@@ -290,6 +297,8 @@ class CacheStore(Protocol):
     def acquire_lease(self, name: str, ttl_s: float) -> str | None: ...
 
     def release_lease(self, name: str, token: str) -> None: ...
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool: ...
 
     def close(self) -> None: ...
 

@@ -42,6 +42,7 @@ from ._url import check_fields, url_path
 from .base import Entry
 from .blob_objects import RemoteObject, WriteConflict, open_remote_object
 from .redaction import redact_url
+from .registry import Targets
 from .sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,35 @@ def _option_value(text: str) -> Any:
     if lowered in ("true", "false"):
         return lowered == "true"
     return text
+
+
+def object_of(url: str) -> tuple[str, str]:
+    """(object store protocol, object path) of a ``blob-sqlite+PROTO://`` URL: what ``from_url``
+    opens, and what :func:`blob_sqlite_targets` reports."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    protocol = scheme.partition("+")[2]
+    if not scheme.startswith("blob-sqlite+") or not protocol:
+        raise StoreURLError(
+            f"blob-sqlite URL {redact_url(url)!r} names no object store; use e.g. blob-sqlite+s3://bucket/cache.db, "
+            "blob-sqlite+gs://, blob-sqlite+az://, blob-sqlite+file:///abs/cache.db or blob-sqlite+memory://name/cache.db"
+        )
+    return protocol, unquote(parts.netloc + parts.path)
+
+
+def blob_sqlite_targets(url: str) -> Targets | None:
+    """What a blob-sqlite URL opens on this machine: ``+file://`` its object file (and the lock
+    beside it), ``+memory://`` nothing; an object store in the cloud (its endpoint and credentials
+    come from storage options and the environment) cannot say: None. The working copy is a
+    private temporary directory of the store's own."""
+    protocol, path = object_of(url)
+    if protocol == "memory":
+        return Targets()
+    if protocol != "file":
+        return None
+    if not path.startswith("/"):
+        raise StoreURLError(f"blob-sqlite+file needs an absolute path (blob-sqlite+file:///abs/cache.db), not {path!r}")
+    return Targets((path,))
 
 
 @dataclass
@@ -182,13 +212,7 @@ class BlobSQLiteStore:
         """
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
-        protocol = scheme.partition("+")[2]
-        if not scheme.startswith("blob-sqlite+") or not protocol:
-            raise StoreURLError(
-                f"blob-sqlite URL {redact_url(url)!r} names no object store; use e.g. blob-sqlite+s3://bucket/cache.db, "
-                "blob-sqlite+gs://, blob-sqlite+az://, blob-sqlite+file:///abs/cache.db or blob-sqlite+memory://name/cache.db"
-            )
-        path = unquote(parts.netloc + parts.path)
+        protocol, path = object_of(url)
         storage_options = dict(options.pop("storage_options", None) or {})
         for name, text in parse_qsl(parts.query):
             if name in _STORE_OPTIONS:
@@ -438,6 +462,16 @@ class BlobSQLiteStore:
             return token, token is not None
 
         return self._sync(take)
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current grant of ``lease``: checked and
+        written on a copy holding the newest remote state, uploaded under the same precondition
+        (as a lease is taken), so the check and the write act atomically across machines."""
+        def write(local: SQLiteStore) -> tuple[bool, bool]:
+            stored = local.put_fenced(entry, lease, token)
+            return stored, stored
+
+        return bool(self._sync(write))
 
     def release_lease(self, name: str, token: str) -> None:
         self._sync(lambda local: (local.release_lease(name, token), True))

@@ -37,7 +37,7 @@ from ..errors import StoreError, StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query, too_large
 from ._fork import track_for_fork
-from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
+from ._sql import Dialect, SQLStore, duckdb_targets, is_json_number, pushable
 from ._url import check_fields, file_url, local_file, query_options
 from .base import Entry
 from .redaction import redact_url
@@ -216,9 +216,8 @@ class DuckDBStore(SQLStore):
     def from_url(cls, url: str, **options: Any) -> DuckDBStore:
         """``duckdb:///abs/path.duckdb``, ``duckdb:///:memory:``; option ``?read_only=true``."""
         parts = urlsplit(url)
-        path = file_path(parts, url, "duckdb:///abs/path.duckdb (or duckdb:///:memory:)")
-        if path == "/" + MEMORY:
-            path = MEMORY
+        opened = duckdb_targets(url).paths  # what an untrusted agent's store is checked by: the one reading
+        path = opened[0] if opened else MEMORY
         query = query_options("duckdb", url, parts, ("read_only", "max_size_bytes", "eviction"),
                               "options: read_only=true, max_size_bytes=, eviction=")
         limit = eviction_from_query(query, options)
@@ -287,6 +286,14 @@ class DuckDBStore(SQLStore):
     # --- protocol -----------------------------------------------------------------------
 
     def put(self, entry: Entry) -> None:
+        self._put(entry, None)
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current grant of ``lease``: the check and the
+        write are one transaction, under the file's write lock."""
+        return self._put(entry, (lease, token))
+
+    def _put(self, entry: Entry, fence: tuple[str, str] | None) -> bool:
         action = entry.metadata.get(_ACTION_FIELD)
         params = [
             bytes(entry.value),
@@ -297,21 +304,39 @@ class DuckDBStore(SQLStore):
             entry.key,
         ]
 
+        def held(cursor: duckdb.DuckDBPyConnection) -> bool:
+            return fence is None or self._holds(cursor, *fence)
+
         def upsert(cursor: duckdb.DuckDBPyConnection) -> None:
             # No transaction needed: a reader between the two statements sees no row, as before.
             if not cursor.execute(_UPDATE, params).fetchone()[0]:
                 cursor.execute(_INSERT, params)
 
         if not self._tracks_size():
-            self._run("put", upsert, write=True)
-            return
+            if fence is None:
+                self._run("put", upsert, write=True)
+                return True
+
+            def fenced(cursor: duckdb.DuckDBPyConnection) -> bool:
+                if not held(cursor):
+                    return False
+                upsert(cursor)
+                return True
+
+            return self._run("put", fenced, transaction=True, retry=False)
         size = len(entry.key.encode("utf-8", "surrogatepass")) + len(params[0]) + len(params[1].encode("utf-8", "surrogatepass"))
         refusal = too_large(self.eviction, size, self.errors.where)
         if refusal:
-            self.delete(entry.key)  # never leave the older value under this key
+            def drop_older(cursor: duckdb.DuckDBPyConnection) -> None:
+                if held(cursor):  # never leave the older value under this key (nor remove a newer holder's)
+                    _delete_keys(cursor, [entry.key], True)
+
+            self._run("delete", drop_older, transaction=True)
             raise refusal
 
-        def tracked(cursor: duckdb.DuckDBPyConnection) -> None:
+        def tracked(cursor: duckdb.DuckDBPyConnection) -> bool:
+            if not held(cursor):
+                return False
             old = cursor.execute(f"SELECT {_ENTRY_BYTES} FROM entries WHERE key = ?", [entry.key]).fetchall()
             upsert(cursor)
             cursor.execute("UPDATE entries SET accessed_at = ?, hits = 0 WHERE key = ?", [time.time(), entry.key])
@@ -319,8 +344,9 @@ class DuckDBStore(SQLStore):
                            [size - (int(old[0][0]) if old else 0)])
             if self.eviction is not None:
                 self._cull(cursor, self.eviction, entry.key)
+            return True
 
-        self._run("put", tracked, transaction=True)
+        return self._run("put", tracked, transaction=True)
 
     def _tracks_size(self) -> bool:
         """Whether this file keeps a byte total (known once the database is open)."""

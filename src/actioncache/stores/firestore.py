@@ -15,8 +15,10 @@ Layout (all in the one project/database):
   replaced or deleted version are deleted afterwards; chunks orphaned by a crash carry the
   entry's ``expires_at`` and go with the next cleanup.
 * ``<collection>-counters``: one document per counter, added to with ``Increment`` transforms.
-* ``<collection>-leases``: one document per lease; created with a must-not-exist precondition,
-  taken over when expired inside a transaction.
+* ``<collection>-leases``: one document per lease name; created with a must-not-exist precondition,
+  taken over when expired inside a transaction. A token is ``"<fence>:<hex>"``; the document keeps
+  its ``fence`` number after a release (expires_at 0), so the number grows with every grant of the
+  name. A fenced write reads the lease in the transaction that switches the entry document.
 
 Credentials: Application Default Credentials (``GOOGLE_APPLICATION_CREDENTIALS``, gcloud, the
 metadata server). ``FIRESTORE_EMULATOR_HOST=host:port`` selects an emulator.
@@ -280,11 +282,12 @@ class FirestoreStore:
                 batch.delete(ref)
             batch.commit(**self._rpc)
 
-    def _put(self, entry: Entry) -> None:
+    def _put(self, entry: Entry, fence: tuple[str, str] | None = None) -> bool:
         ref = self._entry_ref(entry.key)
         previous = ref.get(field_paths=["version", "chunks"])
         doc = self._entry_doc(entry)
         value = bytes(entry.value)
+        written: list[Any] = []
         if len(value) <= INLINE_BYTES:
             doc["value"] = value
         else:
@@ -300,12 +303,42 @@ class FirestoreStore:
                         chunk["expires_at"] = float(entry.expires_at)
                     batch.set(chunk_ref, chunk)
                 batch.commit(**self._rpc)
+            written = refs
             doc.update(version=version, chunks=len(pieces), digest=hashlib.sha256(value).hexdigest())
-        ref.set(doc, **self._rpc)  # the switch: one document write is atomic
+        if fence is None:
+            ref.set(doc, **self._rpc)  # the switch: one document write is atomic
+        else:
+            from google.cloud import firestore
+
+            lease_ref = self._col("-leases").document(doc_id(fence[0]))
+
+            @firestore.transactional
+            def switch_if_held(transaction: Any) -> Any:
+                # The lease is read in the transaction that writes the entry: a new grant commits
+                # before (this write is refused) or after (its holder's write comes later).
+                lease = lease_ref.get(transaction=transaction)
+                now = time.time()
+                if not (lease.exists and lease.get("token") == fence[1] and float(lease.get("expires_at")) > now):
+                    return None
+                current = ref.get(field_paths=["version", "chunks"], transaction=transaction)
+                transaction.set(ref, doc)
+                return current
+
+            replaced = switch_if_held(self.client.transaction())
+            if replaced is None:
+                self._delete_refs(written)  # never referenced: the value goes back to its caller
+                return False
+            previous = replaced
         self._delete_refs(self._old_chunks([previous]))
+        return True
 
     def put(self, entry: Entry) -> None:
         self._call("put", self._put, entry)
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current grant of ``lease`` (read in the
+        transaction that switches the entry document)."""
+        return bool(self._call("put", self._put, entry, (lease, token)))
 
     def _delete_many(self, keys: list[str]) -> int:
         deleted = 0
@@ -433,9 +466,10 @@ class FirestoreStore:
         from google.cloud import firestore
 
         ref = self._col("-leases").document(doc_id(name))
-        token = uuid.uuid4().hex
+        hex_part = uuid.uuid4().hex
         try:
-            ref.create({"name": name, "token": token, "expires_at": time.time() + ttl_s})
+            token = "1:" + hex_part
+            ref.create({"name": name, "token": token, "expires_at": time.time() + ttl_s, "fence": 1})
             return token
         except (gexc.AlreadyExists, gexc.Conflict):
             pass
@@ -446,7 +480,11 @@ class FirestoreStore:
             now = time.time()
             if snap.exists and float(snap.get("expires_at")) > now:
                 return None
-            transaction.set(ref, {"name": name, "token": token, "expires_at": now + ttl_s})
+            # A released lease's document stays (expires_at 0) so its fencing number keeps growing.
+            data = snap.to_dict() if snap.exists else {}
+            fence = int(data.get("fence") or 0) + 1
+            token = f"{fence}:{hex_part}"
+            transaction.set(ref, {"name": name, "token": token, "expires_at": now + ttl_s, "fence": fence})
             return token
 
         return take_over(self.client.transaction())
@@ -463,7 +501,7 @@ class FirestoreStore:
         def release(transaction: Any) -> None:
             snap = ref.get(transaction=transaction)
             if snap.exists and snap.get("token") == token:
-                transaction.delete(ref)
+                transaction.update(ref, {"expires_at": 0.0})  # kept: the next grant's number follows this one's
 
         release(self.client.transaction())
 

@@ -46,6 +46,7 @@ class MemoryStore:
         self._expiry_heap: list[tuple[float, str, float]] = []
         self._counters: dict[str, float] = {}
         self._leases: dict[str, tuple[str, float]] = {}
+        self._fence = 0  # grants so far: the number each lease token starts with
         self._rate_logs: dict[str, deque[float]] = {}  # take_rate_slot: each limiter's grant times
         self._lock = threading.RLock()
 
@@ -228,12 +229,14 @@ class MemoryStore:
             return max(0.001, log[-limit] + window_s - now)
 
     def acquire_lease(self, name: str, ttl_s: float) -> str | None:
+        """A token ``"<fencing number>:<random hex>"`` when the lease was free, else None."""
         now = time.time()
         with self._lock:
             held = self._leases.get(name)
             if held is not None and held[1] > now:
                 return None
-            token = uuid.uuid4().hex
+            self._fence += 1
+            token = f"{self._fence}:{uuid.uuid4().hex}"
             self._leases[name] = (token, now + ttl_s)
             return token
 
@@ -243,6 +246,15 @@ class MemoryStore:
             if held is None or held[0] != token:
                 return False
             self._leases[name] = (token, time.time() + ttl_s)
+            return True
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        """Store ``entry`` only while ``token`` is the current, unexpired grant of ``lease``."""
+        with self._lock:  # reentrant: put takes it again
+            held = self._leases.get(lease)
+            if held is None or held[0] != token or held[1] <= time.time():
+                return False
+            self.put(entry)
             return True
 
     def release_lease(self, name: str, token: str) -> None:

@@ -40,6 +40,7 @@ from ._url import check_fields, check_userinfo, host_part, positive_number, user
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
+from .registry import Targets
 
 try:
     import psycopg
@@ -110,6 +111,8 @@ def _jsonb_dumps(value: Any) -> str:
     return _escape_nul(_jsonb_text(value))
 
 
+# libpq connection parameters that name a file libpq reads.
+_FILE_PARAMS = ("passfile", "sslcert", "sslkey", "sslrootcert", "sslcrl", "sslcrldir")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
 _OUR_OPTIONS = ("table", "schema", "synchronous_commit", "read_timeout_s", "write_timeout_s")
@@ -228,12 +231,20 @@ def _ident(schema: str | None, name: str) -> sql.Composable:
     return sql.Identifier(schema, name) if schema else sql.Identifier(name)
 
 
+# What a store of table T names its other relations (tables and indexes share one namespace per
+# schema): a table whose name ends with one of these could be another store's table or index, so
+# it is refused (tables ``t`` and ``t_leases`` would share a leases table).
+RESERVED_SUFFIXES = ("_counters", "_leases", "_totals", "_expires_at", "_action", "_metadata", "_accessed_at",
+                     "_hits")
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL's SQL for one table (and its ``_counters``, ``_leases``, ``_totals``)."""
 
     server_now = _SERVER_NOW
     text_holds_nul = False  # keys holding NUL cannot be stored; the driver's error says so on put
     lock_total = " FOR UPDATE"  # one culler at a time; the others' puts wait, then see its result
+    lock_lease = " FOR SHARE"  # a fenced write holds its lease row: no new grant commits in between
     get = "SELECT value, metadata::text, created_at, expires_at FROM {entries} WHERE key = ?"
     put = ("INSERT INTO {entries} (key, value, metadata, created_at, expires_at, action) "
            "VALUES (?, %b, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
@@ -351,6 +362,13 @@ class PostgresStore(SQLStore):
                     f"PostgreSQL {what} name {name!r} is not allowed; use 1-48 letters, digits or '_', "
                     "starting with a letter or '_' (e.g. ?table=actioncache)"
                 )
+        reserved = next((suffix for suffix in RESERVED_SUFFIXES if table.endswith(suffix)), None)
+        if reserved is not None:
+            raise StoreURLError(
+                f"PostgreSQL table name {table!r} ends with {reserved!r}, a name the store of table "
+                f"{table[:-len(reserved)]!r} gives one of its own tables or indexes (its namespace would "
+                f"overlap another cache's); choose a table name not ending in {', '.join(RESERVED_SUFFIXES)}"
+            )
         if synchronous_commit not in _SYNC_COMMIT:
             raise StoreURLError(
                 f"synchronous_commit={synchronous_commit!r} is not a PostgreSQL setting; use one of {', '.join(_SYNC_COMMIT)}"
@@ -398,6 +416,14 @@ class PostgresStore(SQLStore):
     def from_url(cls, url: str, **options: Any) -> PostgresStore | NearCache:
         """``postgresql://user[:pass]@host:port/db?table=NAME&schema=NAME&synchronous_commit=off``
         (other query options go to libpq)."""
+        conninfo, near, _ = cls._conninfo(url, options)
+        store = cls(conninfo, url=url, **options)
+        return store if near is None else NearCache(store, **near)
+
+    @staticmethod
+    def _conninfo(url: str, options: dict[str, Any]) -> tuple[str, dict[str, float] | None, dict[str, Any]]:
+        """(the libpq conninfo ``url`` connects with, the near cache's options, libpq's reading of
+        the conninfo); the store's own options go into ``options``."""
         parts = urlsplit(url)
         check_userinfo("PostgreSQL", url, parts)
         theirs: list[tuple[str, str]] = []
@@ -414,15 +440,39 @@ class PostgresStore(SQLStore):
             theirs.append(("connect_timeout", str(DEFAULT_CONNECT_TIMEOUT_S)))
         conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(theirs)))
         try:  # libpq's own parser: an option it does not know fails here, not on every call later
-            conninfo_to_dict(conninfo)
+            params = conninfo_to_dict(conninfo)
         except psycopg.ProgrammingError as exc:
             # libpq's message may quote a piece of the password (a space, '?' or '#' in it)
             raise StoreURLError(f"PostgreSQL URL {redact_url(url)!r}: "
                                 f"{redact_secrets(str(exc).strip(), url_secrets(url))}; options: "
                                 f"{', '.join(sorted(_OUR_OPTIONS))}, max_size_bytes, eviction, or a libpq "
                                 f"connection parameter (connect_timeout, sslmode, application_name...)") from None
-        store = cls(conninfo, url=url, **options)
-        return store if near is None else NearCache(store, **near)
+        return conninfo, near, dict(params)
+
+    @classmethod
+    def targets(cls, url: str) -> Targets | None:
+        """What the conninfo :meth:`from_url` connects with makes libpq open: its hosts (``host``,
+        ``hostaddr``), socket directories and the files its options name (``sslcert``, ``passfile``
+        ...). None (cannot say) when libpq would pick the host itself (no host: ``$PGHOST`` or the
+        default socket) or read it from a service file (``service=``)."""
+        _, _, params = cls._conninfo(url, {})
+        if params.get("service"):
+            return None
+        paths = [str(params[name]) for name in _FILE_PARAMS if params.get(name) and params[name] != "system"]
+        hosts: list[str] = []
+        sockets: list[str] = []
+        for name in ("host", "hostaddr"):
+            for host in str(params.get(name) or "").split(","):
+                host = host.strip()
+                if host.startswith("/"):
+                    sockets.append(host)  # a socket directory
+                elif host.startswith("@"):
+                    return None  # an abstract socket: no file to judge
+                elif host:
+                    hosts.append(host.lower())
+        if not hosts and not sockets:
+            return None
+        return Targets((*paths, *sockets), tuple(hosts))
 
     # --- connections --------------------------------------------------------------------
 
@@ -482,6 +532,15 @@ class PostgresStore(SQLStore):
         self._local.extra_s = len(entry.value) / _BYTES_PER_S  # a big value takes longer to send
         try:
             super().put(entry)
+        finally:
+            self._local.extra_s = 0.0
+
+    def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
+        if len(entry.value) < _BYTES_PER_S // 10:
+            return super().put_fenced(entry, lease, token)
+        self._local.extra_s = len(entry.value) / _BYTES_PER_S
+        try:
+            return super().put_fenced(entry, lease, token)
         finally:
             self._local.extra_s = 0.0
 

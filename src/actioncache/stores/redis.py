@@ -70,6 +70,7 @@ from .base import (
 from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
 from .redis_connect import DEFAULT_READ_TIMEOUT_S, DEFAULT_WRITE_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
+from .registry import Targets
 
 try:
     import redis
@@ -440,6 +441,37 @@ class RedisStore:
         client_url = urlunsplit(parts._replace(query=urlencode(list(query.items()))))
         store = cls(client_url, shown_url=url, **options)
         return store if near is None else NearCache(store, **near)
+
+    @classmethod
+    def targets(cls, url: str) -> Targets:
+        """What the store :meth:`from_url` makes connects to: the nodes ``parse_target`` reads (the
+        one host of a single server, or the cluster seeds / Sentinels), a Unix socket path, and
+        the files redis-py's TLS options name (``ssl_certfile``, ``ssl_keyfile``, ``ssl_ca_certs``,
+        ``ssl_ca_path``)."""
+        parts = urlsplit(url)
+        check_userinfo("Redis", url, parts)
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        for name in ("prefix", "retries", "read_timeout_s", "write_timeout_s", "socket_timeout"):
+            query.pop(name, None)
+        scratch: dict[str, Any] = {}
+        near_options(query, scratch, "")
+        breaker_options(query, scratch, "", **REDIS_BREAKER)
+        client_url = urlunsplit(parts._replace(query=urlencode(list(query.items()))))
+        target = parse_target(client_url, redact_url(url), url_secrets(url))
+        paths = [str(query[name]) for name in ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs", "ssl_ca_path")
+                 if query.get(name)]
+        if target.topology != "single":
+            return Targets(tuple(paths), tuple(host.lower() for host, _ in target.nodes))
+        import redis
+
+        try:
+            read = redis.connection.parse_url(target.client_url)
+        except ValueError as exc:
+            raise StoreURLError(f"Redis URL {redact_url(url)!r}: {redact_secrets(str(exc), url_secrets(url))}") from None
+        if read.get("path"):
+            paths.append(str(read["path"]))
+        host = str(read.get("host") or "")
+        return Targets(tuple(paths), (host.lower() or "localhost",))  # redis-py's default host
 
     # --- plumbing -----------------------------------------------------------------------
 

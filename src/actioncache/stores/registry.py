@@ -23,8 +23,8 @@ from .redaction import redact_url
 if TYPE_CHECKING:  # annotations only: base re-exports this module's names, so it must not import base back
     from .base import CacheStore
 
-__all__ = ["ENTRY_POINT_GROUP", "Backend", "field_backends", "open_store", "register_store", "registered_schemes",
-           "registered_stores", "scheme_of", "url_from_fields"]
+__all__ = ["ENTRY_POINT_GROUP", "Backend", "Targets", "field_backends", "open_store", "register_store",
+           "registered_schemes", "registered_stores", "scheme_of", "store_targets", "url_from_fields"]
 
 
 ENTRY_POINT_GROUP = "actioncache.stores"
@@ -62,6 +62,53 @@ _BACKENDS: dict[str, Backend] = {
     "blob-sqlite": Backend("actioncache.stores.blob_sqlite:BlobSQLiteStore.from_url", "s3|gcs|azure", True),
 }
 _entry_points_loaded = False
+
+
+class Targets(NamedTuple):
+    """What a store URL makes its store open: local ``paths`` (absolute, as the store will open
+    them, before symlinks are resolved) and network ``hosts``. Each built-in scheme's function
+    below is the one its ``from_url`` takes its path or hosts from, so a check of these (untrusted
+    agents: ``agents/trust.py``) judges what is actually opened."""
+
+    paths: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+
+
+# scheme -> "module:callable" taking the URL and returning its Targets (the function the store's
+# own from_url uses). A scheme without one (a third-party store) cannot say: store_targets gives None.
+_TARGETS: dict[str, str] = {
+    "memory": "actioncache.stores.registry:_no_targets",
+    "sqlite": "actioncache.stores._sql:sqlite_targets",
+    "duckdb": "actioncache.stores._sql:duckdb_targets",
+    "libsql+file": "actioncache.stores._sql:libsql_targets",
+    "libsql": "actioncache.stores._sql:libsql_targets",
+    "turso": "actioncache.stores._sql:libsql_targets",
+    "blob-sqlite": "actioncache.stores.blob_sqlite:blob_sqlite_targets",
+    "postgresql": "actioncache.stores.postgres:PostgresStore.targets",
+    "postgres": "actioncache.stores.postgres:PostgresStore.targets",
+    **{scheme: "actioncache.stores.redis:RedisStore.targets"
+       for base in ("redis", "rediss", "valkey", "valkeys") for scheme in (base, base + "+cluster", base + "+sentinel")},
+}
+
+
+def _no_targets(url: str) -> Targets:
+    return Targets()
+
+
+def store_targets(url: str) -> Targets | None:
+    """The files and hosts the store ``url`` names would open, as its own URL parser reads them;
+    None when its scheme cannot say (Firestore, blob stores in the cloud, third-party stores). A
+    bad URL raises the :class:`StoreURLError` opening it would raise; a missing driver, the
+    :class:`MissingStoreExtraError`."""
+    if "://" not in url:
+        raise StoreURLError(f"not a store URL: {redact_url(url)!r}")
+    scheme = urlsplit(url).scheme.lower()
+    target = _TARGETS.get(scheme) or _TARGETS.get(scheme_of(url))
+    if target is None:
+        return None
+    function = _resolve(scheme, Backend(target, _BACKENDS[scheme_of(url)].extra))
+    targets: Targets | None = function(url)
+    return targets
 # RFC 3986: what urlsplit() reads back as the scheme of 'scheme://...'.
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
 _TARGET = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")

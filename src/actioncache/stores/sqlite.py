@@ -26,7 +26,7 @@ from ..errors import StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
-from ._sql import Dialect, SQLStore, file_path, is_json_number, pushable
+from ._sql import Dialect, SQLStore, is_json_number, pushable, sqlite_targets
 from ._url import check_fields, file_url, local_file, query_options
 from .base import Entry
 
@@ -259,7 +259,7 @@ class SQLiteStore(SQLStore):
     @classmethod
     def from_url(cls, url: str, **options: Any) -> SQLiteStore:
         parts = urlsplit(url)
-        path = file_path(parts, url, "sqlite:///abs/path.db")  # sqlite:////abs/path.db too, shown with one '/'
+        path = sqlite_targets(url).paths[0]  # what an untrusted agent's store is checked by: the one reading
         query = query_options("sqlite", url, parts, ("timeout", "synchronous", "max_size_bytes", "eviction"),
                               "options: timeout= (seconds), synchronous=, max_size_bytes=, eviction=")
         if "timeout" in query:

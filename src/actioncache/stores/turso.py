@@ -34,7 +34,7 @@ from ..errors import StoreURLError
 from ._errors import StoreErrors
 from ._eviction import eviction_config, eviction_from_query
 from ._fork import track_for_fork
-from ._sql import SQLStore, file_path
+from ._sql import SQLStore, libsql_targets
 from ._url import check_fields, file_url, local_file, query_options, with_query
 from .base import redact_url
 from .sqlite import CANNOT_OPEN, SQLiteDialect, create_schema
@@ -188,7 +188,7 @@ class TursoStore(SQLStore):
         if limit is not None:
             options.update(max_size_bytes=limit.max_size_bytes, eviction=limit.policy)
         if scheme == "libsql+file":
-            path = file_path(parts, url, "libsql+file:///abs/path.db")
+            path = libsql_targets(url).paths[0]  # what an untrusted agent's store is checked by: the one reading
             if "tls" in query:
                 raise StoreURLError(f"{redact_url(url)!r}: tls= applies to remote URLs only (libsql://host?tls=0)")
             if "sync_url" in query:
