@@ -10,8 +10,9 @@ Keys come from inputs, never from the iteration. A command's primary key covers
   names given with ``--env-ignore``. With ``--env-mode strict`` the command sees only ``STRICT_BASE``
   and the names given with ``--env``, and exactly those are keyed;
 * **stdin**, when it is a pipe or a file (not a terminal, not empty): its bytes, which are then fed
-  to the command. Above ``STDIN_LIMIT`` bytes, or a pipe that stays silent for ``STDIN_WAIT_S``
-  seconds, the command runs uncached with its stdin intact, and says why;
+  to the command. Above ``STDIN_LIMIT`` bytes, or a pipe that stays open and silent for
+  ``STDIN_WAIT_S`` seconds, the command runs uncached with all of its stdin (what was read, then
+  the rest), and says why;
 * **inherited descriptors** (``cat /dev/fd/3 3<f``): a regular file open for reading is keyed by its
   path, offset and content; any other (a pipe from ``<(...)``, a file open for writing) makes the run
   uncached, and it says why;
@@ -332,7 +333,13 @@ def observe_stdin() -> Stdin:
         return STDIN
     chunks: list[bytes] = []
     size = 0
+    pipe = not stat.S_ISREG(mode)
     while size <= STDIN_LIMIT:
+        if pipe and chunks and not _ready(0, STDIN_WAIT_S):
+            # still open and silent: a pipe this process inherited rather than a producer that is done
+            STDIN.data, STDIN.more = b"".join(chunks), True
+            STDIN.problem = f"stdin is a pipe still open after {STDIN_WAIT_S:g} s with no end of input"
+            return STDIN
         try:
             chunk = os.read(0, 1 << 20)
         except OSError as exc:
