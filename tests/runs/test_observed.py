@@ -375,3 +375,17 @@ def test_strict_env_mode_passes_only_declared_variables(ex, strace):
     assert outcome(ex.run(*USE, *strict, "--", *show, extra_env={"MODEL": "a", "OTHER": "y"})) == "hit"
     changed = ex.run(*USE, *strict, "--", *show, extra_env={"MODEL": "b", "OTHER": "y"})
     assert outcome(changed) == "miss" and changed.stdout == b"model=b other=\n"
+
+
+def test_a_store_in_the_working_directory_does_not_make_every_run_miss(ex, strace):
+    """The store's own -wal/-shm come and go beside it with every write: they are the store's own
+    files, left out of the listing and the times of the directory that holds them."""
+    local = {"ACTIONCACHE_URL": f"sqlite:///{ex.work}/loop.db"}
+    lint = (PY, "-c", "import os; print(sorted(n for n in os.listdir('.') if not n.startswith('loop.db')))")
+    assert outcome(ex.run(*USE, "--", *lint, extra_env=local)) == "miss"
+    assert outcome(ex.run(*USE, "--env-ignore", "NONCE", "--", "sleep", "0", extra_env={**local, "NONCE": "1"})) \
+        == "miss"  # another command's store write in between
+    assert outcome(ex.run(*USE, "--", *lint, extra_env=local)) == "hit"
+    (ex.work / "new.py").write_text("")  # anything else in that directory still counts
+    after = ex.run(*USE, "--", *lint, extra_env=local)
+    assert outcome(after) == "miss" and b"new.py" in after.stdout

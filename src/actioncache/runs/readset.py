@@ -22,7 +22,8 @@ Where a path lives decides how it is observed (:func:`place`), and only one rule
 out:
 
 * **left out** (``own``): the store's own files (the SQLite file in use and the files beside it that
-  start with its name, passed as ``ignore``) and the process's own pseudo-files, which describe the
+  start with its name, passed as ``ignore``; in the directory that holds it, their names in its
+  listing and its times, which the store's own writes move) and the process's own pseudo-files, which describe the
   process rather than the machine and differ for every process: ``/proc/self/...``,
   ``/proc/thread-self/...``, ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
   ``/dev/pts/N``, ``/dev/ptmx``, ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``,
@@ -162,17 +163,22 @@ def _err(exc: OSError) -> str:
     return "!" + errno.errorcode.get(exc.errno or 0, "EIO")
 
 
-def listing_digest(path: str) -> str:
+def listing_digest(path: str, own: str | None = None) -> str:
+    """SHA-256 of a directory's sorted names and kinds; ``own``: the store file's name there, which is
+    left out with the files beside it that start with it (``-wal``, ``-shm``, the hit journal)."""
     digest = sha256()
     with os.scandir(path) as entries:
-        names = sorted((e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries)
+        names = sorted((e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries
+                       if own is None or (e.name != own and not e.name.startswith(own + "-")))
     for name, kind in names:
         digest.update(os.fsencode(name) + b"\0" + kind.encode() + b"\n")
     return str(digest.hexdigest())
 
 
-def look(kind: str, path: str) -> tuple[str, os.stat_result | None]:
-    """What ``kind`` of look at ``path`` sees now, and the stat it was judged on (f/d records)."""
+def look(kind: str, path: str, own: str | None = None) -> tuple[str, os.stat_result | None]:
+    """What ``kind`` of look at ``path`` sees now, and the stat it was judged on (f/d records).
+
+    ``own``: in a ``d`` look, the name of the store file in that directory (left out of the listing)."""
     if kind == "r":
         try:
             return "->" + os.readlink(path), None
@@ -191,7 +197,7 @@ def look(kind: str, path: str) -> tuple[str, os.stat_result | None]:
         return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
     try:
         if kind == "d":
-            return ("d:" + listing_digest(path) if stat.S_ISDIR(mode) else "notdir:" + _sig(info)), info
+            return ("d:" + listing_digest(path, own) if stat.S_ISDIR(mode) else "notdir:" + _sig(info)), info
         if not stat.S_ISREG(mode):  # a FIFO or device: never read it here
             return f"special:{mode:o}", None
         return "f:" + file_sha256(path), info
@@ -261,6 +267,12 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         elif seen is not None and seen != prior:
             twice.setdefault((kind, path), (prior, seen))
     walked = _walked_through(looked)
+    # The directory that holds the store: the store's own writes add and remove its -wal and -shm
+    # there, so it counts without them (its listing) and by type, permissions and owner (its stat).
+    store_dirs = {_parent(p): p.rsplit("/", 1)[1] for p in skip if p != "/"}
+    walked |= {(kind, path) for (kind, path), seen in looked.items()
+               if path in store_dirs and kind in ("s", "l") and seen is not None and not seen.startswith("!")
+               and stat.S_ISDIR(int(seen.split(":")[0], 8))}
     for (kind, path), (first, then) in twice.items():
         if (kind, path) not in walked or _walk_view(first) != _walk_view(then):
             raise Unrecordable(f"{path} changed while the command ran (it was seen twice, differently: "
@@ -280,7 +292,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     for (kind, path), seen in looked.items():
         if (kind, path) in walked and seen is not None:
             kind, seen = "a", _walk_view(seen)
-        now, info = look(kind, path)
+        own = store_dirs.get(path) if kind == "d" else None
+        now, info = look(kind, path, own)
         if seen is not None:  # what the call itself returned (stat data, an error)
             if now != seen:
                 raise Unrecordable(f"{path} changed after the command observed it: it saw {describe(seen)}, "
@@ -298,12 +311,13 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
                 info = os.stat(path) if kind != "l" else os.lstat(path)
             except OSError:
                 info = None
-        if info is not None and kind not in ("r", "a") and info.st_ctime_ns >= started_ns - granularity(info):
+        if (info is not None and kind not in ("r", "a") and own is None
+                and info.st_ctime_ns >= started_ns - granularity(info)):
             raise Unrecordable(f"{path} changed while the command ran")
         sig = None
         if kind in ("f", "d") and info is not None and info.st_ctime_ns < checked_at - granularity(info):
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
-        records.append([kind, path, now, sig])
+        records.append([kind, path, now, sig] if own is None else [kind, path, now, sig, own])
     for path in outputs:
         kind = "s" if place(path) == "system" else "f"
         seen, info = look(kind, path)  # a file's content, a directory's kind, or its absence
@@ -377,7 +391,8 @@ def first_change(records: Sequence[Sequence[Any]]) -> tuple[str, str, str] | Non
                 info = None
             if info is not None and _sig(info, with_ctime=True) == sig:
                 continue
-        now, _ = look(kind, path)
+        own = record[4] if len(record) > 4 and isinstance(record[4], str) else None
+        now, _ = look(kind, path, own)
         if now != seen:
             return path, seen, now
     return None
