@@ -389,3 +389,19 @@ def test_a_store_in_the_working_directory_does_not_make_every_run_miss(ex, strac
     (ex.work / "new.py").write_text("")  # anything else in that directory still counts
     after = ex.run(*USE, "--", *lint, extra_env=local)
     assert outcome(after) == "miss" and b"new.py" in after.stdout
+
+
+def test_a_scripts_interpreter_counts_like_the_program_it_is(ex, strace):
+    """The kernel runs a script's #! interpreter without an open the trace would show."""
+    interp = ex.work / "bin" / "show"
+    interp.parent.mkdir()
+    shutil.copy("/bin/cat", interp)
+    script = ex.work / "tool"
+    script.write_text(f"#!{interp}\nprinted by cat\n")
+    script.chmod(0o755)
+    assert honest(ex, "./tool").stdout.endswith(b"printed by cat\n")
+    assert outcome(honest(ex, "./tool")) == "hit"
+    interp.unlink()
+    shutil.copy("/bin/echo", interp)  # the interpreter upgraded: now it echoes its arguments
+    after = honest(ex, "./tool")
+    assert outcome(after) == "miss" and after.stdout == b"./tool\n"

@@ -261,6 +261,12 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         seen = "!" + touch.error if touch.error else touch.stat
         if kind == "r" and touch.error == "EINVAL":
             seen = "notlink"  # readlink of a path that is there and not a symlink
+        if kind == "a" and touch.error in ("EACCES", "EPERM", "EROFS", "ETXTBSY"):
+            seen = None  # there, refused: its type, permissions and owner (checked now) decide that
+        if kind == "x" and not touch.error:
+            interpreter = _interpreter(path)
+            if interpreter is not None:  # the kernel runs a script's #! interpreter without a traced open
+                looked.setdefault(("x", interpreter), None)
         prior = looked.get((kind, path), "")
         if prior == "" or prior is None:
             looked[(kind, path)] = seen
@@ -326,6 +332,19 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             sig = _sig(info, with_ctime=True)
         records.append([kind, path, seen, sig])
     return records
+
+
+def _interpreter(path: str) -> str | None:
+    """The ``#!`` interpreter of an executable script, as an absolute path; None for anything else."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].split()
+    return os.fsdecode(words[0]) if words and words[0].startswith(b"/") else None
 
 
 def _walked_through(looked: dict[tuple[str, str], str | None]) -> set[tuple[str, str]]:
