@@ -60,7 +60,8 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
         except (ValueError, PolicyError) as exc:
             return failure("validation_error", str(exc))
         options = ExecOptions(scope=str(scope).strip().lower(), inputs=list(inputs), env_names=list(env),
-                              stdin_data=stdin.encode("utf-8") if stdin is not None else None, stream=False)
+                              stdin_data=stdin.encode("utf-8") if stdin is not None else b"", stream=False)
+        # without stdin: the command gets an empty one, never the agent process's own (it is not keyed)
         run = ExecRun(argv, policy, options)
         code = run.execute(engine.cache)
         result = run.result

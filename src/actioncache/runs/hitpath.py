@@ -32,7 +32,7 @@ DEFAULT_SCOPES = ("verify", "read")
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # runs.log.HIT_JOURNAL_SUFFIX
 _VALUE_FLAGS = {"--mode": "mode", "--cache-mode": "mode", "--scope": "scope", "--scopes": "scopes",
                 "--cache-scope": "scopes", "--phase": "phase", "--input": "input", "--env": "env", "--store": "store",
-                "--max-age-hours": "max_age"}
+                "--max-age-hours": "max_age", "--env-ignore": "env_ignore"}
 _GLOB_CHARS = frozenset("*?[]\\")
 _BAIL_ENV = ("ACTIONCACHE_CONFIG", "CACHE_SKIP", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH")
 
@@ -46,7 +46,7 @@ def _env(*names: str) -> str:
 
 
 def _parse(argv: list[str]) -> dict[str, Any] | None:
-    opts: dict[str, Any] = {"input": [], "env": [], "summary": False}
+    opts: dict[str, Any] = {"input": [], "env": [], "env_ignore": [], "summary": False}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -61,7 +61,7 @@ def _parse(argv: list[str]) -> dict[str, Any] | None:
                 if i >= len(argv):
                     return None
                 value = argv[i]
-            if field in ("input", "env"):
+            if field in ("input", "env", "env_ignore"):
                 opts[field].append(value)
             else:
                 opts[field] = value
@@ -149,16 +149,23 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float) -> int 
     import time
 
     from . import manifest
-    from .keys import key_parts, run_key
+    from .keys import describe_fds, inherited_fds, key_parts, observe_stdin, run_key, under_trace
     from .lean import which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
+    _, descriptors, problem = describe_fds(inherited_fds(), command)
+    if descriptors or problem or under_trace():
+        return None  # the full command keys inherited files, says why it cannot cache, or runs in an outer trace
+    stdin = observe_stdin()  # kept for the full command when this is not a hit
+    if stdin.problem:
+        return None
     traced = _env("ACTIONCACHE_TRACE").lower() not in ("off", "0", "no", "false") and which("strace") is not None
     if not traced:
         return None  # the full path says once that read-sets are off
     try:
-        parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True)
+        parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
+                          stdin_data=stdin.data, env_ignore=opts["env_ignore"])
     except OSError:
         return None
     key = "cache:" + run_key(tool, parts)
