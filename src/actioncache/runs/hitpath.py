@@ -162,10 +162,9 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float) -> int 
     except OSError:
         return None
     key = "cache:" + run_key(tool, parts)
-    try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
-        import _sqlite3 as sqlite3  # type: ignore[import-not-found]
-    except ImportError:
-        import sqlite3  # type: ignore[no-redef]
+    from .lean import sqlite3_module
+
+    sqlite3 = sqlite3_module()
 
     now = time.time()
     try:

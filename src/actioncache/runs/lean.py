@@ -127,6 +127,46 @@ def which(name: str, path: str | None = None) -> str | None:
     return None
 
 
+def sqlite3_module() -> Any:
+    """SQLite's C module (``_sqlite3``), loaded without what a read-only lookup never uses.
+
+    Python 3.11+'s ``_sqlite3`` imports ``functools`` when it loads, for the ``lru_cache`` of its
+    statement cache; ``functools`` pulls in ``collections`` and friends, about a third of a hit's
+    start-up. A hit runs two statements, so the module gets a ``functools`` whose ``lru_cache`` is
+    no cache (each statement is prepared when run, as with ``cached_statements=0``); the stand-in is
+    removed again at once, so nothing else ever sees it. Where ``functools`` is already loaded, or
+    the C module is not there, this is the ordinary import.
+    """
+    import sys
+
+    if "_sqlite3" in sys.modules or "functools" in sys.modules:
+        return _plain_sqlite3()
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = _no_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        return _plain_sqlite3()
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+
+
+def _no_cache(maxsize: int = 128) -> Callable[[Any], Any]:
+    return _identity
+
+
+def _identity(function: Any) -> Any:
+    return function
+
+
+def _plain_sqlite3() -> Any:
+    try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
+        import _sqlite3  # type: ignore[import-not-found]
+    except ImportError:
+        import sqlite3 as _sqlite3
+    return _sqlite3
+
+
 def iso_utc(ts: float) -> str:
     """``2026-11-22T03:24:26.641721Z``, as the core's run-log timestamps."""
     import time
