@@ -24,9 +24,9 @@ from typing import Any, Sequence
 from ..cache import Cache
 from ..decision import Decision
 from ..policy import LoopConfig, Policy
-from . import log, manifest
+from . import cost, log, manifest
 from .keys import key_parts, run_key
-from .lean import which
+from .lean import process_ms, which
 from .process import emit, run_tool
 
 EXIT_NOT_FOUND = 127
@@ -39,6 +39,21 @@ def open_cache(url: str | None, config: LoopConfig) -> Cache:
     if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
         url = config.store
     return Cache(url, cleanup_probability=0.0)
+
+
+def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
+    """The policy's decision for one command line: ``non_cacheable_tools`` entries match the tool
+    and its subcommands as agent-loop configs spell them (``git_push`` is ``git push``; ``naming``)."""
+    decision = policy.decide(scope, tool_name(command))
+    if policy.mode == "off" or not policy.non_cacheable:
+        return decision
+    from .._glob import glob_matches
+    from .naming import match, subcommand_label
+
+    pattern = match(sorted(policy.non_cacheable), command, glob_matches)
+    if pattern is None or not (decision.lookup or decision.store or decision.phase_blocked):
+        return decision
+    return Decision(False, False, subcommand_label(command, pattern) + ", so it is in non_cacheable_tools")
 
 
 def say(message: str) -> None:
@@ -72,6 +87,7 @@ class ExecOptions:
     summary: bool = False
     explain: bool = False
     run_log: bool = True
+    config_digest: str | None = None  # the config file in effect (configmemo.config_digest): part of the key
     decision: Decision | None = None  # the caller's decision, made once; None: decide here from the policy
 
 
@@ -99,7 +115,7 @@ class ExecRun:
     def execute(self, cache: Cache) -> int:
         """Run (or replay) through ``cache``; returns the exit code; ``self.result`` holds the rest."""
         scope, tool = self.options.scope, self.tool
-        decision = self.options.decision or self.policy.decide(scope, tool)
+        decision = self.options.decision or decide(self.policy, scope, self.command)
         blocked = decision.phase_blocked
         if blocked:
             self._note(f"warning: {decision.reason} ({tool} runs fresh)")
@@ -111,12 +127,18 @@ class ExecRun:
         parts = key_parts(self.command, scope=scope, inputs=self.options.inputs, env_names=self.options.env_names,
                           stdin_data=self.options.stdin_data, check_git_sha=self.policy.check_git_sha,
                           traced=strace is not None)
+        if self.options.config_digest is not None:
+            parts["config"] = self.options.config_digest  # the hit path adds the same (from its memo)
         key = record["key"] = run_key(tool, parts)
         if self.options.explain:
             from ..keys import canonical_json
 
             say(f"decision lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
             say(f"key cache:{key}\n  parts {canonical_json(parts)}")
+        if decision.lookup:
+            mark = cost.cheap_mark(cache, key)
+            if mark is not None:
+                return self._cheap(cache, record, key, mark)
         candidates = self._candidates(cache, key)
         if decision.lookup:
             found, why = manifest.choose(candidates, time.time(), self.policy.max_age_hours)
@@ -127,9 +149,20 @@ class ExecRun:
                 say("miss: " + ("; ".join(why) if why else "no entry under this key"))
         output = self._fresh(strace)
         record["duration_ms"] = output.get("duration_ms")
+        record["fresh_ms"] = output["fresh_ms"] = self._fresh_ms(output, strace)
         if output["exit_code"] != 0 or output.get("start_error"):
             record.update(outcome="fail")
             return self._finish(cache, record, output)
+        if decision.store and not output.get("unrecordable"):
+            cheap, hit_ms, measured = cost.cheap_verdict(cache.store, record["fresh_ms"])
+            if cheap:
+                cost.mark_cheap(cache, key, record["fresh_ms"], hit_ms)
+                text = self._cheap_text(record["fresh_ms"], hit_ms, measured)
+                self.notes.append(text)
+                if self.options.explain or self.options.summary:
+                    say(text)
+                record["outcome"] = "cheap_miss"
+                return self._finish(cache, record, output)
         stored = decision.store and self._store(cache, key, output, candidates)
         if blocked or not decision.store:
             record["outcome"] = "fresh"
@@ -138,6 +171,31 @@ class ExecRun:
         return self._finish(cache, record, output)
 
     # --- pieces --------------------------------------------------------------------------
+
+    def _fresh_ms(self, output: dict[str, Any], strace: str | None) -> float:
+        """The run's time without strace: measured when it was not traced, else estimated (``cost``)."""
+        duration = float(output.get("duration_ms") or 0.0)
+        if not output.get("traced") or strace is None:
+            return round(duration, 3)
+        try:
+            return round(cost.untraced_ms(duration, int(output.get("events") or 0), strace), 3)
+        except OSError:
+            return round(duration, 3)
+
+    def _cheap_text(self, fresh_ms: float, hit_ms: float, measured: bool) -> str:
+        about = "" if measured else " (a first guess until a hit is timed on this store)"
+        return (f"not cached: {self.tool} runs in {fresh_ms:.0f} ms fresh, less than a hit costs "
+                f"({hit_ms:.0f} ms{about}); it runs directly for a day, then is measured again")
+
+    def _cheap(self, cache: Cache, record: dict[str, Any], key: str, mark: dict[str, Any]) -> int:
+        """A command known to run faster than a hit: run it directly (untraced, not stored)."""
+        if self.options.explain:
+            say(f"cheap: {self.tool} ran in {float(mark.get('fresh_ms') or 0):.0f} ms fresh, a hit costs "
+                f"{float(mark.get('hit_ms') or 0):.0f} ms: not cached (judged again a day after)")
+        output = self._fresh(None)
+        record.update(outcome="fail" if output["exit_code"] != 0 else "cheap",
+                      fresh_ms=round(float(output.get("duration_ms") or 0.0), 3), duration_ms=output.get("duration_ms"))
+        return self._finish(cache, record, output)
 
     def _tracer(self) -> str | None:
         """strace when it is installed and not switched off (whether ptrace works is seen on a miss)."""
@@ -160,7 +218,7 @@ class ExecRun:
     def _hit(self, cache: Cache, record: dict[str, Any], found: dict[str, Any], candidates: list[dict[str, Any]],
              strace: str | None) -> int:
         cached = manifest.output(found)
-        record["hit"] = True
+        record.update(hit=True, fresh_ms=cached["fresh_ms"])
         if self.options.explain:
             self._explain_readset("hit; read-set", found["readset"])
         if self.policy.audit_rate > 0 and random.random() < self.policy.audit_rate:
@@ -168,7 +226,7 @@ class ExecRun:
         if self.options.stream:
             emit(sys.stdout, cached["stdout"])
             emit(sys.stderr, cached["stderr"])
-        record.update(outcome="hit", saved_ms=cached["duration_ms"])
+        record["outcome"] = "hit"
         return self._finish(cache, record, cached)
 
     def _fresh(self, strace: str | None) -> dict[str, Any]:
@@ -182,6 +240,7 @@ class ExecRun:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream)
             return {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
                     "duration_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False}
+        from .cost import count_events
         from .readset import Unrecordable, build
         from .trace import forget_probe, touches, traced_argv, tracing_works
 
@@ -203,6 +262,7 @@ class ExecRun:
                 forget_probe(strace)  # strace ran but traced nothing: it cannot trace here any more
                 result["unrecordable"] = "the command could not be traced (strace wrote no trace)"
                 return result
+            result["events"] = count_events(log_path)
             if outcome.exit_code != 0:
                 return result
             try:
@@ -241,7 +301,7 @@ class ExecRun:
         if self.options.explain:
             self._explain_readset("recorded read-set", readset)
         now = time.time()
-        new = manifest.candidate(output, readset, now, bool(output.get("traced")))
+        new = manifest.candidate(output, readset, now, bool(output.get("traced")))  # with fresh_ms
         keep = [c for c in manifest.live(candidates, now, self.policy.max_age_hours) if c.get("readset") != readset]
         ttl_s = self.policy.max_age_hours * 3600.0
         from ..records import Records
@@ -285,12 +345,29 @@ class ExecRun:
                 record.update(outcome="fail")
         return self._finish(cache, record, fresh)
 
+    def _timing(self, record: dict[str, Any]) -> None:
+        """This process's cost (``lean.process_ms``) against the command's fresh time: a hit's
+        ``hit_ms`` and ``saved_ms``, another run's ``overhead_ms`` (what going through the cache added)."""
+        total = process_ms()
+        fresh = record.get("fresh_ms")
+        if total is None or not isinstance(fresh, (int, float)):
+            return
+        if record.get("hit"):
+            record["hit_ms"] = round(total, 3)
+            record["saved_ms"] = 0.0 if record.get("audited") else round(float(fresh) - total, 3)
+            if record.get("audited"):
+                record["overhead_ms"] = round(total - float(fresh), 3)
+        else:
+            record["overhead_ms"] = round(max(0.0, total - float(fresh)), 3)
+
     def _finish(self, cache: Cache, record: dict[str, Any], output: dict[str, Any]) -> int:
         code = int(output.get("exit_code", 1))
         record["exit_code"] = code
         if "outcome" not in record:
             record["outcome"] = "fail" if code != 0 else "fresh"
         failed = record["outcome"] == "fail"
+        self._timing(record)
+        cost.count_run(cache, record)
         if failed:
             record.update(log.failure_text(output))
         if self.options.run_log or failed:
@@ -300,7 +377,7 @@ class ExecRun:
                 self._note(f"warning: {problem}")
         if self.options.summary:
             hits = int(bool(record.get("hit")))
-            misses = int(bool(record.get("lookup")) and not hits)
+            misses = int(bool(record.get("lookup")) and not hits and record["outcome"] != "cheap")
             saved = float(record.get("saved_ms") or 0) / 1000.0
             say(f"{self.tool}: {record.get('outcome')}; hits {hits}, misses {misses}, time saved {saved:.2f}s")
         self.result = {**record, "stdout": output.get("stdout", b""), "stderr": output.get("stderr", b""),
