@@ -1,25 +1,28 @@
 """What a command costs fresh, what a hit costs, and whether caching it is worth it.
 
-Every figure here is wall-clock milliseconds as the loop waits for them:
+Every figure is wall-clock milliseconds, as the loop waits for them:
 
 * **fresh**: the command run directly, without ``actioncache`` in front. A miss runs it under
-  ``strace``, which slows every traced system call, so the fresh time of a traced run is estimated:
-  the traced time less strace's own start-up and a per-event cost times the events it logged, both
-  measured once per strace binary on this machine (``calibration``). A run that is not traced (a
-  cheap command, tracing off) is measured as it is.
+  ``strace``, which slows it by a factor that depends on the machine's load, so that time is only
+  an upper bound: the first lookup that finds the new entry runs the command once more, untraced,
+  and that run's time is its fresh time (``runner.ExecRun._measure``, which also checks that the
+  output is the recorded one). Only then does the entry serve hits.
 * **hit**: the whole ``actioncache exec`` process that replayed the result, from the fork that
   started it to the end of the replay, interpreter start-up included (``lean.process_ms``).
-* **saved** by a hit: fresh minus hit. **Overhead** of a miss: the whole process minus fresh.
-  **Net saved**: what the hits saved less what the misses and the cheap runs added, which is what
-  the loop gained against running the same commands directly.
+* **saved** by a hit: fresh minus hit. **Overhead** of any other run: the whole process minus the
+  command's fresh time (a miss: start-up, tracing, hashing, storing). **Time saved** is net: what
+  the hits saved less the overhead, which is what the loop gained over running the same commands
+  directly.
 
-A command whose fresh run is cheaper than a hit is not cached: its miss leaves a *cheap* verdict
-for its key instead of its output (a file in ``{store}-exec-cheap/`` beside a SQLite store, which
-the hit path checks before it loads SQLite; an entry under ``CHEAP_PREFIX`` elsewhere), and for
-``CHEAP_TTL_S`` later runs of it simply become the command (``exec``), as in mode ``off``; then the
-next run is traced and judged again. The hit cost it is compared with is the store's running
-average of timed hits (``HIT_COST_KEY``), ``HIT_GUESS_MS`` before the first one, or
-``$ACTIONCACHE_CHEAP_MS`` (0 caches every command).
+A command whose fresh run is cheaper than a hit is not cached: the measuring run removes its entry
+and leaves a *cheap* verdict for its key instead (a file in ``{store}-exec-cheap/`` beside a SQLite
+store, which the hit path checks before it loads SQLite; an entry under ``CHEAP_PREFIX`` elsewhere).
+For ``CHEAP_TTL_S`` later runs of it simply become the command (``exec``), as in mode ``off``; then
+the next run is traced and judged again. The hit cost it is compared with is the store's running
+average of timed hits (``HIT_COST_KEY``), ``HIT_GUESS_MS`` before the first one.
+``$ACTIONCACHE_CHEAP_MS=N`` sets the threshold instead and skips the measuring run (a traced run
+under N ms is cheap; an entry serves hits from its first lookup, its time saved judged against the
+traced time, an overestimate); ``ACTIONCACHE_CHEAP_MS=0`` caches every command.
 
 Counts go to the store's one set of counters (``records.count``) under ``exec:TOOL``: hits,
 misses, stores, failures, ``uncached_cheap``, ``time_saved_ms`` (net), ``hit_cost_ms``,
@@ -47,89 +50,7 @@ CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # log.HIT_JOURNAL_SUFFIX
 HIT_GUESS_MS = 30.0
 EMA_ALPHA = 0.2
-CALIBRATION_EVENTS = 400
 ACTION_PREFIX = "exec:"
-
-
-# --- strace's own cost ---------------------------------------------------------------------------
-
-
-def _calibration_file(strace: str) -> str | None:
-    from ..config import user_cache_dir
-
-    try:
-        info = os.stat(strace)
-    except OSError:
-        return None
-    return os.path.join(str(user_cache_dir()), f"tracer-cost-{info.st_ino}-{info.st_mtime_ns}.json")
-
-
-def _timed(argv: list[str]) -> float:
-    import subprocess
-
-    started = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - started) * 1000.0
-
-
-def calibration(strace: str) -> dict[str, float]:
-    """``{"start_ms", "event_ms"}``: strace's start-up and its cost per logged event, measured once
-    per strace binary (the fastest of three runs of each case, the least disturbed by load)."""
-    import tempfile
-
-    from .trace import traced_argv
-
-    path = _calibration_file(strace)
-    if path is not None:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                known = lean.loads(handle.read())
-            if isinstance(known, dict) and all(isinstance(known.get(k), float) for k in ("start_ms", "event_ms")):
-                return {"start_ms": known["start_ms"], "event_ms": known["event_ms"]}
-        except (OSError, ValueError):
-            pass
-    loop = ["sh", "-c", f"i=0; while [ $i -lt {CALIBRATION_EVENTS} ]; do [ -e /nonexistent-actioncache-probe ]; "
-            "i=$((i+1)); done"]
-    quiet = ["sh", "-c", ":"]
-    with tempfile.TemporaryDirectory(prefix="actioncache-calibrate-") as tmp:
-        log = os.path.join(tmp, "trace")
-        plain_quiet = min(_timed(quiet) for _ in range(3))
-        traced_quiet = min(_timed(traced_argv(strace, log, quiet)) for _ in range(3))
-        plain_loop = min(_timed(loop) for _ in range(3))
-        traced_loop = min(_timed(traced_argv(strace, log, loop)) for _ in range(3))
-        events = count_events(log)
-    start_ms = max(0.0, traced_quiet - plain_quiet)
-    event_ms = max(0.0, (traced_loop - plain_loop - start_ms) / max(events, 1))
-    result = {"start_ms": round(start_ms, 3), "event_ms": round(event_ms, 5)}
-    if path is not None:
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp_path = f"{path}.{os.getpid()}.tmp"
-            with open(tmp_path, "w", encoding="utf-8") as handle:
-                handle.write(lean.dumps({k: float(v) for k, v in result.items()}))
-            os.replace(tmp_path, path)
-        except OSError:
-            pass
-    return {k: float(v) for k, v in result.items()}
-
-
-def count_events(log_path: str) -> int:
-    """The system calls strace logged (one line each; a call split by another process's counts once)."""
-    count = 0
-    try:
-        with open(log_path, "rb") as handle:
-            for line in handle:
-                if b"resumed>" not in line:
-                    count += 1
-    except OSError:
-        return 0
-    return count
-
-
-def untraced_ms(traced_ms: float, events: int, strace: str) -> float:
-    """The fresh time of a run that took ``traced_ms`` under strace and logged ``events`` calls."""
-    known = calibration(strace)
-    return max(0.0, traced_ms - known["start_ms"] - events * known["event_ms"])
 
 
 # --- the hit cost and the cheap verdicts ---------------------------------------------------------
@@ -180,17 +101,21 @@ def add_hit_costs(store: CacheStore, samples: list[float]) -> None:
     _write_json(store, HIT_COST_KEY, {"hit_ms": round(float(average or 0.0), 3), "n": count}, None, "exec_cost")
 
 
-def cheap_verdict(store: CacheStore, fresh_ms: float) -> tuple[bool, float, bool]:
-    """(is a fresh run cheaper than a hit, the hit cost compared with, whether it was measured).
-    ``$ACTIONCACHE_CHEAP_MS`` sets the threshold instead (0: cache every command)."""
+def explicit_threshold() -> float | None:
+    """``$ACTIONCACHE_CHEAP_MS`` as a number of milliseconds (0: cache every command), else None."""
     setting = os.environ.get(CHEAP_ENV, "").strip()
-    if setting:
-        try:
-            threshold = float(setting)
-        except ValueError:
-            threshold = -1.0
-        if threshold >= 0:
-            return fresh_ms < threshold, threshold, True
+    try:
+        threshold = float(setting) if setting else -1.0
+    except ValueError:
+        threshold = -1.0
+    return threshold if threshold >= 0 else None
+
+
+def cheap_verdict(store: CacheStore, fresh_ms: float) -> tuple[bool, float, bool]:
+    """(is a fresh run cheaper than a hit, the hit cost compared with, whether it was measured)."""
+    threshold = explicit_threshold()
+    if threshold is not None:
+        return fresh_ms < threshold, threshold, True
     hit_ms, measured = hit_cost_ms(store)
     return fresh_ms < hit_ms, hit_ms, measured
 

@@ -194,8 +194,8 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
         if row is None or (row[1] is not None and row[1] <= now):
             return None
         found, _ = manifest.choose(manifest.decode(bytes(row[0])), now, max_age)
-        if found is None:
-            return None
+        if found is None or found.get("measured") is False:
+            return None  # a new entry's first lookup runs the command, untraced and timed (runner._measure)
         output = manifest.output(found)
     except (sqlite3.Error, ValueError, KeyError, TypeError):
         return None

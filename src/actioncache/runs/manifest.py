@@ -49,6 +49,8 @@ def well_formed(c: Any) -> bool:
         if (not isinstance(record, list) or len(record) < 4 or not all(isinstance(x, str) for x in record[:3])
                 or not (record[3] is None or isinstance(record[3], str))):
             return False
+    if not isinstance(c.get("measured", True), bool):
+        return False
     code, duration, fresh = c.get("exit_code", 0), c.get("duration_ms"), c.get("fresh_ms")
     if isinstance(code, bool) or not isinstance(code, int) or not (duration is None or _number(duration)) \
             or not (fresh is None or _number(fresh)):
@@ -72,6 +74,7 @@ def candidate(result: dict[str, Any], readset: list[list[Any]], at: float, trace
     return {"at": at, "traced": traced, "readset": readset, "exit_code": int(result["exit_code"]),
             "duration_ms": float(result.get("duration_ms") or 0.0),
             "fresh_ms": float(result.get("fresh_ms", result.get("duration_ms")) or 0.0),
+            "measured": bool(result.get("measured", False)),
             "stdout": b2a_base64(result["stdout"], newline=False).decode("ascii"),
             "stderr": b2a_base64(result["stderr"], newline=False).decode("ascii")}
 

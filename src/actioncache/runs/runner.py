@@ -149,20 +149,15 @@ class ExecRun:
                 say("miss: " + ("; ".join(why) if why else "no entry under this key"))
         output = self._fresh(strace)
         record["duration_ms"] = output.get("duration_ms")
-        record["fresh_ms"] = output["fresh_ms"] = self._fresh_ms(output, strace)
+        # Traced, so slower than the command alone: an upper bound until the next run measures it.
+        record["fresh_ms"] = output["fresh_ms"] = float(output.get("duration_ms") or 0.0)
+        threshold = cost.explicit_threshold()  # set: no measuring run (cost.py; _store marks it measured)
         if output["exit_code"] != 0 or output.get("start_error"):
             record.update(outcome="fail")
             return self._finish(cache, record, output)
-        if decision.store and not output.get("unrecordable"):
-            cheap, hit_ms, measured = cost.cheap_verdict(cache.store, record["fresh_ms"])
-            if cheap:
-                cost.mark_cheap(cache, key, record["fresh_ms"], hit_ms)
-                text = self._cheap_text(record["fresh_ms"], hit_ms, measured)
-                self.notes.append(text)
-                if self.options.explain or self.options.summary:
-                    say(text)
-                record["outcome"] = "cheap_miss"
-                return self._finish(cache, record, output)
+        if threshold is not None and decision.store and not output.get("unrecordable") \
+                and record["fresh_ms"] < threshold:
+            return self._judged_cheap(cache, record, key, output, record["fresh_ms"], threshold, True)
         stored = decision.store and self._store(cache, key, output, candidates)
         if blocked or not decision.store:
             record["outcome"] = "fresh"
@@ -171,16 +166,6 @@ class ExecRun:
         return self._finish(cache, record, output)
 
     # --- pieces --------------------------------------------------------------------------
-
-    def _fresh_ms(self, output: dict[str, Any], strace: str | None) -> float:
-        """The run's time without strace: measured when it was not traced, else estimated (``cost``)."""
-        duration = float(output.get("duration_ms") or 0.0)
-        if not output.get("traced") or strace is None:
-            return round(duration, 3)
-        try:
-            return round(cost.untraced_ms(duration, int(output.get("events") or 0), strace), 3)
-        except OSError:
-            return round(duration, 3)
 
     def _cheap_text(self, fresh_ms: float, hit_ms: float, measured: bool) -> str:
         about = "" if measured else " (a first guess until a hit is timed on this store)"
@@ -217,6 +202,8 @@ class ExecRun:
 
     def _hit(self, cache: Cache, record: dict[str, Any], found: dict[str, Any], candidates: list[dict[str, Any]],
              strace: str | None) -> int:
+        if found.get("measured") is False:
+            return self._measure(cache, record, found, candidates)
         cached = manifest.output(found)
         record.update(hit=True, fresh_ms=cached["fresh_ms"])
         if self.options.explain:
@@ -229,6 +216,65 @@ class ExecRun:
         record["outcome"] = "hit"
         return self._finish(cache, record, cached)
 
+    def _measure(self, cache: Cache, record: dict[str, Any], found: dict[str, Any],
+                 candidates: list[dict[str, Any]]) -> int:
+        """The first lookup that finds a new entry runs the command once more, untraced, instead of
+        replaying it: that run's time is the command's fresh time (what every later hit saves is
+        judged against it, ``cost``) and its output must be the recorded one. A command that runs
+        faster fresh than a hit costs is then not cached; one whose output differs is not cached."""
+        cached = manifest.output(found)
+        output = self._fresh(None)
+        fresh_ms = round(float(output.get("duration_ms") or 0.0), 3)
+        record.update(fresh_ms=fresh_ms, duration_ms=output.get("duration_ms"), measured=True)
+        others = [c for c in candidates if c is not found]
+        key = str(record["key"])
+        if output["exit_code"] != 0 or output.get("start_error"):
+            self._put(cache, key, others)
+            record["outcome"] = "fail"
+            return self._finish(cache, record, output)
+        if any(output.get(f) != cached.get(f) for f in ("exit_code", "stdout", "stderr")):
+            self._put(cache, key, others)
+            self._note(f"not cached: a second run of {self.tool} printed something else than the first, though "
+                       "nothing it read had changed (its output depends on something else: the clock, the network)")
+            record["outcome"] = "fresh"
+            return self._finish(cache, record, output)
+        cheap, hit_ms, measured = cost.cheap_verdict(cache.store, fresh_ms)
+        if cheap:
+            self._put(cache, key, [])
+            return self._judged_cheap(cache, record, key, output, fresh_ms, hit_ms, measured)
+        self._put(cache, key, [{**found, "measured": True, "fresh_ms": fresh_ms}, *others])
+        if self.options.explain:
+            say(f"measured: {self.tool} runs in {fresh_ms:.0f} ms fresh; a hit costs about {hit_ms:.0f} ms: cached")
+        record["outcome"] = "measured"
+        return self._finish(cache, record, output)
+
+    def _judged_cheap(self, cache: Cache, record: dict[str, Any], key: str, output: dict[str, Any], fresh_ms: float,
+                      hit_ms: float, measured: bool) -> int:
+        cost.mark_cheap(cache, key, fresh_ms, hit_ms)
+        text = self._cheap_text(fresh_ms, hit_ms, measured)
+        self.notes.append(text)
+        if self.options.explain or self.options.summary:
+            say(text)
+        record["outcome"] = "cheap_miss"
+        return self._finish(cache, record, output)
+
+    def _put(self, cache: Cache, key: str, candidates: list[dict[str, Any]]) -> None:
+        """Rewrite a key's manifest (remove it when no candidate is left); best effort."""
+        from ..records import Records
+
+        try:
+            if not candidates:
+                cache.store.delete(ENTRY_PREFIX + key)
+                return
+            extra = {"_cache_duration_ms": candidates[0].get("duration_ms"), "tool": self.tool,
+                     "scope": self.options.scope, "command": _printable(" ".join(self.command))[:500],
+                     "candidates": len(candidates)}
+            Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + key, manifest.encode(candidates),
+                                                      kind=manifest.ENTRY_TYPE, ttl_s=self.policy.max_age_hours * 3600.0,
+                                                      action=self.tool, metadata=extra)
+        except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
+            self._note(f"warning: cache entry not updated: {exc}")
+
     def _fresh(self, strace: str | None) -> dict[str, Any]:
         """Run the command (traced when ``strace``); the result carries ``readset`` or ``unrecordable``."""
         problem = self._cannot_start()
@@ -240,7 +286,6 @@ class ExecRun:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream)
             return {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
                     "duration_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False}
-        from .cost import count_events
         from .readset import Unrecordable, build
         from .trace import forget_probe, touches, traced_argv, tracing_works
 
@@ -262,7 +307,6 @@ class ExecRun:
                 forget_probe(strace)  # strace ran but traced nothing: it cannot trace here any more
                 result["unrecordable"] = "the command could not be traced (strace wrote no trace)"
                 return result
-            result["events"] = count_events(log_path)
             if outcome.exit_code != 0:
                 return result
             try:
@@ -301,7 +345,8 @@ class ExecRun:
         if self.options.explain:
             self._explain_readset("recorded read-set", readset)
         now = time.time()
-        new = manifest.candidate(output, readset, now, bool(output.get("traced")))  # with fresh_ms
+        measured = bool(output.get("measured")) or not output.get("traced") or cost.explicit_threshold() is not None
+        new = manifest.candidate({**output, "measured": measured}, readset, now, bool(output.get("traced")))
         keep = [c for c in manifest.live(candidates, now, self.policy.max_age_hours) if c.get("readset") != readset]
         ttl_s = self.policy.max_age_hours * 3600.0
         from ..records import Records
