@@ -1,8 +1,8 @@
 """``actioncache exec``: put the cache in front of any command an agent loop runs.
 
     actioncache exec [--mode off|record|use] [--scope verify|read|llm_ro|NAME] [--phase NAME]
-                     [--input PATH]... [--env NAME]... [--stdin] [--force-fresh] [--audit-rate F]
-                     [--summary] [--store URL] -- CMD ARGS...
+                     [--input PATH]... [--env-ignore NAME]... [--env-mode all|strict] [--env NAME]...
+                     [--force-fresh] [--audit-rate F] [--summary] [--store URL] -- CMD ARGS...
 
 Only exit code 0 is cached; a hit replays stdout, stderr and the exit code byte for byte. With
 mode ``off`` (the default), a scope that is not enabled, or a non-cacheable tool, the command
@@ -16,6 +16,7 @@ own scope.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import replace
@@ -38,8 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phase", help="the loop phase (PLAN, BUILD, VERIFY, REPORT, ...); llm_ro is cached only in "
                                    "REPORT, ANALYZE, REVIEW (configurable)")
     p.add_argument("--input", action="append", default=[], metavar="PATH", help="a file or directory the command reads (keyed by content)")
-    p.add_argument("--env", action="append", default=[], metavar="NAME", help="an environment variable the result depends on")
-    p.add_argument("--stdin", action="store_true", help="read stdin, key on its bytes and feed them to the command")
+    p.add_argument("--env", action="append", default=[], metavar="NAME",
+                   help="with --env-mode strict: a variable the command may see (keyed); every visible variable is keyed anyway")
+    p.add_argument("--env-ignore", action="append", default=[], metavar="NAME",
+                   help="leave this variable out of the key (besides SHLVL, OLDPWD, _, terminal session ids)")
+    p.add_argument("--env-mode", choices=("all", "strict"), default="all",
+                   help="all: the command sees the whole environment, all keyed (default); strict: it sees only "
+                        "PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TMPDIR, TZ and --env names")
+    p.add_argument("--stdin", action="store_true", help=argparse.SUPPRESS)  # stdin is keyed by default now
     p.add_argument("--force-fresh", "--force-no-cache", action="store_true", help="run even on a hit; refresh the entry")
     p.add_argument("--cache-skip", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--audit-rate", type=float, metavar="F", help="re-run this fraction of hits and compare (default $CACHE_AUDIT_RATE or 0)")
@@ -59,6 +66,9 @@ def _say(message: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .keys import inherited_fds
+
+    inherited = inherited_fds()  # before this process opens anything of its own
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     command = list(args.command)
     if command and command[0] == "--":
@@ -96,12 +106,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.explain:
         _say(f"policy mode={policy.mode} scopes={','.join(sorted(policy.scopes))} phase={policy.phase} "
              f"-> lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
+    from .keys import command_env, under_trace
+
+    env = command_env(os.environ, args.env_mode, args.env) if args.env_mode != "all" else None
     if not (decision.lookup or decision.store or blocked):
-        return _passthrough(command, tool, args.summary, decision.reason)
+        return _passthrough(command, tool, args.summary, decision.reason, inherited, env)
+    if under_trace():
+        _say(f"{tool}: runs uncached: this exec is inside a traced run (an outer actioncache exec), "
+             "whose trace covers what it reads")
+        return _passthrough(command, tool, args.summary, "inside a traced run", inherited, env)
+    from .keys import describe_fds, observe_stdin
     from .runner import ExecOptions, ExecRun, open_cache
 
-    options = ExecOptions(scope=scope, inputs=args.input, env_names=args.env,
-                          stdin_data=sys.stdin.buffer.read() if args.stdin else None,
+    stdin = observe_stdin()
+    passed, descriptors, fd_problem = describe_fds(inherited, command)
+    options = ExecOptions(scope=scope, inputs=args.input, env_names=args.env, env_mode=args.env_mode,
+                          env_ignore=args.env_ignore, stdin_data=stdin.data, stdin_more=stdin.more,
+                          uncacheable=stdin.problem or fd_problem, pass_fds=passed, descriptors=descriptors,
                           summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log,
                           config_digest=configmemo.config_digest(str(config.path) if config.path else None),
                           decision=decision)
@@ -109,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache = open_cache(args.store, config)
     except Exception as exc:  # noqa: BLE001 - a store that cannot open never stops the tool
         _say(f"warning: cache unavailable, running uncached: {exc}")
-        return _passthrough(command, tool, args.summary, "cache unavailable")
+        return _passthrough(command, tool, args.summary, "cache unavailable", inherited, env)
     try:
         return ExecRun(command, policy, options).execute(cache)
     finally:
@@ -126,11 +147,14 @@ def _resolve(args: argparse.Namespace, base: Any) -> Any:
                                audit_rate=args.audit_rate, max_age_hours=args.max_age_hours)
 
 
-def _passthrough(command: list[str], tool: str, summary: bool, reason: str | None) -> int:
+def _passthrough(command: list[str], tool: str, summary: bool, reason: str | None, inherited: Sequence[int] = (),
+                 env: dict[str, str] | None = None) -> int:
+    from .keys import STDIN
     from .process import run_passthrough
 
-    try:
-        code = run_passthrough(command)
+    try:  # stdin as it came, or the bytes the hit path already read from it and the rest
+        code = run_passthrough(command, stdin_data=STDIN.data if STDIN.observed else None, stdin_more=STDIN.more,
+                               pass_fds=inherited, env=env)
     except OSError as exc:
         _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
         return 127 if isinstance(exc, FileNotFoundError) else 126

@@ -35,7 +35,7 @@ CHEAP_DIR_SUFFIX = "-exec-cheap"  # cost.CHEAP_DIR_SUFFIX
 CHEAP_TTL_S = 86400.0  # cost.CHEAP_TTL_S
 _VALUE_FLAGS = {"--mode": "mode", "--cache-mode": "mode", "--scope": "scope", "--scopes": "scopes",
                 "--cache-scope": "scopes", "--phase": "phase", "--input": "input", "--env": "env", "--store": "store",
-                "--max-age-hours": "max_age"}
+                "--max-age-hours": "max_age", "--env-ignore": "env_ignore"}
 _BAIL_ENV = ("ACTIONCACHE_CONFIG", "CACHE_SKIP", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH")
 
 
@@ -48,7 +48,7 @@ def _env(*names: str) -> str:
 
 
 def _parse(argv: list[str]) -> dict[str, Any] | None:
-    opts: dict[str, Any] = {"input": [], "env": [], "summary": False}
+    opts: dict[str, Any] = {"input": [], "env": [], "env_ignore": [], "summary": False}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -63,7 +63,7 @@ def _parse(argv: list[str]) -> dict[str, Any] | None:
                 if i >= len(argv):
                     return None
                 value = argv[i]
-            if field in ("input", "env"):
+            if field in ("input", "env", "env_ignore"):
                 opts[field].append(value)
             else:
                 opts[field] = value
@@ -165,23 +165,30 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     import time
 
     from . import manifest
-    from .keys import key_parts, run_key
+    from .keys import describe_fds, inherited_fds, key_parts, observe_stdin, run_key, under_trace
     from .lean import process_ms, sqlite3_module, which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
+    _, descriptors, problem = describe_fds(inherited_fds(), command)
+    if descriptors or problem or under_trace():
+        return None  # the full command keys inherited files, says why it cannot cache, or runs in an outer trace
+    stdin = observe_stdin()  # kept for the full command when this is not a hit
+    if stdin.problem:
+        return None
     traced = _env("ACTIONCACHE_TRACE").lower() not in ("off", "0", "no", "false") and which("strace") is not None
     if not traced:
         return None  # the full path says once that read-sets are off
     try:
         parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
+                          stdin_data=stdin.data, env_ignore=opts["env_ignore"],
                           check_git_sha=config.get("check_git_sha") is not False)
     except OSError:
         return None
     if config.get("digest"):
         parts["config"] = config["digest"]  # runner.ExecOptions.config_digest: the same file, the same bytes
     key = run_key(tool, parts)
-    if _cheap(path, key, tool, scope, opts):
+    if stdin.data is None and _cheap(path, key, tool, scope, opts):  # (stdin read: the full command feeds it)
         return None  # the command could not be started: the full command says why
     sqlite3 = sqlite3_module()
     now = time.time()

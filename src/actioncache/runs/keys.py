@@ -4,8 +4,17 @@ Keys come from inputs, never from the iteration. A command's primary key covers
 
 * the tool: its name, and the resolved executable's path, size and mtime (an upgraded tool misses);
 * its argv, as given, and the working directory (a bare ``ls`` in another directory is another key);
-* the content hash of every ``--input`` (a tree hash for a directory), the value of every
-  ``--env NAME`` and, with ``--stdin``, the bytes fed to the tool;
+* the content hash of every ``--input`` (a tree hash for a directory);
+* **the environment**: every variable the command can see (a digest of each value, never the value),
+  less ``ENV_IGNORE`` (variables that change with every shell and never change output) and the
+  names given with ``--env-ignore``. With ``--env-mode strict`` the command sees only ``STRICT_BASE``
+  and the names given with ``--env``, and exactly those are keyed;
+* **stdin**, when it is a pipe or a file (not a terminal, not empty): its bytes, which are then fed
+  to the command. Above ``STDIN_LIMIT`` bytes, or a pipe that stays silent for ``STDIN_WAIT_S``
+  seconds, the command runs uncached with its stdin intact, and says why;
+* **inherited descriptors** (``cat /dev/fd/3 3<f``): a regular file open for reading is keyed by its
+  path, offset and content; any other (a pipe from ``<(...)``, a file open for writing) makes the run
+  uncached, and it says why;
 * ``read`` scope: each named path's absolute path, mtime and size (a ``touch`` misses);
 * ``llm_ro`` scope (with ``check_git_sha``): the git HEAD commit of the working directory.
 
@@ -31,7 +40,21 @@ if TYPE_CHECKING:
 
 from .lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
 
-KEY_VERSION = 2
+KEY_VERSION = 3
+# Variables that differ in every shell or terminal and never change what a command prints.
+ENV_IGNORE = frozenset({"SHLVL", "OLDPWD", "_", "TERM_SESSION_ID", "ITERM_SESSION_ID", "WINDOWID", "KITTY_WINDOW_ID",
+                        "WEZTERM_PANE", "TMUX_PANE", "STY", "WINDOW", "XDG_SESSION_ID", "SSH_AUTH_SOCK",
+                        "SSH_AGENT_PID", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "GPG_TTY",
+                        # actioncache's own policy settings (policy.sources.ENV_VARS): they choose whether a
+                        # run is cached, not what it prints; the seed loop records, then uses
+                        "ACTIONCACHE_MODE", "CACHE_MODE", "ACTIONCACHE_SCOPE", "CACHE_SCOPE", "ACTIONCACHE_PHASE",
+                        "CACHE_PHASE", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH", "ACTIONCACHE_AUDIT_RATE",
+                        "CACHE_AUDIT_RATE", "ACTIONCACHE_LLM_RO_PHASES", "CACHE_LLM_RO_PHASES", "CACHE_SKIP",
+                        "ACTIONCACHE_CONFIG"})
+# What a command sees with --env-mode strict, besides the names given with --env (LC_* included).
+STRICT_BASE = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ")
+STDIN_LIMIT = 16 * 1024 * 1024  # bytes of stdin keyed at most; above it the command runs uncached
+STDIN_WAIT_S = 1.0  # a pipe with nothing in it (and still open) after this long: run uncached
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})
 
 
@@ -60,7 +83,7 @@ def tree_digest(root: str) -> str:
             except OSError as exc:  # vanished or unreadable: it still changes the key
                 entry = f"e\0{rel}\0{type(exc).__name__}"
             digest.update(entry.encode("utf-8", "surrogateescape") + b"\n")
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
 def path_digest(path: str) -> list[Any] | None:
@@ -124,6 +147,9 @@ def key_parts(
     environ: Mapping[str, str] | None = None,
     traced: bool = True,
     cwd: str | None = None,
+    env_mode: str = "all",
+    env_ignore: Sequence[str] = (),
+    descriptors: Sequence[Sequence[Any]] = (),
 ) -> dict[str, Any]:
     """Everything that identifies this run, as a JSON-able dict (``--explain`` prints it).
 
@@ -156,9 +182,13 @@ def key_parts(
         parts["fallback"] = True
     if stats:
         parts["stat"] = stats
-    if env_names:
-        parts["env"] = {name: environ.get(name) for name in sorted(set(env_names))}
-    if stdin_data is not None:
+    parts["env"] = {name: sha256(os.fsencode(value)).hexdigest()[:32]
+                    for name, value in command_env(environ, env_mode, env_names, env_ignore, keyed=True).items()}
+    if env_mode != "all":
+        parts["env_mode"] = env_mode
+    if descriptors:
+        parts["fds"] = [list(d) for d in descriptors]
+    if stdin_data:
         parts["stdin"] = sha256(stdin_data).hexdigest()
     if scope == "llm_ro" and check_git_sha:
         parts["git_head"] = git_head()
@@ -168,3 +198,167 @@ def key_parts(
 def run_key(tool: str, parts: Mapping[str, Any]) -> str:
     """``exec:{tool}:{sha256}``; stored as ``cache:exec:{tool}:{sha256}``."""
     return f"exec:{tool}:{sha256(dumps(parts).encode('utf-8')).hexdigest()}"
+
+
+def command_env(environ: Mapping[str, str], mode: str, declared: Sequence[str] = (), ignore: Sequence[str] = (),
+                *, keyed: bool = False) -> dict[str, str]:
+    """The variables the command sees (``keyed``: those of them that enter the key)."""
+    if mode == "strict":
+        names = set(STRICT_BASE) | set(declared)
+        return {k: v for k, v in environ.items() if k in names or k.startswith("LC_")}
+    if not keyed:
+        return dict(environ)
+    return {k: v for k, v in environ.items() if k not in ENV_IGNORE and k not in ignore}
+
+
+def env_changes(was: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """Names whose keyed value differs between two ``parts["env"]`` maps, as ``NAME changed/set/unset``."""
+    out = []
+    for name in sorted(set(was) | set(now)):
+        if name not in now:
+            out.append(f"{name} unset")
+        elif name not in was:
+            out.append(f"{name} set")
+        elif was[name] != now[name]:
+            out.append(f"{name} changed")
+    return out
+
+
+_TRACED: list[bool] = []
+
+
+def under_trace() -> bool:
+    """Whether this process is already being traced (an ``actioncache exec`` inside another one's trace)."""
+    if not _TRACED:
+        found = False
+        try:
+            with open("/proc/self/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"TracerPid:"):
+                        found = line.split()[1] != b"0"
+                        break
+        except (OSError, IndexError):
+            pass
+        _TRACED.append(found)
+    return _TRACED[0]
+
+
+def inherited_fds() -> list[int]:
+    """Open descriptors above 2 this process was started with (Linux; [] elsewhere)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return []
+    fds = []
+    for name in names:
+        fd = int(name)
+        if fd > 2:
+            try:
+                os.fstat(fd)  # the descriptor listdir itself used is closed by now
+            except OSError:
+                continue
+            fds.append(fd)
+    return sorted(fds)
+
+
+def describe_fds(fds: Sequence[int], argv: Sequence[str]) -> tuple[list[int], list[list[Any]], str | None]:
+    """Which inherited descriptors the command gets, their key parts, and why the run cannot be cached.
+
+    Passed on: ``/dev/null``; a regular file open for reading (keyed by path, offset and content:
+    ``cat /dev/fd/3 3<f``); and any descriptor the command line names as ``/dev/fd/N`` or
+    ``/proc/self/fd/N`` (``diff <(a) <(b)``), which, unless it is such a file, makes the run uncached
+    (a pipe's content cannot be keyed, a write to it cannot be replayed). Any other one (a pipe a
+    harness leaked, say) is not passed to a cached command, as before; mode off passes everything.
+    """
+    passed: list[int] = []
+    parts: list[list[Any]] = []
+    problem: str | None = None
+    for fd in fds:
+        try:
+            info = os.fstat(fd)
+            flags = _fd_flags(fd)
+        except OSError:
+            continue
+        named = any(f"/dev/fd/{fd}" in arg or f"/proc/self/fd/{fd}" in arg for arg in argv)
+        if stat.S_ISCHR(info.st_mode) and info.st_rdev == os.makedev(1, 3):
+            passed.append(fd)  # /dev/null: nothing to read, nothing kept
+        elif stat.S_ISREG(info.st_mode) and flags & 3 == os.O_RDONLY:
+            try:
+                parts.append([fd, os.readlink(f"/proc/self/fd/{fd}"), os.lseek(fd, 0, os.SEEK_CUR),
+                              file_sha256(f"/proc/self/fd/{fd}")])
+            except OSError as exc:
+                problem = problem or f"inherited descriptor {fd} cannot be read ({exc.strerror})"
+            passed.append(fd)
+        elif named:
+            what = "open for writing" if stat.S_ISREG(info.st_mode) else "a pipe or socket" \
+                if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode) else "not a regular file"
+            problem = problem or (f"inherited descriptor {fd} (/dev/fd/{fd}) is {what}: what the command reads "
+                                  "from it or writes to it cannot be keyed or replayed")
+            passed.append(fd)
+    return passed, parts, problem
+
+
+def _fd_flags(fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_GETFL)
+
+
+class Stdin:
+    """What this process's stdin holds, read once (the hit path and the full command share it)."""
+
+    data: bytes | None = None  # the bytes read (keyed and fed to the command); None: stdin left alone
+    problem: str | None = None  # why the run cannot be cached because of stdin
+    more: bool = False  # stdin holds more than ``data``: the rest is copied to the command after it
+    observed: bool = False
+
+
+STDIN = Stdin()
+
+
+def observe_stdin() -> Stdin:
+    """Read stdin when it is a pipe or a file (not a terminal), up to ``STDIN_LIMIT`` bytes."""
+    if STDIN.observed:
+        return STDIN
+    STDIN.observed = True
+    try:
+        info = os.fstat(0)
+        if os.isatty(0):
+            return STDIN
+    except OSError:
+        return STDIN  # no stdin at all
+    mode = info.st_mode
+    if stat.S_ISCHR(mode):
+        if info.st_rdev != os.makedev(1, 3):  # /dev/null is empty; another device is not input to key
+            STDIN.problem = "stdin is a device, whose content cannot be keyed"
+        return STDIN
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return STDIN
+    if not stat.S_ISREG(mode) and not _ready(0, STDIN_WAIT_S):
+        STDIN.problem = f"stdin is an open pipe with nothing in it after {STDIN_WAIT_S:g} s"
+        return STDIN
+    chunks: list[bytes] = []
+    size = 0
+    while size <= STDIN_LIMIT:
+        try:
+            chunk = os.read(0, 1 << 20)
+        except OSError as exc:
+            STDIN.problem = f"stdin cannot be read ({exc.strerror})"
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    STDIN.data = b"".join(chunks)
+    if size > STDIN_LIMIT:
+        STDIN.more = True
+        STDIN.problem = f"stdin holds more than {STDIN_LIMIT // (1024 * 1024)} MiB, the most that is keyed"
+    return STDIN
+
+
+def _ready(fd: int, timeout_s: float) -> bool:
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    return bool(poller.poll(int(timeout_s * 1000)))

@@ -6,12 +6,13 @@ captured bytes are what a later hit replays, so a hit is byte-for-byte the tool'
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Sequence
+from typing import IO, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def emit(stream: IO[str], data: bytes) -> None:
 
 
 def _pump(pipe: IO[bytes], sink: list[bytes], echo: IO[str] | None) -> None:
-    read = pipe.read1 if hasattr(pipe, "read1") else pipe.read  # type: ignore[attr-defined]
+    read = pipe.read1 if hasattr(pipe, "read1") else pipe.read
     while True:
         chunk = read(65536)
         if not chunk:
@@ -45,10 +46,16 @@ def _pump(pipe: IO[bytes], sink: list[bytes], echo: IO[str] | None) -> None:
     pipe.close()
 
 
-def _feed(pipe: IO[bytes], data: bytes) -> None:
+def _feed(pipe: IO[bytes], data: bytes, more: bool = False) -> None:
+    """Write ``data`` to the command's stdin; ``more``: then copy the rest of our own stdin after it."""
     try:
         pipe.write(data)
-    except BrokenPipeError:
+        while more:
+            chunk = os.read(0, 1 << 20)
+            if not chunk:
+                break
+            pipe.write(chunk)
+    except (BrokenPipeError, OSError):
         pass
     finally:
         try:
@@ -57,20 +64,23 @@ def _feed(pipe: IO[bytes], data: bytes) -> None:
             pass
 
 
-def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bool = True) -> Outcome:
+def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bool = True,
+             env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = (), stdin_more: bool = False) -> Outcome:
     """Run ``argv``; raises OSError when it cannot start (not found, not executable).
 
+    ``stdin_data``: fed to the command's stdin (then the rest of ours with ``stdin_more``); None: it
+    inherits ours. ``pass_fds``: inherited descriptors it keeps (``cat /dev/fd/3 3<f``, ``<(...)``).
     A tool killed by a signal reports ``128 + signal``, as shells do.
     """
     started = time.perf_counter()
     proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_data is not None else None,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, pass_fds=tuple(pass_fds))
     out: list[bytes] = []
     err: list[bytes] = []
     workers = [threading.Thread(target=_pump, args=(proc.stdout, out, sys.stdout if stream else None), daemon=True),
                threading.Thread(target=_pump, args=(proc.stderr, err, sys.stderr if stream else None), daemon=True)]
     if stdin_data is not None:
-        workers.append(threading.Thread(target=_feed, args=(proc.stdin, stdin_data), daemon=True))
+        workers.append(threading.Thread(target=_feed, args=(proc.stdin, stdin_data, stdin_more), daemon=True))
     for worker in workers:
         worker.start()
     try:
@@ -84,7 +94,20 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
     return Outcome(code, b"".join(out), b"".join(err), (time.perf_counter() - started) * 1000)
 
 
-def run_passthrough(argv: Sequence[str]) -> int:
-    """Run ``argv`` on our own stdin/stdout/stderr (nothing cached, nothing captured)."""
-    code = subprocess.call(list(argv))
+def run_passthrough(argv: Sequence[str], *, stdin_data: bytes | None = None, stdin_more: bool = False,
+                    pass_fds: Sequence[int] = (), env: Mapping[str, str] | None = None) -> int:
+    """Run ``argv`` on our own stdout/stderr (nothing cached, nothing captured).
+
+    Its stdin is ours, or, when we read ours already (``stdin_data``), those bytes and the rest."""
+    if stdin_data is None:
+        code = subprocess.call(list(argv), pass_fds=tuple(pass_fds), env=env)
+    else:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, pass_fds=tuple(pass_fds), env=env)
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin_data, stdin_more), daemon=True)
+        feeder.start()
+        try:
+            code = proc.wait()
+        except KeyboardInterrupt:
+            code = proc.wait()
+        feeder.join(timeout=1.0)
     return 128 - code if code < 0 else code

@@ -1,30 +1,49 @@
-"""A command's read-set: every path it looked at, with what it saw, checked before a replay.
+"""A command's read-set: everything it observed, with what it saw, checked again before a replay.
 
 Built on a miss from the tracer's :class:`~actioncache.runs.trace.Touch` list, stored beside the
-result, and checked on every later lookup: the entry is served only if every path still looks the
-same (ccache's manifests, Bazel's action inputs). One record per path and way of looking:
+result, and checked on every later lookup: **a hit is served only when everything the command
+observed is observed the same way again**, each path by the same kind of call. One record per path
+and kind of observation:
 
 * ``f`` a file that was read: SHA-256 of its content (through symlinks: what a reader gets);
 * ``d`` a directory that was listed: SHA-256 of its sorted names and entry types;
-* ``s`` a path that was stat'ed: type, permissions, size, mtime and inode (through symlinks; for a
-  directory its kind, permissions and inode, not its times: its listing counts when it is listed);
-* ``l`` the same without following a symlink (``lstat``, ``readlink``): a link's target text;
+* ``s`` a path that was stat'ed (``stat``, ``fstat``, ``statx``...): the stat data the call returned,
+  as the trace printed it: type, permissions, size, mtime, ctime, inode, link count, owner and group
+  (directories too: ``ls -la`` shows their times and link counts);
+* ``l`` the same without following a final symlink (``lstat``, ``AT_SYMLINK_NOFOLLOW``);
+* ``a`` an ``access``/``chdir``/directory open: the type, permissions and owner that decide it;
 * ``r`` a ``readlink``: the link's target text, or that the path is not a link;
-* ``x`` a program that was executed: its stat signature, wherever it lives;
-* ``m`` a stat of a file whose content is recorded too: its kind and permissions only (the content
-  record covers the rest, so a ``touch`` of a linted file does not miss).
+* ``x`` a program that was executed: its stat data, wherever it lives.
 
-A failed look (``ENOENT``, ``ENOTDIR``, ``EACCES``) records the error: a file that appears later
-changes the answer. Paths under the system directories in ``SYSTEM_PREFIXES`` (judged by the resolved path, and
-never /dev/shm, /run/user and the like) are left out (they
-change only with the system's packages, and the programs run from there are still recorded by ``x``).
+A failed lookup records its error (``ENOENT``, ``ENOTDIR``, ``EACCES``), as the trace reported it: a
+file that appears later changes the answer.
+
+Where a path lives decides how it is observed (:func:`place`), and only one rule leaves anything
+out:
+
+* **left out** (``own``): the store's own files (the SQLite file in use and the files beside it that
+  start with its name, passed as ``ignore``) and the process's own pseudo-files, which describe the
+  process rather than the machine and differ for every process: ``/proc/self/...``,
+  ``/proc/thread-self/...``, ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
+  ``/dev/pts/N``, ``/dev/ptmx``, ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``,
+  ``/dev/urandom`` (inherited descriptors and stdin are keyed by the runner instead);
+* **system** paths (``SYSTEM_PREFIXES``: ``/usr``, ``/lib*``, ``/bin``, ``/sbin``, ``/dev``, ``/run``,
+  ``/nix/store``, ``/snap``, judged by the resolved path) are observed like any other, but a file
+  read or a directory listed there is checked by its stat data rather than its content (a package
+  upgrade replaces files: new inode, new ctime), which costs one ``stat``;
+* ``/proc`` and ``/sys`` (other than the process's own) are checked by content: their stat data says
+  nothing about what they contain (``free`` reads ``/proc/meminfo``);
+* everything else, including the writable places under system prefixes (``/dev/shm``,
+  ``/run/user``...), the user's cache directory and a virtualenv, by content.
 
 Paths the command itself writes before looking at them are its outputs: recorded as the run left
 them (content, or absence for a temporary file it removed), without the checks for change during
 the run. A replay gives back output streams, not files, so a hit needs the outputs still as the run
-left them: an output deleted or edited since makes the command run again. A path it
-looked at and then changed (a counter it increments, a directory it lists and then writes into) makes
-the run uncacheable: the state it read is gone, so a later match would prove nothing.
+left them. A path it looked at and then changed (a counter it increments, a directory it lists and
+then writes into, a directory whose stat it printed before adding a file) makes the run
+uncacheable: the state it saw is gone, so a later match would prove nothing. The same holds for a
+path that changed while the run was recorded, or an observation that differs from the path as the
+run left it.
 
 Checking is cheap: ``f`` and ``d`` records keep the stat signature seen when they were hashed, and a
 path whose signature is unchanged is not hashed again, unless the record is *racy*: changed within
@@ -46,35 +65,61 @@ if TYPE_CHECKING:
 
 from .lean import file_sha256, sha256  # noqa: E402 - after the TYPE_CHECKING block
 
-SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/proc/", "/sys/",
-                   "/dev/", "/run/", "/var/run/", "/nix/store/", "/snap/")
+SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/dev/", "/run/",
+                   "/var/run/", "/nix/store/", "/snap/")
+PSEUDO_PREFIXES = ("/proc/", "/sys/")
+# The process's own pseudo-files: they describe the process that opens them, not the machine.
+OWN_PSEUDO = ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
+              "/dev/pts", "/dev/ptmx", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
 COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
-_LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "readlink": "r", "exec": "x"}
+_LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x"}
 _CHANGES = ("write", "create", "remove")
 
 
 # Writable places under the system prefixes, where a project (or a CI workspace on tmpfs) may live:
-# never left out.
+# observed by content like any project file.
 USER_PLACES = ("/dev/shm/", "/run/user/", "/run/shm/", "/run/lock/", "/var/run/user/", "/var/run/shm/")
 # /proc/<pid>/cwd, root, fd/N, map_files/...: another process's view of the file system. What such a
 # path named in the command cannot be looked at again from here, so a run that read one is not cached.
 _PROC_VIEWS = ("cwd", "root", "fd", "map_files", "fdinfo")
 
 
-def is_system(path: str) -> bool:
-    """Left out of the read-set: a system file (by the path the kernel resolved, not by its text)."""
+def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+def place(path: str) -> str:
+    """How a path is observed: ``own`` (left out), ``system`` (by stat data), ``pseudo`` or ``user`` (content).
+
+    Judged by the path the kernel resolves, not by its text: ``/usr/../home/x`` is ``/home/x``.
+    """
     if ".." in path.split("/"):
-        path = os.path.realpath(path)  # /usr/../home/x is /home/x, not a system file
+        path = os.path.realpath(path)
+    if _under(path, OWN_PSEUDO):
+        return "own"
     if path.startswith(USER_PLACES):
-        return False
-    return path.startswith(SYSTEM_PREFIXES) or path + "/" in SYSTEM_PREFIXES
+        return "user"
+    if path.startswith(PSEUDO_PREFIXES) or path in ("/proc", "/sys"):
+        return "pseudo"
+    if path.startswith(SYSTEM_PREFIXES) or path + "/" in SYSTEM_PREFIXES:
+        return "system"
+    return "user"
+
+
+def is_system(path: str) -> bool:
+    """Checked by stat data rather than content: a file under the system directories."""
+    return place(path) == "system"
 
 
 def through_process_view(path: str) -> bool:
-    """Whether ``path`` reaches a file through /proc/<pid>/cwd (root, fd, ...)."""
+    """Whether ``path`` reaches a file through /proc/<pid>/cwd (root, fd, ...): not checkable again.
+
+    The process's own descriptors (``/proc/self/fd/N``) are left out instead (see :func:`place`)."""
     parts = path.split("/")
-    return len(parts) > 4 and parts[1] == "proc" and parts[3] in _PROC_VIEWS
+    if len(parts) <= 4 or parts[1] != "proc" or parts[3] not in _PROC_VIEWS:
+        return False
+    return not (parts[2] in ("self", "thread-self") and parts[3] in ("fd", "fdinfo"))
 
 
 def _normal(path: str) -> str:
@@ -85,6 +130,16 @@ def _normal(path: str) -> str:
 
 def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
+
+
+def stat_text(mode: int, size: int, mtime_ns: int, ctime_ns: int, ino: int, nlink: int, uid: int, gid: int) -> str:
+    """One observation of stat data, as recorded from the trace and as checked on a hit."""
+    return f"{mode:o}:{size}:{mtime_ns}:{ctime_ns}:{ino}:{nlink}:{uid}:{gid}"
+
+
+def _stat_text(info: os.stat_result) -> str:
+    return stat_text(info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_nlink,
+                     info.st_uid, info.st_gid)
 
 
 def granularity(info: os.stat_result) -> int:
@@ -113,7 +168,7 @@ def listing_digest(path: str) -> str:
         names = sorted((e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries)
     for name, kind in names:
         digest.update(os.fsencode(name) + b"\0" + kind.encode() + b"\n")
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
 def look(kind: str, path: str) -> tuple[str, os.stat_result | None]:
@@ -128,20 +183,12 @@ def look(kind: str, path: str) -> tuple[str, os.stat_result | None]:
     except OSError as exc:
         return _err(exc), None
     mode = info.st_mode
-    if kind == "l" and stat.S_ISLNK(mode):
-        try:
-            return "->" + os.readlink(path), None
-        except OSError as exc:
-            return _err(exc), None
-    if kind == "m":
-        return f"mode:{mode:o}", None
-    if kind in ("s", "l", "x") or stat.S_ISDIR(mode) and kind == "f":
-        if stat.S_ISDIR(mode):
-            # A stat'ed directory counts by kind, permissions and inode, not by its times: tools stat
-            # busy directories (/tmp, the parents of a repository) all the time. Its listing counts
-            # when it is listed.
-            return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
-        return _sig(info), None
+    if kind in ("s", "l", "x"):
+        return _stat_text(info), None
+    if kind == "a":
+        return f"a:{stat.S_IFMT(mode):o}:{stat.S_IMODE(mode):o}:{info.st_uid}:{info.st_gid}", None
+    if stat.S_ISDIR(mode) and kind == "f":
+        return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
     try:
         if kind == "d":
             return ("d:" + listing_digest(path) if stat.S_ISDIR(mode) else "notdir:" + _sig(info)), info
@@ -160,23 +207,35 @@ class Unrecordable(Exception):
 
 
 def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()) -> list[list[Any]]:
-    """Records ``[kind, path, seen, sig or None]`` for the paths a traced run looked at.
+    """Records ``[kind, path, seen, sig or None]`` for everything a traced run observed.
 
-    ``ignore``: paths left out with everything under them (the cache's own files).
+    ``ignore``: paths left out with everything under them, and the files beside them that start with
+    their name (the store's own files: SQLite's ``-wal``/``-shm``, the hit journal).
 
-    Raises :class:`Unrecordable` with the reason when the run changed something it had read.
+    Raises :class:`Unrecordable` with the reason when the run cannot be vouched for: it changed
+    something it had observed, something changed while it ran, or a call could not be resolved.
     """
-    looked: dict[tuple[str, str], None] = {}  # (kind, path) in first-seen order
+    looked: dict[tuple[str, str], str | None] = {}  # (kind, path) -> what the trace says it saw; first-seen order
     outputs: dict[str, None] = {}  # in first-written order
     observed: dict[str, str | None] = {}  # path -> the error of its first look (None: it was there)
     changed_after_look: set[str] = set()
     relisted: set[str] = set()  # listed directories the command may have added to or removed from
     listed: set[str] = set()
+    twice: dict[tuple[str, str], tuple[str, str]] = {}  # observations that differed within the run
     skip = tuple(_normal(p) for p in ignore)
+    skip_under = tuple(p + "/" for p in skip) + tuple(p + "-" for p in skip)
     for touch in touches:
+        if touch.kind == "unresolved":
+            raise Unrecordable(f"the trace has a call whose path could not be resolved: {touch.path}")
         path = _normal(touch.path)
-        if skip and (path in skip or path.startswith(tuple(p + "/" for p in skip) + tuple(p + "-" for p in skip))):
-            continue  # the cache's own files (a nested exec), and SQLite's -wal/-shm beside them
+        if skip and (path in skip or path.startswith(skip_under)):
+            continue  # the store's own files (a nested exec), and SQLite's -wal/-shm beside them
+        if through_process_view(path):
+            raise Unrecordable(f"the command used {path}, a file seen through a process's view in /proc, "
+                               "which cannot be checked again")
+        where = place(path)
+        if where == "own":
+            continue
         if touch.kind in _CHANGES:
             if path not in observed:
                 outputs.setdefault(path, None)
@@ -188,15 +247,24 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         if path in outputs:
             continue  # reading back its own output
         kind = _LOOK_KIND[touch.kind]
-        if through_process_view(path):
-            raise Unrecordable(f"the command read {path}, a file seen through a process's view in /proc, "
-                               "which cannot be checked again")
-        if kind != "x" and is_system(path):
-            continue
-        observed.setdefault(path, touch.error)
         if kind == "d":
             listed.add(path)
-        looked[(kind, path)] = None
+        if where == "system" and kind in ("f", "d") and not touch.error:
+            kind = "s"  # a system file or directory counts by its stat data
+        observed.setdefault(path, touch.error)
+        seen = "!" + touch.error if touch.error else touch.stat
+        if kind == "r" and touch.error == "EINVAL":
+            seen = "notlink"  # readlink of a path that is there and not a symlink
+        prior = looked.get((kind, path), "")
+        if prior == "" or prior is None:
+            looked[(kind, path)] = seen
+        elif seen is not None and seen != prior:
+            twice.setdefault((kind, path), (prior, seen))
+    walked = _walked_through(looked)
+    for (kind, path), (first, then) in twice.items():
+        if (kind, path) not in walked or _walk_view(first) != _walk_view(then):
+            raise Unrecordable(f"{path} changed while the command ran (it was seen twice, differently: "
+                               f"{describe(first)}, then {describe(then)})")
     for path in changed_after_look:
         # Fine when it did not really change (its ctime predates the run: an O_CREAT of a file that
         # was there, a read-write open with no write), or when it was absent before and is again
@@ -204,38 +272,74 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         if _untouched_since(path, started_ns):
             continue
         if observed[path] is None or look("l", path)[0] != "!" + str(observed[path]):
-            raise Unrecordable(f"the command changed {path}, which it had read")
+            raise Unrecordable(f"the command changed {path}, which it had observed")
     for directory in relisted:
         if not _untouched_since(directory, started_ns):  # any entry added or removed moves its ctime
             raise Unrecordable(f"the command changed the listing of {directory}, which it had listed")
     records: list[list[Any]] = []
-    for kind, path in _fold(looked):
-        seen, info = look(kind, path)
-        now = _now_ns()
+    for (kind, path), seen in looked.items():
+        if (kind, path) in walked and seen is not None:
+            kind, seen = "a", _walk_view(seen)
+        now, info = look(kind, path)
+        if seen is not None:  # what the call itself returned (stat data, an error)
+            if now != seen:
+                raise Unrecordable(f"{path} changed after the command observed it: it saw {describe(seen)}, "
+                                   f"now {describe(now)}")
+            records.append([kind, path, seen, None])
+            continue
+        if kind == "f" and now.startswith("special:"):
+            raise Unrecordable(f"the command read {path}, a pipe or device whose content cannot be checked again")
+        checked_at = _now_ns()
         if info is not None and _changed_since(path, info):
             # Hashed while it changed: the digest may be of content the command never read.
             raise Unrecordable(f"{path} changed while its read-set was recorded")
-        if info is None and not seen.startswith("!"):
+        if info is None and not now.startswith("!"):
             try:
                 info = os.stat(path) if kind != "l" else os.lstat(path)
             except OSError:
                 info = None
-        if (info is not None and kind not in ("x", "r") and info.st_ctime_ns >= started_ns - granularity(info)
-                and not (stat.S_ISDIR(info.st_mode) and kind in ("s", "l"))):
+        if info is not None and kind not in ("r", "a") and info.st_ctime_ns >= started_ns - granularity(info):
             raise Unrecordable(f"{path} changed while the command ran")
         sig = None
-        if kind in ("f", "d") and info is not None and info.st_ctime_ns < now - granularity(info):
+        if kind in ("f", "d") and info is not None and info.st_ctime_ns < checked_at - granularity(info):
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
-        records.append([kind, path, seen, sig])
+        records.append([kind, path, now, sig])
     for path in outputs:
-        if is_system(path):
-            continue
-        seen, info = look("f", path)  # a file's content, a directory's kind, or its absence
+        kind = "s" if place(path) == "system" else "f"
+        seen, info = look(kind, path)  # a file's content, a directory's kind, or its absence
         sig = None
         if info is not None and not _changed_since(path, info) and info.st_ctime_ns < _now_ns() - granularity(info):
             sig = _sig(info, with_ctime=True)
-        records.append(["f", path, seen, sig])
+        records.append([kind, path, seen, sig])
     return records
+
+
+def _walked_through(looked: dict[tuple[str, str], str | None]) -> set[tuple[str, str]]:
+    """Directory stats that only walked a path: of a proper ancestor of another observed path, never
+    listed. ``realpath`` and ``mkdir -p`` stat every ancestor of a path; those count by type,
+    permissions and owner (``a``), not by their times and link counts, which change whenever
+    anything is added beside them (``/tmp``, a home directory). A directory that is listed, or
+    stat'ed as the last component of what the command asked about (``ls -la DIR``, ``DIR/..``,
+    ``find DIR -newer F``, which lists it), keeps all its stat data."""
+    ancestors: set[str] = set()
+    for _, path in looked:
+        parent = _parent(path)
+        while parent not in ancestors:
+            ancestors.add(parent)
+            if parent == "/":
+                break
+            parent = _parent(parent)
+    return {(kind, path) for (kind, path), seen in looked.items()
+            if kind in ("s", "l") and path in ancestors and ("d", path) not in looked
+            and seen is not None and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))
+            and not path.endswith("/..")}
+
+
+def _walk_view(seen: str) -> str:
+    """An observed directory stat as an ``a`` record sees it: type, permissions, owner."""
+    mode, _, _, _, _, _, uid, gid = seen.split(":")
+    value = int(mode, 8)
+    return f"a:{stat.S_IFMT(value):o}:{stat.S_IMODE(value):o}:{uid}:{gid}"
 
 
 def _changed_since(path: str, info: os.stat_result) -> bool:
@@ -251,16 +355,6 @@ def _untouched_since(path: str, started_ns: int) -> bool:
     except OSError:
         return False
     return info.st_ctime_ns < started_ns - granularity(info)
-
-
-def _fold(looked: dict[tuple[str, str], None]) -> list[tuple[str, str]]:
-    """Stats of a file whose content is recorded shrink to ``m`` (a symlink's ``l`` stays)."""
-    out: dict[tuple[str, str], None] = {}
-    for kind, path in looked:
-        if ("f", path) in looked and (kind == "s" or kind == "l" and not look("l", path)[0].startswith("->")):
-            kind = "m"
-        out[(kind, path)] = None
-    return list(out)
 
 
 def _now_ns() -> int:
@@ -299,4 +393,11 @@ def describe(seen: str) -> str:
         return "listing " + seen[2:14]
     if seen.startswith("->"):
         return "symlink " + seen
+    if seen.startswith("a:"):
+        return "there (type, mode, owner " + seen[2:] + ")"
+    fields = seen.split(":")
+    if len(fields) == 8 and all(f.lstrip("-").isdigit() for f in fields):
+        mode, size, mtime, ctime, ino, nlink, uid, gid = fields
+        return (f"stat mode {mode} size {size} mtime {int(mtime) / 1e9:.6f} ctime {int(ctime) / 1e9:.6f} inode {ino} "
+                f"links {nlink} owner {uid}:{gid}")
     return "stat " + seen

@@ -82,7 +82,13 @@ class ExecOptions:
     scope: str = "verify"
     inputs: Sequence[str] = ()
     env_names: Sequence[str] = ()
-    stdin_data: bytes | None = None
+    stdin_data: bytes | None = None  # fed to the command (and keyed); None: it inherits our stdin
+    stdin_more: bool = False  # after stdin_data, copy the rest of our stdin (too much to key: uncached)
+    env_mode: str = "all"  # all: every visible variable keyed; strict: only STRICT_BASE and env_names, seen and keyed
+    env_ignore: Sequence[str] = ()
+    uncacheable: str | None = None  # why this run may not be looked up or stored (stdin, a descriptor)
+    pass_fds: Sequence[int] = ()  # inherited descriptors the command keeps
+    descriptors: Sequence[Sequence[Any]] = ()  # the key parts of those (regular files read)
     stream: bool = True  # write the tool's output (or the replay) to our stdout/stderr
     summary: bool = False
     explain: bool = False
@@ -97,6 +103,7 @@ class ExecRun:
     policy: Policy
     options: ExecOptions = field(default_factory=ExecOptions)
     result: dict[str, Any] = field(default_factory=dict)  # exit_code, stdout, stderr, outcome, hit, key
+    store_url: str = ""  # the store in use (its files are left out of read-sets)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -115,26 +122,34 @@ class ExecRun:
     def execute(self, cache: Cache) -> int:
         """Run (or replay) through ``cache``; returns the exit code; ``self.result`` holds the rest."""
         scope, tool = self.options.scope, self.tool
+        self.store_url = str(getattr(cache.store, "url", "") or "")
         decision = self.options.decision or decide(self.policy, scope, self.command)
         blocked = decision.phase_blocked
         if blocked:
             self._note(f"warning: {decision.reason} ({tool} runs fresh)")
         record: dict[str, Any] = {"tool": tool, "scope": scope, "key": None, "lookup": decision.lookup, "hit": False,
                                   "phase_blocked": blocked}
+        if self.options.uncacheable and (decision.lookup or decision.store):
+            self._note(f"{tool}: runs uncached: {self.options.uncacheable}")
+            record.update(lookup=False, uncacheable=self.options.uncacheable)
+            return self._finish(cache, record, self._fresh(None))
         strace = self._tracer() if (decision.lookup or decision.store) else None
         if not (decision.lookup or decision.store):
             return self._finish(cache, record, self._fresh(None))
         parts = key_parts(self.command, scope=scope, inputs=self.options.inputs, env_names=self.options.env_names,
                           stdin_data=self.options.stdin_data, check_git_sha=self.policy.check_git_sha,
-                          traced=strace is not None)
+                          traced=strace is not None, env_mode=self.options.env_mode,
+                          env_ignore=self.options.env_ignore, descriptors=self.options.descriptors)
         if self.options.config_digest is not None:
             parts["config"] = self.options.config_digest  # the hit path adds the same (from its memo)
         key = record["key"] = run_key(tool, parts)
         if self.options.explain:
             from ..keys import canonical_json
 
+            shown = {k: v for k, v in parts.items() if k != "env"}  # values never shown, only names
+            shown["env"] = sorted(parts["env"])
             say(f"decision lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
-            say(f"key cache:{key}\n  parts {canonical_json(parts)}")
+            say(f"key cache:{key}\n  parts {canonical_json(shown)}")
         if decision.lookup:
             mark = cost.cheap_mark(cache, key)
             if mark is not None:
@@ -144,6 +159,8 @@ class ExecRun:
             found, why = manifest.choose(candidates, time.time(), self.policy.max_age_hours)
             if found is not None:
                 return self._hit(cache, record, found, candidates, strace)
+            if not candidates:
+                why = self._env_why(cache, parts) + why
             record["why"] = why[:5]
             if self.options.explain:
                 say("miss: " + ("; ".join(why) if why else "no entry under this key"))
@@ -159,6 +176,8 @@ class ExecRun:
                 and record["fresh_ms"] < threshold:
             return self._judged_cheap(cache, record, key, output, record["fresh_ms"], threshold, True)
         stored = decision.store and self._store(cache, key, output, candidates)
+        if stored:
+            self._remember_env(cache, parts)
         if blocked or not decision.store:
             record["outcome"] = "fresh"
         else:
@@ -181,6 +200,36 @@ class ExecRun:
         record.update(outcome="fail" if output["exit_code"] != 0 else "cheap",
                       fresh_ms=round(float(output.get("duration_ms") or 0.0), 3), duration_ms=output.get("duration_ms"))
         return self._finish(cache, record, output)
+
+    def _env_key(self, parts: dict[str, Any]) -> str:
+        """Where the environment of the last stored run with these parts (the environment aside) is kept."""
+        return "exec-env:" + run_key(self.tool, {k: v for k, v in parts.items() if k != "env"})
+
+    def _remember_env(self, cache: Cache, parts: dict[str, Any]) -> None:
+        from ..records import Records
+        from .lean import dumps
+
+        try:
+            Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + self._env_key(parts),
+                                                      dumps(parts["env"]).encode("utf-8"), kind="exec_env",
+                                                      ttl_s=self.policy.max_age_hours * 3600.0, action=self.tool)
+        except Exception as exc:  # noqa: BLE001 - only --explain reads it
+            self._note(f"warning: environment of this run not remembered: {exc}")
+
+    def _env_why(self, cache: Cache, parts: dict[str, Any]) -> list[str]:
+        """On a miss with no entry: the variables that differ from the last stored run of the same command."""
+        from .keys import env_changes
+        from .lean import loads
+
+        try:
+            entry = cache.store.get(ENTRY_PREFIX + self._env_key(parts))
+            was = loads(entry.value.decode("utf-8")) if entry is not None else None
+        except Exception:  # noqa: BLE001
+            return []
+        if not isinstance(was, dict):
+            return []
+        changes = env_changes(was, parts["env"])
+        return [f"environment: {', '.join(changes)} (since the last stored run)"] if changes else []
 
     def _tracer(self) -> str | None:
         """strace when it is installed and not switched off (whether ptrace works is seen on a miss)."""
@@ -283,23 +332,24 @@ class ExecRun:
             say(message)
             return {"exit_code": code, "stdout": b"", "stderr": b"", "start_error": message, "duration_ms": 0.0}
         if strace is None:
-            outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream)
+            outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
+                               env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more)
             return {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
                     "duration_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False}
         from .readset import Unrecordable, build
         from .trace import forget_probe, touches, traced_argv, tracing_works
 
-        problem = tracing_works(strace)
-        if problem is not None:
-            self._note(fallback_note(problem) + "; set ACTIONCACHE_TRACE=off to cache with those keys")
-            result = self._fresh(None)
-            result["unrecordable"] = f"the command could not be traced ({problem})"
-            return result
+        untraceable = tracing_works(strace)
+        if untraceable is not None:
+            self._note(fallback_note(untraceable) + "; set ACTIONCACHE_TRACE=off to cache with those keys")
+            plain = self._fresh(None)
+            plain["unrecordable"] = f"the command could not be traced ({untraceable})"
+            return plain
         with tempfile.TemporaryDirectory(prefix="actioncache-trace-") as tmp:
             log_path = os.path.join(tmp, "trace")
             started_ns = time.time_ns()
             outcome = run_tool(traced_argv(strace, log_path, self.command), stdin_data=self.options.stdin_data,
-                               stream=self.options.stream)
+                               stream=self.options.stream, env=self._env(), pass_fds=self.options.pass_fds)
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                       "traced": True}
@@ -318,6 +368,14 @@ class ExecRun:
                 result["unrecordable"] = f"the trace could not be read ({exc})"
         return result
 
+    def _env(self) -> dict[str, str] | None:
+        """The command's environment: ours (None), or with --env-mode strict only the declared part."""
+        if self.options.env_mode == "all":
+            return None
+        from .keys import command_env
+
+        return command_env(os.environ, self.options.env_mode, self.options.env_names)
+
     def _cannot_start(self) -> tuple[int, str] | None:
         program = self.command[0]
         found = which(program)
@@ -328,13 +386,18 @@ class ExecRun:
         return None
 
     def _own_files(self) -> list[str]:
-        """Files this cache itself reads and writes (a nested ``actioncache exec`` uses them)."""
-        from ..config import store_file, user_cache_dir
+        """The store's own files, the one thing a read-set leaves out besides pseudo-files
+        (``readset.place``): the store file in use and the default one (with the files beside them
+        that start with their names: ``-wal``, ``-shm``, the hit journal), and the memos this cache
+        keeps in its cache directory. Nothing else there: a virtualenv under it is observed."""
+        from ..config import DEFAULT_FILENAME, store_file, user_cache_dir
 
-        own = [str(user_cache_dir())]
-        path = store_file(os.environ.get("ACTIONCACHE_URL", ""))
-        if path is not None:
-            own.append(path)
+        base = user_cache_dir()
+        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / "tracer-ok")]
+        for url in (self.store_url, os.environ.get("ACTIONCACHE_URL", "")):
+            path = store_file(url) if url else None
+            if path is not None:
+                own.append(os.path.abspath(path))
         return own
 
     def _store(self, cache: Cache, key: str, output: dict[str, Any], candidates: list[dict[str, Any]]) -> bool:
@@ -365,7 +428,7 @@ class ExecRun:
     def _explain_readset(self, title: str, readset: list[list[Any]]) -> None:
         from .readset import describe
 
-        lines = [f"{title}: {len(readset)} path{'s' if len(readset) != 1 else ''} (system directories left out)"]
+        lines = [f"{title}: {len(readset)} observation{'s' if len(readset) != 1 else ''}"]
         lines += [f"  {r[0]} {r[1]}  {describe(r[2])}" for r in readset]
         say("\n".join(lines))
 

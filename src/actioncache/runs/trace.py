@@ -1,15 +1,21 @@
 """Watch a command run and list every path it looked at, in order (Linux, ``strace -f``).
 
 The tracer follows the command and every process it starts. Each file-related system call becomes
-one :class:`Touch`: what was done (``read``, ``list``, ``stat``, ``lstat``, ``readlink``, ``exec``, ``write``,
-``create``, ``remove``) to which absolute path, and whether it failed (a failed open or stat is a
-read of absence: a file created later must change the answer).
+one :class:`Touch`: what was done (``read``, ``list``, ``stat``, ``lstat``, ``access``, ``readlink``,
+``exec``, ``write``, ``create``, ``remove``) to which absolute path, whether it failed (a failed open
+or stat is a read of absence: a file created later must change the answer), and for a stat the stat
+data the call returned (strace prints the whole structure with ``-e abbrev=!%%stat``), so what is
+checked later is what the command saw, not what the file looked like when the run ended.
 
-Paths are made absolute the way the kernel resolves them: ``strace -y`` prints every directory
+Paths are made absolute the way the kernel resolved them: ``strace -y`` prints every directory
 descriptor with its path (``AT_FDCWD</work/src>``, ``3</work/src>``), so ``openat`` with a
-directory descriptor and relative paths after ``chdir`` resolve without guessing. The few calls
-that take no directory descriptor (``access``, ``readlink``, ``chdir``, ``mkdir``, ...) resolve
-against the process's last known working directory, inherited across ``fork``/``clone``.
+directory descriptor resolves without guessing. The calls that take no directory descriptor
+(``access``, ``readlink``, ``chdir``, ``execve``, ``mkdir``, ...) resolve against the working directory
+of the process at that call: each process starts with its parent's as of the ``clone`` that made
+it (or shares it, with ``CLONE_FS``), and the trace is replayed per process, so the order strace
+printed the processes' lines in does not matter (a child's call is often printed before its
+parent's ``clone`` returns). A relative path that still cannot be resolved is an ``unresolved``
+touch, and the run is not cached: nothing is dropped.
 
 ``ACTIONCACHE_TRACE=off`` turns tracing off (the fallback keys are used, and say so).
 """
@@ -23,15 +29,18 @@ import subprocess
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from .readset import stat_text
+
 TRACE_ENV = "ACTIONCACHE_TRACE"
-SYSCALLS = "%file,clone,clone3,fork,vfork,fchdir,getdents64,?getdents"
+SYSCALLS = "%file,%fstat,clone,clone3,fork,vfork,fchdir,getdents64,?getdents"
 
 
 @dataclass(frozen=True)
 class Touch:
-    kind: str  # read | list | stat | lstat | readlink | exec | write | create | remove
+    kind: str  # read | list | stat | lstat | access | readlink | exec | write | create | remove | unresolved
     path: str  # absolute, not resolved through symlinks (what the command asked for)
     error: str | None = None  # errno name of a failed call (ENOENT: a read of absence)
+    stat: str | None = None  # the stat data the call returned (readset.stat_text), when it returned some
 
 
 def tracer() -> str | None:
@@ -42,7 +51,8 @@ def tracer() -> str | None:
 
 
 def traced_argv(strace: str, log_path: str, argv: list[str]) -> list[str]:
-    return [strace, "-f", "-qq", "-y", "-s", "0", "--seccomp-bpf", "-e", "signal=none", "-e", f"trace={SYSCALLS}",
+    return [strace, "-f", "-qq", "-y", "-s", "0", "--seccomp-bpf", "-e", "signal=none", "-e", "abbrev=!%%stat",
+            "-e", f"trace={SYSCALLS}",
             "-o", log_path, "--", *argv]
 
 
@@ -201,8 +211,8 @@ _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 _PATH_CALLS: dict[str, tuple[int | None, int, str]] = {
     "stat": (None, 0, "stat"), "stat64": (None, 0, "stat"), "lstat": (None, 0, "lstat"), "lstat64": (None, 0, "lstat"),
     "newfstatat": (0, 1, "stat"), "fstatat64": (0, 1, "stat"), "statx": (0, 1, "stat"),
-    "access": (None, 0, "stat"), "faccessat": (0, 1, "stat"), "faccessat2": (0, 1, "stat"),
-    "readlink": (None, 0, "readlink"), "readlinkat": (0, 1, "readlink"), "chdir": (None, 0, "stat"),
+    "access": (None, 0, "access"), "faccessat": (0, 1, "access"), "faccessat2": (0, 1, "access"),
+    "readlink": (None, 0, "readlink"), "readlinkat": (0, 1, "readlink"), "chdir": (None, 0, "access"),
     "execve": (None, 0, "exec"), "execveat": (0, 1, "exec"),
     "mkdir": (None, 0, "create"), "mkdirat": (0, 1, "create"), "mknod": (None, 0, "create"),
     "mknodat": (0, 1, "create"), "symlink": (None, 1, "create"), "symlinkat": (1, 2, "create"),
@@ -216,31 +226,175 @@ _PATH_CALLS: dict[str, tuple[int | None, int, str]] = {
 }
 
 
+def _flags_text(call: _Call) -> str:
+    return ",".join(call.args)
+
+
+_S_IF = {"S_IFREG": 0o100000, "S_IFDIR": 0o040000, "S_IFLNK": 0o120000, "S_IFCHR": 0o020000,
+         "S_IFBLK": 0o060000, "S_IFIFO": 0o010000, "S_IFSOCK": 0o140000, "S_ISUID": 0o4000, "S_ISGID": 0o2000,
+         "S_ISVTX": 0o1000}
+_FIELD = re.compile(r"(st_|stx_)(\w+?)=(\{tv_sec=(-?\d+), tv_nsec=(\d+)\}|[^,}]+)")
+# the struct argument of each stat call: index in the argument list, and whether it follows a final symlink
+_STAT_STRUCT = {"stat": 1, "stat64": 1, "lstat": 1, "lstat64": 1, "newfstatat": 2, "fstatat64": 2, "statx": 4,
+                "fstat": 1, "fstat64": 1}
+
+
+def observed_stat(struct: str) -> str | None:
+    """The stat data strace printed (``-e abbrev=!%%stat``) as :func:`readset.stat_text`; None if incomplete."""
+    if not struct.startswith("{"):
+        return None
+    fields: dict[str, int] = {}
+    for match in _FIELD.finditer(struct):
+        name, value = match.group(2), match.group(3)
+        try:
+            if match.group(4) is not None:  # statx: stx_mtime={tv_sec=..., tv_nsec=...}
+                fields[name] = int(match.group(4)) * 1_000_000_000 + int(match.group(5))
+            elif name == "mode":
+                fields[name] = sum(_S_IF[p] if p in _S_IF else int(p, 8) for p in value.strip().split("|"))
+            elif name in ("mtime", "ctime"):
+                fields[name + "_s"] = int(value.split()[0])
+            elif name in ("mtime_nsec", "ctime_nsec", "ino", "nlink", "uid", "gid", "size"):
+                fields[name] = int(value.strip(), 0)
+        except (KeyError, ValueError):
+            return None
+    for name in ("mtime", "ctime"):
+        if name + "_s" in fields:
+            fields[name] = fields[name + "_s"] * 1_000_000_000 + fields.get(name + "_nsec", 0)
+    try:
+        return stat_text(fields["mode"], fields["size"], fields["mtime"], fields["ctime"], fields["ino"],
+                         fields["nlink"], fields["uid"], fields["gid"])
+    except KeyError:
+        return None
+
+
+class _Cwds:
+    """Each call's working directory, whatever order strace printed the processes' calls in.
+
+    A process starts in its parent's working directory as of the ``clone``/``fork`` that made it, or
+    shares it for good (``CLONE_FS``: threads). Calls are grouped by that shared state, and each
+    group's calls are replayed in their own order from its start, so a child's call printed before
+    its parent's ``clone`` returned still resolves against the right directory.
+    """
+
+    def __init__(self, calls: list[_Call], cwd: str, root: str) -> None:
+        self.calls = calls
+        self.root = root
+        self.spawn: dict[str, tuple[str, int, bool]] = {}  # child -> (parent, index of the clone call, shares fs)
+        for i, call in enumerate(calls):
+            if call.name in ("clone", "clone3", "fork", "vfork") and call.ret.isdigit() and call.ret not in self.spawn:
+                self.spawn[call.ret] = (call.pid, i, "CLONE_FS" in _flags_text(call) and call.name != "vfork")
+        self.members: dict[str, list[int]] = {}
+        for i, call in enumerate(calls):
+            group = self.group(call.pid)
+            if group is not None:
+                self.members.setdefault(group, []).append(i)
+        self.start: dict[str, str | None] = {self.root: cwd}
+        self.here: dict[int, str | None] = {}
+        self.done: set[str] = set()
+
+    def group(self, pid: str) -> str | None:
+        seen: set[str] = set()
+        while pid != self.root:
+            spawned = self.spawn.get(pid)
+            if spawned is None or pid in seen:
+                return None  # a process whose creation the trace does not show
+            seen.add(pid)
+            if not spawned[2]:
+                return pid
+            pid = spawned[0]
+        return pid
+
+    def at(self, index: int) -> str | None:
+        group = self.group(self.calls[index].pid)
+        if group is None:
+            return None
+        self._replay(group)
+        return self.here.get(index)
+
+    def _replay(self, group: str) -> None:
+        todo = [group]
+        while todo:
+            g = todo[-1]
+            if g in self.done:
+                todo.pop()
+                continue
+            if g not in self.start:
+                parent, index, _ = self.spawn[g]
+                parent_group = self.group(parent)
+                if parent_group is None:
+                    self.start[g] = None
+                elif parent_group not in self.done:
+                    todo.append(parent_group)
+                    continue
+                else:
+                    self.start[g] = self.here.get(index)
+            here: str | None = self.start[g]
+            for i in self.members.get(g, []):
+                call = self.calls[i]
+                for arg in call.args[:1]:  # a dirfd of AT_FDCWD shows the process's working directory
+                    if arg.startswith("AT_FDCWD<"):
+                        here = _fd_path(arg) or here
+                self.here[i] = here
+                if call.error:
+                    continue
+                if call.name == "chdir" and call.args:
+                    path = _string(call.args[0])
+                    here = _join(here, path) if path is not None else None
+                elif call.name == "fchdir" and call.args:
+                    here = _fd_path(call.args[0])
+            self.done.add(g)
+            todo.pop()
+
+
 def touches(lines: Iterable[str], cwd: str) -> Iterator[Touch]:
-    """Turn strace lines into :class:`Touch` records, in the order the calls returned."""
-    cwds: dict[str, str] = {}
-    root: str | None = None
-    for call in _calls(lines):
-        if root is None:
-            root = call.pid
-            cwds[root] = cwd
-        here = cwds.get(call.pid)
-        for arg in call.args[:1]:  # a dirfd of AT_FDCWD tells the process's working directory
-            if arg.startswith("AT_FDCWD<"):
-                here = cwds[call.pid] = _fd_path(arg) or here
-        name, failed = call.name, call.error
-        if name in ("clone", "clone3", "fork", "vfork"):
-            if call.ret.isdigit() and here is not None:
-                cwds.setdefault(call.ret, here)
+    """Turn strace lines into :class:`Touch` records, in the order the calls returned.
+
+    A call whose path cannot be resolved (a relative path of a process the trace does not show
+    being started) becomes an ``unresolved`` touch: the run that made it is not cached.
+    """
+    first: list[str] = []  # the pid of the first line: the command itself (its first call may finish late)
+
+    def noting(raw: Iterable[str]) -> Iterator[str]:
+        for line in raw:
+            if not first:
+                pid = line.partition(" ")[0]
+                if pid.isdigit():
+                    first.append(pid)
+            yield line
+
+    calls = list(_calls(noting(lines)))
+    cwds = _Cwds(calls, cwd, first[0] if first else "")
+    own = {f"/proc/{call.pid}" for call in calls}
+    for touch in _touches(calls, cwds):
+        if touch.path.startswith("/proc/"):
+            # a traced process's own /proc/<pid> (what /proc/self resolves to in strace -y's fd paths)
+            head, sep, tail = touch.path[6:].partition("/")
+            if "/proc/" + head in own:
+                touch = Touch(touch.kind, "/proc/self" + sep + tail, touch.error, touch.stat)
+        yield touch
+
+
+def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
+    for index, call in enumerate(calls):
+        name = call.name
+        if name in ("clone", "clone3", "fork", "vfork", "fchdir"):
             continue
-        if name == "fchdir":
-            if not failed and call.args and _fd_path(call.args[0]):
-                cwds[call.pid] = _fd_path(call.args[0]) or ""
-            continue
+        here = cwds.at(index)
         if name in ("getdents", "getdents64"):
             path = _fd_path(call.args[0]) if call.args else None
-            if path and not failed:
+            if path and path.startswith("/") and not call.error:
                 yield Touch("list", path)
+            continue
+        if name in ("fstat", "fstat64") or (name in ("newfstatat", "fstatat64", "statx") and len(call.args) > 1
+                                             and call.args[1] == '""'):
+            path = _fd_path(call.args[0]) if call.args else None
+            if path and path.startswith("/") and not call.error and not path.endswith(" (deleted)"):
+                struct = call.args[_STAT_STRUCT[name]] if len(call.args) > _STAT_STRUCT[name] else ""
+                observed = observed_stat(struct)
+                # A stat of an open regular file (stdio and Python do it for every file they open, for
+                # its block size) counts by the content that was read; a directory's counts in full.
+                if observed is not None and not observed.startswith("100"):
+                    yield Touch("stat", path, None, observed)
             continue
         if name in ("open", "openat", "openat2", "creat"):
             yield from _open_touch(call, here)
@@ -248,28 +402,31 @@ def touches(lines: Iterable[str], cwd: str) -> Iterator[Touch]:
         if name in ("rename", "renameat", "renameat2"):
             pairs = ((None, 0), (None, 1)) if name == "rename" else ((0, 1), (2, 3))
             for kind, (fd_i, path_i) in zip(("remove", "create"), pairs):
-                path = _resolve(call, fd_i, path_i, here)
-                if path:
-                    yield Touch(kind, path, failed)
+                yield _touch(call, kind, fd_i, path_i, here, call.error)
             continue
         spec = _PATH_CALLS.get(name)
         if spec is None:
             continue
         fd_i, path_i, kind = spec
-        if name in ("newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "execveat") and len(call.args) > path_i:
-            if call.args[path_i] == '""':
-                continue  # fstat on an open descriptor: the open was recorded already
-            if "AT_SYMLINK_NOFOLLOW" in ",".join(call.args[path_i + 1:]):
-                kind = "lstat"
-        path = _resolve(call, fd_i, path_i, here)
-        if path is None:
-            continue
+        failed = call.error
+        if (name in ("newfstatat", "fstatat64", "statx") and len(call.args) > path_i
+                and "AT_SYMLINK_NOFOLLOW" in ",".join(call.args[path_i + 1:])):
+            kind = "lstat"
         if kind in ("create", "remove", "write") and failed:
             # A failed change changed nothing; it still shows whether the path was there.
             kind, failed = "lstat", (None if failed == "EEXIST" else failed)
-        if name == "chdir" and not failed:
-            cwds[call.pid] = path
-        yield Touch(kind, path, failed)
+        observed = None
+        if kind in ("stat", "lstat") and not failed and name in _STAT_STRUCT and len(call.args) > _STAT_STRUCT[name]:
+            observed = observed_stat(call.args[_STAT_STRUCT[name]])
+        yield _touch(call, kind, fd_i, path_i, here, failed, observed)
+
+
+def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | None, error: str | None,
+           observed: str | None = None) -> Touch:
+    path = _resolve(call, fd_i, path_i, here)
+    if path is None:
+        return Touch("unresolved", f"{call.name}({', '.join(call.args[:path_i + 1])}) of process {call.pid}")
+    return Touch(kind, path, error, observed)
 
 
 def _resolve(call: _Call, fd_i: int | None, path_i: int, here: str | None) -> str | None:
@@ -290,6 +447,7 @@ def _open_touch(call: _Call, here: str | None) -> Iterator[Touch]:
         flags = call.args[path_i + 1] if len(call.args) > path_i + 1 else ""
     path = _resolve(call, fd_i, path_i, here)
     if path is None:
+        yield _touch(call, "read", fd_i, path_i, here, call.error)
         return
     writes = any(flag in flags for flag in _WRITE_FLAGS)
     if call.error:
@@ -299,7 +457,7 @@ def _open_touch(call: _Call, here: str | None) -> Iterator[Touch]:
             yield Touch("stat", path, call.error)
         return
     if "O_DIRECTORY" in flags and not writes:
-        yield Touch("stat", path)  # opening a directory reads nothing; getdents on it is the listing
+        yield Touch("access", path)  # opening a directory reads nothing; getdents on it is the listing
         return
     if writes:
         if "O_RDWR" in flags and "O_TRUNC" not in flags and "O_EXCL" not in flags:

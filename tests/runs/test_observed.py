@@ -1,0 +1,375 @@
+"""Issue 28: a hit is served only when everything the command observed is observed the same way
+again: stat data (directories included), stdin, the environment, every traced process, and no
+directory left out by its name. Each case first reproduced the stale replay on 3b63e54; every
+replay here is compared with a fresh run of the same command: equal output, or a miss.
+
+Real components throughout: the real CLI in a subprocess, real strace, real sh/bash/ls/find/cat,
+a real virtualenv. The parser's property test feeds it synthetic strace lines, built with strace's
+own quoting (the odd-name test below checks that quoting against the real strace)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actioncache.runs import readset
+from actioncache.runs.trace import Touch, touches
+
+PY = sys.executable
+USE = ("--mode", "use", "--summary")
+FULL_ISO = "--time-style=full-iso"
+
+
+def outcome(result: subprocess.CompletedProcess) -> str:
+    for line in result.stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("actioncache exec: ") and "; hits " in line:
+            return line.split(": ")[2].split(";")[0]
+    raise AssertionError(f"no summary line in {result.stderr!r}")
+
+
+def honest(ex, *command: str, extra_env: dict[str, str] | None = None, stdin: bytes | None = None,
+           cwd: Path | None = None, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run ``command`` through exec (mode use), then fresh; the replay must print what the fresh run prints."""
+    cached = ex.run(*USE, *flags, "--", *command, extra_env=extra_env, stdin=stdin, cwd=cwd)
+    fresh = subprocess.run(list(command), cwd=cwd or ex.work, env={**ex.env, **(extra_env or {})}, input=stdin,
+                           capture_output=True, timeout=60)
+    assert cached.returncode == fresh.returncode, cached.stderr
+    assert cached.stdout == fresh.stdout, (outcome(cached), cached.stdout, fresh.stdout, cached.stderr)
+    return cached
+
+
+@pytest.fixture
+def tree(ex) -> Path:
+    """The seed loop's layout: workers/ with a nested directory, a few files at the root."""
+    (ex.work / "workers" / "ralph").mkdir(parents=True)
+    (ex.work / "workers" / "ralph" / "loop.sh").write_text("#!/bin/sh\necho loop\n")
+    (ex.work / "workers" / "IMPLEMENTATION_PLAN.md").write_text("plan\n")
+    (ex.work / "PROMPT.md").write_text("Report on the loop.\n")
+    return ex.work
+
+
+# --- 1. stat data, directories included -------------------------------------------------------------
+
+
+def test_ls_la_replays_fresh_times_and_link_counts_after_a_change_elsewhere_in_the_tree(ex, strace, tree):
+    ls = ("ls", "-la", FULL_ISO, "workers")
+    assert outcome(honest(ex, *ls)) == "miss"
+    assert outcome(honest(ex, *ls)) == "hit"
+    (tree / "workers" / "ralph" / "new.sh").write_text("x\n")  # ralph's mtime moves; ls -la workers shows it
+    assert outcome(honest(ex, *ls)) == "miss"
+    assert outcome(honest(ex, *ls)) == "hit"
+    (tree / "specs").mkdir()  # the root gains a link: `..` in ls -la workers shows it
+    assert outcome(honest(ex, *ls)) == "miss"
+
+
+def test_ls_l_at_the_root_after_build_adds_a_file(ex, strace, tree):
+    ls = ("ls", "-l", FULL_ISO)
+    honest(ex, *ls)
+    assert outcome(honest(ex, *ls)) == "hit"
+    (tree / "workers" / "built.txt").write_text("built\n")  # BUILD adds a file below the root
+    assert outcome(honest(ex, *ls)) == "miss"
+
+
+def test_find_newer_sees_a_directory_that_became_newer(ex, strace, tree):
+    stamp = tree / "stamp"
+    stamp.write_text("")
+    old = stamp.stat().st_mtime - 100
+    for path in [tree / "workers", tree / "workers" / "ralph", *(tree / "workers").rglob("*")]:
+        os.utime(path, (old, old))
+    find = ("find", "workers", "-newer", "stamp")
+    assert honest(ex, *find).stdout == b""
+    assert outcome(honest(ex, *find)) == "hit"
+    (tree / "workers" / "ralph" / "added.sh").write_text("")
+    after = honest(ex, *find)
+    assert outcome(after) == "miss" and b"workers/ralph" in after.stdout
+
+
+# --- 1. no directory left out by its name ----------------------------------------------------------------
+
+
+def test_a_venv_under_the_cache_directory_with_an_upgraded_package(ex, strace):
+    env_dir = Path(ex.env["XDG_CACHE_HOME"]) / "actioncache" / "venvs" / "project"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
+    site = next(env_dir.glob("lib/python*/site-packages"))
+    (site / "linter_rules.py").write_text("VERSION = 1\n")
+    check = (str(env_dir / "bin" / "python"), "-c", "import linter_rules; print('PASS', linter_rules.VERSION)")
+    assert outcome(honest(ex, *check)) == "miss"
+    assert outcome(honest(ex, *check)) == "hit"
+    (site / "linter_rules.py").write_text("VERSION = 2\n")  # the package upgraded inside the venv
+    after = honest(ex, *check)
+    assert outcome(after) == "miss" and after.stdout == b"PASS 2\n"
+
+
+def test_a_program_newly_installed_in_usr_local_shadows_a_later_path_entry(ex, strace):
+    base = Path("/usr/local/lib")
+    if not os.access(base, os.W_OK):
+        pytest.skip("needs a writable /usr/local/lib (root in the CI container)")
+    root = Path(tempfile.mkdtemp(prefix="actioncache-test-", dir=base))
+    try:
+        first, later = root / "bin", root / "sbin"
+        first.mkdir()
+        later.mkdir()
+        (later / "lint-tool").write_text("#!/bin/sh\necho old tool\n")
+        (later / "lint-tool").chmod(0o755)
+        path = {"PATH": f"{first}:{later}:{ex.env['PATH']}"}
+        run = ("sh", "-c", "lint-tool")
+        assert honest(ex, *run, extra_env=path).stdout == b"old tool\n"
+        assert outcome(honest(ex, *run, extra_env=path)) == "hit"
+        (first / "lint-tool").write_text("#!/bin/sh\necho new tool\n")  # installed earlier on $PATH
+        (first / "lint-tool").chmod(0o755)
+        after = honest(ex, *run, extra_env=path)
+        assert outcome(after) == "miss" and after.stdout == b"new tool\n"
+    finally:
+        shutil.rmtree(root)
+
+
+def test_the_one_exclusion_rule(tmp_path):
+    """Only the store's own files and the process's own pseudo-files are left out; everything else is
+    observed: system paths by stat data, /proc and /sys and everything else by content."""
+    assert readset.OWN_PSEUDO == ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout",
+                                  "/dev/stderr", "/dev/tty", "/dev/pts", "/dev/ptmx", "/dev/null", "/dev/zero",
+                                  "/dev/full", "/dev/random", "/dev/urandom")
+    for own in readset.OWN_PSEUDO:
+        assert readset.place(own) == "own" and readset.place(own + "/x") == "own"
+    assert readset.place("/usr/local/bin/tool") == "system" and readset.place("/dev/sda") == "system"
+    assert readset.place("/proc/meminfo") == "pseudo" and readset.place("/sys/kernel/x") == "pseudo"
+    assert readset.place("/proc/selfish") == "pseudo"  # by path component, not by text
+    for user in ("/dev/shm/w/f", "/run/user/0/f", str(Path.home() / ".cache/actioncache/venv/lib/x.py"),
+                 "/usr/../home/f", "/etc/passwd", "/tmp/x"):
+        assert readset.place(user) == "user", user
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "agent-loops.md").read_text()
+    for own in readset.OWN_PSEUDO:
+        assert f"`{own}" in docs, f"{own} is left out of read-sets but docs/agent-loops.md does not say so"
+    store = tmp_path / "s.db"
+    kept = tmp_path / "kept"
+    observed = [Touch("read", str(store)), Touch("read", str(store) + "-wal"), Touch("stat", "/proc/self/status"),
+                Touch("read", "/dev/null"), Touch("stat", "/usr", stat=None), Touch("read", str(kept), "ENOENT")]
+    records = readset.build(observed, 0, ignore=[str(store)])
+    assert [(r[0], r[1]) for r in records] == [("s", "/usr"), ("f", str(kept))]
+
+
+# --- 2. a trace that loses nothing -----------------------------------------------------------------------
+
+
+def test_the_fork_order_race_loses_no_lookup(ex, strace):
+    """Children run ``./tN`` (an execve of a relative path) right after the fork, often printed by
+    strace before the parent's clone returns. Each absence must be recorded: a program that appears
+    later must change the answer."""
+    sub = ex.work / "sub"
+    sub.mkdir()
+    script = "cd sub && { for i in 1 2 3 4 5 6 7 8; do ( ./t$i 2>/dev/null || echo none$i ) & done; wait; } | sort"
+    for i in range(1, 9):
+        assert outcome(honest(ex, "sh", "-c", script)) in ("miss", "hit")
+        assert outcome(honest(ex, "sh", "-c", script)) == "hit"
+        (sub / f"t{i}").write_text(f"#!/bin/sh\necho found{i}\n")
+        (sub / f"t{i}").chmod(0o755)
+        after = honest(ex, "sh", "-c", script)
+        assert outcome(after) == "miss" and f"found{i}".encode() in after.stdout
+
+
+ODD = st.text(alphabet=st.sampled_from(list('ab"\\<>,(){}= \n\t\'|') + ["é", "\udcff", "☃"]), min_size=1, max_size=6)
+
+
+def _quote(path: str, fd_path: bool = False) -> str:
+    """A path as strace prints it: in a quoted argument, or after a descriptor (``3</a/b>``)."""
+    out = []
+    for byte in os.fsencode(path):
+        char = chr(byte)
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif fd_path and char in "<>":
+            out.append(f"\\{byte:o}")
+        elif 32 <= byte < 127:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:o}")
+    return "".join(out)
+
+
+@st.composite
+def process_trees(draw):
+    """Per-process call lists (pid -> lines) and the touches they must give, for a random process tree."""
+    next_pid = [101]
+    lines: dict[int, list[list[str]]] = {}
+    expected: list[tuple[str, str, str | None]] = []
+
+    def process(pid: int, cwd: str, depth: int) -> None:
+        mine: list[list[str]] = []
+        lines[pid] = mine
+        for _ in range(draw(st.integers(0, 5))):
+            op = draw(st.sampled_from(["access", "execve", "chdir", "open", "fork"] if depth < 3 else
+                                      ["access", "execve", "chdir", "open"]))
+            name = draw(ODD).replace("/", "_")
+            if name in (".", ".."):
+                name = "n"
+            failed = draw(st.booleans())
+            err = " = -1 ENOENT (No such file or directory)" if failed else " = 0"
+            target = cwd.rstrip("/") + "/" + name
+            if op == "fork":
+                child = next_pid[0]
+                next_pid[0] += 1
+                flags = draw(st.sampled_from(["CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD",
+                                              "CLONE_VM|CLONE_VFORK|SIGCHLD"]))
+                call = f"clone(child_stack=NULL, flags={flags}"
+                if draw(st.booleans()):
+                    mine.append([f"{pid} {call} <unfinished ...>", f"{pid} <... clone resumed>) = {child}"])
+                else:
+                    mine.append([f"{pid} {call}) = {child}"])
+                process(child, cwd, depth + 1)
+                continue
+            if op == "open":
+                ret = " = -1 ENOENT (No such file or directory)" if failed else f" = 3<{_quote(target, True)}>"
+                text = f'openat(AT_FDCWD<{_quote(cwd, True)}>, "{_quote(name)}", O_RDONLY|O_CLOEXEC)'
+                expected.append(("read", target, "ENOENT" if failed else None))
+                mine.append([f"{pid} {text}{ret}"])
+                continue
+            call = {"access": f'access("{_quote(name)}", R_OK', "execve": f'execve("{_quote(name)}", [""...], '
+                    '0x7ffc /* 3 vars */', "chdir": f'chdir("{_quote(name)}"'}[op]
+            kind = {"access": "access", "execve": "exec", "chdir": "access"}[op]
+            expected.append((kind, target, "ENOENT" if failed else None))
+            if draw(st.booleans()):
+                mine.append([f"{pid} {call} <unfinished ...>", f"{pid} <... {op} resumed>){err}"])
+            else:
+                mine.append([f"{pid} {call}){err}"])
+            if op == "chdir" and not failed:
+                cwd = target
+
+    process(100, "/w <odd> dir", 0)
+    # Merge the processes' lines in a random order that keeps each process's own order (what strace
+    # guarantees), with the root's first line first; another process's line may fall between an
+    # unfinished call and its resumption.
+    queues = {pid: [line for call in calls for line in call] for pid, calls in lines.items()}
+    merged = []
+    first = queues[100].pop(0) if queues[100] else None
+    if first:
+        merged.append(first)
+    while any(queues.values()):
+        pid = draw(st.sampled_from(sorted(p for p, q in queues.items() if q)))
+        merged.append(queues[pid].pop(0))
+    return merged, expected
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(process_trees())
+def test_the_parser_attributes_every_call_whatever_the_order(tree_lines):
+    merged, expected = tree_lines
+    got = [(t.kind, t.path, t.error) for t in touches([line + "\n" for line in merged], "/w <odd> dir")]
+    assert sorted(got, key=repr) == sorted(expected, key=repr)
+
+
+def test_odd_names_are_quoted_as_the_parser_expects(tmp_path, strace):
+    """The property test's quoting, checked against the real strace."""
+    name = 'a"b\\c<d>e,f)g \n\tñ'
+    directory = tmp_path / "x<y>"
+    directory.mkdir()
+    (directory / name).write_text("x")
+    log = tmp_path / "trace"
+    subprocess.run([strace, "-f", "-qq", "-y", "-s", "0", "-e", "trace=%file", "-e", "abbrev=!%%stat", "-o", str(log),
+                    "--", "sh", "-c", f"cd '{directory}' && cat ./a* >/dev/null; test -e ./nothere; true"], check=True)
+    text = log.read_text(errors="surrogateescape")
+    assert f'"./{_quote(name)}"' in text and f"<{_quote(str(directory / name), True)}>" in text
+    got = {(t.kind, t.path, t.error) for t in touches(text.splitlines(keepends=True), str(tmp_path))}
+    assert ("read", f"{directory}/./{name}", None) in got
+
+
+def test_an_exec_inside_a_traced_exec_runs_and_says_so(ex, strace):
+    (ex.work / "f.txt").write_text("inner\n")
+    inner = f"{PY} -m actioncache exec --mode use -- cat f.txt"
+    outer = ex.run(*USE, "--", "sh", "-c", inner)
+    assert outer.stdout == b"inner\n", outer.stderr
+    assert b"inside a traced run" in outer.stderr
+    assert outcome(ex.run(*USE, "--", "sh", "-c", inner)) == "hit"
+    (ex.work / "f.txt").write_text("edited\n")  # the outer trace covers what the inner command read
+    after = ex.run(*USE, "--", "sh", "-c", inner)
+    assert outcome(after) == "miss" and after.stdout == b"edited\n"
+
+
+@pytest.mark.parametrize("mode", ["off", "record", "use"])
+def test_process_substitution_and_inherited_descriptors_work_in_every_mode(ex, strace, mode):
+    (ex.work / "f.txt").write_text("one\n")
+    exec_ = f"{PY} -m actioncache exec --mode {mode} --summary --"
+    cases = [f"{exec_} cat <(cat f.txt) <(echo two)", f"{exec_} cat /dev/fd/3 3<f.txt"]
+    for script in cases:
+        for content in ("one\n", "three\n", "three\n"):
+            (ex.work / "f.txt").write_text(content)
+            run = subprocess.run(["bash", "-c", script], cwd=ex.work, env=ex.env, capture_output=True, timeout=60)
+            fresh = subprocess.run(["bash", "-c", script.replace(exec_, "")], cwd=ex.work, env=ex.env,
+                                   capture_output=True, timeout=60)
+            assert run.returncode == 0 and run.stdout == fresh.stdout, run.stderr
+            if mode == "use" and "<(" in script:
+                assert b"runs uncached: inherited descriptor" in run.stderr
+    if mode == "use":  # a regular file on a descriptor is keyed by its content
+        assert outcome(subprocess.run(["bash", "-c", cases[1]], cwd=ex.work, env=ex.env, capture_output=True,
+                                      timeout=60)) == "hit"
+
+
+# --- 3. stdin by default ---------------------------------------------------------------------------------
+
+
+def test_a_piped_prompt_that_was_edited_misses(ex, strace, tree):
+    llm = ex.work / "llm.py"  # stands in for an LLM CLI (no LLM here): a report of its prompt
+    llm.write_text("import sys\nprint('REPORT on:', sys.stdin.read().strip())\n")
+    report = ("sh", "-c", f"cat PROMPT.md | {PY} -m actioncache exec {' '.join(USE)} -- {PY} llm.py")
+    first = subprocess.run(list(report), cwd=ex.work, env=ex.env, capture_output=True, timeout=60)
+    assert first.stdout == b"REPORT on: Report on the loop.\n" and outcome(first) == "miss"
+    again = subprocess.run(list(report), cwd=ex.work, env=ex.env, capture_output=True, timeout=60)
+    assert outcome(again) == "hit" and again.stdout == first.stdout
+    (tree / "PROMPT.md").write_text("Report on the tests.\n")
+    edited = subprocess.run(list(report), cwd=ex.work, env=ex.env, capture_output=True, timeout=60)
+    assert outcome(edited) == "miss" and edited.stdout == b"REPORT on: Report on the tests.\n"
+    assert honest(ex, PY, "llm.py", stdin=b"a prompt").stdout == b"REPORT on: a prompt\n"
+
+
+def test_stdin_above_the_limit_runs_uncached_and_says_why(ex, strace):
+    from actioncache.runs.keys import STDIN_LIMIT
+
+    big = b"x" * (STDIN_LIMIT + 10)
+    result = ex.run(*USE, "--", "wc", "-c", stdin=big)
+    assert result.stdout.strip() == str(len(big)).encode()
+    assert b"runs uncached: stdin holds more than" in result.stderr
+
+
+# --- 4. the environment by default -----------------------------------------------------------------------
+
+
+def test_model_a_then_model_b(ex, strace):
+    show = ("sh", "-c", "echo model=$MODEL")
+    assert honest(ex, *show, extra_env={"MODEL": "a"}).stdout == b"model=a\n"
+    assert outcome(honest(ex, *show, extra_env={"MODEL": "a"})) == "hit"
+    switched = ex.run(*USE, "--explain", "--", *show, extra_env={"MODEL": "b"})
+    assert switched.stdout == b"model=b\n" and outcome(switched) == "miss"
+    assert b"environment: MODEL changed" in switched.stderr
+    assert b"=b" not in switched.stderr.replace(b"model=b", b"")  # names, never values
+
+
+def test_shell_noise_and_env_ignore_do_not_miss(ex, strace):
+    show = ("sh", "-c", "echo hi")
+    honest(ex, *show, extra_env={"SHLVL": "2", "OLDPWD": "/a", "RUN_ID": "1"}, flags=("--env-ignore", "RUN_ID"))
+    again = honest(ex, *show, extra_env={"SHLVL": "5", "OLDPWD": "/b", "RUN_ID": "2"}, flags=("--env-ignore", "RUN_ID"))
+    assert outcome(again) == "hit"
+    assert outcome(ex.run(*USE, "--", *show, extra_env={"RUN_ID": "3"})) == "miss"  # keyed without the flag
+
+
+def test_strict_env_mode_passes_only_declared_variables(ex, strace):
+    show = ("sh", "-c", "echo model=$MODEL other=$OTHER")
+    strict = ("--env-mode", "strict", "--env", "MODEL")
+    first = ex.run(*USE, *strict, "--", *show, extra_env={"MODEL": "a", "OTHER": "x"})
+    assert first.stdout == b"model=a other=\n"
+    assert outcome(ex.run(*USE, *strict, "--", *show, extra_env={"MODEL": "a", "OTHER": "y"})) == "hit"
+    changed = ex.run(*USE, *strict, "--", *show, extra_env={"MODEL": "b", "OTHER": "y"})
+    assert outcome(changed) == "miss" and changed.stdout == b"model=b other=\n"
