@@ -26,36 +26,30 @@ GLOB_CHARS = frozenset("*?[]\\")
 JOINERS = ("_", "-", " ")
 
 
-def spellings(command: Sequence[str]) -> list[str]:
-    """Every name ``command`` answers to in ``non_cacheable_tools``."""
+def spellings(command: Sequence[str]) -> list[tuple[str, str]]:
+    """Every name ``command`` answers to in ``non_cacheable_tools``, each with how to show it."""
     program = command[0]
     tool = os.path.basename(program) or program
-    names = [program, tool]
+    names = [(program, tool), (tool, tool)]
     for arg in command[1:]:
         if arg and not arg.startswith("-"):
-            names += [f"{tool}{joiner}{arg}" for joiner in JOINERS]
+            names += [(f"{tool}{joiner}{arg}", f"{tool} {arg}") for joiner in JOINERS]
     return names
 
 
 def match(patterns: Iterable[str], command: Sequence[str],
-          glob: Callable[[str, str], bool] | None = None) -> str | None:
-    """The first entry of ``patterns`` that ``command`` matches, else None. Without ``glob`` a
-    pattern with glob characters raises ValueError (the hit path then leaves the run to the full
-    command, which passes ``_glob.glob_matches``)."""
+          glob: Callable[[str, str], bool] | None = None) -> tuple[str, str] | None:
+    """The first entry of ``patterns`` that ``command`` matches, with what it matched (``git push``),
+    else None. Without ``glob`` a pattern with glob characters raises ValueError (the hit path then
+    leaves the run to the full command, which passes ``_glob.glob_matches``)."""
     names = spellings(command)
     for pattern in patterns:
         if GLOB_CHARS & set(pattern):
             if glob is None:
                 raise ValueError(pattern)
-            if any(glob(pattern, name) for name in names):
-                return pattern
-        elif pattern in names:
-            return pattern
+            found = next((shown for name, shown in names if glob(pattern, name)), None)
+        else:
+            found = next((shown for name, shown in names if name == pattern), None)
+        if found is not None:
+            return pattern, found
     return None
-
-
-def subcommand_label(command: Sequence[str], pattern: str) -> str:
-    """How ``--explain`` names what matched: ``git push (non_cacheable_tools: git_push)``."""
-    tool = os.path.basename(command[0]) or command[0]
-    shown = " ".join([tool, *[a for a in command[1:3] if a and not a.startswith("-")]])
-    return f"{shown} matches non_cacheable_tools entry {pattern!r}"

@@ -48,12 +48,13 @@ def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
     if policy.mode == "off" or not policy.non_cacheable:
         return decision
     from .._glob import glob_matches
-    from .naming import match, subcommand_label
+    from .naming import match
 
-    pattern = match(sorted(policy.non_cacheable), command, glob_matches)
-    if pattern is None or not (decision.lookup or decision.store or decision.phase_blocked):
+    found = match(sorted(policy.non_cacheable), command, glob_matches)
+    if found is None or not (decision.lookup or decision.store or decision.phase_blocked):
         return decision
-    return Decision(False, False, subcommand_label(command, pattern) + ", so it is in non_cacheable_tools")
+    pattern, shown = found
+    return Decision(False, False, f"{shown} is in non_cacheable_tools (as {pattern!r})")
 
 
 def say(message: str) -> None:
