@@ -181,12 +181,13 @@ def _human_bytes(n: float) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     cache = _open_cache(args.store)
-    exec_view = None
+    exec_view: Any = None
     try:  # the agent-loop face: fast exec hits journal beside the store; count them before reading
-        from .runs import stats as exec_view
+        from .runs import stats as exec_stats
         from .runs.log import fold_journal
 
         fold_journal(cache)
+        exec_view = exec_stats
     except ImportError:
         pass
     stats: dict[str, Any] = dict(cache.stats())

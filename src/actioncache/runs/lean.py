@@ -14,15 +14,21 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit 
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-try:  # the builtin SHA-256 (no OpenSSL load): Python 3.12+ calls it _sha2, 3.11 _sha256
-    from _sha2 import sha256 as _sha256_ctor  # type: ignore[import-not-found]
-except ImportError:
-    try:
-        from _sha256 import sha256 as _sha256_ctor  # type: ignore[import-not-found,no-redef]
-    except ImportError:
-        from hashlib import sha256 as _sha256_ctor  # type: ignore[assignment]
+def _builtin_sha256() -> Callable[..., Any]:
+    """The builtin SHA-256 (no OpenSSL load): Python 3.12+ calls its module _sha2, 3.11 _sha256."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            module: Any = __import__(name)
+        except ImportError:
+            continue
+        constructor: Callable[..., Any] = module.sha256
+        return constructor
+    from hashlib import sha256 as constructor
 
-sha256: Callable[..., Any] = _sha256_ctor
+    return constructor
+
+
+sha256: Callable[..., Any] = _builtin_sha256()
 
 
 def file_sha256(path: str) -> str:
@@ -31,7 +37,7 @@ def file_sha256(path: str) -> str:
         while True:
             chunk = handle.read(1 << 20)
             if not chunk:
-                return digest.hexdigest()
+                return str(digest.hexdigest())
             digest.update(chunk)
 
 
@@ -47,14 +53,14 @@ class _ScanContext:
     memo: dict[str, Any] = {}
 
 
+_scan: Any = None
+_quote: Any = None
 try:
-    from _json import encode_basestring_ascii as _quote
-    from _json import make_scanner as _make_scanner
-
-    _scan = _make_scanner(_ScanContext())
+    _json_c: Any = __import__("_json")
+    _quote = _json_c.encode_basestring_ascii
+    _scan = _json_c.make_scanner(_ScanContext())
 except ImportError:  # another Python implementation: the json package is fine there
-    _scan = None
-    _quote = None
+    pass
 
 
 def loads(text: str) -> Any:
@@ -87,7 +93,7 @@ def _dump(value: Any, out: Callable[[str], Any]) -> None:
     elif value is False:
         out("false")
     elif isinstance(value, str):
-        out(_quote(value))  # type: ignore[misc]
+        out(_quote(value))
     elif isinstance(value, int):
         out(int.__repr__(value))
     elif isinstance(value, float):
@@ -108,7 +114,7 @@ def _dump(value: Any, out: Callable[[str], Any]) -> None:
                 raise TypeError(f"JSON object keys must be text, not {key!r}")
             if i:
                 out(",")
-            out(_quote(key))  # type: ignore[misc]
+            out(_quote(key))
             out(":")
             _dump(value[key], out)
         out("}")
@@ -161,10 +167,9 @@ def _identity(function: Any) -> Any:
 
 def _plain_sqlite3() -> Any:
     try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
-        import _sqlite3  # type: ignore[import-not-found]
+        return __import__("_sqlite3")
     except ImportError:
-        import sqlite3 as _sqlite3
-    return _sqlite3
+        return __import__("sqlite3")
 
 
 def process_ms() -> float | None:
