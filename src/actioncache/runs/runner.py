@@ -275,7 +275,11 @@ class ExecRun:
         cached = manifest.output(found)
         output = self._fresh(None)
         fresh_ms = round(float(output.get("duration_ms") or 0.0), 3)
-        record.update(fresh_ms=fresh_ms, duration_ms=output.get("duration_ms"), measured=True)
+        # The miss that recorded this entry counted its traced run as the command's own time; what
+        # strace added to it is overhead too, known only now.
+        traced_extra = max(0.0, float(found.get("duration_ms") or 0.0) - fresh_ms)
+        record.update(fresh_ms=fresh_ms, duration_ms=output.get("duration_ms"), measured=True,
+                      traced_extra_ms=round(traced_extra, 3))
         others = [c for c in candidates if c is not found]
         key = str(record["key"])
         if output["exit_code"] != 0 or output.get("start_error"):
@@ -467,7 +471,8 @@ class ExecRun:
             if record.get("audited"):
                 record["overhead_ms"] = round(total - float(fresh), 3)
         else:
-            record["overhead_ms"] = round(max(0.0, total - float(fresh)), 3)
+            extra = float(record.get("traced_extra_ms") or 0.0)
+            record["overhead_ms"] = round(max(0.0, total - float(fresh)) + extra, 3)
 
     def _finish(self, cache: Cache, record: dict[str, Any], output: dict[str, Any]) -> int:
         code = int(output.get("exit_code", 1))
