@@ -50,7 +50,7 @@ CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # log.HIT_JOURNAL_SUFFIX
 HIT_GUESS_MS = 30.0
 EMA_ALPHA = 0.2
-ACTION_PREFIX = "exec:"
+COUNTER_ACTION = "exec:"  # counters are kept under action "exec:TOOL" (a counter name, not a key)
 
 
 # --- the hit cost and the cheap verdicts ---------------------------------------------------------
@@ -182,7 +182,7 @@ def count_run(cache: Cache, record: dict[str, Any]) -> None:
 
     deltas = counts_of(record)
     if deltas:
-        count(cache.store, ACTION_PREFIX + str(record.get("tool")), **deltas)
+        count(cache.store, COUNTER_ACTION + str(record.get("tool")), **deltas)
 
 
 def counts_of(record: dict[str, Any]) -> dict[str, float]:
