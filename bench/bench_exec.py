@@ -1,26 +1,30 @@
-"""`actioncache exec` in front of a tool: what a hit costs, and what it adds on a miss.
+"""`actioncache exec` in an agent loop: what a hit costs, and what the cache saves a whole loop.
 
-    python bench/bench_exec.py            # 7 runs per case (~1.5 minutes)
-    python bench/bench_exec.py --quick    # 3 runs per case
+    python bench/bench_exec.py            # 9 rounds of the hit cases, 3 rounds of the loop (~4 minutes)
+    python bench/bench_exec.py --quick    # 5 rounds, 2 loop rounds
 
-Cases, each a fresh process as a loop would start it:
+Part 1, hits against interpreter start-up. Each case is a new process, started as a loop starts it
+(the installed `actioncache` command, .venv/bin/actioncache), in interleaved rounds; medians:
 
-* ``python -c pass``: the interpreter's own start-up, the floor of any Python CLI, and the target:
-  a hit should take at most twice as long;
-* ``sleep 1`` alone, a "1-second tool", and through ``actioncache exec``:
-  on a hit (the replay), on a miss (a new ``--env`` value each run makes every run a real miss:
-  lookup, traced run, read-set, store, log), the same miss with tracing off
-  (``ACTIONCACHE_TRACE=off``), and with mode ``off`` (pass-through);
-* real verifiers (shellcheck on a script, pyflakes on a small tree) alone, on a hit, and on a
-  traced miss: the tracing overhead on a tool that reads real files.
+* `python -c pass` in the same environment (the floor, and the target: a hit should cost <= 1.0x);
+* each command alone, and `actioncache exec` replaying it from the cache (a hit): `cat PROMPT.md`,
+  `git log --oneline -5`, `shellcheck loop.sh` (when installed) and an `llm_ro` REPORT script (a
+  Python stand-in for an LLM call: no LLM runs here; it sleeps 0.8 s and prints a report of the
+  prompt and HEAD). The hit cases set ACTIONCACHE_CHEAP_MS=0 so that quick commands are cached too.
 
-Offline, stdlib-only harness (hyperfine is not needed). Figures are wall-clock milliseconds per
-process; the median is reported with the minimum beside it. Writes bench/results/exec.md.
+Part 2, a 20-iteration loop in seed 001's shape (PLAN/BUILD by a stand-in agent that edits a script
+and commits every 5th iteration; VERIFY: shellcheck; read: cat, ls, git log; REPORT: the llm_ro
+script), run with the same commands bare ("without") and through `actioncache exec` with
+CACHE_MODE=use and a new store ("with"), alternating. The cache's own account (`actioncache stats
+--since`, net time saved) is compared with the measured saving (without - with).
+
+Stdlib only. Writes bench/results/exec.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -36,7 +40,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
-EXEC = [sys.executable, "-m", "actioncache", "exec"]
+BIN = Path(sys.executable).parent
+ACTIONCACHE = str(BIN / "actioncache")
+PY = sys.executable
+ITERATIONS = 20
+
+LLM = '''import subprocess, sys, time
+head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+prompt = open("PROMPT.md").read()
+time.sleep(0.8)  # the model thinking (a stand-in: no LLM runs in this benchmark)
+print(f"REPORT at {head[:12]}: {len(prompt.split())} words of prompt, all tasks on track")
+'''
 
 
 def progress(message: str) -> None:
@@ -44,152 +58,225 @@ def progress(message: str) -> None:
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """(wall ms, CPU ms) of one process and its children. CPU time barely moves with the machine's
-    load, so it is the steadier figure on a shared machine; wall time is what a loop waits."""
+    """(wall ms, CPU ms of the process and its children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
     wall = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    return wall, cpu
+    return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
 
 
 @dataclass
 class Case:
     name: str
     argv: list[str]
-    per_run_env: str | None = None  # a variable given a new value each run (a new key: a real miss)
-    extra_env: dict[str, str] = field(default_factory=dict)
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
 
-    def run(self, env: dict[str, str], cwd: Path, i: int) -> None:
-        run_env = {**env, **self.extra_env}
-        if self.per_run_env:
-            run_env[self.per_run_env] = f"{time.time_ns()}-{i}"
-        wall, cpu = timed(self.argv, run_env, cwd)
+    def run(self, env: dict[str, str], cwd: Path) -> None:
+        wall, cpu = timed(self.argv, env, cwd)
         self.walls.append(wall)
         self.cpus.append(cpu)
 
-    def row(self) -> tuple[str, float, float, float]:
-        return self.name, statistics.median(self.walls), min(self.walls), statistics.median(self.cpus)
+    @property
+    def wall(self) -> float:
+        return statistics.median(self.walls)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpus)
+
+
+def git(work: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    subprocess.run(["git", *args], cwd=work, env=env, check=True, capture_output=True)
 
 
 def make_tree(work: Path) -> None:
-    (work / ".git").mkdir()
+    work.mkdir(parents=True)
+    (work / "PROMPT.md").write_text("# Task\n\nKeep the loop green. " * 20 + "\n")
     (work / "loop.sh").write_text('#!/bin/sh\nfor f in "$@"; do\n  printf "%s\\n" "$f"\ndone\n')
-    pkg = work / "app"
-    pkg.mkdir()
-    for i in range(20):
-        (pkg / f"mod{i}.py").write_text(f'"""Module {i}."""\n\n\ndef f{i}(x):\n    return x + {i}\n')
+    (work / "workers").mkdir()
+    (work / "workers" / "build.sh").write_text('#!/bin/sh\necho "building $1"\n')
+    (work / "report.py").write_text(LLM)
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "start")
+
+
+def base_env(db: Path, xdg: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CACHE_", "ACTIONCACHE_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from cached bytecode
+    env.update(ACTIONCACHE_URL=f"sqlite:///{db}", XDG_CACHE_HOME=str(xdg))
+    return env
+
+
+# --- part 1: hits against python -c pass -------------------------------------------------------------------
+
+
+def hit_cases(work: Path, env: dict[str, str], rounds: int) -> tuple[list[Case], list[tuple[str, str]], bool]:
+    use = [ACTIONCACHE, "exec", "--mode", "use"]
+    commands = [("cat PROMPT.md", ["--scope", "read"], ["cat", "PROMPT.md"]),
+                ("git log --oneline -5", ["--scope", "read"], ["git", "log", "--oneline", "-5"])]
+    shellcheck = shutil.which("shellcheck") is not None
+    if shellcheck:
+        commands.append(("shellcheck loop.sh", [], ["shellcheck", "loop.sh"]))
+    commands.append(("llm_ro REPORT script", ["--scope", "llm_ro", "--phase", "REPORT"], [PY, "report.py"]))
+    cases = [Case("python -c pass", [PY, "-c", "pass"])]
+    pairs = []
+    for name, flags, command in commands:
+        cases += [Case(f"{name} (alone)", command), Case(f"exec hit: {name}", [*use, *flags, "--", *command])]
+        pairs.append((f"{name} (alone)", f"exec hit: {name}"))
+    cases.append(Case("exec, mode off: cat PROMPT.md", [ACTIONCACHE, "exec", "--", "cat", "PROMPT.md"]))
+    for case in cases:  # warm: fill the entries, the page cache, the bytecode
+        for _ in range(2):
+            case.run(env, work)
+        case.walls.clear()
+        case.cpus.clear()
+    for i in range(rounds):
+        progress(f"hits: round {i + 1}/{rounds}")
+        for case in cases:
+            case.run(env, work)
+    return cases, pairs, shellcheck
+
+
+# --- part 2: the 20-iteration loop -------------------------------------------------------------------------
+
+
+def loop_commands() -> list[tuple[list[str], list[str]]]:
+    """(exec flags, command) per step of one iteration, in the seed's order."""
+    steps = [(["--scope", "read"], ["cat", "PROMPT.md"]),
+             (["--scope", "read"], ["ls", "workers"]),
+             (["--scope", "read"], ["git", "log", "--oneline", "-5"])]
+    if shutil.which("shellcheck"):
+        steps.append(([], ["shellcheck", "loop.sh", "workers/build.sh"]))
+    steps.append((["--scope", "llm_ro", "--phase", "REPORT"], [PY, "report.py"]))
+    return steps
+
+
+def build_step(work: Path, iteration: int) -> None:
+    """The stand-in agent's BUILD phase: every 5th iteration it edits a script and commits."""
+    if iteration % 5 == 4:
+        with open(work / "workers" / "build.sh", "a") as handle:
+            handle.write(f'echo "step {iteration}"\n')
+        git(work, "commit", "-qam", f"build {iteration}")
+
+
+def run_loop(work: Path, env: dict[str, str], cached: bool) -> float:
+    """One 20-iteration loop; the seconds spent in the loop's commands (BUILD excluded: the same in both)."""
+    spent = 0.0
+    for iteration in range(ITERATIONS):
+        build_step(work, iteration)
+        for flags, command in loop_commands():
+            argv = [ACTIONCACHE, "exec", *flags, "--", *command] if cached else command
+            started = time.perf_counter()
+            subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False)
+            spent += time.perf_counter() - started
+    return spent
+
+
+def loop_rounds(tmp: Path, rounds: int) -> list[dict[str, float]]:
+    results = []
+    for i in range(rounds):
+        progress(f"loop: round {i + 1}/{rounds} (without, then with the cache)")
+        out: dict[str, float] = {}
+        for cached in (False, True):
+            work = tmp / f"loop-{i}-{cached}"
+            db = tmp / f"loop-{i}.db"
+            make_tree(work)
+            env = base_env(db, tmp / f"xdg-loop-{i}")
+            if cached:
+                env.update(CACHE_MODE="use", CACHE_SCOPE="verify,read,llm_ro")
+            started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
+            out["with" if cached else "without"] = run_loop(work, env, cached)
+            if cached:
+                report = json.loads(subprocess.run([ACTIONCACHE, "stats", "--json", "--since", started], env=env,
+                                                   cwd=work, capture_output=True, check=True).stdout)
+                out.update(reported=report["time_saved_s"], by_hits=report["saved_by_hits_s"],
+                           hit_cost=report["hit_cost_s"], overhead=report["overhead_s"], hits=report["hits"],
+                           misses=report["misses"], cheap=report.get("uncached_cheap", 0))
+        out["measured"] = out["without"] - out["with"]
+        results.append(out)
+    return results
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 runs per case")
-    parser.add_argument("--runs", type=int, help="runs per case (default 7, --quick 3)")
+    parser.add_argument("--quick", action="store_true", help="5 hit rounds, 2 loop rounds")
+    parser.add_argument("--rounds", type=int, help="hit rounds (default 9)")
+    parser.add_argument("--loops", type=int, help="loop rounds (default 3)")
     args = parser.parse_args()
-    runs = args.runs or (3 if args.quick else 7)
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
+    rounds = args.rounds or (5 if args.quick else 9)
+    loops = args.loops or (2 if args.quick else 3)
+    if not os.access(ACTIONCACHE, os.X_OK):
+        sys.exit(f"bench_exec: {ACTIONCACHE} is missing; run `bash scripts/install.sh` (it installs bin/actioncache)")
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "src")], check=False)
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        work = tmp / "hits"
         make_tree(work)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CACHE_", "ACTIONCACHE_"))}
-        env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-        env["ACTIONCACHE_URL"] = f"sqlite:///{work}/bench.db"
-        # As installed: modules load from cached bytecode. (With PYTHONDONTWRITEBYTECODE, as in some
-        # sandboxes, every run would recompile the package from source and measure that instead.)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], env=env, check=False)
-        use = [*EXEC, "--mode", "use"]
-        cases = [
-            Case("python -c pass (interpreter start-up)", [sys.executable, "-c", "pass"]),
-            Case("sleep 1 (the tool alone)", ["sleep", "1"]),
-            Case("exec hit: sleep 1", [*use, "--", "sleep", "1"]),
-            Case("exec miss: sleep 1 (new key each run)", [*use, "--env", "BENCH_NONCE", "--", "sleep", "1"],
-                 per_run_env="BENCH_NONCE"),
-            Case("exec miss, tracing off: sleep 1", [*use, "--env", "BENCH_NONCE", "--", "sleep", "1"],
-                 per_run_env="BENCH_NONCE", extra_env={"ACTIONCACHE_TRACE": "off"}),
-            Case("exec mode off: sleep 1 (pass-through)", [*EXEC, "--", "sleep", "1"]),
-        ]
-        if shutil.which("shellcheck"):
-            cases += [Case("shellcheck loop.sh (alone)", ["shellcheck", "loop.sh"]),
-                      Case("exec hit: shellcheck loop.sh", [*use, "--", "shellcheck", "loop.sh"]),
-                      Case("exec miss: shellcheck loop.sh", [*use, "--env", "BENCH_NONCE", "--", "shellcheck", "loop.sh"],
-                           per_run_env="BENCH_NONCE")]
-        pyflakes = [sys.executable, "-m", "pyflakes", "app"]
-        if subprocess.run([*pyflakes[:3], "--version"], capture_output=True).returncode == 0:
-            cases += [Case("pyflakes app/ (20 files) (alone)", pyflakes),
-                      Case("exec hit: pyflakes app/ (20 files)", [*use, "--", *pyflakes]),
-                      Case("exec miss: pyflakes app/ (20 files)", [*use, "--env", "BENCH_NONCE", "--", *pyflakes],
-                           per_run_env="BENCH_NONCE")]
-        for case in cases:  # warm: fill the hit entries, the page cache and the bytecode
-            case.run(env, work, -1)
-            case.walls.clear()
-            case.cpus.clear()
-        # Round-robin, so that a burst of load from elsewhere lands on every case alike.
-        for i in range(runs):
-            progress(f"round {i + 1}/{runs}")
-            for case in cases:
-                case.run(env, work, i)
-        rows = [case.row() for case in cases]
-    write_report(rows, runs)
+        env = base_env(tmp / "hits.db", tmp / "xdg-hits")
+        env.update(ACTIONCACHE_CHEAP_MS="0", CACHE_SCOPE="verify,read,llm_ro")
+        cases, pairs, shellcheck = hit_cases(work, env, rounds)
+        loops_out = loop_rounds(tmp, loops)
+    write_report(cases, pairs, shellcheck, loops_out, rounds, load_before, os.getloadavg())
     return 0
 
 
-def write_report(rows: list[tuple[str, float, float, float]], runs: int) -> None:
-    by_name = {name: median for name, median, _, _ in rows}
-    cpu = {name: c for name, _, _, c in rows}
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    tool = by_name["sleep 1 (the tool alone)"]
-    hit = by_name["exec hit: sleep 1"]
-    miss = by_name["exec miss: sleep 1 (new key each run)"]
-    off = by_name["exec mode off: sleep 1 (pass-through)"]
-    start = by_name["python -c pass (interpreter start-up)"]
-    untraced = by_name["exec miss, tracing off: sleep 1"]
+def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bool, loops: list[dict[str, float]],
+                 rounds: int, load_before: tuple[float, ...], load_after: tuple[float, ...]) -> None:
+    by = {c.name: c for c in cases}
+    floor = by["python -c pass"]
     lines = [
-        "# `actioncache exec`: hit and miss cost",
+        "# `actioncache exec`: what a hit costs, and what the cache saves a loop",
         "",
         f"`python bench/bench_exec.py` on {platform.python_implementation()} {platform.python_version()}, "
-        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs; {runs} runs per case, each a new process. "
-        "Wall-clock ms per run (median and minimum) and CPU ms (user + system, median) of the process "
-        f"and its children. Cases run round-robin. Load average at the end: {load:.1f} "
-        f"(a shared machine: the CPU column is the steadier one).",
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs. Load average (1 min) "
+        f"{load_before[0]:.1f} before, {load_after[0]:.1f} after: a shared machine, so the CPU column "
+        "(user + system of the process and its children) is the steadier one.",
         "",
-        "| case | wall median ms | wall min ms | CPU median ms |",
-        "|---|---:|---:|---:|",
-        *[f"| {name} | {median:.1f} | {low:.1f} | {c:.1f} |" for name, median, low, c in rows],
+        f"## Hits against `python -c pass` ({rounds} interleaved rounds, medians; the installed "
+        "`actioncache` command)",
         "",
-        "## A hit against the interpreter's start-up (target: at most 2x)",
-        "",
-        f"- **Hit / `python -c pass` = {hit / start:.2f}x** ({hit:.0f} ms vs {start:.0f} ms, medians in the same "
-        f"run). Per CPU: {cpu['exec hit: sleep 1'] / max(cpu['python -c pass (interpreter start-up)'], 1e-9):.2f}x.",
-        "",
-        "## In front of a 1-second tool",
-        "",
-        f"- A hit takes **{hit:.0f} ms**, {hit / tool:.1%} of running the tool ({tool:.0f} ms): "
-        f"{tool / hit:.1f}x faster. Of that, {start:.0f} ms is the Python interpreter starting.",
-        f"- A miss adds **{miss - tool:.0f} ms** to the tool ({miss:.0f} ms vs {tool:.0f} ms): start-up, "
-        "the key, capture, one store write and one run-log write.",
-        f"- Of that, tracing (strace, the read-set) adds {miss - untraced:.0f} ms: the same miss with "
-        f"`ACTIONCACHE_TRACE=off` takes {untraced:.0f} ms.",
-        f"- Mode `off` (the default) adds {off - tool:.0f} ms: start-up and the pass-through.",
-        f"- CPU per run: a hit {cpu['exec hit: sleep 1']:.0f} ms, a miss "
-        f"{cpu['exec miss: sleep 1 (new key each run)']:.0f} ms, the bare interpreter "
-        f"{cpu['python -c pass (interpreter start-up)']:.0f} ms (`sleep` itself uses ~0).",
-        f"- Break-even: the cache pays for itself once more than {(miss - tool) / max(tool - hit, 1e-9):.1%} "
-        "of runs hit.",
-        "",
+        "| case | wall ms | CPU ms | hit / `python -c pass` (wall) | (CPU) |",
+        "|---|---:|---:|---:|---:|",
+        f"| python -c pass | {floor.wall:.1f} | {floor.cpu:.1f} | 1.00x | 1.00x |",
     ]
-    for name, median, _, _ in rows:
-        if name.startswith("exec hit: ") and name != "exec hit: sleep 1":
-            tool_name = name[len("exec hit: "):]
-            alone = by_name.get(tool_name + " (alone)")
-            missed = by_name.get("exec miss: " + tool_name)
-            if alone:
-                lines.append(f"- {tool_name}: {alone:.0f} ms alone, {median:.0f} ms on a hit "
-                             f"({alone / median:.2f}x)" + (f", {missed:.0f} ms on a traced miss "
-                                                            f"({missed / alone:.2f}x the tool alone)." if missed else "."))
+    for alone, hit in pairs:
+        a, h = by[alone], by[hit]
+        lines.append(f"| {alone} | {a.wall:.1f} | {a.cpu:.1f} | | |")
+        lines.append(f"| {hit} | {h.wall:.1f} | {h.cpu:.1f} | **{h.wall / floor.wall:.2f}x** | "
+                     f"{h.cpu / floor.cpu:.2f}x |")
+    off = by["exec, mode off: cat PROMPT.md"]
+    lines.append(f"| exec, mode off: cat PROMPT.md | {off.wall:.1f} | {off.cpu:.1f} | {off.wall / floor.wall:.2f}x | "
+                 f"{off.cpu / floor.cpu:.2f}x |")
+    if not shellcheck:
+        lines.append("\nshellcheck is not installed here: its case was left out.")
+    lines += ["", f"## A {ITERATIONS}-iteration loop in seed 001's shape", "",
+              "Seconds spent in the loop's commands (BUILD excluded), without the cache (the commands run "
+              "directly) and with it (`actioncache exec`, CACHE_MODE=use, a new store), then the cache's own "
+              "account from `actioncache stats --since` (net time saved = what hits saved less the overhead of "
+              "misses and of commands not worth caching).", "",
+              "| round | without s | with s | measured saving s | reported (net) s | reported / measured | hits | "
+              "misses | not cached (cheap) | hit cost s | overhead s |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for i, r in enumerate(loops, 1):
+        ratio = r["reported"] / r["measured"] if r["measured"] else float("nan")
+        lines.append(f"| {i} | {r['without']:.2f} | {r['with']:.2f} | {r['measured']:.2f} | {r['reported']:.2f} | "
+                     f"{ratio:.2f} | {int(r['hits'])} | {int(r['misses'])} | {int(r['cheap'])} | {r['hit_cost']:.2f} | "
+                     f"{r['overhead']:.2f} |")
+    measured = statistics.median(r["measured"] for r in loops)
+    reported = statistics.median(r["reported"] for r in loops)
+    verdict = "never cost the loop time" if all(r["measured"] > 0 for r in loops) else "cost the loop time in a round"
+    per_round = ", ".join("%.2f s" % r["measured"] for r in loops)
+    lines += ["", f"- Median measured saving {measured:.2f} s, median reported {reported:.2f} s "
+              f"({(reported - measured) / measured:+.1%} of the measured saving)." if measured else "",
+              f"- The cache {verdict}: saving per round {per_round}.", ""]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "exec.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

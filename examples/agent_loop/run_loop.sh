@@ -41,4 +41,5 @@ for pass in 1 2 3; do
   CACHE_PHASE=VERIFY sh verify.sh 2>&1
 done
 echo "== loop summary"
-$ACTIONCACHE stats --since "$started" | sed -n '/exec runs since/,$p'
+$ACTIONCACHE stats --since "$started"
+$ACTIONCACHE loop-stats --since "$started"

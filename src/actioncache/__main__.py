@@ -14,6 +14,10 @@ def main() -> int:
         code = try_hit(sys.argv[2:])
         if code is not None:
             return code
+    if sys.flags.no_site and "site" not in sys.modules:  # started by bin/actioncache (python -S): the
+        import site  # full command needs site-packages, .pth files and sitecustomize like any program
+
+        site.main()
     from .cli import main as cli_main
 
     return int(cli_main() or 0)

@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="hits, misses, time saved and size, in total and per action", description=_sentence("hits, misses, time saved and size, in total and per action"))
     _store_args(p)
     p.add_argument("--since", metavar="WHEN", type=_since,
-                   help="also show the `actioncache exec` runs since WHEN: a span (30m, 2h, 7d) or an ISO time")
+                   help="only what happened since WHEN (the `actioncache exec` runs, from their run log): a span "
+                        "(30m, 2h, 7d) or an ISO time")
 
     p = sub.add_parser("get", help="show one entry without running anything", description=_sentence("show one entry without running anything"))
     p.add_argument("key", help="the entry's key, e.g. cache:extract:<hash> (the cache: prefix may be left out)")
@@ -180,15 +181,23 @@ def _human_bytes(n: float) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     cache = _open_cache(args.store)
-    stats = cache.stats()
-    if args.since:
-        stats["since"] = args.since
-        try:
-            from .runs.stats import stats_since  # provided by the agent-loop face
+    exec_view: Any = None
+    try:  # the agent-loop face: fast exec hits journal beside the store; count them before reading
+        from .runs import stats as exec_stats
+        from .runs.log import fold_journal
 
-            stats["runs_since"] = stats_since(cache, args.since)
-        except ImportError:
-            stats["runs_since_error"] = "--since needs the run log of `actioncache exec`"
+        fold_journal(cache)
+        exec_view = exec_stats
+    except ImportError:
+        pass
+    stats: dict[str, Any] = dict(cache.stats())
+    if exec_view is not None:
+        stats = exec_view.with_seconds(stats)
+    if args.since:
+        if exec_view is None:
+            stats = {"success": False, "store": stats.get("store"), "error": "--since needs the run log of `actioncache exec`"}
+        else:
+            stats = _narrowed(stats, exec_view.stats_since(cache, args.since), args.since)
     # A store that cannot be read has no totals to show: zeros would read as "nothing cached".
     unreadable = bool(stats.get("error")) or not stats.get("success")
     if args.json:
@@ -202,18 +211,55 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 1
     print(f"store    {stats['store']}")
     print(f"entries  {stats.get('entries', '?')}  ({_human_bytes(stats.get('size_bytes', 0) or 0)})")
-    headers = ["action", "hits", "misses", "hit rate", "stores", "failures", "errors", "time saved"]  # as stats --json names them
-    rows = [["TOTAL", stats["hits"], stats["misses"], f"{stats['hit_rate']:.0%}", stats["stores"],
-             int(stats.get("failures", 0)), stats["errors"], f"{stats['time_saved_s']:.1f}s"]]
-    for action, b in sorted(stats["by_action"].items()):
-        rows.append([action, b["hits"], b["misses"], f"{b['hit_rate']:.0%}", b["stores"], int(b.get("failures", 0)),
-                     b["errors"], f"{b['time_saved_s']:.1f}s"])
-    print(_table(rows, headers))
-    if "runs_since" in stats:  # `actioncache exec` runs, from its run log
-        from .runs.stats import format_since
+    if args.since:
+        print(f"since    {stats['since']} (exec runs, from the run log)")
+    headers = ["action", "hits", "misses", "hit rate", "stores", "failures", "errors", "time saved", "hit cost"]  # as stats --json names them
 
-        print("\n" + format_since(stats["runs_since"]))
+    def row(name: str, b: Any) -> list[Any]:
+        hit_cost = b.get("hit_cost_s")
+        return [name, b["hits"], b["misses"], f"{b['hit_rate']:.0%}", b.get("stores", 0), int(b.get("failures", 0)),
+                b.get("errors", 0), f"{b['time_saved_s']:.1f}s", f"{hit_cost:.1f}s" if hit_cost is not None else "-"]
+
+    rows = [row("TOTAL", stats)] + [row(action, b) for action, b in sorted(stats["by_action"].items())]
+    print(_table(rows, headers))
+    notes = _exec_notes(stats)
+    if notes:
+        print("\n" + notes)
     return 0
+
+
+def _narrowed(stats: dict[str, Any], runs: dict[str, Any], since: str) -> dict[str, Any]:
+    """``stats --since``: the same view, narrowed to what has a time: exec's runs since WHEN (from
+    its run log). Other actions' counters are totals without a time; they are named, not shown."""
+    if not runs.get("success"):
+        return {"success": False, "store": stats.get("store"), "error": runs.get("error")}
+    by_action = {f"exec:{tool}": bucket for tool, bucket in runs["by_tool"].items()}
+    totals = {k: v for k, v in runs.items() if k not in ("by_tool", "success", "since")}
+    others = sorted(a for a in stats.get("by_action", {}) if not a.startswith("exec:"))
+    return {"success": True, "store": stats.get("store"), "entries": stats.get("entries"),
+            "size_bytes": stats.get("size_bytes"), "since": runs["since"], "since_arg": since, **totals,
+            "by_action": by_action, "not_narrowed": others}
+
+
+def _exec_notes(stats: dict[str, Any]) -> str:
+    """What exec's time saved means, when exec ran (its rows are ``exec:TOOL``)."""
+    execs = {a: b for a, b in stats.get("by_action", {}).items() if a.startswith("exec:")}
+    lines = []
+    if execs:
+        hits = sum(b.get("hits", 0) for b in execs.values())
+        cost = sum(float(b.get("hit_cost_s") or 0.0) for b in execs.values())
+        overhead = sum(float(b.get("overhead_s") or 0.0) for b in execs.values())
+        net = sum(float(b.get("time_saved_s") or 0.0) for b in execs.values())
+        cheap = sum(int(b.get("uncached_cheap") or 0) for b in execs.values())
+        lines.append(f"exec: time saved is net: {net + overhead:.1f}s saved by {hits} hits (each: the command's "
+                     f"fresh run less the hit's own cost; the hits cost {cost:.1f}s), less {overhead:.1f}s of overhead "
+                     "on misses and on commands not worth caching")
+        if cheap:
+            lines.append(f"exec: {cheap} runs were not cached: those commands run faster fresh than a hit costs")
+    if stats.get("not_narrowed"):
+        lines.append("not narrowed by --since (their counters have no time; `actioncache stats` shows them): "
+                     + ", ".join(stats["not_narrowed"]))
+    return "\n".join(lines)
 
 
 def cmd_get(args: argparse.Namespace) -> int:

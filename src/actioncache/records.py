@@ -69,6 +69,8 @@ KEYSPACE: Mapping[str, Space] = {
     "replay:": Space("replay", "plan-cache counters"),
     "runs:log:": Space("runs", "the exec run log"),
     "runs:fail:": Space("runs", "the exec fail log"),
+    "runs:cheap:": Space("runs", "exec commands whose fresh run is cheaper than a hit (not cached), by key"),
+    "runs:cost:": Space("runs", "the exec hit cost's running average"),
     "scratch:": Space("scratchpad", "scratchpad items"),
     "scratch-session:": Space("scratchpad", "scratchpad session records"),
     "scratch-index:": Space("scratchpad", "scratchpad listing index"),

@@ -16,7 +16,7 @@ import pytest
 from actioncache import Cache
 from actioncache.policy import ENV_VARS
 
-POLICY_VARS = (*ENV_VARS, "SHELLCHECK_OPTS", "ACTIONCACHE_TRACE")
+POLICY_VARS = (*ENV_VARS, "SHELLCHECK_OPTS", "ACTIONCACHE_TRACE", "ACTIONCACHE_CHEAP_MS")
 
 GOOD_SH = '#!/bin/sh\necho "hello $1"\n'
 BAD_SH = "#!/bin/sh\necho $undefined_var\n"
@@ -116,6 +116,9 @@ def ex(tmp_path, src_env) -> ExecEnv:
     env["ACTIONCACHE_URL"] = url
     env["ACTIONCACHE_TRUST_FILE"] = str(tmp_path / "trusted")  # never the user's own trust list
     env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
+    # Cache every command, however fast: these tests prove caching with quick tools. The rule that a
+    # command faster fresh than a hit is not cached has its own tests (test_cost.py), without this.
+    env["ACTIONCACHE_CHEAP_MS"] = "0"
     (tmp_path / "counter").mkdir()
     env["RUNS_FILE"] = str(tmp_path / "counter" / "runs.txt")
 

@@ -22,6 +22,7 @@ COUNT = "import sys; open('n.txt','a').write('x'); print(len(open('n.txt').read(
 def actions(tmp_path, monkeypatch, sqlite_url):
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ACTIONCACHE_CHEAP_MS", "0")  # cache even quick commands (test_cost.py tests the rule)
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
     cache = Cache(sqlite_url, cleanup_probability=0.0)

@@ -307,7 +307,7 @@ def test_stats_since_per_tool(ex, shellcheck):
     assert not bad["success"] and "30m" in bad["error"]
     table = subprocess.run([PY, "-m", "actioncache", "stats", "--since", "1h"], env=ex.env, capture_output=True,
                            timeout=60, check=True).stdout.decode()
-    assert "exec runs since" in table and "shellcheck" in table
+    assert "exec runs, from the run log" in table and "exec:shellcheck" in table
 
 
 def test_explain_prints_the_key_parts(ex):

@@ -98,10 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
              f"choose the enabled scopes with --cache-scope {args.scope} (or --scopes, or CACHE_SCOPE={args.scope})")
         return 2
     scope = args.scope.strip().lower()
-    from .runner import tool_name
+    from .runner import decide, tool_name
 
     tool = tool_name(command)
-    decision = policy.decide(scope, tool)  # decided once; the run carries it (ExecOptions.decision)
+    decision = decide(policy, scope, command)  # decided once; the run carries it (ExecOptions.decision)
     blocked = decision.phase_blocked
     if args.explain:
         _say(f"policy mode={policy.mode} scopes={','.join(sorted(policy.scopes))} phase={policy.phase} "
@@ -124,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           env_ignore=args.env_ignore, stdin_data=stdin.data, stdin_more=stdin.more,
                           uncacheable=stdin.problem or fd_problem, pass_fds=passed, descriptors=descriptors,
                           summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log,
+                          config_digest=configmemo.config_digest(str(config.path) if config.path else None),
                           decision=decision)
     try:
         cache = open_cache(args.store, config)

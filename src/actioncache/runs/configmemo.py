@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 
-from .lean import dumps, loads, sha256
+from .lean import dumps, file_sha256, loads, sha256
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
     from typing import Any
 
-MEMO_VERSION = 1
+MEMO_VERSION = 2
 CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
 
 
@@ -54,6 +54,18 @@ def _signature(path: str) -> list[int] | None:
     return [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
 
 
+def config_digest(path: str | None) -> str | None:
+    """SHA-256 of a config file's bytes: part of every exec key made while it is in effect, so
+    editing the cache's own config is a miss for the entries it governs (as the seed says)."""
+    if path is None:
+        return None
+
+    try:
+        return str(file_sha256(path))
+    except OSError:
+        return None
+
+
 def _trust_file() -> str:
     from ..trust import trust_file
 
@@ -69,8 +81,14 @@ def write(config: Any, now_ns: int) -> None:
     sig = _signature(path)
     if memo is None or sig is None or sig[1] >= now_ns - 2_000_000_000:
         return  # racy (or gone): no memo; the full command keeps reading it
+    digest = config_digest(path)
+    if digest is None or _signature(path) != sig:
+        return  # changed while it was hashed
     fields = dict(config.fields)
-    data = {"v": MEMO_VERSION, "path": path, "sig": sig, "trust_sig": _signature(_trust_file()),
+    phases = fields.get("llm_ro_phases")
+    data = {"v": MEMO_VERSION, "path": path, "sig": sig, "trust_sig": _signature(_trust_file()), "digest": digest,
+            "phase": fields.get("phase"), "check_git_sha": fields.get("check_git_sha", True),
+            "llm_ro_phases": sorted(phases) if phases is not None else None,
             "mode": fields.get("mode"), "scopes": sorted(fields["scopes"]) if "scopes" in fields else None,
             "non_cacheable": sorted(fields.get("non_cacheable", ())),
             "max_age_hours": fields.get("max_age_hours"), "audit_rate": fields.get("audit_rate", 0.0),

@@ -29,11 +29,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_SCOPES = ("verify", "read")
+LLM_RO_PHASES = ("REPORT", "ANALYZE", "REVIEW")  # policy.LLM_RO_PHASES
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # runs.log.HIT_JOURNAL_SUFFIX
+CHEAP_DIR_SUFFIX = "-exec-cheap"  # cost.CHEAP_DIR_SUFFIX
+CHEAP_TTL_S = 86400.0  # cost.CHEAP_TTL_S
 _VALUE_FLAGS = {"--mode": "mode", "--cache-mode": "mode", "--scope": "scope", "--scopes": "scopes",
                 "--cache-scope": "scopes", "--phase": "phase", "--input": "input", "--env": "env", "--store": "store",
                 "--max-age-hours": "max_age", "--env-ignore": "env_ignore"}
-_GLOB_CHARS = frozenset("*?[]\\")
 _BAIL_ENV = ("ACTIONCACHE_CONFIG", "CACHE_SKIP", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH")
 
 
@@ -87,14 +89,28 @@ def _config() -> dict[str, Any] | None:
     return memo
 
 
-def _non_cacheable(patterns: list[str], tool: str) -> bool | None:
-    """Is ``tool`` non-cacheable? None when a pattern is a glob (the full command matches those)."""
-    for pattern in patterns:
-        if _GLOB_CHARS & set(pattern):
-            return None
-        if pattern in (tool, os.path.basename(tool)):
-            return True
-    return False
+def _non_cacheable(patterns: list[str], command: list[str]) -> bool | None:
+    """Is ``command`` non-cacheable (``naming``: ``git_push`` is ``git push``)? None when a pattern
+    is a glob (the full command matches those)."""
+    from .naming import match
+
+    try:
+        return match(patterns, command) is not None
+    except ValueError:
+        return None
+
+
+def _phase_allows(opts: dict[str, Any], config: dict[str, Any]) -> bool:
+    """The phase guard of ``policy.Policy.phase_blocks`` for ``llm_ro``: flags, then the environment,
+    then the config. False: the full command runs it fresh and says why."""
+    phase = (opts.get("phase") or _env("ACTIONCACHE_PHASE", "CACHE_PHASE") or config.get("phase") or "").strip()
+    listed = _env("ACTIONCACHE_LLM_RO_PHASES", "CACHE_LLM_RO_PHASES")
+    if listed:
+        allowed = {p.strip().upper() for p in listed.split(",") if p.strip()}
+    else:
+        configured = config.get("llm_ro_phases")
+        allowed = set(configured) if isinstance(configured, list) else set(LLM_RO_PHASES)
+    return bool(phase) and phase.upper() in allowed
 
 
 def _store_path(flag: str | None, configured: str | None = None) -> str | None:
@@ -129,9 +145,9 @@ def try_hit(argv: list[str]) -> int | None:
     if mode in ("", "off") and not opts["summary"]:
         _run_directly(opts["command"])  # mode off: the command, as if typed (returns only if it cannot start)
         return None
-    if mode != "use" or scope == "llm_ro" or scope not in scopes:
+    if mode != "use" or scope not in scopes or (scope == "llm_ro" and not _phase_allows(opts, config)):
         return None
-    if _non_cacheable(config.get("non_cacheable") or [], opts["command"][0]) is not False:
+    if _non_cacheable(config.get("non_cacheable") or [], opts["command"]) is not False:
         return None
     try:
         max_age = float(opts["max_age"]) if "max_age" in opts else float(config.get("max_age_hours") or 168.0)
@@ -142,15 +158,15 @@ def try_hit(argv: list[str]) -> int | None:
     path = _store_path(opts.get("store"), config.get("store"))
     if path is None or not os.path.isfile(path):
         return None
-    return _lookup(opts, scope, path, max_age)
+    return _lookup(opts, scope, path, max_age, config)
 
 
-def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float) -> int | None:
+def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config: dict[str, Any]) -> int | None:
     import time
 
     from . import manifest
     from .keys import describe_fds, inherited_fds, key_parts, observe_stdin, run_key, under_trace
-    from .lean import which
+    from .lean import process_ms, sqlite3_module, which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
@@ -165,41 +181,75 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float) -> int 
         return None  # the full path says once that read-sets are off
     try:
         parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
-                          stdin_data=stdin.data, env_ignore=opts["env_ignore"])
+                          stdin_data=stdin.data, env_ignore=opts["env_ignore"],
+                          check_git_sha=config.get("check_git_sha") is not False)
     except OSError:
         return None
-    key = "cache:" + run_key(tool, parts)
-    try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
-        import _sqlite3 as sqlite3  # type: ignore[import-not-found]
-    except ImportError:
-        import sqlite3  # type: ignore[no-redef]
-
+    if config.get("digest"):
+        parts["config"] = config["digest"]  # runner.ExecOptions.config_digest: the same file, the same bytes
+    key = run_key(tool, parts)
+    if stdin.data is None and _cheap(path, key, tool, scope, opts):  # (stdin read: the full command feeds it)
+        return None  # the command could not be started: the full command says why
+    sqlite3 = sqlite3_module()
     now = time.time()
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
     except sqlite3.Error:
         return None
     try:
-        row = db.execute("SELECT value, expires_at FROM entries WHERE key = ?", (key,)).fetchone()
+        row = db.execute("SELECT value, expires_at FROM entries WHERE key = ?", ("cache:" + key,)).fetchone()
         if row is None or (row[1] is not None and row[1] <= now):
             return None
         found, _ = manifest.choose(manifest.decode(bytes(row[0])), now, max_age)
-        if found is None:
-            return None
+        if found is None or found.get("measured") is False:
+            return None  # a new entry's first lookup runs the command, untraced and timed (runner._measure)
         output = manifest.output(found)
     except (sqlite3.Error, ValueError, KeyError, TypeError):
         return None
     finally:
         db.close()
+    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "phase_blocked": False,
+                              "fast": True}
     _write(1, output["stdout"])
     _write(2, output["stderr"])
-    _journal_hit(path, now, {"tool": tool, "scope": scope, "key": key[len("cache:"):], "lookup": True, "hit": True,
-                             "phase_blocked": False, "outcome": "hit", "saved_ms": output["duration_ms"],
-                             "exit_code": output["exit_code"]})
+    hit_ms = process_ms()
+    record.update(hit=True, outcome="hit", exit_code=output["exit_code"], fresh_ms=output["fresh_ms"])
+    if hit_ms is not None:
+        record.update(hit_ms=round(hit_ms, 3), saved_ms=round(output["fresh_ms"] - hit_ms, 3))
+    _journal_hit(path, now, record)
     if opts["summary"]:
-        _write(2, f"actioncache exec: {tool}: hit; hits 1, misses 0, time saved {output['duration_ms'] / 1000:.2f}s\n"
-               .encode())
-    return output["exit_code"]
+        saved = float(record.get("saved_ms") or 0.0)
+        _write(2, f"actioncache exec: {tool}: hit; hits 1, misses 0, time saved {saved / 1000:.2f}s\n".encode())
+    # Done: everything went out through os.write, nothing is buffered, nothing waits for exit
+    # handlers. Leaving now skips the interpreter's teardown, a cost the hit's timing cannot see.
+    os._exit(int(output["exit_code"]))
+
+
+def _cheap(path: str, key: str, tool: str, scope: str, opts: dict[str, Any]) -> bool:
+    """A command whose fresh run is cheaper than a hit (``cost``: a verdict file beside the store,
+    younger than a day): become the command, as mode ``off`` does. Returns only when it is not
+    cheap (False) or cannot be started (True)."""
+    import time
+
+    from .lean import process_ms
+
+    verdict = path + CHEAP_DIR_SUFFIX + "/" + key.rsplit(":", 1)[-1]
+    try:
+        if os.stat(verdict).st_mtime < time.time() - CHEAP_TTL_S:
+            return False
+    except OSError:
+        return False
+    total = process_ms()
+    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "hit": False,
+                              "phase_blocked": False, "outcome": "cheap", "fast": True}
+    if total is not None:
+        record["overhead_ms"] = round(total, 3)  # what this process cost before the command started
+    _journal_hit(path, time.time(), record)
+    if opts["summary"]:
+        _write(2, f"actioncache exec: {tool}: cheap (runs faster fresh than a hit: not cached); "
+                  "hits 0, misses 0, time saved 0.00s\n".encode())
+    _run_directly(opts["command"])
+    return True
 
 
 def _run_directly(command: list[str]) -> None:

@@ -121,6 +121,13 @@ def tool_identity(tool: str) -> dict[str, Any]:
 
 
 def git_head(cwd: str | None = None) -> str | None:
+    """The HEAD commit ``git rev-parse HEAD`` prints in ``cwd``: read from the repository's files
+    when that reading is certain (``lean.git_head``, also what the hit path uses), else from git."""
+    from .lean import git_head as read_head
+
+    sure, head = read_head(cwd or os.getcwd())
+    if sure:
+        return head
     import subprocess
 
     try:

@@ -14,15 +14,21 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit 
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-try:  # the builtin SHA-256 (no OpenSSL load): Python 3.12+ calls it _sha2, 3.11 _sha256
-    from _sha2 import sha256 as _sha256_ctor  # type: ignore[import-not-found]
-except ImportError:
-    try:
-        from _sha256 import sha256 as _sha256_ctor  # type: ignore[import-not-found,no-redef]
-    except ImportError:
-        from hashlib import sha256 as _sha256_ctor  # type: ignore[assignment]
+def _builtin_sha256() -> Callable[..., Any]:
+    """The builtin SHA-256 (no OpenSSL load): Python 3.12+ calls its module _sha2, 3.11 _sha256."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            module: Any = __import__(name)
+        except ImportError:
+            continue
+        constructor: Callable[..., Any] = module.sha256
+        return constructor
+    from hashlib import sha256 as constructor
 
-sha256: Callable[..., Any] = _sha256_ctor
+    return constructor
+
+
+sha256: Callable[..., Any] = _builtin_sha256()
 
 
 def file_sha256(path: str) -> str:
@@ -31,7 +37,7 @@ def file_sha256(path: str) -> str:
         while True:
             chunk = handle.read(1 << 20)
             if not chunk:
-                return digest.hexdigest()
+                return str(digest.hexdigest())
             digest.update(chunk)
 
 
@@ -47,14 +53,14 @@ class _ScanContext:
     memo: dict[str, Any] = {}
 
 
+_scan: Any = None
+_quote: Any = None
 try:
-    from _json import encode_basestring_ascii as _quote
-    from _json import make_scanner as _make_scanner
-
-    _scan = _make_scanner(_ScanContext())
+    _json_c: Any = __import__("_json")
+    _quote = _json_c.encode_basestring_ascii
+    _scan = _json_c.make_scanner(_ScanContext())
 except ImportError:  # another Python implementation: the json package is fine there
-    _scan = None
-    _quote = None
+    pass
 
 
 def loads(text: str) -> Any:
@@ -87,7 +93,7 @@ def _dump(value: Any, out: Callable[[str], Any]) -> None:
     elif value is False:
         out("false")
     elif isinstance(value, str):
-        out(_quote(value))  # type: ignore[misc]
+        out(_quote(value))
     elif isinstance(value, int):
         out(int.__repr__(value))
     elif isinstance(value, float):
@@ -108,7 +114,7 @@ def _dump(value: Any, out: Callable[[str], Any]) -> None:
                 raise TypeError(f"JSON object keys must be text, not {key!r}")
             if i:
                 out(",")
-            out(_quote(key))  # type: ignore[misc]
+            out(_quote(key))
             out(":")
             _dump(value[key], out)
         out("}")
@@ -125,6 +131,152 @@ def which(name: str, path: str | None = None) -> str | None:
         if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
             return candidate
     return None
+
+
+def sqlite3_module() -> Any:
+    """SQLite's C module (``_sqlite3``), loaded without what a read-only lookup never uses.
+
+    Python 3.11+'s ``_sqlite3`` imports ``functools`` when it loads, for the ``lru_cache`` of its
+    statement cache; ``functools`` pulls in ``collections`` and friends, about a third of a hit's
+    start-up. A hit runs two statements, so the module gets a ``functools`` whose ``lru_cache`` is
+    no cache (each statement is prepared when run, as with ``cached_statements=0``); the stand-in is
+    removed again at once, so nothing else ever sees it. Where ``functools`` is already loaded, or
+    the C module is not there, this is the ordinary import.
+    """
+    import sys
+
+    if "_sqlite3" in sys.modules or "functools" in sys.modules:
+        return _plain_sqlite3()
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = _no_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        return _plain_sqlite3()
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+
+
+def _no_cache(maxsize: int = 128) -> Callable[[Any], Any]:
+    return _identity
+
+
+def _identity(function: Any) -> Any:
+    return function
+
+
+def _plain_sqlite3() -> Any:
+    try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
+        return __import__("_sqlite3")
+    except ImportError:
+        return __import__("sqlite3")
+
+
+def process_ms() -> float | None:
+    """Wall-clock milliseconds since this process was started (forked), interpreter start-up
+    included: what a caller waits for a hit. From ``/proc/self/stat`` (start time in clock ticks,
+    rounded down, so half a tick is taken off: unbiased, within half a tick), None elsewhere."""
+    import time
+
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            data = handle.read()
+        ticks = int(data[data.rindex(b")") + 2:].split()[19])
+        hz = float(os.sysconf("SC_CLK_TCK"))
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return max(0.0, (now - ticks / hz) * 1000.0 - 500.0 / hz)
+
+
+# Variables that never change which repository or which commit `git rev-parse HEAD` finds.
+_GIT_HARMLESS = ("GIT_SSL_", "GIT_AUTHOR_", "GIT_COMMITTER_", "GIT_SSH", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT",
+                 "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_HTTP_", "GIT_PROXY_", "GIT_MERGE_")
+
+
+def git_head(cwd: str) -> tuple[bool, str | None]:
+    """``(True, commit)`` as ``git rev-parse HEAD`` would print it in ``cwd`` (``(True, None)``: no
+    commit yet or no repository), read from the repository's own files; ``(False, None)`` whenever
+    that reading could differ from git's (a ``GIT_*`` variable, a bare repository, a mount point on
+    the way up, a repository owned by someone else, reftable refs, anything unexpected): then git
+    itself is asked. Both the hit path and the full command use this, so their keys agree."""
+    if any(name.startswith("GIT_") and not name.startswith(_GIT_HARMLESS) for name in os.environ):
+        return False, None
+    here = os.path.realpath(cwd)
+    try:
+        device = os.stat(here).st_dev
+    except OSError:
+        return False, None
+    while True:
+        dotgit = os.path.join(here, ".git")
+        if os.path.isdir(dotgit):
+            gitdir = dotgit
+            break
+        if os.path.isfile(dotgit):
+            try:
+                with open(dotgit, encoding="utf-8") as handle:
+                    line = handle.read().strip()
+            except (OSError, UnicodeDecodeError):
+                return False, None
+            if not line.startswith("gitdir: "):
+                return False, None
+            gitdir = os.path.join(here, line[len("gitdir: "):])
+            break
+        if os.path.exists(os.path.join(here, "HEAD")) or os.path.exists(os.path.join(here, "objects")):
+            return False, None  # perhaps a bare repository: git decides
+        parent = os.path.dirname(here)
+        if parent == here:
+            return True, None  # no repository: git rev-parse fails, no commit in the key
+        try:
+            if os.stat(parent).st_dev != device:
+                return False, None  # git stops at a file system boundary
+        except OSError:
+            return False, None
+        here = parent
+    try:
+        if os.stat(gitdir).st_uid != os.geteuid() or os.path.exists(os.path.join(gitdir, "reftable")):
+            return False, None  # safe.directory rules, or refs this reader does not know
+        common = gitdir
+        if os.path.exists(os.path.join(gitdir, "commondir")):
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+                common = os.path.join(gitdir, handle.read().strip())
+        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as handle:
+            head = handle.read().strip()
+        for _ in range(5):
+            if not head.startswith("ref: "):
+                return (True, head) if _is_object_id(head) else (False, None)
+            ref = head[len("ref: "):].strip()
+            if not ref.startswith("refs/heads/") or ".." in ref:
+                return False, None
+            try:
+                with open(os.path.join(common, ref), encoding="utf-8") as handle:
+                    head = handle.read().strip()
+                continue
+            except FileNotFoundError:
+                pass
+            return _packed_ref(common, ref)
+    except (OSError, UnicodeDecodeError):
+        return False, None
+    return False, None
+
+
+def _is_object_id(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _packed_ref(common: str, ref: str) -> tuple[bool, str | None]:
+    try:
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except FileNotFoundError:
+        return True, None  # a branch with no commit yet: git rev-parse HEAD fails
+    for line in lines:
+        if line.startswith(("#", "^")):
+            continue
+        oid, _, name = line.partition(" ")
+        if name == ref:
+            return (True, oid) if _is_object_id(oid) else (False, None)
+    return True, None
 
 
 def iso_utc(ts: float) -> str:

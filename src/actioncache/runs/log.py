@@ -129,9 +129,16 @@ def fold_journal(cache: Cache) -> str | None:
         os.rename(path, taken)  # new hits start a new journal; this one is ours alone
     except OSError:
         return None
+    from . import cost
+
     problem = None
+    hit_costs: list[float] = []
     for record in _journal_lines(taken):
         problem = append(cache, RUN_LOG_PREFIX, record, at=record["at"]) or problem
+        cost.count_run(cache, record)  # the hit path counts nothing itself: a hit writes no store
+        if record.get("hit") and isinstance(record.get("hit_ms"), (int, float)):
+            hit_costs.append(float(record["hit_ms"]))
+    cost.add_hit_costs(cache.store, hit_costs)
     if problem is None:
         os.unlink(taken)
     return problem

@@ -49,8 +49,11 @@ def well_formed(c: Any) -> bool:
         if (not isinstance(record, list) or len(record) < 4 or not all(isinstance(x, str) for x in record[:3])
                 or not (record[3] is None or isinstance(record[3], str))):
             return False
-    code, duration = c.get("exit_code", 0), c.get("duration_ms")
-    if isinstance(code, bool) or not isinstance(code, int) or not (duration is None or _number(duration)):
+    if not isinstance(c.get("measured", True), bool):
+        return False
+    code, duration, fresh = c.get("exit_code", 0), c.get("duration_ms"), c.get("fresh_ms")
+    if isinstance(code, bool) or not isinstance(code, int) or not (duration is None or _number(duration)) \
+            or not (fresh is None or _number(fresh)):
         return False
     try:
         return all(isinstance(c.get(name, ""), str) and a2b_base64(c.get(name, "")) is not None
@@ -70,14 +73,18 @@ def encode(candidates: list[dict[str, Any]]) -> bytes:
 def candidate(result: dict[str, Any], readset: list[list[Any]], at: float, traced: bool) -> dict[str, Any]:
     return {"at": at, "traced": traced, "readset": readset, "exit_code": int(result["exit_code"]),
             "duration_ms": float(result.get("duration_ms") or 0.0),
+            "fresh_ms": float(result.get("fresh_ms", result.get("duration_ms")) or 0.0),
+            "measured": bool(result.get("measured", False)),
             "stdout": b2a_base64(result["stdout"], newline=False).decode("ascii"),
             "stderr": b2a_base64(result["stderr"], newline=False).decode("ascii")}
 
 
 def output(found: dict[str, Any]) -> dict[str, Any]:
-    """A candidate as a run result: exit code, stdout and stderr bytes, duration."""
+    """A candidate as a run result: exit code, stdout and stderr bytes, the recorded run's duration
+    (traced) and its fresh time (untraced, measured or estimated: ``cost``)."""
     return {"exit_code": int(found.get("exit_code", 0)), "stdout": a2b_base64(found.get("stdout", "")),
-            "stderr": a2b_base64(found.get("stderr", "")), "duration_ms": float(found.get("duration_ms") or 0.0)}
+            "stderr": a2b_base64(found.get("stderr", "")), "duration_ms": float(found.get("duration_ms") or 0.0),
+            "fresh_ms": float(found.get("fresh_ms", found.get("duration_ms")) or 0.0)}
 
 
 def live(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> list[dict[str, Any]]:

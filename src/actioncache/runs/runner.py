@@ -24,9 +24,9 @@ from typing import Any, Sequence
 from ..cache import Cache
 from ..decision import Decision
 from ..policy import LoopConfig, Policy
-from . import log, manifest
+from . import cost, log, manifest
 from .keys import key_parts, run_key
-from .lean import which
+from .lean import process_ms, which
 from .process import emit, run_tool
 
 EXIT_NOT_FOUND = 127
@@ -39,6 +39,22 @@ def open_cache(url: str | None, config: LoopConfig) -> Cache:
     if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
         url = config.store
     return Cache(url, cleanup_probability=0.0)
+
+
+def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
+    """The policy's decision for one command line: ``non_cacheable_tools`` entries match the tool
+    and its subcommands as agent-loop configs spell them (``git_push`` is ``git push``; ``naming``)."""
+    decision = policy.decide(scope, tool_name(command))
+    if policy.mode == "off" or not policy.non_cacheable:
+        return decision
+    from .._glob import glob_matches
+    from .naming import match
+
+    found = match(sorted(policy.non_cacheable), command, glob_matches)
+    if found is None or not (decision.lookup or decision.store or decision.phase_blocked):
+        return decision
+    pattern, shown = found
+    return Decision(False, False, f"{shown} is in non_cacheable_tools (as {pattern!r})")
 
 
 def say(message: str) -> None:
@@ -78,6 +94,7 @@ class ExecOptions:
     summary: bool = False
     explain: bool = False
     run_log: bool = True
+    config_digest: str | None = None  # the config file in effect (configmemo.config_digest): part of the key
     decision: Decision | None = None  # the caller's decision, made once; None: decide here from the policy
 
 
@@ -107,7 +124,7 @@ class ExecRun:
         """Run (or replay) through ``cache``; returns the exit code; ``self.result`` holds the rest."""
         scope, tool = self.options.scope, self.tool
         self.store_url = str(getattr(cache.store, "url", "") or "")
-        decision = self.options.decision or self.policy.decide(scope, tool)
+        decision = self.options.decision or decide(self.policy, scope, self.command)
         blocked = decision.phase_blocked
         if blocked:
             self._note(f"warning: {decision.reason} ({tool} runs fresh)")
@@ -124,6 +141,8 @@ class ExecRun:
                           stdin_data=self.options.stdin_data, check_git_sha=self.policy.check_git_sha,
                           traced=strace is not None, env_mode=self.options.env_mode,
                           env_ignore=self.options.env_ignore, descriptors=self.options.descriptors)
+        if self.options.config_digest is not None:
+            parts["config"] = self.options.config_digest  # the hit path adds the same (from its memo)
         key = record["key"] = run_key(tool, parts)
         if self.options.explain:
             from ..keys import canonical_json
@@ -132,6 +151,10 @@ class ExecRun:
             shown["env"] = sorted(parts["env"])
             say(f"decision lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
             say(f"key cache:{key}\n  parts {canonical_json(shown)}")
+        if decision.lookup:
+            mark = cost.cheap_mark(cache, key)
+            if mark is not None:
+                return self._cheap(cache, record, key, mark)
         candidates = self._candidates(cache, key)
         if decision.lookup:
             found, why = manifest.choose(candidates, time.time(), self.policy.max_age_hours)
@@ -144,9 +167,15 @@ class ExecRun:
                 say("miss: " + ("; ".join(why) if why else "no entry under this key"))
         output = self._fresh(strace)
         record["duration_ms"] = output.get("duration_ms")
+        # Traced, so slower than the command alone: an upper bound until the next run measures it.
+        record["fresh_ms"] = output["fresh_ms"] = float(output.get("duration_ms") or 0.0)
+        threshold = cost.explicit_threshold()  # set: no measuring run (cost.py; _store marks it measured)
         if output["exit_code"] != 0 or output.get("start_error"):
             record.update(outcome="fail")
             return self._finish(cache, record, output)
+        if threshold is not None and decision.store and not output.get("unrecordable") \
+                and record["fresh_ms"] < threshold:
+            return self._judged_cheap(cache, record, key, output, record["fresh_ms"], threshold, True)
         stored = decision.store and self._store(cache, key, output, candidates)
         if stored:
             self._remember_env(cache, parts)
@@ -157,6 +186,21 @@ class ExecRun:
         return self._finish(cache, record, output)
 
     # --- pieces --------------------------------------------------------------------------
+
+    def _cheap_text(self, fresh_ms: float, hit_ms: float, measured: bool) -> str:
+        about = "" if measured else " (a first guess until a hit is timed on this store)"
+        return (f"not cached: {self.tool} runs in {fresh_ms:.0f} ms fresh, less than a hit costs "
+                f"({hit_ms:.0f} ms{about}); it runs directly for a day, then is measured again")
+
+    def _cheap(self, cache: Cache, record: dict[str, Any], key: str, mark: dict[str, Any]) -> int:
+        """A command known to run faster than a hit: run it directly (untraced, not stored)."""
+        if self.options.explain:
+            say(f"cheap: {self.tool} ran in {float(mark.get('fresh_ms') or 0):.0f} ms fresh, a hit costs "
+                f"{float(mark.get('hit_ms') or 0):.0f} ms: not cached (judged again a day after)")
+        output = self._fresh(None)
+        record.update(outcome="fail" if output["exit_code"] != 0 else "cheap",
+                      fresh_ms=round(float(output.get("duration_ms") or 0.0), 3), duration_ms=output.get("duration_ms"))
+        return self._finish(cache, record, output)
 
     def _env_key(self, parts: dict[str, Any]) -> str:
         """Where the environment of the last stored run with these parts (the environment aside) is kept."""
@@ -208,8 +252,10 @@ class ExecRun:
 
     def _hit(self, cache: Cache, record: dict[str, Any], found: dict[str, Any], candidates: list[dict[str, Any]],
              strace: str | None) -> int:
+        if found.get("measured") is False:
+            return self._measure(cache, record, found, candidates)
         cached = manifest.output(found)
-        record["hit"] = True
+        record.update(hit=True, fresh_ms=cached["fresh_ms"])
         if self.options.explain:
             self._explain_readset("hit; read-set", found["readset"])
         if self.policy.audit_rate > 0 and random.random() < self.policy.audit_rate:
@@ -217,8 +263,71 @@ class ExecRun:
         if self.options.stream:
             emit(sys.stdout, cached["stdout"])
             emit(sys.stderr, cached["stderr"])
-        record.update(outcome="hit", saved_ms=cached["duration_ms"])
+        record["outcome"] = "hit"
         return self._finish(cache, record, cached)
+
+    def _measure(self, cache: Cache, record: dict[str, Any], found: dict[str, Any],
+                 candidates: list[dict[str, Any]]) -> int:
+        """The first lookup that finds a new entry runs the command once more, untraced, instead of
+        replaying it: that run's time is the command's fresh time (what every later hit saves is
+        judged against it, ``cost``) and its output must be the recorded one. A command that runs
+        faster fresh than a hit costs is then not cached; one whose output differs is not cached."""
+        cached = manifest.output(found)
+        output = self._fresh(None)
+        fresh_ms = round(float(output.get("duration_ms") or 0.0), 3)
+        # The miss that recorded this entry counted its traced run as the command's own time; what
+        # strace added to it is overhead too, known only now.
+        traced_extra = max(0.0, float(found.get("duration_ms") or 0.0) - fresh_ms)
+        record.update(fresh_ms=fresh_ms, duration_ms=output.get("duration_ms"), measured=True,
+                      traced_extra_ms=round(traced_extra, 3))
+        others = [c for c in candidates if c is not found]
+        key = str(record["key"])
+        if output["exit_code"] != 0 or output.get("start_error"):
+            self._put(cache, key, others)
+            record["outcome"] = "fail"
+            return self._finish(cache, record, output)
+        if any(output.get(f) != cached.get(f) for f in ("exit_code", "stdout", "stderr")):
+            self._put(cache, key, others)
+            self._note(f"not cached: a second run of {self.tool} printed something else than the first, though "
+                       "nothing it read had changed (its output depends on something else: the clock, the network)")
+            record["outcome"] = "fresh"
+            return self._finish(cache, record, output)
+        cheap, hit_ms, measured = cost.cheap_verdict(cache.store, fresh_ms)
+        if cheap:
+            self._put(cache, key, [])
+            return self._judged_cheap(cache, record, key, output, fresh_ms, hit_ms, measured)
+        self._put(cache, key, [{**found, "measured": True, "fresh_ms": fresh_ms}, *others])
+        if self.options.explain:
+            say(f"measured: {self.tool} runs in {fresh_ms:.0f} ms fresh; a hit costs about {hit_ms:.0f} ms: cached")
+        record["outcome"] = "measured"
+        return self._finish(cache, record, output)
+
+    def _judged_cheap(self, cache: Cache, record: dict[str, Any], key: str, output: dict[str, Any], fresh_ms: float,
+                      hit_ms: float, measured: bool) -> int:
+        cost.mark_cheap(cache, key, fresh_ms, hit_ms)
+        text = self._cheap_text(fresh_ms, hit_ms, measured)
+        self.notes.append(text)
+        if self.options.explain or self.options.summary:
+            say(text)
+        record["outcome"] = "cheap_miss"
+        return self._finish(cache, record, output)
+
+    def _put(self, cache: Cache, key: str, candidates: list[dict[str, Any]]) -> None:
+        """Rewrite a key's manifest (remove it when no candidate is left); best effort."""
+        from ..records import Records
+
+        try:
+            if not candidates:
+                cache.store.delete(ENTRY_PREFIX + key)
+                return
+            extra = {"_cache_duration_ms": candidates[0].get("duration_ms"), "tool": self.tool,
+                     "scope": self.options.scope, "command": _printable(" ".join(self.command))[:500],
+                     "candidates": len(candidates)}
+            Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + key, manifest.encode(candidates),
+                                                      kind=manifest.ENTRY_TYPE, ttl_s=self.policy.max_age_hours * 3600.0,
+                                                      action=self.tool, metadata=extra)
+        except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
+            self._note(f"warning: cache entry not updated: {exc}")
 
     def _fresh(self, strace: str | None) -> dict[str, Any]:
         """Run the command (traced when ``strace``); the result carries ``readset`` or ``unrecordable``."""
@@ -304,7 +413,8 @@ class ExecRun:
         if self.options.explain:
             self._explain_readset("recorded read-set", readset)
         now = time.time()
-        new = manifest.candidate(output, readset, now, bool(output.get("traced")))
+        measured = bool(output.get("measured")) or not output.get("traced") or cost.explicit_threshold() is not None
+        new = manifest.candidate({**output, "measured": measured}, readset, now, bool(output.get("traced")))
         keep = [c for c in manifest.live(candidates, now, self.policy.max_age_hours) if c.get("readset") != readset]
         ttl_s = self.policy.max_age_hours * 3600.0
         from ..records import Records
@@ -348,12 +458,30 @@ class ExecRun:
                 record.update(outcome="fail")
         return self._finish(cache, record, fresh)
 
+    def _timing(self, record: dict[str, Any]) -> None:
+        """This process's cost (``lean.process_ms``) against the command's fresh time: a hit's
+        ``hit_ms`` and ``saved_ms``, another run's ``overhead_ms`` (what going through the cache added)."""
+        total = process_ms()
+        fresh = record.get("fresh_ms")
+        if total is None or not isinstance(fresh, (int, float)):
+            return
+        if record.get("hit"):
+            record["hit_ms"] = round(total, 3)
+            record["saved_ms"] = 0.0 if record.get("audited") else round(float(fresh) - total, 3)
+            if record.get("audited"):
+                record["overhead_ms"] = round(total - float(fresh), 3)
+        else:
+            extra = float(record.get("traced_extra_ms") or 0.0)
+            record["overhead_ms"] = round(max(0.0, total - float(fresh)) + extra, 3)
+
     def _finish(self, cache: Cache, record: dict[str, Any], output: dict[str, Any]) -> int:
         code = int(output.get("exit_code", 1))
         record["exit_code"] = code
         if "outcome" not in record:
             record["outcome"] = "fail" if code != 0 else "fresh"
         failed = record["outcome"] == "fail"
+        self._timing(record)
+        cost.count_run(cache, record)
         if failed:
             record.update(log.failure_text(output))
         if self.options.run_log or failed:
@@ -363,7 +491,7 @@ class ExecRun:
                 self._note(f"warning: {problem}")
         if self.options.summary:
             hits = int(bool(record.get("hit")))
-            misses = int(bool(record.get("lookup")) and not hits)
+            misses = int(bool(record.get("lookup")) and not hits and record["outcome"] != "cheap")
             saved = float(record.get("saved_ms") or 0) / 1000.0
             say(f"{self.tool}: {record.get('outcome')}; hits {hits}, misses {misses}, time saved {saved:.2f}s")
         self.result = {**record, "stdout": output.get("stdout", b""), "stderr": output.get("stderr", b""),

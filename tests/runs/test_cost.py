@@ -1,0 +1,285 @@
+"""What exec costs and saves, counted once (issue 31 items 1-3, issue 28 item 5), through the real CLI.
+
+* a command whose fresh run is cheaper than a hit is not cached (and --explain, stats say so);
+* time saved = the command's fresh (untraced) time less the hit's own cost, net of the overhead of
+  the other runs, in the store's counters, ``stats --json``, ``stats --since`` and the seed's block;
+* ``non_cacheable_tools: [git_push]`` matches ``git push``; editing the cache's config is a miss;
+* ``llm_ro`` hits take the fast path, keyed by the HEAD commit read as git reads it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache import Cache
+from actioncache.runs import log
+from actioncache.runs.stats import format_block, stats_since
+
+PY = sys.executable
+USE = ("--mode", "use")
+CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"  # cost.CHEAP_ENV (modules imported in the tests: each fails alone on old code)
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+
+def imported(result: subprocess.CompletedProcess) -> set[str]:
+    return {line.rsplit("|", 1)[1].strip() for line in result.stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+def stats_json(ex, *args: str) -> dict:
+    out = subprocess.run([PY, "-m", "actioncache", "stats", "--json", *args], env=ex.env, cwd=ex.work,
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+# --- 3. the seed's config as its users write it ------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_git(ex, tmp_path) -> Path:
+    """A `git` that counts its runs in $RUNS_FILE (the real one is not needed to match names)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git = bin_dir / "git"
+    git.write_text(f"#!{PY}\nimport os, sys\nopen(os.environ['RUNS_FILE'], 'a').write('x')\n"
+                   "print('git', *sys.argv[1:])\n")
+    git.chmod(0o755)
+    ex.env["PATH"] = f"{bin_dir}{os.pathsep}{ex.env['PATH']}"
+    return git
+
+
+def test_git_push_in_non_cacheable_tools_matches_git_push(ex, strace, fake_git):
+    (ex.work / ".actioncache.yml").write_text("non_cacheable_tools: [git_push]\n")
+    for args in (("push", "origin", "main"), ("-C", ".", "push"), ("push",)):
+        first = ex.run(*USE, "--summary", "--", "git", *args)
+        ex.run(*USE, "--", "git", *args)
+        assert b"git push" in first.stderr and b"non_cacheable_tools" in first.stderr, first.stderr
+    assert ex.runs() == 6  # every git push ran, none replayed
+    ex.run(*USE, "--", "git", "log")
+    ex.run(*USE, "--", "git", "log")
+    assert ex.runs() == 7  # git log is still cached
+
+
+@settings(max_examples=200, deadline=None)
+@given(tool=st.sampled_from(["git", "/usr/bin/git", "kubectl"]),
+       sub=st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8),
+       before=st.lists(st.sampled_from(["-C", ".", "--no-pager", "-c", "x=y", "--git-dir=.git"]), max_size=4),
+       after=st.lists(st.text("abc-./", max_size=5), max_size=3), joiner=st.sampled_from(("_", "-", " ")))
+def test_an_entry_matches_its_subcommand_wherever_options_put_it(tool, sub, before, after, joiner):
+    from actioncache.runs import naming
+
+    name = os.path.basename(tool)
+    command = [tool, *before, sub, *after]
+    assert naming.match([f"{name}{joiner}{sub}"], command) == (f"{name}{joiner}{sub}", f"{name} {sub}")
+    assert naming.match([f"{name}_*"], command, glob=lambda p, n: fnmatch.fnmatchcase(n, p))
+    assert naming.match(["other_tool"], command) is None
+
+
+def test_editing_the_caches_own_config_is_a_miss(ex, strace):
+    config = ex.work / "actioncache.toml"
+    config.write_text("max_cache_age_hours = 100\n")
+    args = (*USE, "--summary", "--", PY, "tool.py", "runs")
+    assert b": miss;" in ex.run(*args).stderr
+    assert b": hit;" in ex.run(*args).stderr
+    config.write_text("max_cache_age_hours = 100\n# a comment is a change too\n")
+    assert b": miss;" in ex.run(*args).stderr and ex.runs() == 2
+    time.sleep(2.1)  # a config changed in the last 2 s is racy: the hit path leaves it to the full command
+    ex.run(*args)  # the full command leaves a memo of the new config (with its digest)
+    fast = subprocess.run([PY, "-X", "importtime", "-m", "actioncache", "exec", *args], cwd=ex.work, env=ex.env,
+                          capture_output=True, timeout=60)
+    assert b": hit;" in fast.stderr and ex.runs() == 2
+    assert "actioncache.runs.hitpath" in imported(fast) and "actioncache.policy" not in imported(fast)
+
+
+# --- 1. hits worth taking: cheap commands are not cached ---------------------------------------------------
+
+
+def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}  # the measured rule, not the override
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [60_000.0])  # hits here cost a minute: every quick command is cheap
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PY, "-m", "actioncache", "exec", *USE, *args, "--", "cat", "good.sh"], cwd=ex.work,
+                              env=env, capture_output=True, timeout=120)
+
+    assert b"cat: miss;" in run("--summary").stderr  # traced and stored, its fresh time not yet known
+    judged = run("--explain")  # the first lookup runs it again, untraced: that is its fresh time
+    assert b"not cached: cat runs in" in judged.stderr and b"less than a hit costs" in judged.stderr
+    assert judged.stdout == (ex.work / "good.sh").read_bytes()
+    assert ex.entries() == []  # its output is not kept
+    verdicts = list(Path(f"{ex.db}{cost.CHEAP_DIR_SUFFIX}").iterdir())
+    assert len(verdicts) == 1
+    for _ in range(2):
+        later = run("--summary")  # the hit path becomes the command, as mode off does
+        assert later.stdout == (ex.work / "good.sh").read_bytes() and b"cat: cheap" in later.stderr
+    explained = run("--explain")
+    assert b"cheap: cat ran in" in explained.stderr and b"not cached" in explained.stderr
+    report = stats_json(ex)
+    assert report["by_action"]["exec:cat"]["uncached_cheap"] == 4 and report["by_action"]["exec:cat"]["hits"] == 0
+
+
+def test_a_command_slower_than_a_hit_is_measured_then_cached(ex, strace):
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [0.001])  # hits here cost nothing: every command is worth caching
+
+    def run(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--summary", "--", *command],
+                              cwd=ex.work, env=env, capture_output=True, timeout=120)
+
+    outcomes = [run("cat", "good.sh").stderr for _ in range(4)]
+    assert [b": miss;" in outcomes[0], b": measured;" in outcomes[1], b": hit;" in outcomes[2],
+            b": hit;" in outcomes[3]] == [True] * 4, outcomes
+    # A command that prints something else each time, its inputs unchanged, is not cached at all.
+    clock = (PY, "-c", "import time; print(time.time_ns())")
+    assert b": miss;" in run(*clock).stderr
+    differs = run(*clock)
+    assert b"printed something else than the first" in differs.stderr
+    assert b": miss;" in run(*clock).stderr
+
+
+# --- 2. honest time saved ----------------------------------------------------------------------------------
+
+
+def test_time_saved_is_fresh_time_less_hit_cost_net_of_overhead(tmp_path):
+    """The arithmetic, on run-log records as exec writes them: one miss, two hits, one cheap run."""
+    from actioncache.runs import cost
+
+    records = [
+        {"tool": "llm", "lookup": True, "hit": False, "outcome": "miss", "fresh_ms": 1000.0, "overhead_ms": 200.0},
+        {"tool": "llm", "lookup": True, "hit": True, "outcome": "hit", "fresh_ms": 1000.0, "hit_ms": 30.0,
+         "saved_ms": 970.0},
+        {"tool": "llm", "lookup": True, "hit": True, "outcome": "hit", "fresh_ms": 1000.0, "hit_ms": 50.0,
+         "saved_ms": 950.0},
+        {"tool": "cat", "lookup": True, "hit": False, "outcome": "cheap", "overhead_ms": 20.0},
+    ]
+    with Cache(f"sqlite:///{tmp_path}/s.db") as cache:
+        for record in records:
+            assert log.append(cache, log.RUN_LOG_PREFIX, record) is None
+            cost.count_run(cache, record)
+        since = stats_since(cache, "1h")
+        counters = cache.stats()
+    assert (since["hits"], since["misses"], since["uncached_cheap"]) == (2, 1, 1)
+    assert since["saved_by_hits_s"] == 1.92 and since["hit_cost_s"] == 0.08 and since["overhead_s"] == 0.22
+    assert since["time_saved_s"] == 1.7  # 970 + 950 - 200 - 20 ms
+    assert since["by_tool"]["cat"]["time_saved_s"] == -0.02  # a cheap run still costs its start-up
+    # The store's counters carry the same figures (one counting system, two views).
+    assert counters["by_action"]["exec:llm"]["time_saved_s"] == 1.72 and counters["hits"] == 2
+    assert counters["by_action"]["exec:llm"]["hit_cost_ms"] == 80
+    block = format_block(since).splitlines()
+    assert block[:4] == ["Cache Statistics:", "  Hits: 2", "  Misses: 1", "  Time Saved: 1.7s (1700ms)"]
+    assert block[4] == "  Hit Cost: 0.1s (80ms, 40ms a hit)"
+    assert block[5].startswith("  Overhead: 0.2s (220ms")
+
+
+def test_a_hit_reports_its_own_cost_and_saves_less_than_the_run_took(ex, strace):
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    for _ in range(4):  # miss, measuring run, two hits (fast path)
+        subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--", "sleep", "0.5"], cwd=ex.work, env=env,
+                       capture_output=True, timeout=120, check=True)
+    with Cache(ex.url) as cache:
+        hits = [r for r in log.records(cache, log.RUN_LOG_PREFIX) if r.get("hit")]
+    assert len(hits) == 2
+    for hit in hits:
+        assert hit["fast"] and hit["hit_ms"] > 0 and hit["fresh_ms"] >= 500
+        assert hit["saved_ms"] == pytest.approx(hit["fresh_ms"] - hit["hit_ms"], abs=0.01)
+
+
+# --- 4 (issue 28 item 5). one statistics view ---------------------------------------------------------------
+
+
+def test_stats_show_exec_hits_and_misses_with_everything_else(ex, strace):
+    with Cache(ex.url) as cache:  # something besides exec in the same store
+        cache.wrap("double", lambda x: {"success": True, "v": x * 2}, {"x": 1})
+        cache.wrap("double", lambda x: {"success": True, "v": x * 2}, {"x": 1})
+    for _ in range(3):
+        ex.run(*USE, "--", PY, "tool.py", "runs")  # miss, then hits (the fast path: journal only)
+    report = stats_json(ex)
+    assert report["by_action"][f"exec:{os.path.basename(PY)}"]["hits"] == 2
+    assert report["hits"] == 3 and report["misses"] == 2  # exec's 2 hits + 1 miss, double's 1 hit + 1 miss
+    assert "double" in report["by_action"] and "runs_since" not in report
+    narrowed = stats_json(ex, "--since", "1h")
+    assert narrowed["hits"] == 2 and narrowed["misses"] == 1 and narrowed["not_narrowed"] == ["double"]
+    assert all(a.startswith("exec:") for a in narrowed["by_action"])
+    assert stats_json(ex, "--since", "2999-01-01T00:00:00Z")["hits"] == 0
+    table = subprocess.run([PY, "-m", "actioncache", "stats"], env=ex.env, cwd=ex.work, capture_output=True,
+                           timeout=60, check=True).stdout.decode()
+    assert "hit cost" in table and "exec: time saved is net" in table
+
+
+# --- 1. llm_ro on the fast path ----------------------------------------------------------------------------
+
+
+def test_llm_ro_hits_take_the_fast_path_and_a_commit_misses(ex, strace):
+    env = {**ex.env, **GIT_ENV, "CACHE_PHASE": "REPORT", "CACHE_SCOPE": "verify,read,llm_ro"}
+    subprocess.run(["git", "init", "-q"], cwd=ex.work, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "one"], cwd=ex.work, env=env, check=True)
+    args = [PY, "-X", "importtime", "-m", "actioncache", "exec", *USE, "--summary", "--scope", "llm_ro", "--",
+            PY, "tool.py", "runs"]
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(args, cwd=ex.work, env=env, capture_output=True, timeout=120)
+
+    run()
+    hit = run()
+    assert b": hit;" in hit.stderr and hit.stdout == b"1\n"
+    assert "actioncache.runs.hitpath" in imported(hit)
+    assert not imported(hit) & {"subprocess", "actioncache.policy", "actioncache.cache"}, "not the fast path"
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "two"], cwd=ex.work, env=env, check=True)
+    assert b": miss;" in run().stderr and ex.runs() == 2
+    blocked = subprocess.run(args, cwd=ex.work, env={**env, "CACHE_PHASE": "BUILD"}, capture_output=True,
+                             timeout=120)
+    assert b"never cached in phase BUILD" in blocked.stderr and ex.runs() == 3
+
+
+def test_head_is_read_as_git_reads_it(tmp_path, monkeypatch):
+    """lean.git_head against `git rev-parse HEAD`: empty repo, commits, packed refs, a worktree,
+    a detached HEAD, no repository; whenever it is sure, it agrees with git."""
+    from actioncache.runs import lean
+
+    env = {**os.environ, **GIT_ENV}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str, cwd: Path = repo) -> str:
+        out = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    def agrees(where: Path) -> None:
+        sure, head = lean.git_head(str(where))
+        assert sure, where
+        assert (head or "") == git("rev-parse", "--verify", "-q", "HEAD", cwd=where)
+
+    git("init", "-q")
+    agrees(repo)  # no commit yet
+    git("commit", "-q", "--allow-empty", "-m", "one")
+    agrees(repo)
+    (repo / "sub").mkdir()
+    agrees(repo / "sub")
+    git("pack-refs", "--all")
+    agrees(repo)
+    git("commit", "-q", "--allow-empty", "-m", "two")  # a loose ref beside a packed one
+    agrees(repo)
+    git("worktree", "add", "-q", str(tmp_path / "wt"), "-b", "side")
+    agrees(tmp_path / "wt")
+    git("checkout", "-q", "--detach", "HEAD~1")
+    agrees(repo)
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    assert lean.git_head(str(tmp_path)) == (False, None)  # git decides when GIT_DIR says where
