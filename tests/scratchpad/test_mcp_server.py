@@ -111,3 +111,34 @@ def test_only_listed_tools_can_be_called_over_mcp(tmp_path, src_env):
         assert [m["description"] for m in Scratchpad(store, "desk-2").list()] == ["keep me"]
     finally:
         store.close()
+
+
+def test_unknown_arguments_are_refused_replacements_are_told_and_errors_stay_short(tmp_path, src_env):
+    """A model that mirrors the answers' spelling (taskId) must not list unfiltered or write under a
+    random task; a write over the same task and turn says what it replaced; an error never echoes a
+    huge bad argument back into the model's context."""
+    url = f"sqlite:///{tmp_path}/mcp.db"
+
+    async def calls(session):
+        first = await session.call_tool("scratchpad_write", {"data": 1, "description": "inbox 1", "task_id": "inbox",
+                                                             "turn_id": "t1"})
+        again = await session.call_tool("scratchpad_write", {"data": 2, "description": "inbox 1 again",
+                                                             "task_id": "inbox", "turn_id": "t1"})
+        camel = await session.call_tool("scratchpad_write", {"data": 3, "description": "x", "taskId": "inbox"})
+        listed = await session.call_tool("scratchpad_list", {"taskId": "inbox"})
+        typo = await session.call_tool("scratchpad_list", {"limt": 1})
+        huge = await session.call_tool("scratchpad_list", {"task_id": "t" * 1_000_000})
+        return first, again, camel, listed, typo, huge
+
+    _, (first, again, camel, listed, typo, huge) = run(server(src_env, "--store", url, "--session", "desk-3"), calls)
+    assert "replaced" not in json.loads(first.content[0].text)
+    assert json.loads(again.content[0].text)["replaced"]["description"] == "inbox 1"
+    for answer, said in ((camel, "'task_id'"), (listed, "'task_id'"), (typo, "'limit'")):
+        body = json.loads(answer.content[0].text)
+        assert answer.is_error is True and body["error"] == "invalid_argument" and said in body["message"], body
+    assert huge.is_error is True and len(huge.content[0].text) < 4000
+    store = open_store(url)
+    try:
+        assert [m["description"] for m in Scratchpad(store, "desk-3").list()] == ["inbox 1 again"]  # nothing else
+    finally:
+        store.close()

@@ -447,7 +447,8 @@ class Scratchpad:
     ) -> dict[str, Any]:
         """Store ``data`` (any JSON value) as a new item; returns its metadata, never the data.
 
-        Writing to a key that exists (same task and turn ids) replaces it: last write wins.
+        Writing to a key that exists (same task and turn ids) replaces it: last write wins, and
+        the returned metadata says so (``replaced``: the earlier item's description and dataSize).
         """
         key = StorageKey(
             self.session_id,
@@ -457,8 +458,17 @@ class Scratchpad:
         description = truncate_description(description)
         custom = check_custom_metadata(metadata)
         encoded = self._encode(data)
-        return self._commit("write", key, encoded,
-                            lambda old, now: item_metadata(key, description, len(encoded), now, now, custom))
+        earlier: list[dict[str, Any]] = []
+
+        def build(old: dict[str, Any] | None, now: float) -> dict[str, Any]:
+            if old is not None:
+                earlier.append(old)
+            return item_metadata(key, description, len(encoded), now, now, custom)
+
+        meta = self._commit("write", key, encoded, build)
+        if earlier:
+            meta["replaced"] = {"description": earlier[0].get("description"), "dataSize": earlier[0].get("dataSize")}
+        return meta
 
     def update(
         self,

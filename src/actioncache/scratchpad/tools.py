@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from .._usage import closest
 from .errors import InvalidArgumentError, ScratchpadError
 from .items import DESCRIPTION_LIMIT, compact_json, llm_view
 from .listing import MAX_TOOL_LIMIT, TEXT_FILTER_LIMIT
@@ -113,6 +115,40 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+# Every tool takes only the arguments its schema names: an unknown one is refused, not ignored (a
+# model that spells task_id as taskId, the answers' spelling, would otherwise list or write
+# unfiltered, then act on items of other tasks).
+for _description, _schema in TOOLS.values():
+    _schema["additionalProperties"] = False
+
+# An error answer quotes at most this much of any bad value the model sent (a 1 MB argument must
+# not come back as a 1 MB answer).
+_QUOTE_LIMIT = 200
+
+
+def _unknown_arguments(tool: str, arguments: Mapping[str, Any]) -> None:
+    allowed = list(TOOLS[tool][1]["properties"]) if tool in TOOLS else []
+    for name in arguments:
+        if name in allowed:
+            continue
+        snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()  # taskId -> task_id
+        guess = snake if snake in allowed else closest(snake, allowed)
+        hint = f" (did you mean {guess!r}?)" if guess else ""
+        takes = ", ".join(allowed) if allowed else "no arguments"
+        raise InvalidArgumentError(f"unknown argument {_quote(name)}{hint}; {tool} takes: {takes}")
+
+
+def _quote(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _QUOTE_LIMIT else text[:_QUOTE_LIMIT] + f"... ({len(text)} characters)"
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _QUOTE_LIMIT:
+        return value[:_QUOTE_LIMIT] + f"... ({len(value)} characters)"
+    return value
+
+
 def tool_schemas(format: str = "openai") -> list[dict[str, Any]]:
     """The tool definitions in the shape an API expects: ``"openai"`` (chat completions
     ``tools=[{"type": "function", ...}]``), ``"anthropic"`` (messages ``tools=[{"input_schema": ...}]``)
@@ -138,7 +174,11 @@ def _usage(pad: Scratchpad) -> dict[str, Any]:
 def _write(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
     meta = pad.write(_required(a, "data"), _required(a, "description"),
                      task_id=a.get("task_id"), turn_id=a.get("turn_id"), metadata=a.get("metadata"))
-    return {"item": llm_view(meta), **_usage(pad)}
+    replaced = meta.pop("replaced", None)
+    out: dict[str, Any] = {"item": llm_view(meta), **_usage(pad)}
+    if replaced:  # the same task_id and turn_id: the earlier item is gone, and the model is told so
+        out["replaced"] = replaced
+    return out
 
 
 def _read(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
@@ -233,14 +273,25 @@ def dispatch(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | No
         return {"success": False, "error": "unknown_tool",
                 "message": f"unknown tool {name!r}; the scratchpad tools are {', '.join(TOOLS)}"}
     try:
-        result = handler(pad, _arguments(arguments))
+        parsed = _arguments(arguments)
+        _unknown_arguments(resolved, parsed)
+        result = handler(pad, parsed)
     except ScratchpadError as exc:
-        return {"success": False, "error": exc.code, "message": str(exc), **exc.details, "sessionId": pad.session_id}
+        details = {k: _cut(v) for k, v in exc.details.items()}
+        return {"success": False, "error": exc.code, "message": _cut_message(str(exc)), **details,
+                "sessionId": pad.session_id}
     except Exception as exc:
         log.exception("scratchpad tool %s failed", name)
         return {"success": False, "error": "internal_error",
                 "message": f"{type(exc).__name__}: {exc}; continue the task in context"}
     return {"success": True, "sessionId": pad.session_id, **result}
+
+
+def _cut_message(message: str) -> str:
+    """A message that quotes a long bad value keeps its start and its end (the advice)."""
+    if len(message) <= 4 * _QUOTE_LIMIT:
+        return message
+    return message[:2 * _QUOTE_LIMIT] + f" ... ({len(message)} characters) ... " + message[-_QUOTE_LIMIT:]
 
 
 def handle_tool_call(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
