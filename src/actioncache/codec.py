@@ -138,7 +138,7 @@ def _freeze(key: Any) -> Any:
 
 
 # The C scanner directly: json.loads adds a regex pass and encoding detection on every hit.
-_scan_once = json.JSONDecoder().scan_once
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
 
 
 def _zstd() -> Any:
@@ -154,7 +154,8 @@ def compress(data: bytes) -> bytes:
     package is installed, zlib (standard library) otherwise."""
     zstandard = _zstd()
     if zstandard is not None:
-        return ZSTD + zstandard.ZstdCompressor(level=3).compress(data)
+        packed: bytes = zstandard.ZstdCompressor(level=3).compress(data)
+        return ZSTD + packed
     return ZLIB + zlib.compress(data, 6)
 
 
@@ -265,7 +266,7 @@ def _copier(value: Any, budget: list[int]) -> Callable[[], Any] | None:
         raise OverflowError
     items = value.items() if kind is dict else enumerate(value)
     nested = tuple((slot, copy) for slot, item in items if (copy := _copier(item, budget)) is not None)
-    shallow = value.copy
+    shallow: Callable[[], Any] = value.copy
     if not nested:
         return shallow  # a container of immutables: one C-level copy
     if len(nested) == 1:

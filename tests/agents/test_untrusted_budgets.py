@@ -99,3 +99,11 @@ def test_deep_nesting_is_a_clear_error_with_exit_2(tmp_path, src_env, flags, sha
     done = run(tmp_path, text, *flags, env=src_env)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "nested deeper than 100 levels" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags", [("--untrusted",), ()], ids=["untrusted", "trusted"])
+def test_deeply_nested_input_is_a_clear_error_with_exit_2(tmp_path, src_env, flags):
+    (tmp_path / "input.json").write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    done = run(tmp_path, store_node("x"), *flags, "--input", f"@{tmp_path / 'input.json'}", env=src_env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "nests too deeply" in done.stderr and "Traceback" not in done.stderr

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import services
@@ -243,3 +244,31 @@ def test_callers_keep_correct_results_while_a_master_fails_over(private_cluster)
     stats = cache.stats()
     assert stats["success"] is True and json.dumps(stats)
     cache.close()
+
+
+def test_drop_reads_a_prefix_literally_never_as_a_glob(tmp_path):
+    """Issue 27 item 7: drop() of prefix ``c`` never deletes ``c:sub`` (nor ``c.x``, ``c-x``, ``c_x``,
+    ``cx``), and a prefix holding a glob character SCAN's MATCH would read is refused."""
+    base = BACKENDS["redis"](tmp_path)
+    url = base.url.split("?")[0]
+    base.close()
+    name = unique("g")
+    for glob in ("*", "?", "[ab]"):
+        with pytest.raises(StoreURLError, match="glob characters"):
+            open_store(f"{url}?prefix={quote(name + glob, safe='')}")
+    prefixes = [name, f"{name}:sub", f"{name}.x", f"{name}-x", f"{name}_x", f"{name}x"]
+    stores = {p: open_store(f"{url}?prefix={quote(p, safe='')}") for p in prefixes}
+    now = time.time()
+    try:
+        for prefix, store in stores.items():
+            store.put(Entry("cache:k", prefix.encode(), {}, now, now + 60))
+            store.add_counters({"stats:hits": 1})
+        stores[name].drop()
+        assert stores[name].get("cache:k") is None and stores[name].count() == 0
+        for prefix in prefixes[1:]:
+            assert stores[prefix].get("cache:k").value == prefix.encode(), prefix
+            assert stores[prefix].counters("stats:") == {"stats:hits": 1}, prefix
+    finally:
+        for store in stores.values():
+            store.drop()
+            store.close()

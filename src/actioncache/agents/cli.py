@@ -54,6 +54,8 @@ def read_input(text: str | None) -> dict[str, Any]:
         value = json.loads(text)
     except ValueError as exc:
         raise AgentInputError(f"{source} is not JSON ({exc}); example: --input '{{\"file_path\": \"report.pdf\"}}'") from exc
+    except RecursionError as exc:
+        raise AgentInputError(f"{source} nests too deeply to read (over Python's recursion limit); flatten it") from exc
     if not isinstance(value, dict):
         raise AgentInputError(f"{source} must be a JSON object of state fields, not {type(value).__name__}")
     return value
@@ -92,5 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except RecursionError:  # a value nested past Python's limit, met while running: one line, not a traceback
+        print("error: a value nests too deeply to process (past Python's recursion limit); flatten the input "
+              "state or the agent's values", file=sys.stderr)
+        return 2
     print(_dump(final, indent=2), file=stdout)
     return 0

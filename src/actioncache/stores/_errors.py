@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Literal, Sequence
 
 from ..errors import StoreError
 from .breaker import CircuitBreaker
@@ -110,7 +110,7 @@ class _Guard:
             breaker.before()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> Literal[False]:
         errors = self.errors
         if exc is None:
             if errors.breaker is not None:

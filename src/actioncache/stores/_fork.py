@@ -19,7 +19,7 @@ class ForkAware(Protocol):
         """Drop every connection inherited from the parent (without closing it)."""
 
 
-_tracked: weakref.WeakSet[ForkAware] = weakref.WeakSet()  # type: ignore[type-var]
+_tracked: weakref.WeakSet[ForkAware] = weakref.WeakSet()
 
 
 def track_for_fork(store: ForkAware) -> None:

@@ -407,7 +407,8 @@ class SQLStore:
             self._flush_access()
         built = self._built.get(key)  # the entry built for this very row (BuiltEntries)
         if built is not None and built[0] == row:
-            return built[1]
+            entry: Entry = built[1]
+            return entry
         return self._built.keep(key, row, self._entry(key, row))
 
     def _read_on(self, conn: Any, key: str) -> Any:
@@ -453,10 +454,10 @@ class SQLStore:
             self._run("put", lambda c: c.execute(self._sql_put, params), write=True)
             return
         params = self.dialect.put_params(entry, True)
-        refusal = too_large(limit, self.dialect.entry_bytes(entry, params), self.errors.where)
-        if refusal:
+        too_big = too_large(limit, self.dialect.entry_bytes(entry, params), self.errors.where)
+        if too_big:
             self.delete(entry.key)  # never leave the older value under this key
-            raise refusal
+            raise too_big
 
         def put_and_cull(conn: Any) -> None:
             conn.execute(self._sql_put_tracked, params)
@@ -510,9 +511,13 @@ class SQLStore:
         batch = self.dialect.cull_batch
         # The entry just written is never its own write's victim (key <> ?).
         cull(int(total[0]) - limit.target_bytes,
-             [lambda q=victims: conn.execute(q, (written, batch)).fetchall()
-              for victims in self._sql_victims[limit.policy]],
+             [self._victims_of(conn, victims, written, batch) for victims in self._sql_victims[limit.policy]],
              lambda ids: self._delete_where(conn, self.dialect.victim_id, ids))
+
+    @staticmethod
+    def _victims_of(conn: Any, statement: Any, written: str, batch: int) -> Callable[[], list[Any]]:
+        """The next batch of one policy's victims, read when the cull asks for it."""
+        return lambda: list(conn.execute(statement, (written, batch)).fetchall())
 
     def _touch(self, conn: Any, rows: list[tuple[float, int, str]]) -> None:
         for row in rows:  # one statement per key: not every driver has executemany
@@ -536,7 +541,7 @@ class SQLStore:
     def delete(self, key: str) -> bool:
         if self._nul_unstorable and "\0" in key:
             return False
-        return self._run("delete", lambda c: c.execute(self._sql_delete, (key,)).rowcount, write=True) > 0
+        return int(self._run("delete", lambda c: c.execute(self._sql_delete, (key,)).rowcount, write=True)) > 0
 
     def delete_many(self, keys: Iterable[str]) -> int:
         keys = [key for key in keys if not (self._nul_unstorable and "\0" in key)]

@@ -54,7 +54,7 @@ class Entry(tuple):  # type: ignore[type-arg]  # a tuple of the five fields belo
 
     def is_expired(self, now: float) -> bool:
         expires = self[4]
-        return expires is not None and expires <= now  # type: ignore[no-any-return]
+        return bool(expires is not None and expires <= now)
 
     def replace(self, **changes: Any) -> Entry:
         """A copy with ``changes`` (field names as keywords): ``entry.replace(expires_at=None)``."""
@@ -170,7 +170,7 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def _parse_metadata(raw: str | bytes) -> dict[str, Any]:
-    parsed = _PARSED.get(raw)
+    parsed: dict[str, Any] | None = _PARSED.get(raw)
     if parsed is not None:
         return parsed
     try:

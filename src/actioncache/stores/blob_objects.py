@@ -28,11 +28,13 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Awaitable, Callable, Protocol, TypeVar
 from urllib.parse import quote
 
 from ..errors import ActionCacheError, MissingStoreExtraError, StoreURLError
 from ..extras import EXTRA_FOR_PROTOCOL, missing
+
+T = TypeVar("T")
 
 
 class WriteConflict(ActionCacheError):
@@ -70,10 +72,11 @@ class _AsyncFsspecObject:
     fs: Any
     timeout_s: float = REMOTE_TIMEOUT_S
 
-    def _run(self, func: Any) -> Any:
+    def _run(self, func: Callable[[], Awaitable[T]]) -> T:
         from fsspec.asyn import sync
 
-        return sync(self.fs.loop, func, timeout=self.timeout_s)
+        result: T = sync(self.fs.loop, func, timeout=self.timeout_s)
+        return result
 
 
 # --- S3 --------------------------------------------------------------------------------------
@@ -148,7 +151,8 @@ class GCSObject(_AsyncFsspecObject):
 
     async def _meta(self) -> dict[str, Any] | None:
         try:
-            return await self.fs._call("GET", "b/{}/o/{}", self.bucket, self.key, json_out=True)
+            found: dict[str, Any] | None = await self.fs._call("GET", "b/{}/o/{}", self.bucket, self.key, json_out=True)
+            return found
         except FileNotFoundError:
             return None
 
@@ -324,7 +328,8 @@ class MemoryObject:
 
     def _current(self) -> bytes | None:
         try:
-            return self.fs.cat_file(self.path)
+            data: bytes | None = self.fs.cat_file(self.path)
+            return data
         except FileNotFoundError:
             return None
 
@@ -353,7 +358,7 @@ class MemoryObject:
 
 # --- factory ---------------------------------------------------------------------------------
 
-_PROTOCOLS = {
+_PROTOCOLS: dict[str, type[_AsyncFsspecObject]] = {
     "s3": S3Object,
     "s3a": S3Object,
     "gs": GCSObject,
@@ -379,6 +384,7 @@ def open_remote_object(protocol: str, path: str, storage_options: dict[str, Any]
             f"use one of {known}"
         )
     try:
-        return cls(path, storage_options)
+        remote: RemoteObject = cls(path, storage_options)  # type: ignore[call-arg,assignment]  # each class there is one
+        return remote
     except ImportError as exc:
         raise missing(f"blob-sqlite+{protocol}", EXTRA_FOR_PROTOCOL[protocol], exc, MissingStoreExtraError) from exc

@@ -474,7 +474,11 @@ class BlobSQLiteStore:
         return bool(self._sync(write))
 
     def release_lease(self, name: str, token: str) -> None:
-        self._sync(lambda local: (local.release_lease(name, token), True))
+        def release(local: SQLiteStore) -> tuple[None, bool]:
+            local.release_lease(name, token)
+            return None, True
+
+        self._sync(release)
 
     def close(self) -> None:
         """Upload pending changes, then drop the local copy. If the upload fails the copy is kept."""

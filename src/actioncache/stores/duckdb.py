@@ -309,7 +309,7 @@ class DuckDBStore(SQLStore):
 
         def upsert(cursor: duckdb.DuckDBPyConnection) -> None:
             # No transaction needed: a reader between the two statements sees no row, as before.
-            if not cursor.execute(_UPDATE, params).fetchone()[0]:
+            if not _first(cursor.execute(_UPDATE, params).fetchone()):
                 cursor.execute(_INSERT, params)
 
         if not self._tracks_size():
@@ -324,7 +324,8 @@ class DuckDBStore(SQLStore):
                 return True
 
             return self._run("put", fenced, transaction=True, retry=False)
-        size = len(entry.key.encode("utf-8", "surrogatepass")) + len(params[0]) + len(params[1].encode("utf-8", "surrogatepass"))
+        value, metadata = bytes(entry.value), str(params[1])
+        size = len(entry.key.encode("utf-8", "surrogatepass")) + len(value) + len(metadata.encode("utf-8", "surrogatepass"))
         refusal = too_large(self.eviction, size, self.errors.where)
         if refusal:
             def drop_older(cursor: duckdb.DuckDBPyConnection) -> None:
@@ -398,6 +399,13 @@ class DuckDBStore(SQLStore):
         self._local = threading.local()
 
 
+def _first(row: tuple[Any, ...] | None) -> Any:
+    """The first column of a row a statement always returns."""
+    if row is None:
+        raise StoreError("DuckDB returned no row where one was expected")
+    return row[0]
+
+
 def _delete_keys(cursor: duckdb.DuckDBPyConnection, keys: list[str], tracked: bool = False) -> int:
     """Delete ``keys``; on a size-tracked file also take their bytes off the total (same transaction)."""
     deleted = 0
@@ -405,10 +413,10 @@ def _delete_keys(cursor: duckdb.DuckDBPyConnection, keys: list[str], tracked: bo
         chunk = keys[start : start + _BATCH]
         marks = ",".join("?" * len(chunk))
         if tracked:
-            freed = cursor.execute(f"SELECT coalesce(sum({_ENTRY_BYTES}), 0) FROM entries WHERE key IN ({marks})",
-                                   chunk).fetchone()[0]
+            freed = _first(cursor.execute(f"SELECT coalesce(sum({_ENTRY_BYTES}), 0) FROM entries WHERE key IN ({marks})",
+                                          chunk).fetchone())
             cursor.execute("UPDATE totals SET value = value - ? WHERE name = 'bytes'", [int(freed)])
-        deleted += int(cursor.execute(f"DELETE FROM entries WHERE key IN ({marks})", chunk).fetchone()[0])
+        deleted += int(_first(cursor.execute(f"DELETE FROM entries WHERE key IN ({marks})", chunk).fetchone()))
     return deleted
 
 

@@ -32,7 +32,7 @@ import re
 import threading
 import time
 import uuid
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from ..errors import ActionCacheError, MissingStoreExtraError, StoreURLError
@@ -44,6 +44,8 @@ from ._url import check_fields, positive_number
 from .base import Entry, LazyMetadata, corrupt_entry, glob_literal_prefix, select_keys
 from .breaker import CircuitBreaker, breaker_health, breaker_options, is_timeout
 from .redaction import redact_url
+
+T = TypeVar("T")
 
 CHUNK_BYTES = 512 * 1024
 # Entry documents hold the value inline up to this size (leaving room for key and metadata).
@@ -135,7 +137,7 @@ class FirestoreStore:
         # Every call carries its deadline and is not retried: the API's default retries a call that
         # timed out for up to a minute, which a cache must not make its caller wait.
         self._rpc: dict[str, Any] = {"timeout": self.timeout_s, "retry": None}
-        options = dict(breaker) if breaker is not None else breaker_options({}, {}, f"Firestore {self.url}")
+        options: dict[str, Any] = dict(breaker) if breaker is not None else breaker_options({}, {}, f"Firestore {self.url}")
         self.breaker = CircuitBreaker(f"Firestore {self.url}", **options) if options else None
         track_for_fork(self)
 
@@ -201,7 +203,7 @@ class FirestoreStore:
         """The circuit breaker's state (``Cache.stats()["store_health"]``)."""
         return breaker_health(self.breaker)
 
-    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, op: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self._errors(op):
             return fn(*args, **kwargs)
 
@@ -233,7 +235,7 @@ class FirestoreStore:
             pieces = [parts.get(ref.id) for ref in refs]
             if any(p is None for p in pieces):
                 raise _Replaced()
-            value = b"".join(bytes(p) for p in pieces)
+            value = b"".join(bytes(p) for p in pieces if p is not None)
             if hashlib.sha256(value).hexdigest() != data.get("digest"):
                 raise _Replaced()
         return Entry(key, value, LazyMetadata(data.get("metadata") or "{}"), data["created_at"], data.get("expires_at"))
@@ -487,7 +489,8 @@ class FirestoreStore:
             transaction.set(ref, {"name": name, "token": token, "expires_at": now + ttl_s, "fence": fence})
             return token
 
-        return take_over(self.client.transaction())
+        taken: str | None = take_over(self.client.transaction())
+        return taken
 
     def acquire_lease(self, name: str, ttl_s: float) -> str | None:
         return self._call("lease", self._acquire, name, ttl_s)

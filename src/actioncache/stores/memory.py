@@ -61,7 +61,7 @@ class MemoryStore:
         parts = urlsplit(url)
         query = query_options("memory", url, parts, ("max_size_bytes", "eviction"), "options: max_size_bytes=, eviction=")
         limit = eviction_from_query(query, options)
-        sized = {} if limit is None else {"max_size_bytes": limit.max_size_bytes, "eviction": limit.policy}
+        sized: dict[str, Any] = {} if limit is None else {"max_size_bytes": limit.max_size_bytes, "eviction": limit.policy}
         name = parts.netloc + parts.path.strip("/")
         if not name:
             return cls(url, **sized)
@@ -136,17 +136,16 @@ class MemoryStore:
             if found is not None:
                 return found
         if policy == "ttl":
-            heap = self._expiry_heap
-            while heap:
-                expires_at, key, created_at = heapq.heappop(heap)
-                current = self._entries.get(key)
-                if current is not None and current.created_at == created_at and current.expires_at == expires_at:
-                    if key == written:
-                        kept = (expires_at, key, created_at)
+            expiring = self._expiry_heap
+            while expiring:
+                expires_at, due, created_at = heapq.heappop(expiring)
+                held = self._entries.get(due)
+                if held is not None and held.created_at == created_at and held.expires_at == expires_at:
+                    if due == written:
                         victim = self._victim("ttl", now, written)
-                        heapq.heappush(heap, kept)
+                        heapq.heappush(expiring, (expires_at, due, created_at))
                         return victim
-                    return key
+                    return due
         for key in self._recency:  # type: ignore[union-attr]  # least recent first (LRU; the others' fallback)
             if key != written:
                 return key

@@ -88,7 +88,7 @@ class ListeningFeed:
         self._thread.join(timeout=2)
 
 
-def near_options(query: dict[str, str], options: dict[str, Any], where: str) -> dict[str, float] | None:
+def near_options(query: dict[str, str], options: dict[str, Any], where: str) -> dict[str, Any] | None:
     """The ``near=on`` and ``near_*`` options (removed from ``query`` and ``options``), or None (off)."""
     return prefixed_options(query, options, "near", NEAR_DEFAULTS, where, on_by_default=False)
 
@@ -160,7 +160,7 @@ class NearCache:
     def put_fenced(self, entry: Entry, lease: str, token: str) -> bool:
         self._forget((entry.key,))
         try:
-            return bool(self.store.put_fenced(entry, lease, token))  # type: ignore[attr-defined]
+            return bool(self.store.put_fenced(entry, lease, token))
         finally:
             self._forget((entry.key,))
 

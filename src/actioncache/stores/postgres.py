@@ -111,6 +111,13 @@ def _jsonb_dumps(value: Any) -> str:
     return _escape_nul(_jsonb_text(value))
 
 
+def _one(row: Any) -> Any:
+    """The first column of a row a statement always returns."""
+    if row is None:
+        raise StoreError("PostgreSQL returned no row where one was expected")
+    return row[0]
+
+
 # libpq connection parameters that name a file libpq reads.
 _FILE_PARAMS = ("passfile", "sslcert", "sslkey", "sslrootcert", "sslcrl", "sslcrldir")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
@@ -139,7 +146,7 @@ class _TimedConnection(psycopg.Connection[Any]):
 
     timeout_s: float | None = None
 
-    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:  # type: ignore[override]
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
         if timeout is None and self.timeout_s is not None:
             try:
                 return super().wait(gen, interval, self.timeout_s)
@@ -383,7 +390,7 @@ class PostgresStore(SQLStore):
         where = f"PostgreSQL at {self.url} (table {table!r})"
         self.read_timeout_s = positive_number(read_timeout_s, "read_timeout_s", where)
         self.write_timeout_s = positive_number(write_timeout_s, "write_timeout_s", where)
-        options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **PG_BREAKER)
+        options: dict[str, Any] = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **PG_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
         # libpq's messages may quote the URL's secrets: they are scrubbed.
         errors = StoreErrors(where, psycopg.Error, _hint, secrets=url_secrets(url or conninfo), one_line=True,
@@ -421,7 +428,7 @@ class PostgresStore(SQLStore):
         return store if near is None else NearCache(store, **near)
 
     @staticmethod
-    def _conninfo(url: str, options: dict[str, Any]) -> tuple[str, dict[str, float] | None, dict[str, Any]]:
+    def _conninfo(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
         """(the libpq conninfo ``url`` connects with, the near cache's options, libpq's reading of
         the conninfo); the store's own options go into ``options``."""
         parts = urlsplit(url)
@@ -588,7 +595,7 @@ class PostgresStore(SQLStore):
             fresh = getattr(self._local, "conn", None) is None
             try:
                 conn = self._conn()
-                conn.timeout_s = (self.read_timeout_s if op == "get" else
+                conn.timeout_s = (self.read_timeout_s if op == "get" else  # type: ignore[attr-defined]  # _TimedConnection
                                   self.write_timeout_s + getattr(self._local, "extra_s", 0.0))
                 if not transaction:
                     return work(conn)
@@ -644,7 +651,7 @@ class PostgresStore(SQLStore):
 
     def server_time(self) -> float:
         """The server's clock (epoch seconds): the one clock expiry is judged by (see the core)."""
-        return float(self._run("time", lambda c: c.execute("SELECT " + _SERVER_NOW).fetchone()[0]))
+        return float(self._run("time", lambda c: _one(c.execute("SELECT " + _SERVER_NOW).fetchone())))
 
     def _lease_channel(self, name: str) -> str:
         # A channel name is an identifier (at most 63 bytes): a digest of the table and lease name.

@@ -316,7 +316,7 @@ class RedisStore:
         self._secrets = url_secrets(shown)  # scrubbed from the driver's messages, which may quote them
         self.prefix = prefix
         where = f"Redis at {self.url} (prefix {prefix!r})"
-        options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
+        options: dict[str, Any] = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
         self._errors = StoreErrors(where, _DRIVER_ERRORS, _hint, secrets=self._secrets, one_line=True,
                                    breaker=self.breaker, down=_server_down)
@@ -465,7 +465,7 @@ class RedisStore:
         import redis
 
         try:
-            read = redis.connection.parse_url(target.client_url)
+            read = redis.connection.parse_url(target.client_url)  # type: ignore[no-untyped-call]
         except ValueError as exc:
             raise StoreURLError(f"Redis URL {redact_url(url)!r}: {redact_secrets(str(exc), url_secrets(url))}") from None
         if read.get("path"):
@@ -534,7 +534,8 @@ class RedisStore:
             return None
         built = self._built.get(key)  # the entry built for this very row (BuiltEntries)
         if built is not None and built[0] == row:
-            return built[1]
+            entry: Entry = built[1]
+            return entry
         try:
             preset = {"_cache_duration_ms": float(duration)} if duration else None
             return self._built.keep(key, row, Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
@@ -821,7 +822,7 @@ class RedisStore:
         if isinstance(answer, dict):  # a cluster answers per node: any node's clock
             answer = next(iter(answer.values()))
         seconds, micros = answer
-        return seconds + micros / 1e6
+        return float(seconds) + float(micros) / 1e6
 
     def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
         with self._errors("lease"):

@@ -106,7 +106,7 @@ def parse_target(url: str, shown: str, secrets: tuple[str, ...]) -> Target:
     # One node's URL, for redis-py's own parser of the query options, credentials and TLS.
     client_url = urlunsplit((driver_scheme, (userinfo + "@" if userinfo else "") + where, f"/{db}", parts.query, ""))
     try:
-        options = redis.connection.parse_url(client_url)
+        options = redis.connection.parse_url(client_url)  # type: ignore[no-untyped-call]  # redis-py is untyped here
     except ValueError as exc:
         raise _fail(shown, redact_secrets(str(exc), secrets)) from None
     for name in ("host", "port", "path"):
@@ -136,13 +136,13 @@ def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
         from redis.cluster import ClusterNode, RedisCluster
 
         merged.pop("db", None)
-        return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in target.nodes], **merged)
+        return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in target.nodes], **merged)  # type: ignore[no-untyped-call]
     from redis.sentinel import Sentinel
 
     sentinel_password = merged.pop("sentinel_password", None)
-    sentinel_kwargs = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
+    sentinel_kwargs: dict[str, Any] = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
     if sentinel_password:
         sentinel_kwargs["password"] = sentinel_password
-    sentinel = Sentinel(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
-    return sentinel.master_for(target.service)
+    sentinel = Sentinel(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)  # type: ignore[no-untyped-call]
+    return sentinel.master_for(target.service)  # type: ignore[no-untyped-call]
 

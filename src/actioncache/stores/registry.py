@@ -186,7 +186,8 @@ def url_from_fields(backend: str, fields: Mapping[str, Any], *,
     writer = getattr(owner, "url_from_fields", None)
     if writer is None:
         raise StoreURLError(f"the {name!r} store takes no fields; give its whole URL (url: {name}://...)")
-    return writer(fields, scheme=name, base_dir=base_dir)
+    written: str = writer(fields, scheme=name, base_dir=base_dir)
+    return written
 
 
 def _load_entry_points() -> None:
@@ -255,7 +256,8 @@ def open_store(url: str | CacheStore | None = None, **options: Any) -> CacheStor
         raise StoreURLError(
             f"unknown store scheme {scheme!r} in {redact_url(url)!r}; known schemes: {', '.join(registered_schemes())}"
         )
-    return _resolve(scheme, backend)(url, **options)
+    store: CacheStore = _resolve(scheme, backend)(url, **options)
+    return store
 
 
 def _resolve(scheme: str, backend: Backend) -> Any:
