@@ -26,7 +26,7 @@ def _signature(url: str | None, goal: str | None, signature: Mapping[str, Any] |
         if not isinstance(signature, Mapping):
             raise TypeError(f"signature must be a mapping {{url, goal}}, not {type(signature).__name__}")
         url, goal = signature.get("url", signature.get("url_pattern")), signature.get("goal")
-    return PlanSignature.of(url, goal)  # type: ignore[arg-type] - of() names what is missing
+    return PlanSignature.of(url, goal)  # type: ignore[arg-type]  # of() names what is missing
 
 
 def _page(page: Any, html: str | None, url: str | None) -> Page | Any:

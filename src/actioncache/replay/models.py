@@ -19,6 +19,9 @@ from .fingerprints import element_fingerprint
 from .page import Page
 from .urls import DEFAULT_URL_RULE, UrlRule, url_pattern
 
+__all__ = ["Action", "ActionType", "Element", "Page", "PlanSignature", "as_page", "as_signature", "normalize_goal",
+           "url_pattern"]
+
 
 class ActionType:
     """Action type names. Any string is accepted; only :data:`SUPPORTED` ones are replayed."""

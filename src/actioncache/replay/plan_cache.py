@@ -37,6 +37,8 @@ from .secrets import redact, scrub, typed_secrets
 from .urls import DEFAULT_URL_RULE, UrlRule
 from .validation import FallbackReason, PersonalizeHook, ReplayFallback, check_supported, resume
 
+__all__ = ["INITIAL_TRUST", "REWARD_ALPHA", "TRUST_FLOOR", "PlanCache", "ReplayResult"]
+
 log = logging.getLogger("actioncache.replay")
 
 REWARD_ALPHA = DEFAULT_EMA_ALPHA

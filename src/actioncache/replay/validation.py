@@ -284,7 +284,8 @@ def reply_text(reply: Any) -> str:
         if reply.get("success") is False:
             raise RuntimeError(f"the LLM call failed: {reply.get('error', 'no error message')}")
         for name in ("content", "response", "text"):
-            if isinstance(reply.get(name), str):
-                return reply[name]
+            text = reply.get(name)
+            if isinstance(text, str):
+                return text
     raise TypeError(f"cannot read text from the LLM reply ({type(reply).__name__}); "
                     f"return a string or a dict with 'content'")

@@ -34,10 +34,11 @@ from .steps import (
     Outcome,
     Perform,
     ReplayOutcome,
+    Returning,
     Settle,
     Sleep,
     Snapshot,
-    Step,
+    T,
     replay_steps,
 )
 
@@ -143,12 +144,13 @@ def _popup_handler(request: Guard, page: Any) -> Any:
             owner = await owner.opener() if owner is not None and owner is not page else None
             ours = ours or owner is page
         if ours and not guard_route(request.network, outgoing):
-            return await route.abort("blockedbyclient")
+            await route.abort("blockedbyclient")
+            return
         await route.fallback()
     return handle
 
 
-async def adrive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> Any:
+async def adrive(page: Any, steps: Returning[T], settle_timeout_ms: float = 10_000) -> T:
     """Answer ``steps``' requests on ``page`` until it returns; errors go back into it."""
     answer: Any = None
     error: Exception | None = None
@@ -156,7 +158,8 @@ async def adrive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> A
         try:
             request = steps.throw(error) if error is not None else steps.send(answer)
         except StopIteration as done:
-            return done.value
+            result: T = done.value
+            return result
         answer, error = None, None
         try:
             answer = await _answer(page, request, settle_timeout_ms)

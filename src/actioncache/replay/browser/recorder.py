@@ -20,7 +20,7 @@ from ..secrets import is_secret_field
 from ..urls import url_pattern
 from .network import NetworkLog
 from .snapshot import OTHER_ORIGIN
-from .steps import Locate, Outcome, Perform, Sleep, Snapshot, Step, settle
+from .steps import Locate, Outcome, Perform, Returning, Sleep, Snapshot, settle
 
 
 def _option_for(options: list[dict[str, Any]], value: Any) -> dict[str, Any]:
@@ -55,7 +55,7 @@ class RecorderBase:
         self._queries: list[tuple[int, str, Page]] = []
 
     def _element_step(self, kind: str, target: Any, value: Any = None, *, secret: str | bool | None = None,
-                      intent: str | None = None, **fields: Any) -> Step:
+                      intent: str | None = None, **fields: Any) -> Returning[Action]:
         self.network.attach(self.page)
         page: Page = yield Snapshot()
         if self.start_url is None:
@@ -105,7 +105,7 @@ class RecorderBase:
             if inferred is not None:
                 action.choose, action.intention = inferred
 
-    def _wait_step(self, seconds: float) -> Step:
+    def _wait_step(self, seconds: float) -> Returning[Action]:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
             raise ValueError(f"wait takes a number of seconds >= 0, not {seconds!r}")
         yield Sleep(float(seconds))

@@ -275,6 +275,7 @@ def page_from_snapshot(data: Mapping[str, Any] | str) -> Page:
     """The :class:`Page` of a :data:`SNAPSHOT_JS` result (its JSON text, or that text decoded)."""
     if isinstance(data, str):
         data = json.loads(data)
+    assert isinstance(data, Mapping)
     elements = []
     for raw in data.get("elements") or []:
         element = Element.from_dict(raw)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Generator, Iterable, Mapping
+from typing import Any, Generator, Iterable, Mapping, TypeVar
 
 from ..effects import SAFE_METHODS, StepEffects, link_target
 from ..guard import RequestGuard
@@ -79,6 +79,9 @@ class Guard:
 
 
 Step = Generator[Any, Any, Any]
+T = TypeVar("T")
+#: A step that returns a ``T``.
+Returning = Generator[Any, Any, T]
 
 #: How often a replay looks again for an element that is not on the page yet.
 POLL_S = 0.1
@@ -163,7 +166,7 @@ def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
                  personalize: PersonalizeHook | None = None, resolve: Resolver | None = None,
                  context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
                  wait_s: float = WAIT_S, quiet_s: float = QUIET_S, allow_requests: Iterable[str] = (),
-                 max_wait_action_s: float = 30.0) -> Step:
+                 max_wait_action_s: float = 30.0) -> Returning[ReplayOutcome]:
     """Replay the plan for ``(url, goal)``: before each action, snapshot the DOM and validate it there;
     while it runs, guard every request; after each action, check where it led.
 

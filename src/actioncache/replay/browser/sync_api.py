@@ -30,10 +30,11 @@ from .steps import (
     Outcome,
     Perform,
     ReplayOutcome,
+    Returning,
     Settle,
     Sleep,
     Snapshot,
-    Step,
+    T,
     replay_steps,
 )
 
@@ -137,12 +138,13 @@ def _popup_handler(request: Guard, page: Any) -> Any:
             owner = owner.opener() if owner is not None and owner is not page else None
             ours = ours or owner is page
         if ours and not guard_route(request.network, outgoing):
-            return route.abort("blockedbyclient")
+            route.abort("blockedbyclient")
+            return
         route.fallback()
     return handle
 
 
-def drive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> Any:
+def drive(page: Any, steps: Returning[T], settle_timeout_ms: float = 10_000) -> T:
     """Answer ``steps``' requests on ``page`` until it returns; errors go back into it."""
     answer: Any = None
     error: Exception | None = None
@@ -150,7 +152,8 @@ def drive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> Any:
         try:
             request = steps.throw(error) if error is not None else steps.send(answer)
         except StopIteration as done:
-            return done.value
+            result: T = done.value
+            return result
         answer, error = None, None
         try:
             answer = _answer(page, request, settle_timeout_ms)
