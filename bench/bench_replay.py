@@ -186,7 +186,7 @@ def bench_browser(rounds: int, llm_s: float, big_html: str) -> tuple[dict[str, l
     big: dict[str, list[float]] = {"snapshot": [], "step": []}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         browser = p.chromium.launch(**chromium_launch_options())
-        page = browser.new_page()
+        page = browser.new_page(service_workers="block")
         plans = PlanCache(open_store(f"sqlite:///{tmp}/plans.db"))
         progress("recording the plan from one fresh run")
         recorder = PageRecorder(page)

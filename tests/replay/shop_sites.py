@@ -75,7 +75,7 @@ VARIANTS = [
        "no-remember"),
     _v("login", "same-origin-iframe", "the form moved into an iframe of the same origin", "replay", "iframe"),
     _v("login", "captcha", "the server now answers 403 with a captcha", "fallback", "captcha", reason="captcha_required"),
-    _v("login", "second-factor", "a correct login now leads to a one-time-code page", "fallback", "2fa", reason="outcome_changed"),
+    _v("login", "second-factor", "a correct login now redirects to a one-time-code page (the redirect is judged before the browser follows it)", "fallback", "2fa", reason="unexpected_request"),
     _v("login", "beacon-delete", "the Log in button also sends a beacon to /account/delete", "fallback",
        "beacon-delete", reason="unexpected_request"),
     _v("login", "popup-delete", "the Log in button also submits a form to /account/delete in a new window",
@@ -591,7 +591,7 @@ def replay_variant(browser: Any, shop: Shop, base_db: Path, folder: Path, varian
         shutil.copy(part, folder / (db.name + part.name[len(base_db.name):]))
     plans = PlanCache(open_store(f"sqlite:///{db}"))
     shop.reset(variant)
-    context = browser.new_context()
+    context = browser.new_context(service_workers="block")
     try:
         page = context.new_page()
         page.goto(shop.url + START[variant.site])
@@ -625,7 +625,7 @@ def record_all(browser: Any, shop: Shop, folder: Path) -> dict[str, Path]:
     for site in GOALS:
         db = folder / f"recorded-{site}.db"
         plans = PlanCache(open_store(f"sqlite:///{db}"))
-        context = browser.new_context()
+        context = browser.new_context(service_workers="block")
         try:
             record_site(site, context.new_page(), shop, plans)
         finally:

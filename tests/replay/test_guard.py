@@ -85,7 +85,7 @@ def test_sent_requests_round_trip(sent):
 def test_the_guard_admits_only_what_the_step_or_the_one_before_sent():
     login = post("https://shop.example/login", user="a", password="b")
     guard = RequestGuard()
-    assert guard.admit(post("https://shop.example/account/delete"), "POST", "x").allowed  # not armed yet
+    assert not guard.admit(post("https://shop.example/account/delete"), "POST", "x").allowed  # default deny: nothing expected yet
     guard.expect(StepEffects(sent=[login]))
     assert guard.admit(None, "GET", "https://shop.example/logo.png").allowed
     assert guard.admit(post("https://shop.example/login", user="b", password="c"), "POST", "u").matched == login

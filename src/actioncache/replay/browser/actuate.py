@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from ..models import Action, ActionType
-from .network import NetworkLog
+from .network import DENY, NetworkLog
 
 log = logging.getLogger("actioncache.replay")
 
@@ -45,22 +45,77 @@ def in_frame(action: Action) -> bool:
     return bool((action.element or {}).get("frame"))
 
 
-def request_page(request: Any) -> Any:
-    """The page a request belongs to, ``None`` when it has none (a service worker's)."""
+def route_decision(network: NetworkLog, request: Any) -> str:
+    """The route handler's decision on ``request`` (:meth:`NetworkLog.decide`). A guard that fails
+    refuses (fails closed)."""
     try:
-        return request.frame.page
-    except Exception:  # noqa: BLE001
-        return None
-
-
-#: How many windows deep a popup of a popup is still guarded.
-POPUP_DEPTH = 4
-
-
-def guard_route(network: NetworkLog, request: Any) -> bool:
-    """The route handler's decision: let ``request`` through? A guard that fails refuses (fails closed)."""
-    try:
-        return network.admit(request)
+        return network.decide(request)
     except Exception:
         log.exception("replay: the request guard failed; the request is aborted")
+        return DENY
+
+
+def redirect_admitted(network: NetworkLog, request: Any, response: Any) -> bool:
+    """Whether the browser may follow ``response`` (a redirect is judged as the request it leads to)."""
+    try:
+        return network.admit_redirect(request, int(response.status), response.headers.get("location"))
+    except Exception:
+        log.exception("replay: the request guard failed on a redirect; the request is aborted")
         return False
+
+
+def websocket_admitted(guard: WebSocketGuard, url: str) -> bool:
+    network = guard.network
+    if network is None:
+        return True  # no replay runs in this context now
+    try:
+        return network.admit_websocket(url)
+    except Exception:
+        log.exception("replay: the request guard failed on a WebSocket; it is not opened")
+        return False
+
+
+class WebSocketGuard:
+    """The one WebSocket route of a browser context: judged by the running replay's guard, passed
+    through to the server when no replay runs (Playwright cannot remove a WebSocket route)."""
+
+    network: NetworkLog | None = None
+
+
+#: Where a context keeps its :class:`WebSocketGuard`.
+WEBSOCKET_GUARD = "_actioncache_websocket_guard"
+
+
+def service_workers_blocked(context: Any) -> bool:
+    """Whether the context was opened with ``service_workers="block"``: a service worker's requests
+    bypass Playwright's routing, so a context that allows them cannot be guarded."""
+    options = getattr(getattr(context, "_impl_obj", context), "_options", None)
+    return isinstance(options, dict) and options.get("serviceWorkers") == "block"
+
+
+#: What a replay refuses a context for (see :func:`service_workers_blocked`).
+UNGUARDED_CONTEXT = ("the browser context allows service workers, whose requests would not pass the request guard; "
+                     "open it with browser.new_context(service_workers='block') to replay in it")
+
+
+#: Workers whose requests Playwright's routing does not see: a replay lets none start, and refuses a
+#: context where one already runs.
+UNROUTED_WORKERS = ("shared_worker", "service_worker")
+#: ``Target.setAutoAttach`` for the browser's CDP session: every new shared or service worker waits
+#: for the debugger before it runs a line, so one of the replayed context is closed before it can send.
+AUTO_ATTACH_WORKERS = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                       "filter": [{"type": kind, "exclude": False} for kind in UNROUTED_WORKERS] + [{"exclude": True}]}
+AUTO_ATTACH_OFF = {"autoAttach": False, "waitForDebuggerOnStart": False}
+NO_CDP = ("the request guard needs Chromium's DevTools protocol on the browser (to stop shared workers, whose "
+          "requests routing does not see); replay in a context of a Chromium launched by Playwright")
+
+
+def running_workers(targets: Any, context_id: str) -> list[str]:
+    """The URLs of the shared and service workers of the context ``context_id`` among ``Target.getTargets``."""
+    return [str(t.get("url")) for t in (targets or {}).get("targetInfos", ())
+            if t.get("type") in UNROUTED_WORKERS and t.get("browserContextId") == context_id]
+
+
+def unguarded_workers(urls: list[str]) -> str:
+    return (f"{len(urls)} shared or service worker(s) of this page's context already run ({urls[0]}); their "
+            f"requests would not pass the request guard: replay in a fresh context")

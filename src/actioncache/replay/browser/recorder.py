@@ -85,6 +85,8 @@ class RecorderBase:
         if link is not None:
             self._targets[position] = link
         self.network.begin_step(position)
+        if kind == "fill":
+            self.network.typed[position] = str(value)  # in memory: fields that carry it are kept as references
         yield Perform(kind, target, value)
         yield from settle(self.network, action.action_type, slack=2.0)
         state = yield Outcome()

@@ -22,6 +22,7 @@ from ..outcomes import ObservedOutcome, check_outcome
 from ..plan_cache import PlanCache
 from ..run import ReplayRun
 from ..validation import FallbackReason, PersonalizeHook, ReplayFallback
+from .actuate import UNGUARDED_CONTEXT
 from .network import NetworkLog
 
 # --- requests a driver answers ------------------------------------------------------------------
@@ -68,6 +69,11 @@ class Sleep:
 @dataclass(frozen=True)
 class Outcome:
     """Answer: where the page is now, ``{"url", "captcha", "controlled"}`` (see :data:`OUTCOME_JS`)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Answer: what the browser context allows, ``{"service_workers_blocked": bool}``."""
 
 
 @dataclass(frozen=True)
@@ -199,11 +205,20 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
             max_wait_action_s: float) -> Step:
     page = yield Snapshot()
     network.page_url = page.url
+    facts = yield Facts()
+    if not facts.get("service_workers_blocked"):
+        run.stop(FallbackReason.UNGUARDED_PAGE, UNGUARDED_CONTEXT)
+        return
     state = yield Outcome()
     if state.get("controlled"):
         run.stop(FallbackReason.UNGUARDED_PAGE, _UNGUARDED)
         return
-    yield Guard(network)
+    network.typed = run.typed  # what this run typed, by plan index: the guard compares fields with it
+    refused = yield Guard(network)
+    if refused:
+        run.stop(FallbackReason.UNGUARDED_PAGE, str(refused))
+        yield Guard(network, on=False)
+        return
     previous: StepEffects | None = None
     steps = 0
     try:
@@ -242,8 +257,14 @@ def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
     if not blocked:
         return None
     more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+    first = blocked[0]
+    if first.blocked:
+        return ReplayFallback(FallbackReason.UNEXPECTED_REQUEST,
+                              f"action {position}: {first.reason}{more}; aborted before it left the browser")
+    what = first.sent.describe() if first.sent is not None else f"a {first.method} request"
     return ReplayFallback(FallbackReason.UNEXPECTED_REQUEST,
-                          f"action {position}: {blocked[0].reason}{more}; aborted before it left the browser")
+                          f"action {position}: {what} left the browser by a path the request guard does not "
+                          f"see{more}; the replay stops here")
 
 
 def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects | None, step: int,
