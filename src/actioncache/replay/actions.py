@@ -92,7 +92,7 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
                                              secrets=secrets, resolve=resolver_for(state, resolve, llm))
         except (TypeError, ValueError) as exc:
             return failure("validation_error", str(exc))
-        return {"success": True, **result.to_dict()}
+        return {"success": True, **result.to_dict(secrets=True)}  # the agent types them
 
     def report(state: Any, success: bool | None = None, url: str | None = None, goal: str | None = None,
                signature: Mapping[str, Any] | None = None, plan_id: str | None = None,

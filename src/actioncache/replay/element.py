@@ -43,6 +43,11 @@ class Element:
     item: str = ""
     frame: str = ""
     was_password: bool = False
+    #: What the browser snapshot saw the element be earlier (old attribute values, labels, names):
+    #: the secrets rule reads it. Not part of the fingerprint.
+    history: list[dict[str, str]] = field(default_factory=list)
+    #: The browser's identity of the element for the page's life (a recorder follows a field with it).
+    uid: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | Element) -> Element:
@@ -67,6 +72,8 @@ class Element:
             item=str(data.get("item") or ""),
             frame=str(data.get("frame") or ""),
             was_password=data.get("was_password") is True,
+            history=[{str(k): str(v) for k, v in h.items()} for h in data.get("history") or () if isinstance(h, Mapping)],
+            uid=str(data.get("uid") or ""),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,4 +88,4 @@ class Element:
 
 
 #: Fields written only when set, so a page of a driver that does not compute them reads as before.
-_OPTIONAL = ("role", "name", "item", "frame", "was_password")
+_OPTIONAL = ("role", "name", "item", "frame", "was_password", "history")

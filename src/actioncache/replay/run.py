@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Mapping
 from .element import Element
 from .intents import ClickChoice, Resolver, candidates_for, pick, rule_resolver
 from .models import Action, ActionType, Page, PlanSignature, as_page
-from .secrets import fill_secret, missing_secret
+from .secrets import fill_secret, missing_secret, scrub_text
 from .validation import FallbackReason, PersonalizeHook, ReplayContext, ReplayFallback, personalize_actions, rebind
 
 log = logging.getLogger("actioncache.replay")
@@ -59,6 +59,8 @@ class ReplayRun:
         self._on_nothing_served = on_nothing_served
         self._on_close = on_close
         self._closed = False
+        #: The secret texts this run typed (in memory only): no message carries them.
+        self._secret_texts: set[str] = set()
 
     @classmethod
     def stopped(cls, signature: PlanSignature, fallback: ReplayFallback, plan_id: str | None = None,
@@ -89,7 +91,11 @@ class ReplayRun:
 
     def stop(self, reason: str, message: str) -> None:
         """End the run early for ``reason`` (a driver could not do what was served)."""
-        self.reason, self.message = reason, message
+        self.reason, self.message = reason, self._clean(message)
+
+    def _clean(self, message: str | None) -> str | None:
+        """A message as it may be shown, logged or counted: no secret of this run in it, in any encoding."""
+        return scrub_text(message, [*(str(v) for v in self.secrets.values()), *self._secret_texts])
 
     def next(self, page: Page | Mapping[str, Any] | str) -> list[Action] | None:
         """The next plan action, rebound to ``page`` and personalized, as a list (a hook may turn it
@@ -108,7 +114,10 @@ class ReplayRun:
                 if self.served == 0 and self._on_nothing_served is not None:
                     self._on_nothing_served()
                 raise
-            bound = fill_secret(bound, self.secrets)
+            try:
+                bound = fill_secret(bound, self.secrets)
+            except TypeError as exc:
+                raise ReplayFallback(FallbackReason.SECRET_REQUIRED, f"action {self.served}: {exc}") from exc
             context = ReplayContext(self.signature, page, self.plan_id or "", self.context)
             out = personalize_actions([bound], self.personalize, context, start=self.served)
             for candidate in out:
@@ -125,12 +134,14 @@ class ReplayRun:
                                          f"in the personalize hook")
                 if candidate.action_type.lower() == ActionType.INPUT_TEXT and candidate.text is not None:
                     self.typed[self.offset + self.served] = candidate.text
+                    if candidate.secret or action.secret:
+                        self._secret_texts.add(candidate.text)
         except ReplayFallback as fallback:
-            self.reason, self.message = fallback.reason, fallback.message
+            self.reason, self.message = fallback.reason, self._clean(fallback.message)
             return None
-        except Exception as exc:
-            log.exception("replay: unexpected error; falling back to fresh planning")
-            self.reason, self.message = FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - any error falls back (logged without its text: it may hold a secret)
+            log.error("replay: unexpected error (%s); falling back to fresh planning", type(exc).__name__)
+            self.reason, self.message = FallbackReason.INTERNAL_ERROR, self._clean(f"{type(exc).__name__}: {exc}")
             return None
         self.validated[action.action_type.lower()] += 1
         self.served += 1
