@@ -15,7 +15,7 @@ import pytest
 from actioncache import open_store
 from actioncache.replay import Action, FallbackReason, PlanCache, page_from_html
 from actioncache.replay.browser import replay_plan, steps
-from actioncache.replay.browser.steps import Facts, Guard, Outcome, Settle, Sleep, Snapshot, replay_steps
+from actioncache.replay.browser.steps import Facts, Guard, Outcome, Prepare, Settle, Sleep, Snapshot, replay_steps
 
 SIG_URL, GOAL = "https://shop.example/form", "send the form"
 FORM = "<form><input name=a><button type=button>Send</button></form>"
@@ -50,6 +50,8 @@ def drive(plans, pages, clock, **options):
             answer = {"url": SIG_URL, "captcha": False, "controlled": False}
         elif isinstance(request, Facts):
             answer = {"service_workers_blocked": True}
+        elif isinstance(request, Prepare):
+            answer = (pages(clock.now - start), request.index)
         elif isinstance(request, (Guard, Settle)):
             answer = None
         else:

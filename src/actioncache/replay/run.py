@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any, Callable, Iterable, Mapping
 
 from .element import Element
-from .intents import ClickChoice, Resolver, candidates_for, pick, rule_resolver
+from .intents import QUERY_MATCH, RULES, ClickChoice, Resolver, candidates_for, pick, rule_resolver, words
 from .models import Action, ActionType, Page, PlanSignature, as_page
 from .secrets import fill_secret, missing_secret, scrub_text
 from .validation import FallbackReason, PersonalizeHook, ReplayContext, ReplayFallback, personalize_actions, rebind
@@ -61,6 +61,11 @@ class ReplayRun:
         self._closed = False
         #: The secret texts this run typed (in memory only): no message carries them.
         self._secret_texts: set[str] = set()
+        #: The page each input of this run was typed on, by plan index.
+        self._typed_on: dict[int, Page] = {}
+        #: The plan index of the last click the resolver re-decided: the inputs before it are answered
+        #: (what follows is on the pages of the item it chose: its "Add to cart").
+        self._decided_at = -1
 
     @classmethod
     def stopped(cls, signature: PlanSignature, fallback: ReplayFallback, plan_id: str | None = None,
@@ -109,6 +114,12 @@ class ReplayRun:
         action = self.remaining[self.served]
         try:
             try:
+                depends = None if _chooses(action) else self._depends_on_changed_input(action, page)
+                if depends is not None:
+                    # A click on what appeared after this run typed something else: re-decided, never by identity.
+                    action = action.copy()
+                    action.choose = {"rule": QUERY_MATCH, "query": depends}
+                    action.intention = action.intention or RULES[QUERY_MATCH]
                 bound = self._decide(action, page) if _chooses(action) else self._rebind(action, page)
             except ReplayFallback:
                 if self.served == 0 and self._on_nothing_served is not None:
@@ -134,6 +145,7 @@ class ReplayRun:
                                          f"in the personalize hook")
                 if candidate.action_type.lower() == ActionType.INPUT_TEXT and candidate.text is not None:
                     self.typed[self.offset + self.served] = candidate.text
+                    self._typed_on[self.offset + self.served] = page
                     if candidate.secret or action.secret:
                         self._secret_texts.add(candidate.text)
         except ReplayFallback as fallback:
@@ -146,6 +158,27 @@ class ReplayRun:
         self.validated[action.action_type.lower()] += 1
         self.served += 1
         return out
+
+    def _depends_on_changed_input(self, action: Action, page: Page) -> int | None:
+        """The plan index of the input a plain click depends on, when this run typed other text there.
+
+        A click depends on an input when its element was not on the page the input was typed on (a
+        result, a suggestion, a link of the page the query led to). With the recording's own text, the
+        recorded element stands; with another text it must be re-decided, never clicked by identity.
+        """
+        if action.action_type.lower() != ActionType.CLICK or not action.fingerprint or not action.element:
+            return None
+        for index in sorted(self._typed_on, reverse=True):
+            if index < self._decided_at:
+                break  # a click after this input was re-decided for this run's text
+            recorded = self.plan[index]
+            if recorded.secret or recorded.text is None or not (recorded.text or "").strip():
+                continue  # a secret or an empty box says nothing about which item to click
+            if words(self.typed.get(index)) == words(recorded.text) and words(recorded.text):
+                continue  # the recording's own query: its own choices stand
+            if not self._typed_on[index].ids_for(action.fingerprint, self.ignore):
+                return index
+        return None
 
     def _rebind(self, action: Action, page: Page) -> Action:
         validated, stop = rebind([action], page, self.ignore, start=self.served)
@@ -179,8 +212,14 @@ class ReplayRun:
                                      f"could not choose among {len(choice.candidates)} candidates; the recorded "
                                      f"item is not clicked for another query")
             return self._rebind(action, page)  # the recording's own query: its own choice stands
+        if (choice.personalized and action.fingerprint and picked.id in page.ids_for(action.fingerprint, self.ignore)
+                and not (words(choice.query) and words(choice.query) <= words(f"{picked.name} {picked.text} {picked.item}"))):
+            raise ReplayFallback(FallbackReason.INTENT_UNRESOLVED,
+                                 f"{where}: the resolver chose the recorded item for another query, which does not "
+                                 f"name it; the recorded item is not clicked for another query")
         bound = action.copy()
         bound.element_id, bound.element = picked.id, picked.to_dict()
+        self._decided_at = self.offset + self.served
         return bound
 
     def close(self) -> None:

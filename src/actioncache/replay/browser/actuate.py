@@ -28,15 +28,22 @@ def select_args(value: Any) -> dict[str, Any]:
     return {"value": str(value)}
 
 
-def execute_args(action: Action) -> tuple[str, dict[str, Any]]:
+def action_timeout_ms(timeout_s: float | None) -> float:
+    """How long an action waits for its element to be visible, enabled and uncovered: the replay's own
+    wait (never Playwright's 30 s default), at least a quarter second."""
+    return max(float(timeout_s), 0.25) * 1000 if timeout_s is not None else 30_000.0
+
+
+def execute_args(action: Action, timeout_s: float | None = None) -> tuple[str, dict[str, Any]]:
     """The ElementHandle method and keywords that do ``action``."""
     kind = action.action_type.lower()
+    timeout = action_timeout_ms(timeout_s)
     if kind == ActionType.INPUT_TEXT:
-        return "fill", {"value": action.text or ""}
+        return "fill", {"value": action.text or "", "timeout": timeout}
     if kind == ActionType.SELECT_OPTION:
-        return "select_option", select_args(action.option or {})
+        return "select_option", {**select_args(action.option or {}), "timeout": timeout}
     if kind == ActionType.CLICK:
-        return "click", {}
+        return "click", {"timeout": timeout}
     raise ValueError(f"{action.action_type!r} is not an element action")
 
 

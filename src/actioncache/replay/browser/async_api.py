@@ -10,7 +10,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ..intents import Resolver
-from ..models import Action, Page
+from ..models import Action, ActionType, Page
 from ..plan_cache import PlanCache
 from ..validation import PersonalizeHook
 from .actuate import (
@@ -21,6 +21,7 @@ from .actuate import (
     ROUTE_ALL,
     WEBSOCKET_GUARD,
     WebSocketGuard,
+    action_timeout_ms,
     execute_args,
     in_frame,
     redirect_admitted,
@@ -44,6 +45,7 @@ from .steps import (
     Locate,
     Outcome,
     Perform,
+    Prepare,
     ReplayOutcome,
     Returning,
     Settle,
@@ -105,8 +107,16 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
             return await target.select_option(**select_args(request.value))
         return await target.click()
     if isinstance(request, Execute):
-        method, kwargs = execute_args(request.action)
+        method, kwargs = execute_args(request.action, request.timeout_s)
         return await getattr(await _element(page, request), method)(**kwargs)
+    if isinstance(request, Prepare):
+        handle = await _element(page, Execute(request.action, request.index))
+        if request.action.action_type.lower() == ActionType.CLICK:
+            await handle.hover(timeout=action_timeout_ms(request.timeout_s))
+        else:
+            await handle.focus()
+        fresh = await asnapshot_page(page)
+        return fresh, int(await handle.evaluate(INDEX_OF_JS))
     if isinstance(request, Settle):
         try:
             await page.wait_for_load_state("load", timeout=settle_timeout_ms)

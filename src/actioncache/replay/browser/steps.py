@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generator, Iterable, Mapping, TypeVar
 
 from ..effects import SAFE_METHODS, StepEffects, link_target
+from ..element import Element
+from ..fingerprints import DESTINATION_ATTRIBUTES, element_fingerprint
 from ..guard import RequestGuard
 from ..intents import Resolver
 from ..models import Action, ActionType, Page
@@ -50,10 +52,23 @@ class Perform:
 
 @dataclass(frozen=True)
 class Execute:
-    """Do a replayed ``action`` on element ``index`` of the last snapshot."""
+    """Do a replayed ``action`` on element ``index`` of the last snapshot (within ``timeout_s``)."""
 
     action: Action
     index: int | None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """Bring element ``index`` of the last snapshot to where ``action`` acts (focus it to type or choose,
+    move the mouse onto it to click), then answer ``(Page, index)``: a fresh snapshot and the element's
+    index in it (-1 when it is no longer collected). What the page does on focus or hover is thereby seen
+    before the action, not after."""
+
+    action: Action
+    index: int | None
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -233,7 +248,8 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
                 stop = _unexpected(network, run.served - 1)
                 if stop is None:
                     steps += 1
-                    stop = yield from _step(action, page, network, previous, steps, run.served - 1, max_wait_action_s)
+                    stop = yield from _step(action, page, network, previous, steps, run.served - 1,
+                                            max_wait_action_s, run.ignore, wait_s)
                     if stop is None or stop.reason != FallbackReason.EXECUTION_ERROR:
                         outcome.executed.append(action)
                 if stop is not None:
@@ -268,7 +284,7 @@ def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
 
 
 def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects | None, step: int,
-          position: int, max_wait_action_s: float) -> Step:
+          position: int, max_wait_action_s: float, ignore: tuple[str, ...] = (), wait_s: float = WAIT_S) -> Step:
     """Do one served action under the guard; the fallback that stops the replay after it, or ``None``."""
     kind = action.action_type.lower()
     if kind not in ActionType.TARGETED:
@@ -280,7 +296,12 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
     if network.guard is not None:
         network.guard.expect(effects, previous, target)
     try:
-        yield from _execute(action, max_wait_action_s)
+        index = _index(action)
+        fresh, index = yield Prepare(action, index, wait_s)
+        changed = _changed_at_action(action, fresh, index, ignore, position)
+        if changed is not None:
+            return changed
+        yield Execute(action, index, wait_s)
         yield from settle(network, kind)
         deadline = time.monotonic() + SETTLE_MAX_S
         while effects is not None and _pending(effects, network, step) and time.monotonic() < deadline:
@@ -322,6 +343,34 @@ def _wait_until_ready(run: ReplayRun, network: NetworkLog, wait_s: float, quiet_
         if waited >= quiet_s and still and network.quiet_for(quiet_s):
             return page  # nothing is changing: the element is not coming
         yield Sleep(POLL_S)
+
+
+def _index(action: Action) -> int | None:
+    return int(action.element_id[1:]) - 1 if action.element_id and action.element_id[1:].isdigit() else None
+
+
+def _changed_at_action(action: Action, fresh: Page, index: int, ignore: tuple[str, ...],
+                       position: int) -> ReplayFallback | None:
+    """The fallback when the element, read again at the moment of acting (after focus or hover), is not
+    the element the action was validated on: its role, accessible name or attributes changed meanwhile."""
+    kind = action.action_type.lower()
+    if not 0 <= index < len(fresh.elements):
+        return ReplayFallback(FallbackReason.ELEMENT_MISSING,
+                              f"action {position} ({kind}): the element left the page as the replay was about to act")
+    now = fresh.elements[index]
+    expected = element_fingerprint(action.element or {"id": "", "tag": ""}, ignore)
+    if element_fingerprint(now, ignore) == expected:
+        return None
+    before = Element.from_dict(action.element or {"id": "", "tag": ""})
+    if (before.role, before.name) != (now.role, now.name):
+        return ReplayFallback(FallbackReason.NAME_CHANGED,
+                              f"action {position} ({kind}): at the moment of acting the element's role and accessible "
+                              f"name are {now.role!r} {now.name!r}, not {before.role!r} {before.name!r} as when it was "
+                              f"found; nothing was done to it")
+    return ReplayFallback(FallbackReason.DESTINATION_CHANGED if any(
+        before.attributes.get(a) != now.attributes.get(a) for a in DESTINATION_ATTRIBUTES) else FallbackReason.ELEMENT_MISSING,
+                          f"action {position} ({kind}): at the moment of acting the element is not the one found "
+                          f"(it changed on focus or hover); nothing was done to it")
 
 
 def _execute(action: Action, max_wait_action_s: float) -> Step:

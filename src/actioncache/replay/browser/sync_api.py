@@ -6,7 +6,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ..intents import Resolver
-from ..models import Action, Page
+from ..models import Action, ActionType, Page
 from ..plan_cache import PlanCache
 from ..validation import PersonalizeHook
 from .actuate import (
@@ -17,6 +17,7 @@ from .actuate import (
     ROUTE_ALL,
     WEBSOCKET_GUARD,
     WebSocketGuard,
+    action_timeout_ms,
     execute_args,
     in_frame,
     redirect_admitted,
@@ -40,6 +41,7 @@ from .steps import (
     Locate,
     Outcome,
     Perform,
+    Prepare,
     ReplayOutcome,
     Returning,
     Settle,
@@ -99,8 +101,16 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
             return target.select_option(**select_args(request.value))
         return target.click()
     if isinstance(request, Execute):
-        method, kwargs = execute_args(request.action)
+        method, kwargs = execute_args(request.action, request.timeout_s)
         return getattr(_element(page, request), method)(**kwargs)
+    if isinstance(request, Prepare):
+        handle = _element(page, Execute(request.action, request.index))
+        if request.action.action_type.lower() == ActionType.CLICK:
+            handle.hover(timeout=action_timeout_ms(request.timeout_s))
+        else:
+            handle.focus()
+        fresh = snapshot_page(page)
+        return fresh, int(handle.evaluate(INDEX_OF_JS))
     if isinstance(request, Settle):
         try:
             page.wait_for_load_state("load", timeout=settle_timeout_ms)
