@@ -14,7 +14,10 @@ same thing. So the browser recorder keeps, with each element action, its *effect
 * ``url``: the URL pattern (:func:`~actioncache.replay.url_pattern`) the page was on once the step
   settled, or :data:`TARGET` when that was where the clicked link pointed (a re-decided click goes
   where *its* link points);
-* ``captcha``: whether the page then showed a captcha.
+* ``captcha``: whether the page then showed a captcha or another challenge;
+* ``prompt``, ``dialogs``, ``alert``, ``js_dialogs``: whether it showed a box asking for a password or
+  a one-time code, how many modal dialogs, whether an alert with text, and how many JavaScript dialogs
+  the step opened.
 
 A replay compares each step with these (:mod:`.guard` before a request leaves the browser,
 :mod:`.outcomes` once the step settled). A request is described from what the browser is about to
@@ -301,13 +304,18 @@ class StepEffects:
     status: str | None = None
     url: str | None = None
     captcha: bool = False
+    prompt: bool = False
+    dialogs: int = 0
+    alert: bool = False
+    js_dialogs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"sent": [r.to_dict() for r in self.sent], "url": self.url}
         if self.status is not None:
             out["status"] = self.status
-        if self.captcha:
-            out["captcha"] = True
+        for name in ("captcha", "prompt", "dialogs", "alert", "js_dialogs"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
         return out
 
     @classmethod
@@ -318,7 +326,13 @@ class StepEffects:
         url = data.get("url")
         status = data.get("status")
         return cls(sent=sent, status=status if isinstance(status, str) else None,
-                   url=url if isinstance(url, str) else None, captcha=data.get("captcha") is True)
+                   url=url if isinstance(url, str) else None, captcha=data.get("captcha") is True,
+                   prompt=data.get("prompt") is True, dialogs=_int(data.get("dialogs")),
+                   alert=data.get("alert") is True, js_dialogs=_int(data.get("js_dialogs")))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def unique(requests: Iterable[SentRequest]) -> list[SentRequest]:

@@ -162,23 +162,26 @@ class ReplayRun:
     def _depends_on_changed_input(self, action: Action, page: Page) -> int | None:
         """The plan index of the input a plain click depends on, when this run typed other text there.
 
-        A click depends on an input when its element was not on the page the input was typed on (a
-        result, a suggestion, a link of the page the query led to). With the recording's own text, the
-        recorded element stands; with another text it must be re-decided, never clicked by identity.
+        A click depends on the last input before it when its element was not on the page that input was
+        typed on (a result, a suggestion, a link of the page the query led to; a form's submit button is
+        there when its last field is typed). With the recording's own text, the recorded element stands;
+        with another text it must be re-decided, never clicked by identity.
         """
         if action.action_type.lower() != ActionType.CLICK or not action.fingerprint or not action.element:
             return None
-        for index in sorted(self._typed_on, reverse=True):
-            if index < self._decided_at:
-                break  # a click after this input was re-decided for this run's text
-            recorded = self.plan[index]
-            if recorded.secret or recorded.text is None or not (recorded.text or "").strip():
-                continue  # a secret or an empty box says nothing about which item to click
-            if words(self.typed.get(index)) == words(recorded.text) and words(recorded.text):
-                continue  # the recording's own query: its own choices stand
-            if not self._typed_on[index].ids_for(action.fingerprint, self.ignore):
-                return index
-        return None
+        if not self._typed_on:
+            return None
+        index = max(self._typed_on)  # the last input before this click: the flow it belongs to
+        if index < self._decided_at:
+            return None  # a click after it was re-decided for this run's text
+        recorded = self.plan[index]
+        if recorded.secret or recorded.text is None or not recorded.text.strip():
+            return None  # a secret or an empty box says nothing about which item to click
+        if words(self.typed.get(index)) == words(recorded.text) and words(recorded.text):
+            return None  # the recording's own query: its own choices stand
+        if not page.ids_for(action.fingerprint, self.ignore):
+            return None  # not on this page at all: rebinding says why (missing, renamed, leads elsewhere)
+        return index if not self._typed_on[index].ids_for(action.fingerprint, self.ignore) else None
 
     def _rebind(self, action: Action, page: Page) -> Action:
         validated, stop = rebind([action], page, self.ignore, start=self.served)

@@ -50,6 +50,7 @@ class FallbackReason:
     UNEXPECTED_REQUEST = "unexpected_request"            # (browser) a request the recording did not send: aborted
     OUTCOME_CHANGED = "outcome_changed"                  # (browser) a step got another status or led elsewhere
     CAPTCHA_REQUIRED = "captcha_required"                # (browser) the page now asks for a captcha
+    STATE_CHANGED = "state_changed"                      # (browser) a toggle is in neither of its recorded states
     UNGUARDED_PAGE = "unguarded_page"                    # (browser) a service worker hides requests from the guard
     CORRUPT_PLAN = "corrupt_plan"                        # a stored plan that cannot be decoded
     STORE_ERROR = "store_error"

@@ -18,6 +18,8 @@ as an aborted one (:meth:`NetworkLog.unguarded`).
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -92,6 +94,7 @@ class NetworkLog:
     #: Redirect targets the guard admitted, ``(method, url)``: their requests were judged before they existed.
     prejudged: list[tuple[str, str]] = field(default_factory=list)
     _by_request: dict[int, Seen] = field(default_factory=dict)
+    _dialogs: list[tuple[int | None, str]] = field(default_factory=list)
     _page: Any = None
     _handlers: list[tuple[str, Callable[[Any], None]]] = field(default_factory=list)
 
@@ -105,7 +108,7 @@ class NetworkLog:
         self._page = page
         self._handlers = [("request", self.on_request), ("response", self.on_response),
                           ("requestfinished", self.on_done), ("requestfailed", self.on_done),
-                          ("websocket", self.on_websocket)]
+                          ("websocket", self.on_websocket), ("dialog", self.on_dialog)]
         for event, handler in self._handlers:
             page.on(event, handler)
 
@@ -203,6 +206,21 @@ class NetworkLog:
     def on_done(self, request: Any) -> None:
         self._seen(request).done = True
         self.last_activity = time.monotonic()
+
+    def on_dialog(self, dialog: Any) -> None:
+        """A JavaScript dialog (alert, confirm, prompt, beforeunload): noted for its step and dismissed,
+        as Playwright does when nobody listens. Its message is never kept (it may quote what was typed)."""
+        self._dialogs.append((self.step, str(getattr(dialog, "type", "dialog"))))
+        try:
+            done = dialog.dismiss()
+            if inspect.isawaitable(done):
+                asyncio.ensure_future(done)
+        except Exception:  # noqa: BLE001 - another listener handled it already
+            pass
+
+    def dialogs(self, step: int | None) -> list[str]:
+        """The types of the JavaScript dialogs the page opened during ``step``."""
+        return [kind for at, kind in self._dialogs if at == step]
 
     def on_websocket(self, websocket: Any) -> None:
         """A WebSocket the page opened (recording: it is one of the step's requests)."""

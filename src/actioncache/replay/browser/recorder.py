@@ -101,10 +101,19 @@ class RecorderBase:
         state = yield Outcome()
         url = str(state.get("url") or page.url)
         led = TARGET if link is not None and navigation_pattern(url) == link else url_pattern(url)
+        dialogs = state.get("dialogs")
         action.effects = StepEffects(status=self.network.document_status(position), url=led,
-                                     captcha=bool(state.get("captcha"))).to_dict()
+                                     captcha=bool(state.get("captcha")), prompt=bool(state.get("prompt")),
+                                     dialogs=dialogs if isinstance(dialogs, int) else 0, alert=bool(state.get("alert")),
+                                     js_dialogs=len(self.network.dialogs(position))).to_dict()
         self.actions.append(action)
-        self._follow_fields((yield Snapshot()))  # what the step made of the fields typed into
+        after: Page = yield Snapshot()
+        self._follow_fields(after)  # what the step made of the fields typed into
+        if kind == "click" and element.state and element.uid:
+            now = next((e for e in after.elements if e.uid == element.uid), None)
+            if now is not None and now.state and now.state != element.state:
+                # A toggle: a replay on one already in the after state does not click it back.
+                action.data = {**action.data, "toggle": {"before": element.state, "after": now.state}}
         return action
 
     def _follow_fields(self, page: Page) -> None:

@@ -243,6 +243,11 @@ SNAPSHOT_JS = r"""
                       item: raw.item ? collapse(raw.item) : "", frame: raw.frame};
         if (raw.options) done.options = raw.options;
         if (state.passwords.has(raw.el) && typeOf(attributes) !== "password") done.was_password = true;
+        // The live on/off state of a checkbox, radio, switch or toggle button (not an attribute: a click flips it).
+        const kind = typeOf(attributes);
+        if (raw.tag === "input" && (kind === "checkbox" || kind === "radio")) done.state = raw.el.checked ? "on" : "off";
+        else if ("aria-checked" in attributes) done.state = attributes["aria-checked"] === "true" ? "on" : "off";
+        else if ("aria-pressed" in attributes) done.state = attributes["aria-pressed"] === "true" ? "on" : "off";
         if (into) {
           const facts = {label: labelText, accessible_name: done.name};
           for (const f of FACTS) if (f in attributes) facts[f] = attributes[f];

@@ -83,7 +83,8 @@ class Sleep:
 
 @dataclass(frozen=True)
 class Outcome:
-    """Answer: where the page is now, ``{"url", "captcha", "controlled"}`` (see :data:`OUTCOME_JS`)."""
+    """Answer: where the page is now, ``{"url", "captcha", "prompt", "dialogs", "alert", "controlled"}``
+    (see :data:`OUTCOME_JS`)."""
 
 
 @dataclass(frozen=True)
@@ -122,15 +123,28 @@ SETTLE_MAX_S = 5.0
 OUTCOME_JS = r"""
 () => {
   const marks = 'iframe[src*="recaptcha"], iframe[src*="hcaptcha"], iframe[src*="challenges.cloudflare.com"], ' +
-    'iframe[title*="captcha" i], .g-recaptcha, .h-captcha, .cf-turnstile, [id*="captcha" i], ' +
-    '[name*="captcha" i], [class*="captcha" i]';
-  const shows = (doc) => !!doc.querySelector(marks) || /captcha|are you a robot|verify you are human/i.test(doc.title);
-  let captcha = shows(document);
-  for (let i = 0; !captcha && i < window.frames.length; i++) {
-    try { captcha = shows(window.frames[i].document); } catch (e) { /* another origin: its own page */ }
+    'iframe[src*="arkoselabs"], iframe[src*="funcaptcha"], iframe[title*="captcha" i], iframe[title*="challenge" i], ' +
+    '.g-recaptcha, .h-captcha, .cf-turnstile, [id*="captcha" i], [name*="captcha" i], [class*="captcha" i], ' +
+    '[id*="arkose" i], [class*="arkose" i], [id*="challenge-form" i], [id*="px-captcha" i]';
+  const words = /captcha|are you a robot|not a robot|verify (?:that )?you are (?:a )?human|confirm you are (?:a )?human|press (?:&|and) hold|type the (?:characters|text) you see|unusual traffic|security check|bot protection/i;
+  const said = (doc) => [doc.title, ...Array.from(doc.querySelectorAll('h1, h2, h3, legend, label, [role=heading], img[alt]'),
+    (e) => e.getAttribute('alt') || e.textContent || '')].join(' \n ');
+  const shows = (doc) => !!doc.querySelector(marks) || words.test(said(doc));
+  const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const count = (doc, selector) => Array.from(doc.querySelectorAll(selector)).filter(visible).length;
+  const docs = [document];
+  for (let i = 0; i < window.frames.length; i++) {
+    try { if (window.frames[i].document) docs.push(window.frames[i].document); } catch (e) { /* another origin */ }
   }
+  const sum = (f) => docs.reduce((n, d) => n + f(d), 0);
+  const captcha = docs.some(shows);
+  // A box that asks for a password or a one-time code, a modal dialog, an alert with text.
+  const prompt = sum((d) => count(d, 'input[type=password], input[autocomplete~="one-time-code"]')) > 0;
+  const dialogs = sum((d) => count(d, 'dialog[open], [role=alertdialog], [aria-modal=true]'));
+  const alert = docs.some((d) => Array.from(d.querySelectorAll('[role=alert], [aria-live=assertive]'))
+    .some((e) => visible(e) && (e.textContent || '').trim()));
   const controlled = !!(navigator.serviceWorker && navigator.serviceWorker.controller);
-  return {url: location.href, captcha, controlled};
+  return {url: location.href, captcha, prompt, dialogs, alert, controlled};
 }
 """
 
@@ -301,6 +315,15 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
         changed = _changed_at_action(action, fresh, index, ignore, position)
         if changed is not None:
             return changed
+        toggle = (action.data or {}).get("toggle")
+        if kind == ActionType.CLICK and isinstance(toggle, dict):
+            now = fresh.elements[index].state
+            if now == toggle.get("after"):
+                return None  # already as the recorded click left it: clicking would undo what the task wants
+            if now != toggle.get("before"):
+                return ReplayFallback(FallbackReason.STATE_CHANGED,
+                                      f"action {position} (click): the toggle is {now or 'in no state'}, the recording "
+                                      f"found it {toggle.get('before')} and left it {toggle.get('after')}")
         yield Execute(action, index, wait_s)
         yield from settle(network, kind)
         deadline = time.monotonic() + SETTLE_MAX_S
@@ -318,8 +341,22 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
     if state.get("controlled"):  # the step led to a page a service worker controls: nothing more is guarded
         return ReplayFallback(FallbackReason.UNGUARDED_PAGE, f"action {position}: {_UNGUARDED}")
     observed = ObservedOutcome(url=str(state.get("url") or page.url), captcha=bool(state.get("captcha")),
-                               status=network.document_status(step), answered=network.answered(step))
+                               status=network.document_status(step), answered=network.answered(step),
+                               prompt=bool(state.get("prompt")), dialogs=_count(state.get("dialogs")),
+                               alert=bool(state.get("alert")), js_dialogs=network.dialogs(step),
+                               missing=_missing(effects, network, step))
     return check_outcome(effects, observed, step=position, target=target)
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _missing(effects: StepEffects, network: NetworkLog, step: int) -> list[str]:
+    """The recorded step's state-changing requests that this step (or the one before) did not send."""
+    sent = [s.matched for s in [*network.in_step(step - 1), *network.in_step(step)] if s.matched is not None]
+    return [r.describe() for r in effects.sent
+            if r.method not in SAFE_METHODS and not r.navigation and not any(r == m for m in sent)]
 
 
 def _pending(effects: StepEffects, network: NetworkLog, step: int) -> bool:
