@@ -55,12 +55,14 @@ def status_class(status: int | None) -> str | None:
     return f"{int(status) // 100}xx"
 
 
-def navigation_pattern(url: str) -> str:
-    """Where a navigation goes: the URL pattern without its query (origin and path pattern)."""
+def navigation_pattern(url: str, typed: Mapping[int, str] | None = None) -> str:
+    """Where a navigation goes: origin, path pattern and query, values kept as for a request
+    (:func:`request_pattern`: ``/account?action=delete`` is not ``/account``; a value with a digit is
+    ``{id}``, a value a step typed ``{typed}``), without the fragment."""
     try:
-        return url_pattern(url).split("?", 1)[0]
+        return destination_pattern(_typed_query(url, typed))
     except ValueError:
-        return url.split("?", 1)[0]
+        return url.split("#", 1)[0]
 
 
 def request_pattern(url: str) -> str:
@@ -286,7 +288,7 @@ def describe_request(method: str, url: str, *, navigation: bool, content_type: s
     """
     method = method.upper()
     if navigation and method in SAFE_METHODS:
-        return SentRequest(method, navigation_pattern(url), navigation=True, status=status_class(status))
+        return SentRequest(method, navigation_pattern(url, typed), navigation=True, status=status_class(status))
     if method in SAFE_METHODS:
         return None
     shape = body_fields(content_type, body)

@@ -96,9 +96,9 @@ class ReplayRun:
 
     def stop(self, reason: str, message: str) -> None:
         """End the run early for ``reason`` (a driver could not do what was served)."""
-        self.reason, self.message = reason, self._clean(message)
+        self.reason, self.message = reason, self.clean(message)
 
-    def _clean(self, message: str | None) -> str | None:
+    def clean(self, message: str | None) -> str | None:
         """A message as it may be shown, logged or counted: no secret of this run in it, in any encoding."""
         return scrub_text(message, [*(str(v) for v in self.secrets.values()), *self._secret_texts])
 
@@ -149,11 +149,11 @@ class ReplayRun:
                     if candidate.secret or action.secret:
                         self._secret_texts.add(candidate.text)
         except ReplayFallback as fallback:
-            self.reason, self.message = fallback.reason, self._clean(fallback.message)
+            self.reason, self.message = fallback.reason, self.clean(fallback.message)
             return None
         except Exception as exc:  # noqa: BLE001 - any error falls back (logged without its text: it may hold a secret)
             log.error("replay: unexpected error (%s); falling back to fresh planning", type(exc).__name__)
-            self.reason, self.message = FallbackReason.INTERNAL_ERROR, self._clean(f"{type(exc).__name__}: {exc}")
+            self.reason, self.message = FallbackReason.INTERNAL_ERROR, self.clean(f"{type(exc).__name__}: {exc}")
             return None
         self.validated[action.action_type.lower()] += 1
         self.served += 1

@@ -193,6 +193,8 @@ def encodings(secret: str) -> set[str]:
     """The ways a secret shows up in page text and URLs: as typed, percent-encoded (``%21`` and
     ``%21`` in lower case, ``+`` for spaces), HTML-escaped and JSON-escaped."""
     forms = {secret, quote(secret, safe=""), quote_plus(secret, safe=""), html.escape(secret),
+             quote(secret, safe="!'()*-._~"),  # JavaScript's encodeURIComponent
+             quote(secret, safe=";,/?:@&=+$-_.!~*'()#"),  # encodeURI
              json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
     forms |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in list(forms)}
     return {f for f in forms if f}

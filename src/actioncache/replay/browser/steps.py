@@ -226,7 +226,8 @@ def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
         plans.report(run.signature, success=False, plan_id=run.plan_id)
     outcome.served = run.served - (1 if run.reason in _UNDONE else 0)
     outcome.finished, outcome.reason, outcome.message = run.finished, run.reason, run.message
-    outcome.blocked = [s.sent.describe() if s.sent else f"{s.method} request" for s in network.blocked()]
+    outcome.blocked = [run.clean(s.sent.describe() if s.sent else f"{s.method} request") or ""
+                       for s in network.blocked()]
     return outcome
 
 
