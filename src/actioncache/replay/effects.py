@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
-from .urls import destination_pattern, url_pattern
+from .urls import destination_pattern
 
 #: Methods that only read. Everything else (``OPTIONS`` too: a page can send one with ``fetch``) changes
 #: state and is guarded.
