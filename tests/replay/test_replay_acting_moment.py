@@ -122,3 +122,19 @@ def test_the_unchanged_page_replays(recorded):
     outcome, typed = _replay(recorded, "base")
     assert outcome.finished, outcome.message
     assert typed == "ada@example.org" and recorded[0].posts == [b"contact=ada%40example.org"]
+
+
+def test_a_name_changed_message_says_what_changed():
+    """attack-replay F5: a placeholder added to a labelled field: the name is the same, the message says so."""
+    from actioncache.replay import Action, page_from_html
+
+    plans = PlanCache(open_store("memory://"))
+    box = page_from_html("<label for=f>Full name</label><input id=f name=fullname>").elements[0]
+    plans.record(("https://x.example/a", "g"), [Action.for_element("input_text", box, text="Ada"), Action("complete")],
+                 completed=True)
+    same = plans.lookup(("https://x.example/a", "g"),
+                        "<label for=f>Full name</label><input id=f name=fullname placeholder='Jane Doe'>")
+    assert same.reason == FallbackReason.NAME_CHANGED
+    assert "placeholder: None -> 'Jane Doe'" in same.message and "still 'Full name'" in same.message
+    other = plans.lookup(("https://x.example/a", "g"), "<label for=f>Phone</label><input id=f name=fullname>")
+    assert "recorded 'Full name', now 'Phone'" in other.message
