@@ -24,7 +24,12 @@ from .browser_support import sync_chromium
 pytestmark = pytest.mark.xdist_group(name="replay_outcomes_seen")
 
 FORM = """<!doctype html><html><body><input name=note aria-label=Note><button type=button id=go>Save</button>
-<script>document.getElementById('go').onclick = async () => { %s };</script></body></html>"""
+<script>document.getElementById('go').onclick = async () => { %s };</script>%s</body></html>"""
+#: A page that sends from its unload listeners (attack-replay F29): routing no longer covers a document being left.
+UNLOAD = """<script>addEventListener('pagehide', () => {
+  navigator.sendBeacon('/evil?via=beacon', 'confirm=1');
+  fetch('/evil?via=keepalive', {method: 'POST', body: 'x', keepalive: true});
+});</script>"""
 SAVE = ("await fetch('/save', {method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, "
         "body: 'note=' + encodeURIComponent(document.querySelector('[name=note]').value)}); location.href = '/done';")
 DONE = {
@@ -52,7 +57,7 @@ class Site:
                 if self.path.startswith("/done"):
                     body = "<!doctype html>" + DONE.get(site.variant, DONE["base"])
                 else:
-                    body = FORM % CLICK.get(site.variant, SAVE)
+                    body = FORM % (CLICK.get(site.variant, SAVE), UNLOAD if site.variant == "unload" else "")
                 data = body.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
@@ -127,5 +132,23 @@ def test_the_recorded_outcome_replays(site_and_browser, tmp_path):
         context.close()
         assert outcome.finished, outcome.message
         assert site.posts == ["/save"]
+    finally:
+        plans.store.close()
+
+
+def test_what_a_page_sends_while_it_is_left_does_not_leave(site_and_browser, tmp_path):
+    site, browser = site_and_browser
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    try:
+        _record(site, browser, plans)
+        site.variant, site.posts[:] = "unload", []
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        outcome = replay_plan(plans, page, "save a note")
+        page.wait_for_timeout(500)
+        context.close()
+        assert [p for p in site.posts if p.startswith("/evil")] == [], site.posts
+        assert outcome.finished and site.posts == ["/save"], outcome.message
     finally:
         plans.store.close()

@@ -126,3 +126,30 @@ def running_workers(targets: Any, context_id: str) -> list[str]:
 def unguarded_workers(urls: list[str]) -> str:
     return (f"{len(urls)} shared or service worker(s) of this page's context already run ({urls[0]}); their "
             f"requests would not pass the request guard: replay in a fresh context")
+
+
+#: Run in every frame before each replayed action: what a document sends while it is being left (a
+#: ``pagehide`` or ``unload`` listener's beacon or keepalive fetch) would leave after routing stopped
+#: covering that document. So in a document a replay acts on, a keepalive ``fetch`` is sent as an
+#: ordinary one and ``navigator.sendBeacon`` as an ordinary ``fetch`` POST: while the document lives
+#: they pass the guard like any request, and a document being left takes them down with it. (A page
+#: that kept its own reference to them before the replay started is not covered: see docs/replay.md.)
+NO_UNLOAD_JS = """
+() => {
+  const mark = Symbol.for("actioncache.no-unload");
+  if (window[mark]) return;
+  window[mark] = true;
+  const fetch = window.fetch;
+  const plain = function (input, init) {
+    if (input instanceof Request && input.keepalive) input = new Request(input, {keepalive: false});
+    return fetch.call(window, input, init && init.keepalive ? Object.assign({}, init, {keepalive: false}) : init);
+  };
+  window.fetch = plain;
+  try {
+    Object.defineProperty(Navigator.prototype, "sendBeacon", {configurable: true, value: function (url, data) {
+      plain(url, {method: "POST", body: data === undefined ? null : data, credentials: "include"}).catch(() => {});
+      return true;
+    }});
+  } catch (e) { /* frozen */ }
+}
+"""

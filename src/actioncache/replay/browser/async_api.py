@@ -18,6 +18,7 @@ from .actuate import (
     AUTO_ATTACH_WORKERS,
     NAVIGATION_RETRIES,
     NO_CDP,
+    NO_UNLOAD_JS,
     ROUTE_ALL,
     WEBSOCKET_GUARD,
     WebSocketGuard,
@@ -110,6 +111,11 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
         method, kwargs = execute_args(request.action, request.timeout_s)
         return await getattr(await _element(page, request), method)(**kwargs)
     if isinstance(request, Prepare):
+        for frame in page.frames:
+            try:
+                await frame.evaluate(NO_UNLOAD_JS)
+            except Exception:  # noqa: BLE001 - a frame that navigated or detached meanwhile
+                pass
         handle = await _element(page, Execute(request.action, request.index))
         if request.action.action_type.lower() == ActionType.CLICK:
             await handle.hover(timeout=action_timeout_ms(request.timeout_s))

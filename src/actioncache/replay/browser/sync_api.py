@@ -14,6 +14,7 @@ from .actuate import (
     AUTO_ATTACH_WORKERS,
     NAVIGATION_RETRIES,
     NO_CDP,
+    NO_UNLOAD_JS,
     ROUTE_ALL,
     WEBSOCKET_GUARD,
     WebSocketGuard,
@@ -104,6 +105,11 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
         method, kwargs = execute_args(request.action, request.timeout_s)
         return getattr(_element(page, request), method)(**kwargs)
     if isinstance(request, Prepare):
+        for frame in page.frames:
+            try:
+                frame.evaluate(NO_UNLOAD_JS)
+            except Exception:  # noqa: BLE001 - a frame that navigated or detached meanwhile
+                pass
         handle = _element(page, Execute(request.action, request.index))
         if request.action.action_type.lower() == ActionType.CLICK:
             handle.hover(timeout=action_timeout_ms(request.timeout_s))
