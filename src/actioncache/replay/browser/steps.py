@@ -213,6 +213,9 @@ def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
     ``captcha_required``; an action the browser cannot do stops it with ``execution_error``. These
     four lower the plan's trust.
     """
+    for name, value in (("wait_s", wait_s), ("quiet_s", quiet_s), ("max_wait_action_s", max_wait_action_s)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a finite number of seconds >= 0, not {value!r} (e.g. {name}=2.0)")
     guard = RequestGuard.with_allowed(allow_requests)
     run = plans.begin((url, goal), executed, personalize=personalize, context=context, secrets=secrets,
                       resolve=resolve)
