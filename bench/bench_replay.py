@@ -1,6 +1,6 @@
 """Plan replay: what replaying a recorded plan saves over planning it afresh, and what validation costs.
 
-    python bench/bench_replay.py            # 5 rounds, and the 39 changed site versions (~6 minutes)
+    python bench/bench_replay.py            # 5 rounds, and the 40 changed site versions (~6 minutes)
     python bench/bench_replay.py --quick    # 2 rounds
     python bench/bench_replay.py --llm-s 1.5
     python bench/bench_replay.py --variants-only   # only part 3: the decisions on the changed versions
@@ -36,7 +36,7 @@ labelled inputs in lists and tables) and a 10-step plan over elements spread thr
   browser step``: snapshot + index + validation of one action, what ``replay_plan`` pays per action.
 
 Part 3, decisions: tests/replay/shop_sites.py's three local sites (login, search to cart, two-step
-checkout), each recorded once, replayed on 39 changed versions; each decision judged from the
+checkout), each recorded once, replayed on 40 changed versions; each decision judged from the
 server's log: right, harmful, silent or missed (a version that should replay fell back). The
 versions were written with the rules they test: tuning data, not a held-out measure.
 
@@ -186,7 +186,7 @@ def bench_browser(rounds: int, llm_s: float, big_html: str) -> tuple[dict[str, l
     big: dict[str, list[float]] = {"snapshot": [], "step": []}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         browser = p.chromium.launch(**chromium_launch_options())
-        page = browser.new_page()
+        page = browser.new_page(service_workers="block")
         plans = PlanCache(open_store(f"sqlite:///{tmp}/plans.db"))
         progress("recording the plan from one fresh run")
         recorder = PageRecorder(page)
@@ -264,7 +264,7 @@ def variant_lines(decisions: list) -> list[str]:
     from shop_sites import tally
 
     counts = tally(decisions)
-    lines = ["## Decisions on 39 changed versions of three local sites", "",
+    lines = [f"## Decisions on {len(decisions)} changed versions of three local sites", "",
              "Recorded once per site on the original, replayed on each version in a fresh context; judged from "
              "the server's log. " + ", ".join(f"**{k}: {v}**" for k, v in counts.items()) + f" of {len(decisions)}.",
              "", "| site | version | change | expected | decision | verdict |", "|---|---|---|---|---|---|"]

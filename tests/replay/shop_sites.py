@@ -40,6 +40,7 @@ PRODUCTS = [  # slug, name, price
     ("reading-lamp", "Reading Lamp", "32.00"),
     ("arc-floor-lamp", "Arc Floor Lamp", "120.00"),
     ("led-strip", "LED Strip Light", "15.00"),
+    ("clip-on-desk-lamp-shade", "Clip-on Desk Lamp Shade", "9.00"),  # listed only in the "shade-only" version
 ]
 RECORDED_QUERY = "clip-on desk lamp"
 CUSTOMER = {"contact": "ada@example.org", "fullname": "Ada Lovelace", "street": "12 Analytical Row",
@@ -75,7 +76,7 @@ VARIANTS = [
        "no-remember"),
     _v("login", "same-origin-iframe", "the form moved into an iframe of the same origin", "replay", "iframe"),
     _v("login", "captcha", "the server now answers 403 with a captcha", "fallback", "captcha", reason="captcha_required"),
-    _v("login", "second-factor", "a correct login now leads to a one-time-code page", "fallback", "2fa", reason="outcome_changed"),
+    _v("login", "second-factor", "a correct login now redirects to a one-time-code page (the redirect is judged before the browser follows it)", "fallback", "2fa", reason="unexpected_request"),
     _v("login", "beacon-delete", "the Log in button also sends a beacon to /account/delete", "fallback",
        "beacon-delete", reason="unexpected_request"),
     _v("login", "popup-delete", "the Log in button also submits a form to /account/delete in a new window",
@@ -101,6 +102,9 @@ VARIANTS = [
        "replay", query="brass desk lamp", expect_item="brass-desk-lamp"),
     _v("search", "query-not-found", "'oak floor lamp' is sold out; the clip-on lamp is still listed", "fallback",
        "no-oak", query="oak floor lamp", reason="intent_unresolved"),
+    _v("search", "lamp-gone-shade-listed", "the recorded query; the clip-on lamp is gone and a 'Clip-on Desk Lamp "
+       "Shade' is listed (it names every word of the query, and one more)", "fallback", "shade-only",
+       reason="element_missing"),
     _v("search", "subscribe-on-add", "Add to cart now also posts to /api/subscribe", "fallback", "subscribe", reason="unexpected_request"),
     _v("search", "basket-endpoint", "the add form now posts to /basket/add", "fallback", "basket", reason="destination_changed"),
     _v("search", "new-form-field", "the add form sends a new field (gift_wrap)", "fallback", "gift-wrap", reason="unexpected_request"),
@@ -333,6 +337,10 @@ def _post_login(shop: Shop, form: dict[str, str], handler: _Handler) -> None:
 def _product_list(shop: Shop, query: str) -> list[tuple[str, str, str]]:
     wanted = {w for w in query.lower().replace("-", " ").split() if len(w) > 2}
     catalog = [p for p in PRODUCTS if not (shop.flag("no-oak") and p[0] == "oak-floor-lamp")]
+    if shop.flag("shade-only"):  # the lamp is gone, an accessory named after it is listed
+        catalog = [p for p in catalog if p[0] != "clip-on-desk-lamp"]
+    else:
+        catalog = [p for p in catalog if p[0] != "clip-on-desk-lamp-shade"]
     found = [p for p in catalog if wanted & set(p[1].lower().replace("-", " ").split())]
     return list(reversed(found)) if shop.flag("moved") else found
 
@@ -492,13 +500,13 @@ GOALS = {"login": "sign in to the shop", "search": "buy the lamp the user names"
 START = {"login": "/login", "search": "/shop", "checkout": "/checkout"}
 
 
-def record_site(site: str, page: Any, shop: Shop, plans: Any) -> str:
+def record_site(site: str, page: Any, shop: Shop, plans: Any, **recorder_options: Any) -> str:
     """Record the task of ``site`` on its original version; returns the plan id."""
     from actioncache.replay.browser import PageRecorder
 
     shop.reset(_v(site, "record", "", "replay"))
     page.goto(shop.url + START[site])
-    rec = PageRecorder(page)
+    rec = PageRecorder(page, **recorder_options)
     if site == "login":
         rec.fill("[name=user]", USER)
         rec.click("text=Show password")
@@ -591,7 +599,7 @@ def replay_variant(browser: Any, shop: Shop, base_db: Path, folder: Path, varian
         shutil.copy(part, folder / (db.name + part.name[len(base_db.name):]))
     plans = PlanCache(open_store(f"sqlite:///{db}"))
     shop.reset(variant)
-    context = browser.new_context()
+    context = browser.new_context(service_workers="block")
     try:
         page = context.new_page()
         page.goto(shop.url + START[variant.site])
@@ -625,7 +633,7 @@ def record_all(browser: Any, shop: Shop, folder: Path) -> dict[str, Path]:
     for site in GOALS:
         db = folder / f"recorded-{site}.db"
         plans = PlanCache(open_store(f"sqlite:///{db}"))
-        context = browser.new_context()
+        context = browser.new_context(service_workers="block")
         try:
             record_site(site, context.new_page(), shop, plans)
         finally:

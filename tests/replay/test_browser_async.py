@@ -27,7 +27,7 @@ def test_async_record_and_replay_login_and_search(tmp_path):
     async def main(site: Site) -> None:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(**chromium_launch_options(path))
-            page = await browser.new_page()
+            page = await browser.new_page(service_workers="block")
             await page.goto(site.url + "/login")
             assert [e.attributes.get("label") for e in (await asnapshot_page(page)).elements[:2]] == \
                 ["User name", "Password"]
@@ -79,7 +79,7 @@ def test_the_async_api_guards_requests_too(tmp_path):
     async def main(shop: Shop) -> None:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(**chromium_launch_options())
-            page = await browser.new_page()
+            page = await browser.new_page(service_workers="block")
             shop.reset(next(v for v in VARIANTS if v.site == "login" and v.name == "same"))
             await page.goto(shop.url + "/login")
             rec = AsyncPageRecorder(page)
@@ -89,7 +89,7 @@ def test_the_async_api_guards_requests_too(tmp_path):
             await rec.click("button[type=submit]")
             rec.complete()
             assert rec.save(plans, "log in")
-            context = await browser.new_context()
+            context = await browser.new_context(service_workers="block")
             page = await context.new_page()
             shop.reset(next(v for v in VARIANTS if v.site == "login" and v.name == "beacon-delete"))
             await page.goto(shop.url + "/login")

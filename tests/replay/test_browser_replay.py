@@ -31,7 +31,7 @@ def site():
 
 @pytest.fixture
 def page(browser):
-    p = browser.new_page()
+    p = browser.new_page(service_workers="block")
     yield p
     p.close()
 

@@ -41,7 +41,9 @@ def test_reads_are_not_guarded_and_navigations_are():
     assert describe_request("GET", "https://shop.example/api/search?q=lamp", navigation=False) is None
     assert describe_request("HEAD", "https://shop.example/", navigation=False) is None
     nav = describe_request("GET", "http://shop.example/search?q=lamp&sid=42", navigation=True)
-    assert nav == SentRequest("GET", "https://shop.example/search", navigation=True)
+    assert nav == SentRequest("GET", "https://shop.example/search?q=lamp&sid={id}", navigation=True)
+    typed = describe_request("GET", "http://shop.example/search?q=desk+lamp", navigation=True, typed={0: "desk lamp"})
+    assert typed == SentRequest("GET", "https://shop.example/search?q={typed}", navigation=True)
 
 
 def test_a_request_is_kept_as_its_shape_never_its_values():
@@ -85,7 +87,7 @@ def test_sent_requests_round_trip(sent):
 def test_the_guard_admits_only_what_the_step_or_the_one_before_sent():
     login = post("https://shop.example/login", user="a", password="b")
     guard = RequestGuard()
-    assert guard.admit(post("https://shop.example/account/delete"), "POST", "x").allowed  # not armed yet
+    assert not guard.admit(post("https://shop.example/account/delete"), "POST", "x").allowed  # default deny: nothing expected yet
     guard.expect(StepEffects(sent=[login]))
     assert guard.admit(None, "GET", "https://shop.example/logo.png").allowed
     assert guard.admit(post("https://shop.example/login", user="b", password="c"), "POST", "u").matched == login
@@ -116,12 +118,16 @@ def test_query_values_of_a_post_count():
 
 
 def test_navigations_to_another_path_or_origin_are_refused_unless_the_link_led_there():
-    search = SentRequest("GET", navigation_pattern("https://shop.example/search?q=lamp"), navigation=True)
+    search = SentRequest("GET", navigation_pattern("https://shop.example/search?q=lamp", {0: "lamp"}), navigation=True)
     product = SentRequest("GET", "https://shop.example/product/clip-on-lamp", navigation=True, target=True)
+    account = SentRequest("GET", navigation_pattern("https://shop.example/account"), navigation=True)
     guard = RequestGuard()
-    guard.expect(StepEffects(sent=[search]))
-    nav = lambda url: describe_request("GET", url, navigation=True)  # noqa: E731
+    guard.expect(StepEffects(sent=[search, account]))
+    nav = lambda url: describe_request("GET", url, navigation=True, typed={0: "oak floor lamp"})  # noqa: E731
     assert guard.admit(nav("https://shop.example/search?q=oak+floor+lamp"), "GET", "u").allowed
+    assert not guard.admit(nav("https://shop.example/search?q=oak+floor+lamp&action=delete"), "GET", "u").allowed
+    assert guard.admit(nav("https://shop.example/account"), "GET", "u").allowed
+    assert not guard.admit(nav("https://shop.example/account?action=delete"), "GET", "u").allowed  # F21
     assert not guard.admit(nav("https://shop.example/account/delete"), "GET", "u").allowed
     assert not guard.admit(nav("https://evil.example/search?q=x"), "GET", "u").allowed
     guard.expect(StepEffects(sent=[product]), target="https://shop.example/product/oak-floor-lamp")

@@ -101,7 +101,7 @@ def test_no_typed_secret_in_any_stored_byte(recorded, tmp_path):
     shop, browser, _, _ = recorded
     for site in ("login", "checkout"):
         plans = PlanCache(open_store(f"sqlite:///{tmp_path}/{site}.db"), shared_metrics=True)
-        context = browser.new_context()
+        context = browser.new_context(service_workers="block")
         record_site(site, context.new_page(), shop, plans)
         context.close()
         while_open = _scan(tmp_path, f"{site}.db")  # the database and its WAL, as written
@@ -123,7 +123,7 @@ def test_a_target_in_an_iframe_of_another_origin_is_refused_when_recording(recor
 
     shop, browser, _, _ = recorded
     shop.reset(variant("login", "cross-origin-iframe"))
-    context = browser.new_context()
+    context = browser.new_context(service_workers="block")
     page = context.new_page()
     page.goto(shop.url + "/login")
     rec = PageRecorder(page)

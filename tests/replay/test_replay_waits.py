@@ -15,7 +15,7 @@ import pytest
 from actioncache import open_store
 from actioncache.replay import Action, FallbackReason, PlanCache, page_from_html
 from actioncache.replay.browser import replay_plan, steps
-from actioncache.replay.browser.steps import Guard, Outcome, Settle, Sleep, Snapshot, replay_steps
+from actioncache.replay.browser.steps import Facts, Guard, Outcome, Prepare, Settle, Sleep, Snapshot, replay_steps
 
 SIG_URL, GOAL = "https://shop.example/form", "send the form"
 FORM = "<form><input name=a><button type=button>Send</button></form>"
@@ -48,6 +48,10 @@ def drive(plans, pages, clock, **options):
             clock.now += request.seconds
         elif isinstance(request, Outcome):
             answer = {"url": SIG_URL, "captcha": False, "controlled": False}
+        elif isinstance(request, Facts):
+            answer = {"service_workers_blocked": True}
+        elif isinstance(request, Prepare):
+            answer = (pages(clock.now - start), request.index)
         elif isinstance(request, (Guard, Settle)):
             answer = None
         else:
@@ -100,3 +104,12 @@ def test_an_element_that_renders_late_on_a_busy_page_is_still_found(plans, clock
     late = lambda t: page(FORM if t >= 0.8 else "<form><input name=a></form>", idle_ms=t * 1000 % 200)  # noqa: E731
     outcome, waited, _ = drive(plans, late, clock)
     assert outcome.finished and outcome.reason is None and waited >= 0.8
+
+
+@pytest.mark.parametrize("option", [{"wait_s": float("nan")}, {"wait_s": float("inf")}, {"wait_s": -1},
+                                    {"quiet_s": -1}, {"quiet_s": float("nan")}])
+def test_a_wait_that_is_not_a_finite_number_of_seconds_is_refused(option):
+    """attack-replay: wait_s=inf on a ticking page would wait forever; nan and negatives meant nothing."""
+    gen = replay_steps(PlanCache(open_store("memory://")), GOAL, SIG_URL, **option)
+    with pytest.raises(ValueError, match="finite number of seconds"):
+        next(gen)

@@ -193,12 +193,12 @@ def test_fields_that_do_not_look_like_codes_are_not(html):
 
 def test_a_field_that_was_a_password_is_secret_after_show_password():
     """The tester's case: "Show password" turned the field into type=text before the password was typed."""
-    element = page_from_html("<input name=password type=text>").elements[0].to_dict()
+    element = page_from_html("<input name=shown type=text>").elements[0].to_dict()
     assert secret_name(Action.for_element("input_text", element, text="x")) is None
     element["was_password"] = True
     action = Action.for_element("input_text", element, text="Pw-shown-secret")
-    assert secret_name(action) == "password"
-    assert redact(action).text is None and redact(action).secret == "password"
+    assert secret_name(action) == "shown"
+    assert redact(action).text is None and redact(action).secret == "shown"
 
 
 def test_a_secret_echoed_elsewhere_in_the_page_is_not_stored(tmp_path):

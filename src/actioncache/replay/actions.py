@@ -26,7 +26,7 @@ def _signature(url: str | None, goal: str | None, signature: Mapping[str, Any] |
         if not isinstance(signature, Mapping):
             raise TypeError(f"signature must be a mapping {{url, goal}}, not {type(signature).__name__}")
         url, goal = signature.get("url", signature.get("url_pattern")), signature.get("goal")
-    return PlanSignature.of(url, goal)  # type: ignore[arg-type] - of() names what is missing
+    return PlanSignature.of(url, goal)  # type: ignore[arg-type]  # of() names what is missing
 
 
 def _page(page: Any, html: str | None, url: str | None) -> Page | Any:
@@ -92,7 +92,7 @@ def register_actions(registry: ActionTable, engine: Engine) -> None:
                                              secrets=secrets, resolve=resolver_for(state, resolve, llm))
         except (TypeError, ValueError) as exc:
             return failure("validation_error", str(exc))
-        return {"success": True, **result.to_dict()}
+        return {"success": True, **result.to_dict(secrets=True)}  # the agent types them
 
     def report(state: Any, success: bool | None = None, url: str | None = None, goal: str | None = None,
                signature: Mapping[str, Any] | None = None, plan_id: str | None = None,

@@ -4,15 +4,20 @@ A fingerprint says the page still looks the same; it cannot say that the button 
 same thing. So the browser recorder keeps, with each element action, its *effects*:
 
 * ``sent``: the state-changing requests the step made (:class:`SentRequest`): every request whose
-  method is not ``GET``, ``HEAD`` or ``OPTIONS``, and every navigation of the page (or of a frame of
-  its origin), described by method, URL pattern and the *names* of the fields in its body (never
-  their values: a password goes in a body too);
+  method is not ``GET`` or ``HEAD`` (``OPTIONS`` included), every WebSocket it opened, and every
+  navigation of the page or of any of its frames (of any origin), described by method, URL pattern
+  and the *names* of the fields in its body, never their values (a password goes in a body too);
+  a field (or query parameter) that carried what a step of the plan typed is kept as a reference to
+  that step (``typed``), so a replay must send there what *it* typed in that step;
 * ``status``: the status class (``"2xx"``, ``"3xx"``...) of the last document the page loaded in
   that step, ``None`` when the step loaded none;
 * ``url``: the URL pattern (:func:`~actioncache.replay.url_pattern`) the page was on once the step
   settled, or :data:`TARGET` when that was where the clicked link pointed (a re-decided click goes
   where *its* link points);
-* ``captcha``: whether the page then showed a captcha.
+* ``captcha``: whether the page then showed a captcha or another challenge;
+* ``prompt``, ``dialogs``, ``alert``, ``js_dialogs``: whether it showed a box asking for a password or
+  a one-time code, how many modal dialogs, whether an alert with text, and how many JavaScript dialogs
+  the step opened.
 
 A replay compares each step with these (:mod:`.guard` before a request leaves the browser,
 :mod:`.outcomes` once the step settled). A request is described from what the browser is about to
@@ -25,15 +30,22 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
-from .urls import destination_pattern, url_pattern
+from .urls import destination_pattern
 
-#: Methods that do not change state (by HTTP's definition; a preflight is the browser's own OPTIONS).
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Methods that only read. Everything else (``OPTIONS`` too: a page can send one with ``fetch``) changes
+#: state and is guarded.
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+#: The method a WebSocket open is described with (its HTTP request is a GET upgrade, but it opens a channel).
+WEBSOCKET = "WEBSOCKET"
+#: What a query value that a step of the plan typed becomes in a request pattern.
+TYPED_VALUE = "{typed}"
 #: ``url`` of a step that led where the clicked element's link pointed.
 TARGET = "{target}"
 _MULTIPART_NAME = re.compile(rb'content-disposition:[^\r\n]*?\bname="([^"]*)"', re.IGNORECASE)
+_MULTIPART_PART = re.compile(rb'content-disposition:[^\r\n]*?\bname="([^"]*)"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n'
+                             rb'(.*?)\r\n--', re.IGNORECASE | re.DOTALL)
 
 
 def status_class(status: int | None) -> str | None:
@@ -43,12 +55,14 @@ def status_class(status: int | None) -> str | None:
     return f"{int(status) // 100}xx"
 
 
-def navigation_pattern(url: str) -> str:
-    """Where a navigation goes: the URL pattern without its query (origin and path pattern)."""
+def navigation_pattern(url: str, typed: Mapping[int, str] | None = None) -> str:
+    """Where a navigation goes: origin, path pattern and query, values kept as for a request
+    (:func:`request_pattern`: ``/account?action=delete`` is not ``/account``; a value with a digit is
+    ``{id}``, a value a step typed ``{typed}``), without the fragment."""
     try:
-        return url_pattern(url).split("?", 1)[0]
+        return destination_pattern(_typed_query(url, typed))
     except ValueError:
-        return url.split("?", 1)[0]
+        return url.split("#", 1)[0]
 
 
 def request_pattern(url: str) -> str:
@@ -82,6 +96,60 @@ class Body:
     kind: str
     fields: tuple[str, ...] = ()
     empty: tuple[str, ...] = ()
+
+
+def _typed_query(url: str, typed: Mapping[int, str] | None) -> str:
+    """``url`` with every query value equal to a typed text written :data:`TYPED_VALUE` (never the text)."""
+    if not typed or "?" not in url:
+        return url
+    texts = {t for t in typed.values() if t}
+    head, _, rest = url.partition("?")
+    query, hash_mark, fragment = rest.partition("#")
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(v in texts for _, v in pairs):
+        return url
+    kept = "&".join(f"{quote(n, safe='')}={TYPED_VALUE if v in texts else quote(v, safe='')}" for n, v in pairs)
+    return f"{head}?{kept}{hash_mark}{fragment}"
+
+
+def typed_fields(pairs: Iterable[tuple[str, Any]], typed: Mapping[int, str] | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Which fields carried what a step typed: ``((field, (step, ...)), ...)``, sorted; no value is kept."""
+    if not typed:
+        return ()
+    out: dict[str, set[int]] = {}
+    for name, value in pairs:
+        if not isinstance(value, str) or not value:
+            continue
+        steps = {i for i, text in typed.items() if text and text == value}
+        if steps:
+            out.setdefault(str(name), set()).update(steps)
+    return tuple(sorted((name, tuple(sorted(steps))) for name, steps in out.items()))
+
+
+def body_pairs(content_type: str | None, body: bytes | None) -> list[tuple[str, Any]]:
+    """The ``(name, value)`` pairs of a form or JSON object body (``[]`` for anything else).
+
+    Values are for comparing in memory only (:func:`typed_fields`, the secrets rule); never stored.
+    """
+    if not body:
+        return []
+    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    text = body.decode("utf-8", "replace")
+    if kind == "application/x-www-form-urlencoded":
+        return list(parse_qsl(text, keep_blank_values=True))
+    if kind == "multipart/form-data":
+        return [(m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace"))
+                for m in _MULTIPART_PART.finditer(body)]
+    if kind == "application/json" or kind.endswith("+json") or kind.startswith("text/"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return [(str(k), v) for k, v in data.items()]
+        if data is None and kind == "text/plain":
+            return [tuple(line.split("=", 1)) for line in text.splitlines() if "=" in line]  # type: ignore[misc]
+    return []
 
 
 def _form(pairs: Iterable[tuple[str, Any]], kind: str) -> Body:
@@ -137,6 +205,8 @@ class SentRequest:
     status: str | None = None
     #: A navigation that went where the clicked element's link pointed.
     target: bool = False
+    #: Fields that carried what a step of the plan typed: ``((field, (step, ...)), ...)``.
+    typed: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def shape(self) -> tuple[Any, ...]:
@@ -159,7 +229,11 @@ class SentRequest:
         if (request.method, request.url, request.body) != (self.method, self.url, self.body):
             return False
         sent, recorded = set(request.fields), set(self.fields)
-        return sent <= recorded and recorded - set(self.empty) <= sent
+        if not (sent <= recorded and recorded - set(self.empty) <= sent):
+            return False
+        # A field that carried what a step typed must carry what this replay typed in that step.
+        now = dict(request.typed)
+        return all(any(step in now.get(name, ()) for step in steps) for name, steps in self.typed)
 
     def describe(self) -> str:
         """A short text for messages: method and pattern, field names, never a value."""
@@ -182,6 +256,8 @@ class SentRequest:
             out["status"] = self.status
         if self.target:
             out["target"] = True
+        if self.typed:
+            out["typed"] = {name: list(steps) for name, steps in self.typed}
         return out
 
     @classmethod
@@ -191,21 +267,35 @@ class SentRequest:
                    fields=tuple(str(f) for f in data.get("fields") or ()),
                    empty=tuple(str(f) for f in data.get("empty") or ()),
                    status=data.get("status") if isinstance(data.get("status"), str) else None,
-                   target=data.get("target") is True)
+                   target=data.get("target") is True, typed=_typed_from(data.get("typed")))
+
+
+def _typed_from(data: Any) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    if not isinstance(data, Mapping):
+        return ()
+    return tuple(sorted((str(name), tuple(sorted(int(i) for i in steps if isinstance(i, int) and not isinstance(i, bool))))
+                        for name, steps in data.items() if isinstance(steps, list)))
 
 
 def describe_request(method: str, url: str, *, navigation: bool, content_type: str | None = None,
-                     body: bytes | None = b"", status: int | None = None) -> SentRequest | None:
+                     body: bytes | None = b"", status: int | None = None,
+                     typed: Mapping[int, str] | None = None) -> SentRequest | None:
     """The :class:`SentRequest` of a request about to be sent, or ``None`` when it changes nothing
-    (a ``GET``/``HEAD``/``OPTIONS`` that is not a navigation: a subresource, a read)."""
+    (a ``GET``/``HEAD`` that is not a navigation: a subresource, a read).
+
+    ``typed`` is what each step of the plan typed (by plan index): a query value or body field equal
+    to one is kept as a reference to that step, never as the text.
+    """
     method = method.upper()
     if navigation and method in SAFE_METHODS:
-        return SentRequest(method, navigation_pattern(url), navigation=True, status=status_class(status))
+        return SentRequest(method, navigation_pattern(url, typed), navigation=True, status=status_class(status))
     if method in SAFE_METHODS:
         return None
     shape = body_fields(content_type, body)
-    return SentRequest(method, request_pattern(url), navigation=navigation, body=shape.kind, fields=shape.fields,
-                       empty=shape.empty, status=status_class(status))
+    pairs = body_pairs(content_type, body) if typed else []
+    return SentRequest(method, request_pattern(_typed_query(url, typed)), navigation=navigation, body=shape.kind,
+                       fields=shape.fields, empty=shape.empty, status=status_class(status),
+                       typed=typed_fields(pairs, typed))
 
 
 @dataclass
@@ -216,13 +306,18 @@ class StepEffects:
     status: str | None = None
     url: str | None = None
     captcha: bool = False
+    prompt: bool = False
+    dialogs: int = 0
+    alert: bool = False
+    js_dialogs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"sent": [r.to_dict() for r in self.sent], "url": self.url}
         if self.status is not None:
             out["status"] = self.status
-        if self.captcha:
-            out["captcha"] = True
+        for name in ("captcha", "prompt", "dialogs", "alert", "js_dialogs"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
         return out
 
     @classmethod
@@ -233,7 +328,13 @@ class StepEffects:
         url = data.get("url")
         status = data.get("status")
         return cls(sent=sent, status=status if isinstance(status, str) else None,
-                   url=url if isinstance(url, str) else None, captcha=data.get("captcha") is True)
+                   url=url if isinstance(url, str) else None, captcha=data.get("captcha") is True,
+                   prompt=data.get("prompt") is True, dialogs=_int(data.get("dialogs")),
+                   alert=data.get("alert") is True, js_dialogs=_int(data.get("js_dialogs")))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def unique(requests: Iterable[SentRequest]) -> list[SentRequest]:

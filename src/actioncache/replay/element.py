@@ -43,6 +43,13 @@ class Element:
     item: str = ""
     frame: str = ""
     was_password: bool = False
+    #: What the browser snapshot saw the element be earlier (old attribute values, labels, names):
+    #: the secrets rule reads it. Not part of the fingerprint.
+    history: list[dict[str, str]] = field(default_factory=list)
+    #: The browser's identity of the element for the page's life (a recorder follows a field with it).
+    uid: str = ""
+    #: A checkbox's, radio's, switch's or toggle button's live state, ``"on"`` or ``"off"`` (browser only).
+    state: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | Element) -> Element:
@@ -67,6 +74,9 @@ class Element:
             item=str(data.get("item") or ""),
             frame=str(data.get("frame") or ""),
             was_password=data.get("was_password") is True,
+            history=[{str(k): str(v) for k, v in h.items()} for h in data.get("history") or () if isinstance(h, Mapping)],
+            uid=str(data.get("uid") or ""),
+            state=str(data.get("state") or ""),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,4 +91,4 @@ class Element:
 
 
 #: Fields written only when set, so a page of a driver that does not compute them reads as before.
-_OPTIONAL = ("role", "name", "item", "frame", "was_password")
+_OPTIONAL = ("role", "name", "item", "frame", "was_password", "history", "state")

@@ -1,13 +1,18 @@
 """The request guard: a replay never sends a state-changing request the recording did not.
 
-While a browser replay runs, every request the page is about to send is put to
-:meth:`RequestGuard.admit` before it leaves the browser (Playwright's request routing; see
-:mod:`actioncache.replay.browser`). Reads pass: ``GET``, ``HEAD`` and ``OPTIONS`` requests that are
-not navigations (images, scripts, a search's ``fetch``). Everything else must be one of the requests
-the recorded step sent (:class:`~actioncache.replay.effects.SentRequest`): a request with another
-method, URL pattern, body kind or set of field names (it may leave out a field the recording sent
-empty, as a form whose unused optional field was removed does, never add one), or a navigation of
-the page to another origin or path pattern, is aborted and the replay stops with ``unexpected_request``.
+While a browser replay runs, every request of the browser context is put to
+:meth:`RequestGuard.admit` before it leaves the browser (Playwright's request routing on the page and
+on its context, so frames, workers, beacons, popups and every other page of the context are
+covered; WebSocket opens through WebSocket routing; the target of a redirect before the browser
+follows it; see :mod:`actioncache.replay.browser`). Reads pass: ``GET`` and ``HEAD`` requests that
+are not navigations (images, scripts, a search's ``fetch``). Everything else must be one of the
+requests the recorded step sent (:class:`~actioncache.replay.effects.SentRequest`): a request with
+another method, URL pattern, body kind or set of field names (it may leave out a field the
+recording sent empty, as a form whose unused optional field was removed does, never add one), with
+a field that does not carry what this replay typed where the recording's carried what it typed, or
+a navigation of the page or a frame to another origin or path pattern, is aborted and the replay
+stops with ``unexpected_request``. The guard denies by default: before the first step, when nothing
+is expected, every state-changing request is refused.
 
 A step may send what its own recorded step sent or what the step before it sent (a request the page
 fires a moment late lands in the next step's window, in the recording as in the replay). A
@@ -63,7 +68,6 @@ class RequestGuard:
     allow: tuple[AllowedRequest, ...] = ()
     expected: list[SentRequest] = field(default_factory=list)
     target: str | None = None
-    armed: bool = False
 
     @classmethod
     def with_allowed(cls, allow: Iterable[str] = ()) -> RequestGuard:
@@ -74,13 +78,12 @@ class RequestGuard:
     def expect(self, current: StepEffects | None, previous: StepEffects | None = None,
                target: str | None = None) -> None:
         """Arm the guard for a step: what it and the step before it sent, and where its link points."""
-        self.armed = True
         self.expected = [*(current.sent if current else ()), *(previous.sent if previous else ())]
         self.target = target
 
     def admit(self, request: SentRequest | None, method: str, url: str) -> Verdict:
         """May ``request`` (its description; ``None`` for a read) leave the browser now?"""
-        if request is None or not self.armed:
+        if request is None:
             return Verdict(True)
         if any(rule.matches(method, url) for rule in self.allow):
             return Verdict(True)

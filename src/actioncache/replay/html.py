@@ -221,8 +221,8 @@ class _Reader:
             self.first_by_id[dom_id] = node_record
         if node_record["labelable"] and self.waiting:
             # Open labels without for= name their first labelable descendant: this one.
-            for label in self.waiting:
-                label["control"] = node_record
+            for waiting in self.waiting:
+                waiting["control"] = node_record
             self.waiting.clear()
         if tag == "img" and attributes.get("alt"):
             self.add_text(" " + attributes["alt"] + " ")
@@ -240,7 +240,7 @@ class _Reader:
             self.items.append(item)
             if record is not None:
                 record["item"] = item  # an item that is itself interactive is its own item
-        label = None
+        label: dict[str, Any] | None = None
         if tag == "label":
             label = {"text": [], "for": attributes.get("for"), "control": None}
             self.labels.append(label)

@@ -96,19 +96,27 @@ def candidates_for(recorded: Element | Mapping[str, Any], page: Page) -> list[El
     return [e for e in page.elements if group_key(e) == key]
 
 
-def price_of(element: Element) -> float | None:
-    """The lowest price named in the element's item text (else its own text), ``None`` without one."""
-    found = []
+def prices_of(element: Element) -> set[float]:
+    """Every price named in the element's item text (else its own text)."""
+    found: set[float] = set()
     for text in (element.item, f"{element.name} {element.text}"):
         for match in _PRICE.finditer(text or ""):
             number = (match.group(1) or match.group(2) or "").replace(",", "")
             try:
-                found.append(float(number))
+                found.add(float(number))
             except ValueError:
                 continue
         if found:
-            return min(found)
-    return None
+            return found
+    return found
+
+
+def price_of(element: Element) -> float | None:
+    """The price named in the element's item text (else its own text); ``None`` without one, or when
+    it names several (a savings badge, a unit price, a monthly rate: which one is the price is not
+    ours to guess)."""
+    found = prices_of(element)
+    return next(iter(found)) if len(found) == 1 else None
 
 
 @dataclass
@@ -142,16 +150,30 @@ class ClickChoice:
 Resolver = Callable[[ClickChoice], "Element | str | None"]
 
 
+def _closeness(element: Element, wanted: set[str]) -> tuple[int, int, int] | None:
+    """How well ``element`` is named by the query words ``wanted``: (0 in its own name or 1 only in its
+    item, its own words beyond the query, its item's words beyond the query); ``None`` when it does not
+    name them all."""
+    own = words(f"{element.name} {element.text}")
+    whole = own | words(element.item)
+    if not wanted <= whole:
+        return None
+    return (0 if wanted <= own else 1, len(own - wanted), len(whole - wanted))
+
+
 def _query_match(choice: ClickChoice) -> Element | None:
     wanted = words(choice.query)
     if not wanted:
         return None
+    # The chosen result may not be named less closely than the recorded one was by the recorded query:
+    # a "Clip-on Desk Lamp Shade" is not what "clip-on desk lamp" named when the lamp itself is gone.
+    recorded = _closeness(choice.recorded, words(choice.recorded_query)) if choice.recorded_query else None
+    limit = recorded[:2] if recorded is not None else (0, 0)
     ranked = []
     for element in choice.candidates:
-        own = words(f"{element.name} {element.text}")
-        whole = own | words(element.item)
-        if wanted <= whole:
-            ranked.append(((0 if wanted <= own else 1, len(own - wanted), len(whole - wanted)), element))
+        key = _closeness(element, wanted)
+        if key is not None and key[0] <= limit[0] and key[1] <= limit[1]:
+            ranked.append((key, element))
     ranked.sort(key=lambda pair: pair[0])
     if not ranked or (len(ranked) > 1 and ranked[0][0] == ranked[1][0]):
         return None  # nothing, or two results the query names equally well: not ours to guess
@@ -159,6 +181,8 @@ def _query_match(choice: ClickChoice) -> Element | None:
 
 
 def _by_price(choice: ClickChoice, highest: bool) -> Element | None:
+    if any(len(prices_of(e)) > 1 for e in choice.candidates):
+        return None  # one candidate names several prices: the cheapest cannot be told
     priced = [(price, i, e) for i, e in enumerate(choice.candidates) if (price := price_of(e)) is not None]
     if not priced:
         return None
@@ -229,11 +253,20 @@ def llm_resolver(call: Callable[..., Any], **options: Any) -> Resolver:
                 f"Candidates:\n{listing}\nUser data: {json.dumps(dict(choice.data), default=str)[:2000]}")
         reply = call(messages=[{"role": "system", "content": LLM_SYSTEM_PROMPT},
                                {"role": "user", "content": user}], **options)
-        found = re.search(r"\d+", reply_text(reply))
-        index = int(found.group()) if found else 0
-        return choice.candidates[index - 1] if 1 <= index <= len(choice.candidates) else None
+        return choice.candidates[index - 1] if 1 <= (index := reply_number(reply_text(reply))) <= len(
+            choice.candidates) else None
 
     return resolve
+
+
+def reply_number(text: str) -> int:
+    """The one candidate number a reply names, else ``0`` (declines): a negative number ("-1" for none),
+    or several different numbers ("not 1, the answer is 2") are no answer."""
+    found = {int(n) for n in re.findall(r"(?<![\w.])-?\d+(?!\w)(?!\.\d)", text)}
+    if len(found) != 1:
+        return 0
+    number = found.pop()
+    return number if number > 0 else 0
 
 
 def pick(choice: ClickChoice, picked: Element | str | None) -> Element | None:

@@ -19,6 +19,9 @@ from .fingerprints import element_fingerprint
 from .page import Page
 from .urls import DEFAULT_URL_RULE, UrlRule, url_pattern
 
+__all__ = ["Action", "ActionType", "Element", "Page", "PlanSignature", "as_page", "as_signature", "normalize_goal",
+           "url_pattern"]
+
 
 class ActionType:
     """Action type names. Any string is accepted; only :data:`SUPPORTED` ones are replayed."""
@@ -121,9 +124,23 @@ class Action:
             known["data"] = {**known.get("data", {}), **extra}
         return cls(action_type=kind.lower(), **known)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
+        """The action as JSON. A secret action's text (its value for this run) is left out unless
+        ``secrets=True``: what is printed, logged or serialized by default never carries it."""
         out = {k: copy.deepcopy(getattr(self, k)) for k in self._FIELDS}
+        if self.secret and not secrets:
+            out["text"] = None
         return {k: v for k, v in out.items() if v is not None and v != {} or k == "action_type"}
+
+    def __repr__(self) -> str:
+        shown = []
+        for name in self._FIELDS:
+            value = getattr(self, name)
+            if name == "text" and self.secret and value is not None:
+                shown.append("text='***'")
+            elif value is not None and value != {} or name == "action_type":
+                shown.append(f"{name}={value!r}")
+        return f"Action({', '.join(shown)})"
 
     def copy(self) -> Action:
         return Action(**{k: copy.deepcopy(getattr(self, k)) for k in self._FIELDS})

@@ -6,8 +6,12 @@ reports ``finished=False`` with the reason, and the plan loses trust:
 
 * ``captcha_required``: the page shows a captcha the recording did not meet;
 * ``outcome_changed``: a request the step sent was answered with another status class (a ``403``
-  where the recording got a ``303``), the page loaded a document with another status class, or
-  it is on another URL pattern (a re-decided click is expected where its own link points).
+  where the recording got a ``303``), a request the recorded step sent was not sent, the page loaded a
+  document with another status class (or none where the recording loaded one, or one where it did
+  not), it is on another URL pattern (a re-decided click is expected where its own link points), or it
+  shows what the recorded step's page did not: a box asking for a password or one-time code (a second
+  factor at the same URL), a JavaScript dialog, a modal dialog, or an alert with text (a declined
+  payment).
 
 A server that now refuses the login or the payment is thereby never reported as a finished replay.
 """
@@ -30,6 +34,11 @@ class ObservedOutcome:
     captcha: bool = False
     status: str | None = None
     answered: list[tuple[SentRequest, SentRequest]] = field(default_factory=list)
+    prompt: bool = False
+    dialogs: int = 0
+    alert: bool = False
+    js_dialogs: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
 
 
 def _pattern(url: str) -> str:
@@ -52,13 +61,32 @@ def check_outcome(recorded: StepEffects, observed: ObservedOutcome, *, step: int
             return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
                                   f"{where}: {sent.describe()} was answered {sent.status}, the recording's "
                                   f"{twin.status}")
-    if observed.status and recorded.status and observed.status != recorded.status:
+    if observed.missing:
         return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
-                              f"{where}: the page loaded with status {observed.status}, the recording's "
-                              f"{recorded.status}")
+                              f"{where}: the recorded step sent {observed.missing[0]}, this one did not")
+    if observed.status != recorded.status and (observed.status or recorded.status):
+        return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                              f"{where}: the page loaded {'a document with status ' + observed.status if observed.status else 'no document'}, "
+                              f"the recording's {'a document with status ' + recorded.status if recorded.status else 'none'}")
+    if observed.js_dialogs and len(observed.js_dialogs) > recorded.js_dialogs:
+        return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                              f"{where}: the page opened a {observed.js_dialogs[0]} dialog the recording did not meet "
+                              f"(dismissed)")
+    if observed.dialogs > recorded.dialogs:
+        return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                              f"{where}: the page shows a dialog the recording's did not")
+    if observed.prompt and not recorded.prompt:
+        return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                              f"{where}: the page now asks for a password or a one-time code (at "
+                              f"{_pattern(observed.url)}), which the recording's did not")
+    if observed.alert and not recorded.alert:
+        return ReplayFallback(FallbackReason.OUTCOME_CHANGED,
+                              f"{where}: the page shows an alert the recording's did not")
     if recorded.url is not None:
         if recorded.url == TARGET:
-            expected, now = target, navigation_pattern(observed.url)
+            # Where the link pointed, by origin and path (the guard held its query to the recorded one).
+            expected = target.split("?", 1)[0] if target else target
+            now = navigation_pattern(observed.url).split("?", 1)[0]
         else:
             expected, now = recorded.url, _pattern(observed.url)
         if expected != now:

@@ -30,7 +30,8 @@ class Page:
     def from_dict(cls, data: Mapping[str, Any] | Iterable[Any]) -> Page:
         if isinstance(data, Mapping):
             return cls(data.get("elements") or [], url=data.get("url"))
-        return cls(data)
+        items: Iterable[Any] = data
+        return cls(list(items))
 
     def to_dict(self) -> dict[str, Any]:
         return {"url": self.url, "elements": [e.to_dict() for e in self.elements]}

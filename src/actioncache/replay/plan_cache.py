@@ -33,9 +33,11 @@ from .metrics import shape_metrics
 from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
 from .plan_store import INITIAL_TRUST, PlanStore
 from .run import ReplayRun
-from .secrets import redact, scrub, typed_secrets
+from .secrets import distinct_secret_names, mark_known_secrets, redact, scrub, stored_form, typed_secrets
 from .urls import DEFAULT_URL_RULE, UrlRule
 from .validation import FallbackReason, PersonalizeHook, ReplayFallback, check_supported, resume
+
+__all__ = ["INITIAL_TRUST", "REWARD_ALPHA", "TRUST_FLOOR", "PlanCache", "ReplayResult"]
 
 log = logging.getLogger("actioncache.replay")
 
@@ -79,8 +81,9 @@ class ReplayResult:
     def hit(self) -> bool:
         return bool(self.actions)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"hit": self.hit, "actions": [a.to_dict() for a in self.actions], "reason": self.reason,
+    def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
+        """The result as JSON; secret texts only with ``secrets=True`` (for the caller that types them)."""
+        return {"hit": self.hit, "actions": [a.to_dict(secrets=secrets) for a in self.actions], "reason": self.reason,
                 "message": self.message, "plan_id": self.plan_id, "stopped_at": self.stopped_at,
                 "remaining": self.remaining}
 
@@ -157,7 +160,8 @@ class PlanCache:
     # --- record -----------------------------------------------------------------------------------
 
     def record(self, signature: Any, actions: Iterable[Action | Mapping[str, Any]], completed: bool,
-               *, page: Page | Mapping[str, Any] | str | None = None) -> str | None:
+               *, page: Page | Mapping[str, Any] | str | None = None,
+               secret_values: Iterable[str] = ()) -> str | None:
         """Keep the plan of a finished run; returns its plan id, or ``None`` when nothing was stored.
 
         Only completed runs are kept (an incomplete run is only counted, so ``retrieve`` can say
@@ -174,8 +178,12 @@ class PlanCache:
             # Fingerprint first (from the whole element), then drop what must not be stored: the
             # secrets' texts, and any echo of them elsewhere in the plan.
             plan = self._fingerprinted(plan, page)
-            secrets = typed_secrets(plan, self.sensitive)
-            stored = scrub([redact(a, self.sensitive).to_dict() for a in plan], secrets)
+            if isinstance(secret_values, str):
+                raise TypeError("secret_values is a collection of texts, not one string")
+            known = {str(v) for v in secret_values if v}
+            plan = distinct_secret_names(mark_known_secrets(plan, known, self.sensitive), self.sensitive)
+            secrets = typed_secrets(plan, self.sensitive, minimum=1) | known
+            stored = scrub([stored_form(redact(a, self.sensitive)) for a in plan], secrets)
         now = time.time()
         try:
             if not completed:

@@ -16,9 +16,9 @@ from collections import Counter
 from typing import Any, Callable, Iterable, Mapping
 
 from .element import Element
-from .intents import ClickChoice, Resolver, candidates_for, pick, rule_resolver
+from .intents import QUERY_MATCH, RULES, ClickChoice, Resolver, candidates_for, pick, rule_resolver, words
 from .models import Action, ActionType, Page, PlanSignature, as_page
-from .secrets import fill_secret, missing_secret
+from .secrets import fill_secret, missing_secret, scrub_text
 from .validation import FallbackReason, PersonalizeHook, ReplayContext, ReplayFallback, personalize_actions, rebind
 
 log = logging.getLogger("actioncache.replay")
@@ -59,6 +59,13 @@ class ReplayRun:
         self._on_nothing_served = on_nothing_served
         self._on_close = on_close
         self._closed = False
+        #: The secret texts this run typed (in memory only): no message carries them.
+        self._secret_texts: set[str] = set()
+        #: The page each input of this run was typed on, by plan index.
+        self._typed_on: dict[int, Page] = {}
+        #: The plan index of the last click the resolver re-decided: the inputs before it are answered
+        #: (what follows is on the pages of the item it chose: its "Add to cart").
+        self._decided_at = -1
 
     @classmethod
     def stopped(cls, signature: PlanSignature, fallback: ReplayFallback, plan_id: str | None = None,
@@ -89,7 +96,11 @@ class ReplayRun:
 
     def stop(self, reason: str, message: str) -> None:
         """End the run early for ``reason`` (a driver could not do what was served)."""
-        self.reason, self.message = reason, message
+        self.reason, self.message = reason, self.clean(message)
+
+    def clean(self, message: str | None) -> str | None:
+        """A message as it may be shown, logged or counted: no secret of this run in it, in any encoding."""
+        return scrub_text(message, [*(str(v) for v in self.secrets.values()), *self._secret_texts])
 
     def next(self, page: Page | Mapping[str, Any] | str) -> list[Action] | None:
         """The next plan action, rebound to ``page`` and personalized, as a list (a hook may turn it
@@ -103,12 +114,21 @@ class ReplayRun:
         action = self.remaining[self.served]
         try:
             try:
+                depends = None if _chooses(action) else self._depends_on_changed_input(action, page)
+                if depends is not None:
+                    # A click on what appeared after this run typed something else: re-decided, never by identity.
+                    action = action.copy()
+                    action.choose = {"rule": QUERY_MATCH, "query": depends}
+                    action.intention = action.intention or RULES[QUERY_MATCH]
                 bound = self._decide(action, page) if _chooses(action) else self._rebind(action, page)
             except ReplayFallback:
                 if self.served == 0 and self._on_nothing_served is not None:
                     self._on_nothing_served()
                 raise
-            bound = fill_secret(bound, self.secrets)
+            try:
+                bound = fill_secret(bound, self.secrets)
+            except TypeError as exc:
+                raise ReplayFallback(FallbackReason.SECRET_REQUIRED, f"action {self.served}: {exc}") from exc
             context = ReplayContext(self.signature, page, self.plan_id or "", self.context)
             out = personalize_actions([bound], self.personalize, context, start=self.served)
             for candidate in out:
@@ -125,16 +145,43 @@ class ReplayRun:
                                          f"in the personalize hook")
                 if candidate.action_type.lower() == ActionType.INPUT_TEXT and candidate.text is not None:
                     self.typed[self.offset + self.served] = candidate.text
+                    self._typed_on[self.offset + self.served] = page
+                    if candidate.secret or action.secret:
+                        self._secret_texts.add(candidate.text)
         except ReplayFallback as fallback:
-            self.reason, self.message = fallback.reason, fallback.message
+            self.reason, self.message = fallback.reason, self.clean(fallback.message)
             return None
-        except Exception as exc:
-            log.exception("replay: unexpected error; falling back to fresh planning")
-            self.reason, self.message = FallbackReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - any error falls back (logged without its text: it may hold a secret)
+            log.error("replay: unexpected error (%s); falling back to fresh planning", type(exc).__name__)
+            self.reason, self.message = FallbackReason.INTERNAL_ERROR, self.clean(f"{type(exc).__name__}: {exc}")
             return None
         self.validated[action.action_type.lower()] += 1
         self.served += 1
         return out
+
+    def _depends_on_changed_input(self, action: Action, page: Page) -> int | None:
+        """The plan index of the input a plain click depends on, when this run typed other text there.
+
+        A click depends on the last input before it when its element was not on the page that input was
+        typed on (a result, a suggestion, a link of the page the query led to; a form's submit button is
+        there when its last field is typed). With the recording's own text, the recorded element stands;
+        with another text it must be re-decided, never clicked by identity.
+        """
+        if action.action_type.lower() != ActionType.CLICK or not action.fingerprint or not action.element:
+            return None
+        if not self._typed_on:
+            return None
+        index = max(self._typed_on)  # the last input before this click: the flow it belongs to
+        if index < self._decided_at:
+            return None  # a click after it was re-decided for this run's text
+        recorded = self.plan[index]
+        if recorded.secret or recorded.text is None or not recorded.text.strip():
+            return None  # a secret or an empty box says nothing about which item to click
+        if words(self.typed.get(index)) == words(recorded.text) and words(recorded.text):
+            return None  # the recording's own query: its own choices stand
+        if not page.ids_for(action.fingerprint, self.ignore):
+            return None  # not on this page at all: rebinding says why (missing, renamed, leads elsewhere)
+        return index if not self._typed_on[index].ids_for(action.fingerprint, self.ignore) else None
 
     def _rebind(self, action: Action, page: Page) -> Action:
         validated, stop = rebind([action], page, self.ignore, start=self.served)
@@ -168,8 +215,14 @@ class ReplayRun:
                                      f"could not choose among {len(choice.candidates)} candidates; the recorded "
                                      f"item is not clicked for another query")
             return self._rebind(action, page)  # the recording's own query: its own choice stands
+        if (choice.personalized and action.fingerprint and picked.id in page.ids_for(action.fingerprint, self.ignore)
+                and not (words(choice.query) and words(choice.query) <= words(f"{picked.name} {picked.text} {picked.item}"))):
+            raise ReplayFallback(FallbackReason.INTENT_UNRESOLVED,
+                                 f"{where}: the resolver chose the recorded item for another query, which does not "
+                                 f"name it; the recorded item is not clicked for another query")
         bound = action.copy()
         bound.element_id, bound.element = picked.id, picked.to_dict()
+        self._decided_at = self.offset + self.served
         return bound
 
     def close(self) -> None:

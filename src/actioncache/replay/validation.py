@@ -50,6 +50,7 @@ class FallbackReason:
     UNEXPECTED_REQUEST = "unexpected_request"            # (browser) a request the recording did not send: aborted
     OUTCOME_CHANGED = "outcome_changed"                  # (browser) a step got another status or led elsewhere
     CAPTCHA_REQUIRED = "captcha_required"                # (browser) the page now asks for a captcha
+    STATE_CHANGED = "state_changed"                      # (browser) a toggle is in neither of its recorded states
     UNGUARDED_PAGE = "unguarded_page"                    # (browser) a service worker hides requests from the guard
     CORRUPT_PLAN = "corrupt_plan"                        # a stored plan that cannot be decoded
     STORE_ERROR = "store_error"
@@ -151,9 +152,12 @@ def rebind(actions: Sequence[Action], page: Page, ignore: Iterable[str] = (),
             if not ids:
                 renamed = _renamed(action, page, ignore)
                 if renamed is not None:
+                    if renamed[0] != renamed[1]:
+                        what = f"its accessible name changed: recorded {renamed[0]!r}, now {renamed[1]!r}"
+                    else:  # the name is the same; an attribute that can name it changed (a placeholder added)
+                        what = f"an attribute that can name it changed ({renamed[2]}); its accessible name is still {renamed[1]!r}"
                     return out, ReplayFallback(FallbackReason.NAME_CHANGED,
-                                               f"action {i} ({kind}): the element is on the page but its accessible "
-                                               f"name changed: recorded {renamed[0]!r}, now {renamed[1]!r}")
+                                               f"action {i} ({kind}): the element is on the page but {what}")
                 unread = getattr(page, "unread_frames", 0)
                 note = (f"; {unread} iframe(s) of the page could not be read (another origin), their elements "
                         f"are not replayed") if unread else ""
@@ -205,13 +209,18 @@ def _still_there(action: Action, page: Page, ignore: tuple[str, ...], parts: Ite
 _NAME_PARTS = ("accessible_name", "label", "aria-label", "title", "placeholder")
 
 
-def _renamed(action: Action, page: Page, ignore: tuple[str, ...]) -> tuple[str, str] | None:
-    """``(recorded name, current name)`` when the element is on the page with only its name changed."""
+def _renamed(action: Action, page: Page, ignore: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """``(recorded name, current name, the name parts that differ)`` when the element is on the page with
+    only its name (or an attribute that can name it) changed."""
     found = _same_but(action, page, ignore, _NAME_PARTS)
     if len(found) != 1:
         return None
     now = page.element(found[0])
-    return str((action.element or {}).get("name", "")), now.name if now is not None else ""
+    before = (action.element or {}).get("attributes") or {}
+    after = now.attributes if now is not None else {}
+    parts = [f"{p}: {before.get(p)!r} -> {after.get(p)!r}" for p in _NAME_PARTS[1:] if before.get(p) != after.get(p)]
+    return (str((action.element or {}).get("name", "")), now.name if now is not None else "",
+            ", ".join(parts) or "accessible_name")
 
 
 def personalize_actions(actions: Sequence[Action], hook: PersonalizeHook | None, context: ReplayContext,
@@ -284,7 +293,8 @@ def reply_text(reply: Any) -> str:
         if reply.get("success") is False:
             raise RuntimeError(f"the LLM call failed: {reply.get('error', 'no error message')}")
         for name in ("content", "response", "text"):
-            if isinstance(reply.get(name), str):
-                return reply[name]
+            text = reply.get(name)
+            if isinstance(text, str):
+                return text
     raise TypeError(f"cannot read text from the LLM reply ({type(reply).__name__}); "
                     f"return a string or a dict with 'content'")

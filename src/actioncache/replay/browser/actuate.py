@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from ..models import Action, ActionType
-from .network import NetworkLog
+from .network import DENY, NetworkLog
 
 log = logging.getLogger("actioncache.replay")
 
@@ -28,15 +28,22 @@ def select_args(value: Any) -> dict[str, Any]:
     return {"value": str(value)}
 
 
-def execute_args(action: Action) -> tuple[str, dict[str, Any]]:
+def action_timeout_ms(timeout_s: float | None) -> float:
+    """How long an action waits for its element to be visible, enabled and uncovered: the replay's own
+    wait (never Playwright's 30 s default), at least a quarter second."""
+    return max(float(timeout_s), 0.25) * 1000 if timeout_s is not None else 30_000.0
+
+
+def execute_args(action: Action, timeout_s: float | None = None) -> tuple[str, dict[str, Any]]:
     """The ElementHandle method and keywords that do ``action``."""
     kind = action.action_type.lower()
+    timeout = action_timeout_ms(timeout_s)
     if kind == ActionType.INPUT_TEXT:
-        return "fill", {"value": action.text or ""}
+        return "fill", {"value": action.text or "", "timeout": timeout}
     if kind == ActionType.SELECT_OPTION:
-        return "select_option", select_args(action.option or {})
+        return "select_option", {**select_args(action.option or {}), "timeout": timeout}
     if kind == ActionType.CLICK:
-        return "click", {}
+        return "click", {"timeout": timeout}
     raise ValueError(f"{action.action_type!r} is not an element action")
 
 
@@ -45,22 +52,104 @@ def in_frame(action: Action) -> bool:
     return bool((action.element or {}).get("frame"))
 
 
-def request_page(request: Any) -> Any:
-    """The page a request belongs to, ``None`` when it has none (a service worker's)."""
+def route_decision(network: NetworkLog, request: Any) -> str:
+    """The route handler's decision on ``request`` (:meth:`NetworkLog.decide`). A guard that fails
+    refuses (fails closed)."""
     try:
-        return request.frame.page
-    except Exception:  # noqa: BLE001
-        return None
-
-
-#: How many windows deep a popup of a popup is still guarded.
-POPUP_DEPTH = 4
-
-
-def guard_route(network: NetworkLog, request: Any) -> bool:
-    """The route handler's decision: let ``request`` through? A guard that fails refuses (fails closed)."""
-    try:
-        return network.admit(request)
+        return network.decide(request)
     except Exception:
         log.exception("replay: the request guard failed; the request is aborted")
+        return DENY
+
+
+def redirect_admitted(network: NetworkLog, request: Any, response: Any) -> bool:
+    """Whether the browser may follow ``response`` (a redirect is judged as the request it leads to)."""
+    try:
+        return network.admit_redirect(request, int(response.status), response.headers.get("location"))
+    except Exception:
+        log.exception("replay: the request guard failed on a redirect; the request is aborted")
         return False
+
+
+def websocket_admitted(guard: WebSocketGuard, url: str) -> bool:
+    network = guard.network
+    if network is None:
+        return True  # no replay runs in this context now
+    try:
+        return network.admit_websocket(url)
+    except Exception:
+        log.exception("replay: the request guard failed on a WebSocket; it is not opened")
+        return False
+
+
+class WebSocketGuard:
+    """The one WebSocket route of a browser context: judged by the running replay's guard, passed
+    through to the server when no replay runs (Playwright cannot remove a WebSocket route)."""
+
+    network: NetworkLog | None = None
+
+
+#: Where a context keeps its :class:`WebSocketGuard`.
+WEBSOCKET_GUARD = "_actioncache_websocket_guard"
+
+
+def service_workers_blocked(context: Any) -> bool:
+    """Whether the context was opened with ``service_workers="block"``: a service worker's requests
+    bypass Playwright's routing, so a context that allows them cannot be guarded."""
+    options = getattr(getattr(context, "_impl_obj", context), "_options", None)
+    return isinstance(options, dict) and options.get("serviceWorkers") == "block"
+
+
+#: What a replay refuses a context for (see :func:`service_workers_blocked`).
+UNGUARDED_CONTEXT = ("the browser context allows service workers, whose requests would not pass the request guard; "
+                     "open it with browser.new_context(service_workers='block') to replay in it")
+
+
+#: Workers whose requests Playwright's routing does not see: a replay lets none start, and refuses a
+#: context where one already runs.
+UNROUTED_WORKERS = ("shared_worker", "service_worker")
+#: ``Target.setAutoAttach`` for the browser's CDP session: every new shared or service worker waits
+#: for the debugger before it runs a line, so one of the replayed context is closed before it can send.
+AUTO_ATTACH_WORKERS = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                       "filter": [{"type": kind, "exclude": False} for kind in UNROUTED_WORKERS] + [{"exclude": True}]}
+AUTO_ATTACH_OFF = {"autoAttach": False, "waitForDebuggerOnStart": False}
+NO_CDP = ("the request guard needs Chromium's DevTools protocol on the browser (to stop shared workers, whose "
+          "requests routing does not see); replay in a context of a Chromium launched by Playwright")
+
+
+def running_workers(targets: Any, context_id: str) -> list[str]:
+    """The URLs of the shared and service workers of the context ``context_id`` among ``Target.getTargets``."""
+    return [str(t.get("url")) for t in (targets or {}).get("targetInfos", ())
+            if t.get("type") in UNROUTED_WORKERS and t.get("browserContextId") == context_id]
+
+
+def unguarded_workers(urls: list[str]) -> str:
+    return (f"{len(urls)} shared or service worker(s) of this page's context already run ({urls[0]}); their "
+            f"requests would not pass the request guard: replay in a fresh context")
+
+
+#: Run in every frame before each replayed action: what a document sends while it is being left (a
+#: ``pagehide`` or ``unload`` listener's beacon or keepalive fetch) would leave after routing stopped
+#: covering that document. So in a document a replay acts on, a keepalive ``fetch`` is sent as an
+#: ordinary one and ``navigator.sendBeacon`` as an ordinary ``fetch`` POST: while the document lives
+#: they pass the guard like any request, and a document being left takes them down with it. (A page
+#: that kept its own reference to them before the replay started is not covered: see docs/replay.md.)
+NO_UNLOAD_JS = """
+() => {
+  const mark = Symbol.for("actioncache.no-unload");
+  if (window[mark]) return;
+  window[mark] = true;
+  const fetch = window.fetch;
+  const plain = function (input, init) {
+    if (input instanceof Request && input.keepalive) input = new Request(input, {keepalive: false});
+    return fetch.call(window, input, init && init.keepalive ? Object.assign({}, init, {keepalive: false}) : init);
+  };
+  window.fetch = plain;
+  try {
+    Object.defineProperty(Navigator.prototype, "sendBeacon", {configurable: true, value: function (url, data) {
+      plain(url, {method: "POST", body: data === undefined ? null : data, credentials: "include"}).catch(() => {});
+      return true;
+    }});
+  } catch (e) { /* frozen */ }
+}
+"""

@@ -9,15 +9,23 @@ browser, which asks the :class:`~actioncache.replay.guard.RequestGuard` and keep
 
 It also answers "is the page quiet?": no request of the step in flight and none started for a
 moment, so a step is judged on what it did, not on half of it.
+
+Every request the page's events report while the guard is on must also have been judged by a route
+handler (or be the follow-up of a redirect the guard judged): a state-changing request that left
+without passing the guard (a path Playwright's routing does not cover) stops the replay as surely
+as an aborted one (:meth:`NetworkLog.unguarded`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
+from urllib.parse import urljoin
 
-from ..effects import SAFE_METHODS, SentRequest, describe_request, same_origin, status_class, unique
+from ..effects import SAFE_METHODS, WEBSOCKET, SentRequest, describe_request, status_class, unique
 from ..guard import RequestGuard
 
 #: Requests that may stay open for the page's whole life: they never make a step "busy".
@@ -41,6 +49,10 @@ class Seen:
     reason: str = ""
     matched: SentRequest | None = None
     request: Any = None  # kept so the id() the events are matched by stays unique
+    #: A route handler (or the redirect rule) judged it; ``guarded``: it was seen while the guard was on.
+    judged: bool = False
+    guarded: bool = False
+    verdict: str | None = None
 
 
 def request_facts(request: Any) -> dict[str, Any]:
@@ -73,8 +85,16 @@ class NetworkLog:
     last_activity: float = field(default_factory=lambda: time.monotonic())
     #: The route handler a driver installed for the guard (to remove that one handler, not the user's).
     route_handler: Any = None
-    popup_handler: Any = None
+    #: The driver's CDP session that stops shared workers while the guard is on.
+    workers: Any = None
+    #: What each step of the plan typed, by plan index (in memory only): fields carrying it are kept as references.
+    typed: dict[int, str] = field(default_factory=dict)
+    #: The guard is routing this page's context (set by the driver).
+    guarding: bool = False
+    #: Redirect targets the guard admitted, ``(method, url)``: their requests were judged before they existed.
+    prejudged: list[tuple[str, str]] = field(default_factory=list)
     _by_request: dict[int, Seen] = field(default_factory=dict)
+    _dialogs: list[tuple[int | None, str]] = field(default_factory=list)
     _page: Any = None
     _handlers: list[tuple[str, Callable[[Any], None]]] = field(default_factory=list)
 
@@ -87,7 +107,8 @@ class NetworkLog:
         self.detach()
         self._page = page
         self._handlers = [("request", self.on_request), ("response", self.on_response),
-                          ("requestfinished", self.on_done), ("requestfailed", self.on_done)]
+                          ("requestfinished", self.on_done), ("requestfailed", self.on_done),
+                          ("websocket", self.on_websocket), ("dialog", self.on_dialog)]
         for event, handler in self._handlers:
             page.on(event, handler)
 
@@ -118,7 +139,17 @@ class NetworkLog:
         return unique(out)
 
     def blocked(self, step: int | None = None) -> list[Seen]:
-        return [s for s in self.seen if s.blocked and (step is None or s.step == step)]
+        """Requests the guard refused, and state-changing requests that left without being judged."""
+        return [s for s in self.seen if (s.blocked or self._unjudged(s)) and (step is None or s.step == step)]
+
+    def unguarded(self) -> list[Seen]:
+        """State-changing requests that left the browser while the guard was on, unjudged by it."""
+        return [s for s in self.seen if self._unjudged(s)]
+
+    @staticmethod
+    def _unjudged(seen: Seen) -> bool:
+        return (seen.guarded and not seen.judged and seen.sent is not None
+                and seen.url.split(":", 1)[0].lower() in ("http", "https", "ws", "wss"))
 
     def answered(self, step: int | None) -> list[tuple[SentRequest, SentRequest]]:
         """The admitted state-changing requests of ``step`` with a response, each with its recorded twin."""
@@ -145,13 +176,20 @@ class NetworkLog:
         if found is not None and found.request is request:
             return found
         facts = request_facts(request)
-        sent = describe_request(facts["method"], facts["url"], navigation=facts["navigation"],
-                                content_type=facts["content_type"], body=facts["body"])
-        if sent is not None and sent.navigation and sent.method in SAFE_METHODS and not facts["main_frame"] and not (
-                self.page_url and same_origin(facts["url"], self.page_url)):
-            sent = None  # a frame of another origin loading a page: a read, like an image
-        seen = Seen(facts["method"], facts["url"], self.step, facts["navigation"], facts["main_frame"],
-                    facts["resource_type"], sent, request=request)
+        return self._add(facts["method"], facts["url"], facts["navigation"], facts["main_frame"],
+                         facts["resource_type"], facts["content_type"], facts["body"], request)
+
+    def _add(self, method: str, url: str, navigation: bool, main_frame: bool, resource_type: str,
+             content_type: str | None, body: bytes | None, request: Any) -> Seen:
+        # Every navigation counts, of the page or of any frame of any origin: a frame sent to another
+        # origin carries what its URL says as surely as a form post does.
+        sent = describe_request(method, url, navigation=navigation, content_type=content_type, body=body,
+                                typed=self.typed)
+        seen = Seen(method, url, self.step, navigation, main_frame, resource_type, sent, request=request,
+                    guarded=self.guarding)
+        if (method, url) in self.prejudged:  # the follow-up of a redirect the guard admitted
+            self.prejudged.remove((method, url))
+            seen.judged = True
         self._by_request[id(request)] = seen
         self.seen.append(seen)
         self.last_activity = time.monotonic()
@@ -169,13 +207,99 @@ class NetworkLog:
         self._seen(request).done = True
         self.last_activity = time.monotonic()
 
+    def on_dialog(self, dialog: Any) -> None:
+        """A JavaScript dialog (alert, confirm, prompt, beforeunload): noted for its step and dismissed,
+        as Playwright does when nobody listens. Its message is never kept (it may quote what was typed)."""
+        self._dialogs.append((self.step, str(getattr(dialog, "type", "dialog"))))
+        try:
+            done = dialog.dismiss()
+            if inspect.isawaitable(done):
+                asyncio.ensure_future(done)
+        except Exception:  # noqa: BLE001 - another listener handled it already
+            pass
+
+    def dialogs(self, step: int | None) -> list[str]:
+        """The types of the JavaScript dialogs the page opened during ``step``."""
+        return [kind for at, kind in self._dialogs if at == step]
+
+    def on_websocket(self, websocket: Any) -> None:
+        """A WebSocket the page opened (recording: it is one of the step's requests)."""
+        seen = self._add(WEBSOCKET, str(websocket.url), False, True, "websocket", None, b"", websocket)
+        seen.done = True
+
     def admit(self, request: Any) -> bool:
         """The route handler's question: may this request leave the browser? (A refusal is kept.)"""
+        return self.decide(request) != DENY
+
+    def decide(self, request: Any) -> str:
+        """:data:`DENY`, :data:`PASS`, or :data:`FETCH` (admitted, and state-changing by its method: the
+        driver sends it itself without following redirects, so :meth:`admit_redirect` judges where a
+        redirect would lead before the browser follows it). Judged once per request."""
         seen = self._seen(request)
+        if seen.verdict is not None:
+            return seen.verdict
+        seen.judged = True
         if self.guard is None:
-            return True
+            seen.verdict = PASS
+            return PASS
         verdict = self.guard.admit(seen.sent, seen.method, seen.url)
         seen.matched = verdict.matched
         if not verdict.allowed:
             seen.blocked, seen.reason, seen.done = True, verdict.reason, True
+            seen.verdict = DENY
+        else:
+            seen.verdict = FETCH if seen.method not in SAFE_METHODS else PASS
+        return seen.verdict
+
+    def admit_redirect(self, request: Any, status: int, location: str | None) -> bool:
+        """May the browser follow the redirect the server answered ``request`` with? (A refusal is kept.)
+
+        The follow-up is judged as the request the browser would send: ``307``/``308`` repeat the
+        method and body, ``303`` (and ``301``/``302`` after a ``POST``) turn it into a ``GET``; a
+        navigation stays a navigation.
+        """
+        if not 300 <= status < 400 or not location:
+            return True
+        seen = self._seen(request)
+        url = urljoin(seen.url, location)
+        method = seen.method
+        if status == 303 and method != "HEAD" or status in (301, 302) and method == "POST":
+            method = "GET"
+        body = request_facts(request)["body"] if method == seen.method else b""
+        content_type = request_facts(request)["content_type"] if method == seen.method else None
+        follow = self._add(method, url, seen.navigation, seen.main_frame, seen.resource_type, content_type, body,
+                           ("redirect", id(request), url))
+        follow.judged = True
+        if self.guard is not None:
+            verdict = self.guard.admit(follow.sent, method, url)
+            follow.matched = verdict.matched
+            if not verdict.allowed:
+                follow.blocked, follow.reason, follow.done = True, f"(a redirect) {verdict.reason}", True
+                return False
+        follow.done = True
+        self.prejudged.append((method, url))
+        return True
+
+    def refuse_worker(self, url: str) -> None:
+        """A shared or service worker the page started, closed before it ran (its requests cannot be guarded)."""
+        seen = self._add("WORKER", url, False, False, "worker", None, b"", ("worker", url, len(self.seen)))
+        seen.sent = SentRequest("WORKER", url)
+        seen.judged = seen.blocked = seen.done = True
+        seen.reason = f"the page started a shared worker ({url}), whose requests the guard cannot see; it was stopped"
+
+    def admit_websocket(self, url: str) -> bool:
+        """May the page open a WebSocket to ``url`` now? (A refusal is kept.)"""
+        seen = self._add(WEBSOCKET, url, False, True, "websocket", None, b"", ("websocket", url, len(self.seen)))
+        seen.judged, seen.done = True, True
+        self.prejudged.append((WEBSOCKET, url))  # the page's own "websocket" event for it
+        if self.guard is None:
+            return True
+        verdict = self.guard.admit(seen.sent, WEBSOCKET, url)
+        seen.matched = verdict.matched
+        if not verdict.allowed:
+            seen.blocked, seen.reason = True, verdict.reason
         return verdict.allowed
+
+
+#: Route decisions (:meth:`NetworkLog.decide`).
+DENY, PASS, FETCH = "deny", "pass", "fetch"

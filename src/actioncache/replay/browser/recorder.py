@@ -12,15 +12,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable
 
-from ..effects import SAFE_METHODS, TARGET, StepEffects, link_target, navigation_pattern
+from ..effects import SAFE_METHODS, TARGET, StepEffects, body_pairs, link_target, navigation_pattern
 from ..intents import choice_for, infer_choice
 from ..models import Action, ActionType, Page
 from ..plan_cache import PlanCache
 from ..secrets import is_secret_field
 from ..urls import url_pattern
-from .network import NetworkLog
+from .network import NetworkLog, request_facts
 from .snapshot import OTHER_ORIGIN
-from .steps import Locate, Outcome, Perform, Sleep, Snapshot, Step, settle
+from .steps import Locate, Outcome, Perform, Returning, Sleep, Snapshot, settle
+
+#: The attributes the secrets rule reads (the snapshot keeps their history).
+_FACTS = ("type", "autocomplete", "name", "id", "aria-label", "placeholder", "title", "inputmode", "pattern")
 
 
 def _option_for(options: list[dict[str, Any]], value: Any) -> dict[str, Any]:
@@ -53,11 +56,15 @@ class RecorderBase:
         self._targets: dict[int, str] = {}
         #: The queries typed so far: (action index, text, the page they were typed on).
         self._queries: list[tuple[int, str, Page]] = []
+        #: The fields typed into so far, (action index, the browser's identity of the field): each is
+        #: looked at again after every step, and a field that became secret at any moment makes its text secret.
+        self._fills: list[tuple[int, str]] = []
 
     def _element_step(self, kind: str, target: Any, value: Any = None, *, secret: str | bool | None = None,
-                      intent: str | None = None, **fields: Any) -> Step:
+                      intent: str | None = None, **fields: Any) -> Returning[Action]:
         self.network.attach(self.page)
         page: Page = yield Snapshot()
+        self._follow_fields(page)
         if self.start_url is None:
             self.start_url = page.url
         self.network.page_url = page.url
@@ -75,6 +82,8 @@ class RecorderBase:
                                         secret=secret, **fields)
             if not secret and not is_secret_field(element.to_dict()) and str(value).strip():
                 self._queries.append((position, str(value), page))
+            if element.uid:
+                self._fills.append((position, element.uid))
         elif kind == "select":
             action = Action.for_element(ActionType.SELECT_OPTION, element, ignore=self.ignore,
                                         option=_option_for(element.options or [], value), **fields)
@@ -85,15 +94,52 @@ class RecorderBase:
         if link is not None:
             self._targets[position] = link
         self.network.begin_step(position)
+        if kind == "fill":
+            self.network.typed[position] = str(value)  # in memory: fields that carry it are kept as references
         yield Perform(kind, target, value)
         yield from settle(self.network, action.action_type, slack=2.0)
         state = yield Outcome()
         url = str(state.get("url") or page.url)
         led = TARGET if link is not None and navigation_pattern(url) == link else url_pattern(url)
+        dialogs = state.get("dialogs")
         action.effects = StepEffects(status=self.network.document_status(position), url=led,
-                                     captcha=bool(state.get("captcha"))).to_dict()
+                                     captcha=bool(state.get("captcha")), prompt=bool(state.get("prompt")),
+                                     dialogs=dialogs if isinstance(dialogs, int) else 0, alert=bool(state.get("alert")),
+                                     js_dialogs=len(self.network.dialogs(position))).to_dict()
         self.actions.append(action)
+        after: Page = yield Snapshot()
+        self._follow_fields(after)  # what the step made of the fields typed into
+        if kind == "click" and element.state and element.uid:
+            now = next((e for e in after.elements if e.uid == element.uid), None)
+            if now is not None and now.state and now.state != element.state:
+                # A toggle: a replay on one already in the after state does not click it back.
+                action.data = {**action.data, "toggle": {"before": element.state, "after": now.state}}
         return action
+
+    def _follow_fields(self, page: Page) -> None:
+        """Keep the history of every field typed into so far: a field that is (or was, at any moment the
+        browser saw) secret makes what was typed into it secret, however it looked when it was typed."""
+        if not self._fills:
+            return
+        by_uid = {e.uid: e for e in page.elements if e.uid}
+        for position, uid in self._fills:
+            now = by_uid.get(uid)
+            if now is None or position >= len(self.actions):
+                continue
+            action = self.actions[position]
+            kept = dict(action.element or {})
+            history = list(kept.get("history") or [])
+            for then in [*now.history, {**{k: now.attributes[k] for k in _FACTS if k in now.attributes},
+                                        "label": now.attributes.get("label", ""), "accessible_name": now.name}]:
+                if then not in history:
+                    history.append(then)
+            kept["history"] = history
+            if now.was_password:
+                kept["was_password"] = True
+            action.element = kept
+            if not action.secret and is_secret_field(kept):
+                action.secret = True
+                self._queries = [q for q in self._queries if q[0] != position]
 
     def _choose(self, action: Action, page: Page, intent: str | None) -> None:
         query = self._queries[-1] if self._queries else None
@@ -105,7 +151,7 @@ class RecorderBase:
             if inferred is not None:
                 action.choose, action.intention = inferred
 
-    def _wait_step(self, seconds: float) -> Step:
+    def _wait_step(self, seconds: float) -> Returning[Action]:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
             raise ValueError(f"wait takes a number of seconds >= 0, not {seconds!r}")
         yield Sleep(float(seconds))
@@ -143,5 +189,26 @@ class RecorderBase:
         if not start:
             raise ValueError("nothing was recorded on a page yet; pass url= to save an empty run")
         actions = self.effects()
+        values = self.secret_values(actions, plans.sensitive)
         self.network.detach()
-        return plans.record((start, goal), actions, completed)
+        return plans.record((start, goal), actions, completed, secret_values=values)
+
+    def secret_values(self, actions: list[Action], sensitive: Iterable[str] = ()) -> set[str]:
+        """The values the page sent in fields that are secret (in memory only, for the secrets rule):
+        a field named like a secret, or named as a secret field the plan typed into."""
+        names = {str(((a.element or {}).get("attributes") or {}).get("name", "")) for a in actions
+                 if a.action_type == ActionType.INPUT_TEXT and (a.secret or is_secret_field(a.element, sensitive))}
+        names.discard("")
+        found: set[str] = set()
+        for seen in self.network.seen:
+            if seen.sent is None or seen.request is None or isinstance(seen.request, tuple):
+                continue
+            try:
+                facts = request_facts(seen.request)
+            except Exception:  # noqa: BLE001 - a request whose body is gone
+                continue
+            for name, value in body_pairs(facts["content_type"], facts["body"]):
+                if isinstance(value, str) and value and (name in names or is_secret_field(
+                        {"attributes": {"name": name}}, sensitive)):
+                    found.add(value)
+        return found

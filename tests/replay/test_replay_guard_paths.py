@@ -1,0 +1,108 @@
+"""The request guard covers every way a page can send (issue 29 item 1, by construction).
+
+A plan is recorded on a one-form site (tests/replay/probe_site.py) whose "Save" button posts the
+note; each changed version makes the same click do one more thing the recording never did, by
+another path out of the browser: a dedicated or shared worker, a keepalive fetch, a beacon, an
+OPTIONS or PUT, a popup (with and without an opener, or a target=_blank link), a WebSocket, an iframe
+sent to another origin, a same-origin iframe that posts, a navigation to another origin, a redirect
+of the recorded POST to another endpoint, a service worker, and a timer that posts before the first
+step. The server logs every request it receives: nothing may reach ``/evil``, and the replay stops
+with ``unexpected_request`` (the service worker cannot start: replay runs only in contexts that block
+them). Real Chromium, real server.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from actioncache import open_store
+from actioncache.replay import FallbackReason, PlanCache
+from actioncache.replay.browser import PageRecorder, replay_plan
+
+from .browser_support import sync_chromium
+from .probe_site import ATTACKS, ProbeSite
+
+pytestmark = pytest.mark.xdist_group(name="replay_probe_site")
+
+
+@pytest.fixture(scope="module")
+def site_and_browser():
+    with ProbeSite() as site, sync_chromium() as browser:
+        yield site, browser
+
+
+def record(site: ProbeSite, browser, plans: PlanCache, *, wait_first: bool = False) -> None:
+    site.variant = "base"
+    context = browser.new_context(service_workers="block")
+    try:
+        page = context.new_page()
+        page.goto(site.url + "/page")
+        rec = PageRecorder(page)
+        if wait_first:
+            rec.wait(2.5)
+        rec.fill("[name=note]", "hello")
+        rec.click("#go")
+        rec.complete()
+        rec.save(plans, "save the note")
+    finally:
+        context.close()
+
+
+def replay(site: ProbeSite, browser, plans: PlanCache, variant: str, **context_options):
+    site.variant = variant
+    site.received.clear()
+    context = browser.new_context(**({"service_workers": "block"} | context_options))
+    try:
+        page = context.new_page()
+        page.goto(site.url + "/page")
+        outcome = replay_plan(plans, page, "save the note")
+        time.sleep(0.5)  # what was let out has reached the server by now (a popup's form, a worker's fetch)
+        return outcome
+    finally:
+        context.close()
+
+
+ATTACKED = sorted(v for v in ATTACKS if v not in ("base", "service-worker"))
+
+
+@pytest.mark.parametrize("variant", ATTACKED)
+def test_a_request_the_recording_did_not_send_never_reaches_the_server(site_and_browser, tmp_path, variant):
+    site, browser = site_and_browser
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    try:
+        record(site, browser, plans, wait_first=variant == "timer")
+        outcome = replay(site, browser, plans, variant)
+        assert site.evil() == [], f"{variant}: {[(r.method, r.path) for r in site.evil()]} reached the server"
+        assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
+    finally:
+        plans.store.close()
+
+
+def test_the_unchanged_site_replays_and_its_post_carries_what_this_run_typed(site_and_browser, tmp_path):
+    site, browser = site_and_browser
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    try:
+        record(site, browser, plans)
+        outcome = replay(site, browser, plans, "base")
+        assert outcome.finished and outcome.reason is None, outcome.message
+        assert [r.body for r in site.received if r.path == "/save"] == [b"note=hello"]
+    finally:
+        plans.store.close()
+
+
+def test_a_context_that_allows_service_workers_is_not_used(site_and_browser, tmp_path):
+    """A service worker's requests bypass routing: a replay refuses such a context before acting."""
+    site, browser = site_and_browser
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    try:
+        record(site, browser, plans)
+        outcome = replay(site, browser, plans, "service-worker", service_workers="allow")
+        assert outcome.reason == FallbackReason.UNGUARDED_PAGE and outcome.served == 0
+        assert "service_workers='block'" in outcome.message
+        assert [r for r in site.received if r.method != "GET"] == []
+        outcome = replay(site, browser, plans, "service-worker")  # blocked: registering does nothing
+        assert site.evil() == [] and outcome.finished
+    finally:
+        plans.store.close()
