@@ -12,7 +12,7 @@ Part 1, hits against interpreter start-up. Each case is a new process, started a
   Python stand-in for an LLM call: no LLM runs here; it sleeps 0.8 s and prints a report of the
   prompt and HEAD). The hit cases set ACTIONCACHE_CHEAP_MS=0 so that quick commands are cached too.
 
-Part 2, a 20-iteration loop in seed 001's shape (PLAN/BUILD by a stand-in agent that edits a script
+Part 2, a 20-iteration loop in a Ralph loop's shape (PLAN/BUILD by a stand-in agent that edits a script
 and commits every 5th iteration; VERIFY: shellcheck; read: cat, ls, git log; REPORT: the llm_ro
 script), run with the same commands bare ("without") and through `actioncache exec` with
 CACHE_MODE=use and a new store ("with"), alternating. The cache's own account (`actioncache stats
@@ -147,7 +147,7 @@ def hit_cases(work: Path, env: dict[str, str], rounds: int) -> tuple[list[Case],
 
 
 def loop_commands() -> list[tuple[list[str], list[str]]]:
-    """(exec flags, command) per step of one iteration, in the seed's order."""
+    """(exec flags, command) per step of one iteration, in a Ralph loop's order."""
     steps = [(["--scope", "read"], ["cat", "PROMPT.md"]),
              (["--scope", "read"], ["ls", "workers"]),
              (["--scope", "read"], ["git", "log", "--oneline", "-5"])]
@@ -257,7 +257,7 @@ def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bo
                  f"{off.cpu / floor.cpu:.2f}x |")
     if not shellcheck:
         lines.append("\nshellcheck is not installed here: its case was left out.")
-    lines += ["", f"## A {ITERATIONS}-iteration loop in seed 001's shape", "",
+    lines += ["", f"## A {ITERATIONS}-iteration loop in a Ralph loop's shape", "",
               "Seconds spent in the loop's commands (BUILD excluded), without the cache (the commands run "
               "directly) and with it (`actioncache exec`, CACHE_MODE=use, a new store), then the cache's own "
               "account from `actioncache stats --since` (net time saved = what hits saved less the overhead of "

@@ -88,6 +88,7 @@ def sandbox(tmp_path_factory):
                PYTHONPATH=str(checkout / "src"), ACTIONCACHE_URL=f"sqlite:///{str(base / 'default.db').lstrip('/')}",
                XDG_CACHE_HOME=str(base / "xdg-cache"), HOME=str(base / "home"))
     (base / "home").mkdir()
+    (base / "tmp").mkdir()  # the examples' /tmp/...: this run's own (see in_sandbox)
     first_use = "from actioncache import Cache; Cache().wrap('first.use', lambda: 1, {})"
     subprocess.run([sys.executable, "-c", first_use], env=env, check=True, timeout=120)
     return checkout, env
@@ -110,10 +111,16 @@ for path, line, code in BLOCKS:
 """
 
 
+def in_sandbox(code: str, checkout: Path) -> str:
+    """An example's /tmp/... paths moved under this run's own directory: a run leaves nothing in the
+    machine's /tmp, and two runs at once never share an example's database."""
+    return code.replace("/tmp/", f"{checkout.parent}/tmp/")
+
+
 @pytest.mark.parametrize("doc", sorted({b.doc for b in TO_RUN if b.lang == "python"}))
 def test_python_examples_run(doc, sandbox):
     checkout, env = sandbox
-    runnable = [(b.doc, b.line, b.code) for b in TO_RUN if b.doc == doc and b.lang == "python"]
+    runnable = [(b.doc, b.line, in_sandbox(b.code, checkout)) for b in TO_RUN if b.doc == doc and b.lang == "python"]
     proc = subprocess.run([sys.executable, "-c", f"BLOCKS = {runnable!r}\n{DRIVER}"], cwd=checkout, env=env,
                           capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
@@ -122,7 +129,7 @@ def test_python_examples_run(doc, sandbox):
 @pytest.mark.parametrize("block", [b for b in TO_RUN if b.lang in ("bash", "sh")], ids=lambda b: b.id)
 def test_shell_example_runs(block, sandbox):
     checkout, env = sandbox
-    proc = subprocess.run(["bash", "-e", "-c", block.code], cwd=checkout, env=env, capture_output=True, text=True,
+    proc = subprocess.run(["bash", "-e", "-c", in_sandbox(block.code, checkout)], cwd=checkout, env=env, capture_output=True, text=True,
                           timeout=300, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, f"{block.id} failed:\n{block.code}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
 

@@ -58,7 +58,7 @@ def test_mypy_strict_accepts_a_typed_users_script():
     mypy = Path(sys.executable).with_name("mypy")
     if not mypy.exists():
         pytest.skip("mypy is not installed: pip install 'actioncache[test]'")
-    done = _run([str(mypy), "--strict", "--no-incremental", str(USER_SCRIPT)])
+    done = _run([str(mypy), "--strict", "--no-incremental", "--cache-dir", os.devnull, str(USER_SCRIPT)])
     assert done.returncode == 0, done.stdout + done.stderr
 
 

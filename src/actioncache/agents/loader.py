@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ..errors import ActionCacheError
 from .errors import AgentDefinitionError, suggest
 
 START, END = "__start__", "__end__"
@@ -103,7 +104,7 @@ MAX_YAML_DEPTH = 100
 MAX_YAML_NODES = 100_000
 
 
-class _YAMLTooBig(Exception):
+class _YAMLTooBig(ActionCacheError):
     pass
 
 

@@ -82,7 +82,7 @@ MAX_SECONDS = 5.0
 _CHECK_CLOCK_EVERY = 1024
 
 
-class TemplateBudgetError(Exception):
+class TemplateBudgetError(ActionCacheError):
     """An untrusted template went over its budget (see the constants above)."""
 
 

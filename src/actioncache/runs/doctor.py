@@ -88,7 +88,8 @@ def _round_trip(url: str | None) -> bool:
     nonce = f"{os.getpid()}-{time.time_ns()}"
     argv = [sys.executable, "-m", "actioncache", "exec", "--mode", "use", "--summary", "--env", "ACTIONCACHE_DOCTOR",
             *(["--store", url] if url else []), "--", sys.executable, "-c", "print('doctor')"]
-    env = {**os.environ, "ACTIONCACHE_DOCTOR": nonce}
+    # The probe is a fast command: it would be judged not worth caching, which is not what this checks.
+    env = {**os.environ, "ACTIONCACHE_DOCTOR": nonce, "ACTIONCACHE_CHEAP_MS": "0"}
     with tempfile.TemporaryDirectory(prefix="actioncache-doctor-") as work:
         runs = [subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=120) for _ in range(2)]
     said = [r.stderr.decode("utf-8", "replace") for r in runs]
