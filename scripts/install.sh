@@ -50,11 +50,11 @@ if [ -L .venv ]; then
   # The old layout linked every checkout's .venv to one shared environment; leave that one alone.
   echo "== install: .venv was a link to $(readlink .venv) (shared by every checkout); making this checkout its own"
   rm .venv
-elif [ -f .venv/bin/actioncache ] && [ "$(head -n1 .venv/bin/actioncache)" != "#!$PWD/.venv/bin/python" ] \
-     && [ "$(head -n1 .venv/bin/actioncache)" != "#!$(pwd -P)/.venv/bin/python" ]; then
+elif made_for="$(sed -n "s/^VIRTUAL_ENV='\(.*\)'\$/\1/p" .venv/bin/activate 2>/dev/null)" && [ -n "$made_for" ] \
+     && [ "$made_for" != "$PWD/.venv" ] && [ "$made_for" != "$(pwd -P)/.venv" ]; then
   # A checkout that was moved or copied: its programs (pytest, lint-imports...) still start the
   # interpreter at the old path. Build the environment again where it is now.
-  echo "== install: .venv was made for another path ($(head -n1 .venv/bin/actioncache | cut -c3-)); building it again here"
+  echo "== install: .venv was made for another path ($made_for); building it again here"
   rm -rf .venv
 fi
 

@@ -61,7 +61,7 @@ def resolve_ttl(
 _UNITS = {"ttl_hours": "hours", "ttl_days": "days"}
 
 
-def face_ttl(ttl: Any, ttl_seconds: Any, where: str) -> float | None:
+def face_ttl(ttl: Any, ttl_seconds: Any, where: str, unset: str = "for the default lifetime leave it out") -> float | None:
     """The lifetime a face (SemanticCache, the LLM adapters, the MCP proxy...) was given: ``ttl=``
     in seconds or a ``timedelta`` (the one spelling, as in the core), ``ttl_seconds=`` its older,
     deprecated spelling; None when neither is given (the face's own default applies)."""
@@ -76,7 +76,7 @@ def face_ttl(ttl: Any, ttl_seconds: Any, where: str) -> float | None:
         return None
     seconds = seconds_of(ttl)
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds <= 0:
-        raise ConfigError(f"{where}: ttl must be positive (got {ttl!r}); for the default lifetime leave it out")
+        raise ConfigError(f"{where}: ttl must be positive (got {ttl!r}); {unset}")
     return resolve_ttl(ttl=ttl)
 
 

@@ -436,14 +436,20 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
     # A one-shot command says what went wrong in its own one line (and its exit code): the library's
     # warnings and log lines about a failing store (meant for a long-running program) would repeat it.
-    warnings.filterwarnings("ignore", category=CacheWarning)
-    logging.getLogger("actioncache").setLevel(logging.ERROR)
+    # Only for this command: a program (or a test) that calls main() keeps its own settings after.
+    library_log = logging.getLogger("actioncache")
+    level = library_log.level
+    library_log.setLevel(logging.ERROR)
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=CacheWarning)
+            return COMMANDS[args.command](args)
     except StoreURLError as exc:  # --store or $ACTIONCACHE_URL: a bad argument
         return _fail(args, exc, 2)
     except StoreError as exc:
         return _fail(args, exc, 1)
+    finally:
+        library_log.setLevel(level)
 
 
 def _fail(args: argparse.Namespace, exc: Exception, code: int) -> int:

@@ -163,6 +163,6 @@ def test_odd_prompts_are_clear_errors(sc):
 
 @pytest.mark.parametrize("ttl", [0, -5])
 def test_a_non_positive_ttl_names_the_semantic_fix(ttl):
-    with pytest.raises(ValueError, match="ttl_seconds=None") as info:
-        SemanticCache(MemoryStore(), embedder=HashingEmbedder(), ttl_seconds=ttl)
+    with pytest.raises(ValueError, match=r"ttl=None") as info:  # ttl= is the one spelling now (ttl_seconds= warns)
+        SemanticCache(MemoryStore(), embedder=HashingEmbedder(), ttl=ttl)
     assert "cache_enabled" not in str(info.value)

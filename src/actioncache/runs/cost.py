@@ -120,11 +120,15 @@ def cheap_verdict(store: CacheStore, fresh_ms: float) -> tuple[bool, float, bool
     return fresh_ms < hit_ms, hit_ms, measured
 
 
+def journal_path(cache: Cache) -> str | None:
+    """The hit journal of ``cache``'s store (SQLite files only: the only store the fast path reads)."""
+    path = getattr(cache.store, "path", None)
+    return f"{path}{HIT_JOURNAL_SUFFIX}" if path is not None and cache.url.startswith("sqlite:") else None
+
+
 def cheap_file(cache: Cache, key: str) -> str | None:
     """Where the cheap verdict of ``key`` lives beside a SQLite store (the hit path checks it before
     it even loads SQLite, so a cheap command costs what mode ``off`` costs); None for other stores."""
-    from .log import journal_path
-
     journal = journal_path(cache)
     if journal is None:
         return None

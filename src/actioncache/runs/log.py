@@ -96,10 +96,7 @@ def parse_since(since: str | float, now: float | None = None) -> float:
     return when.timestamp()
 
 
-def journal_path(cache: Cache) -> str | None:
-    """The hit journal of ``cache``'s store (SQLite files only: the only store the fast path reads)."""
-    path = getattr(cache.store, "path", None)
-    return f"{path}{HIT_JOURNAL_SUFFIX}" if path is not None and cache.url.startswith("sqlite:") else None
+from .cost import journal_path  # noqa: E402 - defined beside the cost accounting that also reads it
 
 
 def _journal_lines(path: str) -> Iterator[dict[str, Any]]:

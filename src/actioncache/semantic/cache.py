@@ -183,7 +183,8 @@ class SemanticCache:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
         # None (the default): entries never expire; else the core's one TTL check.
-        lifetime = face_ttl(ttl, ttl_seconds, "SemanticCache")
+        lifetime = face_ttl(ttl, ttl_seconds, "SemanticCache",
+                            "for entries that never expire leave it out (ttl=None, the default)")
         if store is not None and not isinstance(store, str) and hasattr(store, "store") and hasattr(store, "wrap"):
             store = store.store  # a Cache: share its store
         self.backend: CacheStore = open_store(store)
