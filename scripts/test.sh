@@ -32,7 +32,11 @@ cleanup() {
 }
 trap cleanup EXIT
 bash scripts/services.sh start
-PYTHONPATH=src lint-imports --no-cache  # the layer contract of pyproject.toml (lint-imports is in .venv)
+PYTHONPATH=src lint-imports --no-cache  # the layer contracts of pyproject.toml (lint-imports is in .venv)
+ruff check --no-cache src tests bench   # the lint rules of pyproject.toml
+# The package under mypy --strict (pyproject.toml) and a typed user's script; the cache stays in the run.
+mypy --cache-dir "$ACTIONCACHE_TEST_RUN_DIR/mypy"
+mypy --strict --cache-dir "$ACTIONCACHE_TEST_RUN_DIR/mypy" tests/typing/user_script.py
 workers=()
 if [ "${ACTIONCACHE_TEST_WORKERS:-auto}" != 1 ] && "$AC_PY" -c "import xdist" 2>/dev/null; then
   workers=(-n "${ACTIONCACHE_TEST_WORKERS:-auto}" --dist loadgroup)
