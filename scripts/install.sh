@@ -68,6 +68,10 @@ else
   echo "== install: actioncache${EXTRAS:+[$EXTRAS]} into .venv from uv.lock (uv sync; first install on this machine:"
   echo "   downloads into $UV_CACHE_DIR, about 2.3 GB with every extra, then links from it)"
 fi
+if [ -e "$UV_CACHE_DIR/.lock" ] && ! flock -n -s "$UV_CACHE_DIR/.lock" true 2>/dev/null; then
+  # uv itself waits without a word while another uv holds its cache (uv cache clean / prune).
+  echo "== install: waiting for uv's package cache: another uv holds $UV_CACHE_DIR/.lock (uv cache clean or prune)"
+fi
 "$UV" sync "${sync_args[@]}"
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc  # again, now that .venv is there: AC_PY and PATH point into it
