@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sys
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .._usage import HelpfulParser
 from .items import new_id
@@ -73,12 +74,175 @@ def build_server(pad: Any) -> Any:
     )
 
 
+# JSON-RPC error codes (the spec's): the line is not JSON; the JSON is not a request the server takes.
+_PARSE_ERROR = -32700
+_INVALID_REQUEST = -32600
+_TOO_DEEP = "the request is nested too deeply to read (send data nested under about 100 levels)"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _repaired(value: Any, depth: int = 0) -> Any:
+    """``value`` with every lone UTF-16 surrogate (JSON ``"\\ud83d"``: half an emoji a model split)
+    replaced by U+FFFD, the character a decoder puts for what it cannot read."""
+    if depth > 1000:
+        raise RecursionError("nested too deeply")
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if not value.isascii() else value
+    if isinstance(value, list):
+        return [_repaired(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {_repaired(k, depth + 1): _repaired(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _top_level_id(line: str) -> int | str | None:
+    """The ``id`` member of the JSON object ``line`` at its top level, read without parsing the
+    rest (for a line too deeply nested to parse): the request to answer with an error."""
+    depth, i, n = 0, 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == '"':
+            end = i + 1
+            while end < n and line[end] != '"':
+                end += 2 if line[end] == "\\" else 1
+            if depth == 1 and line[i:end + 1] == '"id"':
+                match = re.match(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")', line[end + 1:end + 260])
+                if match:
+                    try:
+                        found = json.loads(match.group(1))
+                    except ValueError:
+                        return None
+                    return found if isinstance(found, (int, str)) and not isinstance(found, bool) else None
+            i = end + 1
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        i += 1
+    return None
+
+
+def read_message(line: str) -> tuple[Any, Any]:
+    """One stdin line as ``(message, None)`` for the server, or ``(None, error answer)`` for a
+    request the server could not take: every request id gets an answer.
+
+    The SDK's own reader drops what its validator refuses without a word, so a request holding a
+    lone surrogate escape or nested a few hundred levels deep was never answered and the client
+    waited forever. Here a lone surrogate becomes U+FFFD (the request then runs), and a request
+    that still cannot be read is answered with a JSON-RPC error carrying its id.
+    """
+    import mcp_types as types
+
+    adapter = types.jsonrpc_message_adapter
+    try:
+        return adapter.validate_json(line, by_name=False), None
+    except Exception as exc:  # noqa: BLE001 - pydantic's ValidationError and friends: repaired below
+        first = exc
+    problem, code, request_id = "", _INVALID_REQUEST, None
+    try:
+        value = json.loads(line)
+    except RecursionError:
+        value, problem, request_id = None, _TOO_DEEP, _top_level_id(line)
+    except ValueError as exc:
+        value, problem, code = None, f"not JSON ({str(exc)[:80]})", _PARSE_ERROR
+        request_id = _top_level_id(line)
+    if value is not None:
+        request_id = value.get("id") if isinstance(value, dict) else None
+        try:
+            return adapter.validate_json(json.dumps(_repaired(value), ensure_ascii=False), by_name=False), None
+        except RecursionError:
+            problem = _TOO_DEEP
+        except Exception as exc:  # noqa: BLE001 - not a JSON-RPC message the server takes
+            text = str(exc)
+            problem = (_TOO_DEEP if "recursion" in text.lower() else
+                       f"not a JSON-RPC message the server takes ({' '.join(text.split())[:200]})")
+    if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
+        return None, first  # a notification or no id at all: nobody waits for an answer
+    error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=problem))
+    return None, error
+
+
+def _lines(fd: int) -> Iterator[bytes]:
+    """The lines of file descriptor ``fd`` (os.read: no buffered-reader lock that a daemon thread
+    still blocked in a read would hold while the interpreter exits)."""
+    pending = b""
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        pending += chunk
+        if b"\n" in chunk:
+            *lines, pending = pending.split(b"\n")
+            yield from lines
+    if pending:
+        yield pending
+
+
 async def serve(pad: Any) -> None:
+    """Serve ``pad`` over stdin/stdout until stdin closes or SIGTERM, SIGINT or SIGHUP arrives.
+
+    stdin is read here, not by the SDK's reader: every request gets an answer (see
+    :func:`read_message`), and a signal ends the server at once (the SDK reads stdin in a worker
+    thread that no signal interrupts: SIGTERM and Ctrl-C did nothing while the client kept stdin open).
+    """
+    import threading
+
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     server = build_server(pad)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    to_server, from_stdin = anyio.create_memory_object_stream[Any](0)
+
+    async def no_input() -> Any:  # the SDK's reader gets nothing: stdin is read below
+        return
+        yield
+
+    class _NoInput:
+        def __aiter__(self) -> Any:
+            return no_input()
+
+    async with stdio_server(stdin=_NoInput()) as (_, write_stream):  # type: ignore[arg-type]
+        token = anyio.lowlevel.current_token()
+
+        async def deliver(line: str) -> None:
+            message, problem = read_message(line)
+            if message is not None:
+                await to_server.send(SessionMessage(message))
+            elif isinstance(problem, Exception):
+                await to_server.send(problem)
+            else:
+                await write_stream.send(SessionMessage(problem))
+
+        def read_stdin() -> None:  # a daemon thread: a blocked read never holds up the exit
+            try:
+                for raw in _lines(sys.stdin.fileno()):
+                    line = raw.decode("utf-8", errors="replace").strip()
+                    if line:
+                        anyio.from_thread.run(deliver, line, token=token)
+            except Exception:  # noqa: BLE001 - the loop is gone (the server is stopping)
+                return
+            finally:
+                try:
+                    anyio.from_thread.run_sync(to_server.close, token=token)
+                except Exception:  # noqa: BLE001 - the loop is gone already
+                    pass
+
+        async with anyio.create_task_group() as tg:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(stop_on_signal)
+            threading.Thread(target=read_stdin, name="actioncache-mcp-stdin", daemon=True).start()
+            await server.run(from_stdin, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
