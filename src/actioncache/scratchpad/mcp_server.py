@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -27,16 +28,36 @@ from .listing import DEFAULT_LIST_BUDGET
 ENV_SESSION = "ACTIONCACHE_SESSION"
 
 
+def _number(option: str, *, zero_ok: bool = False) -> Any:
+    """An argparse type: a finite positive number (or 0, ``zero_ok``), refused with a sentence
+    naming the option (``--quota-mb 1e400`` printed an OverflowError traceback, ``--orphan-hours -1``
+    or ``nan`` started without a word)."""
+    what = "0 (off) or a positive number" if zero_ok else "a positive number"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok) or value > 1e9:
+            raise argparse.ArgumentTypeError(f"{option} must be {what} (at most 1e9), not {text!r}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = HelpfulParser(prog="actioncache mcp", description="Serve the session scratchpad as MCP tools over stdio.")
     parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL or the user cache dir)")
     parser.add_argument("--session", metavar="ID",
                         help=f"session id (default: ${ENV_SESSION}, else a new session ended on exit)")
-    parser.add_argument("--item-limit-mb", type=float, default=5.0, help="largest item, in MB (default 5)")
-    parser.add_argument("--quota-mb", type=float, default=50.0, help="session quota, in MB (default 50)")
-    parser.add_argument("--orphan-hours", type=float, default=24.0,
-                        help="on start, delete other sessions idle longer than this (0 turns it off)")
-    parser.add_argument("--list-budget-kb", type=float, default=DEFAULT_LIST_BUDGET / 1024,
+    parser.add_argument("--item-limit-mb", type=_number("--item-limit-mb"), default=5.0,
+                        help="largest item, in MB (default 5)")
+    parser.add_argument("--quota-mb", type=_number("--quota-mb"), default=50.0, help="session quota, in MB (default 50)")
+    parser.add_argument("--orphan-hours", type=_number("--orphan-hours", zero_ok=True), default=24.0,
+                        help="on start, delete other sessions idle longer than this (0 turns it off; a named "
+                        "session is kept 7 days idle)")
+    parser.add_argument("--list-budget-kb", type=_number("--list-budget-kb"), default=DEFAULT_LIST_BUDGET / 1024,
                         help=f"largest scratchpad_list answer, in KB (default {DEFAULT_LIST_BUDGET / 1024:g}); "
                         "the rest is a nextCursor away")
     return parser
@@ -48,7 +69,7 @@ def build_server(pad: Any) -> Any:
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
-    from .tools import SYSTEM_PROMPT, dispatch, tool_schemas
+    from .tools import dispatch, system_prompt, tool_schemas
 
     tools = [types.Tool.model_validate(t) for t in tool_schemas("mcp")]
 
@@ -68,7 +89,8 @@ def build_server(pad: Any) -> Any:
 
     return Server(
         "actioncache-scratchpad",
-        instructions=SYSTEM_PROMPT,
+        # The limits this server enforces, not the defaults.
+        instructions=system_prompt(pad.item_limit_bytes, pad.session_quota_bytes, pad.list_budget_bytes),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -258,18 +280,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..stores.base import open_store
     from .cleanup import cleanup_orphans
     from .errors import ScratchpadError
-    from .scratchpad import MB, Scratchpad
+    from .scratchpad import DEFAULT_RETENTION_S, MB, Scratchpad
 
-    session = args.session or os.environ.get(ENV_SESSION) or ""
+    session = args.session if args.session is not None else os.environ.get(ENV_SESSION) or ""
+    if args.session is not None and not args.session.strip():
+        # `--session "$PROJECT"` with the variable unset: a throw-away session would be deleted at exit.
+        print("actioncache mcp: --session is empty; give a session id (its items stay for the next run), "
+              "or leave the option out for a throw-away session", file=sys.stderr)
+        return 2
     ephemeral = not session
     try:
         store = open_store(args.store)
         pad = Scratchpad(store, session or f"mcp-{new_id()}",
                          item_limit_bytes=int(args.item_limit_mb * MB), session_quota_bytes=int(args.quota_mb * MB),
-                         list_budget_bytes=int(args.list_budget_kb * 1024))
+                         list_budget_bytes=int(args.list_budget_kb * 1024),
+                         # A named session is the user's project: other processes' sweeps keep it 7 idle days.
+                         keep_idle_s=None if ephemeral else DEFAULT_RETENTION_S)
     except (ValueError, StoreError, ScratchpadError) as exc:
         print(f"actioncache mcp: {exc}", file=sys.stderr)
         return 2
+    if not ephemeral and str(getattr(store, "url", "")).split(":", 1)[0].endswith("memory"):
+        print(f"actioncache mcp: warning: {getattr(store, 'url', store)} keeps nothing after exit, so session "
+              f"{pad.session_id}'s items go when this server stops; use a file or server store to keep them",
+              file=sys.stderr)
     try:
         if not ephemeral:
             # Starting a named session is using it: marked before any sweep (this one or another
