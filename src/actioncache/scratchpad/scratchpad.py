@@ -25,6 +25,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import json
 import logging
@@ -607,8 +608,9 @@ class Scratchpad:
         and ``text`` (in the description, case-insensitive). Paging: ``limit`` items and/or
         ``budget_bytes`` of compact JSON (``{"items": [...], "nextCursor": "..."}``) per page; pass
         ``page.next_cursor`` as ``cursor`` for the next page (it carries the filters). A paged call
-        reads at most ``listing.SCAN_LIMIT`` index entries, so a page may be short while
-        ``next_cursor`` is set. ``view`` is how each item is shown and measured (default: its whole
+        reads at most ``listing.SCAN_LIMIT`` index entries once it has an item (``EMPTY_SCAN_LIMIT``
+        while it has none), so a page may be short while ``next_cursor`` is set; ``remaining`` then
+        says how many candidates are after it. ``view`` is how each item is shown and measured (default: its whole
         metadata; the tool face passes ``items.llm_view``). The walk's guarantee is in
         :mod:`actioncache.scratchpad.listing`.
         """
@@ -628,7 +630,11 @@ class Scratchpad:
                 lambda key: encode_cursor(self.session_id, key[len(self.session_id) + 1:], filters),
                 limit=limit, budget_bytes=budget_bytes, scan_limit=SCAN_LIMIT if paged else None)
             self._touch(time.time())
-        return ItemPage(items, next_cursor, len(keys))
+        remaining = 0
+        if next_cursor is not None:
+            last, _ = decode_cursor(next_cursor, self.session_id, filters)
+            remaining = len(keys) - bisect.bisect_right(keys, f"{self.session_id}_{last}")
+        return ItemPage(items, next_cursor, len(keys), remaining)
 
     def used_bytes(self) -> int:
         """The bytes the session quota counts now (one counter read): data, metadata and keys of

@@ -100,8 +100,9 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "scratchpad_list": (
         "List saved items, a page at a time: metadata only (keys, descriptions, sizes) plus quota usage "
-        "(usedBytes of quotaBytes). When the answer has nextCursor, call again with cursor=nextCursor for "
-        "the next page. Filter by task_id, turn_id or text in the description.",
+        "(usedBytes of quotaBytes). When the answer has nextCursor, the listing is not done (remaining says how "
+        "many items are still to look at, even when this page is empty): call again with cursor=nextCursor. "
+        "No nextCursor: nothing more matches. Filter by task_id, turn_id or text in the description.",
         {
             "type": "object",
             "properties": {
@@ -224,12 +225,14 @@ def _list(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
     # The answer is this envelope merged with the page ({"items": [...], "nextCursor": ...}): the page
     # gets what the budget leaves, so the whole answer never passes pad.list_budget_bytes.
     envelope = {"success": True, "sessionId": pad.session_id, "count": _COUNT_PLACEHOLDER,
-                "total": _COUNT_PLACEHOLDER, **usage}
+                "total": _COUNT_PLACEHOLDER, "remaining": _COUNT_PLACEHOLDER, **usage}
     page = pad.list(task_id=a.get("task_id"), turn_id=a.get("turn_id"), text=a.get("text"), cursor=a.get("cursor"),
                     limit=limit, budget_bytes=pad.list_budget_bytes - _size(envelope) + 1, view=llm_view)
     answer: dict[str, Any] = {"count": len(page), "total": page.total}
     if page.next_cursor is not None:
+        # Not done: how many candidates the walk has still to look at (an empty page is not "none").
         answer["nextCursor"] = page.next_cursor
+        answer["remaining"] = page.remaining
     return {**answer, **usage, "items": list(page)}
 
 
