@@ -145,3 +145,32 @@ def test_unknown_arguments_are_refused_replacements_are_told_and_errors_stay_sho
         assert [m["description"] for m in Scratchpad(store, "desk-3").list()] == ["inbox 1 again"]  # nothing else
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("option,value,says", [
+    ("--quota-mb", "1e400", "--quota-mb must be a positive number"),
+    ("--item-limit-mb", "1e400", "--item-limit-mb must be a positive number"),
+    ("--quota-mb", "nan", "--quota-mb must be a positive number"),
+    ("--list-budget-kb", "inf", "--list-budget-kb must be a positive number"),
+    ("--orphan-hours", "-1", "--orphan-hours must be 0 (off) or a positive number"),
+    ("--orphan-hours", "nan", "--orphan-hours must be 0 (off) or a positive number"),
+    ("--session", "", "--session is empty"),
+])
+def test_odd_numbers_and_an_empty_session_are_refused_in_one_line(capsys, option, value, says):
+    """--quota-mb 1e400 printed an OverflowError traceback, nan named no option, --orphan-hours -1
+    or nan started silently, and --session "" (an unset $PROJECT) made a throw-away session."""
+    try:
+        code = main(["--store", "memory://", option, value])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+
+
+def test_a_named_session_on_a_memory_store_is_warned_about(tmp_path, src_env):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "actioncache", "mcp", "--store", "memory://", "--session", "proj"],
+                          env=src_env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "keeps nothing after exit" in done.stderr
