@@ -209,3 +209,23 @@ def answer_of_tool(pad, name, arguments):
     import json
 
     return json.loads(pad.handle_tool_call(name, arguments))
+
+
+def test_a_session_written_by_the_earlier_layout_loses_its_expiry_dates_at_its_next_use(sqlite_store):
+    """Items written before this rule carry a 7-day expiry per write; the first use of the session
+    takes it off, so the week-1 notes of a session in daily use are not lost after an upgrade."""
+    import time
+
+    from actioncache.stores.base import Entry
+
+    pad = Scratchpad(sqlite_store, "legacy")
+    key = pad.write(1, "written by the earlier version")["storageKey"]
+    week = time.time() + 7 * DAY
+    for store_key in sqlite_store.find(pattern="scratch*legacy*"):  # plant the earlier layout
+        e = sqlite_store.get(store_key)
+        value = b'j{"layout":2}' if store_key.startswith("scratch-session:") else e.value
+        sqlite_store.put(Entry(e.key, value, dict(e.metadata), e.created_at, week))
+    resumed = Scratchpad(sqlite_store, "legacy")
+    assert [m["storageKey"] for m in resumed.list()] == [key]
+    sqlite_store.delete_expired(week + DAY)
+    assert resumed.read(key)["data"] == 1
