@@ -9,7 +9,6 @@ import pytest
 
 from actioncache.scratchpad import SYSTEM_PROMPT, Scratchpad, tool_schemas
 from actioncache.scratchpad.mcp_server import main
-from actioncache.scratchpad.tools import system_prompt
 from actioncache.stores.base import open_store
 
 from .mcp_client import run, server
@@ -32,6 +31,8 @@ def test_tools_over_stdio_with_the_sdk_client(tmp_path, src_env):
 
     init, (listed, write, read, listing, foreign, too_big) = run(
         server(src_env, "--store", url, "--session", "desk-1", "--item-limit-mb", "0.002"), calls)
+    from actioncache.scratchpad.tools import system_prompt
+
     # The instructions state the limits this server enforces (here a 2 KB item limit), not the defaults.
     assert init.instructions == system_prompt(int(0.002 * 1024 * 1024), 50 * 1024 * 1024, 4096)
     assert "2 KB per item" in init.instructions and init.instructions != SYSTEM_PROMPT
