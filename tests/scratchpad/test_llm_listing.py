@@ -89,6 +89,26 @@ def test_list_of_10000_items_over_mcp_answers_within_the_default_budget(mcp_sdk,
     assert all(a["usedBytes"] > 0 and a["quotaBytes"] == 50 * 2**20 for a in (first, second, inbox, turn))
 
 
+def test_a_rare_text_search_answers_its_match_or_a_definite_none_on_the_first_call(mcp_sdk, big_store, tmp_path,
+                                                                                   src_env):
+    """In 10,000 items a rare phrase answered {"count": 0, "items": [], "nextCursor": ...} nine times
+    before its match, and a phrase found nowhere looked the same: a model stopping at count 0
+    concluded "not there". An empty page now keeps scanning (up to 20,000 index entries), and a
+    page that stops early says how much is left (remaining)."""
+    url = _copy(big_store, tmp_path)
+
+    async def calls(session):
+        return [answer_of(await session.call_tool("scratchpad_list", arguments)) for arguments in (
+            {"text": "sender9998@example"}, {"text": "words found in no description"}, {"limit": 3})]
+
+    _, (rare, nowhere, paged) = run(server(src_env, "--store", url, "--session", SESSION), calls)
+    assert [m["description"] for m in rare["items"]] == [_description(9998)]
+    assert nowhere["count"] == 0 and "nextCursor" not in nowhere  # a definite "not there"
+    assert paged["count"] == 3 and paged["remaining"] == ITEMS - 3 and "nextCursor" in paged
+    for answer in (rare, nowhere, paged):
+        assert ("nextCursor" in answer) == ("remaining" in answer)
+
+
 def test_paging_10000_items_over_mcp_visits_each_once_while_items_come_and_go(mcp_sdk, big_store, tmp_path, src_env):
     """Between pages the client writes three items and deletes one item it has seen and one it has
     not: every item there from the first page to the last is listed exactly once, a deleted one is

@@ -31,7 +31,11 @@ def test_tools_over_stdio_with_the_sdk_client(tmp_path, src_env):
 
     init, (listed, write, read, listing, foreign, too_big) = run(
         server(src_env, "--store", url, "--session", "desk-1", "--item-limit-mb", "0.002"), calls)
-    assert init.instructions == SYSTEM_PROMPT
+    from actioncache.scratchpad.tools import system_prompt
+
+    # The instructions state the limits this server enforces (here a 2 KB item limit), not the defaults.
+    assert init.instructions == system_prompt(int(0.002 * 1024 * 1024), 50 * 1024 * 1024, 4096)
+    assert "2 KB per item" in init.instructions and init.instructions != SYSTEM_PROMPT
     assert [t.name for t in listed.tools] == [t["name"] for t in tool_schemas("mcp")]
     assert listed.tools[0].input_schema == tool_schemas("mcp")[0]["inputSchema"]
     assert write.is_error is False and "S" not in json.loads(write.content[0].text)["item"].values()
@@ -142,3 +146,32 @@ def test_unknown_arguments_are_refused_replacements_are_told_and_errors_stay_sho
         assert [m["description"] for m in Scratchpad(store, "desk-3").list()] == ["inbox 1 again"]  # nothing else
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("option,value,says", [
+    ("--quota-mb", "1e400", "--quota-mb must be a positive number"),
+    ("--item-limit-mb", "1e400", "--item-limit-mb must be a positive number"),
+    ("--quota-mb", "nan", "--quota-mb must be a positive number"),
+    ("--list-budget-kb", "inf", "--list-budget-kb must be a positive number"),
+    ("--orphan-hours", "-1", "--orphan-hours must be 0 (off) or a positive number"),
+    ("--orphan-hours", "nan", "--orphan-hours must be 0 (off) or a positive number"),
+    ("--session", "", "--session is empty"),
+])
+def test_odd_numbers_and_an_empty_session_are_refused_in_one_line(capsys, option, value, says):
+    """--quota-mb 1e400 printed an OverflowError traceback, nan named no option, --orphan-hours -1
+    or nan started silently, and --session "" (an unset $PROJECT) made a throw-away session."""
+    try:
+        code = main(["--store", "memory://", option, value])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+
+
+def test_a_named_session_on_a_memory_store_is_warned_about(tmp_path, src_env):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "actioncache", "mcp", "--store", "memory://", "--session", "proj"],
+                          env=src_env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "keeps nothing after exit" in done.stderr

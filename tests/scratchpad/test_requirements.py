@@ -264,16 +264,21 @@ def test_fr012_cleanup_orphans_skips_a_session_being_written(sqlite_store):
     assert cleanup_orphans(sqlite_store, 0)["deleted_sessions"] == ["busy-session"]
 
 
-def test_fr012_expired_items_go_with_the_stores_expiry_cleanup(store):
-    """Backstop when nobody ends the session or cleans orphans: items carry an expiry."""
+def test_fr012_an_unused_session_goes_with_the_expiry_cleanup_and_the_next_sweep(store):
+    """Backstop when nobody ends the session: an unused session's marker expires (the store's expiry
+    cleanup removes it) and the next orphan sweep then removes its items by their write times. The
+    items themselves carry no expiry date: a session in use keeps them (test_usage_and_sessions)."""
     import time
 
-    pad = Scratchpad(store, new_session(), retention_s=60,
-                     session_quota_bytes=item_cost(store, "x" * 998, "the quota is free again") + 100)
+    from actioncache.scratchpad import cleanup_orphans
+
+    pad = Scratchpad(store, new_session(), retention_s=60)
     pad.write("x" * 998, "expires")
-    assert store.delete_expired(time.time() + 120) >= 2  # the item and the session index
+    later = time.time() + 3 * 24 * 3600
+    assert store.delete_expired(later) == 1  # the marker only
+    assert len(pad.list()) == 1
+    assert cleanup_orphans(store, 24 * 3600, now=later)["deleted_sessions"] == [pad.session_id]
     assert pad.list() == [] and pad.usage()["usedBytes"] == pad.usage()["dataBytes"] == 0
-    assert pad.write("y" * 998, "the quota is free again")["dataSize"] == 1000
 
 
 # --- FR-013: update ----------------------------------------------------------------------------

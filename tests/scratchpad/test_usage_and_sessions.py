@@ -105,3 +105,127 @@ def test_a_named_session_idle_for_days_is_resumed_at_its_start_not_removed(mcp_s
         assert Scratchpad(store, "desk-kept").read(key)["data"] == {"notes": "from Monday"}  # and left it for next time
     finally:
         store.close()
+
+
+# --- a session in use keeps its items (attack-scratch F3, F4, F8) ---------------------------------
+
+DAY = 86400.0
+
+
+def _used_until(store, session: str, when: float) -> None:
+    """Plant daily use up to ``when``: the marker as the session's last touch at ``when`` leaves it."""
+    from actioncache.stores.base import Entry
+
+    marker = store.get(f"scratch-session:{session}")
+    meta = {**marker.metadata, "_scratch_last_access": when}
+    store.put(Entry(marker.key, marker.value, meta, when, None if marker.expires_at is None else when + 7 * DAY))
+
+
+def test_a_named_session_used_every_day_keeps_its_first_week_notes(mcp_sdk, tmp_path, src_env):
+    """Items expired 7 days after their write, however often the session was used: on day 8 the
+    store's expiry cleanup deleted the week-1 notes and usedBytes still counted them."""
+    import time
+
+    url = f"sqlite:///{tmp_path}/pad.db"
+
+    async def write(session):
+        return answer_of(await session.call_tool("scratchpad_write", {"data": {"n": 1}, "description": "week-1 notes"}))
+
+    _, written = run(server(src_env, "--store", url, "--session", "daily"), write)
+    store = open_store(url)
+    day8 = time.time() + 8 * DAY
+    _used_until(store, "daily", day8 - DAY)  # used every day, last yesterday
+    store.delete_expired(day8)  # `actioncache cleanup` on day 8
+    store.close()
+
+    async def use(session):
+        read = answer_of(await session.call_tool("scratchpad_read", {"key": written["item"]["storageKey"]}))
+        return read, answer_of(await session.call_tool("scratchpad_list", {}))
+
+    _, (read, listing) = run(server(src_env, "--store", url, "--session", "daily"), use)
+    assert read["success"] is True and read["data"] == {"n": 1}
+    assert listing["total"] == 1 and listing["usedBytes"] == written["usedBytes"]
+
+
+def test_another_projects_start_keeps_a_named_session_a_week_and_counts_nothing_gone(mcp_sdk, tmp_path, src_env):
+    """On a store shared by every project, `actioncache mcp --session project-B` removed project A's
+    items after A was idle 24 hours; a named session now stays 7 idle days for everyone's sweep
+    (an anonymous or crashed one still goes after 24 hours)."""
+    url = f"sqlite:///{tmp_path}/pad.db"
+
+    async def write(session):
+        return answer_of(await session.call_tool("scratchpad_write", {"data": 1, "description": "project A"}))
+
+    _, written = run(server(src_env, "--store", url, "--session", "project-A"), write)
+    store = open_store(url)
+    Scratchpad(store, "crashed-agent").write(1, "abandoned")
+    for session in ("project-A", "crashed-agent"):
+        age_session(store, session, 2 * DAY)
+    store.close()
+
+    async def nothing(session):
+        return None
+
+    run(server(src_env, "--store", url, "--session", "project-B"), nothing)
+    store = open_store(url)
+    try:
+        assert Scratchpad(store, "crashed-agent").list() == []
+        kept = Scratchpad(store, "project-A")
+        assert kept.read(written["item"]["storageKey"])["data"] == 1
+        age_session(store, "project-A", 8 * DAY)
+    finally:
+        store.close()
+    run(server(src_env, "--store", url, "--session", "project-B"), nothing)
+    store = open_store(url)
+    try:
+        gone = Scratchpad(store, "project-A")
+        assert gone.list() == [] and gone.used_bytes() == 0
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("planted", [-1e12, -1.0, 0.5, 12345.25])
+def test_a_damaged_byte_counter_is_recounted_not_trusted(store, planted):
+    """A negative counter (planted) made every write fit and showed usedBytes -1000000000000: the
+    quota was off for good, since only a refusal recounted. A counter that cannot be a byte count
+    is now recounted when read."""
+    from .conftest import item_cost
+
+    quota = item_cost(store, "x" * 998, "one") * 2 + 50
+    pad = Scratchpad(store, new_session("cnt"), session_quota_bytes=quota)
+    pad.write("x" * 998, "one")
+    honest = pad.usage()["usedBytes"]
+    name = f"scratchpad-bytes:{pad.session_id}"
+    store.add_counters({name: planted - store.counters(name)[name]})
+    listed = answer_of_tool(pad, "scratchpad_list", {})
+    assert listed["usedBytes"] == honest
+    pad.write("x" * 998, "two")
+    with pytest.raises(QuotaExceededError):
+        pad.write("x" * 998, "three: over the quota")
+    assert pad.used_bytes() == pad.usage()["usedBytes"] == 2 * honest
+
+
+def answer_of_tool(pad, name, arguments):
+    import json
+
+    return json.loads(pad.handle_tool_call(name, arguments))
+
+
+def test_a_session_written_by_the_earlier_layout_loses_its_expiry_dates_at_its_next_use(sqlite_store):
+    """Items written before this rule carry a 7-day expiry per write; the first use of the session
+    takes it off, so the week-1 notes of a session in daily use are not lost after an upgrade."""
+    import time
+
+    from actioncache.stores.base import Entry
+
+    pad = Scratchpad(sqlite_store, "legacy")
+    key = pad.write(1, "written by the earlier version")["storageKey"]
+    week = time.time() + 7 * DAY
+    for store_key in sqlite_store.find(pattern="scratch*legacy*"):  # plant the earlier layout
+        e = sqlite_store.get(store_key)
+        value = b'j{"layout":2}' if store_key.startswith("scratch-session:") else e.value
+        sqlite_store.put(Entry(e.key, value, dict(e.metadata), e.created_at, week))
+    resumed = Scratchpad(sqlite_store, "legacy")
+    assert [m["storageKey"] for m in resumed.list()] == [key]
+    sqlite_store.delete_expired(week + DAY)
+    assert resumed.read(key)["data"] == 1

@@ -9,6 +9,7 @@ for sessions whose marker a crash lost, by the items' own write times. Writers r
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import time
 from typing import Any, Iterable
 
@@ -54,7 +55,8 @@ def _seconds(value: float | _dt.timedelta) -> float:
 
 def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.timedelta = DEFAULT_ORPHAN_AGE_S,
                     *, now: float | None = None, keep: Iterable[str] = ()) -> dict[str, Any]:
-    """Delete every scratchpad session (items and index) with no write for ``older_than`` (24 h).
+    """Delete every scratchpad session (items and index) unused for ``older_than`` (24 h), or for
+    longer when the session's marker asks it (``Scratchpad(keep_idle_s=...)``: named MCP sessions).
 
     Sessions are found through their index entries; items whose session has no index (a crash
     between the item and its index) are judged by their own write time. A session whose lease is
@@ -64,11 +66,12 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
     kept = {keep} if isinstance(keep, str) else set(keep)
     store = open_store(store)
     records = Records(store)
-    cutoff = (time.time() if now is None else now) - _seconds(older_than)
+    age = _seconds(older_than)
+    cutoff = (time.time() if now is None else now) - age
     sessions: dict[str, float] = {}
     with store_guard("cleanup_orphans"):
         for index_key in records.find(SESSION_PREFIX):
-            sessions[index_key[len(SESSION_PREFIX):]] = _last_access(store.get(index_key))
+            sessions[index_key[len(SESSION_PREFIX):]] = _last_access(store.get(index_key), age)
         by_session: dict[str, list[str]] = {}
         for item_key in records.find(ITEM_PREFIX):
             session = item_key[len(ITEM_PREFIX):].split(":", 1)[0]
@@ -90,7 +93,7 @@ def cleanup_orphans(store: CacheStore | str | None, older_than: float | _dt.time
                     continue  # a writer holds it right now: not idle
                 # Look again under the lease: a write may have landed since the scan.
                 index = store.get(session_store_key(session))
-                if index is not None and _last_access(index) > cutoff:
+                if index is not None and _last_access(index, age) > cutoff:
                     continue
                 removed_items += forget_session(store, session)
                 removed_sessions.append(session)
@@ -101,8 +104,12 @@ def _number(value: Any, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float(default)
 
 
-def _last_access(marker: Entry | None) -> float:
-    """When a session was last used, from its marker; a malformed marker counts as used long ago."""
+def _last_access(marker: Entry | None, age: float) -> float:
+    """When a session was last used, from its marker, moved later by how much longer than ``age``
+    the session asked to be kept when idle (``_scratch_keep_idle_s``: a named MCP session is kept 7
+    days, not 24 hours); a malformed marker counts as used long ago."""
     if marker is None or entry_problem(marker) is not None:
         return 0.0
-    return _number(marker.metadata.get("_scratch_last_access"), marker.created_at)
+    last = _number(marker.metadata.get("_scratch_last_access"), marker.created_at)
+    keep = _number(marker.metadata.get("_scratch_keep_idle_s"), 0.0)
+    return last + max(0.0, keep - age) if math.isfinite(keep) else last

@@ -10,9 +10,11 @@ the server and no snapshot. The guarantee, whatever is written or deleted betwee
   after the cursor and it exists when that part of the walk is read.
 
 Task and turn filters are on the key itself (no read); the text filter reads each candidate's
-small index entry, at most :data:`SCAN_LIMIT` per call, so a rare word in a large session costs
-several short calls rather than one long one: a page may then hold fewer items than asked for, or
-none, and still have a ``nextCursor``.
+small index entry, :data:`SCAN_LIMIT` per call once the page has an item, and up to
+:data:`EMPTY_SCAN_LIMIT` while it has none: a rare word in a 10,000-item session is found on the
+first call, and an answer with no items and no ``nextCursor`` means "not there". A page that stops
+early says how far the walk got: ``remaining``, the candidates after its cursor (a model that saw
+"count 0" nine times in a row before the match concluded the item did not exist).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ DEFAULT_LIST_BUDGET = 4096  # bytes of JSON in one scratchpad_list answer (about
 MIN_LIST_BUDGET = 2048
 MAX_TOOL_LIMIT = 200  # items one tool answer may ask for
 TEXT_FILTER_LIMIT = 100  # characters of a text filter
-SCAN_LIMIT = 1000  # index entries one call reads at most (a text filter with few matches)
+SCAN_LIMIT = 1000  # index entries one call reads once its page has an item (a text filter with few matches)
+EMPTY_SCAN_LIMIT = 20_000  # index entries one call reads at most while its page is still empty
 _CURSOR_VERSION = "c1."
 
 
@@ -76,10 +79,13 @@ class ItemPage(list[dict[str, Any]]):
     """One page of a listing: a list of item metadata, plus ``next_cursor`` (None when the walk is
     done) and ``total`` (the session's items that match the task and turn filters)."""
 
-    def __init__(self, items: Iterable[dict[str, Any]] = (), next_cursor: str | None = None, total: int = 0) -> None:
+    def __init__(self, items: Iterable[dict[str, Any]] = (), next_cursor: str | None = None, total: int = 0,
+                 remaining: int = 0) -> None:
         super().__init__(items)
         self.next_cursor = next_cursor
         self.total = total
+        # The candidates (items passing the task and turn filters) after next_cursor: how far the walk got.
+        self.remaining = remaining
 
 
 def _fingerprint(session_id: str) -> str:
@@ -140,9 +146,12 @@ def walk(
     items: list[dict[str, Any]] = []
     size = len('{"items":[]}')
     last: str | None = None
-    for key in keys[start:] if scan_limit is None else keys[start:start + scan_limit]:
+    end = len(keys) if scan_limit is None else start + max(scan_limit, EMPTY_SCAN_LIMIT)
+    for scanned, key in enumerate(keys[start:end]):
         if limit is not None and len(items) >= limit:
             break
+        if scan_limit is not None and scanned >= scan_limit and items:
+            break  # the page has something: the rest is a cursor away
         meta = read(key)
         if meta is not None and filters.matches(meta):
             shown = view(meta)

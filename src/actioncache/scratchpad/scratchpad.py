@@ -13,7 +13,9 @@ Why it is built this way:
   past it. The index entry goes first and is re-checked after the item's put (a fencing check), and
   before a refusal the counter is recounted from the index, repairing what expiry or a crash left.
 * The session marker (``scratch-session:{session}``) says when the session was last used; writes
-  and reads (at most once a minute) refresh it, and writers sweep for orphans on their own, at most
+  and reads (at most once a minute) refresh it. Items and index entries have no fixed expiry: a
+  session lives as long as it is used (a 7-day expiry counted from each write deleted the week-1
+  notes of a session used every day), and an idle one goes with the orphan sweep, and writers sweep for orphans on their own, at most
   hourly across every process (a store lease that is left to expire is the rate limit).
 * Readers take no lock: a store ``put`` is an atomic upsert, so a concurrent reader sees an
   update whole or not at all.
@@ -23,9 +25,11 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import json
 import logging
+import math
 import time
 import weakref
 from contextlib import contextmanager
@@ -82,9 +86,12 @@ log = logging.getLogger("actioncache.scratchpad")
 MB = 1024 * 1024
 DEFAULT_ITEM_LIMIT = 5 * MB
 DEFAULT_SESSION_QUOTA = 50 * MB
-# Backstop expiry on items and indexes: if nobody ever calls end_session or cleanup_orphans,
-# the core's expiry cleanup (cache.cleanup / `actioncache cleanup`) still removes them.
+# How long a session's marker outlives its last use (the core's expiry cleanup then removes the
+# marker, and the next orphan sweep the session's items, judged by their write times). Items and
+# index entries themselves never expire on a date: a session in use keeps them.
 DEFAULT_RETENTION_S = 7 * 24 * 3600.0
+# What the session marker holds: 3 = items without a fixed expiry (2 had a 7-day expiry per write).
+_LAYOUT = 3
 ITEM_TYPE = "scratchpad_item"
 INDEX_TYPE = "scratchpad_index"
 SESSION_TYPE = "scratchpad_session"
@@ -124,6 +131,7 @@ class Scratchpad:
         orphan_age_s: float = DEFAULT_ORPHAN_AGE_S,
         orphan_sweep_s: float | None = DEFAULT_SWEEP_S,
         list_budget_bytes: int = DEFAULT_LIST_BUDGET,
+        keep_idle_s: float | None = None,
     ) -> None:
         self.store: CacheStore = open_store(store)
         self.records = Records(self.store)
@@ -146,7 +154,11 @@ class Scratchpad:
         self._index_key = session_store_key(self.session_id)
         self.orphan_age_s = float(orphan_age_s)
         self.orphan_sweep_s = None if orphan_sweep_s is None else float(orphan_sweep_s)
+        # A session kept longer than the sweep's age when idle (a named MCP session): written in the
+        # marker, so every process's sweep honours it.
+        self.keep_idle_s = None if keep_idle_s is None else float(keep_idle_s)
         self._touched_until = 0.0
+        self._layout_checked = False
 
     def __repr__(self) -> str:
         return f"Scratchpad(session_id={self.session_id!r}, store={getattr(self.store, 'url', self.store)!r})"
@@ -257,17 +269,56 @@ class Scratchpad:
         """Mark the session as used (reads count too); at most once per ``_TOUCH_EVERY_S`` per pad."""
         if not force and now < self._touched_until:
             return
-        self.records.put_raw(self._index_key, JSON_FORMAT + b'{"layout":2}', kind=SESSION_TYPE, ttl_s=self.retention_s,
-                             metadata={"_scratch_session": self.session_id, "_scratch_last_access": now}, now=now)
+        if not self._layout_checked:
+            self._upgrade_layout()
+        marker: dict[str, Any] = {"_scratch_session": self.session_id, "_scratch_last_access": now}
+        if self.keep_idle_s is not None:
+            marker["_scratch_keep_idle_s"] = self.keep_idle_s
+        ttl = max(self.retention_s, self.keep_idle_s or 0.0)
+        self.records.put_raw(self._index_key, JSON_FORMAT + b'{"layout":%d}' % _LAYOUT, kind=SESSION_TYPE,
+                             ttl_s=ttl, metadata=marker, now=now)
         self._touched_until = now + _TOUCH_EVERY_S
+
+    def _upgrade_layout(self) -> None:
+        """Once per pad: a session written by an older version (marker layout 2) has items and index
+        entries that expire 7 days after their write; they lose that expiry here, so a session in use
+        never loses an item to a date."""
+        self._layout_checked = True
+        marker = self.store.get(self._index_key)
+        if marker is None or bytes(marker.value) != JSON_FORMAT + b'{"layout":2}':
+            return
+        now = time.time()
+        for key in self.records.find(self._prefix) + self.records.find(self._index_prefix()):
+            entry = self.store.get(key)
+            if entry is not None and entry.expires_at is not None and not entry.is_expired(now):
+                self.store.put(Entry(entry.key, entry.value, dict(entry.metadata), entry.created_at, None))
+        for key in self.records.find(self._index_prefix()):
+            entry = self.store.get(key)
+            meta = _index_meta(entry)
+            if entry is not None and meta is not None and "_expires" in meta:
+                meta.pop("_expires")
+                value = JSON_FORMAT + compact_json(meta).encode("utf-8")
+                self.store.put(Entry(entry.key, value, dict(entry.metadata), entry.created_at, entry.expires_at))
 
     # --- the quota: one atomic counter per session --------------------------------------------
 
-    def _used_bytes(self) -> float:
+    def _counter(self) -> float | None:
+        """The session's byte counter as stored, or None when it cannot be a byte count (negative,
+        fractional, not a finite number): damaged, like a bad marker or index entry, and recounted."""
         name = usage_counter(self.session_id)
         used = self.store.counters(name).get(name, 0.0)
-        # A counter another writer garbled counts as empty; the recount before a refusal repairs it.
-        return float(used) if isinstance(used, (int, float)) and not isinstance(used, bool) else 0.0
+        if not isinstance(used, (int, float)) or isinstance(used, bool) or not math.isfinite(used):
+            return None
+        return float(used) if used >= 0 and float(used).is_integer() else None
+
+    def _used_bytes(self) -> float:
+        """The counter, recounted first when it is damaged: a planted -1e12 turned the quota off
+        (every write fit) and showed the model a negative usedBytes. The caller holds the lock."""
+        used = self._counter()
+        if used is None:
+            log.warning("scratchpad byte counter of session %s is damaged; recounting", self.session_id)
+            return float(self._recount("")[0])
+        return used
 
     def _reserve(self, delta: int) -> None:
         """Add ``delta`` bytes to the session's counter; past the quota, give them back and refuse.
@@ -319,7 +370,9 @@ class Scratchpad:
                 self.store.delete(index_store_key(self.session_id, storage_key))
         actual = sum(int(meta.get("_bytes", 0)) for meta in counted.values())
         name = usage_counter(self.session_id)
-        self.store.add_counters({name: actual - self._used_bytes()})
+        current = self.store.counters(name).get(name, 0.0)
+        if isinstance(current, (int, float)) and not isinstance(current, bool) and math.isfinite(current):
+            self.store.add_counters({name: actual - current})
         return actual, counted
 
     def _release(self, delta: int) -> None:
@@ -357,12 +410,12 @@ class Scratchpad:
     def _put_item(self, key: StorageKey, data: bytes, meta: dict[str, Any], now: float) -> None:
         stored = {**meta, "_scratch_session": self.session_id, "_scratch_updated": now}
         self.records.put_raw(item_store_key(self.session_id, str(key)), JSON_FORMAT + data, kind=ITEM_TYPE,
-                             ttl_s=self.retention_s, metadata=stored, now=now)
+                             metadata=stored, now=now)
 
     def _put_index(self, key: StorageKey, meta: Mapping[str, Any], now: float) -> None:
         value = JSON_FORMAT + compact_json(dict(meta)).encode("utf-8")
         self.records.put_raw(index_store_key(self.session_id, str(key)), value, kind=INDEX_TYPE,
-                             ttl_s=self.retention_s, metadata={"_scratch_session": self.session_id}, now=now)
+                             metadata={"_scratch_session": self.session_id}, now=now)
 
     def _confirm(self, key: StorageKey, meta: Mapping[str, Any], size: int, now: float) -> None:
         """The fencing check after the item is put: if this writer stalled past its lease and a
@@ -370,7 +423,7 @@ class Scratchpad:
         again, or take the item back when they no longer fit. One read per write."""
         if self.store.get(index_store_key(self.session_id, str(key))) is not None:
             return
-        self._put_index(key, {**meta, "_bytes": size, "_written": now, "_expires": now + self.retention_s}, now)
+        self._put_index(key, {**meta, "_bytes": size, "_written": now}, now)
         try:
             self._reserve(size)
         except QuotaExceededError:
@@ -419,7 +472,7 @@ class Scratchpad:
             old_size = int(old.get("_bytes", 0)) if old else 0
             # The index entry goes before the reservation, so a recount by another writer while
             # this one stalls still sees these bytes.
-            self._put_index(key, {**meta, "_bytes": size, "_written": now, "_expires": now + self.retention_s}, now)
+            self._put_index(key, {**meta, "_bytes": size, "_written": now}, now)
             try:
                 try:
                     self._reserve(size - old_size)
@@ -555,8 +608,9 @@ class Scratchpad:
         and ``text`` (in the description, case-insensitive). Paging: ``limit`` items and/or
         ``budget_bytes`` of compact JSON (``{"items": [...], "nextCursor": "..."}``) per page; pass
         ``page.next_cursor`` as ``cursor`` for the next page (it carries the filters). A paged call
-        reads at most ``listing.SCAN_LIMIT`` index entries, so a page may be short while
-        ``next_cursor`` is set. ``view`` is how each item is shown and measured (default: its whole
+        reads at most ``listing.SCAN_LIMIT`` index entries once it has an item (``EMPTY_SCAN_LIMIT``
+        while it has none), so a page may be short while ``next_cursor`` is set; ``remaining`` then
+        says how many candidates are after it. ``view`` is how each item is shown and measured (default: its whole
         metadata; the tool face passes ``items.llm_view``). The walk's guarantee is in
         :mod:`actioncache.scratchpad.listing`.
         """
@@ -576,14 +630,22 @@ class Scratchpad:
                 lambda key: encode_cursor(self.session_id, key[len(self.session_id) + 1:], filters),
                 limit=limit, budget_bytes=budget_bytes, scan_limit=SCAN_LIMIT if paged else None)
             self._touch(time.time())
-        return ItemPage(items, next_cursor, len(keys))
+        remaining = 0
+        if next_cursor is not None:
+            last, _ = decode_cursor(next_cursor, self.session_id, filters)
+            remaining = len(keys) - bisect.bisect_right(keys, f"{self.session_id}_{last}")
+        return ItemPage(items, next_cursor, len(keys), remaining)
 
     def used_bytes(self) -> int:
         """The bytes the session quota counts now (one counter read): data, metadata and keys of
         every item. A write is refused exactly when ``used_bytes()`` plus what it adds passes
         ``session_quota_bytes`` (after a recount, which only ever lowers this number)."""
         with store_guard("usage"):
-            return int(self._used_bytes())
+            used = self._counter()
+            if used is None:
+                with self._session_lock():
+                    used = self._used_bytes()
+            return int(used)
 
     def usage(self) -> dict[str, Any]:
         """How much of the quota this session uses: ``usedBytes`` is what the quota counts, to

@@ -25,20 +25,41 @@ if TYPE_CHECKING:  # annotations only: Scratchpad.handle_tool_call imports this 
 
 log = logging.getLogger("actioncache.scratchpad")
 
-SYSTEM_PROMPT = """\
+_PROMPT = """\
 You have a scratchpad: a key-value store for this session that lives outside your context window.
 Use it when a task has many steps or large intermediate results (e.g. "summarize each of my 50 unread
 emails, then write a report"): after each step, save the result with scratchpad_write and a one-line
-description (max 300 characters) of what it holds. Answers show only metadata (storageKey, description,
-size, time), never the data, so your context stays small. scratchpad_list shows one page (a few KB);
-when its answer has nextCursor, call it with cursor=nextCursor for the next page. Narrow it with
-task_id, turn_id or text (words in the description) instead of paging through everything. Call
+description (max 300 characters) of what it holds. Writing again with the same task_id and turn_id
+replaces that item (the answer then says "replaced"): give each item its own turn_id, or leave it out.
+Answers show only metadata (storageKey, description, size, time), never the data, so your context
+stays small. scratchpad_list shows one page ({page}); when its answer has nextCursor, the listing is
+not done, even when the page is empty: call it with cursor=nextCursor for the next page. Narrow it
+with task_id, turn_id or text (words in the description) instead of paging through everything. Call
 scratchpad_read with a storageKey only when you need that item's content and full description. Use
 scratchpad_update to extend an item (progressive results) and scratchpad_delete for items you no
-longer need. Limits: 5 MB per item (split bigger data into parts) and 50 MB per session, keys and
-metadata included (usedBytes in answers; delete old items first). If an answer says the store is
+longer need. Limits: {item} per item (split bigger data into parts) and {quota} per session, keys
+and metadata included (usedBytes in answers; delete old items first). If an answer says the store is
 unavailable, continue the task in your context instead. Do not store secrets. Small facts you need
 right away can stay in context."""
+
+
+def _size_text(n: float) -> str:
+    mb = n / (1024 * 1024)
+    if mb >= 1 and mb.is_integer():
+        return f"{mb:g} MB"
+    return f"{mb:.2f} MB" if n >= 100 * 1024 else f"{n / 1024:.1f} KB".replace(".0 KB", " KB")
+
+
+def system_prompt(item_limit_bytes: int = 5 * 1024 * 1024, session_quota_bytes: int = 50 * 1024 * 1024,
+                  list_budget_bytes: int = 4096) -> str:
+    """The instructions for a model, stating the limits the pad enforces (``actioncache mcp``
+    sends the ones it was started with: a model told "5 MB" by a 0.5 MB server wrote in vain)."""
+    return _PROMPT.format(item=_size_text(item_limit_bytes), quota=_size_text(session_quota_bytes),
+                          page=f"at most {_size_text(list_budget_bytes)} of JSON")
+
+
+# The instructions for a pad with the default limits.
+SYSTEM_PROMPT = system_prompt()
 
 _KEY = {"type": "string", "description": "storageKey exactly as scratchpad_write or scratchpad_list returned it"}
 _ID = {"type": "string", "description": "optional; 1-32 letters, digits or '-'. Leave out to get a random id"}
@@ -64,7 +85,9 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
                     "(e.g. 'Email 3 from Ann re: Q4 budget, 120-word summary')",
                 },
                 "task_id": _ID,
-                "turn_id": _ID,
+                "turn_id": {"type": "string", "description": "optional; 1-32 letters, digits or '-'. Leave out to "
+                            "get a random id. The same task_id and turn_id name one item: writing them again "
+                            "replaces it (the answer says \"replaced\")"},
                 "metadata": _METADATA,
             },
             "required": ["data", "description"],
@@ -77,8 +100,9 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "scratchpad_list": (
         "List saved items, a page at a time: metadata only (keys, descriptions, sizes) plus quota usage "
-        "(usedBytes of quotaBytes). When the answer has nextCursor, call again with cursor=nextCursor for "
-        "the next page. Filter by task_id, turn_id or text in the description.",
+        "(usedBytes of quotaBytes). When the answer has nextCursor, the listing is not done (remaining says how "
+        "many items are still to look at, even when this page is empty): call again with cursor=nextCursor. "
+        "No nextCursor: nothing more matches. Filter by task_id, turn_id or text in the description.",
         {
             "type": "object",
             "properties": {
@@ -201,12 +225,14 @@ def _list(pad: Scratchpad, a: dict[str, Any]) -> dict[str, Any]:
     # The answer is this envelope merged with the page ({"items": [...], "nextCursor": ...}): the page
     # gets what the budget leaves, so the whole answer never passes pad.list_budget_bytes.
     envelope = {"success": True, "sessionId": pad.session_id, "count": _COUNT_PLACEHOLDER,
-                "total": _COUNT_PLACEHOLDER, **usage}
+                "total": _COUNT_PLACEHOLDER, "remaining": _COUNT_PLACEHOLDER, **usage}
     page = pad.list(task_id=a.get("task_id"), turn_id=a.get("turn_id"), text=a.get("text"), cursor=a.get("cursor"),
                     limit=limit, budget_bytes=pad.list_budget_bytes - _size(envelope) + 1, view=llm_view)
     answer: dict[str, Any] = {"count": len(page), "total": page.total}
     if page.next_cursor is not None:
+        # Not done: how many candidates the walk has still to look at (an empty page is not "none").
         answer["nextCursor"] = page.next_cursor
+        answer["remaining"] = page.remaining
     return {**answer, **usage, "items": list(page)}
 
 
