@@ -216,7 +216,7 @@ def test_callers_keep_correct_results_while_a_master_fails_over(private_cluster)
         owners[node.port] = owners.get(node.port, 0) + 1
     victim = max(owners, key=owners.get)
     pidfile = _master_pidfile(run_dir, published, victim)
-    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)  # "pid start-time"
 
     wrong, raised, served_hits, rounds = [], [], 0, 0
     deadline = time.monotonic() + 60

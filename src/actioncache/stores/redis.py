@@ -90,17 +90,59 @@ _ENTRY_LEASE = "lease:"
 # Core metadata fields that are unique per entry: an index set per value would only waste memory.
 _UNINDEXED = frozenset({"_cache_key", "_cache_created_at", "_cache_expires_at", "_cache_duration_ms"})
 _MAX_INDEXED_STRING = 256
+# The index cap (docs/backends.md, "Metadata indexes"): an entry whose scalar metadata would need
+# more index sets than this, or index names longer than this in all, gets none; it joins its
+# bucket's ``u`` set, which every metadata filter also reads and checks on the stored metadata.
+# A put's script touches at most this many index sets, so no entry can block the server for long.
+MAX_INDEXED_FIELDS = 64
+MAX_INDEXED_BYTES = 16 * 1024
 _BATCH = 500
 _ENTRY_FIELDS = ("v", "m", "c", "x", "d")
 _DRIVER_ERRORS = (redis.RedisError, RedisClusterException)
 _MULTI_KEY = frozenset({"sinter"})
 
-# Removes one key's entry, index memberships and bookkeeping. Shared by the writing scripts.
-# ``tag`` is the bucket's "{prefix|b}"; every key named here is in the bucket's slot.
+# Removes one key's entry, index memberships and bookkeeping, and checks a bucket's keys before a
+# write. Shared by the writing scripts. ``tag`` is the bucket's "{prefix|b}"; every key named here
+# is in the bucket's slot.
+#
+# Redis never rolls a script back: the writes made before a command fails stay. So every script
+# checks the type of every key it will write BEFORE its first write (``repair``): a bookkeeping key
+# of the wrong type (planted by another writer or tool) is garbage and is deleted, and a garbled
+# expiry index ``z`` is rebuilt from the records in ``n``. After that no command can fail on a
+# type, and ``put`` writes the entry hash last, after its indexes, record and expiry index.
 _FORGET = """
 local function add_size(tag, delta)
   local ok = redis.pcall('INCRBY', tag .. ':size', delta)
   if type(ok) == 'table' and ok.err then redis.call('SET', tag .. ':size', math.max(delta, 0)) end
+end
+-- Deletes ``name`` unless it is absent or a ``kind``; true when it deleted it.
+local function want(name, kind)
+  local t = redis.call('TYPE', name)
+  if type(t) == 'table' then t = t['ok'] end
+  if t ~= 'none' and t ~= kind then redis.call('DEL', name) return true end
+  return false
+end
+-- The bucket's bookkeeping keys, and the index sets ARGV[from..] names (nil: none), made safe to
+-- write. A garbled ``z`` is rebuilt from ``n``: each recorded key scored by its entry's expiry
+-- (0 when Redis already dropped the entry, so the next cleanup forgets its record).
+local function repair(tag, from)
+  want(tag .. ':n', 'hash')
+  want(tag .. ':size', 'string')
+  want(tag .. ':u', 'set')
+  if want(tag .. ':z', 'zset') then
+    local keys = redis.call('HKEYS', tag .. ':n')
+    for _, key in ipairs(keys) do
+      local x = redis.pcall('HGET', tag .. ':e:' .. key, 'x')
+      local score = 0
+      if type(x) == 'string' then
+        if x == '' then score = '+inf' elseif tonumber(x) then score = x end
+      end
+      redis.call('ZADD', tag .. ':z', score, key)
+    end
+  end
+  if from then
+    for i = from, #ARGV do want(tag .. ':i:' .. ARGV[i], 'set') end
+  end
 end
 -- A record another writer garbled (not a size, odd index names) is skipped, never an error:
 -- one bad record must not block replacing its key or fail cleanup for the whole store.
@@ -115,6 +157,8 @@ local function forget(tag, key)
         first = false
       elseif string.sub(part, 1, 1) == '[' then
         redis.pcall('SREM', tag .. ':i:' .. part, key)
+      elseif part == 'u' then
+        redis.pcall('SREM', tag .. ':u', key)
       end
     end
     redis.pcall('HDEL', tag .. ':n', key)
@@ -124,26 +168,29 @@ local function forget(tag, key)
   redis.call('PUBLISH', (string.gsub(tag, '|[^|]*}$', '|near}')), key)
   return redis.call('DEL', tag .. ':e:' .. key)
 end
--- ARGV[o+1..]: tag, key, value, metadata, created, expires_s ('' = never), expires_ms, duration, index...
+-- ARGV[o+1..]: tag, key, value, metadata, created, expires_s ('' = never), expires_ms, duration,
+-- unindexed ('1': the entry's metadata is over the index cap, it joins the bucket's ``u`` set
+-- instead), index... The record is joined once (linear in the number of indexes).
 local function put(o)
   local tag, key = ARGV[o + 1], ARGV[o + 2]
+  repair(tag, o + 10)
   forget(tag, key)
   local ek = tag .. ':e:' .. key
-  redis.call('HSET', ek, 'v', ARGV[o + 3], 'm', ARGV[o + 4], 'c', ARGV[o + 5], 'x', ARGV[o + 6], 'd', ARGV[o + 8])
   local size = string.len(ARGV[o + 3])
-  local rec = tostring(size)
-  for i = o + 9, #ARGV do
+  local rec = {tostring(size)}
+  if ARGV[o + 9] == '1' then
+    redis.call('SADD', tag .. ':u', key)
+    rec[#rec + 1] = 'u'
+  end
+  for i = o + 10, #ARGV do
     redis.call('SADD', tag .. ':i:' .. ARGV[i], key)
-    rec = rec .. '\\n' .. ARGV[i]
+    rec[#rec + 1] = ARGV[i]
   end
-  redis.call('HSET', tag .. ':n', key, rec)
+  redis.call('HSET', tag .. ':n', key, table.concat(rec, '\\n'))
   add_size(tag, size)
-  if ARGV[o + 6] == '' then
-    redis.call('ZADD', tag .. ':z', '+inf', key)
-  else
-    redis.call('ZADD', tag .. ':z', ARGV[o + 6], key)
-    redis.call('PEXPIREAT', ek, ARGV[o + 7])
-  end
+  redis.call('ZADD', tag .. ':z', ARGV[o + 6] == '' and '+inf' or ARGV[o + 6], key)
+  redis.call('HSET', ek, 'v', ARGV[o + 3], 'm', ARGV[o + 4], 'c', ARGV[o + 5], 'x', ARGV[o + 6], 'd', ARGV[o + 8])
+  if ARGV[o + 6] ~= '' then redis.call('PEXPIREAT', ek, ARGV[o + 7]) end
 end
 """
 
@@ -152,13 +199,15 @@ _PUT = _FORGET + "put(0) return 1"
 
 # KEYS: entry, z, n, size, lease. ARGV: token, then put()'s. Writes only while ``token`` holds the lease.
 _PUT_FENCED = _FORGET + """
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+local lease = redis.pcall('GET', KEYS[5])
+if lease ~= ARGV[1] then return 0 end
 put(1)
 return 1
 """
 
 # KEYS: z, n, size (the slot). ARGV: tag, key... Returns how many live entries it deleted.
 _DELETE = _FORGET + """
+repair(ARGV[1], nil)
 local n = 0
 for i = 2, #ARGV do n = n + forget(ARGV[1], ARGV[i]) end
 return n
@@ -167,6 +216,7 @@ return n
 # KEYS: z (the slot). ARGV: tag, now, key... Forgets the keys still expired by now (a key written
 # again since it was listed keeps its new entry); returns how many it removed.
 _DELETE_EXPIRED = _FORGET + """
+repair(ARGV[1], nil)
 local n = 0
 for i = 3, #ARGV do
   local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
@@ -179,7 +229,12 @@ return n
 # number grows with every grant in the bucket, so with every grant of this name too.
 _ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-local token = redis.call('INCR', KEYS[2]) .. ':' .. ARGV[1]
+local fence = redis.pcall('INCR', KEYS[2])
+if type(fence) == 'table' then  -- garbled by another writer: start again (tokens stay unique by their hex)
+  redis.call('DEL', KEYS[2])
+  fence = redis.call('INCR', KEYS[2])
+end
+local token = fence .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 return token
 """
@@ -197,8 +252,16 @@ end
 return 0
 """
 
+# KEYS: z, n, size (the slot). ARGV: tag, then index set names (without the tag) to check as sets.
+# A read that met a key of the wrong type (WRONGTYPE) repairs the bucket with it and reads again.
+_REPAIR = _FORGET + """
+repair(ARGV[1], 2)
+return 1
+"""
+
 # KEYS: the counters hash. ARGV: name, delta, name, delta... (a garbled counter starts again).
 _ADD_COUNTERS = """
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then redis.call('DEL', KEYS[1]) end
 for i = 1, #ARGV, 2 do
   local ok = redis.pcall('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1])
   if type(ok) == 'table' and ok.err then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
@@ -213,6 +276,7 @@ _TAKE_RATE_SLOT = """
 local t = redis.call('TIME')
 local now = t[1] * 1000 + t[2] / 1000
 local window = tonumber(ARGV[2])
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then redis.call('DEL', KEYS[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
@@ -389,6 +453,7 @@ class RedisStore:
             self._renew = register(_RENEW)
             self._add_counters = register(_ADD_COUNTERS)
             self._take_rate_slot = register(_TAKE_RATE_SLOT)
+            self._repair = register(_REPAIR)
             # get's fast path (see _hmget) needs one plain shared pool; a cluster, a single-connection
             # client or redis-py's client-side cache go through the client's command layer.
             pool = getattr(reader, "connection_pool", None)
@@ -463,7 +528,28 @@ class RedisStore:
         send = (lambda *a: pipe.execute_command(command.upper(), *a)) if command in _MULTI_KEY else getattr(pipe, command)
         for _, call_args in todo:
             send(*call_args)
-        return list(zip((b for b, _ in todo), pipe.execute()))
+        results = pipe.execute(raise_on_error=False)
+        wrong = [i for i, r in enumerate(results) if isinstance(r, redis.ResponseError) and "WRONGTYPE" in str(r)]
+        if wrong:
+            # A bookkeeping key another writer garbled: repair its bucket (stores/redis.py _REPAIR)
+            # and read again, so one planted key never fails stats, invalidate or cleanup for good.
+            for i in wrong:
+                bucket, call_args = todo[i]
+                tag = self._tags[bucket]
+                sets = [a[len(tag) + 3:] for a in call_args if command in _MULTI_KEY and isinstance(a, str)
+                        and a.startswith(tag + ":i:")]
+                self._repair(keys=self._bucket_keys(tag), args=[tag, *sets], client=self.client)
+            again = self.client.pipeline(transaction=False)
+            resend = (lambda *a: again.execute_command(command.upper(), *a)) if command in _MULTI_KEY \
+                else getattr(again, command)
+            for i in wrong:
+                resend(*todo[i][1])
+            for i, result in zip(wrong, again.execute()):
+                results[i] = result
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return list(zip((b for b, _ in todo), results))
 
     # --- protocol -----------------------------------------------------------------------
 
@@ -581,6 +667,7 @@ class RedisStore:
         duration = meta.get("_cache_duration_ms")
         indexes = [name for field, value in meta.items()
                    if field not in _UNINDEXED and (name := _index_name(field, value)) is not None]
+        over_cap = len(indexes) > MAX_INDEXED_FIELDS or sum(len(n) for n in indexes) > MAX_INDEXED_BYTES
         return [
             tag,
             entry.key,
@@ -590,7 +677,8 @@ class RedisStore:
             "" if expires is None else repr(float(expires)),
             "" if expires is None else str(min(math.ceil(expires * 1000), 2**62)),
             repr(float(duration)) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else "",
-            *indexes,
+            "1" if over_cap else "0",
+            *([] if over_cap else indexes),
         ]
 
     def put(self, entry: Entry) -> None:
@@ -653,23 +741,27 @@ class RedisStore:
                 else:
                     cursors[bucket] = cursor
 
-    def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> tuple[list[str] | None, bool]:
-        """Live keys in every index set the filter names, and whether the sets decide the filter alone."""
+    def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> tuple[list[str] | None, bool, list[str]]:
+        """Live keys in every index set the filter names, whether the sets decide the filter alone,
+        and the live keys of entries over the index cap (``u``: always checked on their metadata)."""
         names = [":i:" + name for field, wanted in metadata_filter.items()
                  if field not in _UNINDEXED and (name := _index_name(field, wanted)) is not None]
         if not names:
-            return None, False
+            return None, False, []
         exact = len(names) == len(metadata_filter)
         found = self._per_bucket("sinter", ((b, tuple(tag + n for n in names)) for b, tag in enumerate(self._tags)))
-        members = [(b, [m.decode("utf-8", "surrogatepass") for m in keys]) for b, keys in found if keys]
+        over = self._per_bucket("smembers", ((b, (tag + ":u",)) for b, tag in enumerate(self._tags)))
+        members = [(b, [m.decode("utf-8", "surrogatepass") for m in keys], over_cap)
+                   for rows, over_cap in ((found, False), (over, True)) for b, keys in rows if keys]
         if not members:
-            return [], exact
+            return [], exact, []
         floor = self._live_score_floor()
-        scores = self._per_bucket("zmscore", ((b, (self._tags[b] + ":z", keys)) for b, keys in members))
+        scores = self._per_bucket("zmscore", ((b, (self._tags[b] + ":z", keys)) for b, keys, _ in members))
         out: list[str] = []
-        for (_, keys), (_, bucket_scores) in zip(members, scores):
-            out.extend(k for k, s in zip(keys, bucket_scores) if s is not None and s > floor)
-        return out, exact
+        loose: list[str] = []
+        for (_, keys, over_cap), (_, bucket_scores) in zip(members, scores):
+            (loose if over_cap else out).extend(k for k, s in zip(keys, bucket_scores) if s is not None and s > floor)
+        return out, exact, loose
 
     def find(
         self,
@@ -678,17 +770,26 @@ class RedisStore:
         limit: int | None = None,
     ) -> list[str]:
         with self._errors("find"):
-            candidates, exact = self._indexed_candidates(metadata_filter) if metadata_filter else (None, False)
+            candidates, exact, loose = self._indexed_candidates(metadata_filter) if metadata_filter else (None, False, [])
             if candidates is None:
                 floor = self._live_score_floor()
                 # ZSCAN may return a member twice while the set is being resized: dedupe.
                 candidates = list(dict.fromkeys(k for k, s in self._scan(pattern) if s > floor))
             if pattern is not None:
                 candidates = [k for k in candidates if glob_matches(pattern, k)]
-            if not metadata_filter or exact:
+                loose = [k for k in loose if glob_matches(pattern, k)]
+            if not metadata_filter:
                 return candidates if limit is None else candidates[:limit]
+            if exact:
+                if not loose:
+                    return candidates if limit is None else candidates[:limit]
+                left = None if limit is None else max(0, limit - len(candidates))
+                checked = select_keys(zip(loose, self._metadata_of(loose)), None, metadata_filter, left)
+                found = candidates + checked
+                return found if limit is None else found[:limit]
             # Fields without an index set (nested values, long strings, per-entry core fields)
-            # are checked on the stored metadata.
+            # are checked on the stored metadata, as are entries over the index cap.
+            candidates = list(dict.fromkeys(candidates + loose))
             return select_keys(zip(candidates, self._metadata_of(candidates)), None, metadata_filter, limit)
 
     def _metadata_of(self, keys: list[str]) -> Iterator[bytes | None]:
