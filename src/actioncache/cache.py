@@ -19,6 +19,7 @@ import random
 import threading
 import time
 import weakref
+from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, overload
 
 from ._deprecated import deprecated
@@ -344,7 +345,11 @@ class Cache:
         ``skip_cache=``, ``cache_enabled=``, ``cleanup_*=``, ``scope=``); an unknown one is a TypeError.
         """
         check_lock_timeout(lock_timeout_s)
-        call = self._prepare(action, args, metadata, **options)
+        offload = self.flow.offload  # a networked store is called from worker threads (_drivers.Offload)
+        if offload is None:
+            call = self._prepare(action, args, metadata, **options)
+        else:
+            call = await offload(partial(self._prepare, action, args, metadata, **options))
         if call.hit_response is not None:
             return call.hit_response
         if call.key is None or not call.decision.store:
@@ -358,7 +363,9 @@ class Cache:
             steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
                               lease_s=lock_timeout_s)
             outcome = await adrive(steps, lambda: flow.atake_lease(key, lock_timeout_s),
-                                   lambda: run_async(fn, call.args))
+                                   lambda: run_async(fn, call.args), offload)
+        if offload is not None and outcome.hit:  # the hit's tally may flush the counters to the store
+            return await offload(self._respond, call, outcome, serve_stale_on_error)
         return self._respond(call, outcome, serve_stale_on_error)
 
     def _prepare(self, action: str, args: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None, *,
