@@ -346,6 +346,9 @@ def _hint(exc: BaseException) -> str | None:
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
         return ("is redis-server running, reachable and answering? start it or fix host/port in the URL "
                 "(timeouts: socket_connect_timeout, socket_timeout)")
+    if _slot_moving(exc):
+        return ("the key's cluster slot is being migrated (resharding): this call ran uncached, other keys are "
+                "unaffected; it ends when the migration does")
     if isinstance(exc, (RedisClusterException, redis.exceptions.ClusterError)):
         return "the cluster is failing over or not all slots are served; calls run uncached until it is whole"
     if "OOM" in str(exc):
@@ -353,11 +356,26 @@ def _hint(exc: BaseException) -> str | None:
     return None  # the driver's message, in the same line, is all there is to say
 
 
+def _slot_moving(exc: BaseException) -> bool:
+    """A Redis Cluster slot in migration (resharding): a redirect (MOVED, ASK), a multi-key script
+    whose keys are split between the two nodes for now (TRYAGAIN), or redis-py giving up after
+    following them (its own retries: "TTL exhausted"), or one slot missing from its map. The nodes
+    answered: that bucket is skipped for the call, the cluster is not failing."""
+    if isinstance(exc, (redis.exceptions.TryAgainError, redis.exceptions.AskError, redis.exceptions.MovedError,
+                        redis.exceptions.SlotNotCoveredError)):
+        return True
+    text = str(exc)
+    return "TTL exhausted" in text or text.startswith(("TRYAGAIN", "ASK ", "MOVED "))
+
+
 def _server_down(exc: BaseException) -> bool:
     """A failure that says the server is unreachable, hung or failing over (the breaker counts it);
-    an error reply (WRONGTYPE, NOSCRIPT, OOM) means the server answered."""
+    an error reply (WRONGTYPE, NOSCRIPT, OOM) means the server answered, and so does a slot in
+    migration (:func:`_slot_moving`): one bucket's trouble never opens the breaker for the cluster."""
+    if _slot_moving(exc):
+        return False
     return not isinstance(exc, redis.ResponseError) or isinstance(exc, redis.exceptions.ClusterError) \
-        or "CLUSTERDOWN" in str(exc) or "TRYAGAIN" in str(exc) or "LOADING" in str(exc)
+        or "CLUSTERDOWN" in str(exc) or "LOADING" in str(exc)
 
 
 class RedisStore:
