@@ -43,6 +43,7 @@ timeouts (``redis_connect``): a hung server costs the first calls one timeout ea
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import time
@@ -79,6 +80,8 @@ except ImportError as exc:  # pragma: no cover - exercised when the extra is mis
 
 __all__ = ["BUCKETS", "RedisStore", "bucket_of", "to_redis_glob"]
 
+log = logging.getLogger("actioncache")
+
 BUCKETS = 64
 # A read that timed out (0.2 s by default) opens the breaker at once: the same call's write would
 # otherwise wait for a hung server too.
@@ -99,6 +102,10 @@ MAX_INDEXED_BYTES = 16 * 1024
 _BATCH = 500
 _ENTRY_FIELDS = ("v", "m", "c", "x", "d")
 _DRIVER_ERRORS = (redis.RedisError, RedisClusterException)
+# Sentinel (docs/backends.md): at most this often a store asks the Sentinels which node is the master
+# and drops its pooled connections to any other node (after a failure to ask: this long).
+SENTINEL_RECHECK_S = 1.0
+SENTINEL_RECHECK_FAILED_S = 5.0
 _MULTI_KEY = frozenset({"sinter"})
 
 # Removes one key's entry, index memberships and bookkeeping, and checks a bucket's keys before a
@@ -403,6 +410,13 @@ class RedisStore:
                                    breaker=self.breaker, down=_server_down)
         self._target: Target = parse_target(url, self.url, self._secrets)
         self.topology = self._target.topology
+        # Sentinel: when to ask the Sentinels again which node is the master (recheck_master); never
+        # for the other topologies.
+        self._recheck_due: float | None = time.monotonic() + SENTINEL_RECHECK_S if self.topology == "sentinel" else None
+        if self.topology == "sentinel" and self.breaker is not None:
+            # After an episode (the master hung or was cut off, so a failover may have happened
+            # meanwhile) the pooled connections may lead to a node that is no longer the master.
+            self.breaker.on_close = self.recheck_master
         self._retries = int(retries)
         # Two timeouts (redis-py's socket_timeout, given, sets both): the hit path's read, short, as
         # it decides what a hung server costs a call; every other command's (writes of big values,
@@ -482,10 +496,48 @@ class RedisStore:
             self._client = client
             return client
 
+    def recheck_master(self) -> bool:
+        """Sentinel: ask the Sentinels which node is the master now and drop every pooled connection
+        to any other node (redis-py's own mechanism: ``SentinelConnectionPool.get_master_address``
+        disconnects the idle connections when the answer changed, and a connection in use is
+        disconnected when it is released, since the pool no longer owns it). Each new connection
+        asks the Sentinels too. Called when the breaker closes after an episode: a master that hung
+        and came back may have been replaced meanwhile, and Sentinel demotes it only seconds later,
+        so without this the process would keep writing to it. True when the master moved."""
+        moved = False
+        for client in (self._client, self._reader):
+            pool = getattr(client, "connection_pool", None)
+            if pool is None or not hasattr(pool, "get_master_address"):
+                continue
+            before = pool.master_address
+            now = pool.get_master_address()
+            if before is not None and tuple(now) != tuple(before):
+                moved = True
+                log.warning("%s: Sentinel names a new master %s:%s; connections to %s:%s are dropped",
+                            self._errors.where, now[0], now[1], before[0], before[1])
+        return moved
+
     @property
     def client(self) -> Any:
         """The redis-py client (``Redis``, or ``RedisCluster`` for a cluster)."""
+        due = self._recheck_due
+        if due is not None and due <= time.monotonic():
+            self._recheck_when_due()
         return self._client if self._client is not None else self._open_client()
+
+    def _recheck_when_due(self) -> None:
+        with self._lock:
+            if self._recheck_due is None or self._recheck_due > time.monotonic():
+                return
+            self._recheck_due = time.monotonic() + SENTINEL_RECHECK_S
+        if self._client is None:
+            return  # nothing pooled yet: the first connection asks the Sentinels
+        try:
+            self.recheck_master()
+        except _DRIVER_ERRORS as exc:  # Sentinels unreachable: the pooled connections stay; ask again later
+            self._recheck_due = time.monotonic() + SENTINEL_RECHECK_FAILED_S
+            log.debug("%s: asking the Sentinels for the master failed: %s", self._errors.where,
+                      redact_secrets(str(exc), self._secrets))
 
     @classmethod
     def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "redis", base_dir: Any = None) -> str:
@@ -576,6 +628,9 @@ class RedisStore:
         # until it raises; a with block is two calls per read).
         name = self._entry_prefixes[zlib.crc32(key.encode("utf-8", "surrogatepass")) % BUCKETS] + key
         breaker = self.breaker
+        due = self._recheck_due
+        if due is not None and due <= time.monotonic():  # Sentinel only: the master may have moved
+            self._recheck_when_due()
         try:
             if breaker is not None:
                 breaker.before()
