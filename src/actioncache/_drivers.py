@@ -12,8 +12,9 @@ Off the loop. A networked store's calls block their thread for up to a timeout (
 read timeout, then the write timeout), so the async faces never make them on the event loop:
 :class:`Offload` runs the hit path's lookup, each step of the miss path (recheck, store, release)
 and the response's tally in a small pool of worker threads of the store's own, and the loop keeps
-serving every other task meanwhile. Stores that work in-process (``inline_io = True``: memory,
-SQLite, DuckDB) are called inline, as before: a thread hop would cost more than their call.
+serving every other task meanwhile. Stores that work in-process (memory, SQLite, DuckDB, or a
+store class with ``inline_io = True``) are called inline, as before: a thread hop would cost more
+than their call.
 """
 
 from __future__ import annotations
@@ -75,10 +76,16 @@ class Offload:
             pool.shutdown(wait=False)
 
 
+# The built-in stores that work in-process (their module's name): called inline from async code.
+_INLINE_MODULES = frozenset({"actioncache.stores.memory", "actioncache.stores.sqlite", "actioncache.stores.duckdb"})
+
+
 def offload_for(store: Any) -> Offload | None:
     """The :class:`Offload` for ``store``'s calls from async code; None for a store that works
-    in-process (``inline_io``). A store that does not say is treated as networked."""
-    if getattr(store, "inline_io", False) is True:
+    in-process (the built-in memory, SQLite and DuckDB stores, or a store whose class says
+    ``inline_io = True``). A store that does not say is treated as networked."""
+    inline = getattr(store, "inline_io", None)
+    if inline is True or (inline is None and type(store).__module__ in _INLINE_MODULES):
         return None
     return Offload("store")
 

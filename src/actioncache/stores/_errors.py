@@ -110,14 +110,14 @@ class _Guard:
             breaker.before()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> None:
+        # Never swallows an exception (returns None): mypy then knows a `with` body that raises ends the function.
         errors = self.errors
         if exc is None:
             if errors.breaker is not None:
                 errors.answered()
-            return False
+            return
         if isinstance(exc, errors.catch) and not isinstance(exc, StoreError):
             raise errors.failed(self.op, exc) from exc
         if errors.breaker is not None:
             errors.breaker.abandon()
-        return False

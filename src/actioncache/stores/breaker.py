@@ -98,7 +98,7 @@ class CircuitBreaker:
         self._opened = 0  # times it opened (state())
         # Called (outside the lock) when a probe's success closes the breaker: a store re-checks what
         # may have changed while it was skipped (Redis Sentinel: which node is the master now).
-        self.on_close: Callable[[], None] | None = None
+        self.on_close: Callable[[], object] | None = None
 
     # --- the checks around each driver call ---------------------------------------------------
 

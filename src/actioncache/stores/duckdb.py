@@ -180,7 +180,6 @@ class DuckDBStore(SQLStore):
     ``path`` is an absolute file path or ``":memory:"``. ``read_only=True`` opens the file for
     reading only, so several processes may read it at once, while no process writes it.
     """
-    inline_io = True  # in-process: the async faces call it on the loop (_drivers.offload_for)
 
     _driver_errors = (duckdb.Error,)
 

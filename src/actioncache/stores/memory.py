@@ -27,7 +27,6 @@ class MemoryStore:
     """With ``max_size_bytes``, the bytes of keys and values are kept under the limit (see
     ``stores/_eviction.py``): LRU through an ordered dict moved on each read, LFU through a heap of
     read counts re-checked when popped, TTL through the expiry heap."""
-    inline_io = True  # in-process: the async faces call it on the loop (_drivers.offload_for)
 
     # Two objects with one URL are two stores (an unnamed memory:// each time; a named one is one
     # object already): counters go by the object (_stats.store_identity).

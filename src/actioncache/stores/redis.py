@@ -404,7 +404,7 @@ class RedisStore:
         self._secrets = url_secrets(shown)  # scrubbed from the driver's messages, which may quote them
         self.prefix = prefix
         where = f"Redis at {self.url} (prefix {prefix!r})"
-        options = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
+        options: dict[str, Any] = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
         self._errors = StoreErrors(where, _DRIVER_ERRORS, _hint, secrets=self._secrets, one_line=True,
                                    breaker=self.breaker, down=_server_down)
@@ -574,7 +574,8 @@ class RedisStore:
                 raise StoreURLError(f"retries={ours['retries']!r} in {shown!r} must be an integer") from None
         client_url = urlunsplit(parts._replace(query=urlencode(list(query.items()))))
         store = cls(client_url, shown_url=url, **options)
-        return store if near is None else NearCache(store, **near)
+        near_args: dict[str, Any] | None = near
+        return store if near_args is None else NearCache(store, **near_args)
 
     # --- plumbing -----------------------------------------------------------------------
 
@@ -661,7 +662,8 @@ class RedisStore:
             return None
         built = self._built.get(key)  # the entry built for this very row (BuiltEntries)
         if built is not None and built[0] == row:
-            return built[1]
+            same: Entry = built[1]
+            return same
         try:
             preset = {"_cache_duration_ms": float(duration)} if duration else None
             return self._built.keep(key, row, Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
@@ -963,7 +965,7 @@ class RedisStore:
         if isinstance(answer, dict):  # a cluster answers per node: any node's clock
             answer = next(iter(answer.values()))
         seconds, micros = answer
-        return seconds + micros / 1e6
+        return float(seconds) + float(micros) / 1e6
 
     def renew_lease(self, name: str, token: str, ttl_s: float) -> bool:
         with self._errors("lease"):

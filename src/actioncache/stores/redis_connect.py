@@ -106,7 +106,8 @@ def parse_target(url: str, shown: str, secrets: tuple[str, ...]) -> Target:
     # One node's URL, for redis-py's own parser of the query options, credentials and TLS.
     client_url = urlunsplit((driver_scheme, (userinfo + "@" if userinfo else "") + where, f"/{db}", parts.query, ""))
     try:
-        options = redis.connection.parse_url(client_url)
+        parse: Any = redis.connection.parse_url  # untyped in redis-py
+        options = parse(client_url)
     except ValueError as exc:
         raise _fail(shown, redact_secrets(str(exc), secrets)) from None
     for name in ("host", "port", "path"):
@@ -133,16 +134,20 @@ def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
         return redis.Redis.from_url(target.client_url, **options)
     merged = {**target.options, **options}
     if target.topology == "cluster":
-        from redis.cluster import ClusterNode, RedisCluster
+        from redis.cluster import ClusterNode as _ClusterNode
+        from redis.cluster import RedisCluster
 
+        node: Any = _ClusterNode  # untyped in redis-py
         merged.pop("db", None)
-        return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in target.nodes], **merged)
-    from redis.sentinel import Sentinel
+        return RedisCluster(startup_nodes=[node(h, p) for h, p in target.nodes], **merged)
+    from redis.sentinel import Sentinel as _Sentinel
+
+    sentinel_class: Any = _Sentinel  # untyped in redis-py
 
     sentinel_password = merged.pop("sentinel_password", None)
-    sentinel_kwargs = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
+    sentinel_kwargs: dict[str, Any] = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
     if sentinel_password:
         sentinel_kwargs["password"] = sentinel_password
-    sentinel = Sentinel(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
+    sentinel = sentinel_class(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
     return sentinel.master_for(target.service)
 

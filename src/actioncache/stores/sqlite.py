@@ -231,7 +231,6 @@ def _positive_seconds(value: Any) -> float:
 
 
 class SQLiteStore(SQLStore):
-    inline_io = True  # in-process: the async faces call it on the loop (_drivers.offload_for)
     _driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0, synchronous: str = "NORMAL",
