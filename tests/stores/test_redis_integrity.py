@@ -142,3 +142,17 @@ def test_filters_are_exact_on_both_sides_of_the_index_cap(sizes, probe):
     finally:
         store.drop()
         store.close()
+
+
+@pytest.mark.parametrize("over_cap", [False, True], ids=["indexed", "over the cap"])
+def test_an_index_set_garbled_after_the_write_is_rebuilt_and_invalidate_still_reaches_the_entry(cache, raw, over_cap):
+    metadata = {f"f{i}": i for i in range(CAP + 1)} if over_cap else {"team": "red"}
+    cache.wrap("a", lambda x: "v1", {"x": 1}, ttl=600, metadata=metadata)
+    key = cache.key_for("a", {"x": 1})
+    garbled = _bucket_key(cache, key, "u" if over_cap else 'i:["_cache_action","a"]')
+    assert raw.exists(garbled)
+    raw.delete(garbled)
+    raw.set(garbled, "garbage")  # what the set listed is lost from it: the records in n still say
+    assert cache.invalidate(metadata_filter={"_cache_action": "a"})["deleted_count"] == 1
+    after = cache.wrap("a", lambda x: "v2", {"x": 1}, ttl=600)
+    assert not after["_cache_hit"] and after["result"] == "v2"

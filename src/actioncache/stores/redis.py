@@ -129,13 +129,23 @@ local function want(name, kind)
   if t ~= 'none' and t ~= kind then redis.call('DEL', name) return true end
   return false
 end
+-- A garbled set rebuilt from the records in ``n``: the keys whose record holds the line ``line``.
+local function rebuild_set(tag, name, line)
+  local rows = redis.call('HGETALL', tag .. ':n')
+  for i = 1, #rows, 2 do
+    if string.find('\\n' .. rows[i + 1] .. '\\n', '\\n' .. line .. '\\n', 1, true) then
+      redis.call('SADD', name, rows[i])
+    end
+  end
+end
 -- The bucket's bookkeeping keys, and the index sets ARGV[from..] names (nil: none), made safe to
--- write. A garbled ``z`` is rebuilt from ``n``: each recorded key scored by its entry's expiry
--- (0 when Redis already dropped the entry, so the next cleanup forgets its record).
+-- write. What a garbled key held is rebuilt from ``n``: an index set or ``u`` from the records
+-- that list it, ``z`` from every record, each key scored by its entry's expiry (0 when Redis
+-- already dropped the entry, so the next cleanup forgets its record).
 local function repair(tag, from)
   want(tag .. ':n', 'hash')
   want(tag .. ':size', 'string')
-  want(tag .. ':u', 'set')
+  if want(tag .. ':u', 'set') then rebuild_set(tag, tag .. ':u', 'u') end
   if want(tag .. ':z', 'zset') then
     local keys = redis.call('HKEYS', tag .. ':n')
     for _, key in ipairs(keys) do
@@ -148,7 +158,9 @@ local function repair(tag, from)
     end
   end
   if from then
-    for i = from, #ARGV do want(tag .. ':i:' .. ARGV[i], 'set') end
+    for i = from, #ARGV do
+      if want(tag .. ':i:' .. ARGV[i], 'set') then rebuild_set(tag, tag .. ':i:' .. ARGV[i], ARGV[i]) end
+    end
   end
 end
 -- A record another writer garbled (not a size, odd index names) is skipped, never an error:
