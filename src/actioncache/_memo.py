@@ -34,7 +34,7 @@ from ._drivers import adrive, aguarded, atimed, drive, guarded, timed
 from ._options import StoreOptions
 from ._outcomes import Lookup
 from ._project import project_of
-from ._refresh import spawn_task, spawn_thread
+from ._refresh import spawn_task, spawn_task_offloaded, spawn_thread
 from .errors import CacheWarning, ConfigError, KeyStrategyError
 from .keys import KEY_PREFIX, canonical_json
 from .stores.base import escape_glob
@@ -579,7 +579,12 @@ class Memoized:
                     return found
                 if found.hit:
                     return found.value
-                if store and flow.stale.within_window(found, self.stale_ttl_s):
+                if offload is not None:
+                    if store and found.stale and await offload(flow.stale.within_window, found, self.stale_ttl_s):
+                        import asyncio  # lazy: loaded already, a loop is running
+                        spawn = spawn_task_offloaded(asyncio.get_running_loop(), offload)
+                        return await offload(self._stale, cache, key, found, lambda: aguarded(func, args, kwargs), spawn)
+                elif store and flow.stale.within_window(found, self.stale_ttl_s):
                     return self._stale(cache, key, found, lambda: aguarded(func, args, kwargs), spawn_task)
                 flow.count(name, misses=1)
             if not store:

@@ -37,7 +37,7 @@ from ._options import (
     check_stale_ttl,
 )
 from ._outcomes import Lookup, Outcome, is_failure
-from ._refresh import REFRESH_EXIT_WAIT_S, spawn_task, spawn_thread
+from ._refresh import REFRESH_EXIT_WAIT_S, spawn_task, spawn_task_offloaded, spawn_thread
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
 from .codec import DEFAULT_COMPRESS_THRESHOLD_BYTES, Codec, make_codec
@@ -356,7 +356,14 @@ class Cache:
             return _respond_fresh(call, *await run_async(fn, call.args))
         flow, key = self.flow, call.key
         stale = call.stale
-        if stale is not None and flow.stale.within_window(stale, call.store.stale_ttl_s):
+        if stale is not None and offload is not None:
+            if stale.stale and await offload(flow.stale.within_window, stale, call.store.stale_ttl_s):
+                import asyncio  # lazy: loaded already, a loop is running
+                spawn = spawn_task_offloaded(asyncio.get_running_loop(), offload)
+                await offload(flow.stale.start, key, action, call.store, lambda: run_async(fn, call.args),
+                              lock_timeout_s, spawn)
+                return await offload(self._respond_stale, call, stale.value, stale.entry)
+        elif stale is not None and flow.stale.within_window(stale, call.store.stale_ttl_s):
             flow.stale.start(key, action, call.store, lambda: run_async(fn, call.args), lock_timeout_s, spawn_task)
             return self._respond_stale(call, stale.value, stale.entry)
         async with flow.tasks(key) as contended:

@@ -131,3 +131,43 @@ def test_async_cached_on_a_server_hung_mid_call_leaves_the_loop_free(private_red
     finally:
         cache.store.drop()
         cache.close()
+
+
+def test_a_stale_refresh_from_async_code_stores_off_the_loop(private_redis):
+    """Stale-while-revalidate: the refresh runs as a task of the loop; its lease and its write go
+    through worker threads, so a server that hangs while it stores does not freeze the loop."""
+    cache = _cache(private_redis)
+    stopped = []
+
+    async def old(x):
+        return "old"
+
+    async def new(x):
+        _stop(private_redis)  # the refresh's write will meet a hung server
+        stopped.append(True)
+        return "new"
+
+    async def main():
+        await cache.awrap("r", old, {"x": 1}, ttl=1, stale_ttl_seconds=600)
+        await asyncio.sleep(1.5)  # past its TTL, inside its stale window
+        served = await cache.awrap("r", new, {"x": 1}, ttl=1, stale_ttl_seconds=600)
+        try:
+            await _resume_when(private_redis, lambda: bool(stopped))
+        except BaseException:
+            os.kill(private_redis.proc.pid, signal.SIGCONT)
+            raise
+        for _ in range(200):  # the refresh finishes: its value lands (bounded wait, no duration asserted)
+            if cache.get(cache.key_for("r", {"x": 1}))["value"] == "new":
+                break
+            await asyncio.sleep(0.05)
+        return served
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        served = asyncio.run(main())
+    try:
+        assert served["result"] == "old" and served.get("_cache_stale")
+        assert cache.get(cache.key_for("r", {"x": 1}))["value"] == "new"
+    finally:
+        cache.store.drop()
+        cache.close()
