@@ -21,6 +21,7 @@ from actioncache.stores.base import Entry
 from actioncache.stores.redis import bucket_of
 
 from .backends import unique
+from .private_servers import private_redis  # noqa: F401 - fixture
 
 redis = pytest.importorskip("redis") if not services.in_ci() else __import__("redis")
 
@@ -156,3 +157,30 @@ def test_an_index_set_garbled_after_the_write_is_rebuilt_and_invalidate_still_re
     assert cache.invalidate(metadata_filter={"_cache_action": "a"})["deleted_count"] == 1
     after = cache.wrap("a", lambda x: "v2", {"x": 1}, ttl=600)
     assert not after["_cache_hit"] and after["result"] == "v2"
+
+
+def test_a_full_redis_with_noeviction_refuses_the_caches_writes_too(private_redis):
+    """maxmemory holds for the cache as for every other client: over the limit a put is refused
+    whole (the action's result is returned uncached, saying why), never written past the limit."""
+    admin = redis.Redis.from_url(private_redis.url)
+    cache = Cache(f"{private_redis.url}?prefix={unique('oom')}", cleanup_probability=0)
+    limit = 3 * 1024 * 1024
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", limit)
+    try:
+        errors = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(2000):  # 8 MB of values
+                error = cache.wrap("big", lambda i: "x" * 4096, {"i": i}, ttl=600).get("_cache_error")
+                if error:
+                    errors.append(error)
+                    if len(errors) > 5:
+                        break
+        assert errors and "out of memory" in errors[0], errors[:1]
+        assert int(admin.info("memory")["used_memory"]) < 2 * limit
+    finally:
+        admin.config_set("maxmemory", 0)
+        cache.store.drop()
+        cache.close()
+        admin.close()

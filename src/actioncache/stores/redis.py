@@ -192,6 +192,13 @@ end
 -- instead), index... The record is joined once (linear in the number of indexes).
 local function put(o)
   local tag, key = ARGV[o + 1], ARGV[o + 2]
+  -- maxmemory: Redis refuses a command that may grow memory only while a script has written
+  -- nothing yet, so the first write is one of those (it changes nothing): over the limit the put
+  -- stops here, whole, as every other client's writes do (a delete or cleanup still runs).
+  local room = redis.pcall('INCRBY', tag .. ':size', 0)
+  if type(room) == 'table' and room.err and string.find(room.err, 'OOM', 1, true) then
+    return redis.error_reply(room.err)
+  end
   repair(tag, o + 10)
   forget(tag, key)
   local ek = tag .. ':e:' .. key
@@ -214,13 +221,14 @@ end
 """
 
 # KEYS: entry, z, n, size (the slot). ARGV: see put().
-_PUT = _FORGET + "put(0) return 1"
+_PUT = _FORGET + "local failed = put(0) if failed then return failed end return 1"
 
 # KEYS: entry, z, n, size, lease. ARGV: token, then put()'s. Writes only while ``token`` holds the lease.
 _PUT_FENCED = _FORGET + """
 local lease = redis.pcall('GET', KEYS[5])
 if lease ~= ARGV[1] then return 0 end
-put(1)
+local failed = put(1)
+if failed then return failed end
 return 1
 """
 
@@ -370,7 +378,7 @@ def _hint(exc: BaseException) -> str | None:
                 "unaffected; it ends when the migration does")
     if isinstance(exc, (RedisClusterException, redis.exceptions.ClusterError)):
         return "the cluster is failing over or not all slots are served; calls run uncached until it is whole"
-    if "OOM" in str(exc):
+    if "OOM" in str(exc) or "maxmemory" in str(exc) or type(exc).__name__ == "OutOfMemoryError":
         return "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
     return None  # the driver's message, in the same line, is all there is to say
 
