@@ -88,3 +88,35 @@ def test_after_a_failover_writes_go_to_the_new_master(private_sentinel):
     finally:
         reader.close()
         writer.close()
+
+
+def test_a_hung_sentinel_never_holds_a_call_for_good():
+    """Sentinels that accept connections and never answer (a hung Sentinel, a proxy in front of
+    dead ones): each question to them is bounded by the short timeouts and not retried, so the call
+    runs uncached and returns (it used to wait forever: redis-py retried each timed-out Sentinel
+    with back-off, on every connection attempt). The wait below only bounds a hang."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)  # accepted by the kernel, never answered
+    port = listener.getsockname()[1]
+    cache = Cache(f"redis+sentinel://127.0.0.1:{port}/mymaster/0?prefix={unique('hung')}")
+    responses = []
+
+    def call():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            responses.append(cache.wrap("a", lambda: 1))
+            responses.append(cache.wrap("a", lambda: 2))
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(60)
+    try:
+        assert not worker.is_alive(), "a cache call on a hung Sentinel did not return within 60 s"
+        assert [r["result"] for r in responses] == [1, 2]
+        assert all(r.get("_cache_error") for r in responses)
+    finally:
+        listener.close()

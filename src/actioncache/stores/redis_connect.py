@@ -32,7 +32,7 @@ from .redaction import redact_secrets
 
 try:
     import redis
-    from redis.backoff import ExponentialBackoff
+    from redis.backoff import ExponentialBackoff, NoBackoff
     from redis.retry import Retry
 except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
     raise ImportError(f"the redis package is not installed ({exc})") from exc
@@ -43,6 +43,7 @@ __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_READ_TIMEOUT_S", "DEFAULT_WRITE
 DEFAULT_CONNECT_TIMEOUT_S = 0.25
 DEFAULT_READ_TIMEOUT_S = 0.2
 DEFAULT_WRITE_TIMEOUT_S = 2.0
+SENTINEL_TIMEOUT_S = 0.5  # the most a question to one Sentinel may wait (connect, then answer)
 
 # scheme -> (topology, TLS)
 SCHEMES: dict[str, tuple[str, bool]] = {}
@@ -148,6 +149,14 @@ def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
     sentinel_kwargs: dict[str, Any] = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
     if sentinel_password:
         sentinel_kwargs["password"] = sentinel_password
+    # The Sentinels are asked for the master on every new connection (and by recheck_master): their
+    # own connections get the short timeouts and no retries (redis-py's default retries a timed-out
+    # Sentinel 3 times with back-off: a hung Sentinel held each call for tens of seconds).
+    sentinel_kwargs["socket_timeout"] = min(float(merged.get("socket_timeout") or DEFAULT_WRITE_TIMEOUT_S),
+                                            SENTINEL_TIMEOUT_S)
+    sentinel_kwargs["socket_connect_timeout"] = min(float(merged.get("socket_connect_timeout")
+                                                          or DEFAULT_CONNECT_TIMEOUT_S), SENTINEL_TIMEOUT_S)
+    sentinel_kwargs["retry"] = Retry(NoBackoff(), 0)
     sentinel = sentinel_class(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
     return sentinel.master_for(target.service)
 
