@@ -476,10 +476,12 @@ class RedisStore:
             if self._client is not None:
                 return self._client
             try:
-                client = make_client(self._target, self._retries,
-                                     {**self._client_options, "socket_timeout": self.write_timeout_s})
+                # The reader first: a cluster client reads the slot map from the seeds when it is
+                # made, and the reader's short timeout bounds what silent seeds cost that first call.
                 reader = make_client(self._target, self._retries,
                                      {**self._client_options, "socket_timeout": self.read_timeout_s})
+                client = make_client(self._target, self._retries,
+                                     {**self._client_options, "socket_timeout": self.write_timeout_s})
                 if self.topology != "cluster":
                     # builds a connection object (does not connect): an option redis-py does not know
                     # would fail every command; refuse it now
@@ -494,7 +496,10 @@ class RedisStore:
                     f"bad Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; use redis://host:port/db "
                     "(a password holding '/', '#', '?' or '@' must be percent-encoded, e.g. %2F)") from None
             except _DRIVER_ERRORS as exc:  # a cluster that cannot be reached while reading its slot map
-                raise self._errors.failed("connect", exc) from exc
+                # Seeds that timed out count as a timeout (the breaker opens at once), so one call
+                # pays the discovery once, not once per store operation it makes.
+                cause: BaseException = redis.TimeoutError(str(exc)) if "Timeout" in str(exc) else exc
+                raise self._errors.failed("connect", cause) from exc
             register = client.register_script
             self._put = register(_PUT)
             self._put_fenced = register(_PUT_FENCED)
