@@ -370,6 +370,10 @@ def _send_hmget(conn: Any, name: str) -> Any:
 def _hint(exc: BaseException) -> str | None:
     if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
         return "give the right user:password in the URL"
+    if type(exc).__name__ == "MasterNotFoundError":
+        return ("the Sentinels did not name a master by that name: check the name after the Sentinels in the URL "
+                "(redis-cli -p SENTINEL_PORT sentinel masters lists the names they know) and that they are "
+                "running and reachable")
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
         return ("is redis-server running, reachable and answering? start it or fix host/port in the URL "
                 "(timeouts: socket_connect_timeout, socket_timeout)")
@@ -381,6 +385,21 @@ def _hint(exc: BaseException) -> str | None:
     if "OOM" in str(exc) or "maxmemory" in str(exc) or type(exc).__name__ == "OutOfMemoryError":
         return "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
     return None  # the driver's message, in the same line, is all there is to say
+
+
+def _single_hint(exc: BaseException) -> str | None:
+    """:func:`_hint` for a ``redis://`` URL: a MOVED reply means the server is a cluster node."""
+    if isinstance(exc, redis.exceptions.MovedError) or "MOVED" in str(exc):
+        return ("this server is a node of a Redis Cluster: open it as redis+cluster://host:port "
+                "(any node of the cluster)")
+    return _hint(exc)
+
+
+def _without_client_repr(text: str) -> str:
+    """redis-py's Sentinel errors append the repr of every client they tried (``: <redis.client.Redis(
+    <...ConnectionPool(<...Connection(...)>)>)>``): unreadable, and nothing a user can act on."""
+    cut = text.find(" : <redis.client.")
+    return text if cut < 0 else text[:cut]
 
 
 def _slot_moving(exc: BaseException) -> bool:
@@ -426,10 +445,11 @@ class RedisStore:
         where = f"Redis at {self.url} (prefix {prefix!r})"
         options: dict[str, Any] = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
-        self._errors = StoreErrors(where, _DRIVER_ERRORS, _hint, secrets=self._secrets, one_line=True,
-                                   breaker=self.breaker, down=_server_down)
         self._target: Target = parse_target(url, self.url, self._secrets)
         self.topology = self._target.topology
+        self._errors = StoreErrors(where, _DRIVER_ERRORS, _single_hint if self.topology == "single" else _hint,
+                                   secrets=self._secrets, one_line=True, breaker=self.breaker, down=_server_down,
+                                   clean=_without_client_repr)
         # Sentinel: when to ask the Sentinels again which node is the master (recheck_master); never
         # for the other topologies.
         self._recheck_due: float | None = time.monotonic() + SENTINEL_RECHECK_S if self.topology == "sentinel" else None
@@ -438,6 +458,9 @@ class RedisStore:
             # meanwhile) the pooled connections may lead to a node that is no longer the master.
             self.breaker.on_close = self.recheck_master
         self._retries = int(retries)
+        if self._retries < 0:
+            raise StoreURLError(f"Redis URL {self.url!r}: retries={retries!r} must be 0 or more "
+                                "(quick retries on a dropped connection; default 1)")
         # Two timeouts (redis-py's socket_timeout, given, sets both): the hit path's read, short, as
         # it decides what a hung server costs a call; every other command's (writes of big values,
         # scripts, scans), longer. Each has a client (a connection pool) of its own.
