@@ -40,34 +40,44 @@ def _stop(server) -> None:
     os.kill(server.proc.pid, signal.SIGSTOP)
 
 
+def _awrap_resuming(server, cache: Cache, action, x: int, ready, *, stop_first: bool) -> dict:
+    """``awrap("double", action, {"x": x})`` while another task resumes the server once ``ready()``."""
+    async def main():
+        if stop_first:
+            cache.wrap("warm", lambda: 1)  # connections made while the server answers
+            _stop(server)
+        try:
+            call = asyncio.ensure_future(cache.awrap("double", action, {"x": x}))
+            await asyncio.sleep(0)  # awrap starts (its lookup may meet the hung server)
+            await _resume_when(server, ready)
+        except BaseException:
+            os.kill(server.proc.pid, signal.SIGCONT)
+            raise
+        return await call
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return asyncio.run(main())
+
+
+def _assert_stored(cache: Cache, response: dict, x: int) -> None:
+    try:
+        assert response["result"] == 2 * x
+        assert "_cache_error" not in response, response  # the store's calls got their answers: the loop was free
+        assert cache.wrap("double", lambda x: 0, {"x": x})["_cache_hit"]
+    finally:
+        cache.store.drop()
+        cache.close()
+
+
 def test_awrap_read_on_a_hung_server_leaves_the_loop_free(private_redis):
     cache = _cache(private_redis)
 
     async def action(x):
         return x * 2
 
-    async def main():
-        cache.wrap("warm", lambda: 1)  # connections made while the server answers
-        _stop(private_redis)
-        try:
-            call = asyncio.ensure_future(cache.awrap("double", action, {"x": 21}))
-            await asyncio.sleep(0)  # awrap starts its lookup (on the hung server)
-            await _resume_when(private_redis, lambda: True)
-        except BaseException:
-            os.kill(private_redis.proc.pid, signal.SIGCONT)
-            raise
-        return await call
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        response = asyncio.run(main())
-    try:
-        assert response["result"] == 42
-        assert "_cache_error" not in response, response  # the lookup got its answer: the loop was free
-        assert cache.wrap("double", lambda x: 0, {"x": 21})["_cache_hit"]
-    finally:
-        cache.store.drop()
-        cache.close()
+    response = _awrap_resuming(private_redis, cache, action, 21, lambda: True, stop_first=True)
+    _assert_stored(cache, response, 21)
 
 
 def test_awrap_write_on_a_server_hung_mid_action_leaves_the_loop_free(private_redis):
@@ -79,25 +89,8 @@ def test_awrap_write_on_a_server_hung_mid_action_leaves_the_loop_free(private_re
         stopped.append(True)
         return x * 2
 
-    async def main():
-        call = asyncio.ensure_future(cache.awrap("double", action, {"x": 5}))
-        try:
-            await _resume_when(private_redis, lambda: bool(stopped))
-        except BaseException:
-            os.kill(private_redis.proc.pid, signal.SIGCONT)
-            raise
-        return await call
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        response = asyncio.run(main())
-    try:
-        assert response["result"] == 10
-        assert "_cache_error" not in response, response  # stored: the write got its answer
-        assert cache.wrap("double", lambda x: 0, {"x": 5})["_cache_hit"]
-    finally:
-        cache.store.drop()
-        cache.close()
+    response = _awrap_resuming(private_redis, cache, action, 5, lambda: bool(stopped), stop_first=False)
+    _assert_stored(cache, response, 5)
 
 
 def test_async_cached_on_a_server_hung_mid_call_leaves_the_loop_free(private_redis):
