@@ -21,7 +21,7 @@ import warnings
 from types import MappingProxyType
 from typing import Any, Callable, Generator
 
-from ._drivers import LEASE, RUN
+from ._drivers import LEASE, RUN, Offload, offload_for
 from ._flight import LEASE_PREFIX, Heartbeat, TaskFlights, ThreadFlights, atake_lease, release_lease, take_lease
 from ._json import ParseMemo
 from ._log import log
@@ -83,6 +83,11 @@ class Flow:
         if getattr(self, "stats", None) is not None:
             self.flush_stats()  # what was counted belongs to the store it was counted on
         self.store = store
+        # The async faces call a networked store from worker threads of its own (_drivers.Offload).
+        old: Offload | None = getattr(self, "offload", None)
+        if old is not None:
+            old.close()
+        self.offload = offload_for(store)
         # Counters are the store's, shared by every cache over it in this process (_stats.stats_for).
         self.stats = stats_for(store, self.clock, self.stats_flush_s)
         self.count: Callable[..., None] = self.stats.count if not self.observers else self._count_and_tell

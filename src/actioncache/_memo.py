@@ -34,7 +34,7 @@ from ._drivers import adrive, aguarded, atimed, drive, guarded, timed
 from ._options import StoreOptions
 from ._outcomes import Lookup
 from ._project import project_of
-from ._refresh import spawn_task, spawn_thread
+from ._refresh import spawn_task, spawn_task_offloaded, spawn_thread
 from .errors import CacheWarning, ConfigError, KeyStrategyError
 from .keys import KEY_PREFIX, canonical_json
 from .stores.base import escape_glob
@@ -533,9 +533,12 @@ class Memoized:
                 steps = flow.miss(key, name, self._store_options(cache), contended=contended, lookup=lookup,
                                   lock=self.lock, lease_s=self.lock_timeout_s)
                 outcome = await adrive(steps, lambda: flow.atake_lease(key, self.lock_timeout_s),
-                                       lambda: atimed(func, args, kwargs))
+                                       lambda: atimed(func, args, kwargs), flow.offload)
             if outcome.hit:
-                flow.record_hit(outcome.entry, name)  # type: ignore[arg-type]
+                if flow.offload is not None:  # the tally may flush the counters to the store
+                    await flow.offload(flow.record_hit, outcome.entry, name)
+                else:
+                    flow.record_hit(outcome.entry, name)  # type: ignore[arg-type]
             return outcome.value
 
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -565,12 +568,23 @@ class Memoized:
             found = None
             if lookup:
                 flow = cache.flow
-                found = flow.lookup(key, name, tally=True) if flow.observers else flow.serve(key, name)
+                offload = flow.offload  # a networked store is called from worker threads (_drivers.Offload)
+                if offload is None:
+                    found = flow.lookup(key, name, tally=True) if flow.observers else flow.serve(key, name)
+                elif flow.observers:
+                    found = await offload(functools.partial(flow.lookup, key, name, tally=True))
+                else:
+                    found = await offload(flow.serve, key, name)
                 if type(found) is not Lookup:  # a fresh hit's value itself
                     return found
                 if found.hit:
                     return found.value
-                if store and flow.stale.within_window(found, self.stale_ttl_s):
+                if offload is not None:
+                    if store and found.stale and await offload(flow.stale.within_window, found, self.stale_ttl_s):
+                        import asyncio  # lazy: loaded already, a loop is running
+                        spawn = spawn_task_offloaded(asyncio.get_running_loop(), offload)
+                        return await offload(self._stale, cache, key, found, lambda: aguarded(func, args, kwargs), spawn)
+                elif store and flow.stale.within_window(found, self.stale_ttl_s):
                     return self._stale(cache, key, found, lambda: aguarded(func, args, kwargs), spawn_task)
                 flow.count(name, misses=1)
             if not store:

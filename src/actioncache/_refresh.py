@@ -24,7 +24,7 @@ from ._outcomes import Lookup, is_failure
 if TYPE_CHECKING:
     from ._flow import Flow
 
-__all__ = ["REFRESH_EXIT_WAIT_S", "Refresh", "Running", "Stale", "spawn_task", "spawn_thread"]
+__all__ = ["REFRESH_EXIT_WAIT_S", "Refresh", "Running", "Stale", "spawn_task", "spawn_task_offloaded", "spawn_thread"]
 
 
 # At interpreter exit, background refreshes still running get this long in all (across every cache
@@ -228,3 +228,36 @@ def spawn_task(run: Callable[[], Awaitable[Run]], finish: Callable[[Run | None],
     _background_tasks.add(task)
     task.add_done_callback(_background_tasks.discard)
     return _Task(task, loop)
+
+
+class _LoopTask(Running):
+    """A refresh scheduled on an event loop from a worker thread (:func:`spawn_task_offloaded`)."""
+
+    def __init__(self, future: Any, loop: Any) -> None:
+        self.future, self.loop = future, loop
+
+    def alive(self) -> bool:
+        return not self.future.done() and not self.loop.is_closed()
+
+    def progressing(self) -> bool:
+        return self.alive() and bool(self.loop.is_running())
+
+
+def spawn_task_offloaded(loop: Any, offload: Callable[..., Awaitable[Any]]) -> Spawn:
+    """:func:`spawn_task` for the async faces over a networked store, whose refresh is started in
+    a worker thread (``_drivers.Offload``: the lease is taken there): the refresh runs as a task of
+    ``loop``, and ``finish`` (which stores the value and releases the lease) runs in a worker
+    thread too, so neither end of a refresh calls the store on the loop."""
+    import asyncio
+
+    def spawn(run: Callable[[], Awaitable[Run]], finish: Callable[[Run | None], None]) -> Running:
+        async def body() -> None:
+            result = None
+            try:
+                result = await run()
+            finally:
+                await offload(finish, result)
+
+        return _LoopTask(asyncio.run_coroutine_threadsafe(body(), loop), loop)
+
+    return spawn

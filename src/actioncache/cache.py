@@ -19,6 +19,7 @@ import random
 import threading
 import time
 import weakref
+from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, overload
 
 from ._deprecated import deprecated
@@ -36,7 +37,7 @@ from ._options import (
     check_stale_ttl,
 )
 from ._outcomes import Lookup, Outcome, is_failure
-from ._refresh import REFRESH_EXIT_WAIT_S, spawn_task, spawn_thread
+from ._refresh import REFRESH_EXIT_WAIT_S, spawn_task, spawn_task_offloaded, spawn_thread
 from ._stats import STATS_PREFIX, describe
 from ._time import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, iso_utc, resolve_ttl
 from .codec import DEFAULT_COMPRESS_THRESHOLD_BYTES, Codec, make_codec
@@ -344,21 +345,34 @@ class Cache:
         ``skip_cache=``, ``cache_enabled=``, ``cleanup_*=``, ``scope=``); an unknown one is a TypeError.
         """
         check_lock_timeout(lock_timeout_s)
-        call = self._prepare(action, args, metadata, **options)
+        offload = self.flow.offload  # a networked store is called from worker threads (_drivers.Offload)
+        if offload is None:
+            call = self._prepare(action, args, metadata, **options)
+        else:
+            call = await offload(partial(self._prepare, action, args, metadata, **options))
         if call.hit_response is not None:
             return call.hit_response
         if call.key is None or not call.decision.store:
             return _respond_fresh(call, *await run_async(fn, call.args))
         flow, key = self.flow, call.key
         stale = call.stale
-        if stale is not None and flow.stale.within_window(stale, call.store.stale_ttl_s):
+        if stale is not None and offload is not None:
+            if stale.stale and await offload(flow.stale.within_window, stale, call.store.stale_ttl_s):
+                import asyncio  # lazy: loaded already, a loop is running
+                spawn = spawn_task_offloaded(asyncio.get_running_loop(), offload)
+                await offload(flow.stale.start, key, action, call.store, lambda: run_async(fn, call.args),
+                              lock_timeout_s, spawn)
+                return await offload(self._respond_stale, call, stale.value, stale.entry)
+        elif stale is not None and flow.stale.within_window(stale, call.store.stale_ttl_s):
             flow.stale.start(key, action, call.store, lambda: run_async(fn, call.args), lock_timeout_s, spawn_task)
             return self._respond_stale(call, stale.value, stale.entry)
         async with flow.tasks(key) as contended:
             steps = flow.miss(key, action, call.store, contended=contended, lookup=call.decision.lookup, lock=lock,
                               lease_s=lock_timeout_s)
             outcome = await adrive(steps, lambda: flow.atake_lease(key, lock_timeout_s),
-                                   lambda: run_async(fn, call.args))
+                                   lambda: run_async(fn, call.args), offload)
+        if offload is not None and outcome.hit:  # the hit's tally may flush the counters to the store
+            return await offload(self._respond, call, outcome, serve_stale_on_error)
         return self._respond(call, outcome, serve_stale_on_error)
 
     def _prepare(self, action: str, args: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None, *,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Callable, Iterator, Literal, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..errors import StoreError
 from .breaker import CircuitBreaker
@@ -31,12 +31,13 @@ class StoreErrors:
     multi-line messages into one line.
     """
 
-    __slots__ = ("where", "catch", "hint", "secrets", "one_line", "breaker", "down", "_guards")
+    __slots__ = ("where", "catch", "hint", "secrets", "one_line", "breaker", "down", "clean", "_guards")
 
     def __init__(self, where: str, catch: type[BaseException] | tuple[type[BaseException], ...],
                  hint: Callable[[BaseException], str | None], *, secrets: Sequence[str] = (),
                  one_line: bool = False, breaker: CircuitBreaker | None = None,
-                 down: Callable[[BaseException], bool] | None = None) -> None:
+                 down: Callable[[BaseException], bool] | None = None,
+                 clean: Callable[[str], str] | None = None) -> None:
         self.where = where
         self.catch = catch if isinstance(catch, tuple) else (catch,)
         self.hint = hint
@@ -47,6 +48,7 @@ class StoreErrors:
         # others (the server answered with an error) count as the server being there.
         self.breaker = breaker
         self.down = down
+        self.clean = clean  # trims what a driver's message holds that helps nobody (a client's repr)
         self._guards: dict[str, _Guard] = {}
 
     def __call__(self, op: str) -> _Guard:
@@ -76,6 +78,8 @@ class StoreErrors:
     def error(self, op: str, exc: BaseException) -> StoreError:
         """The StoreError for ``exc`` raised by ``op``."""
         text = str(exc).strip() or type(exc).__name__  # a driver error without a message still names itself
+        if self.clean is not None:
+            text = self.clean(text) or type(exc).__name__
         if self.one_line:
             text = " ".join(text.split())
         if self.secrets:
@@ -110,14 +114,14 @@ class _Guard:
             breaker.before()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> Literal[False]:
+                 tb: TracebackType | None) -> None:
+        # Never swallows an exception (returns None): mypy then knows a `with` body that raises ends the function.
         errors = self.errors
         if exc is None:
             if errors.breaker is not None:
                 errors.answered()
-            return False
+            return
         if isinstance(exc, errors.catch) and not isinstance(exc, StoreError):
             raise errors.failed(self.op, exc) from exc
         if errors.breaker is not None:
             errors.breaker.abandon()
-        return False

@@ -78,7 +78,7 @@ class CircuitBreaker:
     """Skips a failing store for a cool-down, then probes it (see the module docstring)."""
 
     __slots__ = ("where", "failures", "timeouts", "cooldown_s", "max_cooldown_s", "clock", "_lock", "_streak",
-                 "_timeout_streak", "_open_until", "_probing", "_cooldown", "_last_error", "_opened")
+                 "_timeout_streak", "_open_until", "_probing", "_cooldown", "_last_error", "_opened", "on_close")
 
     def __init__(self, where: str, *, failures: float = 3, timeouts: float = 2, cooldown_s: float = 1.0,
                  max_cooldown_s: float = 15.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -96,6 +96,9 @@ class CircuitBreaker:
         self._cooldown = self.cooldown_s
         self._last_error = ""
         self._opened = 0  # times it opened (state())
+        # Called (outside the lock) when a probe's success closes the breaker: a store re-checks what
+        # may have changed while it was skipped (Redis Sentinel: which node is the master now).
+        self.on_close: Callable[[], object] | None = None
 
     # --- the checks around each driver call ---------------------------------------------------
 
@@ -125,6 +128,12 @@ class CircuitBreaker:
             self._cooldown = self.cooldown_s
         if was_open:
             log.warning("%s answers again: the circuit breaker closed, caching resumes", self.where)
+            on_close = self.on_close
+            if on_close is not None:
+                try:
+                    on_close()
+                except Exception as exc:  # noqa: BLE001 - a re-check that fails must not fail the call that closed it
+                    log.debug("%s: re-check after the breaker closed failed: %s", self.where, exc)
 
     def failure(self, exc: BaseException, shown: str | None = None) -> None:
         """Count a failure; ``shown`` is how to name it (redacted: it goes into messages and ``state()``)."""

@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
-from ..errors import StoreURLError
+from ..errors import StoreError, StoreURLError
 from ._url import prefixed_options
 from .base import CacheStore, Entry
 
@@ -43,7 +43,8 @@ class InvalidationFeed(Protocol):
     ``on_change(key)`` for each changed key and ``on_change(None)`` when it cannot tell (its
     connection was lost or is new); ``live`` says whether it is listening now."""
 
-    live: bool
+    @property
+    def live(self) -> bool: ...
 
     def close(self) -> None: ...
 
@@ -88,7 +89,47 @@ class ListeningFeed:
         self._thread.join(timeout=2)
 
 
-def near_options(query: dict[str, str], options: dict[str, Any], where: str) -> dict[str, Any] | None:
+class _DeferredFeed:
+    """The feed of a store that could not be reached when the near cache was made (its first
+    LISTEN or trigger install failed): not live, so every read goes to the store, while a thread
+    makes the real feed again with a growing pause (up to 2 s) until it works or is closed. A
+    ``Cache`` over a server that is down at start-up still constructs and runs uncached."""
+
+    def __init__(self, make: Callable[[Callable[[str | None], None]], InvalidationFeed],
+                 on_change: Callable[[str | None], None]) -> None:
+        self._make, self._on_change = make, on_change
+        self._real: InvalidationFeed | None = None
+        self.closed = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="actioncache-near-cache", daemon=True)
+        self._thread.start()
+
+    @property
+    def live(self) -> bool:
+        real = self._real
+        return real is not None and real.live
+
+    def _run(self) -> None:
+        delay = 0.05
+        while not self.closed.wait(delay):
+            try:
+                real = self._make(self._on_change)
+            except Exception:  # noqa: BLE001 - still unreachable: try again later
+                delay = min(delay * 2, 2.0)
+                continue
+            if self.closed.is_set():
+                real.close()
+            else:
+                self._real = real
+            return
+
+    def close(self) -> None:
+        self.closed.set()
+        self._thread.join(timeout=2)
+        if self._real is not None:
+            self._real.close()
+
+
+def near_options(query: dict[str, str], options: dict[str, Any], where: str) -> dict[str, float] | None:
     """The ``near=on`` and ``near_*`` options (removed from ``query`` and ``options``), or None (off)."""
     return prefixed_options(query, options, "near", NEAR_DEFAULTS, where, on_by_default=False)
 
@@ -111,7 +152,10 @@ class NearCache:
         self._near: dict[str, tuple[Entry, float]] = {}
         self._lock = threading.Lock()
         self._changes = 0  # invalidations seen: a read that saw one arrive is not kept
-        self._feed: InvalidationFeed = feed(self._changed)
+        try:
+            self._feed: InvalidationFeed = feed(self._changed)
+        except StoreError:  # the server is down or hung now: start uncached, listen once it answers
+            self._feed = _DeferredFeed(feed, self._changed)
 
     def _changed(self, key: str | None) -> None:
         with self._lock:

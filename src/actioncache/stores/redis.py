@@ -43,6 +43,7 @@ timeouts (``redis_connect``): a hung server costs the first calls one timeout ea
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import time
@@ -80,6 +81,8 @@ except ImportError as exc:  # pragma: no cover - exercised when the extra is mis
 
 __all__ = ["BUCKETS", "RedisStore", "bucket_of", "to_redis_glob"]
 
+log = logging.getLogger("actioncache")
+
 BUCKETS = 64
 # A read that timed out (0.2 s by default) opens the breaker at once: the same call's write would
 # otherwise wait for a hung server too.
@@ -91,17 +94,75 @@ _ENTRY_LEASE = "lease:"
 # Core metadata fields that are unique per entry: an index set per value would only waste memory.
 _UNINDEXED = frozenset({"_cache_key", "_cache_created_at", "_cache_expires_at", "_cache_duration_ms"})
 _MAX_INDEXED_STRING = 256
+# The index cap (docs/backends.md, "Metadata indexes"): an entry whose scalar metadata would need
+# more index sets than this, or index names longer than this in all, gets none; it joins its
+# bucket's ``u`` set, which every metadata filter also reads and checks on the stored metadata.
+# A put's script touches at most this many index sets, so no entry can block the server for long.
+MAX_INDEXED_FIELDS = 64
+MAX_INDEXED_BYTES = 16 * 1024
 _BATCH = 500
 _ENTRY_FIELDS = ("v", "m", "c", "x", "d")
 _DRIVER_ERRORS = (redis.RedisError, RedisClusterException)
+# Sentinel (docs/backends.md): at most this often a store asks the Sentinels which node is the master
+# and drops its pooled connections to any other node (after a failure to ask: this long).
+SENTINEL_RECHECK_S = 1.0
+SENTINEL_RECHECK_FAILED_S = 5.0
 _MULTI_KEY = frozenset({"sinter"})
 
-# Removes one key's entry, index memberships and bookkeeping. Shared by the writing scripts.
-# ``tag`` is the bucket's "{prefix|b}"; every key named here is in the bucket's slot.
+# Removes one key's entry, index memberships and bookkeeping, and checks a bucket's keys before a
+# write. Shared by the writing scripts. ``tag`` is the bucket's "{prefix|b}"; every key named here
+# is in the bucket's slot.
+#
+# Redis never rolls a script back: the writes made before a command fails stay. So every script
+# checks the type of every key it will write BEFORE its first write (``repair``): a bookkeeping key
+# of the wrong type (planted by another writer or tool) is garbage and is deleted, and a garbled
+# expiry index ``z`` is rebuilt from the records in ``n``. After that no command can fail on a
+# type, and ``put`` writes the entry hash last, after its indexes, record and expiry index.
 _FORGET = """
 local function add_size(tag, delta)
   local ok = redis.pcall('INCRBY', tag .. ':size', delta)
   if type(ok) == 'table' and ok.err then redis.call('SET', tag .. ':size', math.max(delta, 0)) end
+end
+-- Deletes ``name`` unless it is absent or a ``kind``; true when it deleted it.
+local function want(name, kind)
+  local t = redis.call('TYPE', name)
+  if type(t) == 'table' then t = t['ok'] end
+  if t ~= 'none' and t ~= kind then redis.call('DEL', name) return true end
+  return false
+end
+-- A garbled set rebuilt from the records in ``n``: the keys whose record holds the line ``line``.
+local function rebuild_set(tag, name, line)
+  local rows = redis.call('HGETALL', tag .. ':n')
+  for i = 1, #rows, 2 do
+    if string.find('\\n' .. rows[i + 1] .. '\\n', '\\n' .. line .. '\\n', 1, true) then
+      redis.call('SADD', name, rows[i])
+    end
+  end
+end
+-- The bucket's bookkeeping keys, and the index sets ARGV[from..] names (nil: none), made safe to
+-- write. What a garbled key held is rebuilt from ``n``: an index set or ``u`` from the records
+-- that list it, ``z`` from every record, each key scored by its entry's expiry (0 when Redis
+-- already dropped the entry, so the next cleanup forgets its record).
+local function repair(tag, from)
+  want(tag .. ':n', 'hash')
+  want(tag .. ':size', 'string')
+  if want(tag .. ':u', 'set') then rebuild_set(tag, tag .. ':u', 'u') end
+  if want(tag .. ':z', 'zset') then
+    local keys = redis.call('HKEYS', tag .. ':n')
+    for _, key in ipairs(keys) do
+      local x = redis.pcall('HGET', tag .. ':e:' .. key, 'x')
+      local score = 0
+      if type(x) == 'string' then
+        if x == '' then score = '+inf' elseif tonumber(x) then score = x end
+      end
+      redis.call('ZADD', tag .. ':z', score, key)
+    end
+  end
+  if from then
+    for i = from, #ARGV do
+      if want(tag .. ':i:' .. ARGV[i], 'set') then rebuild_set(tag, tag .. ':i:' .. ARGV[i], ARGV[i]) end
+    end
+  end
 end
 -- A record another writer garbled (not a size, odd index names) is skipped, never an error:
 -- one bad record must not block replacing its key or fail cleanup for the whole store.
@@ -116,6 +177,8 @@ local function forget(tag, key)
         first = false
       elseif string.sub(part, 1, 1) == '[' then
         redis.pcall('SREM', tag .. ':i:' .. part, key)
+      elseif part == 'u' then
+        redis.pcall('SREM', tag .. ':u', key)
       end
     end
     redis.pcall('HDEL', tag .. ':n', key)
@@ -125,41 +188,54 @@ local function forget(tag, key)
   redis.call('PUBLISH', (string.gsub(tag, '|[^|]*}$', '|near}')), key)
   return redis.call('DEL', tag .. ':e:' .. key)
 end
--- ARGV[o+1..]: tag, key, value, metadata, created, expires_s ('' = never), expires_ms, duration, index...
+-- ARGV[o+1..]: tag, key, value, metadata, created, expires_s ('' = never), expires_ms, duration,
+-- unindexed ('1': the entry's metadata is over the index cap, it joins the bucket's ``u`` set
+-- instead), index... The record is joined once (linear in the number of indexes).
 local function put(o)
   local tag, key = ARGV[o + 1], ARGV[o + 2]
+  -- maxmemory: Redis refuses a command that may grow memory only while a script has written
+  -- nothing yet, so the first write is one of those (it changes nothing): over the limit the put
+  -- stops here, whole, as every other client's writes do (a delete or cleanup still runs).
+  local room = redis.pcall('INCRBY', tag .. ':size', 0)
+  if type(room) == 'table' and room.err and string.find(room.err, 'OOM', 1, true) then
+    return redis.error_reply(room.err)
+  end
+  repair(tag, o + 10)
   forget(tag, key)
   local ek = tag .. ':e:' .. key
-  redis.call('HSET', ek, 'v', ARGV[o + 3], 'm', ARGV[o + 4], 'c', ARGV[o + 5], 'x', ARGV[o + 6], 'd', ARGV[o + 8])
   local size = string.len(ARGV[o + 3])
-  local rec = tostring(size)
-  for i = o + 9, #ARGV do
+  local rec = {tostring(size)}
+  if ARGV[o + 9] == '1' then
+    redis.call('SADD', tag .. ':u', key)
+    rec[#rec + 1] = 'u'
+  end
+  for i = o + 10, #ARGV do
     redis.call('SADD', tag .. ':i:' .. ARGV[i], key)
-    rec = rec .. '\\n' .. ARGV[i]
+    rec[#rec + 1] = ARGV[i]
   end
-  redis.call('HSET', tag .. ':n', key, rec)
+  redis.call('HSET', tag .. ':n', key, table.concat(rec, '\\n'))
   add_size(tag, size)
-  if ARGV[o + 6] == '' then
-    redis.call('ZADD', tag .. ':z', '+inf', key)
-  else
-    redis.call('ZADD', tag .. ':z', ARGV[o + 6], key)
-    redis.call('PEXPIREAT', ek, ARGV[o + 7])
-  end
+  redis.call('ZADD', tag .. ':z', ARGV[o + 6] == '' and '+inf' or ARGV[o + 6], key)
+  redis.call('HSET', ek, 'v', ARGV[o + 3], 'm', ARGV[o + 4], 'c', ARGV[o + 5], 'x', ARGV[o + 6], 'd', ARGV[o + 8])
+  if ARGV[o + 6] ~= '' then redis.call('PEXPIREAT', ek, ARGV[o + 7]) end
 end
 """
 
 # KEYS: entry, z, n, size (the slot). ARGV: see put().
-_PUT = _FORGET + "put(0) return 1"
+_PUT = _FORGET + "local failed = put(0) if failed then return failed end return 1"
 
 # KEYS: entry, z, n, size, lease. ARGV: token, then put()'s. Writes only while ``token`` holds the lease.
 _PUT_FENCED = _FORGET + """
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
-put(1)
+local lease = redis.pcall('GET', KEYS[5])
+if lease ~= ARGV[1] then return 0 end
+local failed = put(1)
+if failed then return failed end
 return 1
 """
 
 # KEYS: z, n, size (the slot). ARGV: tag, key... Returns how many live entries it deleted.
 _DELETE = _FORGET + """
+repair(ARGV[1], nil)
 local n = 0
 for i = 2, #ARGV do n = n + forget(ARGV[1], ARGV[i]) end
 return n
@@ -168,6 +244,7 @@ return n
 # KEYS: z (the slot). ARGV: tag, now, key... Forgets the keys still expired by now (a key written
 # again since it was listed keeps its new entry); returns how many it removed.
 _DELETE_EXPIRED = _FORGET + """
+repair(ARGV[1], nil)
 local n = 0
 for i = 3, #ARGV do
   local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
@@ -180,7 +257,12 @@ return n
 # number grows with every grant in the bucket, so with every grant of this name too.
 _ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-local token = redis.call('INCR', KEYS[2]) .. ':' .. ARGV[1]
+local fence = redis.pcall('INCR', KEYS[2])
+if type(fence) == 'table' then  -- garbled by another writer: start again (tokens stay unique by their hex)
+  redis.call('DEL', KEYS[2])
+  fence = redis.call('INCR', KEYS[2])
+end
+local token = fence .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 return token
 """
@@ -198,8 +280,16 @@ end
 return 0
 """
 
+# KEYS: z, n, size (the slot). ARGV: tag, then index set names (without the tag) to check as sets.
+# A read that met a key of the wrong type (WRONGTYPE) repairs the bucket with it and reads again.
+_REPAIR = _FORGET + """
+repair(ARGV[1], 2)
+return 1
+"""
+
 # KEYS: the counters hash. ARGV: name, delta, name, delta... (a garbled counter starts again).
 _ADD_COUNTERS = """
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then redis.call('DEL', KEYS[1]) end
 for i = 1, #ARGV, 2 do
   local ok = redis.pcall('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1])
   if type(ok) == 'table' and ok.err then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
@@ -214,6 +304,7 @@ _TAKE_RATE_SLOT = """
 local t = redis.call('TIME')
 local now = t[1] * 1000 + t[2] / 1000
 local window = tonumber(ARGV[2])
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then redis.call('DEL', KEYS[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
@@ -280,21 +371,58 @@ def _send_hmget(conn: Any, name: str) -> Any:
 def _hint(exc: BaseException) -> str | None:
     if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
         return "give the right user:password in the URL"
+    if type(exc).__name__ == "MasterNotFoundError":
+        return ("the Sentinels did not name a master by that name: check the name after the Sentinels in the URL "
+                "(redis-cli -p SENTINEL_PORT sentinel masters lists the names they know) and that they are "
+                "running and reachable")
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
         return ("is redis-server running, reachable and answering? start it or fix host/port in the URL "
                 "(timeouts: socket_connect_timeout, socket_timeout)")
+    if _slot_moving(exc):
+        return ("the key's cluster slot is being migrated (resharding): this call ran uncached, other keys are "
+                "unaffected; it ends when the migration does")
     if isinstance(exc, (RedisClusterException, redis.exceptions.ClusterError)):
         return "the cluster is failing over or not all slots are served; calls run uncached until it is whole"
-    if "OOM" in str(exc):
+    if "OOM" in str(exc) or "maxmemory" in str(exc) or type(exc).__name__ == "OutOfMemoryError":
         return "Redis is out of memory; raise maxmemory or use a volatile-* eviction policy"
     return None  # the driver's message, in the same line, is all there is to say
 
 
+def _single_hint(exc: BaseException) -> str | None:
+    """:func:`_hint` for a ``redis://`` URL: a MOVED reply means the server is a cluster node."""
+    if isinstance(exc, redis.exceptions.MovedError) or "MOVED" in str(exc):
+        return ("this server is a node of a Redis Cluster: open it as redis+cluster://host:port "
+                "(any node of the cluster)")
+    return _hint(exc)
+
+
+def _without_client_repr(text: str) -> str:
+    """redis-py's Sentinel errors append the repr of every client they tried (``: <redis.client.Redis(
+    <...ConnectionPool(<...Connection(...)>)>)>``): unreadable, and nothing a user can act on."""
+    cut = text.find(" : <redis.client.")
+    return text if cut < 0 else text[:cut]
+
+
+def _slot_moving(exc: BaseException) -> bool:
+    """A Redis Cluster slot in migration (resharding): a redirect (MOVED, ASK), a multi-key script
+    whose keys are split between the two nodes for now (TRYAGAIN), or redis-py giving up after
+    following them (its own retries: "TTL exhausted"), or one slot missing from its map. The nodes
+    answered: that bucket is skipped for the call, the cluster is not failing."""
+    if isinstance(exc, (redis.exceptions.TryAgainError, redis.exceptions.AskError, redis.exceptions.MovedError,
+                        redis.exceptions.SlotNotCoveredError)):
+        return True
+    text = str(exc)
+    return "TTL exhausted" in text or text.startswith(("TRYAGAIN", "ASK ", "MOVED "))
+
+
 def _server_down(exc: BaseException) -> bool:
     """A failure that says the server is unreachable, hung or failing over (the breaker counts it);
-    an error reply (WRONGTYPE, NOSCRIPT, OOM) means the server answered."""
+    an error reply (WRONGTYPE, NOSCRIPT, OOM) means the server answered, and so does a slot in
+    migration (:func:`_slot_moving`): one bucket's trouble never opens the breaker for the cluster."""
+    if _slot_moving(exc):
+        return False
     return not isinstance(exc, redis.ResponseError) or isinstance(exc, redis.exceptions.ClusterError) \
-        or "CLUSTERDOWN" in str(exc) or "TRYAGAIN" in str(exc) or "LOADING" in str(exc)
+        or "CLUSTERDOWN" in str(exc) or "LOADING" in str(exc)
 
 
 class RedisStore:
@@ -318,11 +446,22 @@ class RedisStore:
         where = f"Redis at {self.url} (prefix {prefix!r})"
         options: dict[str, Any] = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **REDIS_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
-        self._errors = StoreErrors(where, _DRIVER_ERRORS, _hint, secrets=self._secrets, one_line=True,
-                                   breaker=self.breaker, down=_server_down)
         self._target: Target = parse_target(url, self.url, self._secrets)
         self.topology = self._target.topology
+        self._errors = StoreErrors(where, _DRIVER_ERRORS, _single_hint if self.topology == "single" else _hint,
+                                   secrets=self._secrets, one_line=True, breaker=self.breaker, down=_server_down,
+                                   clean=_without_client_repr)
+        # Sentinel: when to ask the Sentinels again which node is the master (recheck_master); never
+        # for the other topologies.
+        self._recheck_due: float | None = time.monotonic() + SENTINEL_RECHECK_S if self.topology == "sentinel" else None
+        if self.topology == "sentinel" and self.breaker is not None:
+            # After an episode (the master hung or was cut off, so a failover may have happened
+            # meanwhile) the pooled connections may lead to a node that is no longer the master.
+            self.breaker.on_close = self.recheck_master
         self._retries = int(retries)
+        if self._retries < 0:
+            raise StoreURLError(f"Redis URL {self.url!r}: retries={retries!r} must be 0 or more "
+                                "(quick retries on a dropped connection; default 1)")
         # Two timeouts (redis-py's socket_timeout, given, sets both): the hit path's read, short, as
         # it decides what a hung server costs a call; every other command's (writes of big values,
         # scripts, scans), longer. Each has a client (a connection pool) of its own.
@@ -361,10 +500,12 @@ class RedisStore:
             if self._client is not None:
                 return self._client
             try:
-                client = make_client(self._target, self._retries,
-                                     {**self._client_options, "socket_timeout": self.write_timeout_s})
+                # The reader first: a cluster client reads the slot map from the seeds when it is
+                # made, and the reader's short timeout bounds what silent seeds cost that first call.
                 reader = make_client(self._target, self._retries,
                                      {**self._client_options, "socket_timeout": self.read_timeout_s})
+                client = make_client(self._target, self._retries,
+                                     {**self._client_options, "socket_timeout": self.write_timeout_s})
                 if self.topology != "cluster":
                     # builds a connection object (does not connect): an option redis-py does not know
                     # would fail every command; refuse it now
@@ -379,7 +520,10 @@ class RedisStore:
                     f"bad Redis URL {self.url!r}: {redact_secrets(str(exc), self._secrets)}; use redis://host:port/db "
                     "(a password holding '/', '#', '?' or '@' must be percent-encoded, e.g. %2F)") from None
             except _DRIVER_ERRORS as exc:  # a cluster that cannot be reached while reading its slot map
-                raise self._errors.failed("connect", exc) from exc
+                # Seeds that timed out count as a timeout (the breaker opens at once), so one call
+                # pays the discovery once, not once per store operation it makes.
+                cause: BaseException = redis.TimeoutError(str(exc)) if "Timeout" in str(exc) else exc
+                raise self._errors.failed("connect", cause) from exc
             register = client.register_script
             self._put = register(_PUT)
             self._put_fenced = register(_PUT_FENCED)
@@ -390,6 +534,7 @@ class RedisStore:
             self._renew = register(_RENEW)
             self._add_counters = register(_ADD_COUNTERS)
             self._take_rate_slot = register(_TAKE_RATE_SLOT)
+            self._repair = register(_REPAIR)
             # get's fast path (see _hmget) needs one plain shared pool; a cluster, a single-connection
             # client or redis-py's client-side cache go through the client's command layer.
             pool = getattr(reader, "connection_pool", None)
@@ -400,10 +545,48 @@ class RedisStore:
             self._client = client
             return client
 
+    def recheck_master(self) -> bool:
+        """Sentinel: ask the Sentinels which node is the master now and drop every pooled connection
+        to any other node (redis-py's own mechanism: ``SentinelConnectionPool.get_master_address``
+        disconnects the idle connections when the answer changed, and a connection in use is
+        disconnected when it is released, since the pool no longer owns it). Each new connection
+        asks the Sentinels too. Called when the breaker closes after an episode: a master that hung
+        and came back may have been replaced meanwhile, and Sentinel demotes it only seconds later,
+        so without this the process would keep writing to it. True when the master moved."""
+        moved = False
+        for client in (self._client, self._reader):
+            pool = getattr(client, "connection_pool", None)
+            if pool is None or not hasattr(pool, "get_master_address"):
+                continue
+            before = pool.master_address
+            now = pool.get_master_address()
+            if before is not None and tuple(now) != tuple(before):
+                moved = True
+                log.warning("%s: Sentinel names a new master %s:%s; connections to %s:%s are dropped",
+                            self._errors.where, now[0], now[1], before[0], before[1])
+        return moved
+
     @property
     def client(self) -> Any:
         """The redis-py client (``Redis``, or ``RedisCluster`` for a cluster)."""
+        due = self._recheck_due
+        if due is not None and due <= time.monotonic():
+            self._recheck_when_due()
         return self._client if self._client is not None else self._open_client()
+
+    def _recheck_when_due(self) -> None:
+        with self._lock:
+            if self._recheck_due is None or self._recheck_due > time.monotonic():
+                return
+            self._recheck_due = time.monotonic() + SENTINEL_RECHECK_S
+        if self._client is None:
+            return  # nothing pooled yet: the first connection asks the Sentinels
+        try:
+            self.recheck_master()
+        except _DRIVER_ERRORS as exc:  # Sentinels unreachable: the pooled connections stay; ask again later
+            self._recheck_due = time.monotonic() + SENTINEL_RECHECK_FAILED_S
+            log.debug("%s: asking the Sentinels for the master failed: %s", self._errors.where,
+                      redact_secrets(str(exc), self._secrets))
 
     @classmethod
     def url_from_fields(cls, fields: Mapping[str, Any], *, scheme: str = "redis", base_dir: Any = None) -> str:
@@ -440,7 +623,8 @@ class RedisStore:
                 raise StoreURLError(f"retries={ours['retries']!r} in {shown!r} must be an integer") from None
         client_url = urlunsplit(parts._replace(query=urlencode(list(query.items()))))
         store = cls(client_url, shown_url=url, **options)
-        return store if near is None else NearCache(store, **near)
+        near_args: dict[str, Any] | None = near
+        return store if near_args is None else NearCache(store, **near_args)
 
     @classmethod
     def targets(cls, url: str) -> Targets:
@@ -495,7 +679,28 @@ class RedisStore:
         send = (lambda *a: pipe.execute_command(command.upper(), *a)) if command in _MULTI_KEY else getattr(pipe, command)
         for _, call_args in todo:
             send(*call_args)
-        return list(zip((b for b, _ in todo), pipe.execute()))
+        results = pipe.execute(raise_on_error=False)
+        wrong = [i for i, r in enumerate(results) if isinstance(r, redis.ResponseError) and "WRONGTYPE" in str(r)]
+        if wrong:
+            # A bookkeeping key another writer garbled: repair its bucket (stores/redis.py _REPAIR)
+            # and read again, so one planted key never fails stats, invalidate or cleanup for good.
+            for i in wrong:
+                bucket, call_args = todo[i]
+                tag = self._tags[bucket]
+                sets = [a[len(tag) + 3:] for a in call_args if command in _MULTI_KEY and isinstance(a, str)
+                        and a.startswith(tag + ":i:")]
+                self._repair(keys=self._bucket_keys(tag), args=[tag, *sets], client=self.client)
+            again = self.client.pipeline(transaction=False)
+            resend = (lambda *a: again.execute_command(command.upper(), *a)) if command in _MULTI_KEY \
+                else getattr(again, command)
+            for i in wrong:
+                resend(*todo[i][1])
+            for i, result in zip(wrong, again.execute()):
+                results[i] = result
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return list(zip((b for b, _ in todo), results))
 
     # --- protocol -----------------------------------------------------------------------
 
@@ -504,6 +709,9 @@ class RedisStore:
         # until it raises; a with block is two calls per read).
         name = self._entry_prefixes[zlib.crc32(key.encode("utf-8", "surrogatepass")) % BUCKETS] + key
         breaker = self.breaker
+        due = self._recheck_due
+        if due is not None and due <= time.monotonic():  # Sentinel only: the master may have moved
+            self._recheck_when_due()
         try:
             if breaker is not None:
                 breaker.before()
@@ -534,8 +742,8 @@ class RedisStore:
             return None
         built = self._built.get(key)  # the entry built for this very row (BuiltEntries)
         if built is not None and built[0] == row:
-            entry: Entry = built[1]
-            return entry
+            same: Entry = built[1]
+            return same
         try:
             preset = {"_cache_duration_ms": float(duration)} if duration else None
             return self._built.keep(key, row, Entry(key, value, LazyMetadata(meta, preset), float(created or 0.0),
@@ -614,6 +822,7 @@ class RedisStore:
         duration = meta.get("_cache_duration_ms")
         indexes = [name for field, value in meta.items()
                    if field not in _UNINDEXED and (name := _index_name(field, value)) is not None]
+        over_cap = len(indexes) > MAX_INDEXED_FIELDS or sum(len(n) for n in indexes) > MAX_INDEXED_BYTES
         return [
             tag,
             entry.key,
@@ -623,7 +832,8 @@ class RedisStore:
             "" if expires is None else repr(float(expires)),
             "" if expires is None else str(min(math.ceil(expires * 1000), 2**62)),
             repr(float(duration)) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else "",
-            *indexes,
+            "1" if over_cap else "0",
+            *([] if over_cap else indexes),
         ]
 
     def put(self, entry: Entry) -> None:
@@ -686,23 +896,27 @@ class RedisStore:
                 else:
                     cursors[bucket] = cursor
 
-    def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> tuple[list[str] | None, bool]:
-        """Live keys in every index set the filter names, and whether the sets decide the filter alone."""
+    def _indexed_candidates(self, metadata_filter: Mapping[str, Any]) -> tuple[list[str] | None, bool, list[str]]:
+        """Live keys in every index set the filter names, whether the sets decide the filter alone,
+        and the live keys of entries over the index cap (``u``: always checked on their metadata)."""
         names = [":i:" + name for field, wanted in metadata_filter.items()
                  if field not in _UNINDEXED and (name := _index_name(field, wanted)) is not None]
         if not names:
-            return None, False
+            return None, False, []
         exact = len(names) == len(metadata_filter)
         found = self._per_bucket("sinter", ((b, tuple(tag + n for n in names)) for b, tag in enumerate(self._tags)))
-        members = [(b, [m.decode("utf-8", "surrogatepass") for m in keys]) for b, keys in found if keys]
+        over = self._per_bucket("smembers", ((b, (tag + ":u",)) for b, tag in enumerate(self._tags)))
+        members = [(b, [m.decode("utf-8", "surrogatepass") for m in keys], over_cap)
+                   for rows, over_cap in ((found, False), (over, True)) for b, keys in rows if keys]
         if not members:
-            return [], exact
+            return [], exact, []
         floor = self._live_score_floor()
-        scores = self._per_bucket("zmscore", ((b, (self._tags[b] + ":z", keys)) for b, keys in members))
+        scores = self._per_bucket("zmscore", ((b, (self._tags[b] + ":z", keys)) for b, keys, _ in members))
         out: list[str] = []
-        for (_, keys), (_, bucket_scores) in zip(members, scores):
-            out.extend(k for k, s in zip(keys, bucket_scores) if s is not None and s > floor)
-        return out, exact
+        loose: list[str] = []
+        for (_, keys, over_cap), (_, bucket_scores) in zip(members, scores):
+            (loose if over_cap else out).extend(k for k, s in zip(keys, bucket_scores) if s is not None and s > floor)
+        return out, exact, loose
 
     def find(
         self,
@@ -711,17 +925,26 @@ class RedisStore:
         limit: int | None = None,
     ) -> list[str]:
         with self._errors("find"):
-            candidates, exact = self._indexed_candidates(metadata_filter) if metadata_filter else (None, False)
+            candidates, exact, loose = self._indexed_candidates(metadata_filter) if metadata_filter else (None, False, [])
             if candidates is None:
                 floor = self._live_score_floor()
                 # ZSCAN may return a member twice while the set is being resized: dedupe.
                 candidates = list(dict.fromkeys(k for k, s in self._scan(pattern) if s > floor))
             if pattern is not None:
                 candidates = [k for k in candidates if glob_matches(pattern, k)]
-            if not metadata_filter or exact:
+                loose = [k for k in loose if glob_matches(pattern, k)]
+            if not metadata_filter:
                 return candidates if limit is None else candidates[:limit]
+            if exact:
+                if not loose:
+                    return candidates if limit is None else candidates[:limit]
+                left = None if limit is None else max(0, limit - len(candidates))
+                checked = select_keys(zip(loose, self._metadata_of(loose)), None, metadata_filter, left)
+                found = candidates + checked
+                return found if limit is None else found[:limit]
             # Fields without an index set (nested values, long strings, per-entry core fields)
-            # are checked on the stored metadata.
+            # are checked on the stored metadata, as are entries over the index cap.
+            candidates = list(dict.fromkeys(candidates + loose))
             return select_keys(zip(candidates, self._metadata_of(candidates)), None, metadata_filter, limit)
 
     def _metadata_of(self, keys: list[str]) -> Iterator[bytes | None]:

@@ -32,7 +32,7 @@ from .redaction import redact_secrets
 
 try:
     import redis
-    from redis.backoff import ExponentialBackoff
+    from redis.backoff import ExponentialBackoff, NoBackoff
     from redis.retry import Retry
 except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
     raise ImportError(f"the redis package is not installed ({exc})") from exc
@@ -43,6 +43,7 @@ __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_READ_TIMEOUT_S", "DEFAULT_WRITE
 DEFAULT_CONNECT_TIMEOUT_S = 0.25
 DEFAULT_READ_TIMEOUT_S = 0.2
 DEFAULT_WRITE_TIMEOUT_S = 2.0
+SENTINEL_TIMEOUT_S = 0.5  # the most a question to one Sentinel may wait (connect, then answer)
 
 # scheme -> (topology, TLS)
 SCHEMES: dict[str, tuple[str, bool]] = {}
@@ -106,7 +107,8 @@ def parse_target(url: str, shown: str, secrets: tuple[str, ...]) -> Target:
     # One node's URL, for redis-py's own parser of the query options, credentials and TLS.
     client_url = urlunsplit((driver_scheme, (userinfo + "@" if userinfo else "") + where, f"/{db}", parts.query, ""))
     try:
-        options = redis.connection.parse_url(client_url)  # type: ignore[no-untyped-call]  # redis-py is untyped here
+        parse: Any = redis.connection.parse_url  # untyped in redis-py
+        options = parse(client_url)
     except ValueError as exc:
         raise _fail(shown, redact_secrets(str(exc), secrets)) from None
     for name in ("host", "port", "path"):
@@ -133,16 +135,28 @@ def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
         return redis.Redis.from_url(target.client_url, **options)
     merged = {**target.options, **options}
     if target.topology == "cluster":
-        from redis.cluster import ClusterNode, RedisCluster
+        from redis.cluster import ClusterNode as _ClusterNode
+        from redis.cluster import RedisCluster
 
+        node: Any = _ClusterNode  # untyped in redis-py
         merged.pop("db", None)
-        return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in target.nodes], **merged)  # type: ignore[no-untyped-call]
-    from redis.sentinel import Sentinel
+        return RedisCluster(startup_nodes=[node(h, p) for h, p in target.nodes], **merged)
+    from redis.sentinel import Sentinel as _Sentinel
+
+    sentinel_class: Any = _Sentinel  # untyped in redis-py
 
     sentinel_password = merged.pop("sentinel_password", None)
     sentinel_kwargs: dict[str, Any] = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
     if sentinel_password:
         sentinel_kwargs["password"] = sentinel_password
-    sentinel = Sentinel(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)  # type: ignore[no-untyped-call]
-    return sentinel.master_for(target.service)  # type: ignore[no-untyped-call]
+    # The Sentinels are asked for the master on every new connection (and by recheck_master): their
+    # own connections get the short timeouts and no retries (redis-py's default retries a timed-out
+    # Sentinel 3 times with back-off: a hung Sentinel held each call for tens of seconds).
+    sentinel_kwargs["socket_timeout"] = min(float(merged.get("socket_timeout") or DEFAULT_WRITE_TIMEOUT_S),
+                                            SENTINEL_TIMEOUT_S)
+    sentinel_kwargs["socket_connect_timeout"] = min(float(merged.get("socket_connect_timeout")
+                                                          or DEFAULT_CONNECT_TIMEOUT_S), SENTINEL_TIMEOUT_S)
+    sentinel_kwargs["retry"] = Retry(NoBackoff(), 0)
+    sentinel = sentinel_class(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
+    return sentinel.master_for(target.service)
 

@@ -1,0 +1,122 @@
+"""Sentinel: after a failover a process stops using the old master (issue 32, F6).
+
+On a Sentinel set-up of the test's own (scripts/services.d/redis-sentinel.sh in a run directory of
+its own): the master is stopped (SIGSTOP) until the Sentinel promotes the replica, then resumed.
+The resumed node still calls itself a master until the Sentinel demotes it, seconds later; a store
+whose pooled connections lead there must not keep writing to it (those writes are discarded when it
+is demoted, and readers of the new master are served older values meanwhile).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+import services
+
+from actioncache import Cache
+
+from .backends import unique
+
+redis = pytest.importorskip("redis")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def private_sentinel():
+    run_dir = tempfile.mkdtemp(prefix="ac-sentinel-")
+    env = {**os.environ, "ACTIONCACHE_TEST_RUN_DIR": run_dir}
+    script = REPO / "scripts" / "services.d" / "redis-sentinel.sh"
+    if shutil.which("redis-server") is None:
+        services.require_program("redis-server", "scripts/install.d/40-redis-postgres.sh")
+    started = subprocess.run(["bash", str(script), "start"], env=env, capture_output=True, text=True, timeout=120)
+    try:
+        assert started.returncode == 0, started.stderr
+        published = dict(line.split("=", 1) for line in Path(run_dir, "services.env").read_text().splitlines())
+        yield published["ACTIONCACHE_TEST_REDIS_SENTINEL_URL"], Path(run_dir)
+    finally:
+        subprocess.run(["bash", str(script), "stop"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _master(sentinel_port: int) -> int:
+    client = redis.Redis(port=sentinel_port, socket_timeout=2)
+    try:
+        return int(client.sentinel_get_master_addr_by_name("actioncache")[1])
+    finally:
+        client.close()
+
+
+def test_after_a_failover_writes_go_to_the_new_master(private_sentinel):
+    url, run_dir = private_sentinel
+    sentinel_port = int(url.split("//")[1].split("/")[0].rsplit(":", 1)[1])
+    old_port = _master(sentinel_port)
+    pid = int(Path(run_dir, "redis-sentinel-master.pid").read_text().split()[0])
+    writer = Cache(f"{url}?prefix={unique('fo')}", cleanup_probability=0)
+    prefix = writer.store.prefix
+    assert "_cache_error" not in writer.wrap("k", lambda: 1, skip_cache=True)  # pooled: the old master
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 60
+        while _master(sentinel_port) == old_port:  # the Sentinel promotes the replica (down-after 1 s)
+            assert time.monotonic() < deadline, "the Sentinel did not fail over within 60 s"
+            time.sleep(0.2)
+    finally:
+        os.kill(pid, signal.SIGCONT)  # back, and still a master until the Sentinel demotes it
+    new_port = _master(sentinel_port)
+    old = redis.Redis(port=old_port, socket_timeout=2)
+    try:
+        assert old.role()[0] in (b"master", "master")  # the old master has not been demoted yet
+    finally:
+        old.close()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stored = writer.wrap("k", lambda: 2, skip_cache=True)
+    assert "_cache_error" not in stored, stored
+    reader = Cache(f"redis+sentinel://127.0.0.1:{sentinel_port}/actioncache/15?prefix={prefix}")
+    try:
+        assert reader.get(writer.key_for("k"))["value"] == 2  # a new process reads the new master: the write is there
+        assert writer.store.client.connection_pool.master_address[1] == new_port
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_a_hung_sentinel_never_holds_a_call_for_good():
+    """Sentinels that accept connections and never answer (a hung Sentinel, a proxy in front of
+    dead ones): each question to them is bounded by the short timeouts and not retried, so the call
+    runs uncached and returns (it used to wait forever: redis-py retried each timed-out Sentinel
+    with back-off, on every connection attempt). The wait below only bounds a hang."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)  # accepted by the kernel, never answered
+    port = listener.getsockname()[1]
+    cache = Cache(f"redis+sentinel://127.0.0.1:{port}/mymaster/0?prefix={unique('hung')}")
+    responses = []
+
+    def call():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            responses.append(cache.wrap("a", lambda: 1))
+            responses.append(cache.wrap("a", lambda: 2))
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(60)
+    try:
+        assert not worker.is_alive(), "a cache call on a hung Sentinel did not return within 60 s"
+        assert [r["result"] for r in responses] == [1, 2]
+        assert all(r.get("_cache_error") for r in responses)
+    finally:
+        listener.close()
