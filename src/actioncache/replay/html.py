@@ -342,6 +342,15 @@ class _Reader:
                            "name": name_of(raw["tag"], attributes, role, text=text, label=label_text,
                                            labelledby=labelledby),
                            "item": collapse(raw["item"])[:MAX_ITEM_CHARS] if raw["item"] is not None else ""}
+            # The on/off state of a checkbox, radio, switch or toggle button, by the snapshot's rule
+            # (browser/snapshot.py): in HTML text the checked attribute is the initial state.
+            kind = "".join(attributes.get("type", "").split()).lower()  # as typeOf: whitespace removed
+            if raw["tag"] == "input" and kind in ("checkbox", "radio"):
+                raw["done"]["state"] = "on" if "checked" in attributes else "off"
+            elif "aria-checked" in attributes:
+                raw["done"]["state"] = "on" if attributes["aria-checked"] == "true" else "off"
+            elif "aria-pressed" in attributes:
+                raw["done"]["state"] = "on" if attributes["aria-pressed"] == "true" else "off"
 
     def page(self, url: str | None) -> Page:
         self.finish_document()

@@ -291,14 +291,14 @@ class Scratchpad:
         for key in self.records.find(self._prefix) + self.records.find(self._index_prefix()):
             entry = self.store.get(key)
             if entry is not None and entry.expires_at is not None and not entry.is_expired(now):
-                self.store.put(Entry(entry.key, entry.value, dict(entry.metadata), entry.created_at, None))
+                self.store.put(entry.replace(expires_at=None))
         for key in self.records.find(self._index_prefix()):
             entry = self.store.get(key)
             meta = _index_meta(entry)
             if entry is not None and meta is not None and "_expires" in meta:
                 meta.pop("_expires")
                 value = JSON_FORMAT + compact_json(meta).encode("utf-8")
-                self.store.put(Entry(entry.key, value, dict(entry.metadata), entry.created_at, entry.expires_at))
+                self.store.put(entry.replace(value=value))
 
     # --- the quota: one atomic counter per session --------------------------------------------
 
