@@ -257,6 +257,9 @@ def _run_directly(command: list[str]) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
+        from .process import default_signals
+
+        default_signals()
         os.execvp(command[0], command)
     except OSError:
         pass

@@ -339,17 +339,21 @@ class ExecRun:
         if strace is None:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
                                env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more)
-            return {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
-                    "duration_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False}
+            plain: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
+                                     "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
+                                     "readset": [], "traced": False}
+            if outcome.incomplete is not None:
+                plain["unrecordable"] = outcome.incomplete
+            return plain
         from .readset import Unrecordable, build
         from .trace import forget_probe, touches, traced_argv, tracing_works
 
         untraceable = tracing_works(strace)
         if untraceable is not None:
             self._note(fallback_note(untraceable) + "; set ACTIONCACHE_TRACE=off to cache with those keys")
-            plain = self._fresh(None)
-            plain["unrecordable"] = f"the command could not be traced ({untraceable})"
-            return plain
+            untraced = self._fresh(None)
+            untraced.setdefault("unrecordable", f"the command could not be traced ({untraceable})")
+            return untraced
         with tempfile.TemporaryDirectory(prefix="actioncache-trace-") as tmp:
             log_path = os.path.join(tmp, "trace")
             started_ns = time.time_ns()
@@ -358,6 +362,9 @@ class ExecRun:
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                       "traced": True}
+            if outcome.incomplete is not None:
+                result["unrecordable"] = outcome.incomplete
+                return result
             if not os.path.exists(log_path) or os.path.getsize(log_path) == 0:
                 forget_probe(strace)  # strace ran but traced nothing: it cannot trace here any more
                 result["unrecordable"] = "the command could not be traced (strace wrote no trace)"
