@@ -397,6 +397,10 @@ class ExecRun:
                 return result
             if outcome.exit_code != 0:
                 return result
+            ran = self._ran_non_cacheable(log_path)
+            if ran is not None:
+                result["unrecordable"] = ran
+                return result
             try:
                 with open(log_path, encoding="utf-8", errors="surrogateescape") as lines:
                     result["readset"] = build(touches(lines, os.getcwd()), started_ns, ignore=self._own_files())
@@ -405,6 +409,26 @@ class ExecRun:
             except OSError as exc:
                 result["unrecordable"] = f"the trace could not be read ({exc})"
         return result
+
+    def _ran_non_cacheable(self, log_path: str) -> str | None:
+        """Why the traced run must not be stored: it executed a ``non_cacheable_tools`` program
+        (any execve in the trace, wrappers, shells and scripts included), else None."""
+        if not self.policy.non_cacheable:
+            return None
+        from .._glob import glob_matches
+        from .naming import match_executed
+        from .trace import executed
+
+        try:
+            with open(log_path, encoding="utf-8", errors="surrogateescape") as lines:
+                execs = executed(lines)
+        except OSError as exc:
+            return f"the trace could not be read ({exc})"
+        found = match_executed(sorted(self.policy.non_cacheable), execs, glob_matches)
+        if found is None:
+            return None
+        pattern, shown = found
+        return f"it ran {shown}, which is in non_cacheable_tools (as {pattern!r})"
 
     def _env(self) -> dict[str, str] | None:
         """The command's environment: ours (None), or with --env-mode strict only the declared part."""
