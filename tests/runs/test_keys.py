@@ -109,3 +109,21 @@ def test_env_values_are_not_recoverable_from_the_store_and_store_files_are_priva
             assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
     key_file = ex.db.parent / (ex.db.name + ".envkey")
     assert key_file.exists() and stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+# --- process state is keyed (attack report F1) ------------------------------------------------------
+
+
+def test_umask_and_rlimits_are_part_of_the_key(ex):
+    import subprocess
+
+    def run(prefix: str) -> bytes:
+        line = f"{prefix}; exec {sys.executable} -m actioncache exec --mode use -- sh -c 'umask; ulimit -n'"
+        done = subprocess.run(["sh", "-c", line], cwd=ex.work, env=ex.env, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert run("umask 022; ulimit -n 512").split() == [b"0022", b"512"]
+    assert run("umask 077; ulimit -n 512").split() == [b"0077", b"512"]
+    assert run("umask 077; ulimit -n 256").split() == [b"0077", b"256"]
+    assert run("umask 022; ulimit -n 512").split() == [b"0022", b"512"]  # the first is still there: a hit

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 from .lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
 
-KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``)
+KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``); process state keyed
 
 ENV_SECRET_SUFFIX = ".envkey"  # beside the store file: ``exec.db.envkey``
 
@@ -250,6 +250,7 @@ def key_parts(
                     for name, value in command_env(environ, env_mode, env_names, env_ignore, keyed=True).items()}
     if env_mode != "all":
         parts["env_mode"] = env_mode
+    parts["proc"] = process_state()
     if descriptors:
         parts["fds"] = [list(d) for d in descriptors]
     if stdin_data:
@@ -257,6 +258,31 @@ def key_parts(
     if scope == "llm_ro" and check_git_sha:
         parts["git_head"] = git_head()
     return parts
+
+
+def process_state() -> dict[str, Any]:
+    """What the command inherits besides files and the environment, and may print or act on: the
+    umask, every resource limit, the CPU set, the niceness, the user and groups, the host name and
+    kernel release. All are keyed (a command printing ``umask`` or ``nproc`` misses when they change)."""
+    import resource
+
+    mask = os.umask(0)
+    os.umask(mask)
+    limits = {name: list(resource.getrlimit(getattr(resource, name)))
+              for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
+    uname = os.uname()
+    state: dict[str, Any] = {"umask": mask, "rlimits": limits, "uid": [os.getuid(), os.geteuid()],
+                             "gid": [os.getgid(), os.getegid()], "groups": sorted(os.getgroups()),
+                             "host": uname.nodename, "kernel": uname.release}
+    try:
+        state["cpus"] = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
+    try:
+        state["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        pass
+    return state
 
 
 def run_key(tool: str, parts: Mapping[str, Any]) -> str:
