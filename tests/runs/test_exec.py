@@ -368,3 +368,39 @@ def test_a_file_reached_through_a_system_path_or_proc_is_still_seen(ex, strace):
         assert ex.run(*use("--", "grep", "-q", "ok", path)).returncode == 0
         (ex.work / "f").write_text("no\n")
         assert ex.run(*use("--", "grep", "-q", "ok", path)).returncode == 1, path
+
+
+# --- non_cacheable_tools match every program the traced run executed (attack report F7) -----------
+
+
+WRAPPED = [
+    ["bash", "deploy_script.sh"],
+    ["./deploy_script.sh"],
+    ["env", "./deploy_script.sh"],
+    ["nice", "bash", "deploy_script.sh"],
+    ["timeout", "30", "./deploy_script.sh"],
+    ["sh", "-c", "./deploy_script.sh"],
+    ["sh", "-c", "git push origin main"],
+    ["xargs", "-a", "args.txt", "git"],
+]
+
+
+@pytest.mark.parametrize("command", WRAPPED, ids=[" ".join(c) for c in WRAPPED])
+def test_non_cacheable_tool_run_through_a_wrapper_is_never_stored(ex, strace, command):
+    (ex.work / "actioncache.toml").write_text('mode = "use"\nnon_cacheable_tools = ["deploy_script", "git_push"]\n')
+    ex.trust(ex.work)
+    counting = '#!/bin/sh\nprintf x >> "$RUNS_FILE"\necho deployed\n'
+    (ex.work / "deploy_script.sh").write_text(counting)
+    (ex.work / "deploy_script.sh").chmod(0o755)
+    bin_dir = ex.work.parent / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(counting)  # a stand-in git: a real push needs a server
+    (bin_dir / "git").chmod(0o755)
+    (ex.work / "args.txt").write_text("push\n")
+    path = {"PATH": f"{bin_dir}:{ex.env['PATH']}"}
+    for _ in range(2):
+        done = ex.run("--", *command, extra_env=path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == b"deployed\n"
+    assert ex.runs() == 2
+    assert ex.entries() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -79,3 +80,50 @@ def test_traced_key_leaves_content_to_the_read_set_but_keeps_the_directory(tmp_p
 def test_option_values_are_path_candidates():
     assert list(path_candidates("--config=x.toml")) == ["--config=x.toml", "x.toml"]
     assert list(path_candidates("plain")) == ["plain"]
+
+
+# --- environment values are keyed, never stored recoverably (attack report F10) -------------------
+
+
+def test_env_values_are_not_recoverable_from_the_store_and_store_files_are_private(ex):
+    import hashlib
+    import stat
+
+    secret = "hunter2-very-secret"
+    first = ex.run("--mode", "use", "--", sys.executable, "tool.py", "runs", extra_env={"PGPASSWORD": secret})
+    assert first.returncode == 0, first.stderr
+    changed = ex.run("--mode", "use", "--explain", "--", sys.executable, "tool.py", "runs", extra_env={"PGPASSWORD": "other"})
+    assert b"PGPASSWORD changed" in changed.stderr  # --explain still names the variable
+    assert secret.encode() not in changed.stderr
+    from actioncache import Cache
+
+    with Cache(ex.url) as cache:
+        keys = cache.store.find(pattern="cache:exec-env:*")
+        assert keys  # the record --explain reads is there
+        blob = b"".join(bytes(cache.store.get(k).value) for k in keys)
+    for value in (secret, "other"):  # the record holds the last stored run's environment
+        plain = hashlib.sha256(value.encode()).hexdigest()
+        assert plain[:16].encode() not in blob  # an unsalted digest of the value would let a dictionary find it
+    for path in ex.db.parent.iterdir():
+        if path.name.startswith(ex.db.name) and path.is_file():
+            assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+    key_file = ex.db.parent / (ex.db.name + ".envkey")
+    assert key_file.exists() and stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+# --- process state is keyed (attack report F1) ------------------------------------------------------
+
+
+def test_umask_and_rlimits_are_part_of_the_key(ex):
+    import subprocess
+
+    def run(prefix: str) -> bytes:
+        line = f"{prefix}; exec {sys.executable} -m actioncache exec --mode use -- sh -c 'umask; ulimit -n'"
+        done = subprocess.run(["sh", "-c", line], cwd=ex.work, env=ex.env, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert run("umask 022; ulimit -n 512").split() == [b"0022", b"512"]
+    assert run("umask 077; ulimit -n 512").split() == [b"0077", b"512"]
+    assert run("umask 077; ulimit -n 256").split() == [b"0077", b"256"]
+    assert run("umask 022; ulimit -n 512").split() == [b"0022", b"512"]  # the first is still there: a hit

@@ -165,7 +165,7 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     import time
 
     from . import manifest
-    from .keys import describe_fds, inherited_fds, key_parts, observe_stdin, run_key, under_trace
+    from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key, under_trace
     from .lean import process_ms, sqlite3_module, which
 
     command = opts["command"]
@@ -182,7 +182,7 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     try:
         parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
                           stdin_data=stdin.data, env_ignore=opts["env_ignore"],
-                          check_git_sha=config.get("check_git_sha") is not False)
+                          check_git_sha=config.get("check_git_sha") is not False, secret=env_secret(path))
     except OSError:
         return None
     if config.get("digest"):
@@ -257,6 +257,9 @@ def _run_directly(command: list[str]) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
+        from .process import default_signals
+
+        default_signals()
         os.execvp(command[0], command)
     except OSError:
         pass

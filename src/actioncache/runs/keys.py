@@ -41,7 +41,67 @@ if TYPE_CHECKING:
 
 from .lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
 
-KEY_VERSION = 3
+KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``); process state keyed
+
+ENV_SECRET_SUFFIX = ".envkey"  # beside the store file: ``exec.db.envkey``
+
+
+def env_secret_path(store_path: str | None) -> str:
+    """Where the store's environment secret lives: beside a store file, else in the user cache dir."""
+    if store_path:
+        return os.path.abspath(store_path) + ENV_SECRET_SUFFIX
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "actioncache", "exec-env-secret")
+
+
+def env_secret(store_path: str | None) -> bytes:
+    """The per-store random secret environment values are keyed with (HMAC-SHA-256), from a 0600
+    file made on first use. Without it (a directory we cannot write) a per-process secret: the
+    run keys but never hits, and no digest anyone could test guesses against is stored."""
+    path = env_secret_path(store_path)
+    for _ in range(3):
+        try:
+            with open(path, "rb") as existing:
+                data = existing.read()
+            if len(data) >= 32:
+                return data[:32]
+        except OSError:
+            pass
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            fd = os.open(path + f".{os.getpid()}.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError:
+            break
+        fresh = os.urandom(32)
+        try:
+            os.write(fd, fresh)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(path + f".{os.getpid()}.tmp", path)  # never replaces a secret another run made
+        except OSError:
+            pass
+        finally:
+            try:
+                os.unlink(path + f".{os.getpid()}.tmp")
+            except OSError:
+                pass
+    return _PROCESS_SECRET
+
+
+_PROCESS_SECRET = os.urandom(32)
+
+
+def keyed_digest(secret: bytes, name: str, value: str) -> str:
+    """HMAC-SHA-256(secret, name NUL value), truncated: equal values give equal digests under one
+    store's secret, and without the secret a digest tells nothing about the value."""
+    block = 64
+    inner = sha256(bytes(b ^ 0x36 for b in secret.ljust(block, b"\0")))
+    inner.update(os.fsencode(name) + b"\0" + os.fsencode(value))
+    outer = sha256(bytes(b ^ 0x5C for b in secret.ljust(block, b"\0")))
+    outer.update(inner.digest())
+    return str(outer.hexdigest()[:32])
 # Variables that differ in every shell or terminal and never change what a command prints.
 ENV_IGNORE = frozenset({"SHLVL", "OLDPWD", "_", "TERM_SESSION_ID", "ITERM_SESSION_ID", "WINDOWID", "KITTY_WINDOW_ID",
                         "WEZTERM_PANE", "TMUX_PANE", "STY", "WINDOW", "XDG_SESSION_ID", "SSH_AUTH_SOCK",
@@ -151,10 +211,12 @@ def key_parts(
     env_mode: str = "all",
     env_ignore: Sequence[str] = (),
     descriptors: Sequence[Sequence[Any]] = (),
+    secret: bytes | None = None,
 ) -> dict[str, Any]:
     """Everything that identifies this run, as a JSON-able dict (``--explain`` prints it).
 
     ``traced=False``: no read-set will be recorded, so every argument naming a file is hashed too.
+    ``secret``: the store's ``env_secret`` environment values are keyed with (None: a per-process one).
     """
     environ = os.environ if environ is None else environ
     files: list[list[Any]] = []
@@ -183,10 +245,12 @@ def key_parts(
         parts["fallback"] = True
     if stats:
         parts["stat"] = stats
-    parts["env"] = {name: sha256(os.fsencode(value)).hexdigest()[:32]
+    key = _PROCESS_SECRET if secret is None else secret
+    parts["env"] = {name: keyed_digest(key, name, value)
                     for name, value in command_env(environ, env_mode, env_names, env_ignore, keyed=True).items()}
     if env_mode != "all":
         parts["env_mode"] = env_mode
+    parts["proc"] = process_state()
     if descriptors:
         parts["fds"] = [list(d) for d in descriptors]
     if stdin_data:
@@ -194,6 +258,31 @@ def key_parts(
     if scope == "llm_ro" and check_git_sha:
         parts["git_head"] = git_head()
     return parts
+
+
+def process_state() -> dict[str, Any]:
+    """What the command inherits besides files and the environment, and may print or act on: the
+    umask, every resource limit, the CPU set, the niceness, the user and groups, the host name and
+    kernel release. All are keyed (a command printing ``umask`` or ``nproc`` misses when they change)."""
+    import resource
+
+    mask = os.umask(0)
+    os.umask(mask)
+    limits = {name: list(resource.getrlimit(getattr(resource, name)))
+              for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
+    uname = os.uname()
+    state: dict[str, Any] = {"umask": mask, "rlimits": limits, "uid": [os.getuid(), os.geteuid()],
+                             "gid": [os.getgid(), os.getegid()], "groups": sorted(os.getgroups()),
+                             "host": uname.nodename, "kernel": uname.release}
+    try:
+        state["cpus"] = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
+    try:
+        state["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        pass
+    return state
 
 
 def run_key(tool: str, parts: Mapping[str, Any]) -> str:

@@ -53,3 +53,32 @@ def match(patterns: Iterable[str], command: Sequence[str],
         if found is not None:
             return pattern, found
     return None
+
+
+def executed_names(execs: Iterable[Sequence[str]]) -> list[tuple[str, str]]:
+    """The names every program a traced run executed answers to (``spellings`` of each execve,
+    its path first), and each non-option argument as a program too, with and without its extension
+    (``bash deploy_script.sh`` ran ``deploy_script``: an interpreter's script is what it runs)."""
+    names: list[tuple[str, str]] = []
+    for argv in execs:
+        names += spellings(argv)
+        words = [argv[0], *(a for a in argv[1:] if a and not a.startswith("-"))]
+        for word in words:
+            base = os.path.basename(word.rstrip("/")) or word
+            stem = base.rsplit(".", 1)[0] if "." in base.strip(".") else base
+            names += [(base, base), (stem, base)]
+    return names
+
+
+def match_executed(patterns: Iterable[str], execs: Iterable[Sequence[str]],
+                   glob: Callable[[str, str], bool]) -> tuple[str, str] | None:
+    """The first entry of ``patterns`` any executed program matches (``executed_names``), else None."""
+    names = executed_names(execs)
+    for pattern in patterns:
+        if GLOB_CHARS & set(pattern):
+            found = next((shown for name, shown in names if glob(pattern, name)), None)
+        else:
+            found = next((shown for name, shown in names if name == pattern), None)
+        if found is not None:
+            return pattern, found
+    return None

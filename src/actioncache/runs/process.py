@@ -7,12 +7,27 @@ captured bytes are what a later hit replays, so a hit is byte-for-byte the tool'
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import IO, Mapping, Sequence
+
+#: The most output (stdout and stderr together) a run keeps for recording. A command that prints
+#: more still runs to the end with its output streamed, but nothing is kept and nothing is stored.
+#: ``ACTIONCACHE_MAX_OUTPUT`` (bytes) changes it.
+MAX_CAPTURE_BYTES = 64 * 1024 * 1024
+
+
+def max_capture_bytes() -> int:
+    raw = os.environ.get("ACTIONCACHE_MAX_OUTPUT", "").strip()
+    try:
+        value = int(raw) if raw else MAX_CAPTURE_BYTES
+    except ValueError:
+        return MAX_CAPTURE_BYTES
+    return value if value >= 0 else MAX_CAPTURE_BYTES
 
 
 @dataclass(frozen=True)
@@ -21,28 +36,60 @@ class Outcome:
     stdout: bytes
     stderr: bytes
     duration_ms: float
+    #: why the output was not kept whole (over the capture bound; the reader of our output went
+    #: away): such a run must not be recorded. None: ``stdout``/``stderr`` are every byte.
+    incomplete: str | None = None
 
 
-def emit(stream: IO[str], data: bytes) -> None:
-    """Write bytes to stdout/stderr as they are; a closed reader (EPIPE) is not our failure."""
+def emit(stream: IO[str], data: bytes) -> bool:
+    """Write bytes to stdout/stderr as they are; False when the reader is gone (EPIPE)."""
     if not data:
-        return
+        return True
     try:
         stream.buffer.write(data)  # type: ignore[attr-defined]
         stream.flush()
     except (BrokenPipeError, ValueError):
-        pass
+        return False
+    return True
 
 
-def _pump(pipe: IO[bytes], sink: list[bytes], echo: IO[str] | None) -> None:
+class _Capture:
+    """The bytes kept for recording, both streams against one bound."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = 0
+        self.lock = threading.Lock()
+        self.incomplete: str | None = None
+
+    def keep(self, sink: list[bytes], chunk: bytes) -> None:
+        with self.lock:
+            if self.incomplete is not None:
+                return
+            if self.kept + len(chunk) > self.limit:
+                self.incomplete = (f"its output is over {self.limit} bytes, the most a run records "
+                                   "(ACTIONCACHE_MAX_OUTPUT); it ran uncached, streaming")
+                return
+            self.kept += len(chunk)
+            sink.append(chunk)
+
+    def gone(self, which: str) -> None:
+        with self.lock:
+            self.incomplete = f"the reader of its {which} went away; the command was stopped as a pipeline stops it"
+
+
+def _pump(pipe: IO[bytes], sink: list[bytes], echo: IO[str] | None, capture: _Capture, which: str) -> None:
+    """Copy the command's output: kept (up to the bound) and echoed. When our own reader is gone
+    we close the command's pipe, so its next write fails with SIGPIPE, as in a shell pipeline."""
     read = pipe.read1 if hasattr(pipe, "read1") else pipe.read
     while True:
         chunk = read(65536)
         if not chunk:
             break
-        sink.append(chunk)
-        if echo is not None:
-            emit(echo, chunk)
+        capture.keep(sink, chunk)
+        if echo is not None and not emit(echo, chunk):
+            capture.gone(which)
+            break
     pipe.close()
 
 
@@ -74,11 +121,15 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
     """
     started = time.perf_counter()
     proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_data is not None else None,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, pass_fds=tuple(pass_fds))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, pass_fds=tuple(pass_fds),
+                            restore_signals=True)
     out: list[bytes] = []
     err: list[bytes] = []
-    workers = [threading.Thread(target=_pump, args=(proc.stdout, out, sys.stdout if stream else None), daemon=True),
-               threading.Thread(target=_pump, args=(proc.stderr, err, sys.stderr if stream else None), daemon=True)]
+    capture = _Capture(max_capture_bytes())
+    workers = [threading.Thread(target=_pump, args=(proc.stdout, out, sys.stdout if stream else None, capture,
+                                                    "output"), daemon=True),
+               threading.Thread(target=_pump, args=(proc.stderr, err, sys.stderr if stream else None, capture,
+                                                    "error output"), daemon=True)]
     if stdin_data is not None:
         workers.append(threading.Thread(target=_feed, args=(proc.stdin, stdin_data, stdin_more), daemon=True))
     for worker in workers:
@@ -91,7 +142,16 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
         worker.join()
     if code < 0:
         code = 128 - code
-    return Outcome(code, b"".join(out), b"".join(err), (time.perf_counter() - started) * 1000)
+    return Outcome(code, b"".join(out), b"".join(err), (time.perf_counter() - started) * 1000, capture.incomplete)
+
+
+def default_signals() -> None:
+    """Give the signals Python ignores back their default action before we become a command
+    (``execvp``): a command started with SIGPIPE ignored never stops when its reader does."""
+    for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, signal.SIG_DFL)
 
 
 def run_passthrough(argv: Sequence[str], *, stdin_data: bytes | None = None, stdin_more: bool = False,

@@ -38,7 +38,25 @@ def open_cache(url: str | None, config: LoopConfig) -> Cache:
     """``--store``, else ``$ACTIONCACHE_URL``, else the config file's ``store``, else the default."""
     if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
         url = config.store
+    _create_private(url or os.environ.get("ACTIONCACHE_URL", "").strip() or None)
     return Cache(url, cleanup_probability=0.0)
+
+
+def _create_private(url: str | None) -> None:
+    """A store file exec creates is 0600 (SQLite gives its -wal/-shm the file's mode): it holds
+    every recorded output. An existing file keeps the mode its owner gave it."""
+    from ..config import DEFAULT_FILENAME, store_file, user_cache_dir
+
+    if url is not None and not url.lower().startswith("sqlite:"):
+        return  # SQLite opens an empty file as a new database; other formats are left to their stores
+    path = store_file(url) if url else str(user_cache_dir() / DEFAULT_FILENAME)
+    if path is None or os.path.exists(path):
+        return
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        pass
 
 
 def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
@@ -140,7 +158,8 @@ class ExecRun:
         parts = key_parts(self.command, scope=scope, inputs=self.options.inputs, env_names=self.options.env_names,
                           stdin_data=self.options.stdin_data, check_git_sha=self.policy.check_git_sha,
                           traced=strace is not None, env_mode=self.options.env_mode,
-                          env_ignore=self.options.env_ignore, descriptors=self.options.descriptors)
+                          env_ignore=self.options.env_ignore, descriptors=self.options.descriptors,
+                          secret=self._env_secret())
         if self.options.config_digest is not None:
             parts["config"] = self.options.config_digest  # the hit path adds the same (from its memo)
         key = record["key"] = run_key(tool, parts)
@@ -201,6 +220,13 @@ class ExecRun:
         record.update(outcome="fail" if output["exit_code"] != 0 else "cheap",
                       fresh_ms=round(float(output.get("duration_ms") or 0.0), 3), duration_ms=output.get("duration_ms"))
         return self._finish(cache, record, output)
+
+    def _env_secret(self) -> bytes:
+        """The store's secret environment values are keyed with (``keys.env_secret``)."""
+        from ..config import store_file
+        from .keys import env_secret
+
+        return env_secret(store_file(self.store_url) if self.store_url else None)
 
     def _env_key(self, parts: dict[str, Any]) -> str:
         """Where the environment of the last stored run with these parts (the environment aside) is kept."""
@@ -339,17 +365,21 @@ class ExecRun:
         if strace is None:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
                                env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more)
-            return {"exit_code": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
-                    "duration_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False}
+            plain: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
+                                     "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
+                                     "readset": [], "traced": False}
+            if outcome.incomplete is not None:
+                plain["unrecordable"] = outcome.incomplete
+            return plain
         from .readset import Unrecordable, build
         from .trace import forget_probe, touches, traced_argv, tracing_works
 
         untraceable = tracing_works(strace)
         if untraceable is not None:
             self._note(fallback_note(untraceable) + "; set ACTIONCACHE_TRACE=off to cache with those keys")
-            plain = self._fresh(None)
-            plain["unrecordable"] = f"the command could not be traced ({untraceable})"
-            return plain
+            untraced = self._fresh(None)
+            untraced.setdefault("unrecordable", f"the command could not be traced ({untraceable})")
+            return untraced
         with tempfile.TemporaryDirectory(prefix="actioncache-trace-") as tmp:
             log_path = os.path.join(tmp, "trace")
             started_ns = time.time_ns()
@@ -358,11 +388,18 @@ class ExecRun:
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                       "traced": True}
+            if outcome.incomplete is not None:
+                result["unrecordable"] = outcome.incomplete
+                return result
             if not os.path.exists(log_path) or os.path.getsize(log_path) == 0:
                 forget_probe(strace)  # strace ran but traced nothing: it cannot trace here any more
                 result["unrecordable"] = "the command could not be traced (strace wrote no trace)"
                 return result
             if outcome.exit_code != 0:
+                return result
+            ran = self._ran_non_cacheable(log_path)
+            if ran is not None:
+                result["unrecordable"] = ran
                 return result
             try:
                 with open(log_path, encoding="utf-8", errors="surrogateescape") as lines:
@@ -372,6 +409,26 @@ class ExecRun:
             except OSError as exc:
                 result["unrecordable"] = f"the trace could not be read ({exc})"
         return result
+
+    def _ran_non_cacheable(self, log_path: str) -> str | None:
+        """Why the traced run must not be stored: it executed a ``non_cacheable_tools`` program
+        (any execve in the trace, wrappers, shells and scripts included), else None."""
+        if not self.policy.non_cacheable:
+            return None
+        from .._glob import glob_matches
+        from .naming import match_executed
+        from .trace import executed
+
+        try:
+            with open(log_path, encoding="utf-8", errors="surrogateescape") as lines:
+                execs = executed(lines)
+        except OSError as exc:
+            return f"the trace could not be read ({exc})"
+        found = match_executed(sorted(self.policy.non_cacheable), execs, glob_matches)
+        if found is None:
+            return None
+        pattern, shown = found
+        return f"it ran {shown}, which is in non_cacheable_tools (as {pattern!r})"
 
     def _env(self) -> dict[str, str] | None:
         """The command's environment: ours (None), or with --env-mode strict only the declared part."""
@@ -398,7 +455,9 @@ class ExecRun:
         from ..config import DEFAULT_FILENAME, store_file, user_cache_dir
 
         base = user_cache_dir()
-        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / "tracer-ok")]
+        from .keys import env_secret_path
+
+        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / "tracer-ok"), env_secret_path(None)]
         for url in (self.store_url, os.environ.get("ACTIONCACHE_URL", "")):
             path = store_file(url) if url else None
             if path is not None:

@@ -51,7 +51,8 @@ def tracer() -> str | None:
 
 
 def traced_argv(strace: str, log_path: str, argv: list[str]) -> list[str]:
-    return [strace, "-f", "-qq", "-y", "-s", "0", "--seccomp-bpf", "-e", "signal=none", "-e", "abbrev=!%%stat",
+    # -s: execve's argv strings are printed (non_cacheable_tools match every program a run executed)
+    return [strace, "-f", "-qq", "-y", "-s", "4096", "--seccomp-bpf", "-e", "signal=none", "-e", "abbrev=!%%stat",
             "-e", f"trace={SYSCALLS}",
             "-o", log_path, "--", *argv]
 
@@ -344,6 +345,28 @@ class _Cwds:
                     here = _fd_path(call.args[0])
             self.done.add(g)
             todo.pop()
+
+
+def executed(lines: Iterable[str]) -> list[list[str]]:
+    """Every program the traced run executed, as ``[path, arg1, ...]`` (the path execve was given,
+    then its arguments; an argument strace shortened is kept as far as it was printed)."""
+    found: list[list[str]] = []
+    for call in _calls(lines):
+        if call.name not in ("execve", "execveat") or call.error or not call.args:
+            continue
+        at = 1 if call.name == "execveat" else 0
+        path = _string(call.args[at]) if len(call.args) > at else None
+        if path is None:
+            continue
+        argv: list[str] = []
+        if len(call.args) > at + 1 and call.args[at + 1].startswith("["):
+            inner, _ = _split_args(call.args[at + 1][1:] + ")")
+            for item in inner:
+                text = _string(item[:-3] if item.endswith('"...') else item)
+                if text is not None:
+                    argv.append(text)
+        found.append([path, *argv[1:]])
+    return found
 
 
 def touches(lines: Iterable[str], cwd: str) -> Iterator[Touch]:
