@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
+from jinja2 import StrictUndefined, Template, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
@@ -157,9 +157,40 @@ def _budgeted_filter(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     return filtered
 
 
+def _budgeted_join(join: Callable[..., Any]) -> Callable[..., Any]:
+    """Jinja's ``~`` (a Concat node compiles to a call of ``str_join``/``markup_join``, not to a
+    binary operator the sandbox intercepts): sized before the strings are joined."""
+
+    def joined(seq: Any) -> Any:
+        budget = _budget()
+        if budget is None:
+            return join(seq)
+        budget.spend()
+        items = list(seq)
+        total = sum(len(item) if isinstance(item, str) else _size(item) for item in items)
+        if total > MAX_VALUE_ITEMS:
+            raise TemplateBudgetError(f"a '~' join of {total:,} characters (over {MAX_VALUE_ITEMS:,})")
+        return _check_result(join(items), "the '~' operator")
+
+    return joined
+
+
+class _BudgetedTemplate(Template):
+    """A template of the bounded sandbox: its compiled code's join helpers are the budgeted ones."""
+
+    @classmethod
+    def _from_namespace(cls, environment: Any, namespace: Any, globals: Any) -> Any:
+        for name in ("str_join", "markup_join"):
+            if name in namespace:
+                namespace[name] = _budgeted_join(namespace[name])
+        return super()._from_namespace(environment, namespace, globals)
+
+
 class _BoundedSandbox(ImmutableSandboxedEnvironment):
     """The immutable sandbox, with every operator, call, attribute read and ``range`` charged to
     the render's budget and the expensive ones sized before they run."""
+
+    template_class = _BudgetedTemplate
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})
 
