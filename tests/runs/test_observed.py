@@ -405,3 +405,13 @@ def test_a_scripts_interpreter_counts_like_the_program_it_is(ex, strace):
     shutil.copy("/bin/echo", interp)  # the interpreter upgraded: now it echoes its arguments
     after = honest(ex, "./tool")
     assert outcome(after) == "miss" and after.stdout == b"./tool\n"
+
+
+def test_a_statx_feature_probe_observes_nothing(tmp_path):
+    """ruff (Rust's std) and glibc probe for statx with statx(0, NULL, ...): it fails with EFAULT
+    before any path is read, so it neither observes a file nor makes the run unrecordable (every
+    ruff run was traced and never cached)."""
+    lines = ['100 statx(0, NULL, AT_STATX_SYNC_AS_STAT, STATX_ALL, NULL) = -1 EFAULT (Bad address)\n',
+             '100 openat(AT_FDCWD</w>, "a.py", O_RDONLY|O_CLOEXEC) = 3</w/a.py>\n']
+    got = [(t.kind, t.path) for t in touches(lines, "/w")]
+    assert ("unresolved" not in [kind for kind, _ in got]) and ("read", "/w/a.py") in got, got

@@ -432,6 +432,10 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
             continue
         fd_i, path_i, kind = spec
         failed = call.error
+        if failed == "EFAULT" and len(call.args) > path_i and call.args[path_i] == "NULL":
+            # A feature probe (glibc and Rust's std call statx(0, NULL, ...) to see whether statx
+            # exists): the kernel read no path, so nothing was observed.
+            continue
         if (name in ("newfstatat", "fstatat64", "statx") and len(call.args) > path_i
                 and "AT_SYMLINK_NOFOLLOW" in ",".join(call.args[path_i + 1:])):
             kind = "lstat"
