@@ -308,6 +308,19 @@ class SQLStore:
         self._pid = os.getpid()
         self._conns: Any = self._connection_set()
         self._conn_lock = threading.Lock()
+        # Statements running now (through _run), so close() waits for them: closing a connection
+        # another thread is using crashes the native drivers (DuckDB, libSQL) — a dropped Cache's
+        # counters are written by a background thread while its owner may be closing the store.
+        self._init_running()
+
+    def _init_running(self) -> None:
+        self._running = 0
+        self._idle = threading.Condition()
+
+    def _wait_idle(self) -> None:
+        """Until no statement runs through _run (at most 10 s): then connections may be closed."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._running == 0, timeout=10)
 
     def _connection_set(self) -> Any:
         return set()
@@ -338,6 +351,7 @@ class SQLStore:
                 self._flush_access()
             except Exception:  # noqa: BLE001 - closing must not fail over a lost read order
                 pass
+        self._wait_idle()
         with self._conn_lock:
             conns, self._conns = list(self._conns), self._connection_set()
         for conn in conns:
@@ -360,6 +374,8 @@ class SQLStore:
         """
         conn = self._conn()
         lock = self._write_lock if write or transaction else None
+        with self._idle:
+            self._running += 1
         if lock is not None:
             lock.acquire()
         try:
@@ -378,6 +394,10 @@ class SQLStore:
         finally:
             if lock is not None:
                 lock.release()
+            with self._idle:
+                self._running -= 1
+                if not self._running:
+                    self._idle.notify_all()
 
     def _read_failed(self, op: str, exc: BaseException, work: Callable[[Any], T]) -> T:
         """The hit path's driver error: translated (PostgreSQL first retries on a new connection)."""

@@ -199,6 +199,7 @@ class DuckDBStore(SQLStore):
         # Which database this is, for the size-tracking set: every :memory: store is its own.
         self._file_id = f"{MEMORY}{id(self)}" if self.path == MEMORY else os.path.realpath(self.path)
         self._open_lock = threading.Lock()
+        self._init_running()
         self._db: duckdb.DuckDBPyConnection | None = None
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._local = threading.local()
@@ -241,6 +242,7 @@ class DuckDBStore(SQLStore):
         self._cursors = []
         self._local = threading.local()
         self._open_lock = threading.Lock()
+        self._init_running()
 
     def _database(self) -> duckdb.DuckDBPyConnection:
         if self._forked_from is not None:
@@ -387,6 +389,7 @@ class DuckDBStore(SQLStore):
     def close(self) -> None:
         if os.getpid() != self._pid:
             return
+        self._wait_idle()  # closing a cursor another thread is using crashes DuckDB
         with self._open_lock:
             cursors, self._cursors = self._cursors, []
             db, self._db = self._db, None
