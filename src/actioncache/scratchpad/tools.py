@@ -162,15 +162,22 @@ def _unknown_arguments(tool: str, arguments: Mapping[str, Any]) -> None:
         raise InvalidArgumentError(f"unknown argument {_quote(name)}{hint}; {tool} takes: {takes}")
 
 
+def _shorten(text: str, head: int = _QUOTE_LIMIT, tail: int = 0) -> str:
+    """``text`` if it is short; else its first ``head`` characters, its length and, with ``tail``,
+    its last ``tail`` characters (where a message's advice is). Every quote of a caller's value in an
+    answer goes through here, so no answer repeats a huge bad value back to the model."""
+    if len(text) <= head + tail:
+        return text
+    end = f" ... {text[-tail:]}" if tail else ""
+    return f"{text[:head]}... ({len(text)} characters){end}"
+
+
 def _quote(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _QUOTE_LIMIT else text[:_QUOTE_LIMIT] + f"... ({len(text)} characters)"
+    return _shorten(repr(value))
 
 
 def _cut(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > _QUOTE_LIMIT:
-        return value[:_QUOTE_LIMIT] + f"... ({len(value)} characters)"
-    return value
+    return _shorten(value) if isinstance(value, str) else value
 
 
 def tool_schemas(format: str = "openai") -> list[dict[str, Any]]:
@@ -304,20 +311,14 @@ def dispatch(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | No
         result = handler(pad, parsed)
     except ScratchpadError as exc:
         details = {k: _cut(v) for k, v in exc.details.items()}
-        return {"success": False, "error": exc.code, "message": _cut_message(str(exc)), **details,
+        message = _shorten(str(exc), 2 * _QUOTE_LIMIT, _QUOTE_LIMIT)
+        return {"success": False, "error": exc.code, "message": message, **details,
                 "sessionId": pad.session_id}
     except Exception as exc:
         log.exception("scratchpad tool %s failed", name)
         return {"success": False, "error": "internal_error",
                 "message": f"{type(exc).__name__}: {exc}; continue the task in context"}
     return {"success": True, "sessionId": pad.session_id, **result}
-
-
-def _cut_message(message: str) -> str:
-    """A message that quotes a long bad value keeps its start and its end (the advice)."""
-    if len(message) <= 4 * _QUOTE_LIMIT:
-        return message
-    return message[:2 * _QUOTE_LIMIT] + f" ... ({len(message)} characters) ... " + message[-_QUOTE_LIMIT:]
 
 
 def handle_tool_call(pad: Scratchpad, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
