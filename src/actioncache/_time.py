@@ -20,6 +20,7 @@ MAX_TTL_SECONDS = 36500 * 86400.0
 def resolve_ttl(
     ttl_seconds: float | None = None, ttl_hours: float | None = None, ttl_days: float | None = None,
     default: float = DEFAULT_TTL_SECONDS, *, ttl: Any = None, ttl_name: str = "ttl",
+    where: str = "", unset: str = "to skip caching use cache_enabled=False",
 ) -> float:
     """``ttl`` (seconds, or a ``datetime.timedelta``: the one spelling every face takes), else
     ``ttl_seconds`` over ``ttl_hours`` over ``ttl_days`` (The Edge Agent's spellings); the default
@@ -28,7 +29,10 @@ def resolve_ttl(
     The one check every TTL passes before anything runs: a number, positive, finite and at most
     :data:`MAX_TTL_SECONDS` (100 years), so the expiry it gives is a time every store can hold.
     ``inf``, ``nan``, ``1e300`` or YAML ``.inf`` are refused here, never after the action ran.
+    ``where`` prefixes the messages with the face that was given the TTL; ``unset`` is the advice
+    for a TTL that is not positive.
     """
+    prefix = f"{where}: " if where else ""
     if ttl is not None:
         given = [name for name, value in (("ttl_seconds", ttl_seconds), ("ttl_hours", ttl_hours),
                                           ("ttl_days", ttl_days)) if value is not None]
@@ -43,14 +47,14 @@ def resolve_ttl(
         if value is None:
             continue  # every one given is checked, also those a higher one overrides
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{unit} must be a number, not {_short(value)}")
+            raise ConfigError(f"{prefix}{unit} must be a number, not {_short(value)}")
         if value != value:  # nan compares unequal to itself
-            raise ConfigError(f"{unit} must be a number of {_UNITS.get(unit, 'seconds')}, not nan")
+            raise ConfigError(f"{prefix}{unit} must be a number of {_UNITS.get(unit, 'seconds')}, not nan")
         if value <= 0:
-            raise ConfigError(f"{unit} must be positive (got {value}); to skip caching use cache_enabled=False")
+            raise ConfigError(f"{prefix}{unit} must be positive (got {_short(ttl if ttl is not None else value)}); {unset}")
         if value > MAX_TTL_SECONDS / scale:  # an int too large for a float compares fine here
             raise ConfigError(
-                f"{unit} must be at most {MAX_TTL_SECONDS / scale:g} (100 years), not {_short(value)}; "
+                f"{prefix}{unit} must be at most {MAX_TTL_SECONDS / scale:g} (100 years), not {_short(value)}; "
                 f"for an entry that lives as long as possible use ttl_days={MAX_TTL_SECONDS // 86400:g}"
             )
         if resolved is None:
@@ -74,10 +78,7 @@ def face_ttl(ttl: Any, ttl_seconds: Any, where: str, unset: str = "for the defau
         ttl = ttl_seconds
     if ttl is None:
         return None
-    seconds = seconds_of(ttl)
-    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds <= 0:
-        raise ConfigError(f"{where}: ttl must be positive (got {ttl!r}); {unset}")
-    return resolve_ttl(ttl=ttl)
+    return resolve_ttl(ttl=ttl, where=where, unset=unset)
 
 
 def seconds_of(value: Any) -> Any:
