@@ -29,12 +29,14 @@ from .browser_support import sync_chromium
 pytestmark = pytest.mark.xdist_group(name="replay_landing")
 
 PRODUCTS = {"101": "Clip-on Desk Lamp", "102": "Brass Desk Lamp", "104": "Oak Floor Lamp"}
+PRICES = {"101": "$24.00", "102": "$45.00", "104": "$89.00", "105": "$9/mo"}
 
 
 class LandingShop:
     """``/deals`` (links), ``/shop`` (a search box), ``/search?q=`` (results), ``/product/<id>``,
     ``POST /cart/add`` (kept in ``carted``), ``/cart``. ``flags``: ``stale-link`` (the link named
-    "Clip-on Desk Lamp" points to /product/104), ``renumbered`` (id 101 is now the Oak Floor Lamp)."""
+    "Clip-on Desk Lamp" points to /product/104), ``renumbered`` (id 101 is now the Oak Floor Lamp),
+    ``rental`` (the deals and the search also list a "Lamp Rental" at $9/mo)."""
 
     def __init__(self) -> None:
         self.flags: set[str] = set()
@@ -59,13 +61,15 @@ class LandingShop:
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 if parts.path == "/deals":
-                    return self._send(200, shop.page("Deals", "Deals", shop.links(PRODUCTS)))
+                    listed = {**PRODUCTS, "105": "Lamp Rental"} if "rental" in shop.flags else PRODUCTS
+                    return self._send(200, shop.page("Deals", "Deals", shop.links(listed)))
                 if parts.path == "/shop":
                     return self._send(200, shop.page("Shop", "Lamps", shop.search_form()))
                 if parts.path == "/search":
                     q = query.get("q", "")
                     wanted = set(q.lower().split())
-                    found = {i: n for i, n in PRODUCTS.items() if wanted & set(n.lower().split()) - {"lamp"}}
+                    listed = {**PRODUCTS, "105": "Lamp Rental"} if "rental" in shop.flags else PRODUCTS
+                    found = {i: n for i, n in listed.items() if wanted & set(n.lower().split())}
                     return self._send(200, shop.page("Search results", f"Results for {html.escape(q)}",
                                                      shop.search_form(q) + shop.links(found)))
                 if parts.path.startswith("/product/"):
@@ -88,7 +92,7 @@ class LandingShop:
     def name_of(self, product_id: str) -> str:
         if "renumbered" in self.flags and product_id == "101":
             return PRODUCTS["104"]
-        return PRODUCTS[product_id]
+        return {**PRODUCTS, "105": "Lamp Rental"}[product_id]
 
     def href(self, product_id: str) -> str:
         if "stale-link" in self.flags and product_id == "101":
@@ -98,7 +102,8 @@ class LandingShop:
         return f"/product/{product_id}"
 
     def links(self, products: dict[str, str]) -> str:
-        items = "".join(f'<li><a href="{self.href(i)}">{html.escape(n)}</a></li>' for i, n in products.items())
+        items = "".join(f'<li><a href="{self.href(i)}">{html.escape(n)}</a> <span>{PRICES[i]}</span></li>'
+                        for i, n in products.items())
         return f'<ul class="results">{items}</ul>'
 
     @staticmethod
@@ -132,7 +137,7 @@ def env():
         shop.close()
 
 
-def _record(env, tmp_path, start: str, goal: str, steps) -> PlanCache:
+def _record(env, tmp_path, start: str, goal: str, steps, query: str = "clip-on desk lamp") -> PlanCache:
     from actioncache.replay.browser import PageRecorder
 
     shop, browser = env
@@ -142,7 +147,7 @@ def _record(env, tmp_path, start: str, goal: str, steps) -> PlanCache:
     try:
         page = context.new_page()
         page.goto(shop.url + start)
-        rec = PageRecorder(page, inputs={"query": "clip-on desk lamp"})
+        rec = PageRecorder(page, inputs={"query": query})
         steps(rec)
         rec.complete()
         assert rec.save(plans, goal)
@@ -236,4 +241,23 @@ def test_unchanged_pages_and_another_query_still_replay(env, tmp_path, where, qu
     outcome, carted = _replay(env, plans, *where, query=query)
     assert outcome.finished, outcome.message
     assert carted == [item]
+    plans.store.close()
+
+
+def _cheapest(rec) -> None:
+    rec.fill("[name=q]", "lamp")
+    rec.click("form[role=search] button")
+    rec.click('a:text-is("Clip-on Desk Lamp")', intent="cheapest")
+    rec.click("text=Add to cart")
+
+
+def test_a_monthly_rate_is_not_read_as_the_cheapest_price(env, tmp_path):
+    # "The cheapest" was chosen among prices; a rate ($9/mo) is not a price to compare them with.
+    goal = "add the cheapest lamp to the cart"
+    plans = _record(env, tmp_path, "/shop", goal, _cheapest, query="lamp")
+    outcome, carted = _replay(env, plans, "/shop", goal, "rental")
+    assert outcome.finished and carted == ["101"], outcome.message  # the recorded query's own choice stands
+    other, carted = _replay(env, plans, "/shop", goal, "rental", query="desk lamp")
+    assert not other.finished and other.reason == FallbackReason.INTENT_UNRESOLVED, other.message
+    assert carted == []  # the rental was not taken for the cheapest desk lamp
     plans.store.close()
