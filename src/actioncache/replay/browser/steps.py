@@ -263,7 +263,7 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
         while run.active:
             page = yield from _wait_until_ready(run, network, wait_s, quiet_s)
             network.page_url = page.url
-            if first:
+            if first and run.ready(page):  # (an element that is not there says so by its own reason)
                 start = yield from _check_start(run, page, network)
                 if start is not None:
                     run.stop(start.reason, start.message)
