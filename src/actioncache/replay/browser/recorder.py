@@ -9,6 +9,7 @@ or the ``intent=`` given), so a replay for another query re-decides it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
@@ -256,8 +257,8 @@ class RecorderBase:
             if action.action_type != ActionType.INPUT_TEXT or action.secret is not None or not action.text:
                 continue
             text = " ".join(action.text.split()).casefold()
-            if position in self._public or (text and text in in_goal):
-                continue
+            if position in self._public or (text and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", in_goal)):
+                continue  # public: declared, shown, or words of the task text (not a part of one of them)
             action.secret = True  # not shown to be public: a placeholder, its text kept out of the store
         values = self.secret_values(actions, plans.sensitive)
         self.network.detach()
