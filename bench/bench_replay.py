@@ -68,6 +68,8 @@ from actioncache import open_store  # noqa: E402
 from actioncache.replay import Action, Page, PlanCache, element_fingerprint, page_from_html  # noqa: E402
 
 FIELDS = ["first_name", "last_name", "email", "phone", "street", "city", "postcode", "country"]
+#: The run's declared inputs: what the stand-in agent types (stored in clear; anything else typed is a placeholder).
+INPUTS = {name: f"value of {name}" for name in FIELDS}
 GOAL = "fill in the delivery form and submit it"
 
 
@@ -142,7 +144,7 @@ def fresh_run(page, base: str, llm_s: float, recorder=None) -> None:
     from actioncache.replay.browser import PageRecorder, snapshot_page
 
     page.goto(base + "/form")
-    act = recorder or PageRecorder(page)
+    act = recorder or PageRecorder(page, inputs=INPUTS)
     for _ in range(len(FIELDS) + 2):
         current = snapshot_page(page)
         time.sleep(llm_s)  # the planner's model call
@@ -189,7 +191,7 @@ def bench_browser(rounds: int, llm_s: float, big_html: str) -> tuple[dict[str, l
         page = browser.new_page(service_workers="block")
         plans = PlanCache(open_store(f"sqlite:///{tmp}/plans.db"))
         progress("recording the plan from one fresh run")
-        recorder = PageRecorder(page)
+        recorder = PageRecorder(page, inputs=INPUTS)
         fresh_run(page, server.url, 0.0, recorder)
         assert "Thank you" in page.inner_text("body")
         recorder.save(plans, GOAL)
@@ -210,7 +212,7 @@ def bench_browser(rounds: int, llm_s: float, big_html: str) -> tuple[dict[str, l
             floor_run(page, server.url)
             times["floor"].append(time.perf_counter() - started)
 
-            recording = PageRecorder(page)
+            recording = PageRecorder(page, inputs=INPUTS)
             started = time.perf_counter()
             fresh_run(page, server.url, 0.0, recording)
             times["record"].append(time.perf_counter() - started)

@@ -506,7 +506,10 @@ def record_site(site: str, page: Any, shop: Shop, plans: Any, **recorder_options
 
     shop.reset(_v(site, "record", "", "replay"))
     page.goto(shop.url + START[site])
-    rec = PageRecorder(page, **recorder_options)
+    # The run's declared inputs: what is typed from them is stored in clear (everything else typed is
+    # a placeholder the replay fills from secrets= or the personalization hook).
+    inputs = {"login": {"user": USER}, "search": {"query": RECORDED_QUERY}, "checkout": RECORDED_CUSTOMER}[site]
+    rec = PageRecorder(page, **{"inputs": inputs, **recorder_options})
     if site == "login":
         rec.fill("[name=user]", USER)
         rec.click("text=Show password")

@@ -31,7 +31,7 @@ def test_async_record_and_replay_login_and_search(tmp_path):
             await page.goto(site.url + "/login")
             assert [e.attributes.get("label") for e in (await asnapshot_page(page)).elements[:2]] == \
                 ["User name", "Password"]
-            rec = AsyncPageRecorder(page)
+            rec = AsyncPageRecorder(page, inputs={"user": "alice"})
             await rec.fill("#user", "alice")
             await rec.fill(page.locator("#pw"), PASSWORD)
             await rec.click(await page.query_selector("button[type=submit]"))
@@ -45,7 +45,7 @@ def test_async_record_and_replay_login_and_search(tmp_path):
             assert site.logins[-1] == {"user": "alice", "password": PASSWORD}
 
             await page.goto(site.url + "/search")
-            rec = AsyncPageRecorder(page)
+            rec = AsyncPageRecorder(page, inputs={"query": "lamp"})
             await rec.fill("input[name=q]", "lamp")
             await rec.wait(0.05)
             await rec.click("form button")
@@ -82,7 +82,7 @@ def test_the_async_api_guards_requests_too(tmp_path):
             page = await browser.new_page(service_workers="block")
             shop.reset(next(v for v in VARIANTS if v.site == "login" and v.name == "same"))
             await page.goto(shop.url + "/login")
-            rec = AsyncPageRecorder(page)
+            rec = AsyncPageRecorder(page, inputs={"user": "alice"})
             await rec.fill("[name=user]", "alice")
             await rec.fill("[name=password]", SHOP_PASSWORD)
             await rec.fill("[name=pin]", PIN)

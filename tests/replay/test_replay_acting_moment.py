@@ -80,7 +80,7 @@ def recorded(tmp_path_factory):
         context = browser.new_context(service_workers="block")
         page = context.new_page()
         page.goto(site.url)
-        rec = PageRecorder(page)
+        rec = PageRecorder(page, inputs={"contact": "ada@example.org"})
         rec.fill("#contact", "ada@example.org")
         rec.click("#go")
         rec.complete()

@@ -39,7 +39,7 @@ def record(site: ProbeSite, browser, plans: PlanCache, *, wait_first: bool = Fal
     try:
         page = context.new_page()
         page.goto(site.url + "/page")
-        rec = PageRecorder(page)
+        rec = PageRecorder(page, inputs={"note": "hello"})
         if wait_first:
             rec.wait(2.5)
         rec.fill("[name=note]", "hello")

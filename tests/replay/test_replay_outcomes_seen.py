@@ -90,7 +90,7 @@ def _record(site, browser, plans) -> None:
     context = browser.new_context(service_workers="block")
     page = context.new_page()
     page.goto(site.url)
-    rec = PageRecorder(page)
+    rec = PageRecorder(page, inputs={"note": "hello"})
     rec.fill("[name=note]", "hello")
     rec.click("#go")
     page.wait_for_url("**/done")

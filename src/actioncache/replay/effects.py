@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
-from .urls import destination_pattern
+from .urls import UrlRule, destination_pattern
+
+#: How a landing URL is compared: exactly, path segments and query values as they are (``/product/123``
+#: is not ``/product/456``); only what never names a page is dropped (the fragment, tracking parameters,
+#: default ports, the order of query parameters).
+EXACT_RULE = UrlRule(ids_in_path=False)
+#: Typed texts shorter than this are not written as :data:`TYPED_VALUE` in a page's identity.
+_TYPED_IN_TEXT_MIN = 3
 
 #: Methods that only read. Everything else (``OPTIONS`` too: a page can send one with ``fetch``) changes
 #: state and is guarded.
@@ -63,6 +70,25 @@ def navigation_pattern(url: str, typed: Mapping[int, str] | None = None) -> str:
         return destination_pattern(_typed_query(url, typed))
     except ValueError:
         return url.split("#", 1)[0]
+
+
+def landing_url(url: str, typed: Mapping[int, str] | None = None) -> str:
+    """Where a step landed, compared exactly (:data:`EXACT_RULE`): ids and query values kept, a value
+    a step typed written :data:`TYPED_VALUE` (so a replay for another query lands on the same pattern)."""
+    try:
+        return destination_pattern(_typed_query(url, typed), EXACT_RULE)
+    except ValueError:
+        return url.split("#", 1)[0]
+
+
+def page_identity(title: Any, heading: Any, typed: Mapping[int, str] | None = None) -> str:
+    """What a page says it is: its title and its main heading (the first ``h1``), whitespace collapsed,
+    each text a step typed written :data:`TYPED_VALUE` (a results page titled after the query)."""
+    text = " | ".join(" ".join(str(part or "").split()) for part in (title, heading))
+    for typed_text in sorted({t for t in (typed or {}).values() if t and len(t.strip()) >= _TYPED_IN_TEXT_MIN},
+                             key=len, reverse=True):
+        text = text.replace(" ".join(typed_text.split()), TYPED_VALUE)
+    return text
 
 
 def request_pattern(url: str) -> str:
@@ -310,11 +336,20 @@ class StepEffects:
     dialogs: int = 0
     alert: bool = False
     js_dialogs: int = 0
+    #: Where the step landed, exactly (:func:`landing_url`), and what that page said it was
+    #: (:func:`page_identity`).
+    landing: str | None = None
+    identity: str | None = None
+    #: The same of the page the step acted on (a replay checks it on the first step it serves).
+    before: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"sent": [r.to_dict() for r in self.sent], "url": self.url}
         if self.status is not None:
             out["status"] = self.status
+        for name in ("landing", "identity", "before"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
         for name in ("captcha", "prompt", "dialogs", "alert", "js_dialogs"):
             if getattr(self, name):
                 out[name] = getattr(self, name)
@@ -327,10 +362,18 @@ class StepEffects:
         sent = [SentRequest.from_dict(r) for r in data.get("sent") or () if isinstance(r, Mapping)]
         url = data.get("url")
         status = data.get("status")
-        return cls(sent=sent, status=status if isinstance(status, str) else None,
+        before = data.get("before")
+        return cls(landing=_str(data.get("landing")), identity=_str(data.get("identity")),
+                   before={str(k): str(v) for k, v in before.items() if isinstance(v, str)}
+                   if isinstance(before, Mapping) else None,
+                   sent=sent, status=status if isinstance(status, str) else None,
                    url=url if isinstance(url, str) else None, captcha=data.get("captcha") is True,
                    prompt=data.get("prompt") is True, dialogs=_int(data.get("dialogs")),
                    alert=data.get("alert") is True, js_dialogs=_int(data.get("js_dialogs")))
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _int(value: Any) -> int:

@@ -96,19 +96,33 @@ def candidates_for(recorded: Element | Mapping[str, Any], page: Page) -> list[El
     return [e for e in page.elements if group_key(e) == key]
 
 
-def prices_of(element: Element) -> set[float]:
-    """Every price named in the element's item text (else its own text)."""
-    found: set[float] = set()
+#: What follows an amount and makes it a rate, not a price: ``/`` and a word (``$9/mo``, ``€2 / kg``) or
+#: ``per``/``a``/``an`` and a word (``$9 per month``, ``$9 a month``). The word is the rate's unit.
+_RATE = re.compile(r"\s*(?:/\s*([^\W\d_]+)|(?:per|a|an)\s+([^\W\d_]+))", re.IGNORECASE)
+
+
+def amounts_of(element: Element) -> set[tuple[float, str]]:
+    """Every amount named in the element's item text (else its own text), with its unit: ``""`` for a
+    price, the rate's word for a rate (``$9/mo`` is ``(9.0, "mo")``)."""
+    found: set[tuple[float, str]] = set()
     for text in (element.item, f"{element.name} {element.text}"):
-        for match in _PRICE.finditer(text or ""):
+        text = text or ""
+        for match in _PRICE.finditer(text):
             number = (match.group(1) or match.group(2) or "").replace(",", "")
+            rate = _RATE.match(text, match.end())
+            unit = (rate.group(1) or rate.group(2)).casefold() if rate else ""
             try:
-                found.add(float(number))
+                found.add((float(number), unit))
             except ValueError:
                 continue
         if found:
             return found
     return found
+
+
+def prices_of(element: Element) -> set[float]:
+    """Every price named in the element's item text (else its own text); rates (``$9/mo``) are no price."""
+    return {amount for amount, unit in amounts_of(element) if not unit}
 
 
 def price_of(element: Element) -> float | None:
@@ -181,13 +195,25 @@ def _query_match(choice: ClickChoice) -> Element | None:
 
 
 def _by_price(choice: ClickChoice, highest: bool) -> Element | None:
-    if any(len(prices_of(e)) > 1 for e in choice.candidates):
-        return None  # one candidate names several prices: the cheapest cannot be told
-    priced = [(price, i, e) for i, e in enumerate(choice.candidates) if (price := price_of(e)) is not None]
+    named = [amounts_of(e) for e in choice.candidates]
+    if any(len(amounts) > 1 for amounts in named):
+        return None  # one candidate names several amounts: the cheapest cannot be told
+    units = {unit for amounts in named for _, unit in amounts}
+    if units - {""}:
+        # A rate ($9/mo) is no price: it cannot be compared with a price, nor with a rate of another unit
+        # or of a unit the recording did not choose by.
+        recorded = {unit for _, unit in amounts_of(choice.recorded)} if choice.recorded is not None else set()
+        if len(units) > 1 or units != recorded:
+            return None
+        return _lowest([(a, e) for amounts, e in zip(named, choice.candidates) for a, _ in amounts], highest)
+    return _lowest([(price, e) for e in choice.candidates if (price := price_of(e)) is not None], highest)
+
+
+def _lowest(priced: list[tuple[float, Element]], highest: bool) -> Element | None:
     if not priced:
         return None
-    best = max(p for p, _, _ in priced) if highest else min(p for p, _, _ in priced)
-    return next(e for p, _, e in priced if p == best)
+    best = max(p for p, _ in priced) if highest else min(p for p, _ in priced)
+    return next(e for p, e in priced if p == best)
 
 
 def rule_resolver(choice: ClickChoice) -> Element | None:

@@ -94,3 +94,59 @@ def check_outcome(recorded: StepEffects, observed: ObservedOutcome, *, step: int
                                   f"{where}: the page is at {now}, where the recording was at "
                                   f"{expected or 'the link of the element it clicked'}")
     return None
+
+
+def _names(identity: str, name: str) -> bool:
+    """Whether a page identity says ``name`` (an element's accessible name), case and spacing aside."""
+    wanted = " ".join(name.split()).casefold()
+    return bool(wanted) and wanted in " ".join(identity.split()).casefold()
+
+
+def check_landing(recorded: StepEffects, url: str, identity: str, *, step: int,
+                  decided: tuple[str | None, str, str] | None = None) -> ReplayFallback | None:
+    """The fallback when a step landed on another page than the recorded step did, else ``None``.
+
+    The landing URL is compared exactly (``/product/123`` is not ``/product/456``) and so is the page's
+    identity (title and main heading). A click the intent resolver re-decided for this run's input
+    (``decided``: the chosen element's own link, exactly, its accessible name and the recorded element's)
+    must land where its own link points instead, and on a page that names the chosen item wherever the
+    recorded page named the recorded one.
+    """
+    where = f"action {step}"
+    if decided is not None:
+        target, name, recorded_name = decided
+        if target is not None and url != target:
+            return ReplayFallback(FallbackReason.LANDING_CHANGED,
+                                  f"{where}: the re-decided click landed at {url}, not where its link points ({target})")
+        if recorded.identity is not None and _names(recorded.identity, recorded_name) and not _names(identity, name):
+            return ReplayFallback(FallbackReason.LANDING_CHANGED,
+                                  f"{where}: the re-decided click on {name!r} landed on a page that says {identity!r}, "
+                                  f"which does not name it (the recording's page named what it clicked)")
+        return None
+    if recorded.landing is not None and url != recorded.landing:
+        return ReplayFallback(FallbackReason.LANDING_CHANGED,
+                              f"{where}: the step landed at {url}, where the recording landed at {recorded.landing}")
+    if recorded.identity is not None and identity != recorded.identity:
+        return ReplayFallback(FallbackReason.LANDING_CHANGED,
+                              f"{where}: the step landed on a page that says {identity!r}, where the recording's "
+                              f"said {recorded.identity!r}")
+    return None
+
+
+def check_before(before: dict[str, str] | None, url: str, identity: str, *, step: int) -> ReplayFallback | None:
+    """The fallback when the page the replay starts on is not the one the recorded step acted on."""
+    if not before:
+        return None
+    if before.get("landing") is not None and url != before["landing"]:
+        return ReplayFallback(FallbackReason.START_PAGE_CHANGED,
+                              f"{_at(step)}: the replay starts at {url}, where the recording's step acted at "
+                              f"{before['landing']}; nothing was done")
+    if before.get("identity") is not None and identity != before["identity"]:
+        return ReplayFallback(FallbackReason.START_PAGE_CHANGED,
+                              f"{_at(step)}: the replay starts on a page that says {identity!r}, where the "
+                              f"recording's said {before['identity']!r}; nothing was done")
+    return None
+
+
+def _at(step: int) -> str:
+    return f"action {step}"

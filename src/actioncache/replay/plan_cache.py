@@ -33,7 +33,7 @@ from .metrics import shape_metrics
 from .models import Action, ActionType, Page, PlanSignature, as_page, as_signature
 from .plan_store import INITIAL_TRUST, PlanStore
 from .run import ReplayRun
-from .secrets import distinct_secret_names, mark_known_secrets, redact, scrub, stored_form, typed_secrets
+from .secrets import check_secrets, distinct_secret_names, mark_known_secrets, redact, scrub, stored_form, typed_secrets
 from .urls import DEFAULT_URL_RULE, UrlRule
 from .validation import FallbackReason, PersonalizeHook, ReplayFallback, check_supported, resume
 
@@ -268,6 +268,7 @@ class PlanCache:
         """
         sig = as_signature(signature, self.url_rule)
         executed = _executed_argument(executed)
+        secrets = check_secrets(secrets)
         hook = personalize if personalize is not None else self.personalize
         try:
             key, body, plan, remaining = self._choose(sig, executed)

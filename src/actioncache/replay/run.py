@@ -94,6 +94,11 @@ class ReplayRun:
             return bool(candidates_for(action.element or {}, page))
         return not action.fingerprint or len(page.ids_for(action.fingerprint, self.ignore)) == 1
 
+    def decided(self, index: int) -> bool:
+        """Whether the click at plan ``index`` was re-decided by the resolver in this run (its target
+        chosen for this run's input, not the recorded element)."""
+        return index >= 0 and self._decided_at == index
+
     def stop(self, reason: str, message: str) -> None:
         """End the run early for ``reason`` (a driver could not do what was served)."""
         self.reason, self.message = reason, self.clean(message)

@@ -259,20 +259,45 @@ def redact(action: Action, sensitive: Iterable[str] = ()) -> Action:
     return out
 
 
+def check_secrets(secrets: Mapping[str, Any] | None) -> dict[str, str]:
+    """``secrets`` as given to a replay, checked: a mapping of names to texts.
+
+    Every value must be a ``str``: ``0``, ``True``, ``None``, ``b"..."`` would be typed as ``"0"``,
+    ``"True"``, ``"None"``, ``"b'...'"`` (or nothing), which is never the secret meant, so they raise
+    ``TypeError`` naming the key and the fix before anything is replayed. ``""`` is no value (the replay
+    stops at that field with ``secret_required``).
+    """
+    if secrets is None:
+        return {}
+    if not isinstance(secrets, Mapping):
+        raise TypeError(f"secrets must be a mapping of names to texts, e.g. {{'password': '...'}}, "
+                        f"not {type(secrets).__name__}")
+    out: dict[str, str] = {}
+    for name, value in secrets.items():
+        if not isinstance(name, str):
+            raise TypeError(f"secrets keys are field names (str), not {type(name).__name__} {name!r}")
+        if not isinstance(value, str):
+            fix = ("decode it first, e.g. value.decode('utf-8')" if isinstance(value, (bytes, bytearray))
+                   else "leave the key out to be asked for it" if value is None
+                   else "pass the text as typed, e.g. '0' rather than 0")
+            raise TypeError(f"secrets[{name!r}] must be a str, not {type(value).__name__}; {fix}")
+        out[name] = value
+    return out
+
+
 def fill_secret(action: Action, secrets: Mapping[str, Any] | None) -> Action:
-    """Give a secret action its value from ``secrets`` (the action itself when it has none: ``None`` and
-    ``""`` are no value, so the replay stops with ``secret_required`` rather than type them)."""
+    """Give a secret action its value from ``secrets`` (the action itself when it has none: ``""`` is
+    no value, so the replay stops with ``secret_required`` rather than type it)."""
     if not action.secret or action.text is not None or not secrets:
         return action
     name = missing_secret(action)
     if name is None or name not in secrets:
         return action
     value = secrets[name]
-    if value is None or value == "":
+    if value == "":
         return action
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise TypeError(f"secrets[{name!r}] must be text (a str), not {type(value).__name__}; "
-                        f"decode or convert it before the replay")
+    if not isinstance(value, str):
+        raise TypeError(f"secrets[{name!r}] must be a str, not {type(value).__name__}")
     out = action.copy()
     out.text = str(value)
     return out

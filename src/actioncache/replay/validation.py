@@ -49,6 +49,8 @@ class FallbackReason:
     EXECUTION_ERROR = "execution_error"                  # the browser could not do a served action
     UNEXPECTED_REQUEST = "unexpected_request"            # (browser) a request the recording did not send: aborted
     OUTCOME_CHANGED = "outcome_changed"                  # (browser) a step got another status or led elsewhere
+    LANDING_CHANGED = "landing_changed"                  # (browser) a step landed on another page than recorded
+    START_PAGE_CHANGED = "start_page_changed"            # (browser) the replay starts on another page than recorded
     CAPTCHA_REQUIRED = "captcha_required"                # (browser) the page now asks for a captcha
     STATE_CHANGED = "state_changed"                      # (browser) a toggle is in neither of its recorded states
     UNGUARDED_PAGE = "unguarded_page"                    # (browser) a service worker hides requests from the guard

@@ -9,10 +9,20 @@ or the ``intent=`` given), so a replay for another query re-decides it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-from ..effects import SAFE_METHODS, TARGET, StepEffects, body_pairs, link_target, navigation_pattern
+from ..effects import (
+    SAFE_METHODS,
+    TARGET,
+    StepEffects,
+    body_pairs,
+    landing_url,
+    link_target,
+    navigation_pattern,
+    page_identity,
+)
 from ..intents import choice_for, infer_choice
 from ..models import Action, ActionType, Page
 from ..plan_cache import PlanCache
@@ -24,6 +34,32 @@ from .steps import Locate, Outcome, Perform, Returning, Sleep, Snapshot, settle
 
 #: The attributes the secrets rule reads (the snapshot keeps their history).
 _FACTS = ("type", "autocomplete", "name", "id", "aria-label", "placeholder", "title", "inputmode", "pattern")
+
+
+def _shown(value: str, page: Page, field: Any) -> bool:
+    """Whether ``value`` is shown on ``page`` (an element's whole text or accessible name, an option's
+    text or value), not counting the field it is typed into."""
+    wanted = " ".join(value.split()).casefold()
+    if not wanted:
+        return False
+    for element in page.elements:
+        if element is field or (field.uid and element.uid == field.uid):
+            continue
+        said = [element.text, element.name, *(str(o.get(k) or "") for o in element.options or () for k in ("text",))]
+        if any(" ".join(str(s or "").split()).casefold() == wanted for s in said):
+            return True
+    return False
+
+
+def provenance(value: str, secret: Any, inputs: set[str], page: Page, field: Any) -> str | None:
+    """Why a typed ``value`` is known not to be a secret, or ``None`` (it is then stored as a placeholder)."""
+    if secret is False:
+        return "declared"
+    if value in inputs:
+        return "input"
+    if _shown(value, page, field):
+        return "shown"
+    return None
 
 
 def _option_for(options: list[dict[str, Any]], value: Any) -> dict[str, Any]:
@@ -43,10 +79,20 @@ class RecorderBase:
     """The actions recorded so far (``actions``) and the URL the run started on (``start_url``).
 
     ``infer_intents=False`` records every click as the element it hit, never as a choice.
+    ``inputs``: the run's declared inputs (a mapping of names to values, or the values): a typed text
+    equal to one of them is stored in clear (see :meth:`save` for what else is).
     """
 
-    def __init__(self, page: Any, *, ignore: Iterable[str] = (), infer_intents: bool = True) -> None:
+    def __init__(self, page: Any, *, ignore: Iterable[str] = (), infer_intents: bool = True,
+                 inputs: Mapping[str, Any] | Iterable[Any] = ()) -> None:
         self.page = page
+        values = inputs.values() if isinstance(inputs, Mapping) else inputs
+        if isinstance(values, str):
+            raise TypeError("inputs is a mapping of names to values, e.g. {'query': 'desk lamp'}, not one string")
+        #: The declared inputs' values: what is typed from them is not a secret.
+        self.inputs = {str(v) for v in values if v is not None}
+        #: Why each typed text may be stored in clear, by action index ("declared", "input", "shown").
+        self._public: dict[int, str] = {}
         self.ignore = tuple(sorted({str(name).lower() for name in ignore}))
         self.infer_intents = infer_intents
         self.actions: list[Action] = []
@@ -82,6 +128,9 @@ class RecorderBase:
                                         secret=secret, **fields)
             if not secret and not is_secret_field(element.to_dict()) and str(value).strip():
                 self._queries.append((position, str(value), page))
+            public = provenance(str(value), secret, self.inputs, page, element)
+            if public is not None:
+                self._public[position] = public
             if element.uid:
                 self._fills.append((position, element.uid))
         elif kind == "select":
@@ -93,6 +142,9 @@ class RecorderBase:
         link = link_target(element.attributes.get("href"), page.url)
         if link is not None:
             self._targets[position] = link
+        here = yield Outcome()  # the page the step acts on (a replay checks the page it starts on)
+        before = {"landing": landing_url(str(here.get("url") or page.url), self.network.typed),
+                  "identity": page_identity(here.get("title"), here.get("heading"), self.network.typed)}
         self.network.begin_step(position)
         if kind == "fill":
             self.network.typed[position] = str(value)  # in memory: fields that carry it are kept as references
@@ -105,7 +157,11 @@ class RecorderBase:
         action.effects = StepEffects(status=self.network.document_status(position), url=led,
                                      captcha=bool(state.get("captcha")), prompt=bool(state.get("prompt")),
                                      dialogs=dialogs if isinstance(dialogs, int) else 0, alert=bool(state.get("alert")),
-                                     js_dialogs=len(self.network.dialogs(position))).to_dict()
+                                     js_dialogs=len(self.network.dialogs(position)),
+                                     landing=landing_url(url, self.network.typed),
+                                     identity=page_identity(state.get("title"), state.get("heading"),
+                                                            self.network.typed),
+                                     before=before).to_dict()
         self.actions.append(action)
         after: Page = yield Snapshot()
         self._follow_fields(after)  # what the step made of the fields typed into
@@ -182,13 +238,28 @@ class RecorderBase:
     def save(self, plans: PlanCache, goal: str, *, completed: bool = True, url: str | None = None) -> str | None:
         """Record this run in ``plans`` under ``(url or start_url, goal)``; returns the plan id.
 
-        Each step keeps the requests it sent; secrets typed into password (or ``secret=``) fields,
-        and fields that were ever password fields, are kept out of the store by :meth:`PlanCache.record`.
+        Each step keeps the requests it sent. A typed text is stored in clear only when it is
+        provably not a secret: it is one of the declared ``inputs``, it is in ``goal`` (the task
+        text, stored anyway), it was shown on the page when it was typed (an element's whole text or
+        name, an option), or the field was declared ``secret=False``; and even then not when the field
+        is secret by its history (ever ``type=password``, a credential or payment ``autocomplete``...).
+        Everything else typed is kept as a placeholder named after its field, which a replay fills
+        from ``secrets={name: value}`` or the personalization hook, or stops there
+        (``secret_required``). No word list decides it: "Mot de passe", "Passwort" or a recovery
+        phrase are kept out of the store because nothing shows they are public.
         """
         start = url or self.start_url
         if not start:
             raise ValueError("nothing was recorded on a page yet; pass url= to save an empty run")
         actions = self.effects()
+        in_goal = " ".join(str(goal).split()).casefold()
+        for position, action in enumerate(actions):
+            if action.action_type != ActionType.INPUT_TEXT or action.secret is not None or not action.text:
+                continue
+            text = " ".join(action.text.split()).casefold()
+            if position in self._public or (text and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", in_goal)):
+                continue  # public: declared, shown, or words of the task text (not a part of one of them)
+            action.secret = True  # not shown to be public: a placeholder, its text kept out of the store
         values = self.secret_values(actions, plans.sensitive)
         self.network.detach()
         return plans.record((start, goal), actions, completed, secret_values=values)

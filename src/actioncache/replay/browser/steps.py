@@ -13,14 +13,15 @@ import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Generator, Iterable, Mapping, TypeVar
+from urllib.parse import urljoin
 
-from ..effects import SAFE_METHODS, StepEffects, link_target
+from ..effects import SAFE_METHODS, StepEffects, landing_url, link_target, page_identity
 from ..element import Element
 from ..fingerprints import DESTINATION_ATTRIBUTES, element_fingerprint
 from ..guard import RequestGuard
 from ..intents import Resolver
 from ..models import Action, ActionType, Page
-from ..outcomes import ObservedOutcome, check_outcome
+from ..outcomes import ObservedOutcome, check_before, check_landing, check_outcome
 from ..plan_cache import PlanCache
 from ..run import ReplayRun
 from ..validation import FallbackReason, PersonalizeHook, ReplayFallback
@@ -144,7 +145,9 @@ OUTCOME_JS = r"""
   const alert = docs.some((d) => Array.from(d.querySelectorAll('[role=alert], [aria-live=assertive]'))
     .some((e) => visible(e) && (e.textContent || '').trim()));
   const controlled = !!(navigator.serviceWorker && navigator.serviceWorker.controller);
-  return {url: location.href, captcha, prompt, dialogs, alert, controlled};
+  const h1 = document.querySelector('h1');
+  return {url: location.href, captcha, prompt, dialogs, alert, controlled, title: document.title,
+          heading: h1 ? (h1.innerText || h1.textContent || '') : ''};
 }
 """
 
@@ -194,7 +197,8 @@ class ReplayOutcome:
 #: Stops after which the step that ran did not do what it should: not counted as served, trust falls.
 _UNDONE = frozenset({FallbackReason.EXECUTION_ERROR, FallbackReason.UNEXPECTED_REQUEST})
 #: Stops that say the plan no longer does what it did: the plan loses trust.
-_PLAN_FAILED = _UNDONE | {FallbackReason.OUTCOME_CHANGED, FallbackReason.CAPTCHA_REQUIRED}
+_PLAN_FAILED = _UNDONE | {FallbackReason.OUTCOME_CHANGED, FallbackReason.CAPTCHA_REQUIRED,
+                          FallbackReason.LANDING_CHANGED}
 
 
 def replay_steps(plans: PlanCache, goal: str, url: str, *, executed: Any = 0,
@@ -254,20 +258,32 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
         return
     previous: StepEffects | None = None
     steps = 0
+    first = True  # the first element step the run serves checks the page it starts on
     try:
         while run.active:
             page = yield from _wait_until_ready(run, network, wait_s, quiet_s)
             network.page_url = page.url
+            if first and run.ready(page):  # (an element that is not there says so by its own reason)
+                start = yield from _check_start(run, page, network)
+                if start is not None:
+                    run.stop(start.reason, start.message)
+                    break
             actions = run.next(page)
             if actions is None:
                 break
+            index = run.offset + run.served - 1
+            decided = run.decided(index)
             for action in actions:
                 # A late request of the step before was refused: do not go on to this one.
                 stop = _unexpected(network, run.served - 1)
                 if stop is None:
                     steps += 1
+                    recorded = Element.from_dict(run.plan[index].element or {"id": "", "tag": ""})
                     stop = yield from _step(action, page, network, previous, steps, run.served - 1,
-                                            max_wait_action_s, run.ignore, wait_s)
+                                            max_wait_action_s, run.ignore, wait_s, plan_index=index,
+                                            decided_from=recorded if decided else None)
+                    if action.action_type.lower() in ActionType.TARGETED:
+                        first = False
                     if stop is None or stop.reason != FallbackReason.EXECUTION_ERROR:
                         outcome.executed.append(action)
                 if stop is not None:
@@ -286,6 +302,20 @@ _UNGUARDED = ("a service worker controls this page, so its requests would not pa
               "the browser context with service_workers='block' to replay here")
 
 
+def _check_start(run: ReplayRun, page: Page, network: NetworkLog) -> Returning[ReplayFallback | None]:
+    """Before the run's first element action: the page it starts on must be the one the recorded step
+    acted on, by its exact URL and what it says it is (a plan recorded on ``/product/123`` is filed under
+    ``/product/{id}`` and must not act on ``/product/456``)."""
+    action = run.remaining[run.served]
+    effects = StepEffects.from_dict(action.effects)
+    if action.action_type.lower() not in ActionType.TARGETED or effects is None or not effects.before:
+        return None
+    state = yield Outcome()
+    earlier = {k: v for k, v in network.typed.items() if k < run.offset + run.served}
+    return check_before(effects.before, landing_url(str(state.get("url") or page.url), earlier),
+                        page_identity(state.get("title"), state.get("heading"), earlier), step=run.served)
+
+
 def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
     blocked = network.blocked()
     if not blocked:
@@ -302,14 +332,19 @@ def _unexpected(network: NetworkLog, position: int) -> ReplayFallback | None:
 
 
 def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects | None, step: int,
-          position: int, max_wait_action_s: float, ignore: tuple[str, ...] = (), wait_s: float = WAIT_S) -> Step:
-    """Do one served action under the guard; the fallback that stops the replay after it, or ``None``."""
+          position: int, max_wait_action_s: float, ignore: tuple[str, ...] = (), wait_s: float = WAIT_S, *,
+          plan_index: int = -1, decided_from: Element | None = None) -> Step:
+    """Do one served action under the guard; the fallback that stops the replay after it, or ``None``.
+
+    ``plan_index`` is the action's plan index, ``decided_from`` the recorded element of a click the
+    resolver re-decided (it must land where its own link points)."""
     kind = action.action_type.lower()
     if kind not in ActionType.TARGETED:
         yield from _execute(action, max_wait_action_s)
         return None
     effects = StepEffects.from_dict(action.effects)
-    target = link_target(((action.element or {}).get("attributes") or {}).get("href"), page.url)
+    href = ((action.element or {}).get("attributes") or {}).get("href")
+    target = link_target(href, page.url)
     network.begin_step(step)
     if network.guard is not None:
         network.guard.expect(effects, previous, target)
@@ -349,7 +384,18 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
                                prompt=bool(state.get("prompt")), dialogs=_count(state.get("dialogs")),
                                alert=bool(state.get("alert")), js_dialogs=network.dialogs(step),
                                missing=_missing(effects, network, step))
-    return check_outcome(effects, observed, step=position, target=target)
+    stop = check_outcome(effects, observed, step=position, target=target)
+    if stop is not None:
+        return stop
+    typed = {k: v for k, v in network.typed.items() if k <= plan_index}
+    decided = None
+    if decided_from is not None:
+        exact = None
+        if href and not str(href).startswith(("javascript:", "#", "mailto:", "tel:")):
+            exact = landing_url(urljoin(page.url or "", str(href)), typed)
+        decided = (exact, str((action.element or {}).get("name") or ""), decided_from.name)
+    return check_landing(effects, landing_url(observed.url, typed),
+                         page_identity(state.get("title"), state.get("heading"), typed), step=position, decided=decided)
 
 
 def _count(value: Any) -> int:

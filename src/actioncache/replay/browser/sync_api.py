@@ -266,7 +266,9 @@ class PageRecorder(RecorderBase):
         return drive(self.page, self._element_step("click", target, intent=intent, **fields))
 
     def fill(self, target: Any, text: str, *, secret: str | bool | None = None, **fields: Any) -> Action:
-        """Type ``text``; ``secret=True`` (or a name) keeps it out of the store like a password."""
+        """Type ``text``; ``secret=True`` (or a name) keeps it out of the store like a password;
+        ``secret=False`` declares it public (stored in clear unless the field's history makes it secret).
+        Text that is not shown to be public is stored as a placeholder (see :meth:`save`)."""
         return drive(self.page, self._element_step("fill", target, text, secret=secret, **fields))
 
     def select(self, target: Any, value: str, **fields: Any) -> Action:
