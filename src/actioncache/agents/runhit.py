@@ -82,7 +82,7 @@ def index_path() -> str | None:
 def lookup_key(argv: list[str]) -> str | None:
     """The record's key for ``actioncache run ARGV`` here and now; None when the command is not
     one this path can answer. The full engine computes it with this same function."""
-    from ..runs.lean import dumps, file_sha256, sha256
+    from .._lean import dumps, file_sha256, sha256
 
     opts = parse(argv)
     if opts is None:
@@ -118,7 +118,7 @@ def _encoding(stream: Any) -> list[str | None] | None:
 
 def row_fingerprint(row: Any) -> str:
     """A store row (value, metadata, created_at, expires_at) as one digest."""
-    from ..runs.lean import dumps, sha256
+    from .._lean import dumps, sha256
 
     value, metadata, created_at, expires_at = row
     return str(sha256(dumps([sha256(bytes(value)).hexdigest(), str(metadata), float(created_at),
@@ -135,7 +135,7 @@ def stat_kind(result: Any, follow: bool = True) -> str:
 
 def listing_digest(path: str) -> str:
     """A directory's names, as one digest (what an import searching it would find)."""
-    from ..runs.lean import sha256
+    from .._lean import sha256
 
     return str(sha256("\0".join(sorted(os.listdir(path))).encode("utf-8", "surrogateescape")).hexdigest())
 
@@ -144,7 +144,7 @@ ROW_SQL = "SELECT value, metadata, created_at, expires_at FROM entries WHERE key
 
 
 def read_record(index: str, key: str) -> dict[str, Any] | None:
-    from ..runs.lean import loads, sqlite3_module
+    from .._lean import loads, sqlite3_module
 
     sqlite3 = sqlite3_module()
     try:
@@ -168,7 +168,7 @@ def read_record(index: str, key: str) -> dict[str, Any] | None:
 
 def still_valid(record: dict[str, Any], now: float) -> bool:
     """The record's files have the same bytes and its rows are the same rows, unexpired."""
-    from ..runs.lean import file_sha256, sqlite3_module
+    from .._lean import file_sha256, sqlite3_module
 
     try:
         valid_until = record["valid_until"]

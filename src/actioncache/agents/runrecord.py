@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .._time import iso_utc
 from ..stores.base import FRESH_UNTIL
+from ..stores.sqlite import SQLiteStore
 from . import runhit
 
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ class Watch:
         self.stdout, self.stderr = _Tee(sys.stdout), _Tee(sys.stderr)
         sys.stdout, sys.stderr = self.stdout, self.stderr
         self._stat = os.stat
-        os.stat = self._probe  # type: ignore[assignment]  # probes (exists, is_file) raise no audit event
+        os.stat = self._probe  # probes (exists, is_file) raise no audit event
         if not _hooked:
             sys.addaudithook(_audit)
             _hooked = True
@@ -228,7 +229,7 @@ class Watch:
         global _active
         if _active is self:
             _active = None
-        if os.stat is self._probe:  # type: ignore[comparison-overlap]
+        if os.stat == self._probe:
             os.stat = self._stat
         if exc and exc[0] is not None and self.enabled:
             self._drop()  # a run that failed now must not be answered by an older success
@@ -317,8 +318,8 @@ class Watch:
         for node in spec.nodes:
             if any(rule.condition is not None for rule in node.goto):
                 return f"node {node.name!r} has a goto condition"
-        if "sqlite" not in type(agent.store).__name__.lower() or not hasattr(agent.store, "path"):
-            return "the store is not SQLite"
+        if type(agent.store) is not SQLiteStore:  # exactly: a subclass may keep values beside the rows
+            return "the store is not a SQLite file"
         for event in events:
             node = spec.node(event["node"])
             try:
@@ -354,7 +355,8 @@ class Watch:
 
     def _write(self, agent: Agent, served: Mapping[str, Mapping[str, Any]], stdout_text: str) -> str | None:
         assert self.lookup is not None and self.index is not None
-        store = os.path.realpath(str(getattr(agent.store, "path")))
+        assert isinstance(agent.store, SQLiteStore)
+        store = os.path.realpath(agent.store.path)
         rows: list[list[str | None]] = []
         valid_until: float | None = None
         with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5.0) as db:
@@ -378,9 +380,9 @@ class Watch:
         db.close()
         if valid_until is not None and valid_until <= time.time():
             return "an entry has expired"
-        files = []
+        files: list[list[str | None]] = []
         for path in self.files:
-            from ..runs.lean import file_sha256
+            from .._lean import file_sha256
 
             try:
                 files.append([path, file_sha256(path)])
@@ -423,7 +425,7 @@ class Watch:
 
 
 def runhit_dumps(record: Mapping[str, Any]) -> str:
-    from ..runs.lean import dumps
+    from .._lean import dumps
 
     return str(dumps(dict(record)))
 
