@@ -19,8 +19,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from actioncache.agents.loader import compile_run_block
+from actioncache.agents.runrecord import pure_block_problem, template_problem
 
 AGENT = """\
 name: reader
@@ -205,3 +209,45 @@ def test_a_stream_run_is_never_replayed(tmp_path: Path) -> None:
     world.extra = ["--stream"]
     outcome = world.run()
     assert outcome.code == 0 and not outcome.lean and '"duration_ms"' in outcome.stdout
+
+
+# --- the whitelists that decide whether a run may be recorded -----------------------------------
+
+
+@pytest.mark.parametrize("block", [
+    'return {"n": len(state["items"])}',
+    'print("hit" if state.get("x") else "miss", sorted(state))',
+    'total = sum(i * 2 for i in range(3))\nreturn {"t": total, "d": dict(a=1)}',
+])
+def test_blocks_that_only_compute_are_pure(block: str) -> None:
+    assert pure_block_problem(compile_run_block("n", block)) is None
+
+
+@pytest.mark.parametrize("block", [
+    "import time\nreturn {'t': time.time()}",
+    "return {'f': open('x').read()}",
+    "return {'k': list({'a', 'b'})}",
+    "return {'k': [x for x in {'a', 'b'}]}",
+    "return {'c': '{0.__class__}'.format(state)}",
+    "return {'c': state.__class__.__name__}",
+    "return actions['docs.extract'](state)",
+    "return {'v': cache.get('k')}",
+    "return {'g': globals()}",
+    "return {'h': hash('a'), 'i': id(state)}",
+    "global counter\ncounter = 1",
+    "return {'e': eval('1')}",
+])
+def test_blocks_that_reach_outside_are_not(block: str) -> None:
+    assert pure_block_problem(compile_run_block("n", block)) is not None
+
+
+@pytest.mark.parametrize("value", ["plain", 3, {"a": ["{{ state.x }}", "x-{{ variables.y.z }}-y"]}, None])
+def test_plain_path_templates_render_the_same_everywhere(value: object) -> None:
+    assert template_problem(value) is None
+
+
+@pytest.mark.parametrize("value", ["{{ state.get }}", "{{ range(3) }}", "{{ state.x | random }}", "{{ lipsum() }}",
+                                   "{% if state.x %}a{% endif %}", "{{ state }}", "{{ state.items }}",
+                                   "{{ agent_dir }}", "{{ state._x }}", "{{ state.x }"])
+def test_other_templates_are_not_replayed(value: str) -> None:
+    assert template_problem(value) is not None
