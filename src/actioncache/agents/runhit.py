@@ -238,7 +238,32 @@ def try_hit(argv: list[str]) -> int | None:
         return None
     _write(2, stderr)
     _write(1, stdout)
+    _count(record)
     return 0
+
+
+def _count(record: dict[str, Any]) -> None:
+    """Add the counts the recorded run added (its hits, time saved) to the store's counters, as
+    the full engine's flush does: one statement; best effort, a replay never fails over its counts."""
+    rows = record.get("counters") or []
+    store = record.get("store")
+    if not rows or not isinstance(store, str):
+        return
+    from .._lean import sqlite3_module
+
+    sqlite3 = sqlite3_module()
+    try:
+        db = sqlite3.connect(f"file:{store}?mode=rw", uri=True, timeout=5.0, isolation_level=None)
+    except sqlite3.Error:
+        return
+    try:
+        db.execute("INSERT INTO counters (name, value) VALUES " + ", ".join(["(?, ?)"] * len(rows))
+                   + " ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value",
+                   [item for name, delta in rows for item in (str(name), float(delta))])
+    except (sqlite3.Error, TypeError, ValueError):
+        pass
+    finally:
+        db.close()
 
 
 def _write(fd: int, data: bytes) -> None:

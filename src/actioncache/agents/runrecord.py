@@ -217,6 +217,16 @@ class Watch:
         self._saved = (sys.stdout, sys.stderr)
         self.stdout, self.stderr = _Tee(sys.stdout), _Tee(sys.stderr)
         sys.stdout, sys.stderr = self.stdout, self.stderr
+        self.counters: dict[str, float] = {}
+        self._add_counters = SQLiteStore.add_counters
+        watch = self
+
+        def add_counters(store: SQLiteStore, deltas: Mapping[str, float]) -> None:
+            watch._add_counters(store, deltas)  # written first: only what reached the store is replayed
+            for name, delta in deltas.items():
+                watch.counters[name] = watch.counters.get(name, 0.0) + float(delta)
+
+        SQLiteStore.add_counters = add_counters  # type: ignore[method-assign,assignment]  # the counts a hit adds
         self._stat = os.stat
         os.stat = self._probe  # probes (exists, is_file) raise no audit event
         if not _hooked:
@@ -231,6 +241,8 @@ class Watch:
             _active = None
         if os.stat == self._probe:
             os.stat = self._stat
+        if self._saved is not None:
+            SQLiteStore.add_counters = self._add_counters  # type: ignore[method-assign]
         if exc and exc[0] is not None and self.enabled:
             self._drop()  # a run that failed now must not be answered by an older success
         if self._saved is not None:
@@ -400,6 +412,7 @@ class Watch:
         err_stream = self._saved[1] if self._saved else sys.__stderr__
         record = {
             "version": runhit.RECORD_VERSION, "store": store, "rows": rows, "files": files, "listed": listed,
+            "counters": sorted([name, delta] for name, delta in self.counters.items() if delta),
             "probed": [[path, follow, kind] for (path, follow), kind in self.probed.items()],
             "valid_until": valid_until, "created_at": time.time(),
             "stdout": _as_bytes_text((self.stdout.text() if self.stdout else "") + stdout_text, out_stream),
