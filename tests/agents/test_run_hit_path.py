@@ -100,7 +100,8 @@ class World:
         lines = done.stderr.splitlines(keepends=True)
         imports = [line for line in lines if line.startswith("import time:")]
         stderr = "".join(line for line in lines if not line.startswith("import time:"))
-        lean = not any("actioncache.agents.engine" in line for line in imports)
+        # answered without the engine (a process that failed before loading it answered nothing)
+        lean = done.returncode == 0 and not any("actioncache.agents.engine" in line for line in imports)
         return Outcome(done.returncode, done.stdout, stderr, lean)
 
     def reference(self) -> Outcome:
