@@ -96,6 +96,7 @@ def lookup_key(argv: list[str]) -> str | None:
             "actioncache": getattr(sys.modules.get("actioncache"), "__version__", None),
             "python": sys.version,
             "executable": sys.executable,
+            "interpreter": [list(sys.flags), sys.warnoptions, sorted(map(str, sys._xoptions.items()))],
             "argv": list(argv),
             "cwd": os.getcwd(),
             "env": sorted([name, value] for name, value in os.environ.items()),
@@ -174,7 +175,9 @@ def still_valid(record: dict[str, Any], now: float) -> bool:
         valid_until = record["valid_until"]
         if valid_until is not None and not now < float(valid_until) - EXPIRY_MARGIN_S:
             return False
-        for path, digest in record["files"]:
+        for path, real, digest in record["files"]:
+            if os.path.realpath(path) != real:
+                return False  # a link now leads elsewhere (a trust check judges where it leads)
             try:
                 now_digest: str | None = file_sha256(path)
             except (FileNotFoundError, NotADirectoryError):

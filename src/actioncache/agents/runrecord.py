@@ -12,7 +12,8 @@ decided by what it read when, and only when:
 - the agent has no conditions (``goto: if``, ``edges: when``) and its ``with:`` templates are
   plain paths into ``state``/``variables`` (:func:`template_problem`): Jinja's ``random`` or
   ``lipsum`` would change a key from one process to the next;
-- a wrapped action declares no key context of its own, unless actioncache ships it (its context
+- a ``cache.wrap`` names no ``scope`` (a policy decides those) and no ``skip_cache`` or
+  ``cache_enabled``; a wrapped action declares no key context of its own, unless actioncache ships it (its context
   reads only settings and the environment, both in the lookup key);
 - the process opened no file for writing and did nothing but read files, import, compile and use
   SQLite (a Python audit hook sees every ``open`` and every other event; an event not in
@@ -282,12 +283,13 @@ class Watch:
                     (mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS):
                 self.problem = f"it opened {path!r} for writing"
                 return
-            real = os.path.realpath(os.fsdecode(path))
+            where = os.path.abspath(os.fsdecode(path))
+            real = os.path.realpath(where)
             if not real.startswith(self._ignored):
-                self.files[real] = None
+                self.files[where] = None
                 if real.endswith(".pyc"):  # the import system trusts a .pyc while its source's stamp
                     try:  # matches; the hit path checks the source itself
-                        self.files[os.path.realpath(importlib.util.source_from_cache(real))] = None
+                        self.files[os.path.abspath(importlib.util.source_from_cache(where))] = None
                     except ValueError:
                         self.problem = f"it loaded {real!r} without its source"
         elif event == "os.mkdir":
@@ -350,6 +352,8 @@ class Watch:
             if not isinstance(result, Mapping) or result.get("_cache_hit") is not True \
                     or not isinstance(result.get("_cache_key"), str):
                 return f"node {node.name!r} was not a cache hit"
+            if "scope" in node.with_ or "skip_cache" in node.with_ or "cache_enabled" in node.with_:
+                return f"node {node.name!r} asks the policy or switches caching"  # decided by more than the row
             action = node.with_.get("action")
             if not isinstance(action, str) or "{" in action:
                 return f"node {node.name!r} wraps a templated action"
@@ -396,10 +400,11 @@ class Watch:
         for path in self.files:
             from .._lean import file_sha256
 
+            real = os.path.realpath(path)  # as named, where it leads (a link), and its bytes
             try:
-                files.append([path, file_sha256(path)])
+                files.append([path, real, file_sha256(path)])
             except (FileNotFoundError, NotADirectoryError):
-                files.append([path, None])  # looked for and not there: the hit path checks it still is not
+                files.append([path, real, None])  # looked for and not there: the hit path checks it still is not
             except OSError:
                 return f"cannot read {path!r} again"
         listed = []
