@@ -67,10 +67,12 @@ def _dump(value: Any, indent: int | None = None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv_list = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv_list)
     if not args.untrusted and (args.root or args.allow_host or args.allow_env):
         parser.error("--root, --allow-host and --allow-env only apply with --untrusted")
     from .engine import load_agent
+    from .runrecord import Watch
 
     stdout = sys.stdout
     try:
@@ -78,19 +80,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentInputError as exc:  # --input itself is unusable: a bad argument, like every other
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # A run decided by what it read leaves a record the next identical command replays without
+    # loading the engine (agents/runhit.py); the watch decides, and records nothing otherwise.
+    watch = None if args.stream else Watch(argv_list)
     try:
-        agent = load_agent(args.agent, store=args.store, trusted=not args.untrusted, root=args.root,
-                           allow_hosts=args.allow_host, allow_env=args.allow_env)
-        try:
-            final = state
-            with contextlib.redirect_stdout(sys.stderr):
-                for event in agent.stream(state):
-                    final = event["state"]
-                    if args.stream:
-                        print(_dump({"node": event["node"], "duration_ms": event["duration_ms"],
-                                     "result": event["result"]}), file=stdout, flush=True)
-        finally:
-            agent.close()
+        with watch if watch is not None else contextlib.nullcontext():
+            agent = load_agent(args.agent, store=args.store, trusted=not args.untrusted, root=args.root,
+                               allow_hosts=args.allow_host, allow_env=args.allow_env)
+            events: list[dict[str, Any]] = []
+            try:
+                final = state
+                with contextlib.redirect_stdout(sys.stderr):
+                    for event in agent.stream(state):
+                        final = event["state"]
+                        if watch is not None:
+                            events.append(event)
+                        if args.stream:
+                            print(_dump({"node": event["node"], "duration_ms": event["duration_ms"],
+                                         "result": event["result"]}), file=stdout, flush=True)
+            finally:
+                agent.close()
+            text = _dump(final, indent=2)
+            if watch is not None:
+                watch.finish(agent, events, text + "\n")
     except AgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -98,5 +110,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: a value nests too deeply to process (past Python's recursion limit); flatten the input "
               "state or the agent's values", file=sys.stderr)
         return 2
-    print(_dump(final, indent=2), file=stdout)
+    print(text, file=stdout)
     return 0

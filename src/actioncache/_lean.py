@@ -1,0 +1,160 @@
+"""Lean helpers for hit paths that must not pay for imports they do not need (``actioncache exec``
+and ``actioncache run`` hits answered before the CLI loads).
+
+Only builtin or tiny stdlib modules: ``json``'s C scanner and encoder without the ``json`` package
+(which pulls in ``re``), SHA-256 without OpenSSL's start-up cost, SQLite's C module without
+``functools``. Every helper falls back to the ordinary module when the fast one is missing.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+
+def _builtin_sha256() -> Callable[..., Any]:
+    """The builtin SHA-256 (no OpenSSL load): Python 3.12+ calls its module _sha2, 3.11 _sha256."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            module: Any = __import__(name)
+        except ImportError:
+            continue
+        constructor: Callable[..., Any] = module.sha256
+        return constructor
+    from hashlib import sha256 as constructor
+
+    return constructor
+
+
+sha256: Callable[..., Any] = _builtin_sha256()
+
+
+def file_sha256(path: str) -> str:
+    digest = sha256()
+    with open(path, "rb", buffering=0) as handle:
+        while True:
+            chunk = handle.read(1 << 20)
+            if not chunk:
+                return str(digest.hexdigest())
+            digest.update(chunk)
+
+
+class _ScanContext:
+    """What ``_json.make_scanner`` reads from its context (the attributes of ``json.JSONDecoder``)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = None
+    memo: dict[str, Any] = {}
+
+
+_scan: Any = None
+_quote: Any = None
+try:
+    _json_c: Any = __import__("_json")
+    _quote = _json_c.encode_basestring_ascii
+    _scan = _json_c.make_scanner(_ScanContext())
+except ImportError:  # another Python implementation: the json package is fine there
+    pass
+
+
+def loads(text: str) -> Any:
+    if _scan is None:
+        import json
+
+        return json.loads(text)
+    value, end = _scan(text, 0)
+    if text[end:].strip():
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces, ASCII) of str/int/float/bool/None/list/dict values."""
+    if _quote is None:
+        import json
+
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    parts: list[str] = []
+    _dump(value, parts.append)
+    return "".join(parts)
+
+
+def _dump(value: Any, out: Callable[[str], Any]) -> None:
+    if value is None:
+        out("null")
+    elif value is True:
+        out("true")
+    elif value is False:
+        out("false")
+    elif isinstance(value, str):
+        out(_quote(value))
+    elif isinstance(value, int):
+        out(int.__repr__(value))
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("NaN and infinities are not JSON")
+        out(float.__repr__(value))
+    elif isinstance(value, (list, tuple)):
+        out("[")
+        for i, item in enumerate(value):
+            if i:
+                out(",")
+            _dump(item, out)
+        out("]")
+    elif isinstance(value, dict):
+        out("{")
+        for i, key in enumerate(sorted(value)):
+            if not isinstance(key, str):
+                raise TypeError(f"JSON object keys must be text, not {key!r}")
+            if i:
+                out(",")
+            out(_quote(key))
+            out(":")
+            _dump(value[key], out)
+        out("}")
+    else:
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def sqlite3_module() -> Any:
+    """SQLite's C module (``_sqlite3``), loaded without what a read-only lookup never uses.
+
+    Python 3.11+'s ``_sqlite3`` imports ``functools`` when it loads, for the ``lru_cache`` of its
+    statement cache; ``functools`` pulls in ``collections`` and friends, about a third of a hit's
+    start-up. A hit runs two statements, so the module gets a ``functools`` whose ``lru_cache`` is
+    no cache (each statement is prepared when run, as with ``cached_statements=0``); the stand-in is
+    removed again at once, so nothing else ever sees it. Where ``functools`` is already loaded, or
+    the C module is not there, this is the ordinary import.
+    """
+    import sys
+
+    if "_sqlite3" in sys.modules or "functools" in sys.modules:
+        return _plain_sqlite3()
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = _no_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        return _plain_sqlite3()
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+
+
+def _no_cache(maxsize: int = 128) -> Callable[[Any], Any]:
+    return _identity
+
+
+def _identity(function: Any) -> Any:
+    return function
+
+
+def _plain_sqlite3() -> Any:
+    try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
+        return __import__("_sqlite3")
+    except ImportError:
+        return __import__("sqlite3")
