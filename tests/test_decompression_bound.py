@@ -16,21 +16,27 @@ import pytest
 zstandard = pytest.importorskip("zstandard")
 
 READER = """
-import json, resource, sys
+import json, sys
 from actioncache import Cache, open_store
 from actioncache.stores.base import Entry
+
+def peak_kib():
+    # This process's own peak RSS (VmHWM, per address space: getrusage's ru_maxrss would carry the
+    # parent's peak across fork and exec, and hide the growth when the test process is bigger).
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
 
 url, path, kind = sys.argv[1], sys.argv[2], sys.argv[3]
 frame = open(path, "rb").read()
 cache = Cache(url)
 calls = []
 key = cache.wrap("bomb.read", lambda x: calls.append(x) or "computed", {"x": 1})["_cache_key"]
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kib()
 store = open_store(url)
 entry = store.get(key)
 store.put(Entry(key, frame, dict(entry.metadata), entry.created_at, entry.expires_at))  # the planted bomb
 out = cache.wrap("bomb.read", lambda x: calls.append(x) or "recomputed", {"x": 1})
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_kib()
 print(json.dumps({"result": out["result"], "hit": out["_cache_hit"], "corrupt": cache.stats().get("corrupt", 0),
                   "grew_kib": peak - before}))
 """
@@ -69,7 +75,43 @@ def test_a_planted_compression_bomb_is_a_miss_and_the_reader_stays_small(kind, t
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout.strip().splitlines()[-1])
-    assert said["result"] == "recomputed" and said["hit"] is False and said["corrupt"] == 1
-    # The decode limit is 256 MiB; the old limit (2 GiB) let this frame grow the reader by over 2 GB.
-    limit_kib = 600 * 1024
+    assert said["result"] == "recomputed" and said["hit"] is False
+    # A zstd frame is refused at its header (a declared size past the limit, or none declared:
+    # compress() always declares it): nothing is inflated. zlib declares no size: it inflates up to
+    # the reader's own limit, its max_value_bytes (64 MiB by default), not the 256 MiB cap.
+    limit_kib = 16 * 1024 if kind.startswith("zstd") else (64 + 16) * 1024
     assert said["grew_kib"] < limit_kib, f"the reader grew by {said['grew_kib'] / 1024:.0f} MiB decoding {kind}"
+    print(f"{kind}: the reader grew by {said['grew_kib'] / 1024:.1f} MiB")
+
+
+WRITER_AND_READERS = """
+import json, sys
+from actioncache import Cache
+
+url = sys.argv[1]
+value = "0" * (3 * 1024**2)  # 3 MiB encoded, a few KiB compressed
+big = Cache(url, max_value_bytes=4 * 1024**2)
+stored = big.wrap("big.value", lambda x: value, {"x": 1})
+small = Cache(url, max_value_bytes=1024**2)
+calls = []
+read_small = small.wrap("big.value", lambda x: calls.append(x) or value, {"x": 1})
+read_big = Cache(url, max_value_bytes=4 * 1024**2).wrap("big.value", lambda x: "recomputed", {"x": 1})
+too_big = small.wrap("small.value", lambda x: value, {"x": 1})
+again = small.wrap("small.value", lambda x: "recomputed", {"x": 1})
+print(json.dumps({"small_hit": read_small["_cache_hit"], "small_computed": len(calls),
+                  "big_hit": read_big["_cache_hit"], "big_result_ok": read_big["result"] == value,
+                  "small_cached": again["_cache_hit"]}))
+"""
+
+
+def test_the_decode_limit_is_the_readers_max_value_bytes(tmp_path, src_env):
+    """max_value_bytes bounds a value's encoding before compression, so a reader never inflates
+    past the largest value it could have stored itself. A value a cache with a larger
+    max_value_bytes stored is a miss for a smaller reader, left in place for the larger one."""
+    url = f"sqlite:///{tmp_path}/cache.db"
+    done = subprocess.run([sys.executable, "-c", WRITER_AND_READERS, url], env=src_env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said == {"small_hit": False, "small_computed": 1, "big_hit": True, "big_result_ok": True,
+                    "small_cached": False}

@@ -187,12 +187,14 @@ def test_a_compressed_stream_cut_short_is_corrupt_never_a_shorter_value():
         with pytest.raises(CorruptEntryError, match="cut short"):
             codec.decode(_zlib(number)[:-cut])
     big = _digits(400_000, 1)  # zstd blocks are 128 KiB: a cut frame still holds whole blocks
-    for content_size in (True, False):
-        frame = _zstd(big, write_content_size=content_size)
-        assert decompress(frame) == big
-        for cut in (10, 5000, 50_000):
-            with pytest.raises(CorruptEntryError, match="cut short"):
-                decompress(frame[:-cut])
+    frame = _zstd(big)
+    assert decompress(frame) == big
+    for cut in (10, 5000, 50_000):
+        with pytest.raises(CorruptEntryError, match="cut short"):
+            decompress(frame[:-cut])
+    # compress() always declares the frame's size: a frame without one is refused unread.
+    with pytest.raises(CorruptEntryError, match="without a declared size"):
+        decompress(_zstd(big, write_content_size=False))
     with pytest.raises(CorruptEntryError):
         decompress(b"x")  # no stream at all
     with pytest.raises(CorruptEntryError):
@@ -218,7 +220,9 @@ def test_the_decompression_limit_still_holds(monkeypatch):
 
     monkeypatch.setattr(codec_module, "MAX_DECOMPRESSED_BYTES", 100_000)
     huge = b"j" + b"0" * 1_000_000
-    for frame in (_zlib(huge), _zstd(huge), _zstd(huge, write_content_size=False)):
+    for frame in (_zlib(huge), _zstd(huge)):
         with pytest.raises(CorruptEntryError, match="decode limit"):
             codec_module.decompress(frame)
+    with pytest.raises(CorruptEntryError, match="without a declared size"):
+        codec_module.decompress(_zstd(huge, write_content_size=False))
     assert codec_module.decompress(_zlib(huge[:50_000])) == huge[:50_000]

@@ -4,6 +4,7 @@ the one table of key prefixes."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from hypothesis import given
@@ -54,6 +55,30 @@ def test_lease_excludes_and_times_out(records):
             assert not second  # bounded wait, then the body decides
     with records.lease("lease:job", ttl_s=30) as again:
         assert again  # released on exit
+
+
+def test_writes_under_a_lost_lease_are_refused_and_counted(records):
+    """Inside ``lease``, a Records write is fenced by the lease's token: once the lease lapsed and
+    another holder took it, the write raises LeaseLostError and the newer holder's value stays."""
+    from actioncache import Cache
+    from actioncache.errors import LeaseLostError
+
+    other = Records(records.store)  # another Records on the same store: fenced just the same
+    with records.lease("scratchpad:fence", ttl_s=0.2) as held:
+        assert held
+        records.put("scratch:fence:a", "mine", kind="item")  # still held: written
+        time.sleep(0.4)  # paused past the lease
+        with Records(records.store).lease("scratchpad:fence", ttl_s=30) as newer:
+            assert newer
+            other.put("scratch:fence:a", "newer", kind="item")
+        with pytest.raises(LeaseLostError, match="lost before 'scratch:fence:a' was written"):
+            other.put("scratch:fence:a", "stale", kind="item")
+        with pytest.raises(LeaseLostError):
+            records.rewrite(records.get("scratch:fence:a").entry, "stale")
+    assert records.get("scratch:fence:a").value == "newer"
+    records.put("scratch:fence:a", "after", kind="item")  # outside the lease: a plain put
+    assert records.get("scratch:fence:a").value == "after"
+    assert Cache(records.store).stats()["by_action"]["scratchpad"]["lease_lost"] == 2
 
 
 def test_lease_serializes_threads(records):

@@ -30,7 +30,7 @@ from ._options import DEFAULT_MAX_VALUE_BYTES, StoreOptions, check_max_value_byt
 from ._outcomes import NOTHING, Lookup, Outcome, is_failure, new_hit
 from ._refresh import Stale
 from ._stats import describe, saved_ms, stats_for
-from .codec import MEMO_DECODERS, Codec
+from .codec import MAX_DECOMPRESSED_BYTES, MEMO_DECODERS, Codec, JSONCodec
 from .errors import CacheWarning, EntryTooLargeError, UnsupportedEntryError, ValueTooLargeError
 from .events import CacheEvent, Observer, notify
 from .stores.base import CacheStore, Entry, entry_problem, redact_url
@@ -54,8 +54,8 @@ class Flow:
 
     def __init__(self, store: CacheStore, codec: Codec, *, clock: Callable[[], float], rng: random.Random,
                  stats_flush_s: float, max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES) -> None:
-        self.use_codec(codec)
         self.max_value_bytes = check_max_value_bytes(max_value_bytes)
+        self.use_codec(codec)
         self.clock = clock
         self.rng = rng
         self.stats_flush_s = stats_flush_s
@@ -67,6 +67,11 @@ class Flow:
 
     def use_codec(self, codec: Codec) -> None:
         self.codec = codec
+        if isinstance(codec, JSONCodec):
+            # A frame is never inflated past the largest value this cache could have stored
+            # (max_value_bytes bounds the encoding before compression: codec._maybe_compress).
+            limit = self.max_value_bytes
+            codec.max_decoded_bytes = MAX_DECOMPRESSED_BYTES if limit is None else min(limit, MAX_DECOMPRESSED_BYTES)
         # Verdicts copy a value out of the codec's decode memo instead of calling decode: only
         # where decode is the built-in codecs' own (a subclass may decode to something else).
         memo = getattr(codec, "memo", None)

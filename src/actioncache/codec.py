@@ -41,6 +41,12 @@ DEFAULT_COMPRESS_THRESHOLD_BYTES = 64 * 1024
 # error in the reader. The writer agrees by construction: an encoding larger than this is stored
 # uncompressed (never a frame the reader would refuse).
 MAX_DECOMPRESSED_BYTES = 256 * 1024**2
+# A reader's own bound, below that cap: what the writer could have stored. A Cache sets it to its
+# max_value_bytes (which bounds the encoding before compression: an encoding over the bound is
+# stored as it is, and then refused by the size check), so a reader never inflates a frame past the
+# largest value it could have cached itself. 64 MiB: the default max_value_bytes
+# (_options.DEFAULT_MAX_VALUE_BYTES); faces' records use it too.
+DEFAULT_DECODE_LIMIT_BYTES = 64 * 1024**2
 # The most output one byte of input can give: zstd's smallest block (a 3-byte header and one byte
 # repeated) stands for up to 128 KiB; deflate's bound is about 1032 to 1. Input is fed in pieces
 # small enough that one piece's output cannot overshoot what is left of the limit.
@@ -159,22 +165,26 @@ def compress(data: bytes) -> bytes:
     return ZLIB + zlib.compress(data, 6)
 
 
-def decompress(data: bytes) -> bytes:
-    """The inverse of :func:`compress`, bounded by ``MAX_DECOMPRESSED_BYTES``.
+def decompress(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
+    """The inverse of :func:`compress`, never producing more than ``limit`` bytes (at most
+    ``MAX_DECOMPRESSED_BYTES``): the largest encoding the reader could have stored itself.
 
     Only one whole stream is a value: a stream cut short (a torn write, a truncated copy), bytes
     after its end, or a payload that is itself compressed again raise :class:`CorruptEntryError`,
-    never a part of the value."""
+    never a part of the value. A zstd frame without a declared size is refused unread
+    (:func:`compress` always declares it). A value past ``limit`` but within the cap (a writer with
+    a larger ``max_value_bytes``) is :class:`UnsupportedEntryError`: a miss, left in place."""
+    limit = min(limit, MAX_DECOMPRESSED_BYTES)
     fmt, body = data[:1], memoryview(data)[1:]
     try:
         if fmt == ZLIB:
-            out, whole = _inflate(body)
+            out, whole = _inflate(body, limit)
         else:
             zstandard = _zstd()
             if zstandard is None:
                 raise UnsupportedEntryError("entry is zstd-compressed; install the zstandard package "
                                             "(pip install 'actioncache[compression]') to read it")
-            out, whole = _unzstd(zstandard, body)
+            out, whole = _unzstd(zstandard, body, limit)
     except (CorruptEntryError, UnsupportedEntryError):
         raise
     except Exception as exc:  # zlib.error, zstandard.ZstdError, MemoryError: all mean "not a valid frame"
@@ -186,41 +196,65 @@ def decompress(data: bytes) -> bytes:
     return out
 
 
-def _too_big() -> CorruptEntryError:
-    return CorruptEntryError("compressed value expands past the decode limit")
+def _too_big(limit: int, size: int | None = None) -> CorruptEntryError | UnsupportedEntryError:
+    """Past the cap no writer of ours goes: corrupt. Past this reader's own limit only: another
+    cache (a larger ``max_value_bytes``) may have written it, so a miss left in place."""
+    if limit >= MAX_DECOMPRESSED_BYTES or (size is not None and size > MAX_DECOMPRESSED_BYTES):
+        return CorruptEntryError("compressed value expands past the decode limit")
+    what = f"to {size} bytes" if size is not None else "past"
+    return UnsupportedEntryError(
+        f"compressed value expands {what} this reader's limit of {limit} bytes (its max_value_bytes); a cache with "
+        "a larger max_value_bytes may have written it: open the cache with a larger max_value_bytes to read it")
 
 
-def _inflate(body: memoryview) -> tuple[bytes, bool]:
-    """A zlib stream: its output, and whether it was one whole stream and nothing else."""
+def _inflate(body: memoryview, limit: int) -> tuple[bytes, bool]:
+    """A zlib stream: its output, and whether it was one whole stream and nothing else. zlib
+    declares no size: the output is capped at ``limit`` + 1 bytes as it is produced."""
     inflater = zlib.decompressobj()
-    out = inflater.decompress(body, MAX_DECOMPRESSED_BYTES + 1)  # max_length: never more output than this
-    if len(out) > MAX_DECOMPRESSED_BYTES or inflater.unconsumed_tail:
-        raise _too_big()
-    return out, inflater.eof and not inflater.unused_data
+    parts: list[bytes] = []
+    size = 0
+    tail: bytes | memoryview = body
+    while not inflater.eof:
+        # In pieces of at most _INFLATE_CHUNK bytes of output: a bomb costs at most the limit and
+        # one piece (one decompress(..., limit) call's output buffers, then its copy, cost twice that).
+        part = inflater.decompress(tail, _INFLATE_CHUNK)
+        tail = inflater.unconsumed_tail
+        size += len(part)
+        if size > limit:
+            raise _too_big(limit)
+        parts.append(part)
+        if not part and not tail:
+            break  # input used up without the stream's end: cut short
+    return b"".join(parts), inflater.eof and not inflater.unused_data
+
+
+_INFLATE_CHUNK = 1024 * 1024
 
 
 # zstd input is fed at most this much at a time (less as the output nears the limit).
 _ZSTD_CHUNK = 4096
 
 
-def _unzstd(zstandard: Any, body: memoryview) -> tuple[bytes, bool]:
+def _unzstd(zstandard: Any, body: memoryview, limit: int) -> tuple[bytes, bool]:
     """A zstd frame: its output, and whether it was one whole frame and nothing else (a reader
     of a cut frame returns the blocks it has; ``eof`` says whether the frame ended).
 
-    Bounded before allocation: :func:`compress` writes the decoded size in the frame header, and a
-    frame declaring more than the limit is refused unread. The frame is then fed in pieces whose
-    worst-case output fits in what is left of the declared size (or of the limit, for a frame that
-    declares none), so a frame that lies about its size is stopped within it."""
+    Bounded before allocation: :func:`compress` writes the decoded size in the frame header, so a
+    frame that declares none is not one of ours and is refused unread, and a frame declaring more
+    than ``limit`` is refused unread. The frame is then fed in pieces whose worst-case output fits
+    in what is left of the declared size, so a frame that lies about its size is stopped within it."""
     try:
         declared = zstandard.get_frame_parameters(body).content_size
     except zstandard.ZstdError as exc:
         raise CorruptEntryError(f"compressed value has no valid zstd frame header: {exc}") from exc
     if declared == zstandard.CONTENTSIZE_ERROR:
         raise CorruptEntryError("compressed value has no valid zstd frame header")
-    known = declared != zstandard.CONTENTSIZE_UNKNOWN
-    if known and declared > MAX_DECOMPRESSED_BYTES:
-        raise _too_big()
-    bound = declared if known else MAX_DECOMPRESSED_BYTES
+    if declared == zstandard.CONTENTSIZE_UNKNOWN:
+        raise CorruptEntryError("compressed value is a zstd frame without a declared size (every frame this "
+                                "library writes declares it): refused unread")
+    if declared > limit:
+        raise _too_big(limit, declared)
+    bound = declared
     inflater = zstandard.ZstdDecompressor().decompressobj()
     parts: list[bytes] = []
     size = 0
@@ -231,11 +265,10 @@ def _unzstd(zstandard: Any, body: memoryview) -> tuple[bytes, bool]:
         start += step
         size += len(part)
         if size > bound:
-            raise _too_big() if not known else CorruptEntryError(
-                "compressed value expands past the size its frame declares")
+            raise CorruptEntryError("compressed value expands past the size its frame declares")
         parts.append(part)
         if inflater.eof:
-            return b"".join(parts), not inflater.unused_data and start >= len(body) and (not known or size == declared)
+            return b"".join(parts), not inflater.unused_data and start >= len(body) and size == declared
     return b"", False
 
 
@@ -301,6 +334,10 @@ class JSONCodec:
 
     name = "json"
     compress_threshold_bytes: int | None = DEFAULT_COMPRESS_THRESHOLD_BYTES
+    # The largest encoding compressed on write and inflated on read (a Cache sets its
+    # max_value_bytes here): an encoding over it is stored as it is, and a frame that would
+    # inflate past it is never inflated (see decompress).
+    max_decoded_bytes: int = DEFAULT_DECODE_LIMIT_BYTES
 
     def __init__(self) -> None:
         self.memo = ParseMemo(MEMO_VALUE_BYTES, MEMO_TOTAL_BYTES)
@@ -317,8 +354,8 @@ class JSONCodec:
 
     def _maybe_compress(self, data: bytes) -> bytes:
         threshold = self.compress_threshold_bytes
-        if threshold is None or len(data) < threshold or len(data) > MAX_DECOMPRESSED_BYTES:
-            return data  # past the decode limit: stored as it is, so every reader can read it
+        if threshold is None or len(data) < threshold or len(data) > min(self.max_decoded_bytes, MAX_DECOMPRESSED_BYTES):
+            return data  # past the decode limit: stored as it is (and refused by max_value_bytes)
         packed = compress(data)
         return packed if len(packed) < len(data) else data  # incompressible: store it as it is
 
@@ -347,7 +384,7 @@ class JSONCodec:
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptEntryError(f"cached value is not valid JSON: {exc}") from exc
         if fmt in (ZSTD, ZLIB):
-            return self.decode(decompress(data))
+            return self.decode(decompress(data, self.max_decoded_bytes))
         if fmt == PICKLED:
             raise UnsupportedEntryError(
                 "entry was written as signed pickle; open the cache with codec='pickle' and the same secret to read it"
@@ -388,7 +425,7 @@ class SignedPickleCodec(JSONCodec):
 
     def decode(self, data: bytes) -> Any:
         if data[:1] == ZSTD or data[:1] == ZLIB:
-            data = decompress(data)
+            data = decompress(data, self.max_decoded_bytes)
         if data[:1] != PICKLED:
             return super().decode(data)
         signature, payload = data[1:33], data[33:]

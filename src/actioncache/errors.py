@@ -42,6 +42,17 @@ class EntryTooLargeError(StoreError):
         self.limit = limit
 
 
+class LeaseLostError(ActionCacheError):
+    """A write under a lease the writer no longer holds (it was paused or slow past the lease, and
+    another holder took it): the store refused it, nothing was written. The caller still has its
+    value; retrying takes the lease again."""
+
+    def __init__(self, message: str, lease: str, key: str) -> None:
+        super().__init__(message)
+        self.lease = lease
+        self.key = key
+
+
 class CodecError(ActionCacheError):
     """A value cannot be encoded (so it is not cached) or an entry cannot be decoded."""
 

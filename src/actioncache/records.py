@@ -11,7 +11,12 @@ the cache. :class:`Records` gives them the core's rules for it in one place:
 * ``get`` reads one: expired is absent; stored content that cannot be served (malformed fields,
   an undecodable value) is absent and removed, never an exception. ``find`` and ``scan`` list
   the keys and live records under a literal prefix.
-* ``lease`` is cross-process mutual exclusion with bounded backoff (no face spins by hand).
+* ``lease`` is cross-process mutual exclusion with bounded backoff (no face spins by hand), and
+  it is fenced: while a lease is held, every ``put``/``put_raw``/``rewrite`` of a ``Records`` on
+  the same store, in the same thread or task, goes through the store's ``put_fenced`` with the
+  lease's token. A holder that lost its lease (paused past ``ttl_s``, another holder took it)
+  gets :class:`~actioncache.errors.LeaseLostError`, nothing written, and the store's counters
+  count ``lease_lost`` under the lease's owner in :data:`KEYSPACE`.
 * :class:`Tally` is a face's counters: in this process, and optionally summed across processes in
   the store's counters.
 * :func:`ema` is the one moving average, and :data:`DEFAULT_EMA_ALPHA` / :data:`DEFAULT_TRUST_FLOOR`
@@ -27,6 +32,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from ._flight import LEASE_PREFIX
@@ -35,11 +41,11 @@ from ._metadata import entry_metadata
 from ._stats import STATS_PREFIX, stats_for
 from ._time import resolve_ttl
 from .codec import Codec, make_codec
-from .errors import ConfigError, UnsupportedEntryError
+from .errors import ConfigError, LeaseLostError, UnsupportedEntryError
 from .keys import KEY_PREFIX
 from .stores.base import CacheStore, Entry, entry_problem, escape_glob
 
-__all__ = ["DEFAULT_EMA_ALPHA", "DEFAULT_TRUST_FLOOR", "KEYSPACE", "Record", "Records", "Space", "Tally", "count",
+__all__ = ["DEFAULT_EMA_ALPHA", "DEFAULT_TRUST_FLOOR", "KEYSPACE", "Held", "Record", "Records", "Space", "Tally", "count",
            "ema", "space_of"]
 
 
@@ -94,6 +100,29 @@ class Record(NamedTuple):
     entry: Entry
 
 
+class Held:
+    """What ``with records.lease(...) as held`` gives: true while the lease was taken. Writes of
+    this thread or task through a :class:`Records` on the same store are fenced by it."""
+
+    __slots__ = ("name", "store", "token")
+
+    def __init__(self, store: CacheStore, name: str, token: str | None) -> None:
+        self.store = store
+        self.name = name
+        self.token = token
+
+    def __bool__(self) -> bool:
+        return self.token is not None
+
+    def __repr__(self) -> str:
+        return f"<lease {self.name!r} {'held' if self.token is not None else 'not held'}>"
+
+
+# The leases this thread or task holds, innermost last: a write looks here, so no face can write
+# under its lease unfenced by forgetting to pass the token.
+_HELD: ContextVar[tuple[Held, ...]] = ContextVar("actioncache_records_leases", default=())
+
+
 class Records:
     """One face's view of a store: put/get with expiry, decoding and corrupt-entry removal; leases."""
 
@@ -121,7 +150,7 @@ class Records:
             now = self.clock()
         meta = dict(metadata or {}) if kind is None else entry_metadata(key, action, kind, now, ttl_s, metadata)
         entry = Entry(key, data, meta, now, None if ttl_s is None else now + ttl_s)
-        self.store.put(entry)
+        self.write(entry)
         return entry
 
     def rewrite(self, entry: Entry, value: Any = _KEEP, *, metadata: Mapping[str, Any] | None = None) -> Entry:
@@ -130,8 +159,27 @@ class Records:
         data = entry.value if value is _KEEP else self.codec.encode(value)
         new = Entry(entry.key, data, dict(entry.metadata if metadata is None else metadata), entry.created_at,
                     entry.expires_at)
-        self.store.put(new)
+        self.write(new)
         return new
+
+    def write(self, entry: Entry) -> None:
+        """``store.put``, or, under a lease this thread or task holds on this store, the store's
+        fenced write: accepted only while the lease's token is its current grant."""
+        held = next((h for h in reversed(_HELD.get()) if h.store is self.store and h.token is not None), None)
+        fenced = getattr(self.store, "put_fenced", None) if held is not None else None
+        if held is None or fenced is None:  # no lease held (or a third-party store without fencing)
+            self.store.put(entry)
+            return
+        assert held.token is not None
+        if not fenced(entry, held.name, held.token):
+            space = space_of(held.name)
+            count(self.store, KEYSPACE[space].owner if space is not None else "lease", lease_lost=1)
+            log.info("lost the lease %r before writing %r (a newer holder may have written): not stored",
+                     held.name, entry.key)
+            raise LeaseLostError(
+                f"the lease {held.name!r} was lost before {entry.key!r} was written (this holder was paused or slow "
+                "past the lease and another holder took it); nothing was written: retry to take the lease again",
+                held.name, entry.key)
 
     def get(self, key: str) -> Record | None:
         """The live record under ``key``, or None (absent, expired, or corrupt and now removed).
@@ -175,12 +223,18 @@ class Records:
 
     @contextmanager
     def lease(self, name: str, ttl_s: float, wait_s: float = 0.0, *, first_delay_s: float = 0.01,
-              max_delay_s: float = 0.25, strict: bool = False) -> Iterator[bool]:
+              max_delay_s: float = 0.25, strict: bool = False) -> Iterator[Held]:
         """``with records.lease("ratelimit:x", 30, wait_s=5) as held:`` mutual exclusion across
         processes. Waits up to ``wait_s`` with backoff (``first_delay_s`` doubling up to
-        ``max_delay_s``); ``held`` is False when the wait ran out or the store has no leases, and
+        ``max_delay_s``); ``held`` is false when the wait ran out or the store has no leases, and
         the body decides what then. ``strict=True``: a store that fails raises instead (a face
-        that reports store errors, rather than working on without the lease)."""
+        that reports store errors, rather than working on without the lease).
+
+        Fenced: inside the block, this thread's or task's writes through any ``Records`` on this
+        store use ``put_fenced`` with the lease's token, so a holder that lost the lease (paused
+        past ``ttl_s``) raises :class:`~actioncache.errors.LeaseLostError` instead of overwriting
+        what the next holder wrote. (Deletes are not fenced: the store protocol has no fenced
+        delete.)"""
         deadline = time.monotonic() + wait_s
         delay = first_delay_s
         token = None
@@ -197,9 +251,12 @@ class Records:
                 break
             time.sleep(min(delay, remaining))
             delay = min(delay * 2, max_delay_s)
+        held = Held(self.store, name, token)
+        reset = _HELD.set((*_HELD.get(), held))
         try:
-            yield token is not None
+            yield held
         finally:
+            _HELD.reset(reset)
             if token is not None:
                 try:
                     self.store.release_lease(name, token)

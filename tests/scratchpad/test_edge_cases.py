@@ -121,6 +121,12 @@ class ItemPutLandsThenFails:
         if entry.key.startswith("scratch:"):
             raise StoreError("the put timed out (it landed)")
 
+    def put_fenced(self, entry, lease, token):  # a write under the session lease
+        stored = self._store.put_fenced(entry, lease, token)
+        if entry.key.startswith("scratch:"):
+            raise StoreError("the put timed out (it landed)")
+        return stored
+
 
 def test_a_write_that_fails_after_its_item_landed_leaves_no_item_behind(store):
     pad = Scratchpad(ItemPutLandsThenFails(store), new_session())

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from actioncache.scratchpad import QuotaExceededError, Scratchpad
+from actioncache.scratchpad import QuotaExceededError, Scratchpad, ScratchpadBusyError
 from actioncache.scratchpad.items import VIEW_LIMIT
 from actioncache.stores.base import Entry
 
@@ -84,11 +84,18 @@ class StallingStore(CountingStore):
         super().__init__(store)
         self.release, self.stalled = release, threading.Event()
 
-    def put(self, entry):
+    def _stall(self, entry):
         if entry.key.startswith("scratch:") and not self.stalled.is_set():
             self.stalled.set()
             self.release.wait(10)
+
+    def put(self, entry):
+        self._stall(entry)
         return self._store.put(entry)
+
+    def put_fenced(self, entry, lease, token):  # a write under the session lease
+        self._stall(entry)
+        return self._store.put_fenced(entry, lease, token)
 
 
 def test_the_quota_holds_when_a_writer_stalls_past_its_lease(store):
@@ -108,6 +115,7 @@ def test_the_quota_holds_when_a_writer_stalls_past_its_lease(store):
     t.join()
     accepted = sum(r == "ok" for r in [*fast_results, outcome["slow"]])
     assert accepted == 3
+    assert outcome["slow"] == "lease lost", "the stalled writer's item write is fenced off"
     usage = fast.usage()
     assert usage["items"] == 3 and usage["storedBytes"] <= quota
     assert len(fast.list()) == 3 and all(fast.read(m["storageKey"]) for m in fast.list())
@@ -119,6 +127,8 @@ def _try(fn, *args):
         return "ok"
     except QuotaExceededError:
         return "refused"
+    except ScratchpadBusyError:
+        return "lease lost"
 
 
 @pytest.mark.parametrize("garbage", [b"j{broken", b"\x00", b'j{"items": 5}', b"j[]"])

@@ -76,3 +76,42 @@ def test_processes_share_one_limit(backend, tmp_path, src_env):
         if hasattr(store, "drop"):
             store.drop()
         store.close()
+
+
+class PausesInTheCheck:
+    """The real store; the first read of the limiter's log stops until ``resume`` is set, as a
+    check paused (GC, SIGSTOP) past its lease would. A wrapper: every call reaches the store."""
+
+    def __init__(self, store, resume) -> None:
+        self.store, self.resume, self.paused = store, resume, threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def get(self, key):
+        entry = self.store.get(key)
+        if key.startswith("ratelimit:") and not self.paused.is_set():
+            self.paused.set()
+            self.resume.wait(30)
+        return entry
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_check_paused_past_its_lease_grants_nothing(backend, tmp_path):
+    """The log is rewritten under the lease with the store's fenced write: a check that read the
+    log, then was paused past the lease while another check took the only grant, must not write
+    its stale log (which drops that grant) nor grant a second time."""
+    store = BACKENDS[backend](tmp_path)
+    resume = threading.Event()
+    paused = PausesInTheCheck(store, resume)
+    outcome = []
+    slow = threading.Thread(target=lambda: outcome.append(take(paused, "fenced", 1, 600)))
+    slow.start()
+    assert paused.paused.wait(30)
+    while take(store, "fenced", 1, 600) != 0.0:  # waits for the paused check's lease to lapse
+        pass
+    resume.set()
+    slow.join(30)
+    assert outcome and outcome[0] > 0.0, "the paused check was granted past the limit"
+    assert take(store, "fenced", 1, 600) > 0.0, "the grant taken meanwhile is still in the log"
+    store.close()

@@ -35,6 +35,7 @@ import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
+from ..errors import LeaseLostError
 from ..records import Records
 from ..stores.base import CacheStore, Entry, entry_problem, open_store
 from .cleanup import DEFAULT_ORPHAN_AGE_S, DEFAULT_SWEEP_S, cleanup_orphans, forget_session
@@ -291,14 +292,14 @@ class Scratchpad:
         for key in self.records.find(self._prefix) + self.records.find(self._index_prefix()):
             entry = self.store.get(key)
             if entry is not None and entry.expires_at is not None and not entry.is_expired(now):
-                self.store.put(entry.replace(expires_at=None))
+                self.records.write(entry.replace(expires_at=None))
         for key in self.records.find(self._index_prefix()):
             entry = self.store.get(key)
             meta = _index_meta(entry)
             if entry is not None and meta is not None and "_expires" in meta:
                 meta.pop("_expires")
                 value = JSON_FORMAT + compact_json(meta).encode("utf-8")
-                self.store.put(entry.replace(value=value))
+                self.records.write(entry.replace(value=value))
 
     # --- the quota: one atomic counter per session --------------------------------------------
 
@@ -395,7 +396,13 @@ class Scratchpad:
                     f"another writer kept session {self.session_id!r} busy for over {self.lease_wait_s:.0f}s; "
                     "retry the call in a moment"
                 )
-            yield
+            try:
+                yield
+            except LeaseLostError as exc:  # every write under the lock is fenced (records.Records.lease)
+                raise ScratchpadBusyError(
+                    f"this write was not stored: the writer was paused past its session lease "
+                    f"({self.lease_ttl_s:.0f}s) and another writer took session {self.session_id!r}; retry the call"
+                ) from exc
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -483,6 +490,10 @@ class Scratchpad:
                         raise self._quota_error(size - old_size, used - size + old_size) from None
                 self._put_item(key, encoded, meta, now)
                 self._confirm(key, meta, size, now)
+            except LeaseLostError:
+                # Paused past the session lease: the next writer may have written this key since,
+                # so nothing is undone (an undo would delete or overwrite its item).
+                raise
             except BaseException:
                 self._undo_index(key, old)
                 raise

@@ -6,7 +6,8 @@ One call, :func:`take`, answers a check: ``0.0`` when a grant was taken, else ho
 until the oldest grant in the window leaves it (when a caller may try again). A store may answer
 it natively in one round trip (``take_rate_slot(name, limit, window_s)``: Redis and Valkey do,
 with one script on the server's clock); on any other store the log is a store entry holding the
-grant times, read and rewritten under the store's lease on the name: four store calls, whatever
+grant times, read and rewritten under the store's lease on the name (the rewrite fenced by the
+lease's token: a check paused past the lease writes nothing and grants nothing): four store calls, whatever
 the limit (the lease slots this replaces tried up to ``limit`` leases per check once the limit was
 reached: 137 ms per check at 600 per minute on Redis).
 
@@ -68,8 +69,14 @@ def _take_in_log(store: CacheStore, name: str, limit: int, window_s: float) -> f
             return max(0.001, grants[-limit] + window_s - now)
         grants.append(now)
         value = b"".join(_GRANT.pack(t) for t in grants[-limit:])
-        store.put(Entry(key, value, {"_cache_type": "ratelimit_log", "_cache_action": "ratelimit"}, now,
-                        now + window_s))
+        log = Entry(key, value, {"_cache_type": "ratelimit_log", "_cache_action": "ratelimit"}, now, now + window_s)
+        fenced = getattr(store, "put_fenced", None)
+        if fenced is None:  # a third-party store without fencing
+            store.put(log)
+        elif not fenced(log, key, token):
+            # Paused past the lease: another check rewrote the log meanwhile, and this log would
+            # drop its grants. Not written, not granted: try again shortly.
+            return 0.001
         return 0.0
     finally:
         store.release_lease(key, token)
