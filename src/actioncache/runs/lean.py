@@ -172,6 +172,22 @@ def _plain_sqlite3() -> Any:
         return __import__("sqlite3")
 
 
+def default_signals() -> None:
+    """Give the signals Python ignores (SIGPIPE, SIGXFSZ) back their default action before this
+    process becomes a command (``execvp``): a command started with SIGPIPE ignored never stops when
+    its reader does. Through the builtin ``_signal``: the ``signal`` module imports ``enum``, and
+    ``runs.process`` imports ``subprocess`` and ``threading``, which cost mode ``off`` as much as
+    starting Python again."""
+    try:
+        import _signal as signals
+    except ImportError:  # another Python implementation
+        import signal as signals  # type: ignore[no-redef]
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        number = getattr(signals, name, None)
+        if number is not None:
+            signals.signal(number, signals.SIG_DFL)
+
+
 def process_ms() -> float | None:
     """Wall-clock milliseconds since this process was started (forked), interpreter start-up
     included: what a caller waits for a hit. From ``/proc/self/stat`` (start time in clock ticks,
