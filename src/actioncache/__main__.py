@@ -20,7 +20,12 @@ def main() -> int:
         site.main()
     from .cli import main as cli_main
 
-    return int(cli_main() or 0)
+    code = int(cli_main() or 0)
+    if sys.argv[1:2] == ["exec"]:
+        from .runs.cost import end_process
+
+        return end_process(code)  # counts what the run costs after its record, and exits (os._exit)
+    return code
 
 
 if __name__ == "__main__":

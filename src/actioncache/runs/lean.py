@@ -179,9 +179,9 @@ def default_signals() -> None:
     ``runs.process`` imports ``subprocess`` and ``threading``, which cost mode ``off`` as much as
     starting Python again."""
     try:
-        import _signal as signals
+        signals: Any = __import__("_signal")
     except ImportError:  # another Python implementation
-        import signal as signals  # type: ignore[no-redef]
+        import signal as signals
     for name in ("SIGPIPE", "SIGXFSZ"):
         number = getattr(signals, name, None)
         if number is not None:
