@@ -9,9 +9,13 @@ import sys
 
 def main() -> int:
     if sys.argv[1:2] == ["exec"]:
+        import gc
+
+        gc.disable()  # a hit allocates little and leaves by os._exit: no collection pays for itself
         from .runs.hitpath import try_hit
 
         code = try_hit(sys.argv[2:])
+        gc.enable()
         if code is not None:
             return code
     if sys.flags.no_site and "site" not in sys.modules:  # started by bin/actioncache (python -S): the
