@@ -10,9 +10,13 @@ import sys
 
 def main() -> int:
     if sys.argv[1:2] == ["exec"]:
+        import gc
+
+        gc.disable()  # a hit allocates little and leaves by os._exit: no collection pays for itself
         from .runs.hitpath import try_hit
 
         code = try_hit(sys.argv[2:])
+        gc.enable()
         if code is not None:
             return code
     if sys.argv[1:2] == ["run"]:
@@ -27,7 +31,12 @@ def main() -> int:
         site.main()
     from .cli import main as cli_main
 
-    return int(cli_main() or 0)
+    code = int(cli_main() or 0)
+    if sys.argv[1:2] == ["exec"]:
+        from .runs.cost import end_process
+
+        return end_process(code)  # counts what the run costs after its record, and exits (os._exit)
+    return code
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 
 def _builtin_sha256() -> Callable[..., Any]:
     """The builtin SHA-256 (no OpenSSL load): Python 3.12+ calls its module _sha2, 3.11 _sha256."""
-    for name in ("_sha2", "_sha256"):
+    import sys
+
+    # Only the name this Python has: an import that fails searches every directory on sys.path.
+    for name in ("_sha2",) if sys.version_info >= (3, 12) else ("_sha256",):
         try:
             module: Any = __import__(name)
         except ImportError:

@@ -202,6 +202,38 @@ def test_a_hit_reports_its_own_cost_and_saves_less_than_the_run_took(ex, strace)
         assert hit["saved_ms"] == pytest.approx(hit["fresh_ms"] - hit["hit_ms"], abs=0.01)
 
 
+def test_a_full_run_counts_what_it_costs_after_its_record(ex, strace):
+    """A miss goes on after its record is timed (writing it, counting, closing the store, exiting):
+    that tail is counted as overhead, in a record of its own that is not a run."""
+    first = ex.run(*USE, "--summary", "--", "cat", "good.sh")  # a miss through the full command
+    assert b"cat: miss" in first.stderr and first.stdout == (ex.work / "good.sh").read_bytes()
+    with Cache(ex.url) as cache:
+        found = list(log.records(cache, log.RUN_LOG_PREFIX))
+        since = stats_since(cache, "1h")
+    miss = [r for r in found if r.get("outcome") == "miss"]
+    tail = [r for r in found if r.get("outcome") == "tail"]
+    assert len(miss) == 1 and len(tail) == 1, found
+    assert tail[0]["key"] == miss[0]["key"] and tail[0]["tool"] == "cat" and tail[0]["overhead_ms"] > 0
+    assert since["runs"] == 1 and since["misses"] == 1
+    total = miss[0]["overhead_ms"] + tail[0]["overhead_ms"]
+    assert since["overhead_s"] == round(total / 1000, 3) and since["time_saved_s"] == round(-total / 1000, 3)
+
+
+def test_mode_off_becomes_the_command_without_loading_subprocess(ex):
+    """Mode off (the default) only restores the signals Python ignores, then becomes the command:
+    nothing of runs.process (subprocess, threading, typing) or of signal (enum) is loaded for it."""
+    off = subprocess.run([PY, "-X", "importtime", "-m", "actioncache", "exec", "--mode", "off", "--", "cat",
+                          "good.sh"], cwd=ex.work, env=ex.env, capture_output=True, timeout=60)
+    assert off.returncode == 0 and off.stdout == (ex.work / "good.sh").read_bytes()
+    modules = imported(off)
+    assert "actioncache.runs.hitpath" in modules
+    assert not modules & {"subprocess", "threading", "typing", "signal", "enum", "actioncache.runs.process"}, \
+        sorted(modules & {"subprocess", "threading", "typing", "signal", "enum", "actioncache.runs.process"})
+    piped = subprocess.run(f"{PY} -m actioncache exec --mode off -- yes | head -c 4", shell=True, cwd=ex.work,
+                           env=ex.env, capture_output=True, timeout=60)
+    assert piped.stdout == b"y\ny\n"  # SIGPIPE is the command's again: `yes` stops when head does
+
+
 # --- 4 (issue 28 item 5). one statistics view ---------------------------------------------------------------
 
 

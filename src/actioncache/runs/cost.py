@@ -24,6 +24,16 @@ average of timed hits (``HIT_COST_KEY``), ``HIT_GUESS_MS`` before the first one.
 under N ms is cheap; an entry serves hits from its first lookup, its time saved judged against the
 traced time, an overestimate); ``ACTIONCACHE_CHEAP_MS=0`` caches every command.
 
+The **tail** of a run that went through the full command: its record is timed in ``runner._finish``,
+but the process goes on to write that record, count it, fold the hit journal, close the store, run
+its exit handlers and tear the interpreter down: 50-200 ms the loop waits for, which a record
+written before them cannot hold. So the full ``exec`` ends through ``end_process``: it does what
+the interpreter's exit does before its teardown (joins the threads, runs the ``atexit`` handlers,
+flushes), appends one ``tail`` record (``overhead_ms``: the process's time since the record was
+timed) to the hit journal, and leaves with ``os._exit`` (no teardown left to miss). A tail record
+is overhead, not a run (``counts_of``). Only beside a SQLite store (where the journal is); other
+stores' tails are not counted.
+
 Counts go to the store's one set of counters (``records.count``) under ``exec:TOOL``: hits,
 misses, stores, failures, ``uncached_cheap``, ``time_saved_ms`` (net), ``hit_cost_ms``,
 ``overhead_ms``; ``actioncache stats`` shows them beside every other action's.
@@ -49,6 +59,7 @@ CHEAP_DIR_SUFFIX = "-exec-cheap"  # a directory beside a SQLite store: one file 
 CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # log.HIT_JOURNAL_SUFFIX
 HIT_GUESS_MS = 30.0
+TAIL_OUTCOME = "tail"  # a journal record of a full run's tail: overhead only (end_process)
 EMA_ALPHA = 0.2
 COUNTER_ACTION = "exec:"  # counters are kept under action "exec:TOOL" (a counter name, not a key)
 
@@ -177,6 +188,53 @@ def forget_cheap(cache: Cache, key: str) -> None:
         pass
 
 
+# --- the tail of a full run ------------------------------------------------------------------------
+
+_TAIL: list[tuple[str, dict[str, Any], float]] = []  # (journal, record, process ms when the record was timed)
+
+
+def expect_tail(cache: Cache, record: dict[str, Any], timed_ms: float) -> None:
+    """Remember a timed record, so that ``end_process`` can count what the process costs after it."""
+    journal = journal_path(cache)
+    if journal is not None:
+        _TAIL[:] = [(journal, {k: record.get(k) for k in ("tool", "scope", "key")}, timed_ms)]
+
+
+def end_process(code: int) -> int:
+    """End a full ``exec`` run: what the interpreter's exit does before its teardown, then the
+    tail record, then ``os._exit(code)``. Returns ``code`` (and the normal exit follows) when no
+    record is waiting for its tail."""
+    if not _TAIL:
+        return code
+    journal, record, timed_ms = _TAIL.pop()
+    import atexit
+    import sys
+    import threading
+
+    main = threading.main_thread()
+    for thread in threading.enumerate():
+        if thread is not main and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    total = lean.process_ms()
+    if total is not None and total > timed_ms:
+        record.update(outcome=TAIL_OUTCOME, overhead_ms=round(total - timed_ms, 3), at=lean.iso_utc(time.time()))
+        try:
+            fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, lean.dumps(record).encode("utf-8") + b"\n")  # one write: appends never interleave
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+    os._exit(code)
+
+
 # --- counting ------------------------------------------------------------------------------------
 
 
@@ -212,6 +270,11 @@ def counts_of(record: dict[str, Any]) -> dict[str, float]:
     if record.get("phase_blocked"):
         deltas["phase_blocked"] = 1
     return deltas
+
+
+def is_run(record: dict[str, Any]) -> bool:
+    """Whether a run-log record is a run (not the ``tail`` of one: overhead only)."""
+    return record.get("outcome") != TAIL_OUTCOME
 
 
 def _number(value: Any) -> float:

@@ -239,27 +239,33 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: dict[str, Any]) -> 
             return False
     except OSError:
         return False
-    total = process_ms()
-    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "hit": False,
-                              "phase_blocked": False, "outcome": "cheap", "fast": True}
-    if total is not None:
-        record["overhead_ms"] = round(total, 3)  # what this process cost before the command started
-    _journal_hit(path, time.time(), record)
     if opts["summary"]:
         _write(2, f"actioncache exec: {tool}: cheap (runs faster fresh than a hit: not cached); "
                   "hits 0, misses 0, time saved 0.00s\n".encode())
-    _run_directly(opts["command"])
+    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "hit": False,
+                              "phase_blocked": False, "outcome": "cheap", "fast": True}
+    _prepare_exec()  # before the clock is read: what this process costs is all of it up to the exec
+    total = process_ms()
+    if total is not None:
+        record["overhead_ms"] = round(total, 3)  # what this process cost before the command started
+    _journal_hit(path, time.time(), record)
+    _run_directly(opts["command"], prepared=True)
     return True
 
 
-def _run_directly(command: list[str]) -> None:
+def _prepare_exec() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    from .lean import default_signals
+
+    default_signals()
+
+
+def _run_directly(command: list[str], prepared: bool = False) -> None:
     """Mode off: become the command (nothing to look up or store). On failure the full path reports."""
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        from .process import default_signals
-
-        default_signals()
+        if not prepared:
+            _prepare_exec()
         os.execvp(command[0], command)
     except OSError:
         pass

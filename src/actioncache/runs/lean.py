@@ -16,6 +16,10 @@ from .._lean import loads as loads
 from .._lean import sha256 as sha256
 from .._lean import sqlite3_module as sqlite3_module
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def which(name: str, path: str | None = None) -> str | None:
     """The executable ``name`` resolves to on ``$PATH`` (as ``shutil.which``, without importing it)."""
@@ -26,6 +30,22 @@ def which(name: str, path: str | None = None) -> str | None:
         if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
             return candidate
     return None
+
+
+def default_signals() -> None:
+    """Give the signals Python ignores (SIGPIPE, SIGXFSZ) back their default action before this
+    process becomes a command (``execvp``): a command started with SIGPIPE ignored never stops when
+    its reader does. Through the builtin ``_signal``: the ``signal`` module imports ``enum``, and
+    ``runs.process`` imports ``subprocess`` and ``threading``, which cost mode ``off`` as much as
+    starting Python again."""
+    try:
+        signals: Any = __import__("_signal")
+    except ImportError:  # another Python implementation
+        import signal as signals
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        number = getattr(signals, name, None)
+        if number is not None:
+            signals.signal(number, signals.SIG_DFL)
 
 
 def process_ms() -> float | None:

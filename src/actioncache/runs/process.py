@@ -7,7 +7,6 @@ captured bytes are what a later hit replays, so a hit is byte-for-byte the tool'
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -148,10 +147,9 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
 def default_signals() -> None:
     """Give the signals Python ignores back their default action before we become a command
     (``execvp``): a command started with SIGPIPE ignored never stops when its reader does."""
-    for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ"):
-        number = getattr(signal, name, None)
-        if number is not None:
-            signal.signal(number, signal.SIG_DFL)
+    from .lean import default_signals as restore
+
+    restore()
 
 
 def run_passthrough(argv: Sequence[str], *, stdin_data: bytes | None = None, stdin_more: bool = False,

@@ -517,13 +517,14 @@ class ExecRun:
                 record.update(outcome="fail")
         return self._finish(cache, record, fresh)
 
-    def _timing(self, record: dict[str, Any]) -> None:
+    def _timing(self, cache: Cache, record: dict[str, Any]) -> None:
         """This process's cost (``lean.process_ms``) against the command's fresh time: a hit's
         ``hit_ms`` and ``saved_ms``, another run's ``overhead_ms`` (what going through the cache added)."""
         total = process_ms()
         fresh = record.get("fresh_ms")
         if total is None or not isinstance(fresh, (int, float)):
             return
+        cost.expect_tail(cache, record, total)  # what the process costs after this (cost.end_process)
         if record.get("hit"):
             record["hit_ms"] = round(total, 3)
             record["saved_ms"] = 0.0 if record.get("audited") else round(float(fresh) - total, 3)
@@ -539,7 +540,7 @@ class ExecRun:
         if "outcome" not in record:
             record["outcome"] = "fail" if code != 0 else "fresh"
         failed = record["outcome"] == "fail"
-        self._timing(record)
+        self._timing(cache, record)
         cost.count_run(cache, record)
         if failed:
             record.update(log.failure_text(output))

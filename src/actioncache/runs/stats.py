@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._time import iso_utc
-from .cost import counts_of
+from .cost import counts_of, is_run
 from .log import FAIL_LOG_PREFIX, RUN_LOG_PREFIX, parse_since, records
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def _bucket() -> dict[str, Any]:
 
 def _add(bucket: dict[str, Any], record: dict[str, Any]) -> None:
     """One run-log record, with the arithmetic of the store's counters (``cost.counts_of``)."""
-    bucket["runs"] += 1
+    bucket["runs"] += int(is_run(record))
     for name, delta in counts_of(record).items():
         bucket[name] = bucket.get(name, 0) + delta
     if record.get("audited"):
