@@ -135,3 +135,23 @@ def test_stores_that_cannot_say_or_reach_further_are_refused(tmp_path, url, rule
     (root / "agent.yaml").write_text(textwrap.dedent(AGENT.format(url=url)), encoding="utf-8")
     with pytest.raises(AgentDefinitionError, match=rf"untrusted mode refused.*rule '{rule}'"):
         load_agent(root / "agent.yaml", trusted=False, allow_hosts=["127.0.0.1"])
+
+
+@pytest.mark.parametrize("url, rule, names", [
+    ("postgresql:///db?host=/some/path", "files", "store file of '/some/path'"),
+    ("postgresql://?host=/some/path&dbname=db", "files", "store file of '/some/path'"),
+    ("postgresql:///db?host=/some/path,127.0.0.1", "files", "store file of '/some/path'"),
+    ("postgresql:///db?service=mine", "stores", "service="),
+    ("postgresql:///db", "stores", "no host"),
+])
+def test_a_postgres_url_without_a_host_is_judged_by_the_untrusted_rules(tmp_path, url, rule, names):
+    """No host in the URL's authority: the host libpq would use (a socket directory in ?host=, a
+    service file, $PGHOST) is judged by the untrusted rules, with their wording, not refused
+    with libpq's ("invalid connection option") for a URL it could not read."""
+    pytest.importorskip("psycopg")
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "agent.yaml").write_text(textwrap.dedent(AGENT.format(url=url)), encoding="utf-8")
+    with pytest.raises(AgentDefinitionError, match=rf"untrusted mode refused.*rule '{rule}'") as caught:
+        load_agent(root / "agent.yaml", trusted=False, allow_hosts=["127.0.0.1"])
+    assert names in str(caught.value) and "invalid" not in str(caught.value), str(caught.value)

@@ -32,6 +32,9 @@ def sqlite_store(tmp_path: Path) -> CacheStore:
 # loopback read can stall past the 0.2 s default read timeout (tests/stores/test_breaker.py and
 # bench/bench_hung_store.py exercise the defaults).
 PATIENT = "read_timeout_s=1&"
+# ... and a new PostgreSQL connection (a server process forked, authentication) can take longer
+# than the 0.2 s a call waits for it by default.
+PATIENT_CONNECT = {"postgres": "connect_timeout_s=2&"}
 
 
 def _server_store(name: str, base_url: str, option: str) -> CacheStore:
@@ -42,7 +45,8 @@ def _server_store(name: str, base_url: str, option: str) -> CacheStore:
     import services
 
     services.require(name, urlsplit(base_url).hostname or "127.0.0.1", urlsplit(base_url).port or 0)
-    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{PATIENT}{option}={unique('ac_')}")
+    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{PATIENT}{PATIENT_CONNECT.get(name, '')}"
+                       f"{option}={unique('ac_')}")
     atexit.register(lambda: _quietly(store.drop))
     return store
 

@@ -145,6 +145,98 @@ def test_a_server_that_never_answered_costs_one_timeout_per_cool_down():
         proxy.close()
 
 
+def _postgres_through(proxy: FaultProxy, options: str) -> str:
+    database = services.POSTGRES_URL.rsplit("/", 1)[1]
+    return f"postgresql://postgres@127.0.0.1:{proxy.port}/{database}?table={unique('never_')}&{options}"
+
+
+def _returns_within_patience(work, patience_s: float = 60.0):
+    """``work()``'s result, or a failure if it is still running after ``patience_s`` (liveness,
+    not a measurement: the store's own connect deadline is a fraction of a second)."""
+    import threading
+
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(work()), daemon=True)
+    thread.start()
+    thread.join(patience_s)
+    assert not thread.is_alive(), f"still waiting after {patience_s:g} s"
+    return out[0]
+
+
+def test_a_postgres_server_that_never_answers_is_skipped_and_caching_resumes():
+    """A PostgreSQL that accepts and never answers, from the first connect on: the caller waits for
+    the store's own connect deadline, not libpq's connect_timeout (600 s here: a user's choice the
+    store must not make the caller pay), each call returns the function's value uncached, the
+    breaker opens, and caching resumes once the server answers."""
+    services.require_postgres()
+    pytest.importorskip("psycopg") if not services.in_ci() else None
+    proxy = FaultProxy((services.POSTGRES_HOST, services.POSTGRES_PORT))
+    proxy.hang()
+    url = _postgres_through(proxy, "connect_timeout=600")
+    cache = Cache(url, cleanup_probability=0)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = _returns_within_patience(lambda: [cache.wrap("act", lambda n: {"n": n}, {"n": n})
+                                                        for n in range(10)])
+        assert [r["result"] for r in results] == [{"n": n} for n in range(10)]
+        assert not any(r["_cache_hit"] for r in results) and all("_cache_error" in r for r in results)
+        assert any(issubclass(w.category, BreakerWarning) for w in caught)
+        health = cache.store.health()["breaker"]
+        assert health["state"] in ("open", "half-open") and health["consecutive_failures"] <= 3, health
+        assert "connect_timeout_s" in health["last_error"], health
+        proxy.answer()
+        assert _wait_until(lambda: "_cache_error" not in _returns_within_patience(
+            lambda: cache.wrap("act", lambda n: {"n": n}, {"n": 100})))
+        assert cache.wrap("act", lambda n: {"n": n}, {"n": 100})["_cache_hit"] is True
+        assert cache.store.health()["breaker"]["state"] == "closed"
+    finally:
+        cache.close()
+        proxy.close()
+        direct = url.replace(f"127.0.0.1:{proxy.port}", f"{services.POSTGRES_HOST}:{services.POSTGRES_PORT}")
+        cleanup = open_store(direct.replace("&connect_timeout=600", ""))
+        cleanup.drop()
+        cleanup.close()
+
+
+def _connections_named(name: str) -> int:
+    import psycopg
+
+    with psycopg.connect(services.POSTGRES_URL, autocommit=True) as admin:
+        row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+@pytest.mark.parametrize("close_at_once", [False, True])
+def test_a_connect_that_ends_after_its_caller_gave_up_is_kept_or_closed_never_leaked(close_at_once):
+    """A deadline no connect can meet (connect_timeout_s=1e-9): the call fails (a timeout), the
+    connect goes on; once it ends, the next call takes its connection rather than open another,
+    and closing the store closes it, also when the store is closed while the connect still runs."""
+    services.require_postgres()
+    pytest.importorskip("psycopg") if not services.in_ci() else None
+    name = unique("late_")
+    url = f"{services.POSTGRES_URL}?table={name}&application_name={name}&connect_timeout_s=1e-9&breaker=off"
+    store = open_store(url)
+    try:
+        from actioncache.errors import StoreError
+
+        with pytest.raises(StoreError, match="connect_timeout_s"):
+            store.get("k")
+        if close_at_once:
+            store.close()
+        else:
+            assert _wait_until(lambda: _connections_named(name) == 1), "the connect went on and ended"
+            assert store.get("k") is None, "the next call took the connection that ended late"
+            assert _connections_named(name) == 1, "and opened no other"
+            store.close()
+        assert _wait_until(lambda: _connections_named(name) == 0), "no connection left open"
+    finally:
+        store.close()
+        cleanup = open_store(f"{services.POSTGRES_URL}?table={name}")
+        cleanup.drop()
+        cleanup.close()
+
+
 def test_breaker_options_in_the_url():
     store = open_store("redis://127.0.0.1:1/0?breaker_failures=5&breaker_cooldown_s=2")
     assert store.breaker.failures == 5 and store.breaker.cooldown_s == 2.0

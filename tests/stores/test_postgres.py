@@ -57,6 +57,21 @@ def test_url_options_and_errors():
     assert "s3cret" not in str(err.value) and "***" in str(err.value) and "start the server" in str(err.value)
 
 
+def test_a_url_without_a_host_in_its_authority_connects():
+    """postgresql:///db?host=...: the host in the query (libpq's form for a socket directory)."""
+    database = services.POSTGRES_URL.rsplit("/", 1)[1]
+    table = unique("hostless_")
+    store = open_store(f"postgresql:///{database}?host={services.POSTGRES_HOST}&port={services.POSTGRES_PORT}"
+                       f"&user=postgres&table={table}")
+    try:
+        store.put(Entry("k", b"v", {}, 1.0, None))
+        entry = store.get("k")
+        assert entry is not None and bytes(entry.value) == b"v"
+    finally:
+        store.drop()
+        store.close()
+
+
 def test_commits_do_not_wait_for_the_wal_flush_unless_asked(store):
     assert store._conn().execute("SHOW synchronous_commit").fetchone()[0] == "off"
     durable = open_store(f"{services.POSTGRES_URL}?table={store.table}&synchronous_commit=on")

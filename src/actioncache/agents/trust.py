@@ -154,7 +154,8 @@ class Trust:
         if targets is None:
             raise RefusedAtLoadError(refusal(
                 "stores", f"{where} store {shown!r}: its kind of store cannot say which files and hosts it "
-                          "would open, so none of them can be checked",
+                          "would open, so none of them can be checked (Firestore, cloud blob stores, third-party "
+                          "stores, and a PostgreSQL URL that leaves the host to libpq: no host, or service=)",
                 "give it a local store (sqlite:///PATH under the root), pass --store yourself, or trust the agent"))
         try:
             for path in targets.paths:

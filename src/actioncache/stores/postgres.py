@@ -16,7 +16,9 @@ another schema) plus ``<table>_counters`` and ``<table>_leases``:
 
 The data methods are :class:`~actioncache.stores._sql.SQLStore`'s over this module's dialect.
 Connections: one per thread, opened lazily (a ``Cache`` over a server that is down still
-constructs), autocommit, dropped after a connection error and re-made on the next call (an
+constructs) on a thread of their own that the caller waits for at most ``connect_timeout_s``
+(libpq cannot give up sooner than 2 s; a connection that arrives later is kept for the next
+call, or closed with the store), autocommit, dropped after a connection error and re-made on the next call (an
 idempotent call is tried once more), and never shared across ``fork`` (the fork registry). Every
 query is parameterized; identifiers are quoted by psycopg.
 """
@@ -25,7 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import threading
 import time
 import weakref
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
@@ -122,9 +126,18 @@ def _one(row: Any) -> Any:
 _FILE_PARAMS = ("passfile", "sslcert", "sslkey", "sslrootcert", "sslcrl", "sslcrldir")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 _ACTION_FIELD = "_cache_action"
-_OUR_OPTIONS = ("table", "schema", "synchronous_commit", "read_timeout_s", "write_timeout_s")
+_OUR_OPTIONS = ("table", "schema", "synchronous_commit", "connect_timeout_s", "read_timeout_s", "write_timeout_s")
 # libpq's connect_timeout is whole seconds, at least 2 (docs/backends.md, "Timeouts"): the default.
+# It bounds the connect running in the background, not the caller (see connect_timeout_s).
 DEFAULT_CONNECT_TIMEOUT_S = 2
+# How long a call waits for a new connection: the connect runs on a thread of its own, so a
+# server that accepts and never answers (or a blackholed address) costs a call this, not libpq's
+# 2 s. The same budget as a hit path's read: a call never waits longer for the store than a read
+# may take. A connect that finishes later is kept for the next call (or closed with the store).
+DEFAULT_CONNECT_WAIT_S = 0.2
+# A connection that finished after its caller gave up and then sat unused this long is not handed
+# out (a proxy or the server may have dropped it meanwhile): it is closed and a new one made.
+_LATE_CONNECTION_MAX_AGE_S = 60.0
 # How long one statement may wait for the server before the connection is given up (client side:
 # a hung server enforces no statement_timeout): a hit path's read (short: it decides what a hung
 # server costs a call, and a timeout there opens the breaker), and every other statement (writes
@@ -133,9 +146,23 @@ DEFAULT_CONNECT_TIMEOUT_S = 2
 DEFAULT_READ_TIMEOUT_S = 0.2
 DEFAULT_WRITE_TIMEOUT_S = 2.0
 _BYTES_PER_S = 20 * 1024 * 1024
-# A read timeout closes the connection, and a new one waits up to libpq's connect_timeout (2 s at
-# least) on a hung server: the first timeout opens the breaker, rather than paying that.
+# A read timeout closes the connection, and a new one waits up to connect_timeout_s on a hung
+# server: the first timeout opens the breaker, rather than paying that again on every call.
 PG_BREAKER = {"timeouts": 1}
+
+
+class _Connecting:
+    """One connect running on a thread of its own (:meth:`PostgresStore._wait_for_connection`)."""
+
+    __slots__ = ("done", "conn", "error", "claimed", "abandoned", "finished_at")
+
+    def __init__(self) -> None:
+        self.done = False  # set under the store's _connect_lock, with conn or error
+        self.conn: psycopg.Connection[Any] | None = None
+        self.error: BaseException | None = None
+        self.claimed = True  # a caller is waiting for it (the one that started it)
+        self.abandoned = False  # the store was closed: the connection, when it comes, is closed
+        self.finished_at = 0.0
 
 
 class _TimedConnection(psycopg.Connection[Any]):
@@ -362,7 +389,8 @@ class PostgresStore(SQLStore):
                  synchronous_commit: str = "off", url: str | None = None,
                  max_size_bytes: int | str | None = None, eviction: str | None = None,
                  read_timeout_s: float | str = DEFAULT_READ_TIMEOUT_S,
-                 write_timeout_s: float | str = DEFAULT_WRITE_TIMEOUT_S, breaker: Mapping[str, float] | None = None) -> None:
+                 write_timeout_s: float | str = DEFAULT_WRITE_TIMEOUT_S, breaker: Mapping[str, float] | None = None,
+                 connect_timeout_s: float | str = DEFAULT_CONNECT_WAIT_S) -> None:
         for what, name in (("table", table), ("schema", schema)):
             if name is not None and not _IDENTIFIER.match(name):
                 raise StoreURLError(
@@ -390,6 +418,7 @@ class PostgresStore(SQLStore):
         where = f"PostgreSQL at {self.url} (table {table!r})"
         self.read_timeout_s = positive_number(read_timeout_s, "read_timeout_s", where)
         self.write_timeout_s = positive_number(write_timeout_s, "write_timeout_s", where)
+        self.connect_timeout_s = positive_number(connect_timeout_s, "connect_timeout_s", where)
         options: dict[str, Any] = dict(breaker) if breaker is not None else breaker_options({}, {}, where, **PG_BREAKER)
         self.breaker = CircuitBreaker(where, **options) if options else None
         # libpq's messages may quote the URL's secrets: they are scrubbed.
@@ -446,6 +475,10 @@ class PostgresStore(SQLStore):
         if not any(name == "connect_timeout" for name, _ in theirs):
             theirs.append(("connect_timeout", str(DEFAULT_CONNECT_TIMEOUT_S)))
         conninfo = urlunsplit(parts._replace(scheme="postgresql", query=urlencode(theirs)))
+        if not parts.netloc and (not parts.path or parts.path.startswith("/")):
+            # No host in the URL (postgresql:///db?host=/run/postgresql): urlunsplit drops the
+            # empty authority ("postgresql:/db"), which libpq does not read as a URI at all.
+            conninfo = "postgresql://" + urlunsplit(("", "", parts.path, urlencode(theirs), parts.fragment))
         try:  # libpq's own parser: an option it does not know fails here, not on every call later
             params = conninfo_to_dict(conninfo)
         except psycopg.ProgrammingError as exc:
@@ -483,12 +516,108 @@ class PostgresStore(SQLStore):
 
     # --- connections --------------------------------------------------------------------
 
-    def _connect(self) -> psycopg.Connection[Any]:
+    def _init_connections(self) -> None:
+        super()._init_connections()
+        # Connects running on threads of their own, or finished and not yet taken
+        # (_wait_for_connection). After a fork the parent's are the parent's: forgotten, not closed.
+        self._connecting: list[_Connecting] = []
+        self._connect_lock = threading.Lock()
+        self._connect_done = threading.Condition(self._connect_lock)
+
+    def _wait_for_connection(self) -> psycopg.Connection[Any]:
+        """A new connection, waited for at most ``connect_timeout_s``.
+
+        libpq cannot give up a connect sooner than 2 s (its ``connect_timeout`` is whole seconds,
+        at least 2), and a server that accepts and never answers, or an address that drops every
+        packet, holds a connect that long. So the connect runs on a thread of its own and the
+        caller waits for it no longer than ``connect_timeout_s``, then fails with a timeout (the
+        breaker counts it; the call runs uncached). The connect goes on: when it ends, its
+        connection is kept for the next caller (a caller takes a finished one before it starts
+        another, and waits for an unfinished one nobody waits for rather than start a second), or
+        closed if the store was closed meanwhile. So no caller ever waits on libpq's timeout, no
+        connection is left open unowned, and at most one connect runs per caller waiting."""
+        deadline = time.monotonic() + self.connect_timeout_s
+        stale: list[psycopg.Connection[Any]] = []
+        with self._connect_done:
+            mine = self._claim_connect(stale)
+            while not mine.done:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    mine.claimed = False  # the next caller waits for it, or takes it once it ends
+                    break
+                self._connect_done.wait(remaining)
+            else:
+                self._connecting.remove(mine)
+        for conn in stale:
+            _close_quietly(conn)
+        if not mine.done:
+            raise psycopg.errors.ConnectionTimeout(
+                f"no connection to the server within {self.connect_timeout_s:g} s (connect_timeout_s); the "
+                "connect goes on in the background and a later call takes its connection if it succeeds")
+        if mine.conn is None:
+            assert mine.error is not None
+            raise mine.error
+        return mine.conn
+
+    def _claim_connect(self, stale: list[psycopg.Connection[Any]]) -> _Connecting:
+        """(Under _connect_lock.) A connect for this caller: one that finished while nobody waited
+        for it, else one running that nobody waits for, else a new one on a thread of its own.
+        Finished ones that failed are forgotten, and ones too old or closed go to ``stale``."""
+        for connecting in list(self._connecting):
+            if connecting.done and not connecting.claimed:
+                self._connecting.remove(connecting)
+                conn = connecting.conn
+                if conn is None:
+                    continue  # it failed after its caller gave up; that caller counted a timeout
+                if conn.closed or time.monotonic() - connecting.finished_at > _LATE_CONNECTION_MAX_AGE_S:
+                    stale.append(conn)
+                    continue
+                self._connecting.append(connecting)
+                connecting.claimed = True
+                return connecting
+        for connecting in self._connecting:
+            if not connecting.claimed:
+                connecting.claimed = True
+                return connecting
+        connecting = _Connecting()
+        self._connecting.append(connecting)
+        threading.Thread(target=self._connect_in_background, args=(connecting,),
+                         name="actioncache-postgres-connect", daemon=True).start()
+        return connecting
+
+    def _connect_in_background(self, connecting: _Connecting) -> None:
+        conn: psycopg.Connection[Any] | None = None
+        error: BaseException | None = None
+        try:
+            conn = self._open_connection()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller that waits for it
+            error = exc
+        with self._connect_done:
+            connecting.conn, connecting.error = conn, error
+            connecting.done = True
+            connecting.finished_at = time.monotonic()
+            abandoned = connecting.abandoned
+            self._connect_done.notify_all()
+        if abandoned and conn is not None:
+            _close_quietly(conn)
+
+    def _open_connection(self) -> psycopg.Connection[Any]:
+        """(On the connect's own thread.) libpq's connect, then the session's setting."""
         conn = _TimedConnection.connect(self.conninfo, autocommit=True)
         try:
+            conn.timeout_s = self.write_timeout_s  # every wait bounded: this thread always ends
             conn.execute("SELECT set_config('synchronous_commit', %s, false)", (self.synchronous_commit,))
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        conn = self._wait_for_connection()
+        try:
             if not self._schema_ready:
-                # Concurrent first opens of one table from many processes must not race on DDL.
+                # Concurrent first opens of one table from many processes must not race on DDL
+                # (this may wait for another process's, within write_timeout_s).
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                  (f"actioncache:{self.schema}.{self.table}",))
@@ -507,8 +636,6 @@ class PostgresStore(SQLStore):
         except BaseException:
             conn.close()
             raise
-        # From here on every wait is bounded (the schema above may wait for another process's DDL).
-        conn.timeout_s = self.write_timeout_s
         return conn
 
     def get(self, key: str) -> Entry | None:
@@ -559,6 +686,19 @@ class PostgresStore(SQLStore):
             with self._conn_lock:
                 self._conns.add(conn)
         return conn
+
+    def close(self) -> None:
+        if os.getpid() == self._pid:
+            # Connects still running close their connection when they end; finished ones not
+            # taken are closed here.
+            with self._connect_lock:
+                pending, self._connecting = self._connecting, []
+                for connecting in pending:
+                    connecting.abandoned = True
+                finished = [c.conn for c in pending if c.done and c.conn is not None]
+            for conn in finished:
+                _close_quietly(conn)
+        super().close()
 
     def _drop_conn(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -702,6 +842,13 @@ class PostgresStore(SQLStore):
         notify = "SELECT pg_notify(%s, '')"  # near caches: forget everything
         self._run("drop", lambda c: (c.execute(tables), c.execute(functions), c.execute(notify, (self._near_channel(),))))
         self._schema_ready = False
+
+
+def _close_quietly(conn: psycopg.Connection[Any]) -> None:
+    try:
+        conn.close()
+    except psycopg.Error:
+        pass
 
 
 class _NotifyFeed(ListeningFeed):
