@@ -31,7 +31,7 @@ def outcome(result: subprocess.CompletedProcess) -> str:
 def honest(ex, *command: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run ``command`` through exec (mode use), then fresh; the replay must print what the fresh run prints."""
     cached = ex.run(*USE, "--", *command, cwd=cwd)
-    fresh = subprocess.run(list(command), cwd=cwd or ex.work, env=ex.env, capture_output=True, timeout=60)
+    fresh = subprocess.run(list(command), cwd=cwd or ex.work, env=ex.env, capture_output=True, timeout=300)
     assert cached.returncode == fresh.returncode, cached.stderr
     assert cached.stdout == fresh.stdout, (outcome(cached), cached.stdout, fresh.stdout, cached.stderr)
     return cached

@@ -17,6 +17,16 @@ printed the processes' lines in does not matter (a child's call is often printed
 parent's ``clone`` returns). A relative path that still cannot be resolved is an ``unresolved``
 touch, and the run is not cached: nothing is dropped.
 
+Every system call is traced but a short list of frequent ones that observe nothing of the file
+system (:data:`UNTRACED`; reads too when the command inherits a terminal). A traced call is either
+understood, known harmless (:data:`HARMLESS`), or it makes the run uncacheable (an ``uncacheable``
+touch names the reason): an allow-list, so a call nobody thought of is a miss, never a blind spot.
+So are input the cache cannot key (a read of a terminal or a device other than ``/dev/null``,
+``/dev/zero``, ``/dev/full``; a socket connected, accepted or sent to) and a writable shared
+mapping of a file (a change through it may not move the file's stat data). A path through
+``/dev/fd/N/...`` or ``/proc/self/{fd,cwd,root}/...`` is resolved to the file it leads to: for an
+open, the path ``-y`` prints for the descriptor it returned.
+
 ``ACTIONCACHE_TRACE=off`` turns tracing off (the fallback keys are used, and say so).
 """
 
