@@ -71,8 +71,11 @@ SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", 
                    "/var/run/", "/nix/store/", "/snap/")
 PSEUDO_PREFIXES = ("/proc/", "/sys/")
 # The process's own pseudo-files: they describe the process that opens them, not the machine.
-OWN_PSEUDO = ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
-              "/dev/pts", "/dev/ptmx", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+# Terminals, /dev/urandom and other devices are not left out: reading one makes the run uncacheable
+# (trace.is_device); a path through /dev/fd or /proc/self/{fd,cwd,root} is resolved to the file it
+# leads to by the trace, which observes that file instead.
+OWN_PSEUDO = ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+              "/dev/null", "/dev/zero", "/dev/full")
 FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
 COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
 _LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x"}
@@ -234,6 +237,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     for touch in touches:
         if touch.kind == "unresolved":
             raise Unrecordable(f"the trace has a call whose path could not be resolved: {touch.path}")
+        if touch.kind == "uncacheable":
+            raise Unrecordable(touch.path)
         path = _normal(touch.path)
         if skip and (path in skip or path.startswith(skip_under)):
             continue  # the store's own files (a nested exec), and SQLite's -wal/-shm beside them
@@ -277,9 +282,14 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     # The directory that holds the store: the store's own writes add and remove its -wal and -shm
     # there, so it counts without them (its listing) and by type, permissions and owner (its stat).
     store_dirs = {_parent(p): p.rsplit("/", 1)[1] for p in skip if p != "/"}
+    # A directory where the command made only temporary entries (created and removed again within the
+    # run: tempfile's probe of /tmp, pytest's scratch files) has the listing it had, but times and a
+    # link count the command's own outputs moved: it counts by type, permissions and owner, like the
+    # store's directory. An entry the run left behind keeps the rule that the run changed it.
+    scratch = {_parent(p) for p in outputs} - {_parent(p) for p in outputs if os.path.lexists(p)}
     walked |= {(kind, path) for (kind, path), seen in looked.items()
-               if path in store_dirs and kind in ("s", "l") and seen is not None and not seen.startswith("!")
-               and stat.S_ISDIR(int(seen.split(":")[0], 8))}
+               if (path in store_dirs or path in scratch) and kind in ("s", "l") and seen is not None
+               and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
     for (kind, path), (first, then) in twice.items():
         if (kind, path) not in walked or _walk_view(first) != _walk_view(then):
             raise Unrecordable(f"{path} changed while the command ran (it was seen twice, differently: "

@@ -89,6 +89,19 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def _inherits_terminal(stdin_data: bytes | None, pass_fds: Sequence[int]) -> bool:
+    """Whether the command gets a terminal on a descriptor (then its reads are traced)."""
+    fds = ([] if stdin_data is not None else [0]) + list(pass_fds)
+    return any(_isatty(fd) for fd in fds)
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
 def fallback_note(reason: str) -> str:
     return (f"read-sets off ({reason}): keys cover only the files the command line names and --input; "
             "see docs/agent-loops.md")
@@ -383,7 +396,8 @@ class ExecRun:
         with tempfile.TemporaryDirectory(prefix="actioncache-trace-") as tmp:
             log_path = os.path.join(tmp, "trace")
             started_ns = time.time_ns()
-            outcome = run_tool(traced_argv(strace, log_path, self.command), stdin_data=self.options.stdin_data,
+            terminal = _inherits_terminal(self.options.stdin_data, self.options.pass_fds)
+            outcome = run_tool(traced_argv(strace, log_path, self.command, terminal), stdin_data=self.options.stdin_data,
                                stream=self.options.stream, env=self._env(), pass_fds=self.options.pass_fds)
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),

@@ -17,6 +17,16 @@ printed the processes' lines in does not matter (a child's call is often printed
 parent's ``clone`` returns). A relative path that still cannot be resolved is an ``unresolved``
 touch, and the run is not cached: nothing is dropped.
 
+Every system call is traced but a short list of frequent ones that observe nothing of the file
+system (:data:`UNTRACED`; reads too when the command inherits a terminal). A traced call is either
+understood, known harmless (:data:`HARMLESS`), or it makes the run uncacheable (an ``uncacheable``
+touch names the reason): an allow-list, so a call nobody thought of is a miss, never a blind spot.
+So are input the cache cannot key (a read of a terminal or a device other than ``/dev/null``,
+``/dev/zero``, ``/dev/full``; a socket connected, accepted or sent to) and a writable shared
+mapping of a file (a change through it may not move the file's stat data). A path through
+``/dev/fd/N/...`` or ``/proc/self/{fd,cwd,root}/...`` is resolved to the file it leads to: for an
+open, the path ``-y`` prints for the descriptor it returned.
+
 ``ACTIONCACHE_TRACE=off`` turns tracing off (the fallback keys are used, and say so).
 """
 
@@ -32,7 +42,42 @@ from typing import Iterable, Iterator
 from .readset import stat_text
 
 TRACE_ENV = "ACTIONCACHE_TRACE"
-SYSCALLS = "%file,%fstat,clone,clone3,fork,vfork,fchdir,getdents64,?getdents"
+# Every system call is traced except these: frequent, and they observe nothing beyond the
+# descriptors, memory and signals of the process (the kernel filters them out: --seccomp-bpf).
+# Reads are traced too when the command inherits a terminal (``traced_argv(terminal=True)``).
+READS = ("read", "readv", "pread64", "preadv", "preadv2")
+UNTRACED = (*READS, "write", "writev", "pwrite64", "pwritev", "pwritev2", "close", "lseek", "brk", "munmap",
+            "mprotect", "madvise", "futex", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "clock_gettime",
+            "clock_nanosleep", "nanosleep", "gettimeofday", "getpid", "gettid", "sched_yield", "poll", "ppoll",
+            "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_ctl", "recvfrom", "recvmsg", "wait4",
+            "fcntl", "dup", "dup2", "dup3", "ioctl", "getrandom")
+# Calls the trace is known not to need: they observe nothing of the file system, or nothing that
+# the calls it does understand have not already shown (a descriptor's file was seen when it was
+# opened). Any call outside this list and the understood ones makes the run uncacheable: "not
+# understood" means "not vouched for" (io_uring, open_by_handle_at, fanotify, a call added later).
+HARMLESS = frozenset((
+    *UNTRACED, "mmap2", "mremap", "msync", "mlock", "mlock2", "munlock", "mlockall", "munlockall", "mincore",
+    "membarrier", "pkey_mprotect", "pkey_alloc", "pkey_free", "memfd_create", "exit", "exit_group", "waitid",
+    "kill", "tkill", "tgkill", "getppid", "getpgrp", "getpgid", "setpgid", "getsid", "setsid", "set_tid_address",
+    "set_robust_list", "get_robust_list", "rseq", "arch_prctl", "prctl", "prlimit64", "getrlimit", "setrlimit",
+    "getrusage", "times", "umask", "personality", "sched_getaffinity", "sched_setaffinity", "sched_getparam",
+    "sched_getscheduler", "sched_setscheduler", "sched_get_priority_max", "sched_get_priority_min",
+    "sched_getattr", "sched_setattr", "getpriority", "setpriority", "capget", "capset", "pidfd_open",
+    "pidfd_send_signal", "close_range", "getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid",
+    "getgroups", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups", "setfsuid",
+    "setfsgid", "rt_sigsuspend", "rt_sigtimedwait", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "sigaltstack",
+    "signalfd", "signalfd4", "pause", "alarm", "restart_syscall", "clock_getres", "time", "timer_create",
+    "timer_settime", "timer_gettime", "timer_delete", "timer_getoverrun", "setitimer", "getitimer",
+    "timerfd_create", "timerfd_settime", "timerfd_gettime", "futex_waitv", "set_mempolicy", "get_mempolicy",
+    "mbind", "getcpu", "eventfd", "eventfd2", "epoll_create", "epoll_create1", "epoll_pwait2", "pipe", "pipe2",
+    "flock", "fsync", "fdatasync", "sync_file_range", "fadvise64", "fallocate", "ftruncate", "fchmod", "fchown",
+    "fsetxattr", "fremovexattr", "sendfile", "splice", "tee", "vmsplice", "copy_file_range", "readahead",
+    "socket", "socketpair", "bind", "listen", "getsockname", "getpeername", "setsockopt", "getsockopt",
+    "shutdown", "recvmmsg", "uname", "sysinfo", "getcwd", "sync", "syncfs", "statfs", "fstatfs", "ioprio_get",
+    "ioprio_set", "inotify_init", "inotify_init1", "inotify_rm_watch", "sched_rr_get_interval",
+))
+# Devices whose content is a known constant: reading them is not input.
+CONSTANT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
 
 @dataclass(frozen=True)
@@ -50,10 +95,13 @@ def tracer() -> str | None:
     return shutil.which("strace")
 
 
-def traced_argv(strace: str, log_path: str, argv: list[str]) -> list[str]:
+def traced_argv(strace: str, log_path: str, argv: list[str], terminal: bool = False) -> list[str]:
+    """``terminal``: the command inherits a terminal, so its reads are traced too (a read of the
+    terminal is input the cache cannot key)."""
+    untraced = [name for name in UNTRACED if not (terminal and name in READS)]
     # -s: execve's argv strings are printed (non_cacheable_tools match every program a run executed)
     return [strace, "-f", "-qq", "-y", "-s", "4096", "--seccomp-bpf", "-e", "signal=none", "-e", "abbrev=!%%stat",
-            "-e", f"trace={SYSCALLS}",
+            "-e", "trace=!" + ",".join(f"?{name}" for name in untraced),
             "-o", log_path, "--", *argv]
 
 
@@ -397,10 +445,84 @@ def touches(lines: Iterable[str], cwd: str) -> Iterator[Touch]:
         yield touch
 
 
+_UNDERSTOOD = frozenset(("clone", "clone3", "fork", "vfork", "fchdir", "getdents", "getdents64", "fstat", "fstat64",
+                         "open", "openat", "openat2", "creat", "rename", "renameat", "renameat2", "mmap", "connect",
+                         "sendto", "sendmsg", "sendmmsg", "accept", "accept4", *_PATH_CALLS))
+_XATTR_READS = {"getxattr": "stat", "listxattr": "stat", "lgetxattr": "lstat", "llistxattr": "lstat"}
+# A failed call that the kernel refused before it looked at anything: it observed nothing.
+_REFUSED = ("ENOSYS", "EPERM", "EINVAL", "EOPNOTSUPP", "ENOTSUP", "EBADF", "EFAULT")
+
+
+def is_device(path: str) -> bool:
+    """A path under /dev that is input the cache cannot key (a terminal, /dev/urandom, a disk):
+    anything there but the constant devices, the process's own descriptors and the writable places."""
+    from .readset import USER_PLACES
+
+    return (path.startswith("/dev/") and not path.startswith(USER_PLACES) and path not in CONSTANT_DEVICES
+            and not path.startswith(("/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr")))
+
+
+def _uncacheable(reason: str) -> Touch:
+    return Touch("uncacheable", reason)
+
+
+def _other(call: _Call, here: str | None) -> Iterator[Touch]:
+    """The calls beyond paths and descriptors: memory maps, the network, xattrs, and the unknown."""
+    name, args = call.name, call.args
+    if name in READS:
+        path = _fd_path(args[0]) if args else None
+        if path is not None and is_device(path) and not call.error:
+            yield _uncacheable(f"the command read {path}, a terminal or device: input the cache cannot key")
+        return
+    if name in HARMLESS:
+        return
+    if name == "mmap":
+        path = _fd_path(args[4]) if len(args) > 4 else None
+        if (len(args) > 3 and "MAP_SHARED" in args[3] and "PROT_WRITE" in args[2] and path is not None
+                and path.startswith("/") and not path.endswith("(deleted)") and not call.error):
+            yield _uncacheable(f"the command mapped {path} writable and shared: a change through the mapping may "
+                               "not move its stat data")
+        return
+    if name in ("connect", "sendto", "sendmsg", "sendmmsg", "accept", "accept4"):
+        text = ", ".join(args[1:])
+        if name == "connect" and call.error in ("ENOENT", "ENOTDIR") and "sa_family=AF_UNIX" in text:
+            at = text.find('sun_path="')
+            path = _string(text[at + 9:text.index('"', at + 10) + 1]) if at >= 0 else None
+            resolved = _join(here, path) if path else None
+            if resolved is not None:
+                yield Touch("stat", resolved, call.error)  # no such socket: a read of absence
+                return
+        if call.error or (name in ("sendto", "sendmsg", "sendmmsg") and "sa_family=" not in text):
+            return  # failed, or sent on a connected socket (whose connect decided)
+        peer = _fd_path(args[0]) if args else None
+        yield _uncacheable(f"the command used the network or a socket ({name} on {peer or args[0]}): input the "
+                           "cache cannot key")
+        return
+    if name in _XATTR_READS or name in ("fgetxattr", "flistxattr"):
+        # extended attributes (ACLs: ls -l's "+"): any change to them moves the file's ctime
+        error = None if call.error in ("ENODATA", "ENOTSUP", "EOPNOTSUPP", "ERANGE") else call.error
+        if name in _XATTR_READS:
+            yield _touch(call, _XATTR_READS[name], None, 0, here, error)
+        else:
+            path = _fd_path(args[0]) if args else None
+            if path is not None and path.startswith("/") and not error:
+                yield Touch("stat", path)
+        return
+    if call.error in _REFUSED:
+        return
+    yield _uncacheable(f"the command called {name}, a system call the trace does not understand (it may observe "
+                       "files in a way a hit cannot check)")
+
+
 def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
     for index, call in enumerate(calls):
         name = call.name
         if name in ("clone", "clone3", "fork", "vfork", "fchdir"):
+            continue
+        if name not in _UNDERSTOOD or name in ("mmap", "connect", "sendto", "sendmsg", "sendmmsg", "accept", "accept4"):
+            if name in HARMLESS and name not in READS:
+                continue
+            yield from _other(call, cwds.at(index) if name == "connect" or name in _XATTR_READS else None)
             continue
         here = cwds.at(index)
         if name in ("getdents", "getdents64"):
@@ -453,7 +575,39 @@ def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | No
     path = _resolve(call, fd_i, path_i, here)
     if path is None:
         return Touch("unresolved", f"{call.name}({', '.join(call.args[:path_i + 1])}) of process {call.pid}")
-    return Touch(kind, path, error, observed)
+    real = _through_view(path, call, here)
+    if real is None:
+        return _uncacheable(f"the command used {path}, a path through /proc or /dev/fd that the trace cannot "
+                            "resolve to the file it leads to")
+    return Touch(kind, real, error, observed)
+
+
+def _through_view(path: str, call: _Call, here: str | None, opened: str | None = None) -> str | None:
+    """The real path behind a path that goes through a process's view of the file system
+    (``/dev/fd/3/f``, ``/proc/self/fd/3/f``, ``/proc/self/cwd/f``, ``/proc/self/root/etc/x``): the path
+    the kernel reported for the descriptor an open returned (``opened``, strace -y), else the working
+    directory or root of the calling process. ``path`` itself when it is no such path; None when it
+    is one that cannot be resolved."""
+    parts = path.split("/")
+    if len(parts) > 4 and parts[1] == "dev" and parts[2] == "fd":
+        view = "fd"
+    elif len(parts) > 3 and parts[1] == "proc" and parts[3] in ("fd", "cwd", "root", "map_files"):
+        view = parts[3]
+        if view in ("fd", "map_files") and len(parts) <= 5:
+            return path  # the descriptor itself: the open that made it was observed (or the runner keyed it)
+        if parts[2] not in ("self", "thread-self", call.pid):
+            view = "other"
+    else:
+        return path
+    if opened is not None and opened.startswith("/") and not opened.startswith(("/proc/", "/dev/fd/")) \
+            and not opened.endswith("(deleted)"):
+        return opened
+    rest = "/".join(parts[4:])
+    if view == "cwd" and here is not None:
+        return _join(here, rest)
+    if view == "root":
+        return "/" + rest
+    return None
 
 
 def _resolve(call: _Call, fd_i: int | None, path_i: int, here: str | None) -> str | None:
@@ -476,7 +630,30 @@ def _open_touch(call: _Call, here: str | None) -> Iterator[Touch]:
     if path is None:
         yield _touch(call, "read", fd_i, path_i, here, call.error)
         return
+    real = _through_view(path, call, here, None if call.error else call.ret_path)
+    if real is None:
+        yield _uncacheable(f"the command opened {path}, a path through /proc or /dev/fd that the trace cannot "
+                           "resolve to the file it leads to")
+        return
+    path = real
     writes = any(flag in flags for flag in _WRITE_FLAGS)
+    if "O_TMPFILE" in flags:
+        # an unnamed file in a directory: an output no one else can see; the directory is only looked up
+        yield Touch("access", path, call.error if call.error not in _REFUSED else None)
+        return
+    if path.startswith("/dev/") and is_device(path) and not (call.ret_path or "").startswith(("pipe:", "socket:")):
+        if call.error:
+            return  # no such device here (ENXIO: no controlling terminal); see docs/agent-loops.md
+        if "O_WRONLY" not in flags and "O_PATH" not in flags and "O_DIRECTORY" not in flags:
+            yield _uncacheable(f"the command opened {path} for reading, a terminal or device: input the cache "
+                               "cannot key")
+            return
+    opened = call.ret_path or ""
+    if (path.startswith(("/dev/std", "/dev/fd/", "/proc/")) and not call.error and opened.startswith("/dev/")
+            and is_device(opened) and "O_WRONLY" not in flags):
+        yield _uncacheable(f"the command opened {path} ({opened}) for reading, a terminal or device: input the "
+                           "cache cannot key")
+        return
     if call.error:
         if call.error == "EEXIST" or not writes:
             yield Touch("lstat" if call.error == "EEXIST" else "read", path, None if call.error == "EEXIST" else call.error)

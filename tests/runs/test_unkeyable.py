@@ -1,0 +1,185 @@
+"""Input the cache cannot key, paths through /proc and /dev/fd, calls the trace does not understand,
+and a command's own temporary files (issue 28, follow-up). Each case reproduced a wrong hit (or a
+run that never cached) on the code before it; every replay is compared with a fresh run of the
+same command: equal output, or a miss."""
+
+from __future__ import annotations
+
+import os
+import pty
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from actioncache.runs.trace import touches
+
+PY = sys.executable
+USE = ("--mode", "use", "--summary")
+
+
+def outcome(result: subprocess.CompletedProcess) -> str:
+    for line in result.stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("actioncache exec: ") and "; hits " in line:
+            return line.split(": ")[2].split(";")[0]
+    raise AssertionError(f"no summary line in {result.stderr!r}")
+
+
+def honest(ex, *command: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``command`` through exec (mode use), then fresh; the replay must print what the fresh run prints."""
+    cached = ex.run(*USE, "--", *command, cwd=cwd)
+    fresh = subprocess.run(list(command), cwd=cwd or ex.work, env=ex.env, capture_output=True, timeout=300)
+    assert cached.returncode == fresh.returncode, cached.stderr
+    assert cached.stdout == fresh.stdout, (outcome(cached), cached.stdout, fresh.stdout, cached.stderr)
+    return cached
+
+
+def _with_terminal(ex, command: list[str], typed: bytes, ctty: bool = False) -> subprocess.CompletedProcess:
+    """Run exec with a pseudo-terminal on stdin (and as controlling terminal with ``ctty``), ``typed`` typed on it."""
+    master, slave = pty.openpty()
+    os.write(master, typed)
+    name = os.ttyname(slave)
+
+    def session() -> None:
+        os.setsid()
+        if ctty:
+            os.close(os.open(name, os.O_RDWR))  # a session leader's first terminal becomes its controlling one
+
+    try:
+        return subprocess.run([sys.executable, "-m", "actioncache", "exec", *USE, "--", *command], cwd=ex.work,
+                              env=ex.env, stdin=None if ctty else slave, capture_output=True, timeout=60,
+                              preexec_fn=session)
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+@pytest.mark.parametrize("how", ["stdin", "/dev/tty"])
+def test_what_was_typed_on_the_terminal_is_never_replayed(ex, strace, how):
+    if how == "stdin":
+        command, ctty = [PY, "-c", "print('typed', input())"], False
+    else:
+        command, ctty = ["sh", "-c", "read line < /dev/tty; echo typed $line"], True
+    for typed in (b"one\n", b"one\n", b"two\n", b"two\n"):
+        result = _with_terminal(ex, command, typed, ctty)
+        assert result.stdout == b"typed " + typed, (result.stdout, result.stderr)
+        assert outcome(result) != "hit"
+    assert b"a terminal or device: input the cache cannot key" in result.stderr
+
+
+def test_input_from_a_socket_is_never_replayed(ex, strace, tmp_path):
+    path = str(tmp_path / "answer.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+    answer = [b"v1"]
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.sendall(answer[0])
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    ask = (PY, "-c", f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({path!r}); print(s.recv(9))")
+    try:
+        for value in (b"v1", b"v1", b"v1", b"v2"):
+            answer[0] = value
+            result = honest(ex, *ask)
+            assert outcome(result) != "hit"
+        assert b"the network or a socket" in result.stderr
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("script", ["exec 3<d; cat /dev/fd/3/f", "cat /proc/self/cwd/d/f", "cat /proc/self/root{work}/d/f",
+                                    "exec 3<d; cat /proc/self/fd/3/f"])
+def test_a_file_reached_through_proc_or_dev_fd_is_observed(ex, strace, script):
+    (ex.work / "d").mkdir()
+    (ex.work / "d" / "f").write_text("old\n")
+    run = ("bash", "-c", script.format(work=ex.work))
+    assert honest(ex, *run).stdout == b"old\n"
+    honest(ex, *run)
+    assert outcome(honest(ex, *run)) == "hit"
+    (ex.work / "d" / "f").write_text("new\n")
+    after = honest(ex, *run)
+    assert outcome(after) == "miss" and after.stdout == b"new\n"
+
+
+def test_a_path_through_another_process_view_is_not_cached(tmp_path):
+    lines = ['10 newfstatat(AT_FDCWD</w>, "/dev/fd/7/f", {st_mode=S_IFREG|0644, st_size=1}, 0) = 0\n']
+    got = list(touches(lines, "/w"))
+    assert [t.kind for t in got] == ["uncacheable"] and "/dev/fd/7/f" in got[0].path
+
+
+HANDLE_READ = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Handle(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_uint), ("type", ctypes.c_int), ("f", ctypes.c_ubyte * 128)]
+h = Handle(); h.bytes = 128; mount = ctypes.c_int()
+if libc.name_to_handle_at(-100, b"data.txt", ctypes.byref(h), ctypes.byref(mount), 0) != 0:
+    sys.exit("no handles here")
+dirfd = os.open(".", os.O_RDONLY)
+fd = libc.open_by_handle_at(dirfd, ctypes.byref(h), os.O_RDONLY)
+if fd < 0:
+    sys.exit("open_by_handle_at: errno %d" % ctypes.get_errno())
+print(os.read(fd, 100).decode().strip())
+"""
+
+
+def test_a_call_the_trace_does_not_understand_makes_the_run_uncacheable(ex, strace):
+    (ex.work / "data.txt").write_text("first\n")
+    run = (PY, "-c", HANDLE_READ)
+    first = ex.run(*USE, "--", *run)
+    if first.returncode != 0:
+        pytest.skip(f"file handles do not work here: {first.stderr[-200:]!r}")
+    honest(ex, *run)
+    honest(ex, *run)
+    (ex.work / "data.txt").write_text("second\n")
+    after = honest(ex, *run)
+    assert outcome(after) != "hit" and after.stdout == b"second\n"
+    assert b"a system call the trace does not understand" in after.stderr
+
+
+def test_a_writable_shared_mapping_makes_the_run_uncacheable(ex, strace):
+    (ex.work / "counter.bin").write_bytes(b"0")
+    bump = (PY, "-c", "import mmap; f = open('counter.bin', 'r+b'); m = mmap.mmap(f.fileno(), 1); print(m[:1])")
+    result = ex.run(*USE, "--", *bump)
+    assert b"writable and shared" in result.stderr
+    assert outcome(ex.run(*USE, "--", *bump)) != "hit"
+
+
+def test_unknown_calls_and_shared_maps_by_rule():
+    lines = ['1 io_uring_setup(8, {flags=0}) = 3<anon_inode:[io_uring]>\n',
+             '1 fanotify_init(FAN_CLASS_NOTIF, O_RDONLY) = -1 EPERM (Operation not permitted)\n',
+             '1 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_SHARED, 3</w/a>, 0) = 0x7f0000000000\n',
+             '1 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 3</w/a>, 0) = 0x7f0000000000\n',
+             '1 getpid() = 1\n']
+    got = [t.path for t in touches(lines, "/w") if t.kind == "uncacheable"]
+    assert len(got) == 2 and "io_uring_setup" in got[0] and "/w/a writable and shared" in got[1]
+
+
+TEST_FILE = "def test_one():\n    assert 1 + 1 == 2\n"
+
+
+def test_pytest_of_a_tiny_project_caches(ex, strace):
+    """pytest makes and removes temporary files under /tmp (and an unnamed O_TMPFILE there): its own
+    outputs, not inputs that make every later check fail. (-qq: -q prints the run's duration, which
+    differs every run; the cache provider rewrites .pytest_cache every run: see docs/agent-loops.md.)"""
+    project = ex.work / "proj"
+    project.mkdir()
+    (project / "test_one.py").write_text(TEST_FILE)
+    run = (PY, "-m", "pytest", "-qq", "-p", "no:randomly", "-p", "no:cacheprovider")
+    for _ in range(3):
+        last = honest(ex, *run, cwd=project)
+    assert outcome(last) == "hit", last.stderr
+    (project / "test_one.py").write_text(TEST_FILE.replace("2\n", "3\n"))
+    after = ex.run(*USE, "--", *run, cwd=project)
+    assert outcome(after) in ("miss", "fail") and after.returncode == 1  # a miss that failed counts as "fail"
