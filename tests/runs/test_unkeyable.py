@@ -70,6 +70,21 @@ def test_what_was_typed_on_the_terminal_is_never_replayed(ex, strace, how):
     assert b"a terminal or device: input the cache cannot key" in result.stderr
 
 
+def test_what_a_command_sees_of_its_stdin_without_reading_it_is_keyed(ex, strace):
+    """``test -t 0`` (an ``ioctl``, not a read) answers from the kind of stdin: a terminal, /dev/null,
+    a pipe. A run on a terminal never replays for one on /dev/null, nor the other way round."""
+    command = ["sh", "-c", "if [ -t 0 ]; then echo terminal; elif [ -p /dev/stdin ]; then echo pipe; else echo other; fi"]
+    for _ in range(2):
+        on_terminal = _with_terminal(ex, command, b"")
+        assert on_terminal.stdout == b"terminal\n", on_terminal.stderr
+        on_null = subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--", *command], cwd=ex.work,
+                                 env=ex.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        assert on_null.stdout == b"other\n", (outcome(on_null), on_null.stderr)
+        on_pipe = ex.run(*USE, "--", *command, stdin=b"")
+        assert on_pipe.stdout == b"pipe\n", (outcome(on_pipe), on_pipe.stderr)
+    assert outcome(on_null) == "hit"  # each kind is cached on its own
+
+
 def test_input_from_a_socket_is_never_replayed(ex, strace, tmp_path):
     path = str(tmp_path / "answer.sock")
     server = socket.socket(socket.AF_UNIX)

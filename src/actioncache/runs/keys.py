@@ -255,9 +255,33 @@ def key_parts(
         parts["fds"] = [list(d) for d in descriptors]
     if stdin_data:
         parts["stdin"] = sha256(stdin_data).hexdigest()
+    parts["stdin_kind"] = stdin_kind(stdin_data)
     if scope == "llm_ro" and check_git_sha:
         parts["git_head"] = git_head()
     return parts
+
+
+def stdin_kind(stdin_data: bytes | None) -> str:
+    """What the command's stdin is, as the command can see it without reading it (``isatty``,
+    ``fstat``, ``test -t 0``, ``test -p /dev/stdin``): a pipe when its bytes were read and are fed to
+    it, else the kind of the descriptor it inherits. Keyed, so a command that acts on it (a prompt
+    shown only on a terminal) never replays across two kinds."""
+    if stdin_data is not None:
+        return "pipe"
+    try:
+        info = os.fstat(0)
+    except OSError:
+        return "closed"
+    if os.isatty(0):
+        return "terminal"
+    mode = info.st_mode
+    if stat.S_ISCHR(mode):
+        return f"device {os.major(info.st_rdev)}:{os.minor(info.st_rdev)}"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 def process_state() -> dict[str, Any]:
