@@ -126,6 +126,11 @@ def test_a_localhost_url_to_the_users_cache_is_refused(tmp_path, scheme):
     ("firestore://project/collection", "stores"),
     ("blob-sqlite+s3://bucket/cache.db", "stores"),
     ("redis+cluster://evil.example:7000,127.0.0.1:7001/?prefix=x", "hosts"),
+    # Every host written is allowed, but a cluster follows its nodes' redirects and a Sentinel hands
+    # out the master's address at run time: addresses no check of the URL can judge.
+    ("redis+cluster://127.0.0.1:7000,127.0.0.1:7001/?prefix=x", "stores"),
+    ("redis+sentinel://127.0.0.1:26379/mymaster/0", "stores"),
+    ("valkey+sentinel://127.0.0.1:26379/mymaster/0", "stores"),
     ("postgresql://u@127.0.0.1/db?sslkey=/etc/ssl/private/key.pem", "files"),
     ("postgresql://u@127.0.0.1/db?service=mine", "stores"),
 ])

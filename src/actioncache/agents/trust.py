@@ -166,6 +166,13 @@ class Trust:
                                                    f"allow it with --allow-host {host} (allow_hosts=[...])"))
         except UntrustedRefusal as exc:
             raise RefusedAtLoadError(str(exc)) from exc
+        if targets.learned:
+            raise RefusedAtLoadError(refusal(
+                "stores", f"{where} store {shown!r}: it connects to addresses it learns at run time (a Redis "
+                          "Cluster's nodes and redirects, the master a Sentinel names), which no allowed-host "
+                          "check can judge before they are known",
+                "give it a single server (redis://HOST:PORT with --allow-host HOST), pass --store yourself, "
+                "or trust the agent"))
 
 
 def host_of(url: str) -> str:

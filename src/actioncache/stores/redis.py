@@ -651,8 +651,8 @@ class RedisStore:
         target = parse_target(client_url, redact_url(url), url_secrets(url))
         paths = [str(query[name]) for name in ("ssl_certfile", "ssl_keyfile", "ssl_ca_certs", "ssl_ca_path")
                  if query.get(name)]
-        if target.topology != "single":
-            return Targets(tuple(paths), tuple(host.lower() for host, _ in target.nodes))
+        if target.topology != "single":  # a cluster's nodes and redirects, a Sentinel's master: learned later
+            return Targets(tuple(paths), tuple(host.lower() for host, _ in target.nodes), learned=True)
         import redis
 
         try:

@@ -72,6 +72,10 @@ class Targets(NamedTuple):
 
     paths: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
+    # The store also connects to addresses it learns at run time (a Redis Cluster's nodes and
+    # redirects, the master a Sentinel names): those cannot be judged before they are known, so a
+    # check of ``hosts`` does not cover everything the store reaches.
+    learned: bool = False
 
 
 # scheme -> "module:callable" taking the URL and returning its Targets (the function the store's
