@@ -198,3 +198,33 @@ def test_pytest_of_a_tiny_project_caches(ex, strace):
     (project / "test_one.py").write_text(TEST_FILE.replace("2\n", "3\n"))
     after = ex.run(*USE, "--", *run, cwd=project)
     assert outcome(after) in ("miss", "fail") and after.returncode == 1  # a miss that failed counts as "fail"
+
+
+def test_inherited_process_state_is_keyed_or_uncacheable(ex, strace):
+    """Ignored signals (``nohup``), capabilities, the scheduling policy and the like cross exec: a
+    command that prints them (``trap -p``) never replays another caller's; the I/O priority, which
+    is not keyed, makes a run that asks for it (``ionice``) uncacheable."""
+    import shutil
+    import signal
+
+    command = ["bash", "-c", "trap -p; echo end"]
+
+    def run(ignore_hup: bool) -> subprocess.CompletedProcess:
+        def child() -> None:
+            if ignore_hup:
+                signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+        return subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--", *command], cwd=ex.work, env=ex.env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=60, preexec_fn=child)
+
+    for _ in range(3):
+        plain = run(False)
+        assert plain.stdout == b"end\n", plain.stderr
+    assert outcome(plain) == "hit"
+    ignored = run(True)
+    assert ignored.stdout == b"trap -- '' SIGHUP\nend\n", (outcome(ignored), ignored.stdout, ignored.stderr)
+    if shutil.which("ionice"):
+        for _ in range(3):
+            asked = ex.run(*USE, "--", "ionice")
+            assert outcome(asked) != "hit", asked.stderr
+        assert b"ioprio_get" in asked.stderr, asked.stderr

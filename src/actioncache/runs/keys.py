@@ -286,8 +286,12 @@ def stdin_kind(stdin_data: bytes | None) -> str:
 
 def process_state() -> dict[str, Any]:
     """What the command inherits besides files and the environment, and may print or act on: the
-    umask, every resource limit, the CPU set, the niceness, the user and groups, the host name and
-    kernel release. All are keyed (a command printing ``umask`` or ``nproc`` misses when they change)."""
+    umask, every resource limit, the CPU set, the niceness, the scheduling policy, the user and
+    groups, the host name and kernel release, ignored and blocked signals, capabilities,
+    no_new_privs, seccomp, memory nodes and the OOM score adjustment. All are keyed (a command
+    printing ``umask``, ``nproc`` or ``trap -p`` misses when they change). Inherited state with no
+    cheap reading here (the I/O priority) is not keyed: a command that asks for it (``ioprio_get``)
+    runs uncached (``trace.HARMLESS`` leaves it out)."""
     import resource
 
     mask = os.umask(0)
@@ -306,7 +310,40 @@ def process_state() -> dict[str, Any]:
         state["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
     except (AttributeError, OSError):
         pass
+    try:
+        state["sched"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
+    except (AttributeError, OSError):
+        pass
+    state.update(_inherited_status())
     return state
+
+
+# What /proc/self/status says the command inherits across exec and may act on: ignored and blocked
+# signals (``nohup``, ``trap -p``), capabilities (``capsh --print``), no_new_privs, seccomp, the
+# memory nodes. Python ignores SIGPIPE and SIGXFSZ itself and the command gets them back at their
+# default (``lean.default_signals``), so those two bits are not the caller's and are left out.
+_STATUS_FIELDS = ("SigIgn", "SigBlk", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
+                  "Seccomp", "Mems_allowed_list")
+_PYTHON_IGNORED = (1 << (13 - 1)) | (1 << (25 - 1))  # SIGPIPE (13), SIGXFSZ (25)
+
+
+def _inherited_status() -> dict[str, str]:
+    try:
+        with open("/proc/self/status", "rb") as handle:
+            text = handle.read().decode("ascii", "replace")
+        with open("/proc/self/oom_score_adj", "rb") as handle:
+            oom = handle.read().decode("ascii", "replace").strip()
+    except OSError:
+        return {}
+    found = {"oom_score_adj": oom}
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name in _STATUS_FIELDS:
+            value = value.strip()
+            if name == "SigIgn":
+                value = format(int(value, 16) & ~_PYTHON_IGNORED, "016x")
+            found[name] = value
+    return found
 
 
 def run_key(tool: str, parts: Mapping[str, Any]) -> str:

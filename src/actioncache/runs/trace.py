@@ -73,7 +73,7 @@ HARMLESS = frozenset((
     "flock", "fsync", "fdatasync", "sync_file_range", "fadvise64", "fallocate", "ftruncate", "fchmod", "fchown",
     "fsetxattr", "fremovexattr", "sendfile", "splice", "tee", "vmsplice", "copy_file_range", "readahead",
     "socket", "socketpair", "bind", "listen", "getsockname", "getpeername", "setsockopt", "getsockopt",
-    "shutdown", "recvmmsg", "uname", "sysinfo", "getcwd", "sync", "syncfs", "statfs", "fstatfs", "ioprio_get",
+    "shutdown", "recvmmsg", "uname", "sysinfo", "getcwd", "sync", "syncfs", "statfs", "fstatfs",
     "ioprio_set", "inotify_init", "inotify_init1", "inotify_rm_watch", "sched_rr_get_interval",
 ))
 # Devices whose content is a known constant: reading them is not input.
