@@ -387,7 +387,9 @@ class JSONCodec:
             return self.decode(decompress(data, self.max_decoded_bytes))
         if fmt == PICKLED:
             raise UnsupportedEntryError(
-                "entry was written as signed pickle; open the cache with codec='pickle' and the same secret to read it"
+                "entry is marked as pickle, which a JSON cache never loads; if a cache with codec='pickle' wrote it, "
+                "open the cache with codec='pickle' and that secret (a pickle whose signature does not verify "
+                "is never loaded, by any codec)"
             )
         raise CorruptEntryError(f"cached value has unknown format byte {fmt!r}")
 
