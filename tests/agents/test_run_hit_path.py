@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actioncache.agents.loader import compile_run_block
-from actioncache.agents.runrecord import pure_block_problem, template_problem
+from actioncache.agents.runrecord import import_problem, pure_block_problem, template_problem
 
 AGENT = """\
 name: reader
@@ -210,6 +210,69 @@ def test_a_stream_run_is_never_replayed(tmp_path: Path) -> None:
     world.extra = ["--stream"]
     outcome = world.run()
     assert outcome.code == 0 and not outcome.lean and '"duration_ms"' in outcome.stdout
+
+
+def test_an_import_that_decides_at_import_time_is_never_skipped_by_a_replay(tmp_path: Path) -> None:
+    """A module's top level that declares a key context only when a file is non-empty (or after
+    some hour): the replay would skip that decision, so such a run writes no record and the next
+    run, after the file changed, gets the full engine's answer."""
+    world = World(tmp_path)
+    (world.work / "flag").write_text("", encoding="utf-8")
+    (world.work / "extract.py").write_text(EXTRACT.replace("from pathlib import Path\n", (
+        "import os\nfrom pathlib import Path\nfrom actioncache.agents import declare_key_context\n")) + (
+        "if os.stat('flag').st_size > 0:\n    declare_key_context(extract, lambda args: {'variant': 2})\n"),
+        encoding="utf-8")
+    warm(world)
+    (world.work / "flag").write_text("x\n", encoding="utf-8")
+    full = world.reference()
+    fast = world.run()
+    assert (fast.code, fast.stdout, fast.stderr) == (full.code, full.stdout, full.stderr)
+    assert not fast.lean and '"_cache_hit": false' in fast.stdout
+
+
+def test_input_from_a_pipe_is_read_once_by_the_engine(tmp_path: Path) -> None:
+    """``--input @/dev/stdin`` (a pipe) after a warm run: the hit path does not read it (it could
+    not give it back), the engine gets all of it."""
+    world = World(tmp_path)
+    warm(world)
+    done = subprocess.run([sys.executable, "-m", "actioncache", "run", "agent.yaml", "--input", "@/dev/stdin"],
+                          cwd=world.work, env=world.env, input=json.dumps(world.input), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and '"_cache_hit": true' in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("source, allowed", [
+    (EXTRACT, True),
+    ("from __future__ import annotations\nimport os\nfrom typing import Any\nX = 3\n"
+     "def f(state: dict[str, Any]) -> dict: return {}\ndef register_actions(registry, engine):\n"
+     "    registry['f'] = f\n", True),
+    ("import os\nif os.environ.get('X'):\n    pass\n", False),  # a branch at import
+    ("import time\nT = time.time()\n", False),  # a call at import
+    ("import os\nflag = os.environ.get('X') and 1\n", False),
+    ("import mylocalhelper\n", False),  # a module of the user's, whose own top level would be skipped
+    ("from . import sibling\n", False),
+    ("import functools\n@functools.cache\ndef f(): return 1\n", False),  # a decorator is a call
+    ("class A:\n    x = 1\n", False),  # a class body runs at import
+    ("X = [i for i in range(3)]\n", False),
+    ("def register_actions(registry, engine):\n    if engine:\n        registry['f'] = len\n", False),
+    ("def register_actions(registry, engine):\n    helper(registry)\n", False),
+])
+def test_only_declarative_action_modules_may_be_skipped(tmp_path: Path, source: str, allowed: bool) -> None:
+    import importlib.util
+    import types
+
+    path = tmp_path / "mod.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("actioncache_test_declarative_mod", path)
+    assert spec is not None and spec.loader is not None
+    module = types.ModuleType(spec.name)
+    module.__spec__ = spec
+    if "def register_actions" in source:
+        namespace: dict[str, object] = {}
+        exec(compile(source, str(path), "exec"), namespace)
+        module.register_actions = namespace["register_actions"]  # type: ignore[attr-defined]
+    problem = import_problem(module)
+    assert (problem is None) == allowed, problem
 
 
 # --- the whitelists that decide whether a run may be recorded -----------------------------------

@@ -105,6 +105,8 @@ def lookup_key(argv: list[str]) -> str | None:
         }
         text = opts["input"]
         if text is not None and text.startswith("@"):
+            if os.stat(text[1:]).st_mode & 0o170000 != 0o100000:
+                return None  # a pipe, /dev/stdin, a FIFO: reading it here would leave the engine nothing
             parts["input_file"] = [os.path.realpath(text[1:]), file_sha256(text[1:])]
     except (OSError, ValueError):
         return None

@@ -101,6 +101,83 @@ def _code_problem(code: CodeType) -> str | None:
     return None
 
 
+def action_modules(agent: Agent) -> list[Any] | str:
+    """The modules outside actioncache whose code loaded the agent's actions (``imports:``, plug-in
+    entry points, actions passed in): a replay skips their top level and ``register_actions``.
+    A string when one cannot be found (then no record)."""
+    found: dict[str, Any] = {}
+    for fn in agent.registry.values():
+        name = str(getattr(fn, "__module__", "") or "")
+        if name == "actioncache" or name.startswith("actioncache."):
+            continue
+        module = sys.modules.get(name)
+        if module is None:
+            return f"an action's module {name or '(unknown)'!r} cannot be found to check"
+        found[name] = module
+    for entry in agent.spec.imports:
+        label = entry if isinstance(entry, str) else entry.get("path", entry.get("package")) \
+            if isinstance(entry, Mapping) else None
+        if not isinstance(label, str):
+            return "an imports: entry cannot be read"
+        if isinstance(entry, Mapping) and "package" in entry or isinstance(entry, str) and \
+                not (entry.endswith(".py") or "/" in entry):
+            module = sys.modules.get(label)
+        else:
+            path = (agent.spec.base_dir / label).resolve()
+            path = path / "__init__.py" if path.is_dir() else path
+            module = next((m for m in list(sys.modules.values())
+                           if getattr(m, "__file__", None) and Path(str(m.__file__)).resolve() == path), None)
+        if module is None:
+            return f"the imported module {label!r} cannot be found to check"
+        if not str(module.__name__).startswith("actioncache."):
+            found[module.__name__] = module
+    return list(found.values())
+
+
+def import_problem(module: Any) -> str | None:
+    """Why the code a replay would skip in an action module (its top level, its class bodies and
+    its ``register_actions``) might decide something another way in another process; None when it
+    only imports the standard library or actioncache, defines and assigns. The rule allows no
+    branch, no loop and no call there: a module that declares a key context only when a file is
+    non-empty or after some hour, or calls a helper that might, writes no record."""
+    try:
+        code = module.__spec__.loader.get_code(module.__spec__.name)
+    except Exception:  # noqa: BLE001 - no code to read (a C extension, a namespace package): cannot tell
+        code = None
+    if not isinstance(code, CodeType):
+        return f"module {getattr(module, '__name__', module)!r} has no Python code to check"
+    problem = _declarative_problem(code, module_level=True)
+    register = getattr(module, "register_actions", None)
+    if problem is None and register is not None:
+        register_code = getattr(register, "__code__", None)
+        problem = _declarative_problem(register_code, module_level=False) if isinstance(register_code, CodeType) \
+            else "register_actions is not a Python function"
+    return None if problem is None else f"module {module.__name__!r}: {problem}"
+
+
+# What a declarative module runs at import: no jump (no if, loop, try, and/or, conditional
+# expression, comprehension) and no call, so the same bytes decide the same way in every process.
+_JUMP_PREFIXES = ("JUMP", "POP_JUMP", "FOR_ITER", "SEND", "SETUP_", "BEFORE_WITH", "CALL", "PRECALL",
+                  "YIELD", "GET_ITER", "GET_AWAITABLE", "RAISE", "RERAISE", "PUSH_EXC_INFO", "CHECK_EXC")
+
+
+def _declarative_problem(code: CodeType, module_level: bool) -> str | None:
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith(_JUMP_PREFIXES):
+            where = "at import" if module_level else "in register_actions"
+            return f"{ins.opname} {where} (line {ins.positions.lineno if ins.positions else '?'})"
+        if ins.opname == "LOAD_BUILD_CLASS":
+            return "a class defined at import (its body runs then)"
+        if ins.opname == "IMPORT_NAME":
+            top = str(ins.argval).partition(".")[0]
+            if top not in sys.stdlib_module_names and top not in ("actioncache", "__future__"):
+                return f"it imports {ins.argval!r}, whose own top level a replay would skip"
+    for const in code.co_consts:
+        if isinstance(const, frozenset):
+            return "a set constant"
+    return None
+
+
 def _is_plain_path(expr: str) -> bool:
     parts = expr.strip().split(".")
     if parts[0] not in _PATH_TEMPLATE_ROOTS or len(parts) < 2:
@@ -334,6 +411,13 @@ class Watch:
                 return f"node {node.name!r} has a goto condition"
         if type(agent.store) is not SQLiteStore:  # exactly: a subclass may keep values beside the rows
             return "the store is not a SQLite file"
+        modules = action_modules(agent)
+        if isinstance(modules, str):
+            return modules
+        for module in modules:
+            problem = import_problem(module)
+            if problem:
+                return problem
         for event in events:
             node = spec.node(event["node"])
             try:
