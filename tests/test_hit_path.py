@@ -284,7 +284,7 @@ def _two_writers(kind: str, tmp_path) -> tuple[Cache, Cache]:
         url = f"{services.REDIS_URL}?prefix={unique}"
     elif kind == "postgres":
         services.require_postgres()
-        url = f"{services.POSTGRES_URL}?table={unique}"
+        url = f"{services.POSTGRES_URL}?connect_timeout_s=2&table={unique}"
     else:
         url = f"memory://{unique}" if kind == "memory" else f"sqlite:///{tmp_path}/verdicts.db"
     return Cache(url, cleanup_probability=0), Cache(url, cleanup_probability=0)

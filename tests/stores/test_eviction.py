@@ -26,7 +26,7 @@ def _open(kind: str, tmp_path, limit: int, policy: str):
         import services
 
         services.require_postgres()
-        store = open_store(f"{services.POSTGRES_URL}?table=ev_{uuid.uuid4().hex[:12]}&max_size_bytes={limit}"
+        store = open_store(f"{services.POSTGRES_URL}?connect_timeout_s=2&table=ev_{uuid.uuid4().hex[:12]}&max_size_bytes={limit}"
                            f"&eviction={policy}")
         atexit.register(store.drop)
         return store

@@ -49,7 +49,7 @@ def _until(predicate, patience_s: float) -> bool:
 def urls(request):
     if request.param == "postgres":
         services.require_postgres()
-        plain = f"{services.POSTGRES_URL}?table={unique('near_')}"
+        plain = f"{services.POSTGRES_URL}?connect_timeout_s=2&table={unique('near_')}"
         yield plain, plain + "&near=on&near_max_age_s=60"
         store = open_store(plain)
         store.drop()

@@ -74,20 +74,20 @@ def test_a_url_without_a_host_in_its_authority_connects():
 
 def test_commits_do_not_wait_for_the_wal_flush_unless_asked(store):
     assert store._conn().execute("SHOW synchronous_commit").fetchone()[0] == "off"
-    durable = open_store(f"{services.POSTGRES_URL}?table={store.table}&synchronous_commit=on")
+    durable = open_store(f"{services.POSTGRES_URL}?connect_timeout_s=2&table={store.table}&synchronous_commit=on")
     try:
         assert durable._conn().execute("SHOW synchronous_commit").fetchone()[0] == "on"
     finally:
         durable.close()
     with pytest.raises(StoreURLError, match="synchronous_commit"):
-        open_store(f"{services.POSTGRES_URL}?synchronous_commit=sometimes")
+        open_store(f"{services.POSTGRES_URL}?connect_timeout_s=2&synchronous_commit=sometimes")
 
 
 def test_schema_option_puts_the_tables_there(store):
     schema = unique("ac_s")
     with admin() as conn:
         conn.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(schema)))
-    other = open_store(f"{services.POSTGRES_URL}?schema={schema}&table=entries")
+    other = open_store(f"{services.POSTGRES_URL}?connect_timeout_s=2&schema={schema}&table=entries")
     try:
         other.put(Entry("k", b"v", {}, 1.0, None))
         with admin() as conn:
@@ -161,7 +161,7 @@ def test_a_finished_thread_does_not_keep_its_connection(store):
 
 
 def test_concurrent_first_opens_of_one_table(tmp_path):
-    url = f"{services.POSTGRES_URL}?table={unique('ac_')}"
+    url = f"{services.POSTGRES_URL}?connect_timeout_s=2&table={unique('ac_')}"
     errors: list[BaseException] = []
     stores = [open_store(url) for _ in range(4)]
 
