@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generator, Iterable, Mapping, TypeVar
 from urllib.parse import urljoin
 
-from ..effects import SAFE_METHODS, StepEffects, landing_url, link_target, page_identity
+from ..effects import SAFE_METHODS, StepEffects, id_changes, landing_url, link_target, page_identity, request_ids
 from ..element import Element
 from ..fingerprints import DESTINATION_ATTRIBUTES, element_fingerprint
 from ..guard import RequestGuard
@@ -389,6 +389,11 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
         return stop
     typed = {k: v for k, v in network.typed.items() if k <= plan_index}
     decided = None
+    if decided_from is not None and network.guard is not None and effects.landing:
+        # The resolver chose another item for this run's input: the ids its landing names stand for
+        # the recorded landing's in the requests of the steps after it (and only those ids).
+        network.guard.remap.update(id_changes(request_ids(effects.landing),
+                                              request_ids(landing_url(observed.url, typed))))
     if decided_from is not None:
         exact = None
         if href and not str(href).startswith(("javascript:", "#", "mailto:", "tel:")):
