@@ -30,7 +30,7 @@ from ..secrets import is_secret_field
 from ..urls import url_pattern
 from .network import NetworkLog, request_facts
 from .snapshot import OTHER_ORIGIN
-from .steps import Locate, Outcome, Perform, Returning, Sleep, Snapshot, settle
+from .steps import Locate, Outcome, Perform, Returning, Sleep, Snapshot, adjacent_digest, settle
 
 #: The attributes the secrets rule reads (the snapshot keeps their history).
 _FACTS = ("type", "autocomplete", "name", "id", "aria-label", "placeholder", "title", "inputmode", "pattern")
@@ -128,6 +128,9 @@ class RecorderBase:
         else:
             action = Action.for_element(ActionType.CLICK, element, ignore=self.ignore, **fields)
             self._choose(action, page, intent)
+        if kind in ("fill", "select"):
+            # What the field means next to it (a unit, a currency): a replay compares it when it types.
+            action.data = {**(action.data or {}), "adjacent": adjacent_digest(element.adjacent)}
         link = link_target(element.attributes.get("href"), page.url)
         if link is not None:
             self._targets[position] = link

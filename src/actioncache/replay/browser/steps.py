@@ -9,6 +9,7 @@ error raised while answering a request is thrown back into the generator at the 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -441,15 +442,28 @@ def _index(action: Action) -> int | None:
     return int(action.element_id[1:]) - 1 if action.element_id and action.element_id[1:].isdigit() else None
 
 
+def adjacent_digest(text: str) -> str:
+    """What a plan keeps of a field's adjacent text (:attr:`Element.adjacent`): a short hash, never
+    the text (it may be anything the page shows next to the field)."""
+    return hashlib.sha256(" ".join(str(text or "").split()).encode()).hexdigest()[:16]
+
+
 def _changed_at_action(action: Action, fresh: Page, index: int, ignore: tuple[str, ...],
                        position: int) -> ReplayFallback | None:
     """The fallback when the element, read again at the moment of acting (after focus or hover), is not
-    the element the action was validated on: its role, accessible name or attributes changed meanwhile."""
+    the element the action was validated on: its role, accessible name or attributes changed meanwhile;
+    or, for a field, the text next to it outside its label (a unit, a currency) is not the recorded one."""
     kind = action.action_type.lower()
     if not 0 <= index < len(fresh.elements):
         return ReplayFallback(FallbackReason.ELEMENT_MISSING,
                               f"action {position} ({kind}): the element left the page as the replay was about to act")
     now = fresh.elements[index]
+    recorded_adjacent = (action.data or {}).get("adjacent")
+    if isinstance(recorded_adjacent, str) and adjacent_digest(now.adjacent) != recorded_adjacent:
+        shown = now.adjacent.replace(" | ", " ").strip() or "nothing"
+        return ReplayFallback(FallbackReason.NAME_CHANGED,
+                              f"action {position} ({kind}): the text next to the field (outside its label: a unit, "
+                              f"a currency, a suffix) is now {shown!r}, not what the recording saw; nothing was typed")
     expected = element_fingerprint(action.element or {"id": "", "tag": ""}, ignore)
     if element_fingerprint(now, ignore) == expected:
         return None
