@@ -353,6 +353,8 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
         index = _index(action)
         fresh, index = yield Prepare(action, index, wait_s)
         changed = _changed_at_action(action, fresh, index, ignore, position)
+        if changed is None and kind == ActionType.SELECT_OPTION:
+            changed = _option_offered(action, fresh.elements[index], position)
         if changed is not None:
             return changed
         toggle = (action.data or {}).get("toggle")
@@ -446,6 +448,30 @@ def adjacent_digest(text: str) -> str:
     """What a plan keeps of a field's adjacent text (:attr:`Element.adjacent`): a short hash, never
     the text (it may be anything the page shows next to the field)."""
     return hashlib.sha256(" ".join(str(text or "").split()).encode()).hexdigest()[:16]
+
+
+def _option_offered(action: Action, element: Element, position: int) -> ReplayFallback | None:
+    """``option_required`` (the plan keeps its trust: the choice was the caller's) when the option to
+    choose is not in the list, rather than a browser timeout."""
+    option = action.option if isinstance(action.option, dict) else {"value": action.option}
+    options = element.options
+    if options is None or not option:
+        return None
+    if option.get("value") is not None:
+        key, wanted = "value", str(option["value"])
+    elif option.get("label") is not None:
+        key, wanted = "text", str(option["label"])
+    else:
+        return None
+    if any(str(o.get(key) if o.get(key) is not None else "") == wanted or
+           (key == "text" and " ".join(str(o.get("text") or "").split()) == " ".join(wanted.split()))
+           for o in options):
+        return None
+    offered = [str(o.get(key) or "") for o in options][:10]
+    return ReplayFallback(FallbackReason.OPTION_REQUIRED,
+                          f"action {position} (select_option): the list has no option with "
+                          f"{'value' if key == 'value' else 'label'} {wanted!r} (it offers {offered}); "
+                          f"give one of those in the personalize hook")
 
 
 def _changed_at_action(action: Action, fresh: Page, index: int, ignore: tuple[str, ...],
