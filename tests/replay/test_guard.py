@@ -170,3 +170,42 @@ def test_outcome_checks():
                          target="https://shop.example/p/oak") is None
     assert check_outcome(to_link, ObservedOutcome(url="https://shop.example/p/clip"), step=1,
                          target="https://shop.example/p/oak").reason == FallbackReason.OUTCOME_CHANGED
+
+
+def test_a_message_names_the_scheme_the_page_used_not_the_patterns():
+    from actioncache.replay.effects import describe_request as describe
+
+    sent = describe("POST", "http://127.0.0.1:18731/login", navigation=True,
+                    content_type="application/x-www-form-urlencoded", body=b"user=a")
+    verdict = RequestGuard().admit(sent, "POST", "http://127.0.0.1:18731/login")
+    assert not verdict.allowed
+    assert "POST http://127.0.0.1:18731/login" in verdict.reason and "https://" not in verdict.reason
+
+
+def test_a_state_changing_request_on_another_object_id_is_refused_unless_a_choice_of_the_replay_explains_it():
+    from actioncache.replay.effects import StepEffects
+    from actioncache.replay.effects import describe_request as describe
+
+    form = "application/x-www-form-urlencoded"
+    recorded = describe("POST", "http://s.test/sessions/1001/revoke?list=7", navigation=True, content_type=form,
+                        body=b"sid=1001")
+    stored = StepEffects.from_dict({"sent": [recorded.to_dict()], "url": None})
+    guard = RequestGuard()
+    guard.expect(stored)
+    same = describe("POST", "http://s.test/sessions/1001/revoke?list=7", navigation=True, content_type=form,
+                    body=b"sid=1001")
+    assert guard.admit(same, "POST", "").allowed
+    for url in ("http://s.test/sessions/2002/revoke?list=7", "http://s.test/sessions/1001/revoke?list=8"):
+        other = describe("POST", url, navigation=True, content_type=form, body=b"sid=2002")
+        verdict = guard.admit(other, "POST", url)
+        assert not verdict.allowed and "another object" in verdict.reason
+    guard.remap = {"1001": "2002"}  # a re-decided click landed on 2002 where the recording's landed on 1001
+    moved = describe("POST", "http://s.test/sessions/2002/revoke?list=7", navigation=True, content_type=form,
+                     body=b"sid=2002")
+    assert guard.admit(moved, "POST", "").allowed
+    # A plan recorded before ids were kept compares patterns only, as it did.
+    old = StepEffects.from_dict({"sent": [{k: v for k, v in recorded.to_dict().items() if k != "ids"}], "url": None})
+    guard = RequestGuard()
+    guard.expect(old)
+    assert guard.admit(describe("POST", "http://s.test/sessions/2002/revoke?list=7", navigation=True,
+                                content_type=form, body=b"sid=2002"), "POST", "").allowed

@@ -3,8 +3,8 @@
 A field's words do not decide whether what is typed into it is a secret: a password box labelled
 "Mot de passe", "Passwort" or "パスワード", a box named ``pass``, a recovery phrase, the answer to a
 security question, all plain ``type=text`` boxes. A typed text is stored in clear only when it is shown
-to be public (a declared input of the run, the task text, a text shown on the page, a field declared
-``secret=False``); everything else is a placeholder the replay fills from ``secrets=``. Every byte of
+to be public (a declared input of the run, the task text, a field declared ``secret=False``; a text the
+page shows is not proof); everything else is a placeholder the replay fills from ``secrets=``. Every byte of
 the SQLite files (database and WAL) is scanned. Non-text secret values are a clear ``TypeError``.
 """
 
@@ -107,9 +107,9 @@ def _record(browser, site: _Site, plans: PlanCache) -> None:
     try:
         page = context.new_page()
         page.goto(site.url)
-        rec = PageRecorder(page, inputs={"user": "ada"})
+        rec = PageRecorder(page, inputs={"user": "ada", "plan": "Essentiel"})
         rec.fill("#user", "ada")          # a declared input: public
-        rec.fill("#plan", "Essentiel")    # shown on the page: public
+        rec.fill("#plan", "Essentiel")    # a declared input (shown on the page too, which alone proves nothing)
         for name, _, value in FIELDS:
             rec.fill(f"#{name}", value)   # typed, not shown to be public: placeholders
         rec.click("#go")

@@ -30,9 +30,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
-from urllib.parse import parse_qsl, quote, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urljoin, urlsplit
 
-from .urls import UrlRule, destination_pattern
+from .urls import DEFAULT_URL_RULE, UrlRule, destination_pattern, looks_like_id
 
 #: How a landing URL is compared: exactly, path segments and query values as they are (``/product/123``
 #: is not ``/product/456``); only what never names a page is dropped (the fragment, tracking parameters,
@@ -98,6 +98,33 @@ def request_pattern(url: str) -> str:
         return destination_pattern(url)
     except ValueError:
         return url
+
+
+_HAS_DIGIT = re.compile(r"\d")
+
+
+def request_ids(url: str, typed: Mapping[int, str] | None = None) -> tuple[str, ...]:
+    """The object ids a URL names, each as ``"/<segment index>=<value>"`` (a path segment that looks
+    like an id) or ``"?<name>=<value>"`` (a query value holding a digit), sorted: what the URL
+    pattern writes ``{id}``. A value a step of the plan typed is left out (it is this run's own input)."""
+    texts = {" ".join(t.split()) for t in (typed or {}).values() if t}
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ()
+    out = [f"/{i}={segment}" for i, segment in enumerate(parts.path.split("/"))
+           if looks_like_id(segment) and " ".join(unquote(segment).split()) not in texts]
+    out += sorted(f"?{name}={value}" for name, value in parse_qsl(parts.query, keep_blank_values=True)
+                  if name and not DEFAULT_URL_RULE.ignores_param(name) and _HAS_DIGIT.search(value)
+                  and " ".join(value.split()) not in texts)
+    return tuple(out)
+
+
+def id_changes(recorded: Iterable[str], now: Iterable[str]) -> dict[str, str]:
+    """Which id values changed between two :func:`request_ids` of the same pattern: ``{old: new}``."""
+    before = dict(i.split("=", 1) for i in recorded if "=" in i)
+    after = dict(i.split("=", 1) for i in now if "=" in i)
+    return {before[k]: after[k] for k in before.keys() & after.keys() if before[k] != after[k]}
 
 
 def link_target(href: str | None, base_url: str | None) -> str | None:
@@ -233,6 +260,10 @@ class SentRequest:
     target: bool = False
     #: Fields that carried what a step of the plan typed: ``((field, (step, ...)), ...)``.
     typed: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    #: The object ids its URL named (:func:`request_ids`); ``None``: not recorded (an older plan).
+    ids: tuple[str, ...] | None = None
+    #: The scheme the request really used (patterns write ``https`` for ``http``): for messages only.
+    scheme: str = field(default="", compare=False)
 
     @property
     def shape(self) -> tuple[Any, ...]:
@@ -241,12 +272,16 @@ class SentRequest:
             return ("navigate", TARGET if self.target else self.url)
         return (self.method, self.url, self.body, self.fields)
 
-    def admits(self, request: SentRequest, target: str | None = None) -> bool:
+    def admits(self, request: SentRequest, target: str | None = None,
+               remap: Mapping[str, str] | None = None) -> bool:
         """Whether ``request`` (about to be sent by a replay) is this recorded request.
 
         Same method, URL pattern and body kind; its fields are this request's, except that it may
         leave out one the recording sent empty. A navigation goes to the same pattern, or, when the
         recorded one went where the clicked link pointed, where the replayed element's link points.
+        A state-changing request names the same objects in its URL (path ids, query values with a
+        digit) as the recorded one, except an id this replay's own choices changed: ``remap`` maps a
+        recorded id to the one a re-decided click landed on instead.
         """
         if self.navigation and self.method in SAFE_METHODS:
             if not (request.navigation and request.method in SAFE_METHODS):
@@ -259,14 +294,27 @@ class SentRequest:
             return False
         # A field that carried what a step typed must carry what this replay typed in that step.
         now = dict(request.typed)
-        return all(any(step in now.get(name, ()) for step in steps) for name, steps in self.typed)
+        if not all(any(step in now.get(name, ()) for step in steps) for name, steps in self.typed):
+            return False
+        return self.ids is None or self.same_objects(request, remap or {})
+
+    def same_objects(self, request: SentRequest, remap: Mapping[str, str]) -> bool:
+        """Whether ``request`` names the objects this one named (ids equal, or changed as ``remap`` says)."""
+        recorded = dict(i.split("=", 1) for i in self.ids or () if "=" in i)
+        sent = dict(i.split("=", 1) for i in request.ids or () if "=" in i)
+        if recorded.keys() != sent.keys():
+            return False
+        return all(sent[k] == v or remap.get(v) == sent[k] for k, v in recorded.items())
 
     def describe(self) -> str:
         """A short text for messages: method and pattern, field names, never a value."""
         fields = f" with fields {', '.join(self.fields)}" if self.fields else ""
+        url = self.url
+        if self.scheme == "http" and url.startswith("https://"):
+            url = "http://" + url[len("https://"):]  # as the page sent it, not as the pattern writes it
         if self.navigation and self.method in SAFE_METHODS:
-            return f"a navigation to {self.url}"
-        return f"{self.method} {self.url}{fields}"
+            return f"a navigation to {url}"
+        return f"{self.method} {url}{fields}"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": self.method, "url": self.url}
@@ -284,6 +332,8 @@ class SentRequest:
             out["target"] = True
         if self.typed:
             out["typed"] = {name: list(steps) for name, steps in self.typed}
+        if self.ids is not None:
+            out["ids"] = list(self.ids)
         return out
 
     @classmethod
@@ -293,7 +343,8 @@ class SentRequest:
                    fields=tuple(str(f) for f in data.get("fields") or ()),
                    empty=tuple(str(f) for f in data.get("empty") or ()),
                    status=data.get("status") if isinstance(data.get("status"), str) else None,
-                   target=data.get("target") is True, typed=_typed_from(data.get("typed")))
+                   target=data.get("target") is True, typed=_typed_from(data.get("typed")),
+                   ids=tuple(str(i) for i in data["ids"]) if isinstance(data.get("ids"), list) else None)
 
 
 def _typed_from(data: Any) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -313,15 +364,17 @@ def describe_request(method: str, url: str, *, navigation: bool, content_type: s
     to one is kept as a reference to that step, never as the text.
     """
     method = method.upper()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if navigation and method in SAFE_METHODS:
-        return SentRequest(method, navigation_pattern(url, typed), navigation=True, status=status_class(status))
+        return SentRequest(method, navigation_pattern(url, typed), navigation=True, status=status_class(status),
+                           scheme=scheme)
     if method in SAFE_METHODS:
         return None
     shape = body_fields(content_type, body)
     pairs = body_pairs(content_type, body) if typed else []
     return SentRequest(method, request_pattern(_typed_query(url, typed)), navigation=navigation, body=shape.kind,
                        fields=shape.fields, empty=shape.empty, status=status_class(status),
-                       typed=typed_fields(pairs, typed))
+                       typed=typed_fields(pairs, typed), ids=request_ids(url, typed), scheme=scheme)
 
 
 @dataclass

@@ -50,6 +50,10 @@ class Element:
     uid: str = ""
     #: A checkbox's, radio's, switch's or toggle button's live state, ``"on"`` or ``"off"`` (browser only).
     state: str = ""
+    #: A form field's adjacent text outside its label (a unit, a currency sign), ``"before | after"``
+    #: (browser only, not part of the fingerprint nor of :meth:`to_dict`: a replay compares it at the
+    #: moment of typing).
+    adjacent: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | Element) -> Element:
@@ -77,6 +81,7 @@ class Element:
             history=[{str(k): str(v) for k, v in h.items()} for h in data.get("history") or () if isinstance(h, Mapping)],
             uid=str(data.get("uid") or ""),
             state=str(data.get("state") or ""),
+            adjacent=str(data.get("adjacent") or ""),
         )
 
     def to_dict(self) -> dict[str, Any]:

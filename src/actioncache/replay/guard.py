@@ -6,7 +6,9 @@ on its context, so frames, workers, beacons, popups and every other page of the 
 covered; WebSocket opens through WebSocket routing; the target of a redirect before the browser
 follows it; see :mod:`actioncache.replay.browser`). Reads pass: ``GET`` and ``HEAD`` requests that
 are not navigations (images, scripts, a search's ``fetch``). Everything else must be one of the
-requests the recorded step sent (:class:`~actioncache.replay.effects.SentRequest`): a request with
+requests the recorded step sent, naming the same objects in its URL (the path segments and query
+values the URL pattern writes ``{id}`` are equal to the recorded ones, unless a click of this replay
+was re-decided and landed on another id: then that recorded id stands for the new one) (:class:`~actioncache.replay.effects.SentRequest`): a request with
 another method, URL pattern, body kind or set of field names (it may leave out a field the
 recording sent empty, as a form whose unused optional field was removed does, never add one), with
 a field that does not carry what this replay typed where the recording's carried what it typed, or
@@ -25,7 +27,7 @@ requests the guard always lets through (an analytics beacon), as ``"METHOD url-g
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from .effects import SentRequest, StepEffects
@@ -68,6 +70,8 @@ class RequestGuard:
     allow: tuple[AllowedRequest, ...] = ()
     expected: list[SentRequest] = field(default_factory=list)
     target: str | None = None
+    #: Recorded object id -> the id a re-decided click of this replay landed on instead.
+    remap: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def with_allowed(cls, allow: Iterable[str] = ()) -> RequestGuard:
@@ -88,6 +92,11 @@ class RequestGuard:
         if any(rule.matches(method, url) for rule in self.allow):
             return Verdict(True)
         for recorded in self.expected:
-            if recorded.admits(request, self.target):
+            if recorded.admits(request, self.target, self.remap):
                 return Verdict(True, recorded)
+        for recorded in self.expected:
+            if recorded.ids is not None and replace(recorded, ids=None).admits(request, self.target):
+                return Verdict(False, reason=f"{request.describe()} acts on another object than the recording's "
+                                             f"(the ids in its URL differ, and no choice of this replay explains it)")
         return Verdict(False, reason=f"the recording did not send {request.describe()} here")
+

@@ -285,10 +285,32 @@ def check_secrets(secrets: Mapping[str, Any] | None) -> dict[str, str]:
     return out
 
 
+def _field_names(action: Action) -> list[str]:
+    attributes = _attributes(action)
+    return [attributes[k] for k in ("name", "id", "autocomplete") if attributes.get(k)]
+
+
 def fill_secret(action: Action, secrets: Mapping[str, Any] | None) -> Action:
     """Give a secret action its value from ``secrets`` (the action itself when it has none: ``""`` is
-    no value, so the replay stops with ``secret_required`` rather than type it)."""
-    if not action.secret or action.text is not None or not secrets:
+    no value, so the replay stops with ``secret_required`` rather than type it).
+
+    A text stored in clear (a declared input, the task text, ``secret=False``) never wins over a
+    value this replay is given for the same field: when ``secrets`` names the field (its ``name``,
+    ``id`` or ``autocomplete``), that value is typed, not the recorded user's."""
+    if not secrets:
+        return action
+    if (not action.secret and action.text is not None
+            and action.action_type.lower() == ActionType.INPUT_TEXT):
+        key = next((n for n in _field_names(action) if n in secrets and secrets[n] != ""), None)
+        if key is None:
+            return action
+        given = secrets[key]
+        if not isinstance(given, str):
+            raise TypeError(f"secrets[{key!r}] must be a str, not {type(given).__name__}")
+        out = action.copy()
+        out.text = given
+        return out
+    if not action.secret or action.text is not None:
         return action
     name = missing_secret(action)
     if name is None or name not in secrets:

@@ -30,35 +30,24 @@ from ..secrets import is_secret_field
 from ..urls import url_pattern
 from .network import NetworkLog, request_facts
 from .snapshot import OTHER_ORIGIN
-from .steps import Locate, Outcome, Perform, Returning, Sleep, Snapshot, settle
+from .steps import Locate, Outcome, Perform, Returning, Sleep, Snapshot, adjacent_digest, settle
 
 #: The attributes the secrets rule reads (the snapshot keeps their history).
 _FACTS = ("type", "autocomplete", "name", "id", "aria-label", "placeholder", "title", "inputmode", "pattern")
 
 
-def _shown(value: str, page: Page, field: Any) -> bool:
-    """Whether ``value`` is shown on ``page`` (an element's whole text or accessible name, an option's
-    text or value), not counting the field it is typed into."""
-    wanted = " ".join(value.split()).casefold()
-    if not wanted:
-        return False
-    for element in page.elements:
-        if element is field or (field.uid and element.uid == field.uid):
-            continue
-        said = [element.text, element.name, *(str(o.get(k) or "") for o in element.options or () for k in ("text",))]
-        if any(" ".join(str(s or "").split()).casefold() == wanted for s in said):
-            return True
-    return False
+def provenance(value: str, secret: Any, inputs: set[str]) -> str | None:
+    """Why a typed ``value`` is known not to be a secret, or ``None`` (it is then stored as a placeholder).
 
-
-def provenance(value: str, secret: Any, inputs: set[str], page: Page, field: Any) -> str | None:
-    """Why a typed ``value`` is known not to be a secret, or ``None`` (it is then stored as a placeholder)."""
+    Only what the caller said is public counts: the field declared ``secret=False`` or the value one
+    of the run's declared inputs (the goal text is checked in :meth:`RecorderBase.save`). A text the
+    page shows is no proof: pages show new API keys, temporary passwords, a year that is also a PIN,
+    a city that is also a security answer.
+    """
     if secret is False:
         return "declared"
     if value in inputs:
         return "input"
-    if _shown(value, page, field):
-        return "shown"
     return None
 
 
@@ -91,7 +80,7 @@ class RecorderBase:
             raise TypeError("inputs is a mapping of names to values, e.g. {'query': 'desk lamp'}, not one string")
         #: The declared inputs' values: what is typed from them is not a secret.
         self.inputs = {str(v) for v in values if v is not None}
-        #: Why each typed text may be stored in clear, by action index ("declared", "input", "shown").
+        #: Why each typed text may be stored in clear, by action index ("declared", "input").
         self._public: dict[int, str] = {}
         self.ignore = tuple(sorted({str(name).lower() for name in ignore}))
         self.infer_intents = infer_intents
@@ -128,7 +117,7 @@ class RecorderBase:
                                         secret=secret, **fields)
             if not secret and not is_secret_field(element.to_dict()) and str(value).strip():
                 self._queries.append((position, str(value), page))
-            public = provenance(str(value), secret, self.inputs, page, element)
+            public = provenance(str(value), secret, self.inputs)
             if public is not None:
                 self._public[position] = public
             if element.uid:
@@ -139,6 +128,9 @@ class RecorderBase:
         else:
             action = Action.for_element(ActionType.CLICK, element, ignore=self.ignore, **fields)
             self._choose(action, page, intent)
+        if kind in ("fill", "select"):
+            # What the field means next to it (a unit, a currency): a replay compares it when it types.
+            action.data = {**(action.data or {}), "adjacent": adjacent_digest(element.adjacent)}
         link = link_target(element.attributes.get("href"), page.url)
         if link is not None:
             self._targets[position] = link
@@ -240,8 +232,7 @@ class RecorderBase:
 
         Each step keeps the requests it sent. A typed text is stored in clear only when it is
         provably not a secret: it is one of the declared ``inputs``, it is in ``goal`` (the task
-        text, stored anyway), it was shown on the page when it was typed (an element's whole text or
-        name, an option), or the field was declared ``secret=False``; and even then not when the field
+        text, stored anyway), or the field was declared ``secret=False``; and even then not when the field
         is secret by its history (ever ``type=password``, a credential or payment ``autocomplete``...).
         Everything else typed is kept as a placeholder named after its field, which a replay fills
         from ``secrets={name: value}`` or the personalization hook, or stops there
@@ -258,7 +249,7 @@ class RecorderBase:
                 continue
             text = " ".join(action.text.split()).casefold()
             if position in self._public or (text and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", in_goal)):
-                continue  # public: declared, shown, or words of the task text (not a part of one of them)
+                continue  # public: declared, or words of the task text (not a part of one of them)
             action.secret = True  # not shown to be public: a placeholder, its text kept out of the store
         values = self.secret_values(actions, plans.sensitive)
         self.network.detach()

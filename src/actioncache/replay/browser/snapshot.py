@@ -112,6 +112,25 @@ SNAPSHOT_JS = r"""
     const key = JSON.stringify(facts);
     if (h.length < 32 && !h.some((x) => x.key === key)) h.push({key, facts});
   };
+  // The text right next to a form field and outside its label (a unit, a currency sign, a suffix):
+  // what a typed amount means. Up to two siblings each way, stopping at a label, a control or a block.
+  const NEXT_STOP = /^(input|select|textarea|button|label|br|hr|p|div|li|ul|ol|tr|td|th|table|form|fieldset|section|h[1-6])$/;
+  const adjacentOf = (el) => {
+    const side = (dir) => {
+      const out = [];
+      let n = el[dir];
+      for (let k = 0; n && k < 2; n = n[dir]) {
+        if (n.nodeType === 1) {
+          if (NEXT_STOP.test(n.tagName.toLowerCase()) || n.querySelector("input,select,textarea,button,label")) break;
+        } else if (n.nodeType !== 3) continue;
+        const t = collapseText(n.textContent || "");
+        if (t) { out.push(t.slice(0, 40)); k++; }
+      }
+      return out;
+    };
+    const before = side("previousSibling").reverse(), after = side("nextSibling");
+    return before.length || after.length ? before.join(" ") + " | " + after.join(" ") : "";
+  };
   const uidOf = (el) => {
     let uid = state.uids.get(el);
     if (!uid) state.uids.set(el, uid = state.token + ":" + (++state.next));
@@ -255,6 +274,7 @@ SNAPSHOT_JS = r"""
           const h = state.history.get(raw.el);
           if (h.length > 1) done.history = h.map((x) => x.facts);
           done.uid = uidOf(raw.el);
+          if (raw.labelable && raw.el) done.adjacent = adjacentOf(raw.el);
         }
         raw.done = done;
       }

@@ -9,13 +9,14 @@ error raised while answering a request is thrown back into the generator at the 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Generator, Iterable, Mapping, TypeVar
 from urllib.parse import urljoin
 
-from ..effects import SAFE_METHODS, StepEffects, landing_url, link_target, page_identity
+from ..effects import SAFE_METHODS, StepEffects, id_changes, landing_url, link_target, page_identity, request_ids
 from ..element import Element
 from ..fingerprints import DESTINATION_ATTRIBUTES, element_fingerprint
 from ..guard import RequestGuard
@@ -352,6 +353,8 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
         index = _index(action)
         fresh, index = yield Prepare(action, index, wait_s)
         changed = _changed_at_action(action, fresh, index, ignore, position)
+        if changed is None and kind == ActionType.SELECT_OPTION:
+            changed = _option_offered(action, fresh.elements[index], position)
         if changed is not None:
             return changed
         toggle = (action.data or {}).get("toggle")
@@ -389,6 +392,11 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
         return stop
     typed = {k: v for k, v in network.typed.items() if k <= plan_index}
     decided = None
+    if decided_from is not None and network.guard is not None and effects.landing:
+        # The resolver chose another item for this run's input: the ids its landing names stand for
+        # the recorded landing's in the requests of the steps after it (and only those ids).
+        network.guard.remap.update(id_changes(request_ids(effects.landing),
+                                              request_ids(landing_url(observed.url, typed))))
     if decided_from is not None:
         exact = None
         if href and not str(href).startswith(("javascript:", "#", "mailto:", "tel:")):
@@ -436,15 +444,52 @@ def _index(action: Action) -> int | None:
     return int(action.element_id[1:]) - 1 if action.element_id and action.element_id[1:].isdigit() else None
 
 
+def adjacent_digest(text: str) -> str:
+    """What a plan keeps of a field's adjacent text (:attr:`Element.adjacent`): a short hash, never
+    the text (it may be anything the page shows next to the field)."""
+    return hashlib.sha256(" ".join(str(text or "").split()).encode()).hexdigest()[:16]
+
+
+def _option_offered(action: Action, element: Element, position: int) -> ReplayFallback | None:
+    """``option_required`` (the plan keeps its trust: the choice was the caller's) when the option to
+    choose is not in the list, rather than a browser timeout."""
+    option = action.option if isinstance(action.option, dict) else {"value": action.option}
+    options = element.options
+    if options is None or not option:
+        return None
+    if option.get("value") is not None:
+        key, wanted = "value", str(option["value"])
+    elif option.get("label") is not None:
+        key, wanted = "text", str(option["label"])
+    else:
+        return None
+    if any(str(o.get(key) if o.get(key) is not None else "") == wanted or
+           (key == "text" and " ".join(str(o.get("text") or "").split()) == " ".join(wanted.split()))
+           for o in options):
+        return None
+    offered = [str(o.get(key) or "") for o in options][:10]
+    return ReplayFallback(FallbackReason.OPTION_REQUIRED,
+                          f"action {position} (select_option): the list has no option with "
+                          f"{'value' if key == 'value' else 'label'} {wanted!r} (it offers {offered}); "
+                          f"give one of those in the personalize hook")
+
+
 def _changed_at_action(action: Action, fresh: Page, index: int, ignore: tuple[str, ...],
                        position: int) -> ReplayFallback | None:
     """The fallback when the element, read again at the moment of acting (after focus or hover), is not
-    the element the action was validated on: its role, accessible name or attributes changed meanwhile."""
+    the element the action was validated on: its role, accessible name or attributes changed meanwhile;
+    or, for a field, the text next to it outside its label (a unit, a currency) is not the recorded one."""
     kind = action.action_type.lower()
     if not 0 <= index < len(fresh.elements):
         return ReplayFallback(FallbackReason.ELEMENT_MISSING,
                               f"action {position} ({kind}): the element left the page as the replay was about to act")
     now = fresh.elements[index]
+    recorded_adjacent = (action.data or {}).get("adjacent")
+    if isinstance(recorded_adjacent, str) and adjacent_digest(now.adjacent) != recorded_adjacent:
+        shown = now.adjacent.replace(" | ", " ").strip() or "nothing"
+        return ReplayFallback(FallbackReason.NAME_CHANGED,
+                              f"action {position} ({kind}): the text next to the field (outside its label: a unit, "
+                              f"a currency, a suffix) is now {shown!r}, not what the recording saw; nothing was typed")
     expected = element_fingerprint(action.element or {"id": "", "tag": ""}, ignore)
     if element_fingerprint(now, ignore) == expected:
         return None
