@@ -288,12 +288,14 @@ def process_state() -> dict[str, Any]:
     """What the command inherits besides files and the environment, and may print or act on: the
     umask, every resource limit, the CPU set, the niceness, the user and groups, the host name and
     kernel release. All are keyed (a command printing ``umask`` or ``nproc`` misses when they change)."""
-    import resource
-
     mask = os.umask(0)
     os.umask(mask)
-    limits = {name: list(resource.getrlimit(getattr(resource, name)))
-              for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
+    limits = proc_rlimits()
+    if limits is None:
+        import resource
+
+        limits = {name: list(resource.getrlimit(getattr(resource, name)))
+                  for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
     uname = os.uname()
     state: dict[str, Any] = {"umask": mask, "rlimits": limits, "uid": [os.getuid(), os.geteuid()],
                              "gid": [os.getgid(), os.getegid()], "groups": sorted(os.getgroups()),
@@ -307,6 +309,44 @@ def process_state() -> dict[str, Any]:
     except (AttributeError, OSError):
         pass
     return state
+
+
+# /proc/self/limits rows -> the names of Python's resource module on Linux (RLIMIT_OFILE is NOFILE).
+# "Max file locks" (RLIMIT_LOCKS) has no name there and is left out, as resource leaves it out.
+_PROC_LIMITS = {"Max cpu time": "RLIMIT_CPU", "Max file size": "RLIMIT_FSIZE", "Max data size": "RLIMIT_DATA",
+                "Max stack size": "RLIMIT_STACK", "Max core file size": "RLIMIT_CORE",
+                "Max resident set": "RLIMIT_RSS", "Max processes": "RLIMIT_NPROC", "Max open files": "RLIMIT_NOFILE",
+                "Max locked memory": "RLIMIT_MEMLOCK", "Max address space": "RLIMIT_AS",
+                "Max pending signals": "RLIMIT_SIGPENDING", "Max msgqueue size": "RLIMIT_MSGQUEUE",
+                "Max nice priority": "RLIMIT_NICE", "Max realtime priority": "RLIMIT_RTPRIO",
+                "Max realtime timeout": "RLIMIT_RTTIME"}
+
+
+def proc_rlimits() -> dict[str, list[int]] | None:
+    """Every resource limit as ``resource.getrlimit`` gives it (``[soft, hard]``, -1 unlimited, the
+    same names), read from ``/proc/self/limits``: loading the ``resource`` extension module costs a
+    hit more than reading the file. None (then ``resource`` is asked) unless every row Python names
+    is there and parses."""
+    try:
+        with open("/proc/self/limits", "rb") as handle:
+            lines = handle.read().decode("ascii").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    limits: dict[str, list[int]] = {}
+    for line in lines[1:]:
+        name = _PROC_LIMITS.get(line[:25].strip())
+        values = line[26:].split()
+        if name is None or len(values) < 2:
+            continue
+        try:
+            # resource reads rlim_t as a signed long long: above 2**63 it is negative, as there
+            limits[name] = [-1 if v == "unlimited" else (int(v) + 2**63) % 2**64 - 2**63 for v in values[:2]]
+        except ValueError:
+            return None
+    if len(limits) != len(_PROC_LIMITS):
+        return None
+    limits["RLIMIT_OFILE"] = limits["RLIMIT_NOFILE"]
+    return dict(sorted(limits.items()))
 
 
 def run_key(tool: str, parts: Mapping[str, Any]) -> str:
