@@ -71,6 +71,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--imports", action="store_true", help="also print python -X importtime of a hit")
+    parser.add_argument("--compare", metavar="SRC", action="append", default=[],
+                        help="also a hit with the package from this source directory (another checkout's src/, "
+                             "e.g. `git archive main src | tar -x -C /tmp/before`), in the same run")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: nothing to measure", file=sys.stderr)
@@ -95,6 +98,11 @@ def main() -> int:
         expected = (work / "PROMPT.md").read_bytes()
         cases = {"python -c pass": [PY, "-c", "pass"], "python -S -c pass": [PY, "-S", "-c", "pass"],
                  "exec hit: cat PROMPT.md": harnessed}
+        for other in args.compare:
+            cases[f"exec hit: cat PROMPT.md ({other})"] = compared = [*harnessed[:3], str(Path(other).resolve()), *hit]
+            for _ in range(2):  # its bytecode written, its own entry if its key differs
+                subprocess.run(["valgrind", "--tool=none", "-q", *compared], env=env, cwd=work,
+                               stdout=subprocess.DEVNULL, check=True)
         counts: dict[str, list[int]] = {name: [] for name in cases}
         for i in range(args.runs):
             for name, argv in cases.items():
