@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,6 +31,32 @@ def test_a_plain_hit_imports_only_what_it_needs(ex, strace):
     modules = imported(hit)
     assert "actioncache.runs.hitpath" in modules
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+# Everything a hit through the `actioncache` command may import beyond what `python -S -c pass` loads.
+# An allow-list, not a deny-list: a new import on the hit path (a module body to unmarshal and run,
+# an extension module to load) fails here until it is shown to be worth its cost.
+HIT_MODULES = frozenset({
+    "os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "gc", "_signal", "errno", "time",
+    "__future__", "_sha256", "_sha2", "_json", "binascii", "_sqlite3", "fcntl",
+    "actioncache", "actioncache.__main__", "actioncache.runs", "actioncache.runs.hitpath", "actioncache._lean",
+    "actioncache.runs.lean", "actioncache.runs.configmemo", "actioncache.runs.naming",
+    "actioncache.runs.manifest", "actioncache.runs.keys", "actioncache.runs.readset"})
+
+
+def test_a_hit_through_the_command_imports_only_the_hit_modules(ex, strace):
+    launcher = Path(PY).parent / "actioncache"  # bin/actioncache: python -S
+    args = ("exec", "--mode", "use", "--", "cat", "good.sh")
+    # The environment is keyed: the same for every run (and PWD as the launcher's sh sets it).
+    env = {**ex.env, "PYTHONPROFILEIMPORTTIME": "1", "PWD": str(ex.work)}
+    for _ in range(2):  # the miss, then the entry's first lookup (an untraced, timed run)
+        ex.run(*args[1:], extra_env=env)
+    hit = subprocess.run([str(launcher), *args], cwd=ex.work, env=env, capture_output=True, timeout=60)
+    assert hit.returncode == 0 and hit.stdout == (ex.work / "good.sh").read_bytes()
+    bare = subprocess.run([PY, "-S", "-c", "pass"], cwd=ex.work, env=env, capture_output=True, timeout=60)
+    modules = imported(hit) - imported(bare)
+    assert "actioncache.runs.hitpath" in modules and "actioncache.cli" not in modules
+    assert modules <= HIT_MODULES, sorted(modules - HIT_MODULES)
 
 
 def test_hit_path_and_full_command_agree(ex, strace):

@@ -127,3 +127,29 @@ def test_umask_and_rlimits_are_part_of_the_key(ex):
     assert run("umask 077; ulimit -n 512").split() == [b"0077", b"512"]
     assert run("umask 077; ulimit -n 256").split() == [b"0077", b"256"]
     assert run("umask 022; ulimit -n 512").split() == [b"0022", b"512"]  # the first is still there: a hit
+
+
+@settings(max_examples=40, deadline=None)
+@given(core=st.integers(0, 2**62), fsize=st.one_of(st.just(-1), st.integers(1 << 20, 2**62)),
+       nofile=st.integers(64, 1024))
+def test_rlimits_read_from_proc_are_what_resource_reports(core, fsize, nofile):
+    """The key reads resource limits from /proc/self/limits (the resource module costs a hit more):
+    every value and name must be the one resource.getrlimit gives, whatever the limits are."""
+    import resource
+
+    from actioncache.runs.keys import process_state
+
+    names = [resource.RLIMIT_CORE, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE]
+    saved = [resource.getrlimit(name) for name in names]
+    try:
+        for name, soft in zip(names, (core, fsize, nofile)):
+            hard = resource.getrlimit(name)[1]
+            if hard != resource.RLIM_INFINITY and (soft == -1 or soft > hard):
+                soft = hard
+            resource.setrlimit(name, (soft, hard))
+        expected = {name: list(resource.getrlimit(getattr(resource, name)))
+                    for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
+        assert process_state()["rlimits"] == expected
+    finally:
+        for name, limits in zip(names, saved):
+            resource.setrlimit(name, limits)

@@ -292,12 +292,14 @@ def process_state() -> dict[str, Any]:
     printing ``umask``, ``nproc`` or ``trap -p`` misses when they change). Inherited state with no
     cheap reading here (the I/O priority) is not keyed: a command that asks for it (``ioprio_get``)
     runs uncached (``trace.HARMLESS`` leaves it out)."""
-    import resource
-
     mask = os.umask(0)
     os.umask(mask)
-    limits = {name: list(resource.getrlimit(getattr(resource, name)))
-              for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
+    limits = proc_rlimits()
+    if limits is None:
+        import resource
+
+        limits = {name: list(resource.getrlimit(getattr(resource, name)))
+                  for name in sorted(dir(resource)) if name.startswith("RLIMIT_")}
     uname = os.uname()
     state: dict[str, Any] = {"umask": mask, "rlimits": limits, "uid": [os.getuid(), os.geteuid()],
                              "gid": [os.getgid(), os.getegid()], "groups": sorted(os.getgroups()),
@@ -344,6 +346,44 @@ def _inherited_status() -> dict[str, str]:
                 value = format(int(value, 16) & ~_PYTHON_IGNORED, "016x")
             found[name] = value
     return found
+
+
+# /proc/self/limits rows -> the names of Python's resource module on Linux (RLIMIT_OFILE is NOFILE).
+# "Max file locks" (RLIMIT_LOCKS) has no name there and is left out, as resource leaves it out.
+_PROC_LIMITS = {"Max cpu time": "RLIMIT_CPU", "Max file size": "RLIMIT_FSIZE", "Max data size": "RLIMIT_DATA",
+                "Max stack size": "RLIMIT_STACK", "Max core file size": "RLIMIT_CORE",
+                "Max resident set": "RLIMIT_RSS", "Max processes": "RLIMIT_NPROC", "Max open files": "RLIMIT_NOFILE",
+                "Max locked memory": "RLIMIT_MEMLOCK", "Max address space": "RLIMIT_AS",
+                "Max pending signals": "RLIMIT_SIGPENDING", "Max msgqueue size": "RLIMIT_MSGQUEUE",
+                "Max nice priority": "RLIMIT_NICE", "Max realtime priority": "RLIMIT_RTPRIO",
+                "Max realtime timeout": "RLIMIT_RTTIME"}
+
+
+def proc_rlimits() -> dict[str, list[int]] | None:
+    """Every resource limit as ``resource.getrlimit`` gives it (``[soft, hard]``, -1 unlimited, the
+    same names), read from ``/proc/self/limits``: loading the ``resource`` extension module costs a
+    hit more than reading the file. None (then ``resource`` is asked) unless every row Python names
+    is there and parses."""
+    try:
+        with open("/proc/self/limits", "rb") as handle:
+            lines = handle.read().decode("ascii").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    limits: dict[str, list[int]] = {}
+    for line in lines[1:]:
+        name = _PROC_LIMITS.get(line[:25].strip())
+        values = line[26:].split()
+        if name is None or len(values) < 2:
+            continue
+        try:
+            # resource reads rlim_t as a signed long long: above 2**63 it is negative, as there
+            limits[name] = [-1 if v == "unlimited" else (int(v) + 2**63) % 2**64 - 2**63 for v in values[:2]]
+        except ValueError:
+            return None
+    if len(limits) != len(_PROC_LIMITS):
+        return None
+    limits["RLIMIT_OFILE"] = limits["RLIMIT_NOFILE"]
+    return dict(sorted(limits.items()))
 
 
 def run_key(tool: str, parts: Mapping[str, Any]) -> str:

@@ -64,7 +64,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit 
 if TYPE_CHECKING:
     from typing import Any, Iterable, Sequence
 
-from ..errors import ActionCacheError  # noqa: E402 - after the TYPE_CHECKING block
+
 from .lean import file_sha256, sha256  # noqa: E402 - after the TYPE_CHECKING block
 
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/dev/", "/run/",
@@ -212,8 +212,14 @@ def look(kind: str, path: str, own: str | None = None) -> tuple[str, os.stat_res
 # --- building one from a trace -------------------------------------------------------------------
 
 
-class Unrecordable(ActionCacheError):
-    """The run cannot be cached: a path it read was changed by the run itself or during it."""
+def __getattr__(name: str) -> Any:
+    """``readset.Unrecordable`` (PEP 562): it lives in ``runs.unrecordable`` so that a hit, which only
+    checks a read-set, does not import ``actioncache.errors``."""
+    if name == "Unrecordable":
+        from .unrecordable import Unrecordable
+
+        return Unrecordable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()) -> list[list[Any]]:
@@ -225,6 +231,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     Raises :class:`Unrecordable` with the reason when the run cannot be vouched for: it changed
     something it had observed, something changed while it ran, or a call could not be resolved.
     """
+    from .unrecordable import Unrecordable
+
     looked: dict[tuple[str, str], str | None] = {}  # (kind, path) -> what the trace says it saw; first-seen order
     outputs: dict[str, None] = {}  # in first-written order
     observed: dict[str, str | None] = {}  # path -> the error of its first look (None: it was there)

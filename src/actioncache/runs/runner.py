@@ -384,8 +384,9 @@ class ExecRun:
             if outcome.incomplete is not None:
                 plain["unrecordable"] = outcome.incomplete
             return plain
-        from .readset import Unrecordable, build
+        from .readset import build
         from .trace import forget_probe, touches, traced_argv, tracing_works
+        from .unrecordable import Unrecordable
 
         untraceable = tracing_works(strace)
         if untraceable is not None:
