@@ -266,3 +266,25 @@ def test_pytest_of_a_tiny_project_caches(ex, strace):
     (project / "test_one.py").write_text(TEST_FILE.replace("2\n", "3\n"))
     after = ex.run(*USE, "--", *run, cwd=project)
     assert outcome(after) in ("miss", "fail") and after.returncode == 1  # a miss that failed counts as "fail"
+
+
+@pytest.mark.parametrize("where", [".", "sib/.."])
+def test_the_store_in_the_project_is_left_out_by_identity_not_by_spelling(ex, strace, where):
+    """F5: with the store at ``proj/.ac/loop.db``, ``ls -la`` in ``proj`` (an lstat of ``proj/.ac``) or
+    through ``sib/..`` missed forever ("changed while the command ran"): the store's directory was
+    left out under one spelling of its path. It is recognised by device and inode."""
+    project = ex.work / "proj"
+    (project / ".ac").mkdir(parents=True)
+    (project / "sib").mkdir()
+    (project / "f").write_text("x\n")
+    url = f"sqlite:///{project / '.ac' / 'loop.db'}"
+    run = ("ls", "-la", "--time-style=+%s", where)
+
+    def once() -> subprocess.CompletedProcess:
+        return ex.run(*USE, "--scope", "read", "--", *run, cwd=project, extra_env={"ACTIONCACHE_URL": url})
+
+    outcomes = [outcome(once()) for _ in range(3)]
+    assert outcomes[-1] == "hit", outcomes
+    (project / "g").write_text("y\n")
+    after = once()
+    assert outcome(after) != "hit" and b" g\n" in after.stdout
