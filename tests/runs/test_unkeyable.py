@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from actioncache.runs.trace import touches
+from actioncache.runs.trace import Touch, touches
 
 PY = sys.executable
 USE = ("--mode", "use", "--summary")
@@ -111,6 +111,74 @@ def test_input_from_a_socket_is_never_replayed(ex, strace, tmp_path):
         assert b"the network or a socket" in result.stderr
     finally:
         server.close()
+
+
+PROBE = """
+import socket, sys
+family, address, how = sys.argv[1], sys.argv[2], sys.argv[3]
+s = socket.socket(socket.AF_UNIX if family == "unix" else socket.AF_INET)
+if family == "unix":
+    address = "\\0" + address  # abstract: no path to look up again
+else:
+    address = ("127.0.0.1", int(address))
+try:
+    s.connect(address) if how == "connect" else s.bind(address)
+    print(how, "ok")
+except OSError as e:
+    print(how, "failed", e.errno)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("family,how", [("tcp", "connect"), ("unix", "connect"), ("tcp", "bind")])
+def test_what_the_network_answered_is_never_replayed_whatever_the_call_returned(ex, strace, family, how):
+    """F1: a refused connect observed that nothing was listening, a bind that the port was free;
+    both change with no file changing. Every call that observes the network makes the run
+    uncacheable whatever it returned ("API unreachable" must not replay after the server starts)."""
+    address = str(_free_port()) if family == "tcp" else f"actioncache-test-{os.getpid()}-{how}"
+    run = (PY, "-c", PROBE, family, address, how)
+    for _ in range(2):
+        before = honest(ex, *run)
+        assert outcome(before) != "hit"
+    assert b"the network or a socket" in before.stderr and b"not cached" in before.stderr
+    server = socket.socket(socket.AF_UNIX if family == "unix" else socket.AF_INET)
+    server.bind("\0" + address if family == "unix" else ("127.0.0.1", int(address)))
+    server.listen()
+    try:
+        after = honest(ex, *run)
+        assert after.stdout != before.stdout
+    finally:
+        server.close()
+
+
+def test_network_calls_by_rule():
+    """Only a connect to a Unix socket path that is not there is a file-system lookup (absence)."""
+    lines = ['1 connect(3<socket:[1]>, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such '
+             'file or directory)\n',
+             '1 connect(3<socket:[2]>, {sa_family=AF_INET, sin_port=htons(9), sin_addr=inet_addr("127.0.0.1")}, 16) = '
+             '-1 ECONNREFUSED (Connection refused)\n',
+             '1 connect(3<socket:[3]>, {sa_family=AF_INET, sin_port=htons(9), sin_addr=inet_addr("10.9.9.9")}, 16) = '
+             '-1 ETIMEDOUT (Connection timed out)\n',
+             '1 connect(3<socket:[4]>, {sa_family=AF_UNIX, sun_path=@"x"}, 4) = -1 ECONNREFUSED (Connection refused)\n',
+             '1 connect(3<socket:[5]>, {sa_family=AF_UNIX, sun_path="/run/x.sock"}, 14) = -1 ECONNREFUSED (Connection '
+             'refused)\n',
+             '1 bind(3<socket:[6]>, {sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr("0.0.0.0")}, 16) = 0\n',
+             '1 bind(3<socket:[7]>, {sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr("0.0.0.0")}, 16) = -1 '
+             'EADDRINUSE (Address already in use)\n',
+             '1 listen(3<socket:[6]>, 5) = 0\n',
+             '1 sendto(3<socket:[8]>, "x", 1, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("1.1.1.1")}'
+             ', 16) = -1 ENETUNREACH (Network is unreachable)\n',
+             '1 sendto(3<socket:[9]>, "x", 1, MSG_NOSIGNAL, NULL, 0) = 1\n',
+             '1 getsockname(3<socket:[9]>, {sa_family=AF_UNIX}, [2]) = 0\n']
+    got = list(touches(lines, "/w"))
+    assert got[0] == Touch("stat", "/var/run/nscd/socket", "ENOENT")
+    assert [t.kind for t in got[1:]] == ["uncacheable"] * 8
+    assert "ECONNREFUSED" in got[1].path and "bind" in got[5].path
 
 
 @pytest.mark.parametrize("script", ["exec 3<d; cat /dev/fd/3/f", "cat /proc/self/cwd/d/f", "cat /proc/self/root{work}/d/f",
@@ -228,3 +296,25 @@ def test_inherited_process_state_is_keyed_or_uncacheable(ex, strace):
             asked = ex.run(*USE, "--", "ionice")
             assert outcome(asked) != "hit", asked.stderr
         assert b"ioprio_get" in asked.stderr, asked.stderr
+
+
+@pytest.mark.parametrize("where", [".", "sib/.."])
+def test_the_store_in_the_project_is_left_out_by_identity_not_by_spelling(ex, strace, where):
+    """F5: with the store at ``proj/.ac/loop.db``, ``ls -la`` in ``proj`` (an lstat of ``proj/.ac``) or
+    through ``sib/..`` missed forever ("changed while the command ran"): the store's directory was
+    left out under one spelling of its path. It is recognised by device and inode."""
+    project = ex.work / "proj"
+    (project / ".ac").mkdir(parents=True)
+    (project / "sib").mkdir()
+    (project / "f").write_text("x\n")
+    url = f"sqlite:///{project / '.ac' / 'loop.db'}"
+    run = ("ls", "-la", "--time-style=+%s", where)
+
+    def once() -> subprocess.CompletedProcess:
+        return ex.run(*USE, "--scope", "read", "--", *run, cwd=project, extra_env={"ACTIONCACHE_URL": url})
+
+    outcomes = [outcome(once()) for _ in range(3)]
+    assert outcomes[-1] == "hit", outcomes
+    (project / "g").write_text("y\n")
+    after = once()
+    assert outcome(after) != "hit" and b" g\n" in after.stdout

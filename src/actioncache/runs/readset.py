@@ -23,7 +23,8 @@ out:
 
 * **left out** (``own``): the store's own files (the SQLite file in use and the files beside it that
   start with its name, passed as ``ignore``; in the directory that holds it, their names in its
-  listing and its times, which the store's own writes move) and the process's own pseudo-files, which describe the
+  listing and its times, which the store's own writes move; that directory is recognised by device
+  and inode, so ``proj/.ac`` in a listing of ``proj`` and ``.ac/sub/..`` count the same way) and the process's own pseudo-files, which describe the
   process rather than the machine and differ for every process: ``/proc/self/...``,
   ``/proc/thread-self/...``, ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
   ``/dev/pts/N``, ``/dev/ptmx``, ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``,
@@ -131,6 +132,14 @@ def _normal(path: str) -> str:
     """Collapse ``//`` and ``/./`` (never ``..``: through a symlink it is not the lexical parent)."""
     parts = [p for p in path.split("/") if p and p != "."]
     return "/" + "/".join(parts)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
 
 def _parent(path: str) -> str:
@@ -290,13 +299,20 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     # The directory that holds the store: the store's own writes add and remove its -wal and -shm
     # there, so it counts without them (its listing) and by type, permissions and owner (its stat).
     store_dirs = {_parent(p): p.rsplit("/", 1)[1] for p in skip if p != "/"}
+    # ... recognised by device and inode, not by the spelling of its path (``proj/.ac`` in a
+    # listing of ``proj``, ``.ac/sub/..``): every spelling of it counts the same way.
+    store_ids = {_identity(d) for d in store_dirs} - {None}
+
+    def store_dir(path: str) -> bool:
+        return bool(store_ids) and _identity(path) in store_ids
+
     # A directory where the command made only temporary entries (created and removed again within the
     # run: tempfile's probe of /tmp, pytest's scratch files) has the listing it had, but times and a
     # link count the command's own outputs moved: it counts by type, permissions and owner, like the
     # store's directory. An entry the run left behind keeps the rule that the run changed it.
     scratch = {_parent(p) for p in outputs} - {_parent(p) for p in outputs if os.path.lexists(p)}
     walked |= {(kind, path) for (kind, path), seen in looked.items()
-               if (path in store_dirs or path in scratch) and kind in ("s", "l") and seen is not None
+               if (path in store_dirs or path in scratch or store_dir(path)) and kind in ("s", "l") and seen is not None
                and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
     for (kind, path), (first, then) in twice.items():
         if (kind, path) not in walked or _walk_view(first) != _walk_view(then):
@@ -317,6 +333,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     for (kind, path), seen in looked.items():
         if (kind, path) in walked and seen is not None:
             kind, seen = "a", _walk_view(seen)
+        if kind in ("s", "l") and seen is None and store_dir(path):
+            kind = "a"  # the store's directory, by type, permissions and owner (its own writes move the rest)
         own = store_dirs.get(path) if kind == "d" else None
         now, info = look(kind, path, own)
         if seen is not None:  # what the call itself returned (stat data, an error)

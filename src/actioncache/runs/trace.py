@@ -72,8 +72,8 @@ HARMLESS = frozenset((
     "mbind", "getcpu", "eventfd", "eventfd2", "epoll_create", "epoll_create1", "epoll_pwait2", "pipe", "pipe2",
     "flock", "fsync", "fdatasync", "sync_file_range", "fadvise64", "fallocate", "ftruncate", "fchmod", "fchown",
     "fsetxattr", "fremovexattr", "sendfile", "splice", "tee", "vmsplice", "copy_file_range", "readahead",
-    "socket", "socketpair", "bind", "listen", "getsockname", "getpeername", "setsockopt", "getsockopt",
-    "shutdown", "recvmmsg", "uname", "sysinfo", "getcwd", "sync", "syncfs", "statfs", "fstatfs",
+    "socket", "socketpair", "setsockopt", "getsockopt", "shutdown", "uname", "sysinfo", "getcwd", "sync",
+    "syncfs", "statfs", "fstatfs",
     "ioprio_set", "inotify_init", "inotify_init1", "inotify_rm_watch", "sched_rr_get_interval",
 ))
 # Devices whose content is a known constant: reading them is not input.
@@ -445,9 +445,12 @@ def touches(lines: Iterable[str], cwd: str) -> Iterator[Touch]:
         yield touch
 
 
+# Calls that observe the network (a peer, a port, a listener or its absence): see _network.
+NETWORK = ("connect", "bind", "listen", "accept", "accept4", "sendto", "sendmsg", "sendmmsg", "recvmmsg",
+           "getsockname", "getpeername")
 _UNDERSTOOD = frozenset(("clone", "clone3", "fork", "vfork", "fchdir", "getdents", "getdents64", "fstat", "fstat64",
-                         "open", "openat", "openat2", "creat", "rename", "renameat", "renameat2", "mmap", "connect",
-                         "sendto", "sendmsg", "sendmmsg", "accept", "accept4", *_PATH_CALLS))
+                         "open", "openat", "openat2", "creat", "rename", "renameat", "renameat2", "mmap",
+                         *NETWORK, *_PATH_CALLS))
 _XATTR_READS = {"getxattr": "stat", "listxattr": "stat", "lgetxattr": "lstat", "llistxattr": "lstat"}
 # A failed call that the kernel refused before it looked at anything: it observed nothing.
 _REFUSED = ("ENOSYS", "EPERM", "EINVAL", "EOPNOTSUPP", "ENOTSUP", "EBADF", "EFAULT")
@@ -483,20 +486,8 @@ def _other(call: _Call, here: str | None) -> Iterator[Touch]:
             yield _uncacheable(f"the command mapped {path} writable and shared: a change through the mapping may "
                                "not move its stat data")
         return
-    if name in ("connect", "sendto", "sendmsg", "sendmmsg", "accept", "accept4"):
-        text = ", ".join(args[1:])
-        if name == "connect" and call.error in ("ENOENT", "ENOTDIR") and "sa_family=AF_UNIX" in text:
-            at = text.find('sun_path="')
-            path = _string(text[at + 9:text.index('"', at + 10) + 1]) if at >= 0 else None
-            resolved = _join(here, path) if path else None
-            if resolved is not None:
-                yield Touch("stat", resolved, call.error)  # no such socket: a read of absence
-                return
-        if call.error or (name in ("sendto", "sendmsg", "sendmmsg") and "sa_family=" not in text):
-            return  # failed, or sent on a connected socket (whose connect decided)
-        peer = _fd_path(args[0]) if args else None
-        yield _uncacheable(f"the command used the network or a socket ({name} on {peer or args[0]}): input the "
-                           "cache cannot key")
+    if name in NETWORK:
+        yield from _network(call, here)
         return
     if name in _XATTR_READS or name in ("fgetxattr", "flistxattr"):
         # extended attributes (ACLs: ls -l's "+"): any change to them moves the file's ctime
@@ -514,12 +505,70 @@ def _other(call: _Call, here: str | None) -> Iterator[Touch]:
                        "files in a way a hit cannot check)")
 
 
+_LOOPBACK_ANY_PORT = re.compile(r'^\{sa_family=AF_INET6?, sin6?_port=htons\(0\), .*(inet_addr\("127\.0\.0\.1"\)|'
+                                r'inet_pton\(AF_INET6, "::1")')
+
+
+def _unix_path(text: str) -> str | None:
+    """The path of ``{sa_family=AF_UNIX, sun_path="/run/x.sock"}``; None for an abstract (``sun_path=@"..."``)
+    or unnamed address, or any other family."""
+    if "sa_family=AF_UNIX" not in text:
+        return None
+    at = text.find('sun_path="')
+    if at < 0:
+        return None
+    end = text.find('"', at + 10)
+    while end > 0 and text[end - 1] == "\\":
+        end = text.find('"', end + 1)
+    return _string(text[at + 9:end + 1]) if end > 0 else None
+
+
+def _network(call: _Call, here: str | None) -> Iterator[Touch]:
+    """The rule for the network: every call that reaches past this machine's file system (a peer, a
+    port, a route, a listener or its absence) makes the run uncacheable, whatever it returned: a
+    refused or timed-out connect observed that nothing was listening, a bind that the port was free,
+    and either can change without a file changing. The one call that is a file-system lookup is a
+    connect to a Unix socket path that is not there (ENOENT, ENOTDIR: a read of absence, checked
+    again on a hit, as glibc's nscd probe does). What is not network: a call the kernel refused
+    before looking (EBADF, ENOTSOCK, EFAULT), a send on a connected socket (its connect decided; a
+    socketpair's peer is the command itself), a socketpair's own name, a successful bind to port 0 on the loopback. Receives (``recvfrom``,
+    ``recvmsg``) stay untraced: a socket receives only what a bind, connect or send let in, and each
+    of those is refused here."""
+    name, args = call.name, call.args
+    if call.error in ("EBADF", "ENOTSOCK", "EFAULT"):
+        return
+    text = ", ".join(args[1:])
+    peer = _fd_path(args[0]) if args else None
+    if name == "connect":
+        path = _unix_path(text)
+        if path is not None and call.error in ("ENOENT", "ENOTDIR"):
+            resolved = _join(here, path)
+            if resolved is not None:
+                yield Touch("stat", resolved, call.error)  # no such socket: a read of absence
+                return
+        if "sa_family=AF_UNSPEC" in text:
+            return  # dissolves a datagram socket's association: observes nothing
+    elif name == "bind" and not call.error and _LOOPBACK_ANY_PORT.search(text):
+        return  # a free port on the loopback, picked by the kernel (an IPv6 probe): there always is one
+    elif name in ("sendto", "sendmsg", "sendmmsg"):
+        if "sa_family=" not in text and "msg_name=" not in text:
+            return  # sent on a connected socket, whose connect decided
+    elif name in ("getsockname", "getpeername"):
+        if call.error or text.startswith("{sa_family=AF_UNIX}"):
+            return  # not connected or bound (the call that would make it so decided), or a socketpair
+    elif name == "recvmmsg" and "msg_name=" not in text:
+        return
+    outcome = f"failed: {call.error}" if call.error else "succeeded"
+    yield _uncacheable(f"the command used the network or a socket ({name} on {peer or (args[0] if args else '?')}, "
+                       f"{outcome}): what it observed can change without a file changing")
+
+
 def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
     for index, call in enumerate(calls):
         name = call.name
         if name in ("clone", "clone3", "fork", "vfork", "fchdir"):
             continue
-        if name not in _UNDERSTOOD or name in ("mmap", "connect", "sendto", "sendmsg", "sendmmsg", "accept", "accept4"):
+        if name not in _UNDERSTOOD or name == "mmap" or name in NETWORK:
             if name in HARMLESS and name not in READS:
                 continue
             yield from _other(call, cwds.at(index) if name == "connect" or name in _XATTR_READS else None)
