@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import lean
@@ -58,7 +59,7 @@ CHEAP_TTL_S = 86400.0
 CHEAP_DIR_SUFFIX = "-exec-cheap"  # a directory beside a SQLite store: one file per cheap key
 CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # log.HIT_JOURNAL_SUFFIX
-HIT_GUESS_MS = 30.0
+HIT_GUESS_MS = 30.0  # a hit on a quiet machine, before one is timed here (scaled by the load now)
 TAIL_OUTCOME = "tail"  # a journal record of a full run's tail: overhead only (end_process)
 EMA_ALPHA = 0.2
 COUNTER_ACTION = "exec:"  # counters are kept under action "exec:TOOL" (a counter name, not a key)
@@ -92,24 +93,193 @@ def _write_json(store: CacheStore, key: str, value: dict[str, Any], ttl_s: float
 
 
 def hit_cost_ms(store: CacheStore) -> tuple[float, bool]:
-    """(the store's average hit cost, whether it was measured); ``HIT_GUESS_MS`` before any hit."""
+    """(the store's average hit cost in wall-clock ms, whether it was measured); ``HIT_GUESS_MS``
+    before any hit. Wall time as the hits met it, at whatever load they met: ``hit_cost_now``
+    scales a hit to the load of the moment."""
     known = _read_json(store, HIT_COST_KEY)
     if known and isinstance(known.get("hit_ms"), (int, float)) and known.get("n"):
         return float(known["hit_ms"]), True
     return HIT_GUESS_MS, False
 
 
-def add_hit_costs(store: CacheStore, samples: list[float]) -> None:
-    """Fold timed hits into the store's running average (an exponential moving average)."""
-    if not samples:
+def add_hit_costs(store: CacheStore, samples: list[float], cpu_samples: list[float] | None = None) -> None:
+    """Fold timed hits into the store's running averages (exponential moving averages): their wall
+    time (``samples``) and, when the hits recorded it, their CPU time (``cpu_samples``)."""
+    if not samples and not cpu_samples:
         return
     known = _read_json(store, HIT_COST_KEY) or {}
-    average = known.get("hit_ms") if isinstance(known.get("hit_ms"), (int, float)) else None
-    count = int(known.get("n") or 0)
-    for sample in samples:
-        average = sample if average is None else average + EMA_ALPHA * (sample - average)
-        count += 1
-    _write_json(store, HIT_COST_KEY, {"hit_ms": round(float(average or 0.0), 3), "n": count}, None, "exec_cost")
+    value = dict(known)
+    for field, count_field, new in (("hit_ms", "n", samples), ("cpu_ms", "cpu_n", cpu_samples or [])):
+        average = known.get(field) if isinstance(known.get(field), (int, float)) else None
+        count = int(known.get(count_field) or 0)
+        for sample in new:
+            average = sample if average is None else average + EMA_ALPHA * (sample - average)
+            count += 1
+        if average is not None:
+            value[field], value[count_field] = round(float(average), 3), count
+    _write_json(store, HIT_COST_KEY, value, None, "exec_cost")
+
+
+def process_cpu_ms() -> float:
+    """CPU milliseconds this process has used since it was forked (the launcher's shell before its
+    exec included: a process's CPU clock survives exec), plus its reaped children's."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() * 1000.0 + (children.ru_utime + children.ru_stime) * 1000.0
+
+
+def load_stretch() -> float | None:
+    """The machine's load as this process has felt it so far: its wall-clock time since the fork
+    over the CPU time it used (at least 1; on a busy machine a process waits for a CPU, and a hit's
+    wall time grows by the same factor). None where the wall time is unknown (no ``/proc``)."""
+    wall = lean.process_ms()
+    cpu = process_cpu_ms()
+    if wall is None or cpu <= 0.0:
+        return None
+    return max(1.0, wall / cpu)
+
+
+@dataclass(frozen=True)
+class HitCost:
+    """What a hit is expected to cost now, and where that figure comes from (for ``--explain``)."""
+
+    ms: float
+    source: str  # "set" ($ACTIONCACHE_CHEAP_MS), "scaled" (hits' CPU x the load now), "timed", "guess"
+    cpu_ms: float | None = None
+    stretch: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.source != "guess"
+
+    def describe(self) -> str:
+        if self.source == "set":
+            return f"{self.ms:.0f} ms, as ${CHEAP_ENV} sets it"
+        if self.source == "scaled":
+            return (f"{self.ms:.0f} ms now: {self.cpu_ms:.0f} ms of CPU a hit on this store, x{self.stretch:.2f} "
+                    "for the load of this moment")
+        if self.source == "timed":
+            return f"{self.ms:.0f} ms, the average of the hits timed on this store"
+        scaled = f" x{self.stretch:.2f} for the load of this moment" if self.stretch and self.stretch > 1.0 else ""
+        return f"{self.ms:.0f} ms: a first guess ({HIT_GUESS_MS:.0f} ms{scaled}) until a hit is timed on this store"
+
+
+def hit_cost_now(store: CacheStore, stretch: float | None) -> HitCost:
+    """A hit's cost at the load of this moment, to compare with a fresh run timed in the same moment
+    (``stretch``: ``load_stretch()`` read just before that run). The hits' CPU time barely moves
+    with the load; their wall time is that CPU time stretched by it. So the store keeps the CPU
+    time, and the wall time now is CPU x ``stretch``: both sides of "cheaper than a hit" under the
+    same load, whatever the load was when the hits were timed. Stores whose hits carry no CPU time
+    fall back to their average wall time."""
+    threshold = explicit_threshold()
+    if threshold is not None:
+        return HitCost(threshold, "set")
+    known = _read_json(store, HIT_COST_KEY) or {}
+    cpu = _positive(known.get("cpu_ms")) if known.get("cpu_n") else None
+    end = _positive(known.get("exit_cpu_ms")) or 0.0
+    if stretch is not None and cpu is not None:
+        return HitCost((cpu + end) * stretch, "scaled", cpu + end, stretch)
+    hit_ms, measured = hit_cost_ms(store)
+    if measured:
+        return HitCost(hit_ms, "timed")
+    return HitCost((HIT_GUESS_MS + end) * (stretch or 1.0), "guess", None, stretch)
+
+
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return None
+    return float(value)
+
+
+# --- the end of a process: what the caller waits for after the last instant a process can time ----
+#
+# A process can time itself from its fork (lean.process_ms) but not its own end: after its last
+# instant the kernel still tears down its memory (after os._exit, or at the exec of a cheap run)
+# and the caller still has to be woken. On this kind of machine that is several milliseconds for a
+# Python process (none for a small C program), a fifth of a hit: uncounted, it made hits look
+# cheaper than the loop found them. So it is measured: a measuring run (runner._measure) starts a
+# process shaped like a hit (the interpreter, SQLite's module, the hit path's modules) that reports
+# its last instant, and times from that instant to the moment its end is seen (``measure_exit``),
+# in the same moment as the fresh run it judges. The store keeps it as CPU-time-like milliseconds
+# (divided by the load stretch of that moment, ``exit_cpu_ms``); each fast-path record carries its
+# own stretch (wall / CPU), and ``settle`` adds the end, at that stretch, to the hit's cost or the
+# cheap run's overhead. A full run's tail adds it in ``end_process``.
+
+_EXIT_PROBE = ("import sys\nsys.path[:0] = {path!r}\nimport os, time, _sqlite3\n"
+               "import actioncache.runs.hitpath, actioncache.runs.keys, actioncache.runs.manifest\n"
+               "os.write(1, repr(time.clock_gettime(time.CLOCK_BOOTTIME)).encode())\nos._exit(0)\n")
+
+
+def measure_exit(store: CacheStore, stretch: float | None) -> float | None:
+    """Time the end of a hit-shaped process now (ms from its last instant until its end is seen)
+    and fold it into the store's figure (``exit_cpu_ms``, divided by ``stretch``: the load of this
+    moment, ``load_stretch`` read before any child that waits); None when it could not be timed."""
+    import subprocess
+    import sys
+
+    stretch = stretch or 1.0
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(lean.__file__)))
+    try:
+        probe = subprocess.Popen([sys.executable, "-S", "-c", _EXIT_PROBE.format(path=[os.path.dirname(package_root)])],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert probe.stdout is not None
+        last = probe.stdout.read()
+        probe.stdout.close()
+        code = probe.wait(timeout=30)
+        seen = time.clock_gettime(time.CLOCK_BOOTTIME)
+        ended_ms = (seen - float(last)) * 1000.0 if code == 0 else -1.0
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    if not 0.0 <= ended_ms < 5000.0:
+        return None
+    known = _read_json(store, HIT_COST_KEY) or {}
+    average = _positive(known.get("exit_cpu_ms"))
+    sample = ended_ms / stretch
+    average = sample if average is None else average + EMA_ALPHA * (sample - average)
+    _write_json(store, HIT_COST_KEY, {**known, "exit_cpu_ms": round(average, 3),
+                                      "exit_n": int(known.get("exit_n") or 0) + 1, "exit_at": round(time.time(), 3)}, None, "exec_cost")
+    return ended_ms
+
+
+EXIT_SAMPLES = 5  # the end is timed on the first measuring runs of a store, then once an hour
+EXIT_EVERY_S = 3600.0
+
+
+def exit_wanted(store: CacheStore) -> bool:
+    """Whether this measuring run times a process's end (``measure_exit``): a few samples make the
+    figure (it is divided by the load, so one moment's load does not stay in it), then one an hour
+    follows the machine; the probe costs a hit's start-up, counted in the measuring run's overhead."""
+    known = _read_json(store, HIT_COST_KEY) or {}
+    at = known.get("exit_at")
+    return int(known.get("exit_n") or 0) < EXIT_SAMPLES or not isinstance(at, (int, float)) \
+        or at < time.time() - EXIT_EVERY_S
+
+
+def exit_cpu_ms(store: CacheStore) -> float | None:
+    """The store's figure for a process's end (``measure_exit``), None before the first."""
+    return _positive((_read_json(store, HIT_COST_KEY) or {}).get("exit_cpu_ms"))
+
+
+def settle(record: dict[str, Any], end_cpu_ms: float | None) -> dict[str, Any]:
+    """A fast-path record (a hit, a cheap run) with the end of its process added to its cost, at
+    the record's own load stretch (``hit_ms`` or ``overhead_ms`` over ``cpu_ms``); as it was when it
+    carries no CPU time, is settled already, or no end was measured yet."""
+    cpu = _positive(record.get("cpu_ms"))
+    if end_cpu_ms is None or cpu is None or "exit_ms" in record:
+        return record
+    wall = _positive(record.get("hit_ms") if record.get("hit") else record.get("overhead_ms"))
+    if wall is None:
+        return record
+    end = round(end_cpu_ms * max(1.0, wall / cpu), 3)
+    out = {**record, "exit_ms": end}
+    if record.get("hit"):
+        out["hit_ms"] = round(wall + end, 3)
+        if isinstance(record.get("saved_ms"), (int, float)):
+            out["saved_ms"] = round(float(record["saved_ms"]) - end, 3)
+    else:
+        out["overhead_ms"] = round(wall + end, 3)
+    return out
 
 
 def explicit_threshold() -> float | None:
@@ -122,13 +292,11 @@ def explicit_threshold() -> float | None:
     return threshold if threshold >= 0 else None
 
 
-def cheap_verdict(store: CacheStore, fresh_ms: float) -> tuple[bool, float, bool]:
-    """(is a fresh run cheaper than a hit, the hit cost compared with, whether it was measured)."""
-    threshold = explicit_threshold()
-    if threshold is not None:
-        return fresh_ms < threshold, threshold, True
-    hit_ms, measured = hit_cost_ms(store)
-    return fresh_ms < hit_ms, hit_ms, measured
+def cheap_verdict(store: CacheStore, fresh_ms: float, stretch: float | None = None) -> tuple[bool, HitCost]:
+    """(is a fresh run of ``fresh_ms`` cheaper than a hit, the hit cost it was compared with);
+    ``stretch``: the load when the fresh run was timed (``load_stretch``)."""
+    hit = hit_cost_now(store, stretch)
+    return fresh_ms < hit.ms, hit
 
 
 def journal_path(cache: Cache) -> str | None:
@@ -193,11 +361,17 @@ def forget_cheap(cache: Cache, key: str) -> None:
 _TAIL: list[tuple[str, dict[str, Any], float]] = []  # (journal, record, process ms when the record was timed)
 
 
-def expect_tail(cache: Cache, record: dict[str, Any], timed_ms: float) -> None:
-    """Remember a timed record, so that ``end_process`` can count what the process costs after it."""
+def expect_tail(cache: Cache, record: dict[str, Any], timed_ms: float, stretch: float | None) -> None:
+    """Remember a timed record, so that ``end_process`` can count what the process costs after it
+    (its end too: the store's ``exit_cpu_ms``, read now while the store is open, at ``stretch``,
+    the load the run met before it started the command: after a command that waits, this process's
+    own wall / CPU says nothing about the load)."""
     journal = journal_path(cache)
     if journal is not None:
-        _TAIL[:] = [(journal, {k: record.get(k) for k in ("tool", "scope", "key")}, timed_ms)]
+        kept = {k: record.get(k) for k in ("tool", "scope", "key")}
+        end_cpu = exit_cpu_ms(cache.store)
+        kept["exit_ms"] = round(end_cpu * (stretch or 1.0), 3) if end_cpu is not None else 0.0
+        _TAIL[:] = [(journal, kept, timed_ms)]
 
 
 def end_process(code: int) -> int:
@@ -223,7 +397,11 @@ def end_process(code: int) -> int:
             pass
     total = lean.process_ms()
     if total is not None and total > timed_ms:
-        record.update(outcome=TAIL_OUTCOME, overhead_ms=round(total - timed_ms, 3), at=lean.iso_utc(time.time()))
+        # The end of this process after its last instant (os._exit below): a full run's end costs
+        # at least what a hit's does (its memory is larger).
+        end = float(record.get("exit_ms") or 0.0)
+        record.update(outcome=TAIL_OUTCOME, overhead_ms=round(total - timed_ms + end, 3),
+                      at=lean.iso_utc(time.time()))
         try:
             fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
