@@ -8,7 +8,8 @@ Every figure is wall-clock milliseconds, as the loop waits for them:
   and that run's time is its fresh time (``runner.ExecRun._measure``, which also checks that the
   output is the recorded one). Only then does the entry serve hits.
 * **hit**: the whole ``actioncache exec`` process that replayed the result, from the fork that
-  started it to the end of the replay, interpreter start-up included (``lean.process_ms``).
+  started it to the end of the replay, interpreter start-up included (``lean.process_ms``), and the
+  end of the process after that, which it cannot time itself (``measure_exit``, ``settle``).
 * **saved** by a hit: fresh minus hit. **Overhead** of any other run: the whole process minus the
   command's fresh time (a miss: start-up, tracing, hashing, storing). **Time saved** is net: what
   the hits saved less the overhead, which is what the loop gained over running the same commands
@@ -18,8 +19,9 @@ A command whose fresh run is cheaper than a hit is not cached: the measuring run
 and leaves a *cheap* verdict for its key instead (a file in ``{store}-exec-cheap/`` beside a SQLite
 store, which the hit path checks before it loads SQLite; an entry under ``CHEAP_PREFIX`` elsewhere).
 For ``CHEAP_TTL_S`` later runs of it simply become the command (``exec``), as in mode ``off``; then
-the next run is traced and judged again. The hit cost it is compared with is the store's running
-average of timed hits (``HIT_COST_KEY``), ``HIT_GUESS_MS`` before the first one.
+the next run is traced and judged again. The hit cost it is compared with is taken under the load
+of the same moment (``hit_cost_now``): the store's running average of the hits' CPU time
+(``HIT_COST_KEY``) times the measuring process's own wall / CPU just before the fresh run.
 ``$ACTIONCACHE_CHEAP_MS=N`` sets the threshold instead and skips the measuring run (a traced run
 under N ms is cheap; an entry serves hits from its first lookup, its time saved judged against the
 traced time, an overestimate); ``ACTIONCACHE_CHEAP_MS=0`` caches every command.
