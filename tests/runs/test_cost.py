@@ -117,9 +117,11 @@ def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
         return subprocess.run([PY, "-m", "actioncache", "exec", *USE, *args, "--", "cat", "good.sh"], cwd=ex.work,
                               env=env, capture_output=True, timeout=120)
 
-    assert b"cat: miss;" in run("--summary").stderr  # traced and stored, its fresh time not yet known
-    judged = run("--explain")  # the first lookup runs it again, untraced: that is its fresh time
-    assert b"not cached: cat runs in" in judged.stderr and b"less than a hit costs" in judged.stderr
+    # Traced, it ran faster than a hit costs: strace only slows a command, so it is cheap untraced
+    # too, judged on that run (no measuring run, nothing stored).
+    judged = run("--summary")
+    assert b"not cached: cat runs in at most" in judged.stderr and b"(traced), less than a hit costs" \
+        in judged.stderr and b"cat: cheap_miss;" in judged.stderr, judged.stderr
     assert judged.stdout == (ex.work / "good.sh").read_bytes()
     assert ex.entries() == []  # its output is not kept
     verdicts = list(Path(f"{ex.db}{cost.CHEAP_DIR_SUFFIX}").iterdir())
@@ -131,6 +133,26 @@ def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
     assert b"cheap: cat ran in" in explained.stderr and b"not cached" in explained.stderr
     report = stats_json(ex)
     assert report["by_action"]["exec:cat"]["uncached_cheap"] == 4 and report["by_action"]["exec:cat"]["hits"] == 0
+
+
+def test_a_recorded_command_is_judged_cheap_on_its_measuring_run(ex, strace):
+    """An entry stored without a lookup (mode record) is timed untraced by its first lookup, and a
+    command faster than a hit loses its entry there."""
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [60_000.0])  # hits here cost a minute: every quick command is cheap
+
+    def run(mode: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PY, "-m", "actioncache", "exec", "--mode", mode, *args, "--", "cat", "good.sh"],
+                              cwd=ex.work, env=env, capture_output=True, timeout=120)
+
+    assert b"cat: record;" in run("record", "--summary").stderr  # traced and stored, no lookup
+    judged = run("use", "--explain")  # the first lookup runs it again, untraced: that is its fresh time
+    assert b"not cached: cat runs in" in judged.stderr and b"(traced)" not in judged.stderr
+    assert b"less than a hit costs (60000 ms, the average of the hits timed on this store)" in judged.stderr
+    assert judged.stdout == (ex.work / "good.sh").read_bytes() and ex.entries() == []
 
 
 def test_a_command_slower_than_a_hit_is_measured_then_cached(ex, strace):
@@ -148,7 +170,10 @@ def test_a_command_slower_than_a_hit_is_measured_then_cached(ex, strace):
     assert [b": miss;" in outcomes[0], b": measured;" in outcomes[1], b": hit;" in outcomes[2],
             b": hit;" in outcomes[3]] == [True] * 4, outcomes
     # A command that prints something else each time, its inputs unchanged, is not cached at all.
-    clock = (PY, "-c", "import time; print(time.time_ns())")
+    with Cache(ex.url) as cache:  # (the hits above were timed: hits cost nothing here again)
+        cost._write_json(cache.store, cost.HIT_COST_KEY, {"hit_ms": 0.001, "n": 1, "cpu_ms": 0.001, "cpu_n": 1},
+                         None, "exec_cost")
+    clock = (PY, "-c", "import time; time.sleep(0.3); print(time.time_ns())")
     assert b": miss;" in run(*clock).stderr
     differs = run(*clock)
     assert b"printed something else than the first" in differs.stderr
@@ -373,11 +398,15 @@ def test_a_command_cheaper_than_a_hit_never_reports_time_saved(tmp_path_factory,
         cost.add_hit_costs(cache.store, [cpu * hit_stretch], [cpu])
         known = cost._read_json(cache.store, cost.HIT_COST_KEY)
         cost._write_json(cache.store, cost.HIT_COST_KEY, {**known, "exit_cpu_ms": end, "exit_n": 1}, None, "exec_cost")
-        cheap, hit = cost.cheap_verdict(cache.store, fresh, stretch)
+        # The load of this moment, as a hit-shaped process met it (its stretch, and its end then).
+        cheap, hit = cost.cheap_verdict(cache.store, fresh, None, cost.Probe(stretch, end * stretch))
         # A command whose time grows with the load as a hit's does gets the same verdict at every load.
-        same, _ = cost.cheap_verdict(cache.store, fresh / stretch * 7.0, 7.0)
+        same, _ = cost.cheap_verdict(cache.store, fresh / stretch * 7.0, None, cost.Probe(7.0, end * 7.0))
+        # Without a probe: this process's own stretch, with the store's figure for the end.
+        scaled_cheap, scaled = cost.cheap_verdict(cache.store, fresh, stretch)
     assert hit.ms == pytest.approx((cpu + end) * stretch, abs=0.001 * stretch)  # (the store keeps 3 decimals)
-    assert hit.source == "scaled" and cheap == (fresh < hit.ms)
+    assert hit.source == "probed" and cheap == (fresh < hit.ms)
+    assert scaled.source == "scaled" and scaled.ms == pytest.approx(hit.ms, abs=0.001 * stretch)
     if abs(fresh - hit.ms) > 0.01:  # (not on the boundary itself, where floats may round either way)
         assert same == cheap
     wall = cpu * hit_stretch
@@ -404,8 +433,8 @@ def test_the_verdict_uses_the_load_of_its_moment(ex, strace):
     assert run().returncode == 0  # the miss
     judged = run("--explain")
     assert b"measured: sleep runs in" in judged.stderr, judged.stderr
-    assert b"ms of CPU a hit on this store, x" in judged.stderr and b"for the load of this moment: cached" \
-        in judged.stderr
+    assert b"ms of CPU a hit on this store x" in judged.stderr and b"the load a hit-shaped process met just now, +" \
+        in judged.stderr and b"ms for its end: cached" in judged.stderr
     with Cache(ex.url) as cache:
         measured = [r for r in log.records(cache, log.RUN_LOG_PREFIX) if r.get("outcome") == "measured"]
     assert len(measured) == 1 and measured[0]["hit_now_ms"] > 0

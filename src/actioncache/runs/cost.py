@@ -143,13 +143,22 @@ def load_stretch() -> float | None:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """A hit-shaped process started and reaped just now (``probe``): the load it met and its end."""
+
+    stretch: float  # its wall time since its fork over its CPU time, at its last instant (at least 1)
+    end_ms: float  # from its last instant until its end was seen (``settle``)
+
+
+@dataclass(frozen=True)
 class HitCost:
     """What a hit is expected to cost now, and where that figure comes from (for ``--explain``)."""
 
     ms: float
-    source: str  # "set" ($ACTIONCACHE_CHEAP_MS), "scaled" (hits' CPU x the load now), "timed", "guess"
+    source: str  # "set" ($ACTIONCACHE_CHEAP_MS), "probed", "scaled" (by this process's load), "timed", "guess"
     cpu_ms: float | None = None
     stretch: float | None = None
+    end_ms: float = 0.0
 
     @property
     def measured(self) -> bool:
@@ -158,33 +167,42 @@ class HitCost:
     def describe(self) -> str:
         if self.source == "set":
             return f"{self.ms:.0f} ms, as ${CHEAP_ENV} sets it"
+        if self.source == "probed":
+            return (f"{self.ms:.0f} ms now: {self.cpu_ms:.0f} ms of CPU a hit on this store x{self.stretch:.2f}, the "
+                    f"load a hit-shaped process met just now, + {self.end_ms:.0f} ms for its end")
         if self.source == "scaled":
-            return (f"{self.ms:.0f} ms now: {self.cpu_ms:.0f} ms of CPU a hit on this store, x{self.stretch:.2f} "
-                    "for the load of this moment")
+            return (f"{self.ms:.0f} ms now: {self.cpu_ms:.0f} ms of CPU a hit on this store with its end, "
+                    f"x{self.stretch:.2f} for the load of this moment")
         if self.source == "timed":
             return f"{self.ms:.0f} ms, the average of the hits timed on this store"
         scaled = f" x{self.stretch:.2f} for the load of this moment" if self.stretch and self.stretch > 1.0 else ""
         return f"{self.ms:.0f} ms: a first guess ({HIT_GUESS_MS:.0f} ms{scaled}) until a hit is timed on this store"
 
 
-def hit_cost_now(store: CacheStore, stretch: float | None) -> HitCost:
-    """A hit's cost at the load of this moment, to compare with a fresh run timed in the same moment
-    (``stretch``: ``load_stretch()`` read just before that run). The hits' CPU time barely moves
-    with the load; their wall time is that CPU time stretched by it. So the store keeps the CPU
-    time, and the wall time now is CPU x ``stretch``: both sides of "cheaper than a hit" under the
-    same load, whatever the load was when the hits were timed. Stores whose hits carry no CPU time
-    fall back to their average wall time."""
+def hit_cost_now(store: CacheStore, stretch: float | None, probe: Probe | None = None) -> HitCost:
+    """A hit's cost at the load of this moment, to compare with a fresh run timed in the same moment.
+    The hits' CPU time barely moves with the load; their wall time is that CPU time stretched by it.
+    So the store keeps the CPU time, and the wall time now is CPU x the stretch a hit-shaped process
+    met just now (``probe``) plus that process's end: both sides of "cheaper than a hit" under the
+    same load, whatever the load was when the hits were timed. Without a probe, ``stretch`` (this
+    process's own wall / CPU, ``load_stretch``; a long process meets a heavy load worse than a short
+    one does, so this figure is high under load). Stores whose hits carry no CPU time fall back to
+    their average wall time."""
     threshold = explicit_threshold()
     if threshold is not None:
         return HitCost(threshold, "set")
     known = _read_json(store, HIT_COST_KEY) or {}
     cpu = _positive(known.get("cpu_ms")) if known.get("cpu_n") else None
     end = _positive(known.get("exit_cpu_ms")) or 0.0
+    if probe is not None and cpu is not None:
+        return HitCost(cpu * probe.stretch + probe.end_ms, "probed", cpu, probe.stretch, probe.end_ms)
     if stretch is not None and cpu is not None:
         return HitCost((cpu + end) * stretch, "scaled", cpu + end, stretch)
     hit_ms, measured = hit_cost_ms(store)
     if measured:
         return HitCost(hit_ms, "timed")
+    if probe is not None:
+        return HitCost(HIT_GUESS_MS * probe.stretch + probe.end_ms, "guess", None, probe.stretch, probe.end_ms)
     return HitCost((HIT_GUESS_MS + end) * (stretch or 1.0), "guess", None, stretch)
 
 
@@ -202,60 +220,49 @@ def _positive(value: Any) -> float | None:
 # Python process (none for a small C program), a fifth of a hit: uncounted, it made hits look
 # cheaper than the loop found them. So it is measured: a measuring run (runner._measure) starts a
 # process shaped like a hit (the interpreter, SQLite's module, the hit path's modules) that reports
-# its last instant, and times from that instant to the moment its end is seen (``measure_exit``),
-# in the same moment as the fresh run it judges. The store keeps it as CPU-time-like milliseconds
-# (divided by the load stretch of that moment, ``exit_cpu_ms``); each fast-path record carries its
-# own stretch (wall / CPU), and ``settle`` adds the end, at that stretch, to the hit's cost or the
-# cheap run's overhead. A full run's tail adds it in ``end_process``.
+# its own wall and CPU time and its last instant, and times from that instant to the moment its end
+# is seen (``probe``), in the same moment as the fresh run it judges. The store keeps the end as
+# CPU-time-like milliseconds (divided by the probe's stretch, ``exit_cpu_ms``); each fast-path record
+# carries its own stretch (wall / CPU), and ``settle`` adds the end, at that stretch, to the hit's
+# cost or the cheap run's overhead. A full run's tail adds it in ``end_process``.
 
-_EXIT_PROBE = ("import sys\nsys.path[:0] = {path!r}\nimport os, time, _sqlite3\n"
-               "import actioncache.runs.hitpath, actioncache.runs.keys, actioncache.runs.manifest\n"
-               "os.write(1, repr(time.clock_gettime(time.CLOCK_BOOTTIME)).encode())\nos._exit(0)\n")
+_PROBE = ("import sys\nsys.path[:0] = {path!r}\nimport os, time, _sqlite3\n"
+          "import actioncache.runs.hitpath, actioncache.runs.keys, actioncache.runs.manifest\n"
+          "from actioncache.runs.lean import process_ms\n"
+          "wall, cpu = process_ms(), time.process_time() * 1000.0\n"
+          "os.write(1, f'{{wall}} {{cpu}} {{time.clock_gettime(time.CLOCK_BOOTTIME)!r}}'.encode())\nos._exit(0)\n")
 
 
-def measure_exit(store: CacheStore, stretch: float | None) -> float | None:
-    """Time the end of a hit-shaped process now (ms from its last instant until its end is seen)
-    and fold it into the store's figure (``exit_cpu_ms``, divided by ``stretch``: the load of this
-    moment, ``load_stretch`` read before any child that waits); None when it could not be timed."""
+def probe(store: CacheStore) -> Probe | None:
+    """Start and reap a hit-shaped process now: the load it met (its wall / CPU) and its end (from its
+    last instant until it was reaped), folded into the store's ``exit_cpu_ms``; None when it could
+    not be timed. It costs about a hit's start-up, counted in the overhead of the run that asks."""
     import subprocess
     import sys
 
-    stretch = stretch or 1.0
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(lean.__file__)))
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(lean.__file__))))
     try:
-        probe = subprocess.Popen([sys.executable, "-S", "-c", _EXIT_PROBE.format(path=[os.path.dirname(package_root)])],
+        child = subprocess.Popen([sys.executable, "-S", "-c", _PROBE.format(path=[package_root])],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert probe.stdout is not None
-        last = probe.stdout.read()
-        probe.stdout.close()
-        code = probe.wait(timeout=30)
+        assert child.stdout is not None
+        said = child.stdout.read()
+        child.stdout.close()
+        code = child.wait(timeout=30)
         seen = time.clock_gettime(time.CLOCK_BOOTTIME)
-        ended_ms = (seen - float(last)) * 1000.0 if code == 0 else -1.0
+        wall, cpu, last = (float(x) for x in said.split())
     except (OSError, ValueError, subprocess.SubprocessError):
         return None
-    if not 0.0 <= ended_ms < 5000.0:
+    end_ms = (seen - last) * 1000.0
+    if code != 0 or not 0.0 <= end_ms < 5000.0 or not cpu > 0.0 or not wall >= 0.0:
         return None
+    found = Probe(max(1.0, wall / cpu), end_ms)
     known = _read_json(store, HIT_COST_KEY) or {}
     average = _positive(known.get("exit_cpu_ms"))
-    sample = ended_ms / stretch
+    sample = end_ms / found.stretch
     average = sample if average is None else average + EMA_ALPHA * (sample - average)
     _write_json(store, HIT_COST_KEY, {**known, "exit_cpu_ms": round(average, 3),
-                                      "exit_n": int(known.get("exit_n") or 0) + 1, "exit_at": round(time.time(), 3)}, None, "exec_cost")
-    return ended_ms
-
-
-EXIT_SAMPLES = 5  # the end is timed on the first measuring runs of a store, then once an hour
-EXIT_EVERY_S = 3600.0
-
-
-def exit_wanted(store: CacheStore) -> bool:
-    """Whether this measuring run times a process's end (``measure_exit``): a few samples make the
-    figure (it is divided by the load, so one moment's load does not stay in it), then one an hour
-    follows the machine; the probe costs a hit's start-up, counted in the measuring run's overhead."""
-    known = _read_json(store, HIT_COST_KEY) or {}
-    at = known.get("exit_at")
-    return int(known.get("exit_n") or 0) < EXIT_SAMPLES or not isinstance(at, (int, float)) \
-        or at < time.time() - EXIT_EVERY_S
+                                      "exit_n": int(known.get("exit_n") or 0) + 1}, None, "exec_cost")
+    return found
 
 
 def exit_cpu_ms(store: CacheStore) -> float | None:
@@ -294,10 +301,11 @@ def explicit_threshold() -> float | None:
     return threshold if threshold >= 0 else None
 
 
-def cheap_verdict(store: CacheStore, fresh_ms: float, stretch: float | None = None) -> tuple[bool, HitCost]:
+def cheap_verdict(store: CacheStore, fresh_ms: float, stretch: float | None = None,
+                  probed: Probe | None = None) -> tuple[bool, HitCost]:
     """(is a fresh run of ``fresh_ms`` cheaper than a hit, the hit cost it was compared with);
-    ``stretch``: the load when the fresh run was timed (``load_stretch``)."""
-    hit = hit_cost_now(store, stretch)
+    ``probed``/``stretch``: the load when the fresh run was timed (``probe``, ``load_stretch``)."""
+    hit = hit_cost_now(store, stretch, probed)
     return fresh_ms < hit.ms, hit
 
 

@@ -210,6 +210,14 @@ class ExecRun:
         if threshold is not None and decision.store and not output.get("unrecordable") \
                 and record["fresh_ms"] < threshold:
             return self._judged_cheap(cache, record, key, output, record["fresh_ms"], cost.HitCost(threshold, "set"))
+        if threshold is None and decision.store and decision.lookup and not output.get("unrecordable"):
+            # strace only slows a command down: traced faster than a hit costs now, it is cheap
+            # untraced too, and the measuring run (a full start-up and one more run) is not needed.
+            cheap, hit = cost.cheap_verdict(cache.store, record["fresh_ms"], self._stretch)
+            if cheap:  # (this process's own load is the higher figure: confirmed by a probe of this moment)
+                cheap, hit = cost.cheap_verdict(cache.store, record["fresh_ms"], self._stretch, cost.probe(cache.store))
+            if cheap:
+                return self._judged_cheap(cache, record, key, output, record["fresh_ms"], hit, traced=True)
         stored = decision.store and self._store(cache, key, output, candidates)
         if stored:
             self._remember_env(cache, parts)
@@ -221,8 +229,9 @@ class ExecRun:
 
     # --- pieces --------------------------------------------------------------------------
 
-    def _cheap_text(self, fresh_ms: float, hit: cost.HitCost) -> str:
-        return (f"not cached: {self.tool} runs in {fresh_ms:.0f} ms fresh, less than a hit costs "
+    def _cheap_text(self, fresh_ms: float, hit: cost.HitCost, traced: bool = False) -> str:
+        ran = f"in at most {fresh_ms:.0f} ms fresh (traced)" if traced else f"in {fresh_ms:.0f} ms fresh"
+        return (f"not cached: {self.tool} runs {ran}, less than a hit costs "
                 f"({hit.describe()}); it runs directly for a day, then is measured again")
 
     def _cheap(self, cache: Cache, record: dict[str, Any], key: str, mark: dict[str, Any]) -> int:
@@ -315,8 +324,7 @@ class ExecRun:
         cached = manifest.output(found)
         stretch = cost.load_stretch()  # the load of this moment, for a hit's cost now (cost.hit_cost_now)
         output = self._fresh(None)
-        if cost.exit_wanted(cache.store):  # and, in the same moment, what a hit's end costs (cost.settle)
-            cost.measure_exit(cache.store, stretch)
+        probed = cost.probe(cache.store)  # in the same moment: a hit-shaped process's load and end
         fresh_ms = round(float(output.get("duration_ms") or 0.0), 3)
         # The miss that recorded this entry counted its traced run as the command's own time; what
         # strace added to it is overhead too, known only now.
@@ -335,7 +343,7 @@ class ExecRun:
                        "nothing it read had changed (its output depends on something else: the clock, the network)")
             record["outcome"] = "fresh"
             return self._finish(cache, record, output)
-        cheap, hit = cost.cheap_verdict(cache.store, fresh_ms, stretch)
+        cheap, hit = cost.cheap_verdict(cache.store, fresh_ms, stretch, probed)
         record["hit_now_ms"] = round(hit.ms, 3)  # what it was compared with (stats: per tool)
         if cheap:
             self._put(cache, key, [])
@@ -347,9 +355,9 @@ class ExecRun:
         return self._finish(cache, record, output)
 
     def _judged_cheap(self, cache: Cache, record: dict[str, Any], key: str, output: dict[str, Any], fresh_ms: float,
-                      hit: cost.HitCost) -> int:
+                      hit: cost.HitCost, traced: bool = False) -> int:
         cost.mark_cheap(cache, key, fresh_ms, hit.ms)
-        text = self._cheap_text(fresh_ms, hit)
+        text = self._cheap_text(fresh_ms, hit, traced)
         self.notes.append(text)
         if self.options.explain or self.options.summary:
             say(text)
