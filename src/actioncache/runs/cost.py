@@ -21,7 +21,8 @@ store, which the hit path checks before it loads SQLite; an entry under ``CHEAP_
 For ``CHEAP_TTL_S`` later runs of it simply become the command (``exec``), as in mode ``off``; then
 the next run is traced and judged again. The hit cost it is compared with is taken under the load
 of the same moment (``hit_cost_now``): the store's running average of the hits' CPU time
-(``HIT_COST_KEY``) times the measuring process's own wall / CPU just before the fresh run.
+(``HIT_COST_KEY``) times the load a hit-shaped process (``probe``) met right after the fresh run,
+plus that process's end. A miss whose traced run was already cheaper than that is judged at once.
 ``$ACTIONCACHE_CHEAP_MS=N`` sets the threshold instead and skips the measuring run (a traced run
 under N ms is cheap; an entry serves hits from its first lookup, its time saved judged against the
 traced time, an overestimate); ``ACTIONCACHE_CHEAP_MS=0`` caches every command.
@@ -179,7 +180,7 @@ class HitCost:
         return f"{self.ms:.0f} ms: a first guess ({HIT_GUESS_MS:.0f} ms{scaled}) until a hit is timed on this store"
 
 
-def hit_cost_now(store: CacheStore, stretch: float | None, probe: Probe | None = None) -> HitCost:
+def hit_cost_now(store: CacheStore, stretch: float | None, probed: Probe | None = None) -> HitCost:
     """A hit's cost at the load of this moment, to compare with a fresh run timed in the same moment.
     The hits' CPU time barely moves with the load; their wall time is that CPU time stretched by it.
     So the store keeps the CPU time, and the wall time now is CPU x the stretch a hit-shaped process
@@ -194,15 +195,15 @@ def hit_cost_now(store: CacheStore, stretch: float | None, probe: Probe | None =
     known = _read_json(store, HIT_COST_KEY) or {}
     cpu = _positive(known.get("cpu_ms")) if known.get("cpu_n") else None
     end = _positive(known.get("exit_cpu_ms")) or 0.0
-    if probe is not None and cpu is not None:
-        return HitCost(cpu * probe.stretch + probe.end_ms, "probed", cpu, probe.stretch, probe.end_ms)
+    if probed is not None and cpu is not None:
+        return HitCost(cpu * probed.stretch + probed.end_ms, "probed", cpu, probed.stretch, probed.end_ms)
     if stretch is not None and cpu is not None:
         return HitCost((cpu + end) * stretch, "scaled", cpu + end, stretch)
     hit_ms, measured = hit_cost_ms(store)
     if measured:
         return HitCost(hit_ms, "timed")
-    if probe is not None:
-        return HitCost(HIT_GUESS_MS * probe.stretch + probe.end_ms, "guess", None, probe.stretch, probe.end_ms)
+    if probed is not None:
+        return HitCost(HIT_GUESS_MS * probed.stretch + probed.end_ms, "guess", None, probed.stretch, probed.end_ms)
     return HitCost((HIT_GUESS_MS + end) * (stretch or 1.0), "guess", None, stretch)
 
 
