@@ -183,7 +183,7 @@ def loop_rounds(tmp: Path, rounds: int) -> list[dict[str, float]]:
     results = []
     for i in range(rounds):
         progress(f"loop: round {i + 1}/{rounds} (without, then with the cache)")
-        out: dict[str, float] = {}
+        out: dict[str, float] = {"load": os.getloadavg()[0]}
         for cached in (False, True):
             work = tmp / f"loop-{i}-{cached}"
             db = tmp / f"loop-{i}.db"
@@ -262,12 +262,12 @@ def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bo
               "directly) and with it (`actioncache exec`, CACHE_MODE=use, a new store), then the cache's own "
               "account from `actioncache stats --since` (net time saved = what hits saved less the overhead of "
               "misses and of commands not worth caching).", "",
-              "| round | without s | with s | measured saving s | reported (net) s | reported / measured | hits | "
-              "misses | not cached (cheap) | hit cost s | overhead s |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| round | load (1 min) | without s | with s | measured saving s | reported (net) s | reported / measured "
+              "| hits | misses | not cached (cheap) | hit cost s | overhead s |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for i, r in enumerate(loops, 1):
         ratio = r["reported"] / r["measured"] if r["measured"] else float("nan")
-        lines.append(f"| {i} | {r['without']:.2f} | {r['with']:.2f} | {r['measured']:.2f} | {r['reported']:.2f} | "
+        lines.append(f"| {i} | {r['load']:.1f} | {r['without']:.2f} | {r['with']:.2f} | {r['measured']:.2f} | {r['reported']:.2f} | "
                      f"{ratio:.2f} | {int(r['hits'])} | {int(r['misses'])} | {int(r['cheap'])} | {r['hit_cost']:.2f} | "
                      f"{r['overhead']:.2f} |")
     measured = statistics.median(r["measured"] for r in loops)

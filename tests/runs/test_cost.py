@@ -117,9 +117,11 @@ def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
         return subprocess.run([PY, "-m", "actioncache", "exec", *USE, *args, "--", "cat", "good.sh"], cwd=ex.work,
                               env=env, capture_output=True, timeout=120)
 
-    assert b"cat: miss;" in run("--summary").stderr  # traced and stored, its fresh time not yet known
-    judged = run("--explain")  # the first lookup runs it again, untraced: that is its fresh time
-    assert b"not cached: cat runs in" in judged.stderr and b"less than a hit costs" in judged.stderr
+    # Traced, it ran faster than a hit costs: strace only slows a command, so it is cheap untraced
+    # too, judged on that run (no measuring run, nothing stored).
+    judged = run("--summary")
+    assert b"not cached: cat runs in at most" in judged.stderr and b"(traced), less than a hit costs" \
+        in judged.stderr and b"cat: cheap_miss;" in judged.stderr, judged.stderr
     assert judged.stdout == (ex.work / "good.sh").read_bytes()
     assert ex.entries() == []  # its output is not kept
     verdicts = list(Path(f"{ex.db}{cost.CHEAP_DIR_SUFFIX}").iterdir())
@@ -131,6 +133,26 @@ def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
     assert b"cheap: cat ran in" in explained.stderr and b"not cached" in explained.stderr
     report = stats_json(ex)
     assert report["by_action"]["exec:cat"]["uncached_cheap"] == 4 and report["by_action"]["exec:cat"]["hits"] == 0
+
+
+def test_a_recorded_command_is_judged_cheap_on_its_measuring_run(ex, strace):
+    """An entry stored without a lookup (mode record) is timed untraced by its first lookup, and a
+    command faster than a hit loses its entry there."""
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [60_000.0])  # hits here cost a minute: every quick command is cheap
+
+    def run(mode: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PY, "-m", "actioncache", "exec", "--mode", mode, *args, "--", "cat", "good.sh"],
+                              cwd=ex.work, env=env, capture_output=True, timeout=120)
+
+    assert b"cat: record;" in run("record", "--summary").stderr  # traced and stored, no lookup
+    judged = run("use", "--explain")  # the first lookup runs it again, untraced: that is its fresh time
+    assert b"not cached: cat runs in" in judged.stderr and b"(traced)" not in judged.stderr
+    assert b"less than a hit costs (60000 ms, the average of the hits timed on this store)" in judged.stderr
+    assert judged.stdout == (ex.work / "good.sh").read_bytes() and ex.entries() == []
 
 
 def test_a_command_slower_than_a_hit_is_measured_then_cached(ex, strace):
@@ -148,7 +170,10 @@ def test_a_command_slower_than_a_hit_is_measured_then_cached(ex, strace):
     assert [b": miss;" in outcomes[0], b": measured;" in outcomes[1], b": hit;" in outcomes[2],
             b": hit;" in outcomes[3]] == [True] * 4, outcomes
     # A command that prints something else each time, its inputs unchanged, is not cached at all.
-    clock = (PY, "-c", "import time; print(time.time_ns())")
+    with Cache(ex.url) as cache:  # (the hits above were timed: hits cost nothing here again)
+        cost._write_json(cache.store, cost.HIT_COST_KEY, {"hit_ms": 0.001, "n": 1, "cpu_ms": 0.001, "cpu_n": 1},
+                         None, "exec_cost")
+    clock = (PY, "-c", "import time; time.sleep(0.3); print(time.time_ns())")
     assert b": miss;" in run(*clock).stderr
     differs = run(*clock)
     assert b"printed something else than the first" in differs.stderr
@@ -315,3 +340,101 @@ def test_head_is_read_as_git_reads_it(tmp_path, monkeypatch):
     agrees(repo)
     monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
     assert lean.git_head(str(tmp_path)) == (False, None)  # git decides when GIT_DIR says where
+
+
+# --- what a hit costs: the end of its process, and the load of the moment (issue 31, honest time saved) ----
+
+
+def test_a_hits_cost_includes_the_end_of_its_process(ex, strace):
+    """A hit times itself from its fork to its last instant; the kernel's teardown of its memory and
+    the caller's wake-up come after, a fifth of a hit here. The measuring run times that end on a
+    hit-shaped process, and every fast-path hit's cost (and time saved) carries it."""
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [0.001])  # hits here cost nothing: `sleep` is worth caching
+    for _ in range(4):  # miss, measuring run, two hits (fast path)
+        subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--", "sleep", "0.3"], cwd=ex.work, env=env,
+                       capture_output=True, timeout=120, check=True)
+    with Cache(ex.url) as cache:
+        assert cost.exit_cpu_ms(cache.store) is not None  # timed by the measuring run
+        pending = stats_since(cache, "1h")  # the hits still in the journal
+        hits = [r for r in log.records(cache, log.RUN_LOG_PREFIX) if r.get("hit")]
+        assert log.fold_journal(cache) is None
+        folded = stats_since(cache, "1h")  # the same hits in the run log: the same figures
+    assert len(hits) == 2
+    for hit in hits:
+        assert hit["fast"] and hit["exit_ms"] > 0 and hit["hit_ms"] > hit["exit_ms"]
+        assert hit["saved_ms"] == pytest.approx(hit["fresh_ms"] - hit["hit_ms"], abs=0.01)
+    assert pending["hit_cost_s"] == folded["hit_cost_s"] == round(sum(h["hit_ms"] for h in hits) / 1000, 3)
+    assert pending["time_saved_s"] == folded["time_saved_s"]
+    report = stats_json(ex)  # the store's counters: the settled cost, beside the time saved
+    assert report["by_action"]["exec:sleep"]["hit_cost_s"] == pytest.approx(pending["hit_cost_s"], abs=0.002)
+
+
+def test_a_cheap_runs_overhead_includes_the_end_of_its_process(tmp_path):
+    """A cheap run ends its Python process by an exec: that teardown is the loop's too."""
+    from actioncache.runs import cost
+
+    cheap = {"tool": "cat", "outcome": "cheap", "overhead_ms": 40.0, "cpu_ms": 20.0}
+    settled = cost.settle(cheap, 3.0)
+    assert settled["exit_ms"] == 6.0 and settled["overhead_ms"] == 46.0  # at its own stretch (40 / 20)
+    assert cost.settle(settled, 3.0) == settled  # settled once
+    assert cost.settle({"tool": "cat", "outcome": "cheap", "overhead_ms": 40.0}, 3.0)["overhead_ms"] == 40.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(cpu=st.floats(1.0, 200.0), end=st.floats(0.5, 20.0), fresh=st.floats(0.1, 2000.0),
+       stretch=st.floats(1.0, 12.0), hit_stretch=st.floats(1.0, 12.0))
+def test_a_command_cheaper_than_a_hit_never_reports_time_saved(tmp_path_factory, cpu, end, fresh, stretch,
+                                                                hit_stretch):
+    """The verdict compares a fresh run with a hit's cost at the load of the same moment; a command it
+    caches whose fresh time is below a hit's settled cost reports no time saved (never a gain)."""
+    from actioncache.runs import cost
+
+    path = tmp_path_factory.mktemp("verdict") / "s.db"
+    with Cache(f"sqlite:///{path}") as cache:
+        cost.add_hit_costs(cache.store, [cpu * hit_stretch], [cpu])
+        known = cost._read_json(cache.store, cost.HIT_COST_KEY)
+        cost._write_json(cache.store, cost.HIT_COST_KEY, {**known, "exit_cpu_ms": end, "exit_n": 1}, None, "exec_cost")
+        # The load of this moment, as a hit-shaped process met it (its stretch, and its end then).
+        cheap, hit = cost.cheap_verdict(cache.store, fresh, None, cost.Probe(stretch, end * stretch))
+        # A command whose time grows with the load as a hit's does gets the same verdict at every load.
+        same, _ = cost.cheap_verdict(cache.store, fresh / stretch * 7.0, None, cost.Probe(7.0, end * 7.0))
+        # Without a probe: this process's own stretch, with the store's figure for the end.
+        scaled_cheap, scaled = cost.cheap_verdict(cache.store, fresh, stretch)
+    assert hit.ms == pytest.approx((cpu + end) * stretch, abs=0.001 * stretch)  # (the store keeps 3 decimals)
+    assert hit.source == "probed" and cheap == (fresh < hit.ms)
+    assert scaled.source == "scaled" and scaled.ms == pytest.approx(hit.ms, abs=0.001 * stretch)
+    if abs(fresh - hit.ms) > 0.01:  # (not on the boundary itself, where floats may round either way)
+        assert same == cheap
+    wall = cpu * hit_stretch
+    record = {"tool": "t", "hit": True, "fresh_ms": fresh, "hit_ms": wall, "cpu_ms": cpu, "saved_ms": fresh - wall}
+    settled = cost.settle(record, end)
+    assert settled["saved_ms"] == pytest.approx(fresh - settled["hit_ms"], abs=0.002)
+    if fresh <= settled["hit_ms"]:
+        assert cost.counts_of(settled)["time_saved_ms"] <= 0.0
+
+
+def test_the_verdict_uses_the_load_of_its_moment(ex, strace):
+    """Hits timed on a quiet machine (their CPU time) against a fresh run timed now: --explain says
+    what a hit costs now and where the figure comes from."""
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [0.002], [0.001])  # hits here cost nothing: `sleep` is worth caching
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PY, "-m", "actioncache", "exec", *USE, *args, "--", "sleep", "0.2"], cwd=ex.work,
+                              env=env, capture_output=True, timeout=120)
+
+    assert run().returncode == 0  # the miss
+    judged = run("--explain")
+    assert b"measured: sleep runs in" in judged.stderr, judged.stderr
+    assert b"ms of CPU a hit on this store x" in judged.stderr and b"the load a hit-shaped process met just now, +" \
+        in judged.stderr and b"ms for its end: cached" in judged.stderr
+    with Cache(ex.url) as cache:
+        measured = [r for r in log.records(cache, log.RUN_LOG_PREFIX) if r.get("outcome") == "measured"]
+    assert len(measured) == 1 and measured[0]["hit_now_ms"] > 0

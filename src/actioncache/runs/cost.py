@@ -8,7 +8,8 @@ Every figure is wall-clock milliseconds, as the loop waits for them:
   and that run's time is its fresh time (``runner.ExecRun._measure``, which also checks that the
   output is the recorded one). Only then does the entry serve hits.
 * **hit**: the whole ``actioncache exec`` process that replayed the result, from the fork that
-  started it to the end of the replay, interpreter start-up included (``lean.process_ms``).
+  started it to the end of the replay, interpreter start-up included (``lean.process_ms``), and the
+  end of the process after that, which it cannot time itself (``measure_exit``, ``settle``).
 * **saved** by a hit: fresh minus hit. **Overhead** of any other run: the whole process minus the
   command's fresh time (a miss: start-up, tracing, hashing, storing). **Time saved** is net: what
   the hits saved less the overhead, which is what the loop gained over running the same commands
@@ -18,8 +19,10 @@ A command whose fresh run is cheaper than a hit is not cached: the measuring run
 and leaves a *cheap* verdict for its key instead (a file in ``{store}-exec-cheap/`` beside a SQLite
 store, which the hit path checks before it loads SQLite; an entry under ``CHEAP_PREFIX`` elsewhere).
 For ``CHEAP_TTL_S`` later runs of it simply become the command (``exec``), as in mode ``off``; then
-the next run is traced and judged again. The hit cost it is compared with is the store's running
-average of timed hits (``HIT_COST_KEY``), ``HIT_GUESS_MS`` before the first one.
+the next run is traced and judged again. The hit cost it is compared with is taken under the load
+of the same moment (``hit_cost_now``): the store's running average of the hits' CPU time
+(``HIT_COST_KEY``) times the load a hit-shaped process (``probe``) met right after the fresh run,
+plus that process's end. A miss whose traced run was already cheaper than that is judged at once.
 ``$ACTIONCACHE_CHEAP_MS=N`` sets the threshold instead and skips the measuring run (a traced run
 under N ms is cheap; an entry serves hits from its first lookup, its time saved judged against the
 traced time, an overestimate); ``ACTIONCACHE_CHEAP_MS=0`` caches every command.
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import lean
@@ -58,7 +62,7 @@ CHEAP_TTL_S = 86400.0
 CHEAP_DIR_SUFFIX = "-exec-cheap"  # a directory beside a SQLite store: one file per cheap key
 CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # log.HIT_JOURNAL_SUFFIX
-HIT_GUESS_MS = 30.0
+HIT_GUESS_MS = 30.0  # a hit on a quiet machine, before one is timed here (scaled by the load now)
 TAIL_OUTCOME = "tail"  # a journal record of a full run's tail: overhead only (end_process)
 EMA_ALPHA = 0.2
 COUNTER_ACTION = "exec:"  # counters are kept under action "exec:TOOL" (a counter name, not a key)
@@ -92,24 +96,200 @@ def _write_json(store: CacheStore, key: str, value: dict[str, Any], ttl_s: float
 
 
 def hit_cost_ms(store: CacheStore) -> tuple[float, bool]:
-    """(the store's average hit cost, whether it was measured); ``HIT_GUESS_MS`` before any hit."""
+    """(the store's average hit cost in wall-clock ms, whether it was measured); ``HIT_GUESS_MS``
+    before any hit. Wall time as the hits met it, at whatever load they met: ``hit_cost_now``
+    scales a hit to the load of the moment."""
     known = _read_json(store, HIT_COST_KEY)
     if known and isinstance(known.get("hit_ms"), (int, float)) and known.get("n"):
         return float(known["hit_ms"]), True
     return HIT_GUESS_MS, False
 
 
-def add_hit_costs(store: CacheStore, samples: list[float]) -> None:
-    """Fold timed hits into the store's running average (an exponential moving average)."""
-    if not samples:
+def add_hit_costs(store: CacheStore, samples: list[float], cpu_samples: list[float] | None = None) -> None:
+    """Fold timed hits into the store's running averages (exponential moving averages): their wall
+    time (``samples``) and, when the hits recorded it, their CPU time (``cpu_samples``)."""
+    if not samples and not cpu_samples:
         return
     known = _read_json(store, HIT_COST_KEY) or {}
-    average = known.get("hit_ms") if isinstance(known.get("hit_ms"), (int, float)) else None
-    count = int(known.get("n") or 0)
-    for sample in samples:
-        average = sample if average is None else average + EMA_ALPHA * (sample - average)
-        count += 1
-    _write_json(store, HIT_COST_KEY, {"hit_ms": round(float(average or 0.0), 3), "n": count}, None, "exec_cost")
+    value = dict(known)
+    for field, count_field, new in (("hit_ms", "n", samples), ("cpu_ms", "cpu_n", cpu_samples or [])):
+        average = known.get(field) if isinstance(known.get(field), (int, float)) else None
+        count = int(known.get(count_field) or 0)
+        for sample in new:
+            average = sample if average is None else average + EMA_ALPHA * (sample - average)
+            count += 1
+        if average is not None:
+            value[field], value[count_field] = round(float(average), 3), count
+    _write_json(store, HIT_COST_KEY, value, None, "exec_cost")
+
+
+def process_cpu_ms() -> float:
+    """CPU milliseconds this process has used since it was forked (the launcher's shell before its
+    exec included: a process's CPU clock survives exec), plus its reaped children's."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() * 1000.0 + (children.ru_utime + children.ru_stime) * 1000.0
+
+
+def load_stretch() -> float | None:
+    """The machine's load as this process has felt it so far: its wall-clock time since the fork
+    over the CPU time it used (at least 1; on a busy machine a process waits for a CPU, and a hit's
+    wall time grows by the same factor). None where the wall time is unknown (no ``/proc``)."""
+    wall = lean.process_ms()
+    cpu = process_cpu_ms()
+    if wall is None or cpu <= 0.0:
+        return None
+    return max(1.0, wall / cpu)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A hit-shaped process started and reaped just now (``probe``): the load it met and its end."""
+
+    stretch: float  # its wall time since its fork over its CPU time, at its last instant (at least 1)
+    end_ms: float  # from its last instant until its end was seen (``settle``)
+
+
+@dataclass(frozen=True)
+class HitCost:
+    """What a hit is expected to cost now, and where that figure comes from (for ``--explain``)."""
+
+    ms: float
+    source: str  # "set" ($ACTIONCACHE_CHEAP_MS), "probed", "scaled" (by this process's load), "timed", "guess"
+    cpu_ms: float | None = None
+    stretch: float | None = None
+    end_ms: float = 0.0
+
+    @property
+    def measured(self) -> bool:
+        return self.source != "guess"
+
+    def describe(self) -> str:
+        if self.source == "set":
+            return f"{self.ms:.0f} ms, as ${CHEAP_ENV} sets it"
+        if self.source == "probed":
+            return (f"{self.ms:.0f} ms now: {self.cpu_ms:.0f} ms of CPU a hit on this store x{self.stretch:.2f}, the "
+                    f"load a hit-shaped process met just now, + {self.end_ms:.0f} ms for its end")
+        if self.source == "scaled":
+            return (f"{self.ms:.0f} ms now: {self.cpu_ms:.0f} ms of CPU a hit on this store with its end, "
+                    f"x{self.stretch:.2f} for the load of this moment")
+        if self.source == "timed":
+            return f"{self.ms:.0f} ms, the average of the hits timed on this store"
+        scaled = f" x{self.stretch:.2f} for the load of this moment" if self.stretch and self.stretch > 1.0 else ""
+        return f"{self.ms:.0f} ms: a first guess ({HIT_GUESS_MS:.0f} ms{scaled}) until a hit is timed on this store"
+
+
+def hit_cost_now(store: CacheStore, stretch: float | None, probed: Probe | None = None) -> HitCost:
+    """A hit's cost at the load of this moment, to compare with a fresh run timed in the same moment.
+    The hits' CPU time barely moves with the load; their wall time is that CPU time stretched by it.
+    So the store keeps the CPU time, and the wall time now is CPU x the stretch a hit-shaped process
+    met just now (``probe``) plus that process's end: both sides of "cheaper than a hit" under the
+    same load, whatever the load was when the hits were timed. Without a probe, ``stretch`` (this
+    process's own wall / CPU, ``load_stretch``; a long process meets a heavy load worse than a short
+    one does, so this figure is high under load). Stores whose hits carry no CPU time fall back to
+    their average wall time."""
+    threshold = explicit_threshold()
+    if threshold is not None:
+        return HitCost(threshold, "set")
+    known = _read_json(store, HIT_COST_KEY) or {}
+    cpu = _positive(known.get("cpu_ms")) if known.get("cpu_n") else None
+    end = _positive(known.get("exit_cpu_ms")) or 0.0
+    if probed is not None and cpu is not None:
+        return HitCost(cpu * probed.stretch + probed.end_ms, "probed", cpu, probed.stretch, probed.end_ms)
+    if stretch is not None and cpu is not None:
+        return HitCost((cpu + end) * stretch, "scaled", cpu + end, stretch)
+    hit_ms, measured = hit_cost_ms(store)
+    if measured:
+        return HitCost(hit_ms, "timed")
+    if probed is not None:
+        return HitCost(HIT_GUESS_MS * probed.stretch + probed.end_ms, "guess", None, probed.stretch, probed.end_ms)
+    return HitCost((HIT_GUESS_MS + end) * (stretch or 1.0), "guess", None, stretch)
+
+
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return None
+    return float(value)
+
+
+# --- the end of a process: what the caller waits for after the last instant a process can time ----
+#
+# A process can time itself from its fork (lean.process_ms) but not its own end: after its last
+# instant the kernel still tears down its memory (after os._exit, or at the exec of a cheap run)
+# and the caller still has to be woken. On this kind of machine that is several milliseconds for a
+# Python process (none for a small C program), a fifth of a hit: uncounted, it made hits look
+# cheaper than the loop found them. So it is measured: a measuring run (runner._measure) starts a
+# process shaped like a hit (the interpreter, SQLite's module, the hit path's modules) that reports
+# its own wall and CPU time and its last instant, and times from that instant to the moment its end
+# is seen (``probe``), in the same moment as the fresh run it judges. The store keeps the end as
+# CPU-time-like milliseconds (divided by the probe's stretch, ``exit_cpu_ms``); each fast-path record
+# carries its own stretch (wall / CPU), and ``settle`` adds the end, at that stretch, to the hit's
+# cost or the cheap run's overhead. A full run's tail adds it in ``end_process``.
+
+_PROBE = ("import sys\nsys.path[:0] = {path!r}\nimport os, time, _sqlite3\n"
+          "import actioncache.runs.hitpath, actioncache.runs.keys, actioncache.runs.manifest\n"
+          "from actioncache.runs.lean import process_ms\n"
+          "wall, cpu = process_ms(), time.process_time() * 1000.0\n"
+          "os.write(1, f'{{wall}} {{cpu}} {{time.clock_gettime(time.CLOCK_BOOTTIME)!r}}'.encode())\nos._exit(0)\n")
+
+
+def probe(store: CacheStore) -> Probe | None:
+    """Start and reap a hit-shaped process now: the load it met (its wall / CPU) and its end (from its
+    last instant until it was reaped), folded into the store's ``exit_cpu_ms``; None when it could
+    not be timed. It costs about a hit's start-up, counted in the overhead of the run that asks."""
+    import subprocess
+    import sys
+
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(lean.__file__))))
+    try:
+        child = subprocess.Popen([sys.executable, "-S", "-c", _PROBE.format(path=[package_root])],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert child.stdout is not None
+        said = child.stdout.read()
+        child.stdout.close()
+        code = child.wait(timeout=30)
+        seen = time.clock_gettime(time.CLOCK_BOOTTIME)
+        wall, cpu, last = (float(x) for x in said.split())
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    end_ms = (seen - last) * 1000.0
+    if code != 0 or not 0.0 <= end_ms < 5000.0 or not cpu > 0.0 or not wall >= 0.0:
+        return None
+    found = Probe(max(1.0, wall / cpu), end_ms)
+    known = _read_json(store, HIT_COST_KEY) or {}
+    average = _positive(known.get("exit_cpu_ms"))
+    sample = end_ms / found.stretch
+    average = sample if average is None else average + EMA_ALPHA * (sample - average)
+    _write_json(store, HIT_COST_KEY, {**known, "exit_cpu_ms": round(average, 3),
+                                      "exit_n": int(known.get("exit_n") or 0) + 1}, None, "exec_cost")
+    return found
+
+
+def exit_cpu_ms(store: CacheStore) -> float | None:
+    """The store's figure for a process's end (``measure_exit``), None before the first."""
+    return _positive((_read_json(store, HIT_COST_KEY) or {}).get("exit_cpu_ms"))
+
+
+def settle(record: dict[str, Any], end_cpu_ms: float | None) -> dict[str, Any]:
+    """A fast-path record (a hit, a cheap run) with the end of its process added to its cost, at
+    the record's own load stretch (``hit_ms`` or ``overhead_ms`` over ``cpu_ms``); as it was when it
+    carries no CPU time, is settled already, or no end was measured yet."""
+    cpu = _positive(record.get("cpu_ms"))
+    if end_cpu_ms is None or cpu is None or "exit_ms" in record:
+        return record
+    wall = _positive(record.get("hit_ms") if record.get("hit") else record.get("overhead_ms"))
+    if wall is None:
+        return record
+    end = round(end_cpu_ms * max(1.0, wall / cpu), 3)
+    out = {**record, "exit_ms": end}
+    if record.get("hit"):
+        out["hit_ms"] = round(wall + end, 3)
+        if isinstance(record.get("saved_ms"), (int, float)):
+            out["saved_ms"] = round(float(record["saved_ms"]) - end, 3)
+    else:
+        out["overhead_ms"] = round(wall + end, 3)
+    return out
 
 
 def explicit_threshold() -> float | None:
@@ -122,13 +302,12 @@ def explicit_threshold() -> float | None:
     return threshold if threshold >= 0 else None
 
 
-def cheap_verdict(store: CacheStore, fresh_ms: float) -> tuple[bool, float, bool]:
-    """(is a fresh run cheaper than a hit, the hit cost compared with, whether it was measured)."""
-    threshold = explicit_threshold()
-    if threshold is not None:
-        return fresh_ms < threshold, threshold, True
-    hit_ms, measured = hit_cost_ms(store)
-    return fresh_ms < hit_ms, hit_ms, measured
+def cheap_verdict(store: CacheStore, fresh_ms: float, stretch: float | None = None,
+                  probed: Probe | None = None) -> tuple[bool, HitCost]:
+    """(is a fresh run of ``fresh_ms`` cheaper than a hit, the hit cost it was compared with);
+    ``probed``/``stretch``: the load when the fresh run was timed (``probe``, ``load_stretch``)."""
+    hit = hit_cost_now(store, stretch, probed)
+    return fresh_ms < hit.ms, hit
 
 
 def journal_path(cache: Cache) -> str | None:
@@ -193,11 +372,17 @@ def forget_cheap(cache: Cache, key: str) -> None:
 _TAIL: list[tuple[str, dict[str, Any], float]] = []  # (journal, record, process ms when the record was timed)
 
 
-def expect_tail(cache: Cache, record: dict[str, Any], timed_ms: float) -> None:
-    """Remember a timed record, so that ``end_process`` can count what the process costs after it."""
+def expect_tail(cache: Cache, record: dict[str, Any], timed_ms: float, stretch: float | None) -> None:
+    """Remember a timed record, so that ``end_process`` can count what the process costs after it
+    (its end too: the store's ``exit_cpu_ms``, read now while the store is open, at ``stretch``,
+    the load the run met before it started the command: after a command that waits, this process's
+    own wall / CPU says nothing about the load)."""
     journal = journal_path(cache)
     if journal is not None:
-        _TAIL[:] = [(journal, {k: record.get(k) for k in ("tool", "scope", "key")}, timed_ms)]
+        kept = {k: record.get(k) for k in ("tool", "scope", "key")}
+        end_cpu = exit_cpu_ms(cache.store)
+        kept["exit_ms"] = round(end_cpu * (stretch or 1.0), 3) if end_cpu is not None else 0.0
+        _TAIL[:] = [(journal, kept, timed_ms)]
 
 
 def end_process(code: int) -> int:
@@ -223,7 +408,11 @@ def end_process(code: int) -> int:
             pass
     total = lean.process_ms()
     if total is not None and total > timed_ms:
-        record.update(outcome=TAIL_OUTCOME, overhead_ms=round(total - timed_ms, 3), at=lean.iso_utc(time.time()))
+        # The end of this process after its last instant (os._exit below): a full run's end costs
+        # at least what a hit's does (its memory is larger).
+        end = float(record.get("exit_ms") or 0.0)
+        record.update(outcome=TAIL_OUTCOME, overhead_ms=round(total - timed_ms + end, 3),
+                      at=lean.iso_utc(time.time()))
         try:
             fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:

@@ -215,7 +215,8 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     hit_ms = process_ms()
     record.update(hit=True, outcome="hit", exit_code=output["exit_code"], fresh_ms=output["fresh_ms"])
     if hit_ms is not None:
-        record.update(hit_ms=round(hit_ms, 3), saved_ms=round(output["fresh_ms"] - hit_ms, 3))
+        record.update(hit_ms=round(hit_ms, 3), saved_ms=round(output["fresh_ms"] - hit_ms, 3),
+                      cpu_ms=round(time.process_time() * 1000.0, 3))  # CPU since the fork (cost.hit_cost_now)
     _journal_hit(path, now, record)
     if opts["summary"]:
         saved = float(record.get("saved_ms") or 0.0)
@@ -247,7 +248,8 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: dict[str, Any]) -> 
     _prepare_exec()  # before the clock is read: what this process costs is all of it up to the exec
     total = process_ms()
     if total is not None:
-        record["overhead_ms"] = round(total, 3)  # what this process cost before the command started
+        record.update(overhead_ms=round(total, 3),  # what this process cost before the command started
+                      cpu_ms=round(time.process_time() * 1000.0, 3))  # (cost.settle: the exec's own cost)
     _journal_hit(path, time.time(), record)
     _run_directly(opts["command"], prepared=True)
     return True

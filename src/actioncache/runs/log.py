@@ -130,12 +130,17 @@ def fold_journal(cache: Cache) -> str | None:
 
     problem = None
     hit_costs: list[float] = []
-    for record in _journal_lines(taken):
+    hit_cpus: list[float] = []  # the hits' CPU time: what cost.hit_cost_now scales to the load of a moment
+    end_cpu = cost.exit_cpu_ms(cache.store)
+    for line in _journal_lines(taken):
+        record = cost.settle(line, end_cpu)  # the end of the process, after its last instant, added
         problem = append(cache, RUN_LOG_PREFIX, record, at=record["at"]) or problem
         cost.count_run(cache, record)  # the hit path counts nothing itself: a hit writes no store
         if record.get("hit") and isinstance(record.get("hit_ms"), (int, float)):
             hit_costs.append(float(record["hit_ms"]))
-    cost.add_hit_costs(cache.store, hit_costs)
+            if isinstance(record.get("cpu_ms"), (int, float)) and record["cpu_ms"] > 0:
+                hit_cpus.append(float(record["cpu_ms"]))
+    cost.add_hit_costs(cache.store, hit_costs, hit_cpus)
     if problem is None:
         os.unlink(taken)
     return problem
@@ -148,8 +153,11 @@ def records(cache: Cache, prefix: str, since: float | None = None) -> Iterator[d
     if prefix == RUN_LOG_PREFIX:
         path = journal_path(cache)
         if path is not None:
+            from .cost import exit_cpu_ms, settle
+
+            end_cpu = exit_cpu_ms(cache.store)  # as fold_journal settles them
             for pending in (path, *_folding(path)):
-                yield from (r for r in _journal_lines(pending) if r["at"] >= start)
+                yield from (settle(r, end_cpu) for r in _journal_lines(pending) if r["at"] >= start)
     keys = sorted(k for k in cache.store.find(pattern=prefix + "*") if k[len(prefix):len(prefix) + _ISO_LEN] >= start)
     for key in keys:
         entry = cache.store.get(key)

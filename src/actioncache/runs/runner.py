@@ -137,6 +137,7 @@ class ExecRun:
     result: dict[str, Any] = field(default_factory=dict)  # exit_code, stdout, stderr, outcome, hit, key
     store_url: str = ""  # the store in use (its files are left out of read-sets)
     notes: list[str] = field(default_factory=list)
+    _stretch: float | None = field(default=None, init=False, repr=False)  # wall / CPU at the start (cost.load_stretch)
 
     @property
     def tool(self) -> str:
@@ -154,6 +155,7 @@ class ExecRun:
     def execute(self, cache: Cache) -> int:
         """Run (or replay) through ``cache``; returns the exit code; ``self.result`` holds the rest."""
         scope, tool = self.options.scope, self.tool
+        self._stretch = cost.load_stretch()  # the load before any command of ours runs (cost.expect_tail)
         self.store_url = str(getattr(cache.store, "url", "") or "")
         decision = self.options.decision or decide(self.policy, scope, self.command)
         blocked = decision.phase_blocked
@@ -207,7 +209,15 @@ class ExecRun:
             return self._finish(cache, record, output)
         if threshold is not None and decision.store and not output.get("unrecordable") \
                 and record["fresh_ms"] < threshold:
-            return self._judged_cheap(cache, record, key, output, record["fresh_ms"], threshold, True)
+            return self._judged_cheap(cache, record, key, output, record["fresh_ms"], cost.HitCost(threshold, "set"))
+        if threshold is None and decision.store and decision.lookup and not output.get("unrecordable"):
+            # strace only slows a command down: traced faster than a hit costs now, it is cheap
+            # untraced too, and the measuring run (a full start-up and one more run) is not needed.
+            cheap, hit = cost.cheap_verdict(cache.store, record["fresh_ms"], self._stretch)
+            if cheap:  # (this process's own load is the higher figure: confirmed by a probe of this moment)
+                cheap, hit = cost.cheap_verdict(cache.store, record["fresh_ms"], self._stretch, cost.probe(cache.store))
+            if cheap:
+                return self._judged_cheap(cache, record, key, output, record["fresh_ms"], hit, traced=True)
         stored = decision.store and self._store(cache, key, output, candidates)
         if stored:
             self._remember_env(cache, parts)
@@ -219,10 +229,10 @@ class ExecRun:
 
     # --- pieces --------------------------------------------------------------------------
 
-    def _cheap_text(self, fresh_ms: float, hit_ms: float, measured: bool) -> str:
-        about = "" if measured else " (a first guess until a hit is timed on this store)"
-        return (f"not cached: {self.tool} runs in {fresh_ms:.0f} ms fresh, less than a hit costs "
-                f"({hit_ms:.0f} ms{about}); it runs directly for a day, then is measured again")
+    def _cheap_text(self, fresh_ms: float, hit: cost.HitCost, traced: bool = False) -> str:
+        ran = f"in at most {fresh_ms:.0f} ms fresh (traced)" if traced else f"in {fresh_ms:.0f} ms fresh"
+        return (f"not cached: {self.tool} runs {ran}, less than a hit costs "
+                f"({hit.describe()}); it runs directly for a day, then is measured again")
 
     def _cheap(self, cache: Cache, record: dict[str, Any], key: str, mark: dict[str, Any]) -> int:
         """A command known to run faster than a hit: run it directly (untraced, not stored)."""
@@ -312,7 +322,9 @@ class ExecRun:
         judged against it, ``cost``) and its output must be the recorded one. A command that runs
         faster fresh than a hit costs is then not cached; one whose output differs is not cached."""
         cached = manifest.output(found)
+        stretch = cost.load_stretch()  # the load of this moment, for a hit's cost now (cost.hit_cost_now)
         output = self._fresh(None)
+        probed = cost.probe(cache.store)  # in the same moment: a hit-shaped process's load and end
         fresh_ms = round(float(output.get("duration_ms") or 0.0), 3)
         # The miss that recorded this entry counted its traced run as the command's own time; what
         # strace added to it is overhead too, known only now.
@@ -331,20 +343,21 @@ class ExecRun:
                        "nothing it read had changed (its output depends on something else: the clock, the network)")
             record["outcome"] = "fresh"
             return self._finish(cache, record, output)
-        cheap, hit_ms, measured = cost.cheap_verdict(cache.store, fresh_ms)
+        cheap, hit = cost.cheap_verdict(cache.store, fresh_ms, stretch, probed)
+        record["hit_now_ms"] = round(hit.ms, 3)  # what it was compared with (stats: per tool)
         if cheap:
             self._put(cache, key, [])
-            return self._judged_cheap(cache, record, key, output, fresh_ms, hit_ms, measured)
+            return self._judged_cheap(cache, record, key, output, fresh_ms, hit)
         self._put(cache, key, [{**found, "measured": True, "fresh_ms": fresh_ms}, *others])
         if self.options.explain:
-            say(f"measured: {self.tool} runs in {fresh_ms:.0f} ms fresh; a hit costs about {hit_ms:.0f} ms: cached")
+            say(f"measured: {self.tool} runs in {fresh_ms:.0f} ms fresh; a hit costs {hit.describe()}: cached")
         record["outcome"] = "measured"
         return self._finish(cache, record, output)
 
     def _judged_cheap(self, cache: Cache, record: dict[str, Any], key: str, output: dict[str, Any], fresh_ms: float,
-                      hit_ms: float, measured: bool) -> int:
-        cost.mark_cheap(cache, key, fresh_ms, hit_ms)
-        text = self._cheap_text(fresh_ms, hit_ms, measured)
+                      hit: cost.HitCost, traced: bool = False) -> int:
+        cost.mark_cheap(cache, key, fresh_ms, hit.ms)
+        text = self._cheap_text(fresh_ms, hit, traced)
         self.notes.append(text)
         if self.options.explain or self.options.summary:
             say(text)
@@ -539,7 +552,7 @@ class ExecRun:
         fresh = record.get("fresh_ms")
         if total is None or not isinstance(fresh, (int, float)):
             return
-        cost.expect_tail(cache, record, total)  # what the process costs after this (cost.end_process)
+        cost.expect_tail(cache, record, total, self._stretch)  # what the process costs after this (cost.end_process)
         if record.get("hit"):
             record["hit_ms"] = round(total, 3)
             record["saved_ms"] = 0.0 if record.get("audited") else round(float(fresh) - total, 3)
