@@ -68,8 +68,9 @@ def test_stdin_from_a_file_at_an_offset_is_read_from_there_and_left_where_a_fres
     head = ("sh", "-c", "read line; echo got $line")  # sh reads stdin up to the newline, no further
     script = f"{PY} -m actioncache exec {' '.join(USE)} -- {' '.join(repr(a) for a in head)}; cat"
     for expected in ("miss", "hit"):
-        result = subprocess.run(["sh", "-c", script], cwd=ex.work, env=ex.env, stdin=open(ex.work / "f", "rb"),
-                                capture_output=True, timeout=120)
+        with open(ex.work / "f", "rb") as handle:
+            result = subprocess.run(["sh", "-c", script], cwd=ex.work, env=ex.env, stdin=handle,
+                                    capture_output=True, timeout=120)
         assert result.stdout == b"got line1\nline2\nline3\n", result.stderr
         assert outcome(result) == expected
 
@@ -80,8 +81,9 @@ def test_each_kind_of_stdin_looks_the_same_in_mode_use_as_in_mode_off(ex, strace
     look = ("sh", "-c", "stat -L -c %F /dev/stdin 2>&1 || true; cat 2>/dev/null || true")
     seen = []
     for mode in (("--mode", "off"), USE, USE):
+        stdin: object = None
         if kind == "file":
-            stdin: object = open(ex.work / "in.txt", "rb")
+            stdin = os.open(ex.work / "in.txt", os.O_RDONLY)
         elif kind == "socket":
             ours, stdin = socket.socketpair()
             ours.sendall(b"input\n")
@@ -93,13 +95,15 @@ def test_each_kind_of_stdin_looks_the_same_in_mode_use_as_in_mode_off(ex, strace
             os.write(write_end, b"input\n")
             os.close(write_end)
             stdin = read_end
-        else:
-            stdin = None
         if kind == "closed":
-            result = subprocess.run(["sh", "-c", f'exec "$@" <&-', "sh", PY, "-m", "actioncache", "exec", *mode, "--",
+            result = subprocess.run(["sh", "-c", 'exec "$@" <&-', "sh", PY, "-m", "actioncache", "exec", *mode, "--",
                                      *look], cwd=ex.work, env=ex.env, capture_output=True, timeout=120)
         else:
             result = _exec(ex, mode, look, stdin)
+        if isinstance(stdin, int) and stdin >= 0:
+            os.close(stdin)
+        elif isinstance(stdin, socket.socket):
+            stdin.close()
         seen.append(result.stdout)
     assert seen[0] == seen[1] == seen[2], seen
     if kind == "closed":
