@@ -467,15 +467,18 @@ class ExecRun:
 
     def _own_files(self) -> list[str]:
         """The store's own files, the one thing a read-set leaves out besides pseudo-files
-        (``readset.place``): the store file in use and the default one (with the files beside them
-        that start with their names: ``-wal``, ``-shm``, the hit journal), and the memos this cache
-        keeps in its cache directory. Nothing else there: a virtualenv under it is observed."""
+        (``readset.place``): the store file in use and the default one (with the files the store
+        keeps beside them: ``readset.SIDECARS``), and the memos this cache keeps in its cache
+        directory, all recognised by identity (``readset.OwnFiles``). Nothing else there: a
+        virtualenv under it is observed."""
         from ..config import DEFAULT_FILENAME, store_file, user_cache_dir
+        from .keys import env_secret_path
+        from .trace import probe_memo, tracer
 
         base = user_cache_dir()
-        from .keys import env_secret_path
-
-        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / "tracer-ok"), env_secret_path(None)]
+        strace = tracer()
+        memo = probe_memo(strace) if strace else None
+        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), env_secret_path(None), *([memo] if memo else [])]
         for url in (self.store_url, os.environ.get("ACTIONCACHE_URL", "")):
             path = store_file(url) if url else None
             if path is not None:
