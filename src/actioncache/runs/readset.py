@@ -473,8 +473,8 @@ def _not_made_again(path: str, needs: str | None, started_ns: int) -> str | None
         return (f"the command removed or changed {path}, which is gone now; a fresh run would not find it, "
                 "which a replay cannot stand for")
     if "content" in needs and info is not None and not _untouched_since(path, started_ns):
-        return (f"the command appended to {path} (or wrote into it without truncating it first): a fresh run "
-                "would write to it again, and a replay gives back output streams only")
+        return (f"the command changed {path} in place (appended to it, or wrote to it without truncating it "
+                "first): a fresh run would change it again, and a replay gives back output streams only")
     return None
 
 
