@@ -217,6 +217,7 @@ class OwnFiles:
         self.dirs: dict[tuple[int, int], list[str]] = {}  # directory identity -> own names in it
         self.files: set[tuple[int, int]] = set()
         self._ids: dict[str, tuple[int, int] | None] = {}
+        self._owned: dict[str, bool] = {}  # a trace names the same path many times
         for path in paths:
             path = _normal(os.path.abspath(path))
             if path == "/":
@@ -253,6 +254,12 @@ class OwnFiles:
     def owns(self, path: str) -> bool:
         if not self.dirs:
             return False
+        known = self._owned.get(path)
+        if known is None:
+            known = self._owned[path] = self._judge(path)
+        return known
+
+    def _judge(self, path: str) -> bool:
         here = path
         while here != "/" and here:
             parent, name = _parent(here), here.rsplit("/", 1)[1]
