@@ -218,6 +218,7 @@ class OwnFiles:
         self.files: set[tuple[int, int]] = set()
         self._ids: dict[str, tuple[int, int] | None] = {}
         self._owned: dict[str, bool] = {}  # a trace names the same path many times
+        self._under: dict[str, bool] = {"/": False, "": False}  # is a path, or a directory above it, one of them
         for path in paths:
             path = _normal(os.path.abspath(path))
             if path == "/":
@@ -259,15 +260,21 @@ class OwnFiles:
             known = self._owned[path] = self._judge(path)
         return known
 
-    def _judge(self, path: str) -> bool:
-        here = path
-        while here != "/" and here:
-            parent, name = _parent(here), here.rsplit("/", 1)[1]
+    def _named(self, path: str) -> bool:
+        """Whether ``path``, or a directory above it, has one of their names in a directory that
+        holds them (one ``stat`` per directory, remembered)."""
+        known = self._under.get(path)
+        if known is None:
+            parent = _parent(path)
             found = self._id(parent)
             names = self.dirs.get(found) if found is not None else None
-            if names and own_name(name, names):
-                return True  # one of them, or under one (the cheap verdicts, the config memos)
-            here = parent
+            known = bool(names) and own_name(path.rsplit("/", 1)[1], names or ()) or self._named(parent)
+            self._under[path] = known
+        return known
+
+    def _judge(self, path: str) -> bool:
+        if self._named(path):
+            return True  # one of them, or under one (the cheap verdicts, the config memos)
         if not self.files:
             return False
         try:
