@@ -21,13 +21,18 @@ POLICY_VARS = (*ENV_VARS, "SHELLCHECK_OPTS", "ACTIONCACHE_TRACE", "ACTIONCACHE_C
 GOOD_SH = '#!/bin/sh\necho "hello $1"\n'
 BAD_SH = "#!/bin/sh\necho $undefined_var\n"
 
-# A tool that counts its own runs in $RUNS_FILE: a hit is proven by the count not moving. The
+# A tool that counts its own runs: each real run leaves a new empty file in $RUNS_DIR, named by its
+# process id and the clock, and a hit is proven by the count not moving. A truncating create
+# replaces whatever was at its path, so a fresh run would leave the same file there and the cache
+# may replay the run; the name comes from the clock, which is outside the model (docs/agent-loops.md).
+# (An append would be a side effect a hit cannot make: such a run is not cached at all.) The
 # counter lives outside the work tree: a Python tool lists its own directory while importing, and
 # a run that then adds a file to a directory it listed is (rightly) not cached the first time.
+# ``runs`` prints this run's own mark: a replay prints the mark of the run it replays.
 COUNTING_TOOL = textwrap.dedent("""\
-    import os, sys
-    with open(os.environ["RUNS_FILE"], "a") as f:
-        f.write("x")
+    import os, sys, time
+    mark = f"{os.getpid()}.{time.time_ns()}"
+    open(os.path.join(os.environ["RUNS_DIR"], mark), "w").close()
     mode = sys.argv[1]
     if mode == "bytes":
         sys.stdout.buffer.write(b"out\\x00\\xff\\xfe binary\\r\\n")
@@ -36,7 +41,7 @@ COUNTING_TOOL = textwrap.dedent("""\
         sys.stderr.write("boom\\n")
         sys.exit(3)
     elif mode == "runs":
-        print(os.path.getsize(os.environ["RUNS_FILE"]))
+        print(mark)
     elif mode == "stdin":
         sys.stdout.write(sys.stdin.read().upper())
     """)
@@ -51,8 +56,8 @@ class ExecEnv:
     run: Callable[..., subprocess.CompletedProcess]
 
     def runs(self) -> int:
-        path = Path(self.env["RUNS_FILE"])
-        return path.stat().st_size if path.exists() else 0
+        """How many times a counting tool really ran: the marks in $RUNS_DIR (``COUNTING_TOOL``)."""
+        return len(os.listdir(self.env["RUNS_DIR"]))
 
     def stats(self) -> dict:
         with Cache(self.url) as cache:
@@ -120,7 +125,7 @@ def ex(tmp_path, src_env) -> ExecEnv:
     # command faster fresh than a hit is not cached has its own tests (test_cost.py), without this.
     env["ACTIONCACHE_CHEAP_MS"] = "0"
     (tmp_path / "counter").mkdir()
-    env["RUNS_FILE"] = str(tmp_path / "counter" / "runs.txt")
+    env["RUNS_DIR"] = str(tmp_path / "counter")
 
     def run(*args: str, extra_env: dict[str, str] | None = None, stdin: bytes | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -16,6 +16,9 @@ from actioncache.policy import ENV_VARS
 from actioncache.runs.actions import register_actions
 
 COUNT = "import sys; open('n.txt','a').write('x'); print(len(open('n.txt').read())); sys.exit(int(sys.argv[1]))"
+# A run that leaves a mark named by the clock (outside the model) in marks/: a fresh run would leave
+# its own, so a hit may stand for it, and the marks count the real runs. (COUNT appends: never cached.)
+MARK = "import os, time; open(f'marks/{os.getpid()}.{time.time_ns()}', 'w').close(); print('ok')"
 
 
 @pytest.fixture
@@ -33,13 +36,23 @@ def actions(tmp_path, monkeypatch, sqlite_url):
     cache.close()
 
 
-def test_exec_cached_hits_the_second_time(actions):
+def test_exec_cached_hits_the_second_time(actions, tmp_path):
     registry, _ = actions
     run = registry["command.exec_cached"]
-    first = run({}, command=[sys.executable, "-c", COUNT, "0"])
-    second = run({}, command=[sys.executable, "-c", COUNT, "0"])
+    (tmp_path / "marks").mkdir()
+    first = run({}, command=[sys.executable, "-c", MARK])
+    second = run({}, command=[sys.executable, "-c", MARK])
     assert (first["_cache_hit"], second["_cache_hit"]) == (False, True)
-    assert first["stdout"] == second["stdout"] == "1\n" and second["success"]
+    assert first["stdout"] == second["stdout"] == "ok\n" and second["success"]
+    assert len(list((tmp_path / "marks").iterdir())) == 1
+
+
+def test_exec_cached_never_replays_an_append(actions):
+    """COUNT appends to n.txt and prints its length: a replay would print 1 where a fresh run prints 2."""
+    registry, _ = actions
+    run = registry["command.exec_cached"]
+    results = [run({}, command=[sys.executable, "-c", COUNT, "0"]) for _ in range(2)]
+    assert [(r["stdout"], r["_cache_hit"]) for r in results] == [("1\n", False), ("2\n", False)]
 
 
 def test_exec_cached_never_caches_a_failure(actions):

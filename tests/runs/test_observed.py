@@ -414,3 +414,48 @@ def test_a_statx_feature_probe_observes_nothing(tmp_path):
              '100 openat(AT_FDCWD</w>, "a.py", O_RDONLY|O_CLOEXEC) = 3</w/a.py>\n']
     got = [(t.kind, t.path) for t in touches(lines, "/w")]
     assert ("unresolved" not in [kind for kind, _ in got]) and ("read", "/w/a.py") in got, got
+
+
+def test_the_stores_own_files_are_recognised_by_identity_not_by_the_spelling_of_their_path(ex, strace):
+    """The store reached through a symlinked directory is the same store: its own files are left out
+    of a listing of its real directory too."""
+    real = ex.work / "real"
+    real.mkdir()
+    (ex.work / "link").symlink_to(real)
+    local = {"ACTIONCACHE_URL": f"sqlite:///{ex.work}/link/loop.db"}
+    lint = (PY, "-c", "import os; print(sorted(n for n in os.listdir('real') if not n.startswith('loop.db')))")
+    assert outcome(honest(ex, *lint, extra_env=local)) == "miss"
+    assert outcome(ex.run(*USE, "--env-ignore", "NONCE", "--", "sleep", "0", extra_env={**local, "NONCE": "1"})) \
+        == "miss"  # another command's store write in between
+    assert outcome(honest(ex, *lint, extra_env=local)) == "hit"
+
+
+def test_a_file_that_only_starts_with_the_stores_name_is_observed(ex, strace):
+    local = {"ACTIONCACHE_URL": f"sqlite:///{ex.work}/loop.db"}
+    notes = ex.work / "loop.db-notes"
+    notes.write_text("first\n")
+    show = ("cat", "loop.db-notes")
+    assert honest(ex, *show, extra_env=local).stdout == b"first\n"
+    notes.write_text("second\n")
+    assert outcome(honest(ex, *show, extra_env=local)) == "miss"
+
+
+def test_own_files_by_identity(tmp_path):
+    """``readset.OwnFiles``: a hard link or a symlink to the database is the database; a file with its
+    name in another directory is not, nor one beside it that only starts with its name."""
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    db = store_dir / "s.db"
+    db.write_bytes(b"db")
+    os.link(db, tmp_path / "hard.db")
+    (tmp_path / "sym.db").symlink_to(db)
+    (tmp_path / "dir-link").symlink_to(store_dir)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "s.db").write_bytes(b"db")
+    mine = readset.OwnFiles([str(db)])
+    for path in (db, tmp_path / "hard.db", tmp_path / "sym.db", tmp_path / "dir-link" / "s.db",
+                 tmp_path / "dir-link" / "s.db-wal", store_dir / "s.db-exec-hits.jsonl",
+                 store_dir / "s.db-exec-cheap" / "abc", store_dir / "s.db.envkey"):
+        assert mine.owns(str(path)), path
+    for path in (tmp_path / "elsewhere" / "s.db", store_dir / "s.db-notes", store_dir / "s.dbx", store_dir):
+        assert not mine.owns(str(path)), path

@@ -122,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     passed, descriptors, fd_problem = describe_fds(inherited, command)
     options = ExecOptions(scope=scope, inputs=args.input, env_names=args.env, env_mode=args.env_mode,
                           env_ignore=args.env_ignore, stdin_data=stdin.data, stdin_more=stdin.more,
+                          stdin_file=stdin.file,
                           uncacheable=stdin.problem or fd_problem, pass_fds=passed, descriptors=descriptors,
                           summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log,
                           config_digest=configmemo.config_digest(str(config.path) if config.path else None),

@@ -164,7 +164,7 @@ def try_hit(argv: list[str]) -> int | None:
 def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config: dict[str, Any]) -> int | None:
     import time
 
-    from . import manifest
+    from . import keys, manifest
     from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key, under_trace
     from .lean import process_ms, sqlite3_module, which
 
@@ -181,7 +181,7 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
         return None  # the full path says once that read-sets are off
     try:
         parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
-                          stdin_data=stdin.data, env_ignore=opts["env_ignore"],
+                          stdin_data=stdin.data, stdin_file=stdin.file, env_ignore=opts["env_ignore"],
                           check_git_sha=config.get("check_git_sha") is not False, secret=env_secret(path))
     except OSError:
         return None
@@ -210,6 +210,7 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
         db.close()
     record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "phase_blocked": False,
                               "fast": True}
+    keys.replay_stdin_offset(output["stdin_offset"])  # a file on stdin: where the recorded run left it
     _write(1, output["stdout"])
     _write(2, output["stderr"])
     hit_ms = process_ms()

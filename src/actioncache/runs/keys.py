@@ -9,10 +9,12 @@ Keys come from inputs, never from the iteration. A command's primary key covers
   less ``ENV_IGNORE`` (variables that change with every shell and never change output) and the
   names given with ``--env-ignore``. With ``--env-mode strict`` the command sees only ``STRICT_BASE``
   and the names given with ``--env``, and exactly those are keyed;
-* **stdin**, when it is a pipe or a file (not a terminal, not empty): its bytes, which are then fed
-  to the command. Above ``STDIN_LIMIT`` bytes, or a pipe that stays open and silent for
-  ``STDIN_WAIT_S`` seconds, the command runs uncached with all of its stdin (what was read, then
-  the rest), and says why;
+* **stdin**, when it is a pipe (not a terminal, not empty): its bytes, which are then fed to the
+  command. Above ``STDIN_LIMIT`` bytes, or a pipe that stays open and silent for ``STDIN_WAIT_S``
+  seconds, the command runs uncached with all of its stdin (what was read, then the rest), and says
+  why. A regular file (``cmd < f``) is left to the command, at its offset, and keyed by its path,
+  offset, stat data and content from the offset on (read with ``pread``); above ``STDIN_LIMIT``, or
+  open for writing, the run is uncached;
 * **inherited descriptors** (``cat /dev/fd/3 3<f``): a regular file open for reading is keyed by its
   path, offset and content; any other (a pipe from ``<(...)``, a file open for writing) makes the run
   uncached, and it says why;
@@ -204,6 +206,7 @@ def key_parts(
     inputs: Sequence[str] = (),
     env_names: Sequence[str] = (),
     stdin_data: bytes | None = None,
+    stdin_file: Sequence[Any] | None = None,
     check_git_sha: bool = True,
     environ: Mapping[str, str] | None = None,
     traced: bool = True,
@@ -217,6 +220,7 @@ def key_parts(
 
     ``traced=False``: no read-set will be recorded, so every argument naming a file is hashed too.
     ``secret``: the store's ``env_secret`` environment values are keyed with (None: a per-process one).
+    ``stdin_file``: the regular file on stdin the command inherits (``Stdin.file``).
     """
     environ = os.environ if environ is None else environ
     files: list[list[Any]] = []
@@ -255,6 +259,8 @@ def key_parts(
         parts["fds"] = [list(d) for d in descriptors]
     if stdin_data:
         parts["stdin"] = sha256(stdin_data).hexdigest()
+    if stdin_file is not None:
+        parts["stdin_file"] = list(stdin_file)
     parts["stdin_kind"] = stdin_kind(stdin_data)
     if scope == "llm_ro" and check_git_sha:
         parts["git_head"] = git_head()
@@ -266,12 +272,12 @@ def stdin_kind(stdin_data: bytes | None) -> str:
     ``fstat``, ``test -t 0``, ``test -p /dev/stdin``): a pipe when its bytes were read and are fed to
     it, else the kind of the descriptor it inherits. Keyed, so a command that acts on it (a prompt
     shown only on a terminal) never replays across two kinds."""
-    if stdin_data is not None:
-        return "pipe"
     try:
         info = os.fstat(0)
     except OSError:
         return "closed"
+    if stdin_data is not None:  # fed through a pipe, or a socket when it came from one (process._stdin_channel)
+        return "socket" if stat.S_ISSOCK(info.st_mode) else "pipe"
     if os.isatty(0):
         return "terminal"
     mode = info.st_mode
@@ -499,6 +505,7 @@ class Stdin:
     """What this process's stdin holds, read once (the hit path and the full command share it)."""
 
     data: bytes | None = None  # the bytes read (keyed and fed to the command); None: stdin left alone
+    file: list[Any] | None = None  # a regular file the command inherits as it is: its key part (``stdin_file``)
     problem: str | None = None  # why the run cannot be cached because of stdin
     more: bool = False  # stdin holds more than ``data``: the rest is copied to the command after it
     observed: bool = False
@@ -517,22 +524,26 @@ def observe_stdin() -> Stdin:
         if os.isatty(0):
             return STDIN
     except OSError:
-        return STDIN  # no stdin at all
+        # closed: strace would give the traced command /dev/null in its place (it opens the standard
+        # descriptors it finds closed), so the run it records is not the run mode off makes
+        STDIN.problem = "stdin is closed, and the tracer would give the command /dev/null in its place"
+        return STDIN
     mode = info.st_mode
     if stat.S_ISCHR(mode):
         if info.st_rdev != os.makedev(1, 3):  # /dev/null is empty; another device is not input to key
             STDIN.problem = "stdin is a device, whose content cannot be keyed"
         return STDIN
-    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+    if stat.S_ISREG(mode):
+        return _observe_stdin_file(info)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
         return STDIN
-    if not stat.S_ISREG(mode) and not _ready(0, STDIN_WAIT_S):
+    if not _ready(0, STDIN_WAIT_S):
         STDIN.problem = f"stdin is an open pipe with nothing in it after {STDIN_WAIT_S:g} s"
         return STDIN
     chunks: list[bytes] = []
     size = 0
-    pipe = not stat.S_ISREG(mode)
     while size <= STDIN_LIMIT:
-        if pipe and chunks and not _ready(0, STDIN_WAIT_S):
+        if chunks and not _ready(0, STDIN_WAIT_S):
             # still open and silent: a pipe this process inherited rather than a producer that is done
             STDIN.data, STDIN.more = b"".join(chunks), True
             STDIN.problem = f"stdin is a pipe still open after {STDIN_WAIT_S:g} s with no end of input"
@@ -551,6 +562,63 @@ def observe_stdin() -> Stdin:
         STDIN.more = True
         STDIN.problem = f"stdin holds more than {STDIN_LIMIT // (1024 * 1024)} MiB, the most that is keyed"
     return STDIN
+
+
+def _observe_stdin_file(info: os.stat_result) -> Stdin:
+    """stdin redirected from a regular file (``cmd < f``): the command inherits the file itself, at
+    its offset, as it would without the cache (``readlink /proc/self/fd/0``, ``stat -L /dev/stdin``,
+    a seek or an ``fstat`` see the file, not a pipe). Its content from the offset on is read with
+    ``pread`` (the offset does not move) and keyed with what the command can see of the file without
+    reading it: its path, the offset and its stat data. Open for writing too (``cmd <> f``), a write
+    to it could not be replayed: uncached."""
+    try:
+        if _fd_flags(0) & 3 != os.O_RDONLY:
+            STDIN.problem = "stdin is a file open for writing: what the command writes to it cannot be replayed"
+            return STDIN
+        path = os.readlink("/proc/self/fd/0")
+        offset = os.lseek(0, 0, os.SEEK_CUR)
+    except OSError as exc:
+        STDIN.problem = f"stdin cannot be read ({exc.strerror})"
+        return STDIN
+    digest = sha256()
+    size = 0
+    while True:
+        try:
+            chunk = os.pread(0, 1 << 20, offset + size)
+        except OSError as exc:
+            STDIN.problem = f"stdin cannot be read ({exc.strerror})"
+            return STDIN
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > STDIN_LIMIT:
+            STDIN.problem = f"stdin holds more than {STDIN_LIMIT // (1024 * 1024)} MiB, the most that is keyed"
+            return STDIN
+        digest.update(chunk)
+    STDIN.file = [path, offset, info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns,
+                  info.st_ctime_ns, info.st_nlink, info.st_uid, info.st_gid, digest.hexdigest()]
+    return STDIN
+
+
+def stdin_offset() -> int | None:
+    """Where a file on stdin stands after the command ran (it shares the open file with this
+    process): recorded, so that a hit leaves it there too (``(cmd; cat) < f``: ``cat`` goes on from
+    where ``cmd`` stopped reading). None when stdin is not such a file."""
+    if STDIN.file is None:
+        return None
+    try:
+        return os.lseek(0, 0, os.SEEK_CUR)
+    except OSError:
+        return None
+
+
+def replay_stdin_offset(offset: int | None) -> None:
+    """On a hit: leave a file on stdin where the recorded run left it (``stdin_offset``)."""
+    if offset is not None and STDIN.file is not None:
+        try:
+            os.lseek(0, offset, os.SEEK_SET)
+        except OSError:
+            pass
 
 
 def _ready(fd: int, timeout_s: float) -> bool:

@@ -51,6 +51,9 @@ def well_formed(c: Any) -> bool:
             return False
     if not isinstance(c.get("measured", True), bool):
         return False
+    offset = c.get("stdin_offset")
+    if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
+        return False
     code, duration, fresh = c.get("exit_code", 0), c.get("duration_ms"), c.get("fresh_ms")
     if isinstance(code, bool) or not isinstance(code, int) or not (duration is None or _number(duration)) \
             or not (fresh is None or _number(fresh)):
@@ -76,15 +79,18 @@ def candidate(result: dict[str, Any], readset: list[list[Any]], at: float, trace
             "fresh_ms": float(result.get("fresh_ms", result.get("duration_ms")) or 0.0),
             "measured": bool(result.get("measured", False)),
             "stdout": b2a_base64(result["stdout"], newline=False).decode("ascii"),
-            "stderr": b2a_base64(result["stderr"], newline=False).decode("ascii")}
+            "stderr": b2a_base64(result["stderr"], newline=False).decode("ascii"),
+            **({"stdin_offset": result["stdin_offset"]} if result.get("stdin_offset") is not None else {})}
 
 
 def output(found: dict[str, Any]) -> dict[str, Any]:
     """A candidate as a run result: exit code, stdout and stderr bytes, the recorded run's duration
-    (traced) and its fresh time (untraced, measured or estimated: ``cost``)."""
+    (traced) and its fresh time (untraced, measured or estimated: ``cost``), and where the run left
+    the offset of a file on its stdin (``keys.replay_stdin_offset``)."""
     return {"exit_code": int(found.get("exit_code", 0)), "stdout": a2b_base64(found.get("stdout", "")),
             "stderr": a2b_base64(found.get("stderr", "")), "duration_ms": float(found.get("duration_ms") or 0.0),
-            "fresh_ms": float(found.get("fresh_ms", found.get("duration_ms")) or 0.0)}
+            "fresh_ms": float(found.get("fresh_ms", found.get("duration_ms")) or 0.0),
+            "stdin_offset": found.get("stdin_offset")}
 
 
 def live(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> list[dict[str, Any]]:

@@ -110,6 +110,45 @@ def _feed(pipe: IO[bytes], data: bytes, more: bool = False) -> None:
             pass
 
 
+def _stdin_channel(stdin_data: bytes | None) -> tuple[int | None, IO[bytes] | None]:
+    """The command's stdin when we feed it ``stdin_data``: the descriptor it gets and our end to
+    write to. A pipe, or a socket when our own stdin is one (as it is under a harness that uses
+    socket pairs): the command sees the kind of stdin it sees without the cache (``stat -L
+    /dev/stdin``, ``getsockopt``), in every mode. None, None: it inherits ours."""
+    if stdin_data is None:
+        return None, None
+    import socket
+    import stat
+
+    try:
+        is_socket = stat.S_ISSOCK(os.fstat(0).st_mode)
+    except OSError:
+        is_socket = False
+    if is_socket:
+        ours, theirs = socket.socketpair()
+    else:
+        read_end, write_end = os.pipe()
+        return read_end, open(write_end, "wb")
+    writer = open(ours.detach(), "wb")  # noqa: SIM115 - closed by _feed, as the pipe's end above
+    return theirs.detach(), writer
+
+
+def _start(argv: Sequence[str], stdin_data: bytes | None, **popen: object) -> tuple[subprocess.Popen[bytes],
+                                                                                     IO[bytes] | None]:
+    """Start ``argv`` with its stdin fed from ``stdin_data`` (``_stdin_channel``) or inherited."""
+    child_end, writer = _stdin_channel(stdin_data)
+    try:
+        proc = subprocess.Popen(list(argv), stdin=child_end, **popen)  # type: ignore[call-overload]
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
+    finally:
+        if child_end is not None:
+            os.close(child_end)
+    return proc, writer
+
+
 def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bool = True,
              env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = (), stdin_more: bool = False) -> Outcome:
     """Run ``argv``; raises OSError when it cannot start (not found, not executable).
@@ -119,9 +158,8 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
     A tool killed by a signal reports ``128 + signal``, as shells do.
     """
     started = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_data is not None else None,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, pass_fds=tuple(pass_fds),
-                            restore_signals=True)
+    proc, writer = _start(argv, stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                          pass_fds=tuple(pass_fds), restore_signals=True)
     out: list[bytes] = []
     err: list[bytes] = []
     capture = _Capture(max_capture_bytes())
@@ -130,7 +168,7 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
                threading.Thread(target=_pump, args=(proc.stderr, err, sys.stderr if stream else None, capture,
                                                     "error output"), daemon=True)]
     if stdin_data is not None:
-        workers.append(threading.Thread(target=_feed, args=(proc.stdin, stdin_data, stdin_more), daemon=True))
+        workers.append(threading.Thread(target=_feed, args=(writer, stdin_data, stdin_more), daemon=True))
     for worker in workers:
         worker.start()
     try:
@@ -160,8 +198,8 @@ def run_passthrough(argv: Sequence[str], *, stdin_data: bytes | None = None, std
     if stdin_data is None:
         code = subprocess.call(list(argv), pass_fds=tuple(pass_fds), env=env)
     else:
-        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, pass_fds=tuple(pass_fds), env=env)
-        feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin_data, stdin_more), daemon=True)
+        proc, writer = _start(argv, stdin_data, pass_fds=tuple(pass_fds), env=env)
+        feeder = threading.Thread(target=_feed, args=(writer, stdin_data, stdin_more), daemon=True)
         feeder.start()
         try:
             code = proc.wait()

@@ -21,10 +21,11 @@ file that appears later changes the answer.
 Where a path lives decides how it is observed (:func:`place`), and only one rule leaves anything
 out:
 
-* **left out** (``own``): the store's own files (the SQLite file in use and the files beside it that
-  start with its name, passed as ``ignore``; in the directory that holds it, their names in its
-  listing and its times, which the store's own writes move; that directory is recognised by device
-  and inode, so ``proj/.ac`` in a listing of ``proj`` and ``.ac/sub/..`` count the same way) and the process's own pseudo-files, which describe the
+* **left out** (``own``): the store's own files (the SQLite file in use and the files the store keeps
+  beside it, ``SIDECARS``, passed as ``ignore``; in the directory that holds it, their names in its
+  listing and its times, which the store's own writes move), recognised by identity
+  (:class:`OwnFiles`: that directory by device and inode, so ``proj/.ac`` in a listing of ``proj``,
+  ``.ac/sub/..`` or a symlink to it count the same way, and the database by device and inode) and the process's own pseudo-files, which describe the
   process rather than the machine and differ for every process: ``/proc/self/...``,
   ``/proc/thread-self/...``, ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
   ``/dev/pts/N``, ``/dev/ptmx``, ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``,
@@ -41,7 +42,10 @@ out:
 Paths the command itself writes before looking at them are its outputs: recorded as the run left
 them (content, or absence for a temporary file it removed), without the checks for change during
 the run. A replay gives back output streams, not files, so a hit needs the outputs still as the run
-left them. A path it looked at and then changed (a counter it increments, a directory it lists and
+left them, and a run is recorded only when a fresh run started from there would leave them the same
+way (``_not_made_again``): a truncating write would; an append, a write without truncation, an
+exclusive creation still there, a removal, a rename's source or a write to a pipe or device would
+not (``trace.Touch.needs``), and such a run is not cached. A path it looked at and then changed (a counter it increments, a directory it lists and
 then writes into, a directory whose stat it printed before adding a file) makes the run
 uncacheable: the state it saw is gone, so a later match would prove nothing. The same holds for a
 path that changed while the run was recorded, or an observation that differs from the path as the
@@ -134,14 +138,6 @@ def _normal(path: str) -> str:
     return "/" + "/".join(parts)
 
 
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
-
-
 def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
 
@@ -177,15 +173,115 @@ def _err(exc: OSError) -> str:
 
 
 def listing_digest(path: str, own: str | None = None) -> str:
-    """SHA-256 of a directory's sorted names and kinds; ``own``: the store file's name there, which is
-    left out with the files beside it that start with it (``-wal``, ``-shm``, the hit journal)."""
+    """SHA-256 of a directory's sorted names and kinds; ``own``: the names of the store's own files
+    there (``/``-separated), which are left out with the files the store keeps beside them
+    (``own_name``: ``-wal``, ``-shm``, the hit journal...)."""
     digest = sha256()
+    owns = own.split("/") if own else ()
     with os.scandir(path) as entries:
         names = sorted((e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries
-                       if own is None or (e.name != own and not e.name.startswith(own + "-")))
+                       if not own_name(e.name, owns))
     for name, kind in names:
         digest.update(os.fsencode(name) + b"\0" + kind.encode() + b"\n")
     return str(digest.hexdigest())
+
+
+# What the store keeps beside its SQLite file, by the end of their names: SQLite's own files, the hit
+# journal (``runs.log``; one being folded: ``.{pid}.folding``), the cheap verdicts' directory
+# (``runs.cost``), the environment secret (``keys.ENV_SECRET_SUFFIX``; made as ``.{pid}.tmp``).
+SIDECARS = ("-wal", "-shm", "-journal", "-exec-hits.jsonl", "-exec-cheap", ".envkey")
+
+
+def own_name(name: str, owns: Iterable[str]) -> bool:
+    """Whether ``name``, in a directory that holds the store's files ``owns``, is one of them or one
+    the store keeps beside them (``SIDECARS``, and the temporary names it makes them under). Exact
+    names, not a prefix: ``exec.db-notes`` beside ``exec.db`` is the user's."""
+    for own in owns:
+        if name == own or name.startswith(own + ".") and name.endswith((".tmp", ".folding")):
+            return True
+        if name.startswith(own):
+            rest = name[len(own):]
+            if any(rest == s or rest.startswith(s + ".") and rest.endswith((".tmp", ".folding")) for s in SIDECARS):
+                return True
+    return False
+
+
+class OwnFiles:
+    """The store's own files (``build``'s ``ignore``), recognised by what they are, not by how a path
+    spells them: a path is one when a directory on its way is one that holds them (by device and
+    inode: a symlink, a bind mount or ``sub/..`` to it is it) and its name there is one of theirs
+    (``own_name``), or when it is one of them (by device and inode: a hard link or a symlink to the
+    database is the database). A file elsewhere with the same name is not."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.dirs: dict[tuple[int, int], list[str]] = {}  # directory identity -> own names in it
+        self.files: set[tuple[int, int]] = set()
+        self._ids: dict[str, tuple[int, int] | None] = {}
+        self._owned: dict[str, bool] = {}  # a trace names the same path many times
+        self._under: dict[str, bool] = {"/": False, "": False}  # is a path, or a directory above it, one of them
+        for path in paths:
+            path = _normal(os.path.abspath(path))
+            if path == "/":
+                continue
+            parent, name = _parent(path), path.rsplit("/", 1)[1]
+            found = self._id(parent)
+            if found is not None:
+                self.dirs.setdefault(found, []).append(name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                self.files.add((info.st_dev, info.st_ino))
+
+    def _id(self, path: str) -> tuple[int, int] | None:
+        if path not in self._ids:
+            try:
+                info = os.stat(path)
+                self._ids[path] = (info.st_dev, info.st_ino)
+            except OSError:
+                self._ids[path] = None
+        return self._ids[path]
+
+    def names_in(self, directory: str) -> str | None:
+        """The own names in ``directory`` (``/``-separated, as a ``d`` record keeps them) when it is a
+        directory that holds the store's files; else None."""
+        if not self.dirs:
+            return None
+        found = self._id(directory)
+        names = self.dirs.get(found) if found is not None else None
+        return "/".join(names) if names else None
+
+    def owns(self, path: str) -> bool:
+        if not self.dirs:
+            return False
+        known = self._owned.get(path)
+        if known is None:
+            known = self._owned[path] = self._judge(path)
+        return known
+
+    def _named(self, path: str) -> bool:
+        """Whether ``path``, or a directory above it, has one of their names in a directory that
+        holds them (one ``stat`` per directory, remembered)."""
+        known = self._under.get(path)
+        if known is None:
+            parent = _parent(path)
+            found = self._id(parent)
+            names = self.dirs.get(found) if found is not None else None
+            known = bool(names) and own_name(path.rsplit("/", 1)[1], names or ()) or self._named(parent)
+            self._under[path] = known
+        return known
+
+    def _judge(self, path: str) -> bool:
+        if self._named(path):
+            return True  # one of them, or under one (the cheap verdicts, the config memos)
+        if not self.files:
+            return False
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) in self.files and stat.S_ISREG(info.st_mode)
 
 
 def look(kind: str, path: str, own: str | None = None) -> tuple[str, os.stat_result | None]:
@@ -234,8 +330,8 @@ def __getattr__(name: str) -> Any:
 def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()) -> list[list[Any]]:
     """Records ``[kind, path, seen, sig or None]`` for everything a traced run observed.
 
-    ``ignore``: paths left out with everything under them, and the files beside them that start with
-    their name (the store's own files: SQLite's ``-wal``/``-shm``, the hit journal).
+    ``ignore``: the store's own files, left out with everything under them and the files the store
+    keeps beside them (``OwnFiles``: by identity, whatever the spelling of a path).
 
     Raises :class:`Unrecordable` with the reason when the run cannot be vouched for: it changed
     something it had observed, something changed while it ran, or a call could not be resolved.
@@ -243,21 +339,20 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     from .unrecordable import Unrecordable
 
     looked: dict[tuple[str, str], str | None] = {}  # (kind, path) -> what the trace says it saw; first-seen order
-    outputs: dict[str, None] = {}  # in first-written order
+    outputs: dict[str, str | None] = {}  # in first-written order: what its first change needs (Touch.needs)
     observed: dict[str, str | None] = {}  # path -> the error of its first look (None: it was there)
     changed_after_look: set[str] = set()
     relisted: set[str] = set()  # listed directories the command may have added to or removed from
     listed: set[str] = set()
     twice: dict[tuple[str, str], tuple[str, str]] = {}  # observations that differed within the run
-    skip = tuple(_normal(p) for p in ignore)
-    skip_under = tuple(p + "/" for p in skip) + tuple(p + "-" for p in skip)
+    mine = OwnFiles(ignore)
     for touch in touches:
         if touch.kind == "unresolved":
             raise Unrecordable(f"the trace has a call whose path could not be resolved: {touch.path}")
         if touch.kind == "uncacheable":
             raise Unrecordable(touch.path)
         path = _normal(touch.path)
-        if skip and (path in skip or path.startswith(skip_under)):
+        if mine.owns(path):
             continue  # the store's own files (a nested exec), and SQLite's -wal/-shm beside them
         if through_process_view(path):
             raise Unrecordable(f"the command used {path}, a file seen through a process's view in /proc, "
@@ -267,7 +362,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             continue
         if touch.kind in _CHANGES:
             if path not in observed:
-                outputs.setdefault(path, None)
+                outputs.setdefault(path, touch.needs)
             elif not touch.error:
                 changed_after_look.add(path)
             if touch.kind in ("create", "remove") and _parent(path) in listed and not touch.error:
@@ -298,13 +393,10 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     walked = _walked_through(looked)
     # The directory that holds the store: the store's own writes add and remove its -wal and -shm
     # there, so it counts without them (its listing) and by type, permissions and owner (its stat).
-    store_dirs = {_parent(p): p.rsplit("/", 1)[1] for p in skip if p != "/"}
     # ... recognised by device and inode, not by the spelling of its path (``proj/.ac`` in a
     # listing of ``proj``, ``.ac/sub/..``): every spelling of it counts the same way.
-    store_ids = {_identity(d) for d in store_dirs} - {None}
-
     def store_dir(path: str) -> bool:
-        return bool(store_ids) and _identity(path) in store_ids
+        return mine.names_in(path) is not None
 
     # A directory where the command made only temporary entries (created and removed again within the
     # run: tempfile's probe of /tmp, pytest's scratch files) has the listing it had, but times and a
@@ -312,7 +404,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     # store's directory. An entry the run left behind keeps the rule that the run changed it.
     scratch = {_parent(p) for p in outputs} - {_parent(p) for p in outputs if os.path.lexists(p)}
     walked |= {(kind, path) for (kind, path), seen in looked.items()
-               if (path in store_dirs or path in scratch or store_dir(path)) and kind in ("s", "l") and seen is not None
+               if (path in scratch or store_dir(path)) and kind in ("s", "l") and seen is not None
                and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
     for (kind, path), (first, then) in twice.items():
         if (kind, path) not in walked or _walk_view(first) != _walk_view(then):
@@ -335,7 +427,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             kind, seen = "a", _walk_view(seen)
         if kind in ("s", "l") and seen is None and store_dir(path):
             kind = "a"  # the store's directory, by type, permissions and owner (its own writes move the rest)
-        own = store_dirs.get(path) if kind == "d" else None
+        own = mine.names_in(path) if kind == "d" else None
         now, info = look(kind, path, own)
         if seen is not None:  # what the call itself returned (stat data, an error)
             if now != seen:
@@ -361,7 +453,10 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         if kind in ("f", "d") and info is not None and info.st_ctime_ns < checked_at - granularity(info):
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
         records.append([kind, path, now, sig] if own is None else [kind, path, now, sig, own])
-    for path in outputs:
+    for path, needs in outputs.items():
+        problem = _not_made_again(path, needs, started_ns)
+        if problem is not None:
+            raise Unrecordable(problem)
         kind = "s" if place(path) == "system" else "f"
         seen, info = look(kind, path)  # a file's content, a directory's kind, or its absence
         sig = None
@@ -369,6 +464,32 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             sig = _sig(info, with_ctime=True)
         records.append([kind, path, seen, sig])
     return records
+
+
+def _not_made_again(path: str, needs: str | None, started_ns: int) -> str | None:
+    """Why a fresh run, started where this one left ``path``, would not leave it the same way (and a
+    replay, which gives back output streams only, would stand for a different run); None when it
+    would. ``needs``: what the command's first change of the path needs to find there (``Touch.needs``).
+    A hit requires the path as this run left it, so that is what a fresh run would start from."""
+    try:
+        info: os.stat_result | None = os.lstat(path)
+    except OSError:
+        info = None
+    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)
+                                 or stat.S_ISLNK(info.st_mode)):
+        return (f"the command wrote to {path}, a named pipe, socket or device: a replay cannot write there "
+                "what it wrote")
+    needs = needs or ""
+    if "absent" in needs and info is not None:
+        return (f"the command created {path}, which was not there before; it is there now, so a fresh run "
+                "would fail to create it (or do something else), which a replay cannot stand for")
+    if "present" in needs and info is None:
+        return (f"the command removed or changed {path}, which is gone now; a fresh run would not find it, "
+                "which a replay cannot stand for")
+    if "content" in needs and info is not None and not _untouched_since(path, started_ns):
+        return (f"the command changed {path} in place (appended to it, or wrote to it without truncating it "
+                "first): a fresh run would change it again, and a replay gives back output streams only")
+    return None
 
 
 def _interpreter(path: str) -> str | None:

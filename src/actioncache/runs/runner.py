@@ -25,7 +25,7 @@ from ..cache import Cache
 from ..decision import Decision
 from ..policy import LoopConfig, Policy
 from . import cost, log, manifest
-from .keys import key_parts, run_key
+from .keys import key_parts, replay_stdin_offset, run_key, stdin_offset
 from .lean import process_ms, which
 from .process import emit, run_tool
 
@@ -116,6 +116,7 @@ class ExecOptions:
     env_names: Sequence[str] = ()
     stdin_data: bytes | None = None  # fed to the command (and keyed); None: it inherits our stdin
     stdin_more: bool = False  # after stdin_data, copy the rest of our stdin (too much to key: uncached)
+    stdin_file: Sequence[Any] | None = None  # a regular file on stdin, inherited as it is: its key part
     env_mode: str = "all"  # all: every visible variable keyed; strict: only STRICT_BASE and env_names, seen and keyed
     env_ignore: Sequence[str] = ()
     uncacheable: str | None = None  # why this run may not be looked up or stored (stdin, a descriptor)
@@ -171,7 +172,8 @@ class ExecRun:
         if not (decision.lookup or decision.store):
             return self._finish(cache, record, self._fresh(None))
         parts = key_parts(self.command, scope=scope, inputs=self.options.inputs, env_names=self.options.env_names,
-                          stdin_data=self.options.stdin_data, check_git_sha=self.policy.check_git_sha,
+                          stdin_data=self.options.stdin_data, stdin_file=self.options.stdin_file,
+                          check_git_sha=self.policy.check_git_sha,
                           traced=strace is not None, env_mode=self.options.env_mode,
                           env_ignore=self.options.env_ignore, descriptors=self.options.descriptors,
                           secret=self._env_secret())
@@ -309,6 +311,7 @@ class ExecRun:
             self._explain_readset("hit; read-set", found["readset"])
         if self.policy.audit_rate > 0 and random.random() < self.policy.audit_rate:
             return self._audit(cache, record, cached, candidates, strace)
+        replay_stdin_offset(cached["stdin_offset"])
         if self.options.stream:
             emit(sys.stdout, cached["stdout"])
             emit(sys.stderr, cached["stderr"])
@@ -393,7 +396,7 @@ class ExecRun:
                                env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more)
             plain: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                      "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
-                                     "readset": [], "traced": False}
+                                     "readset": [], "traced": False, "stdin_offset": stdin_offset()}
             if outcome.incomplete is not None:
                 plain["unrecordable"] = outcome.incomplete
             return plain
@@ -415,7 +418,7 @@ class ExecRun:
                                stream=self.options.stream, env=self._env(), pass_fds=self.options.pass_fds)
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
-                                      "traced": True}
+                                      "traced": True, "stdin_offset": stdin_offset()}
             if outcome.incomplete is not None:
                 result["unrecordable"] = outcome.incomplete
                 return result
@@ -477,15 +480,18 @@ class ExecRun:
 
     def _own_files(self) -> list[str]:
         """The store's own files, the one thing a read-set leaves out besides pseudo-files
-        (``readset.place``): the store file in use and the default one (with the files beside them
-        that start with their names: ``-wal``, ``-shm``, the hit journal), and the memos this cache
-        keeps in its cache directory. Nothing else there: a virtualenv under it is observed."""
+        (``readset.place``): the store file in use and the default one (with the files the store
+        keeps beside them: ``readset.SIDECARS``), and the memos this cache keeps in its cache
+        directory, all recognised by identity (``readset.OwnFiles``). Nothing else there: a
+        virtualenv under it is observed."""
         from ..config import DEFAULT_FILENAME, store_file, user_cache_dir
+        from .keys import env_secret_path
+        from .trace import probe_memo, tracer
 
         base = user_cache_dir()
-        from .keys import env_secret_path
-
-        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / "tracer-ok"), env_secret_path(None)]
+        strace = tracer()
+        memo = probe_memo(strace) if strace else None
+        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), env_secret_path(None), *([memo] if memo else [])]
         for url in (self.store_url, os.environ.get("ACTIONCACHE_URL", "")):
             path = store_file(url) if url else None
             if path is not None:

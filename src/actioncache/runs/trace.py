@@ -86,6 +86,13 @@ class Touch:
     path: str  # absolute, not resolved through symlinks (what the command asked for)
     error: str | None = None  # errno name of a failed call (ENOENT: a read of absence)
     stat: str | None = None  # the stat data the call returned (readset.stat_text), when it returned some
+    # A change (write, create, remove): what it needs to find at its path to be made again the same
+    # way (``readset.build`` checks the path as the run left it against it), words from "absent" (an
+    # exclusive creation: mkdir, O_EXCL, link, symlink), "present" (a removal, a change of an existing
+    # file) and "content" (a change that keeps or moves what was there: O_APPEND or no O_TRUNC,
+    # truncate, a rename's source); None: it replaces whatever was there (O_CREAT|O_TRUNC, a rename's
+    # target).
+    needs: str | None = None
 
 
 def tracer() -> str | None:
@@ -105,7 +112,7 @@ def traced_argv(strace: str, log_path: str, argv: list[str], terminal: bool = Fa
             "-o", log_path, "--", *argv]
 
 
-def _probe_memo(strace: str) -> str | None:
+def probe_memo(strace: str) -> str | None:
     """A file whose content says this strace binary traced fine here before (saves a probe per miss)."""
     from ..config import user_cache_dir
 
@@ -118,7 +125,7 @@ def _probe_memo(strace: str) -> str | None:
 
 def forget_probe(strace: str) -> None:
     """A traced run produced no trace: ptrace stopped working here; probe again next time."""
-    memo = _probe_memo(strace)
+    memo = probe_memo(strace)
     if memo is not None:
         try:
             os.unlink(memo)
@@ -128,7 +135,7 @@ def forget_probe(strace: str) -> None:
 
 def tracing_works(strace: str) -> str | None:
     """None when ``strace`` can trace here; else why not (no ptrace in this sandbox, ...)."""
-    memo = _probe_memo(strace)
+    memo = probe_memo(strace)
     if memo is not None and os.path.exists(memo):
         return None
     problem = _probe(strace)
@@ -441,7 +448,7 @@ def touches(lines: Iterable[str], cwd: str) -> Iterator[Touch]:
             # a traced process's own /proc/<pid> (what /proc/self resolves to in strace -y's fd paths)
             head, sep, tail = touch.path[6:].partition("/")
             if "/proc/" + head in own:
-                touch = Touch(touch.kind, "/proc/self" + sep + tail, touch.error, touch.stat)
+                touch = Touch(touch.kind, "/proc/self" + sep + tail, touch.error, touch.stat, touch.needs)
         yield touch
 
 
@@ -595,8 +602,10 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
             continue
         if name in ("rename", "renameat", "renameat2"):
             pairs = ((None, 0), (None, 1)) if name == "rename" else ((0, 1), (2, 3))
-            for kind, (fd_i, path_i) in zip(("remove", "create"), pairs):
-                yield _touch(call, kind, fd_i, path_i, here, call.error)
+            flags = ",".join(call.args[4:]) if name == "renameat2" else ""
+            target = "present" if "RENAME_EXCHANGE" in flags else "absent" if "RENAME_NOREPLACE" in flags else None
+            for kind, (fd_i, path_i), needs in zip(("remove", "create"), pairs, ("present content", target)):
+                yield _touch(call, kind, fd_i, path_i, here, call.error, needs=needs)
             continue
         spec = _PATH_CALLS.get(name)
         if spec is None:
@@ -616,11 +625,13 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
         observed = None
         if kind in ("stat", "lstat") and not failed and name in _STAT_STRUCT and len(call.args) > _STAT_STRUCT[name]:
             observed = observed_stat(call.args[_STAT_STRUCT[name]])
-        yield _touch(call, kind, fd_i, path_i, here, failed, observed)
+        needs = "present content" if name == "truncate" else {"create": "absent", "remove": "present",
+                                                              "write": "present"}.get(kind)
+        yield _touch(call, kind, fd_i, path_i, here, failed, observed, needs)
 
 
 def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | None, error: str | None,
-           observed: str | None = None) -> Touch:
+           observed: str | None = None, needs: str | None = None) -> Touch:
     path = _resolve(call, fd_i, path_i, here)
     if path is None:
         return Touch("unresolved", f"{call.name}({', '.join(call.args[:path_i + 1])}) of process {call.pid}")
@@ -628,7 +639,7 @@ def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | No
     if real is None:
         return _uncacheable(f"the command used {path}, a path through /proc or /dev/fd that the trace cannot "
                             "resolve to the file it leads to")
-    return Touch(kind, real, error, observed)
+    return Touch(kind, real, error, observed, needs)
 
 
 def _through_view(path: str, call: _Call, here: str | None, opened: str | None = None) -> str | None:
@@ -715,6 +726,16 @@ def _open_touch(call: _Call, here: str | None) -> Iterator[Touch]:
     if writes:
         if "O_RDWR" in flags and "O_TRUNC" not in flags and "O_EXCL" not in flags:
             yield Touch("read", path)  # may read the old content before changing it
-        yield Touch("create" if "O_CREAT" in flags else "write", path)
+        if is_device(opened or path) and not opened.startswith(("pipe:", "socket:")):
+            yield _uncacheable(f"the command opened {path} for writing, a terminal or device: what it writes "
+                               "there a replay cannot write")
+            return
+        # What a second run needs to find there to leave the same file (readset.build checks it):
+        # an exclusive creation needs it absent; a write that keeps the old content (O_APPEND, or no
+        # O_TRUNC) needs that content as it was; a truncating create replaces anything.
+        creates = "O_CREAT" in flags
+        needs = ("absent" if "O_EXCL" in flags and creates else ("" if creates else "present ")
+                 + ("" if "O_TRUNC" in flags else "content")) or None
+        yield Touch("create" if "O_CREAT" in flags else "write", path, needs=needs)
         return
     yield Touch("read", path)
