@@ -50,6 +50,7 @@ import actioncache.runs.keys as keys  # the hit imports it anyway
 
 keys.inherited_fds = lambda: []  # valgrind's own descriptors
 keys.under_trace = lambda: False
+sys.path[0] = keys.os.path.dirname(keys.os.path.realpath(launcher))  # as python sets it for a script: its module beside it
 with open(launcher, encoding="utf-8") as handle:
     source_text = handle.read()
 # exec of the text, as python runs a script (compile() would first set up the ast module's types)
