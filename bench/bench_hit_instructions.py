@@ -35,8 +35,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import actioncache
-
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 ACTIONCACHE = str(BIN / "actioncache")
@@ -45,12 +43,33 @@ PY = str(BIN / "python")
 HARNESS = '''import sys
 source, launcher = sys.argv[1], sys.argv[2]
 sys.argv = sys.argv[2:]
-sys.path.append(source)  # where bin/actioncache finds the package too (an editable install's source)
-import actioncache.runs.keys as keys  # the hit imports it anyway
+sys.path[0] = launcher.rpartition("/")[0]  # as python sets it for the script (bin/: the launcher's module)
+if source != "-":
+    sys.path.append(source)  # another checkout's package, found before the installed one
+from _frozen_importlib_external import PathFinder
 
-keys.inherited_fds = lambda: []  # valgrind's own descriptors
-keys.under_trace = lambda: False
-sys.path[0] = keys.os.path.dirname(keys.os.path.realpath(launcher))  # as python sets it for a script: its module beside it
+
+class PatchKeys:
+    # Finds actioncache.runs.keys as the import system would and patches it once loaded; every other
+    # import goes on as usual (in the order the launcher does them: its own search is measured too).
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "actioncache.runs.keys":
+            return None
+        sys.meta_path.remove(PatchKeys)
+        spec = PathFinder.find_spec(name, path, target)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            module.inherited_fds = lambda: []  # valgrind's own descriptors
+            module.under_trace = lambda: False
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, PatchKeys)
 with open(launcher, encoding="utf-8") as handle:
     source_text = handle.read()
 # exec of the text, as python runs a script (compile() would first set up the ast module's types)
@@ -90,8 +109,7 @@ def main() -> int:
                    ACTIONCACHE_CHEAP_MS="0")
         hit = [ACTIONCACHE, "exec", "--mode", "use", "--scope", "read", "--", "cat", "PROMPT.md"]
         (tmp / "hit_harness.py").write_text(HARNESS)
-        source = str(Path(actioncache.__file__).resolve().parent.parent)
-        harnessed = [PY, "-S", str(tmp / "hit_harness.py"), source, *hit]
+        harnessed = [PY, "-S", str(tmp / "hit_harness.py"), "-", *hit]  # the package the launcher finds
         # The entry is made under valgrind too: valgrind lowers RLIMIT_NOFILE, which is in the key.
         for _ in range(3):  # a miss, the measured run, then hits; and the bytecode is written
             subprocess.run(["valgrind", "--tool=none", "-q", *harnessed], env=env, cwd=work,
