@@ -41,7 +41,7 @@ HIT_MODULES = frozenset({
     "__future__", "_sha256", "_sha2", "_json", "binascii", "_sqlite3", "fcntl", "_actioncache_launch",
     "actioncache", "actioncache.__main__", "actioncache.runs", "actioncache.runs.hitpath", "actioncache._lean",
     "actioncache.runs.lean", "actioncache.runs.configmemo", "actioncache.runs.naming",
-    "actioncache.runs.manifest", "actioncache.runs.keys", "actioncache.runs.readset"})
+    "actioncache.runs.manifest", "actioncache.runs.keys", "actioncache.runs.readcheck"})
 
 
 def test_a_hit_through_the_command_imports_only_the_hit_modules(ex, strace):
