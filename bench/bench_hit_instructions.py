@@ -9,23 +9,26 @@ with this environment's interpreter (the one bin/actioncache uses):
 
 * `python -c pass` (the target: a hit should cost <= 1.0x) and `python -S -c pass` (the floor the
   launcher starts from);
-* a hit of `cat PROMPT.md` (scope read) through the installed `actioncache` command's own code
-  (bin/actioncache, python -S), replayed from a store filled just before.
+* hits of bench_exec.py's commands, `cat PROMPT.md` and `git log --oneline -5` (scope read),
+  `shellcheck loop.sh` (scope verify, when installed) and an `llm_ro` REPORT script (a Python
+  stand-in for an LLM call that reads HEAD and the prompt), through the installed `actioncache`
+  command's own code (bin/actioncache, python -S), replayed from a store filled just before.
 
 Under valgrind the real hit path declines to answer (valgrind holds descriptors of its own, which
 the hit path would have to key, so it leaves the run to the full command): the hit case runs
 `hit_harness.py`, which makes the inherited-descriptor and outer-tracer checks report nothing and
 then runs bin/actioncache unchanged; the entry is made under valgrind as well (valgrind lowers
 RLIMIT_NOFILE, which the key covers). Everything else (config memo, key, lookup, read-set check,
-replay, journal) is the real path. The harness asserts that the run was a hit (exit code 0, the
-file's bytes on stdout).
+replay, journal) is the real path. Each measured run is checked to be a hit (exit code 0, the
+bytes the hit gave before on stdout, a hit as the last line of the store's hit journal).
 
-Needs valgrind. Stdlib only. Prints a Markdown table.
+Needs valgrind. Stdlib only. Prints a Markdown table and writes bench/results/hit_instructions.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -35,8 +38,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import actioncache
-
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 ACTIONCACHE = str(BIN / "actioncache")
@@ -45,11 +46,33 @@ PY = str(BIN / "python")
 HARNESS = '''import sys
 source, launcher = sys.argv[1], sys.argv[2]
 sys.argv = sys.argv[2:]
-sys.path.append(source)  # where bin/actioncache finds the package too (an editable install's source)
-import actioncache.runs.keys as keys  # the hit imports it anyway
+sys.path[0] = launcher.rpartition("/")[0]  # as python sets it for the script (bin/: the launcher's module)
+if source != "-":
+    sys.path.append(source)  # another checkout's package, found before the installed one
+from _frozen_importlib_external import PathFinder
 
-keys.inherited_fds = lambda: []  # valgrind's own descriptors
-keys.under_trace = lambda: False
+
+class PatchKeys:
+    # Finds actioncache.runs.keys as the import system would and patches it once loaded; every other
+    # import goes on as usual (in the order the launcher does them: its own search is measured too).
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "actioncache.runs.keys":
+            return None
+        sys.meta_path.remove(PatchKeys)
+        spec = PathFinder.find_spec(name, path, target)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            module.inherited_fds = lambda: []  # valgrind's own descriptors
+            module.under_trace = lambda: False
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, PatchKeys)
 with open(launcher, encoding="utf-8") as handle:
     source_text = handle.read()
 # exec of the text, as python runs a script (compile() would first set up the ast module's types)
@@ -67,58 +90,115 @@ def callgrind(argv: list[str], env: dict[str, str], cwd: Path, out: Path) -> tup
     return int(match.group(1)), proc.stdout, proc.returncode
 
 
+LLM = """import subprocess, time
+head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+prompt = open("PROMPT.md").read()
+time.sleep(0.2)  # the model thinking (a stand-in: no LLM runs here)
+print(f"REPORT at {head[:12]}: {len(prompt.split())} words of prompt, all tasks on track")
+"""
+
+
+def make_tree(work: Path) -> None:
+    """The files bench_exec.py's hit cases use, in a git repository (git log; llm_ro keys HEAD)."""
+    work.mkdir()
+    (work / "PROMPT.md").write_text("Build the thing. Test it. Commit.\n" * 20)
+    (work / "loop.sh").write_text('#!/bin/sh\nfor f in "$@"; do\n  printf "%s\\n" "$f"\ndone\n')
+    (work / "report.py").write_text(LLM)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    for git in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
+        subprocess.run(["git", *git], cwd=work, env=env, check=True, capture_output=True)
+
+
+def commands() -> list[tuple[str, list[str], list[str]]]:
+    """(name, exec flags, command): bench_exec.py's hit cases."""
+    found = [("cat PROMPT.md", ["--scope", "read"], ["cat", "PROMPT.md"]),
+             ("git log --oneline -5", ["--scope", "read"], ["git", "log", "--oneline", "-5"])]
+    if shutil.which("shellcheck"):
+        found.append(("shellcheck loop.sh", [], ["shellcheck", "loop.sh"]))
+    found.append(("llm_ro REPORT script", ["--scope", "llm_ro", "--phase", "REPORT"], [PY, "report.py"]))
+    return found
+
+
+def journal_lines(journal: Path) -> list[bytes]:
+    try:
+        return journal.read_bytes().splitlines()
+    except OSError:
+        return []
+
+
+def was_hit(journal: Path, before: list[bytes]) -> bool:
+    """The run appended one line to the hit journal, and it says hit (the fast path answered)."""
+    after = journal_lines(journal)
+    return len(after) == len(before) + 1 and json.loads(after[-1]).get("outcome") == "hit"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--imports", action="store_true", help="also print python -X importtime of a hit")
-    parser.add_argument("--compare", metavar="SRC", action="append", default=[],
-                        help="also a hit with the package from this source directory (another checkout's src/, "
-                             "e.g. `git archive main src | tar -x -C /tmp/before`), in the same run")
+    parser.add_argument("--compare", metavar="DIR", action="append", default=[],
+                        help="also the hits with another checkout's launcher and package, DIR/bin/actioncache and "
+                             "DIR/src (e.g. `git archive main bin src | tar -x -C /tmp/before`), in the same run")
+    parser.add_argument("--no-write", action="store_true", help="print only (no bench/results/hit_instructions.md)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: nothing to measure", file=sys.stderr)
         return 1
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ac-hit-ir-") as tmp_text:
         tmp = Path(tmp_text)
         work = tmp / "work"
-        work.mkdir()
-        (work / "PROMPT.md").write_text("Build the thing. Test it. Commit.\n" * 20)
+        make_tree(work)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CACHE_", "ACTIONCACHE_"))}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(ACTIONCACHE_URL=f"sqlite:///{tmp / 'store.db'}", XDG_CACHE_HOME=str(tmp / "xdg"),
-                   ACTIONCACHE_CHEAP_MS="0")
-        hit = [ACTIONCACHE, "exec", "--mode", "use", "--scope", "read", "--", "cat", "PROMPT.md"]
+                   ACTIONCACHE_CHEAP_MS="0", CACHE_SCOPE="verify,read,llm_ro")
+        journal = tmp / "store.db-exec-hits.jsonl"
         (tmp / "hit_harness.py").write_text(HARNESS)
-        source = str(Path(actioncache.__file__).resolve().parent.parent)
-        harnessed = [PY, "-S", str(tmp / "hit_harness.py"), source, *hit]
-        # The entry is made under valgrind too: valgrind lowers RLIMIT_NOFILE, which is in the key.
-        for _ in range(3):  # a miss, the measured run, then hits; and the bytecode is written
-            subprocess.run(["valgrind", "--tool=none", "-q", *harnessed], env=env, cwd=work,
-                           stdout=subprocess.DEVNULL, check=True)
-        expected = (work / "PROMPT.md").read_bytes()
-        cases = {"python -c pass": [PY, "-c", "pass"], "python -S -c pass": [PY, "-S", "-c", "pass"],
-                 "exec hit: cat PROMPT.md": harnessed}
+        launchers = {"": ("-", ACTIONCACHE)}  # "-": the package the launcher finds
         for other in args.compare:
-            cases[f"exec hit: cat PROMPT.md ({other})"] = compared = [*harnessed[:3], str(Path(other).resolve()), *hit]
-            for _ in range(2):  # its bytecode written, its own entry if its key differs
-                subprocess.run(["valgrind", "--tool=none", "-q", *compared], env=env, cwd=work,
-                               stdout=subprocess.DEVNULL, check=True)
+            root = Path(other).resolve()
+            launchers[f" ({other})"] = (str(root / "src"), str(root / "bin" / "actioncache"))
+        cases: dict[str, tuple[list[str], bytes | None]] = {
+            "python -c pass": ([PY, "-c", "pass"], None), "python -S -c pass": ([PY, "-S", "-c", "pass"], None)}
+        for name, flags, command in commands():
+            for label, (source, launcher) in launchers.items():
+                argv = [PY, "-S", str(tmp / "hit_harness.py"), source, launcher, "exec", "--mode", "use", *flags,
+                        "--", *command]
+                # The entry is made under valgrind too: valgrind lowers RLIMIT_NOFILE, which is in the key.
+                for _ in range(3):  # a miss, the measured run, then hits; and the bytecode is written
+                    before = journal_lines(journal)
+                    out = subprocess.run(["valgrind", "--tool=none", "-q", *argv], env=env, cwd=work,
+                                         stdout=subprocess.PIPE, check=True).stdout
+                if not was_hit(journal, before):
+                    raise SystemExit(f"{name}{label}: the third run was not a hit")
+                cases[f"exec hit: {name}{label}"] = (argv, out)
         counts: dict[str, list[int]] = {name: [] for name in cases}
         for i in range(args.runs):
-            for name, argv in cases.items():
+            for name, (argv, expected) in cases.items():
+                before = journal_lines(journal)
                 total, stdout, code = callgrind(argv, env, work, tmp / f"cg.{i}.out")
-                if name.startswith("exec") and (code != 0 or stdout != expected):
-                    raise SystemExit(f"the hit case was not a hit (exit {code}): {stdout[:200]!r}")
+                if expected is not None and (code != 0 or stdout != expected or not was_hit(journal, before)):
+                    raise SystemExit(f"{name} was not a hit (exit {code}): {stdout[:200]!r}")
                 counts[name].append(total)
         floor = statistics.median(counts["python -c pass"])
-        print(f"Python {sys.version.split()[0]}, {args.runs} run(s) each, median instructions (callgrind Ir)\n")
-        print("| case | instructions (M) | x python -c pass |\n|---|---:|---:|")
+        load_after = os.getloadavg()
+        lines = [f"`python bench/bench_hit_instructions.py --runs {args.runs}`: Python {sys.version.split()[0]}, "
+                 f"{args.runs} run(s) each, median instructions (callgrind Ir; load average (1 min) "
+                 f"{load_before[0]:.1f} before, {load_after[0]:.1f} after, which does not change these counts)", "",
+                 "| case | instructions (M) | x python -c pass |", "|---|---:|---:|"]
         for name, values in counts.items():
             median = statistics.median(values)
-            print(f"| {name} | {median / 1e6:.2f} | {median / floor:.2f} |")
+            lines.append(f"| {name} | {median / 1e6:.2f} | {median / floor:.2f} |")
+        print("\n".join(lines))
+        if not args.no_write:
+            (HERE / "results").mkdir(exist_ok=True)
+            (HERE / "results" / "hit_instructions.md").write_text(
+                "# Instructions of an `actioncache exec` hit against `python -c pass`\n\n" + "\n".join(lines) + "\n")
         if args.imports:
-            proc = subprocess.run(["valgrind", "--tool=none", "-q", PY, "-S", "-X", "importtime",
-                                   *harnessed[2:]], env=env,
+            argv = cases["exec hit: cat PROMPT.md"][0]
+            proc = subprocess.run(["valgrind", "--tool=none", "-q", PY, "-S", "-X", "importtime", *argv[2:]], env=env,
                                   cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
             print("\n```\n" + proc.stderr + "```")
     return 0

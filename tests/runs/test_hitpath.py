@@ -38,10 +38,10 @@ def test_a_plain_hit_imports_only_what_it_needs(ex, strace):
 # an extension module to load) fails here until it is shown to be worth its cost.
 HIT_MODULES = frozenset({
     "os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "gc", "_signal", "errno", "time",
-    "__future__", "_sha256", "_sha2", "_json", "binascii", "_sqlite3", "fcntl",
+    "__future__", "_sha256", "_sha2", "_json", "binascii", "_sqlite3", "fcntl", "_actioncache_launch",
     "actioncache", "actioncache.__main__", "actioncache.runs", "actioncache.runs.hitpath", "actioncache._lean",
     "actioncache.runs.lean", "actioncache.runs.configmemo", "actioncache.runs.naming",
-    "actioncache.runs.manifest", "actioncache.runs.keys", "actioncache.runs.readset"})
+    "actioncache.runs.manifest", "actioncache.runs.keys", "actioncache.runs.readcheck"})
 
 
 def test_a_hit_through_the_command_imports_only_the_hit_modules(ex, strace):

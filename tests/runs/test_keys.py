@@ -153,3 +153,18 @@ def test_rlimits_read_from_proc_are_what_resource_reports(core, fsize, nofile):
     finally:
         for name, limits in zip(names, saved):
             resource.setrlimit(name, limits)
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=st.binary(max_size=64), name=st.text(min_size=1, max_size=20).filter(lambda s: "\0" not in s),
+       value=st.text(max_size=40).filter(lambda s: "\0" not in s))
+def test_keyed_digest_is_hmac_sha256(secret, name, value):
+    """An environment value's key part is HMAC-SHA-256 (the pads are made once per secret: the digest
+    must stay the one entries were stored under)."""
+    import hmac
+
+    from actioncache.runs.keys import keyed_digest
+
+    message = os.fsencode(name) + b"\0" + os.fsencode(value)
+    assert keyed_digest(secret, name, value) == hmac.new(secret, message, hashlib.sha256).hexdigest()[:32]
+    assert keyed_digest(secret, name, value) == keyed_digest(bytes(secret), name, value)  # again, from the pads

@@ -92,6 +92,8 @@ def _config() -> dict[str, Any] | None:
 def _non_cacheable(patterns: list[str], command: list[str]) -> bool | None:
     """Is ``command`` non-cacheable (``naming``: ``git_push`` is ``git push``)? None when a pattern
     is a glob (the full command matches those)."""
+    if not patterns:
+        return False  # as runner.decide: no list, nothing to match (and naming is not imported)
     from .naming import match
 
     try:

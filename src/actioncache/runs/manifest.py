@@ -100,7 +100,7 @@ def live(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> 
 
 def choose(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> tuple[dict[str, Any] | None, list[str]]:
     """The first live candidate whose read-set holds, and why each other one did not."""
-    from .readset import describe, first_change
+    from .readcheck import describe, first_change
 
     why: list[str] = []
     fresh = live(candidates, now, max_age_hours)

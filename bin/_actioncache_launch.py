@@ -1,0 +1,100 @@
+# Not a command: the body of the `actioncache` command (bin/actioncache), which imports it from
+# this directory. A module rather than the script itself because Python keeps a module's compiled
+# bytecode (__pycache__ beside it) and parses a script on every start, which cost a hit of
+# `actioncache exec` about 2.4 M instructions.
+"""Find the installed package the way `site` would, without `site` (the command runs python -S)."""
+
+import os
+import sys
+
+
+def _find_package() -> None:
+    """Put the installed package on sys.path the way site would: site-packages and the plain path
+    lines of its .pth files (an editable install's source directory). A .pth file's `import` lines
+    are left to site, which runs when the full command takes over; if the package is still not
+    found, site runs now."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    bases = [sys.prefix, sys.exec_prefix]
+    here = os.path.dirname(sys.executable)
+    for venv in (here, os.path.dirname(here)):  # a virtual environment: what site.venv() would find
+        try:
+            with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8") as handle:
+                system = any(line.split("=")[0].strip().lower() == "include-system-site-packages"
+                             and line.split("=", 1)[-1].strip().lower() == "true" for line in handle)
+        except OSError:
+            continue
+        bases = [venv, *(bases if system else [])]
+        break
+    for base in dict.fromkeys(bases):
+        directory = os.path.join(base, "lib", version, "site-packages")
+        try:
+            names = _pth_files(os.listdir(directory))
+        except OSError:
+            continue
+        if directory not in sys.path:
+            sys.path.append(directory)
+        for name in names:
+            try:
+                with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                    for line in handle:
+                        line = line.strip()
+                        if line and not line.startswith(("#", "import ", "import\t")) and os.path.isdir(line) \
+                                and line not in sys.path:
+                            sys.path.append(line)
+            except OSError:
+                pass
+
+
+def _pth_files(names: list[str]) -> list[str]:
+    """The .pth files among ``names`` whose name holds "actioncache", sorted as site reads them.
+    Searched in one string by str.find (C) rather than name by name in Python: a full
+    site-packages holds hundreds of names, and a loop over them cost a hit ~0.7 M instructions."""
+    text = "/".join(names)  # "/" never occurs in a file name
+    found = []
+    start = 0
+    while True:
+        at = text.find("actioncache", start)
+        if at < 0:
+            return sorted(found)
+        first = text.rfind("/", 0, at) + 1
+        end = text.find("/", at)
+        end = len(text) if end < 0 else end
+        if text.endswith(".pth", first, end):
+            found.append(text[first:end])
+        start = end
+
+
+def entry() -> object:
+    """The package's `__main__` module (its main() is the command), found first."""
+    if sys.flags.no_site:
+        _find_package()
+        try:
+            found = _import_main()
+        except ImportError:
+            import site
+
+            site.main()
+            import actioncache.__main__ as found
+    else:
+        import actioncache.__main__ as found
+    return found
+
+
+def _import_main() -> object:
+    """``import actioncache.__main__``, from the directory that import would find it in, but searched
+    first: the import system lists every directory it searches (an environment's site-packages
+    holds hundreds of names, ~0.8 M instructions), and once the package is loaded its modules are
+    found through the package alone. sys.path is left as it was."""
+    for directory in sys.path:
+        if os.path.isfile(os.path.join(directory, "actioncache", "__init__.py")):
+            break
+    else:
+        import actioncache.__main__ as found  # not as a plain directory (a zip, a namespace): the usual search
+
+        return found
+    sys.path.insert(0, directory)
+    try:
+        import actioncache.__main__ as found
+    finally:
+        del sys.path[0]
+    return found

@@ -1,0 +1,57 @@
+"""The `actioncache` command's Python part (bin/_actioncache_launch.py, imported by bin/actioncache):
+it finds the installed package the way `site` would, without running `site`."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALLED = Path(sys.executable).parent
+
+
+def launch_module():
+    spec = importlib.util.spec_from_file_location("_actioncache_launch_under_test", ROOT / "bin" / "_actioncache_launch.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+file_names = st.text(alphabet=st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1,
+                     max_size=30)
+named = st.lists(st.one_of(file_names, file_names.map(lambda n: n + ".pth"),
+                           file_names.map(lambda n: "__editable__.actioncache-" + n + ".pth"),
+                           st.sampled_from(["actioncache", "actioncache.pth", "actioncache-0.1.0.dist-info",
+                                            "xactioncachex.pth", "actioncache.pthx", ".pth"])), unique=True, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(names=named)
+def test_pth_files_are_the_actioncache_pth_files_in_site_order(names):
+    expected = sorted(name for name in names if name.endswith(".pth") and "actioncache" in name)
+    assert launch_module()._pth_files(names) == expected
+
+
+def test_import_main_leaves_sys_path_as_it_was(monkeypatch):
+    module = launch_module()
+    monkeypatch.setattr(sys, "path", [*sys.path])
+    before = [*sys.path]
+    main = module._import_main()
+    assert main.__name__ == "actioncache.__main__" and sys.path == before
+
+
+def test_the_installed_command_runs_from_its_modules_cached_bytecode(tmp_path):
+    """bin/actioncache is a stub: the rest is a module beside it, which Python keeps compiled."""
+    launcher = INSTALLED / "actioncache"
+    assert (INSTALLED / "_actioncache_launch.py").read_bytes() == (ROOT / "bin" / "_actioncache_launch.py").read_bytes(), \
+        "the installed launcher is older than bin/: run `bash scripts/install.sh`"
+    result = subprocess.run([str(launcher), "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert list((INSTALLED / "__pycache__").glob("_actioncache_launch.*.pyc"))
+    assert len(launcher.read_bytes()) < 1500  # the part Python parses on every start stays small
