@@ -5,6 +5,12 @@ its own): the master is stopped (SIGSTOP) until the Sentinel promotes the replic
 The resumed node still calls itself a master until the Sentinel demotes it, seconds later; a store
 whose pooled connections lead there must not keep writing to it (those writes are discarded when it
 is demoted, and readers of the new master are served older values meanwhile).
+
+The first test failed about one run in four until the store stopped trusting redis-py's discovery
+alone: between the replica's promotion and the failover's end (a tenth of a second here) the
+Sentinel already names the promoted replica (what ``_master`` reads), while ``SENTINEL MASTERS``,
+all redis-py reads, still lists the old master; the write landed there. The second test holds the
+failover in that phase, so it fails every time on that code.
 """
 
 from __future__ import annotations
@@ -55,10 +61,6 @@ def _master(sentinel_port: int) -> int:
         client.close()
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "timing-dependent since 2026-11-27: at times the write made right after SIGCONT lands on the old "
-    "master before the Sentinel demotes it, and the new master has no entry (a lost write: a miss, never "
-    "a wrong value); fails on 73ece19 too; open, see the closing note of issue 32"))
 def test_after_a_failover_writes_go_to_the_new_master(private_sentinel):
     url, run_dir = private_sentinel
     sentinel_port = int(url.split("//")[1].split("/")[0].rsplit(":", 1)[1])
