@@ -15,6 +15,7 @@ failover in that phase, so it fails every time on that code.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -129,14 +130,13 @@ def test_a_hung_sentinel_never_holds_a_call_for_good():
         listener.close()
 
 
-@pytest.fixture
-def held_failover():
-    """A master, two replicas and a Sentinel of the test's own, set up so that a failover stays in
-    its last phase (the replica promoted, the other replicas being re-pointed) for many seconds
-    instead of a tenth of one: the replica that is never promoted (``replica-priority 0``) cannot
-    sync from the promoted one, whose ACL refuses ``SYNC``/``PSYNC``, so the Sentinel waits for it
-    until ``failover-timeout`` (60 s). Yields the ports (master, promoted-to-be replica, Sentinel)
-    and the master's process."""
+@contextlib.contextmanager
+def _failover_held(refused: tuple[str, ...]):
+    """A master, two replicas and a Sentinel of the test's own, where the replica to be promoted
+    refuses the ``refused`` commands (its ACL), so that a failover stays in one phase for up to its
+    ``failover-timeout`` (60 s) instead of a tenth of a second. The other replica is never promoted
+    (``replica-priority 0``). Yields the ports (master, replica to be promoted, Sentinel) and the
+    master's process."""
     binary = shutil.which("redis-server")
     if binary is None:
         services.require_program("redis-server", "scripts/install.d/40-redis-postgres.sh")
@@ -151,7 +151,7 @@ def held_failover():
     commands = {
         master: [binary, "--port", str(master), *common],
         promoted: [binary, "--port", str(promoted), *common, "--replicaof", "127.0.0.1", str(master),
-                   "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-sync", "-psync"],
+                   "--user", "default", "on", "nopass", "~*", "&*", "+@all", *(f"-{c}" for c in refused)],
         other: [binary, "--port", str(other), *common, "--replicaof", "127.0.0.1", str(master),
                 "--replica-priority", "0"],
         sentinel: [binary, str(config), "--sentinel"],
@@ -181,6 +181,21 @@ def held_failover():
             proc.kill()  # also a stopped one
             proc.wait(timeout=15)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def held_failover():
+    """The failover held in its last phase: the replica promoted, the other replica being re-pointed
+    at it, which it cannot follow (the promoted one refuses ``SYNC``/``PSYNC``)."""
+    with _failover_held(("sync", "psync")) as held:
+        yield held
+
+
+@pytest.fixture
+def held_before_promotion():
+    """The failover held before its promotion: the chosen replica refuses ``REPLICAOF NO ONE``."""
+    with _failover_held(("slaveof", "replicaof")) as held:
+        yield held
 
 
 def test_writes_go_to_the_promoted_replica_while_the_failover_ends(held_failover):
@@ -226,4 +241,47 @@ def test_writes_go_to_the_promoted_replica_while_the_failover_ends(held_failover
             on_new.close()
             on_old.close()
     finally:
+        writer.close()
+
+
+def test_no_write_reaches_a_master_being_failed_over(held_before_promotion):
+    """While a failover has not promoted the replica yet, the resumed old master answers the
+    Sentinel again and SENTINEL MASTERS lists it as a master (flagged failover_in_progress):
+    redis-py's discovery named it (or, while it was still flagged down, found no master, and the
+    store kept its pooled connection to it for 5 s), so the write landed on a node about to be
+    demoted. The Sentinels name no master fit to write to then: the call runs uncached (a miss)
+    and the old master keeps its older value. Here the promotion is held (the fixture)."""
+    master, _replica, sentinel_port, master_proc = held_before_promotion
+    prefix = unique("unpromoted")
+    writer = Cache(f"redis+sentinel://127.0.0.1:{sentinel_port}/actioncache/15?prefix={prefix}",
+                   cleanup_probability=0)
+    client = redis.Redis(port=sentinel_port, socket_timeout=2)
+    try:
+        assert "_cache_error" not in writer.wrap("k", lambda: 1, skip_cache=True)  # pooled: the master
+        master_proc.send_signal(signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + 60
+            while "failover_in_progress" not in client.sentinel_masters()["actioncache"]["flags"]:
+                assert time.monotonic() < deadline, "the Sentinel did not start a failover within 60 s"
+                time.sleep(0.2)
+        finally:
+            master_proc.send_signal(signal.SIGCONT)
+        deadline = time.monotonic() + 30
+        while "s_down" in (flags := client.sentinel_masters()["actioncache"]["flags"]):
+            assert time.monotonic() < deadline, "the Sentinel did not see the master answer again within 30 s"
+            time.sleep(0.1)
+        assert "failover_in_progress" in flags, flags  # the phase this test is about
+        assert _master(sentinel_port) == master  # not replaced yet
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            stored = writer.wrap("k", lambda: 2, skip_cache=True)
+        assert stored["result"] == 2 and "name no master" in stored.get("_cache_error", ""), stored  # ran, uncached
+        on_old = Cache(f"redis://127.0.0.1:{master}/15?prefix={prefix}")
+        try:
+            assert on_old.get(writer.key_for("k"))["value"] == 1  # the write did not reach the old master
+        finally:
+            on_old.close()
+    finally:
+        client.close()
         writer.close()

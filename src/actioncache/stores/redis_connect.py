@@ -174,7 +174,7 @@ class _SentinelClient(Sentinel):
                     if found and (_text(found[0]), int(found[1])) != (_text(state["ip"]), int(state["port"])):
                         named = (_text(found[0]), int(found[1]))
             except (redis.ConnectionError, redis.TimeoutError) as exc:
-                errors.append(f"{asked.connection_pool.connection_kwargs.get('port')}: {exc!r}")
+                errors.append(f"{asked.connection_pool.connection_kwargs.get('port')}: {type(exc).__name__}: {exc}")
                 continue
             if state is None:
                 continue  # this Sentinel does not know the name
