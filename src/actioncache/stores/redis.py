@@ -70,7 +70,15 @@ from .base import (
 )
 from .breaker import CircuitBreaker, breaker_health, breaker_options
 from .near import ListeningFeed, NearCache, near_options
-from .redis_connect import DEFAULT_READ_TIMEOUT_S, DEFAULT_WRITE_TIMEOUT_S, SCHEMES, Target, make_client, parse_target
+from .redis_connect import (
+    DEFAULT_READ_TIMEOUT_S,
+    DEFAULT_WRITE_TIMEOUT_S,
+    SCHEMES,
+    NoMasterNamedError,
+    Target,
+    make_client,
+    parse_target,
+)
 from .registry import Targets
 
 try:
@@ -377,6 +385,9 @@ def _send_hmget(conn: Any, name: str) -> Any:
 def _hint(exc: BaseException) -> str | None:
     if isinstance(exc, redis.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
         return "give the right user:password in the URL"
+    if isinstance(exc, NoMasterNamedError):
+        return ("the Sentinels name no master now (it is down, or its failover has not promoted a replica yet): "
+                "calls run uncached until they name one")
     if type(exc).__name__ == "MasterNotFoundError":
         return ("the Sentinels did not name a master by that name: check the name after the Sentinels in the URL "
                 "(redis-cli -p SENTINEL_PORT sentinel masters lists the names they know) and that they are "
@@ -559,14 +570,25 @@ class RedisStore:
         disconnected when it is released, since the pool no longer owns it). Each new connection
         asks the Sentinels too. Called when the breaker closes after an episode: a master that hung
         and came back may have been replaced meanwhile, and Sentinel demotes it only seconds later,
-        so without this the process would keep writing to it. True when the master moved."""
+        so without this the process would keep writing to it. When the Sentinels answer that no
+        node is fit to write to (the master is down, or its failover has not promoted the replica
+        yet), the pools forget the master (``redis_connect._SentinelClient``): calls run uncached
+        until the Sentinels name one. True when the master moved (or none is named)."""
         moved = False
         for client in (self._client, self._reader):
             pool = getattr(client, "connection_pool", None)
             if pool is None or not hasattr(pool, "get_master_address"):
                 continue
             before = pool.master_address
-            now = pool.get_master_address()
+            try:
+                now = pool.get_master_address()
+            except NoMasterNamedError:
+                if before is not None:
+                    log.warning("%s: the Sentinels name no master now (down or being failed over); connections to "
+                                "%s:%s are dropped and calls run uncached until they name one",
+                                self._errors.where, before[0], before[1])
+                moved = True
+                continue
             if before is not None and tuple(now) != tuple(before):
                 moved = True
                 log.warning("%s: Sentinel names a new master %s:%s; connections to %s:%s are dropped",

@@ -23,6 +23,7 @@ retried (one quick retry covers a pooled connection that went stale when the ser
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -34,11 +35,12 @@ try:
     import redis
     from redis.backoff import ExponentialBackoff, NoBackoff
     from redis.retry import Retry
+    from redis.sentinel import MasterNotFoundError, Sentinel
 except ImportError as exc:  # pragma: no cover - exercised when the extra is missing
     raise ImportError(f"the redis package is not installed ({exc})") from exc
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_READ_TIMEOUT_S", "DEFAULT_WRITE_TIMEOUT_S", "SCHEMES", "Target",
-           "make_client", "parse_target"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_READ_TIMEOUT_S", "DEFAULT_WRITE_TIMEOUT_S", "SCHEMES",
+           "NoMasterNamedError", "Target", "make_client", "parse_target"]
 
 DEFAULT_CONNECT_TIMEOUT_S = 0.25
 DEFAULT_READ_TIMEOUT_S = 0.2
@@ -119,6 +121,96 @@ def parse_target(url: str, shown: str, secrets: tuple[str, ...]) -> Target:
     return Target(topology, client_url, nodes, service, options)
 
 
+class NoMasterNamedError(MasterNotFoundError):
+    """The Sentinels answered, and none named a master fit to write to: the master is down, or a
+    failover has not promoted its replica yet (calls run uncached until they name one)."""
+
+
+def _failing_over(state: dict[str, Any]) -> bool:
+    flags = state.get("flags", "")
+    return "failover_in_progress" in (flags.split(",") if isinstance(flags, str) else flags)
+
+
+class _SentinelClient(Sentinel):
+    """redis-py's Sentinel client, with two changes to how it asks which node is the master.
+
+    A failover in progress: redis-py reads ``SENTINEL MASTERS``, which lists the replaced master
+    (flagged ``failover_in_progress``, down or, once it answers again, not) until the failover
+    ends; ``SENTINEL GET-MASTER-ADDR-BY-NAME`` names the promoted replica from the moment it
+    reported itself master (the failover cannot be undone after that). redis-py therefore found
+    no master in that window, or the replaced one: a store kept its pooled connections to the old
+    master, which, resumed, still took writes, discarded seconds later when the Sentinel demoted
+    it. Here a master being failed over is never named; the promoted replica is, once the Sentinels
+    name it.
+
+    No master named (the Sentinels answered; not unreachable): the pools this client made forget
+    their master, so no pooled connection keeps leading to it (idle ones are closed now, one in
+    use when it is released) and each new connection asks again.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        init: Any = super().__init__  # untyped in redis-py
+        init(*args, **kwargs)
+        self._master_pools: list[weakref.ref[Any]] = []
+
+    def master_for(self, service_name: Any, *args: Any, **kwargs: Any) -> Any:
+        base: Any = super().master_for  # untyped in redis-py
+        client = base(service_name, *args, **kwargs)
+        self._master_pools.append(weakref.ref(client.connection_pool))
+        return client
+
+    def discover_master(self, service_name: Any) -> tuple[str, int]:
+        errors: list[str] = []
+        answered = False
+        check: Any = self.check_master_state  # untyped in redis-py
+        for number, sentinel in enumerate(self.sentinels):
+            asked: Any = sentinel  # untyped in redis-py
+            try:
+                state = asked.sentinel_masters().get(service_name)
+                named = None
+                if state is not None and _failing_over(state):
+                    found = asked.sentinel_get_master_addr_by_name(service_name)
+                    # the replaced master's own address until its replica is promoted
+                    if found and (_text(found[0]), int(found[1])) != (_text(state["ip"]), int(state["port"])):
+                        named = (_text(found[0]), int(found[1]))
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                errors.append(f"{asked.connection_pool.connection_kwargs.get('port')}: {type(exc).__name__}: {exc}")
+                continue
+            if state is None:
+                continue  # this Sentinel does not know the name
+            answered = True
+            if named is None and not _failing_over(state) and check(state, service_name):
+                named = (_text(state["ip"]), int(state["port"]))
+            if named is not None:
+                self.sentinels[0], self.sentinels[number] = sentinel, self.sentinels[0]  # ask it first next time
+                forced = getattr(self, "_force_master_ip", None)
+                return (str(forced) if forced is not None else named[0]), named[1]
+        if answered:
+            for ref in self._master_pools:
+                pool = ref()
+                if pool is not None and pool.service_name == service_name:
+                    _forget_master(pool)
+            raise NoMasterNamedError(f"the Sentinels name no master for {service_name!r} now: it is down or "
+                                     "being failed over")
+        raise MasterNotFoundError(f"No master found for {service_name!r}" + (f": {', '.join(errors)}" if errors else ""))
+
+
+def _text(value: Any) -> str:
+    # GET-MASTER-ADDR-BY-NAME's host comes back as bytes (unless decode_responses): one spelling for
+    # the address the pool compares its connections with
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _forget_master(pool: Any) -> None:
+    """``pool`` drops every connection to the master it knew: the idle ones now, one in use when it
+    is released (redis-py's pool keeps only connections to the address it holds)."""
+    holder = getattr(pool, "proxy", pool)  # redis-py keeps the address on the pool's proxy
+    if holder.master_address is None:
+        return
+    holder.master_address = None
+    pool.disconnect(inuse_connections=False)
+
+
 def _retry(retries: int) -> Retry:
     # Only a dropped connection is retried (a pooled connection gone stale when the server restarted):
     # a timeout already cost a whole timeout, and the circuit breaker decides what follows.
@@ -141,10 +233,6 @@ def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
         node: Any = _ClusterNode  # untyped in redis-py
         merged.pop("db", None)
         return RedisCluster(startup_nodes=[node(h, p) for h, p in target.nodes], **merged)
-    from redis.sentinel import Sentinel as _Sentinel
-
-    sentinel_class: Any = _Sentinel  # untyped in redis-py
-
     sentinel_password = merged.pop("sentinel_password", None)
     sentinel_kwargs: dict[str, Any] = {k: merged[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in merged}
     if sentinel_password:
@@ -157,6 +245,6 @@ def make_client(target: Target, retries: int, options: dict[str, Any]) -> Any:
     sentinel_kwargs["socket_connect_timeout"] = min(float(merged.get("socket_connect_timeout")
                                                           or DEFAULT_CONNECT_TIMEOUT_S), SENTINEL_TIMEOUT_S)
     sentinel_kwargs["retry"] = Retry(NoBackoff(), 0)
-    sentinel = sentinel_class(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
+    sentinel = _SentinelClient(target.nodes, sentinel_kwargs=sentinel_kwargs, **merged)
     return sentinel.master_for(target.service)
 
