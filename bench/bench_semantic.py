@@ -538,7 +538,7 @@ def pair_sets(args: argparse.Namespace) -> None:
 
     if args.stages:
         for path in args.pairs:
-            print(stages_report(model, path))
+            print(stages_report(model, path, args.errors))
         return
     for path in args.pairs:
         print(semantic_pairs.run_own(path, served, args.errors))
@@ -591,7 +591,7 @@ def probe_pairs(model, pairs: list[dict]) -> list:
     return out
 
 
-def stages_report(model, path: Path) -> str:
+def stages_report(model, path: Path, show_errors: bool = False) -> str:
     import semantic_pairs
 
     from actioncache.semantic import learned
@@ -601,6 +601,12 @@ def stages_report(model, path: Path) -> str:
     tau = default_threshold(model.name)
     shipped = learned.LearnedVerifier().min_score if learned.available() else None
     points = [None, shipped, 0.05, 0.1, 0.2, 0.3, 0.5]
+    if show_errors:  # every should-hit lost and every trap served at the defaults, with the stage that decided
+        for pair, probe in zip(pairs, probes):
+            where = semantic_pairs.stage(probe, tau, shipped)
+            if (where == "served") != (pair["label"] == "should_hit"):
+                print(f"[{where}] {pair['category']} sim {probe.similarity:.2f} learned {probe.learned} rules "
+                      f"{','.join(probe.rules) or '-'}: {json.dumps(pair['a'])} | {json.dumps(pair['b'])}", file=sys.stderr)
     lines = [f"# {path.name} ({len(pairs)} pairs): where pairs are stopped", "",
              *semantic_pairs.stage_table(pairs, probes, tau, shipped), "",
              "Sweep (the same probes; verifier None: off):", "",
