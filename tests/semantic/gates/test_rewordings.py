@@ -78,3 +78,29 @@ def test_a_possessive_on_a_name_or_file_is_the_same_name(a, b):
 def test_a_possessive_on_another_name_or_file_is_refused(a, b):
     assert contrast(a, b) is not None
     assert contrast(b, a) is not None
+
+
+# Closed-class words WordNet does not list (it lists open classes only) are not names: a history or a
+# request that says "since", "because", "until" or "something" on one side only is no other entity.
+CLOSED_CLASS_SAME = [
+    ("the api is returning 500 errors after the deploy", "the api is returning 500 errors since the deploy"),
+    ("restart the worker, it is stuck", "restart the worker because it is stuck"),
+    ("can you check the build status", "can you check something: the build status"),
+    ("pause the sync till monday", "pause the sync until monday"),
+]
+CLOSED_CLASS_DIFFERENT = [
+    ("invite everyone to the standup", "invite priya to the standup", "entity"),
+    ("restart the worker because it is stuck", "restart the scheduler because it is stuck", "substitution"),
+]
+
+
+@pytest.mark.parametrize("a, b", CLOSED_CLASS_SAME)
+def test_closed_class_words_are_not_names(a, b):
+    assert contrast(a, b) is None
+    assert contrast(b, a) is None
+
+
+@pytest.mark.parametrize("a, b, reason", CLOSED_CLASS_DIFFERENT)
+def test_names_beside_closed_class_words_are_still_refused(a, b, reason):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None
