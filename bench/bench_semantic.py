@@ -377,6 +377,9 @@ def main() -> None:
     parser.add_argument("--pairs", metavar="PATH", type=Path, action="append", default=[],
                         help="measure one of the project's own pair sets (same format; repeatable)")
     parser.add_argument("--errors", action="store_true", help="with --pairs: print every wrong answer and miss (stderr)")
+    parser.add_argument("--stages", action="store_true",
+                        help="with --pairs: where each pair is stopped (threshold, which rule, context, learned verifier), "
+                             "per category, and a sweep of the threshold and the verifier's operating point")
     args = parser.parse_args()
     if args.blind or args.pairs:
         pair_sets(args)
@@ -533,11 +536,82 @@ def pair_sets(args: argparse.Namespace) -> None:
         sc.store(a, ["plan"])
         return sc.lookup(b) is not None
 
+    if args.stages:
+        for path in args.pairs:
+            print(stages_report(model, path, args.errors))
+        return
     for path in args.pairs:
         print(semantic_pairs.run_own(path, served, args.errors))
     if args.blind:
         settings = f"defaults ({model.name}, threshold {default_threshold(model.name):.2f})"
         print(semantic_pairs.run_blind(args.blind, served, BLIND_RESULTS, args.note, settings))
+
+
+def probe_pairs(model, pairs: list[dict]) -> list:
+    """Each pair's :class:`semantic_pairs.Probe`, through a real cache with every stage open: the
+    threshold at -1 and a first rule gate that asks each default rule, the context gate (at the
+    default threshold) and the learned verifier (operating point 0) about the very pair the cache built."""
+    import semantic_pairs
+
+    from actioncache.semantic import learned
+    from actioncache.semantic.guard import DEFAULT_RULES, GATES, RULE
+
+    tau = default_threshold(model.name)
+    verifier = learned.LearnedVerifier(min_score=0.0, encoder=model) if learned.available() else None
+    seen: list = []
+
+    class ProbeGate:
+        name, kind = "probe", RULE
+
+        def __call__(self, pair):
+            rules = tuple(n for n in DEFAULT_RULES if GATES[n](pair) is not None)
+            similar = pair.extras["similar"]
+            pair.extras["similar"] = lambda a, b, slack=0.0: similar(a, b, slack - 1.0 - tau)  # the default threshold
+            context = GATES["context"](pair)
+            pair.extras["similar"] = similar
+            score = None
+            if verifier is not None:
+                verifier(pair)
+                score = pair.extras.get("learned_score", 1.0)
+            seen.append(semantic_pairs.Probe(pair.similarity, rules, context, score))
+            return None
+
+    out = []
+    for pair in pairs:
+        sc = SemanticCache(MemoryStore(), embedder=model, namespace="q", threshold=-1.0, gates=[ProbeGate(), "context"])
+        sc.store(pair["a"], ["plan"])
+        seen.clear()
+        hit = sc.lookup_hit(pair["b"])
+        if seen:
+            out.append(seen[-1])
+        elif hit is not None and hit.exact:
+            out.append(semantic_pairs.Probe(1.0, exact=True))
+        else:  # refused before the gates (another context without the context gate): a miss at any threshold
+            out.append(semantic_pairs.Probe(float("nan")))
+    return out
+
+
+def stages_report(model, path: Path, show_errors: bool = False) -> str:
+    import semantic_pairs
+
+    from actioncache.semantic import learned
+
+    pairs = semantic_pairs.load_pairs(path)
+    probes = probe_pairs(model, pairs)
+    tau = default_threshold(model.name)
+    shipped = learned.LearnedVerifier().min_score if learned.available() else None
+    points = [None, shipped, 0.05, 0.1, 0.2, 0.3, 0.5]
+    if show_errors:  # every should-hit lost and every trap served at the defaults, with the stage that decided
+        for pair, probe in zip(pairs, probes):
+            where = semantic_pairs.stage(probe, tau, shipped)
+            if (where == "served") != (pair["label"] == "should_hit"):
+                print(f"[{where}] {pair['category']} sim {probe.similarity:.2f} learned {probe.learned} rules "
+                      f"{','.join(probe.rules) or '-'}: {json.dumps(pair['a'])} | {json.dumps(pair['b'])}", file=sys.stderr)
+    lines = [f"# {path.name} ({len(pairs)} pairs): where pairs are stopped", "",
+             *semantic_pairs.stage_table(pairs, probes, tau, shipped), "",
+             "Sweep (the same probes; verifier None: off):", "",
+             *semantic_pairs.sweep_table(pairs, probes, [0.55, 0.60, 0.65, 0.70], points)]
+    return "\n".join(lines) + "\n"
 
 
 def latency_report(args: argparse.Namespace) -> None:

@@ -33,6 +33,11 @@ class BlindSetError(RuntimeError):
 
 
 def load_pairs(path: Path) -> list[dict[str, Any]]:
+    """A pair set: JSON lines in this format, or one of the project's JSON sets converted to it
+    (``semantic_eval.json``/``semantic_heldout.json``: stored/lookup, label hit/miss; the public
+    paraphrase pairs: origin/similar, positives only)."""
+    if path.suffix == ".json":
+        return _converted(path, json.loads(path.read_text(encoding="utf-8")))
     pairs = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -41,6 +46,21 @@ def load_pairs(path: Path) -> list[dict[str, Any]]:
         if pair.get("label") not in (SHOULD_HIT, TRAP) or "a" not in pair or "b" not in pair:
             raise ValueError(f"{path}:{number}: a pair needs 'a', 'b' and a label 'should_hit' or 'trap'")
         pairs.append(pair)
+    return pairs
+
+
+def _converted(path: Path, data: Any) -> list[dict[str, Any]]:
+    rows = data["pairs"] if isinstance(data, dict) else data
+    pairs = []
+    for i, row in enumerate(rows):
+        if "origin" in row and "similar" in row:
+            pairs.append({"id": i, "category": "public_paraphrase", "label": SHOULD_HIT, "a": row["origin"], "b": row["similar"]})
+        elif "stored" in row and "lookup" in row:
+            label = SHOULD_HIT if row["label"] == "hit" else TRAP
+            pairs.append({"id": row.get("id", i), "category": row["category"], "label": label, "a": row["stored"],
+                          "b": row["lookup"], "split": row.get("split")})
+        else:
+            raise ValueError(f"{path}: pair {i} has neither origin/similar nor stored/lookup; not a pair set")
     return pairs
 
 
@@ -177,3 +197,70 @@ def run_own(path: Path, served: Callable[[Any, Any], bool], show_errors: bool) -
             print(f"[{what}] {pair['category']} {pair.get('id', '')}: {json.dumps(pair['a'])} | {json.dumps(pair['b'])}",
                   file=sys.stderr)
     return "\n".join([f"# {path.name} ({len(pairs)} pairs)", "", *summary(tally)]) + "\n"
+
+
+# --- where should-hits are lost: one stage per pair -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What each stage of a lookup makes of one pair, measured once with every stage open.
+
+    ``similarity``: the key texts' cosine; ``rules``: every default rule that refuses (in their
+    order); ``context``: the context gate's reason (at the probe's threshold); ``learned``: the
+    learned verifier's probability; ``exact``: the exact-match path answers (nothing else runs)."""
+
+    similarity: float
+    rules: tuple[str, ...] = ()
+    context: str | None = None
+    learned: float | None = None
+    exact: bool = False
+
+
+def stage(probe: Probe, threshold: float, min_score: float | None, skip_rules: frozenset[str] = frozenset()) -> str:
+    """The first stage that refuses the pair at this operating point, or ``"served"``."""
+    if probe.exact:
+        return "served"
+    if not probe.similarity >= threshold:
+        return "threshold"
+    rules = [r for r in probe.rules if r not in skip_rules]
+    if rules:
+        return f"rule:{rules[0]}"
+    if probe.context is not None:
+        return "context"
+    if min_score is not None and probe.learned is not None and probe.learned < min_score:
+        return "learned"
+    return "served"
+
+
+def stage_table(pairs: list[dict[str, Any]], probes: list[Probe], threshold: float, min_score: float | None) -> list[str]:
+    """Per category: how many pairs each stage stops first (should-hits: where they are lost)."""
+    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for pair, probe in zip(pairs, probes):
+        group = "conv:" if is_conversation(pair) else ""
+        counts[(pair["label"], group + pair["category"])][stage(probe, threshold, min_score)] += 1
+    stages = sorted({s for c in counts.values() for s in c}, key=lambda s: (s != "served", s != "threshold", s))
+    lines = [f"Stages at threshold {threshold:.2f}, verifier operating point {min_score}: the first stage that "
+             "refuses each pair (should-hit: where it is lost; trap: served is a wrong answer).", "",
+             "| label | category | pairs | " + " | ".join(stages) + " |", "|---|---|---|" + "---|" * len(stages)]
+    for (label, category), row in sorted(counts.items()):
+        n = sum(row.values())
+        lines.append(f"| {label} | {category} | {n} | " + " | ".join(f"{row.get(s, 0)}" for s in stages) + " |")
+    return lines
+
+
+def sweep_table(pairs: list[dict[str, Any]], probes: list[Probe], thresholds: list[float],
+                min_scores: list[float | None], skip_rules: frozenset[str] = frozenset()) -> list[str]:
+    """Served and wrong (overall, worst trap category, conversations) for each threshold and operating point."""
+    lines = ["| threshold | verifier | should-hit served | traps wrong | worst trap category | conversations served / wrong |",
+             "|---|---|---|---|---|---|"]
+    for threshold in thresholds:
+        for min_score in min_scores:
+            tally = Tally()
+            for pair, probe in zip(pairs, probes):
+                tally.add(pair, stage(probe, threshold, min_score, skip_rules) == "served")
+            worst_cat, worst = tally.worst_trap()
+            lines.append(f"| {threshold:.2f} | {min_score} | {_pct(tally.rate(SHOULD_HIT))} | {_pct(tally.rate(TRAP))} | "
+                         f"{worst_cat} {worst:.1%} | {_pct(tally.rate(SHOULD_HIT, 'conversation'))} / "
+                         f"{_pct(tally.rate(TRAP, 'conversation'))} |")
+    return lines

@@ -19,6 +19,14 @@ _DATA: dict[str, Any] | None = None
 
 # Closed-class words: never names, never content. Written from English grammar, not from any data set.
 FUNCTION_WORDS = frozenset(["a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our", "their", "me", "you", "him", "us", "them", "i", "we", "he", "she", "it", "they", "myself", "yourself", "itself", "ourselves", "mine", "yours", "hers", "ours", "theirs", "who", "whom", "whose", "which", "what", "where", "when", "why", "how", "is", "are", "am", "was", "were", "be", "been", "being", "do", "does", "did", "doing", "done", "have", "has", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "ought", "need", "to", "of", "in", "on", "at", "by", "for", "from", "with", "about", "into", "onto", "over", "under", "up", "down", "out", "off", "than", "as", "via", "per", "between", "among", "against", "through", "during", "before", "after", "above", "below", "near", "around", "across", "along", "and", "or", "but", "nor", "so", "yet", "if", "then", "else", "also", "too", "very", "just", "really", "please", "kindly", "thanks", "thank", "hi", "hey", "hello", "ok", "okay", "some", "any", "all", "every", "each", "no", "not", "none", "both", "either", "neither", "few", "many", "much", "more", "most", "less", "least", "several", "only", "there", "here", "there's", "it's", "what's", "that's", "let's", "let", "me", "s", "t", "d", "ll", "ve", "re", "m", "o", "get", "give", "tell", "show", "find", "make", "put", "go", "set", "check", "look", "see", "know", "want", "like", "would'd"])
+# Closed-class words WordNet (open classes only) does not list, so that no check reads them as a name:
+# subordinating conjunctions, prepositions, reflexive and indefinite pronouns of English grammar.
+FUNCTION_WORDS = FUNCTION_WORDS | frozenset([
+    "since", "although", "because", "until", "till", "unless", "whether", "whereas", "whereby", "wherein", "lest",
+    "albeit", "upon", "without", "within", "beside", "toward", "towards", "unto", "amongst", "amid", "amidst",
+    "versus", "whenever", "wherever", "whichever", "whoever", "whatever", "himself", "herself", "themselves",
+    "yourselves", "oneself", "something", "anything", "anybody", "anyone", "somebody", "someone", "everybody",
+    "everyone", "everything", "nothing", "nobody"])
 
 
 def _data() -> dict[str, Any]:

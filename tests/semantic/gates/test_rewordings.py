@@ -52,3 +52,55 @@ DIFFERENT = [
 def test_the_traps_beside_them_are_refused(a, b, reason):
     assert contrast(a, b) == reason
     assert contrast(b, a) is not None
+
+
+# A possessive "'s" on a file name, a host or an identifier belongs to the sentence, not to the name:
+# "draft.docx's name" names draft.docx. Beside each, the same shape with another name, still refused.
+POSSESSIVE_SAME = [
+    ("rename the file draft.docx to final.docx", "change draft.docx's name to final.docx"),
+    ("renew the certificate for api.example.com", "renew api.example.com's certificate"),
+    ("show the owner of acme/api", "show acme/api's owner"),
+]
+POSSESSIVE_DIFFERENT = [
+    ("rename the file draft.docx to final.docx", "change notes.docx's name to final.docx"),
+    ("renew the certificate for api.example.com", "renew api.example.org's certificate"),
+    ("show the owner of acme/api", "show acme/web's owner"),
+]
+
+
+@pytest.mark.parametrize("a, b", POSSESSIVE_SAME)
+def test_a_possessive_on_a_name_or_file_is_the_same_name(a, b):
+    assert contrast(a, b) is None
+    assert contrast(b, a) is None
+
+
+@pytest.mark.parametrize("a, b", POSSESSIVE_DIFFERENT)
+def test_a_possessive_on_another_name_or_file_is_refused(a, b):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None
+
+
+# Closed-class words WordNet does not list (it lists open classes only) are not names: a history or a
+# request that says "since", "because", "until" or "something" on one side only is no other entity.
+CLOSED_CLASS_SAME = [
+    ("the api is returning 500 errors after the deploy", "the api is returning 500 errors since the deploy"),
+    ("restart the worker, it is stuck", "restart the worker because it is stuck"),
+    ("can you check the build status", "can you check something: the build status"),
+    ("pause the sync till monday", "pause the sync until monday"),
+]
+CLOSED_CLASS_DIFFERENT = [
+    ("invite everyone to the standup", "invite priya to the standup", "entity"),
+    ("restart the worker because it is stuck", "restart the scheduler because it is stuck", "substitution"),
+]
+
+
+@pytest.mark.parametrize("a, b", CLOSED_CLASS_SAME)
+def test_closed_class_words_are_not_names(a, b):
+    assert contrast(a, b) is None
+    assert contrast(b, a) is None
+
+
+@pytest.mark.parametrize("a, b, reason", CLOSED_CLASS_DIFFERENT)
+def test_names_beside_closed_class_words_are_still_refused(a, b, reason):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None

@@ -93,6 +93,8 @@ def code_tokens(text: str) -> Counter[str]:
     command_line = _command_line(chunks)
     for chunk in chunks:
         token = _trim(chunk)
+        if token.endswith(("'s", "’s")) and len(token) > 2:
+            token = token[:-2]  # a possessive is not part of the code: "draft.docx's name" names draft.docx
         if starts and _capitalised(token):
             token = token[0].lower() + token[1:]  # a capital that only starts a sentence ("Deploy.sh failed")
         starts = chunk[-1:] in ".!?:"

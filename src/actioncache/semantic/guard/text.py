@@ -144,6 +144,8 @@ def split_contractions(tokens: list[str]) -> list[str]:
             head, tail = tok.split("'", 1)
             # a possessive "'s" is dropped ("Madrid's station" ~ "Madrid station").
             out += [head] + ([CONTRACTION_TAILS[tail.lower()]] if tail.lower() != "s" else [])
+        elif re.fullmatch(r"\S*[^\W_]\S*'s", low) and not low[:-2].replace("'", "").isalpha():
+            out.append(tok[:-2])  # the possessive of a name or identifier: "draft.docx's name" ~ "draft.docx"
         elif re.fullmatch(r"\d+(am|pm)", low):  # "7am" is "7 am"
             out += [tok[:-2], tok[-2:]]
         else:
