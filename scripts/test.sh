@@ -34,13 +34,24 @@ trap cleanup EXIT
 bash scripts/services.sh start
 PYTHONPATH=src lint-imports --no-cache  # the layer contracts of pyproject.toml (lint-imports is in .venv)
 ruff check --no-cache src tests bench   # the lint rules of pyproject.toml
-# The package under mypy --strict (pyproject.toml) and a typed user's script; the cache stays in the run.
-mypy --cache-dir "$ACTIONCACHE_TEST_RUN_DIR/mypy"
-mypy --strict --cache-dir "$ACTIONCACHE_TEST_RUN_DIR/mypy" tests/typing/user_script.py
+# The package under mypy --strict (pyproject.toml) and a typed user's script. mypy's cache is the
+# machine's, shared by every checkout like uv's (a cold check of the package and the libraries it
+# imports takes ~3 min on 2 cores, a warm one seconds): mypy takes a cached module only when its
+# source's hash, mypy's version and the options match, so a fresh clone or another branch re-checks
+# what differs and whatever depends on it. One mypy per mypy version at a time writes it (the lock).
+MYPY_CACHE="$ACTIONCACHE_DEV_HOME/mypy-cache/$(mypy --version | awk '{ print $2 }')"
+mkdir -p "$MYPY_CACHE"
+check_types() {
+  mypy --cache-dir "$MYPY_CACHE"
+  mypy --strict --cache-dir "$MYPY_CACHE" tests/typing/user_script.py
+}
+with_lock "$MYPY_CACHE.lock" "mypy's shared cache" check_types
 workers=()
 if [ "${ACTIONCACHE_TEST_WORKERS:-auto}" != 1 ] && "$AC_PY" -c "import xdist" 2>/dev/null; then
   workers=(-n "${ACTIONCACHE_TEST_WORKERS:-auto}" --dist loadgroup)
 fi
 mkdir -m 755 "$ACTIONCACHE_TEST_RUN_DIR/tmp"
+# --durations: every run ends with its 30 slowest test phases (setup, call, teardown), so a test that
+# became slow shows in the first CI run after it did (an argument --durations=N overrides it).
 TMPDIR="$ACTIONCACHE_TEST_RUN_DIR/tmp" HYPOTHESIS_STORAGE_DIRECTORY="$ACTIONCACHE_TEST_RUN_DIR/hypothesis" "$AC_PY" -m pytest -q -p no:cacheprovider \
-  --basetemp="$ACTIONCACHE_TEST_RUN_DIR/pytest" "${workers[@]}" "$@"
+  --basetemp="$ACTIONCACHE_TEST_RUN_DIR/pytest" --durations=30 "${workers[@]}" "$@"

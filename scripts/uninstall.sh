@@ -43,6 +43,7 @@ fi
 remove "$ACTIONCACHE_DEV_HOME/uv-cache" "uv's package cache (what every checkout's .venv links from)"
 remove "$ACTIONCACHE_DEV_HOME/uv" "uv"
 remove "$ACTIONCACHE_DEV_HOME/npm" "the npm emulators (Azurite, Firestore)"
+remove "$ACTIONCACHE_DEV_HOME/mypy-cache" "mypy's cache (test.sh's type checks)"
 if [ "$system" = yes ]; then
   # Only the files the set-up writes there, never the directory itself: ACTIONCACHE_DEV_HOME may be
   # a directory the user chose (~/.cache, another disk) that holds other things.

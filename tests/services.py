@@ -97,9 +97,17 @@ def require_program(name: str, installer: str) -> str:
 
 
 def require_module(module: str, extra: str) -> None:
+    """Skip (locally) or fail (CI=true) when `module` is not installed. Found, not imported: importing
+    sentence_transformers (torch, transformers) to learn that it is there took most of a minute of a
+    test's set-up on a loaded machine, for tests that then use the ONNX model; a test that uses the
+    module imports it and fails if it is broken."""
+    import importlib.util
+
     try:
-        __import__(module)
-    except ImportError:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package of a dotted name is missing, or no spec
+        found = False
+    if not found:
         message = f"{module} is not installed; pip install 'actioncache[{extra}]'"
         if in_ci():
             pytest.fail(message, pytrace=False)

@@ -91,6 +91,14 @@ def site():
     s.close()
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module (a launch is seconds on a loaded machine); each test works in
+    contexts of its own, which share no cookies, storage or cache with another's."""
+    with sync_chromium() as chromium:
+        yield chromium
+
+
 def _scan(folder: Path, *values: str) -> None:
     files = sorted(p for p in folder.iterdir() if p.name.startswith("plans.db"))
     assert any(p.name.endswith("-wal") for p in files) or files, "nothing was stored"
@@ -119,33 +127,32 @@ def _record(browser, site: _Site, plans: PlanCache) -> None:
         context.close()
 
 
-def test_typed_values_not_shown_to_be_public_are_never_stored_whatever_the_field_says(tmp_path, site):
+def test_typed_values_not_shown_to_be_public_are_never_stored_whatever_the_field_says(tmp_path, site, browser):
     from actioncache.replay.browser import replay_plan
 
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
-        with sync_chromium() as browser:
-            _record(browser, site, plans)
-            _scan(tmp_path, *(value for _, _, value in FIELDS))
-            stored = plans.plan_store.newest(PlanSignature.of(site.url, "save my account"))[1]
-            typed = [a for a in stored["actions"] if a["action_type"] == "input_text"]
-            assert [a.get("text") for a in typed[:2]] == ["ada", "Essentiel"]
-            assert [a.get("secret") for a in typed[2:]] == [name for name, _, _ in FIELDS]
+        _record(browser, site, plans)
+        _scan(tmp_path, *(value for _, _, value in FIELDS))
+        stored = plans.plan_store.newest(PlanSignature.of(site.url, "save my account"))[1]
+        typed = [a for a in stored["actions"] if a["action_type"] == "input_text"]
+        assert [a.get("text") for a in typed[:2]] == ["ada", "Essentiel"]
+        assert [a.get("secret") for a in typed[2:]] == [name for name, _, _ in FIELDS]
 
-            # Without the values the replay stops at the first placeholder, asking for it by name.
-            context = browser.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(site.url)
-            stopped = replay_plan(plans, page, "save my account")
-            context.close()
-            assert stopped.reason == "secret_required" and "'mdp'" in stopped.message
+        # Without the values the replay stops at the first placeholder, asking for it by name.
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        stopped = replay_plan(plans, page, "save my account")
+        context.close()
+        assert stopped.reason == "secret_required" and "'mdp'" in stopped.message
 
-            new = {name: f"new-{name}-value" for name, _, _ in FIELDS}
-            context = browser.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(site.url)
-            outcome = replay_plan(plans, page, "save my account", secrets=new)
-            context.close()
+        new = {name: f"new-{name}-value" for name, _, _ in FIELDS}
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        outcome = replay_plan(plans, page, "save my account", secrets=new)
+        context.close()
         assert outcome.finished, outcome.message
         assert site.posts[-1].startswith(b"user=ada&plan=Essentiel&mdp=new-mdp-value")
         plans.store.close()
@@ -155,23 +162,22 @@ def test_typed_values_not_shown_to_be_public_are_never_stored_whatever_the_field
 
 
 @pytest.mark.parametrize("value", [0, 1234, None, b"Hunter2", True, 1.5])
-def test_a_secret_that_is_not_text_is_a_clear_error_before_anything_is_typed(tmp_path, site, value):
+def test_a_secret_that_is_not_text_is_a_clear_error_before_anything_is_typed(tmp_path, site, browser, value):
     from actioncache.replay.browser import replay_plan
 
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
-        with sync_chromium() as browser:
-            _record(browser, site, plans)
-            site.posts.clear()
-            context = browser.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(site.url)
-            secrets = {name: "fine" for name, _, _ in FIELDS}
-            secrets["mdp"] = value
-            with pytest.raises(TypeError, match=r"secrets\['mdp'\] must be a str, not "):
-                replay_plan(plans, page, "save my account", secrets=secrets)
-            assert page.input_value("#user") == "" and page.input_value("#mdp") == ""  # nothing typed
-            context.close()
+        _record(browser, site, plans)
+        site.posts.clear()
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        secrets = {name: "fine" for name, _, _ in FIELDS}
+        secrets["mdp"] = value
+        with pytest.raises(TypeError, match=r"secrets\['mdp'\] must be a str, not "):
+            replay_plan(plans, page, "save my account", secrets=secrets)
+        assert page.input_value("#user") == "" and page.input_value("#mdp") == ""  # nothing typed
+        context.close()
         assert site.posts == []
     finally:
         plans.store.close()
