@@ -78,3 +78,19 @@ def test_deleted_working_directory_runs_the_command(ex, mode):
         else:
             assert b"working directory was deleted" in done.stderr
     assert not Path(gone).exists()
+
+
+def test_explain_says_the_output_goes_through_a_pipe_when_stdout_is_a_terminal(ex):
+    import os
+
+    main, side = os.openpty()  # a real pseudo-terminal as exec's stdout
+    try:
+        done = subprocess.run([PY, "-m", "actioncache", "exec", "--mode", "use", "--explain", "--", "true"],
+                              cwd=ex.work, env=ex.env, stdout=side, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(side)
+        os.close(main)
+    assert done.returncode == 0
+    assert b"the command writes to a pipe" in done.stderr
+    piped = ex.run("--mode", "use", "--explain", "--", "true")
+    assert b"the command writes to a pipe" not in piped.stderr

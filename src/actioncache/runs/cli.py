@@ -28,7 +28,9 @@ PROG = "actioncache exec"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = HelpfulParser(prog=PROG, description="Run a command through the cache.",
+    p = HelpfulParser(prog=PROG, description="Run a command through the cache. In modes record and use its "
+                                "stdout and stderr are pipes, not the terminal (one pipe when they are one stream, "
+                                "as with 2>&1).",
                                 epilog="example: actioncache exec --mode use --scope verify -- shellcheck loop.sh")
     p.add_argument("--mode", "--cache-mode", choices=("off", "record", "use"),
                    help="off: just run (default); record: run and store passes; use: replay passes, run misses")
@@ -117,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"{tool}: runs uncached: this exec is inside a traced run (an outer actioncache exec), "
              "whose trace covers what it reads")
         return _passthrough(command, tool, args.summary, "inside a traced run", inherited, env)
+    if args.explain and _isatty(1):
+        _say("output: the command writes to a pipe (kept for the cache), not this terminal: "
+             "[ -t 1 ] is false for it and ls prints no columns or colours; mode off runs it on the terminal")
     from .keys import describe_fds, observe_stdin, one_output_stream
     from .runner import ExecOptions, ExecRun, open_cache
 
@@ -139,6 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExecRun(command, policy, options).execute(cache)
     finally:
         cache.close()
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def _cwd_deleted() -> bool:

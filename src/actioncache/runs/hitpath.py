@@ -170,8 +170,7 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     import time
 
     from . import keys, manifest
-    from .keys import (describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, one_output_stream, run_key,
-                      under_trace)
+    from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key, under_trace
     from .lean import process_ms, sqlite3_module, which
 
     command = opts["command"]
@@ -189,7 +188,7 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
         parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
                           stdin_data=stdin.data, stdin_file=stdin.file, env_ignore=opts["env_ignore"],
                           check_git_sha=config.get("check_git_sha") is not False, secret=env_secret(path),
-                          one_stream=one_output_stream())
+                          one_stream=keys.one_output_stream())
     except OSError:
         return None
     if config.get("digest"):
