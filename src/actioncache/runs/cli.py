@@ -28,7 +28,9 @@ PROG = "actioncache exec"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = HelpfulParser(prog=PROG, description="Run a command through the cache.",
+    p = HelpfulParser(prog=PROG, description="Run a command through the cache. In modes record and use its "
+                                "stdout and stderr are pipes, not the terminal (one pipe when they are one stream, "
+                                "as with 2>&1).",
                                 epilog="example: actioncache exec --mode use --scope verify -- shellcheck loop.sh")
     p.add_argument("--mode", "--cache-mode", choices=("off", "record", "use"),
                    help="off: just run (default); record: run and store passes; use: replay passes, run misses")
@@ -76,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..policy import PolicyError, default_policy, load_config
     from . import configmemo
 
+    if command and _cwd_deleted():
+        return _in_deleted_cwd(args, command, inherited)
     try:
         config = load_config()
         policy = _resolve(args, default_policy())
@@ -115,7 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"{tool}: runs uncached: this exec is inside a traced run (an outer actioncache exec), "
              "whose trace covers what it reads")
         return _passthrough(command, tool, args.summary, "inside a traced run", inherited, env)
-    from .keys import describe_fds, observe_stdin
+    if args.explain and _isatty(1):
+        _say("output: the command writes to a pipe (kept for the cache), not this terminal: "
+             "[ -t 1 ] is false for it and ls prints no columns or colours; mode off runs it on the terminal")
+    from .keys import describe_fds, observe_stdin, one_output_stream
     from .runner import ExecOptions, ExecRun, open_cache
 
     stdin = observe_stdin()
@@ -125,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           stdin_file=stdin.file,
                           uncacheable=stdin.problem or fd_problem, pass_fds=passed, descriptors=descriptors,
                           summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log,
+                          one_stream=one_output_stream(),
                           config_digest=configmemo.config_digest(str(config.path) if config.path else None),
                           decision=decision)
     try:
@@ -136,6 +144,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExecRun(command, policy, options).execute(cache)
     finally:
         cache.close()
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def _cwd_deleted() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
+
+
+def _in_deleted_cwd(args: argparse.Namespace, command: list[str], inherited: Sequence[int]) -> int:
+    """Run the command in a working directory that was deleted (``mkdir d; cd d; rmdir ../d``): a
+    directory that no longer exists cannot be keyed (nor a config file found from it), so the
+    command runs uncached, as it would without the cache. Mode off says nothing."""
+    from dataclasses import replace as with_fields
+
+    from ..policy import Policy, PolicyError
+    from ..policy.sources import env_fields
+    from .keys import command_env
+    from .runner import tool_name
+
+    try:
+        fields, _ = env_fields()
+        policy = _resolve(args, with_fields(Policy(), **fields))
+    except PolicyError as exc:
+        _say(f"error: {exc}")
+        return 2
+    tool = tool_name(command)
+    if policy.mode != "off":
+        _say(f"{tool}: runs uncached: its working directory was deleted (a deleted directory cannot be keyed)")
+    env = command_env(os.environ, args.env_mode, args.env) if args.env_mode != "all" else None
+    return _passthrough(command, tool, args.summary, "the working directory was deleted", inherited, env)
 
 
 def _resolve(args: argparse.Namespace, base: Any) -> Any:

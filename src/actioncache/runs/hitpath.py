@@ -79,7 +79,10 @@ def _config() -> dict[str, Any] | None:
     """The settings of the config file in effect ({} when there is none); None: leave it to the full command."""
     from . import configmemo
 
-    path = configmemo.find(os.getcwd())
+    try:
+        path = configmemo.find(os.getcwd())
+    except OSError:
+        return None  # the working directory was deleted: the full command runs it (uncached) and says why
     if path is None:
         return {}
     memo = configmemo.read(path)
@@ -184,7 +187,8 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     try:
         parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
                           stdin_data=stdin.data, stdin_file=stdin.file, env_ignore=opts["env_ignore"],
-                          check_git_sha=config.get("check_git_sha") is not False, secret=env_secret(path))
+                          check_git_sha=config.get("check_git_sha") is not False, secret=env_secret(path),
+                          one_stream=keys.one_output_stream())
     except OSError:
         return None
     if config.get("digest"):

@@ -231,12 +231,15 @@ def key_parts(
     env_ignore: Sequence[str] = (),
     descriptors: Sequence[Sequence[Any]] = (),
     secret: bytes | None = None,
+    one_stream: bool = False,
 ) -> dict[str, Any]:
     """Everything that identifies this run, as a JSON-able dict (``--explain`` prints it).
 
     ``traced=False``: no read-set will be recorded, so every argument naming a file is hashed too.
     ``secret``: the store's ``env_secret`` environment values are keyed with (None: a per-process one).
     ``stdin_file``: the regular file on stdin the command inherits (``Stdin.file``).
+    ``one_stream``: stdout and stderr are one stream (``one_output_stream``): the run records one
+    ordered stream, so its entries live under other keys than a run with two.
     """
     environ = os.environ if environ is None else environ
     files: list[list[Any]] = []
@@ -278,6 +281,8 @@ def key_parts(
     if stdin_file is not None:
         parts["stdin_file"] = list(stdin_file)
     parts["stdin_kind"] = stdin_kind(stdin_data)
+    if one_stream:  # absent for two streams: the keys of entries recorded before this part stay as they were
+        parts["streams"] = "one"
     if scope == "llm_ro" and check_git_sha:
         parts["git_head"] = git_head()
     return parts
@@ -304,6 +309,27 @@ def stdin_kind(stdin_data: bytes | None) -> str:
     if stat.S_ISSOCK(mode):
         return "socket"
     return "file" if stat.S_ISREG(mode) else "other"
+
+
+def one_output_stream() -> bool:
+    """Whether our stdout and stderr are one stream (``2>&1``: the same pipe, file or terminal),
+    as every agent harness captures a command's output. Then the command gets one pipe for both,
+    as the shell gave it one, and its output is recorded and replayed as one ordered stream on
+    stdout: two streams would replay all of stdout, then all of stderr. Two ``fstat`` calls (the
+    hit path makes them too); a regular file must also be at one offset (``>f 2>&1``, not two
+    opens of one file)."""
+    try:
+        out, err = os.fstat(1), os.fstat(2)
+    except OSError:
+        return False
+    if (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino):
+        return False
+    if not stat.S_ISREG(out.st_mode):
+        return True
+    try:
+        return os.lseek(1, 0, os.SEEK_CUR) == os.lseek(2, 0, os.SEEK_CUR)
+    except OSError:
+        return False
 
 
 def process_state() -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Run a tool, streaming its output live while keeping every byte for the cache.
 
-On a miss the user sees the tool's stdout and stderr as they come (each on its own stream); the
-captured bytes are what a later hit replays, so a hit is byte-for-byte the tool's output.
+On a miss the user sees the tool's stdout and stderr as they come (each on its own stream, or, when
+ours are one stream as with ``2>&1``, on one pipe in the order the tool wrote them); the captured
+bytes are what a later hit replays, so a hit is byte-for-byte the tool's output.
 """
 
 from __future__ import annotations
@@ -150,23 +151,28 @@ def _start(argv: Sequence[str], stdin_data: bytes | None, **popen: object) -> tu
 
 
 def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bool = True,
-             env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = (), stdin_more: bool = False) -> Outcome:
+             env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = (), stdin_more: bool = False,
+             one_stream: bool = False) -> Outcome:
     """Run ``argv``; raises OSError when it cannot start (not found, not executable).
 
     ``stdin_data``: fed to the command's stdin (then the rest of ours with ``stdin_more``); None: it
     inherits ours. ``pass_fds``: inherited descriptors it keeps (``cat /dev/fd/3 3<f``, ``<(...)``).
     A tool killed by a signal reports ``128 + signal``, as shells do.
+    ``one_stream``: its stdout and stderr are one pipe (``keys.one_output_stream``), kept whole in
+    ``stdout`` in the order written and echoed to our stdout; ``stderr`` is empty.
     """
     started = time.perf_counter()
-    proc, writer = _start(argv, stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    proc, writer = _start(argv, stdin_data, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT if one_stream else subprocess.PIPE, env=env,
                           pass_fds=tuple(pass_fds), restore_signals=True)
     out: list[bytes] = []
     err: list[bytes] = []
     capture = _Capture(max_capture_bytes())
     workers = [threading.Thread(target=_pump, args=(proc.stdout, out, sys.stdout if stream else None, capture,
-                                                    "output"), daemon=True),
-               threading.Thread(target=_pump, args=(proc.stderr, err, sys.stderr if stream else None, capture,
-                                                    "error output"), daemon=True)]
+                                                    "output"), daemon=True)]
+    if not one_stream:
+        workers.append(threading.Thread(target=_pump, args=(proc.stderr, err, sys.stderr if stream else None,
+                                                            capture, "error output"), daemon=True))
     if stdin_data is not None:
         workers.append(threading.Thread(target=_feed, args=(writer, stdin_data, stdin_more), daemon=True))
     for worker in workers:

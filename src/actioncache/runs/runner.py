@@ -123,6 +123,7 @@ class ExecOptions:
     pass_fds: Sequence[int] = ()  # inherited descriptors the command keeps
     descriptors: Sequence[Sequence[Any]] = ()  # the key parts of those (regular files read)
     stream: bool = True  # write the tool's output (or the replay) to our stdout/stderr
+    one_stream: bool = False  # our stdout and stderr are one stream (keys.one_output_stream): so are the command's
     summary: bool = False
     explain: bool = False
     run_log: bool = True
@@ -176,7 +177,7 @@ class ExecRun:
                           check_git_sha=self.policy.check_git_sha,
                           traced=strace is not None, env_mode=self.options.env_mode,
                           env_ignore=self.options.env_ignore, descriptors=self.options.descriptors,
-                          secret=self._env_secret())
+                          secret=self._env_secret(), one_stream=self.options.one_stream)
         if self.options.config_digest is not None:
             parts["config"] = self.options.config_digest  # the hit path adds the same (from its memo)
         key = record["key"] = run_key(tool, parts)
@@ -393,7 +394,8 @@ class ExecRun:
             return {"exit_code": code, "stdout": b"", "stderr": b"", "start_error": message, "duration_ms": 0.0}
         if strace is None:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
-                               env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more)
+                               env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more,
+                               one_stream=self.options.one_stream)
             plain: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                      "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                      "readset": [], "traced": False, "stdin_offset": stdin_offset()}
@@ -415,7 +417,8 @@ class ExecRun:
             started_ns = time.time_ns()
             terminal = _inherits_terminal(self.options.stdin_data, self.options.pass_fds)
             outcome = run_tool(traced_argv(strace, log_path, self.command, terminal), stdin_data=self.options.stdin_data,
-                               stream=self.options.stream, env=self._env(), pass_fds=self.options.pass_fds)
+                               stream=self.options.stream, env=self._env(), pass_fds=self.options.pass_fds,
+                               one_stream=self.options.one_stream)
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                       "traced": True, "stdin_offset": stdin_offset()}

@@ -1,0 +1,96 @@
+"""``actioncache exec`` with stdout and stderr as one stream (``2>&1``, as agent harnesses capture
+output), and in a working directory that was deleted (attack report F1, F8). Real CLI, real shells."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PY = sys.executable
+
+# Writes stdout, stderr, stdout, each flushed before the next: through one pipe the order is fixed
+# by the writes themselves (no sleeps, no timing). Each real run leaves a mark in $RUNS_DIR.
+INTERLEAVED = ("import os, sys, time; open(os.path.join(os.environ['RUNS_DIR'], str(time.time_ns())), 'w').close(); "
+               "[(s.write(t), s.flush()) for s, t in ((sys.stdout, 'o1\\n'), (sys.stderr, 'e1\\n'), "
+               "(sys.stdout, 'o2\\n'), (sys.stderr, 'e2\\n'), (sys.stdout, 'o3\\n'))]")
+MERGED = b"o1\ne1\no2\ne2\no3\n"
+
+# The hit path (no extra flag) and the full command (--env-mode all sends it there): both must agree.
+PATHS = {"hit path": [], "full command": ["--env-mode", "all"]}
+
+
+def _merged(ex, mode: str, extra: list[str]) -> subprocess.CompletedProcess:
+    exec_cmd = shlex.join([PY, "-m", "actioncache", "exec", "--mode", mode, *extra, "--", PY, "-c", INTERLEAVED])
+    return subprocess.run(["bash", "-c", f"{exec_cmd} 2>&1 | cat"], cwd=ex.work, env=ex.env, capture_output=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_one_stream_keeps_its_order_on_miss_and_hit(ex, path):
+    off = _merged(ex, "off", [])
+    assert off.stdout == MERGED
+    miss = _merged(ex, "use", PATHS[path])
+    assert miss.returncode == 0 and miss.stdout == MERGED
+    runs = ex.runs()
+    hit = _merged(ex, "use", PATHS[path])
+    assert ex.runs() == runs, "the second run was not a hit"
+    assert hit.returncode == 0 and hit.stdout == MERGED
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_two_streams_stay_two(ex, path):
+    for _ in range(2):
+        done = ex.run("--mode", "use", *PATHS[path], "--", PY, "-c", INTERLEAVED)
+        assert done.returncode == 0
+        assert done.stdout == b"o1\no2\no3\n"
+        assert done.stderr == b"e1\ne2\n"
+    assert ex.runs() == 1
+
+
+def test_an_entry_recorded_with_two_streams_never_serves_one(ex):
+    two = ex.run("--mode", "use", "--", PY, "-c", INTERLEAVED)
+    assert two.returncode == 0 and ex.entries() != []
+    merged = _merged(ex, "use", [])
+    assert ex.runs() == 2, "a two-stream entry served a run whose output is one stream"
+    assert merged.stdout == MERGED
+    again = ex.run("--mode", "use", "--", PY, "-c", INTERLEAVED)  # and the other way round
+    assert ex.runs() == 2 and again.stdout == b"o1\no2\no3\n" and again.stderr == b"e1\ne2\n"
+
+
+@pytest.mark.parametrize("mode", ["off", "record", "use"])
+def test_deleted_working_directory_runs_the_command(ex, mode):
+    gone = ex.work / "gone"
+    exec_cmd = shlex.join([PY, "-m", "actioncache", "exec", "--mode", mode, "--", "echo", "ran"])
+    line = f"mkdir {shlex.quote(str(gone))} && cd {shlex.quote(str(gone))} && rmdir ../gone && {exec_cmd}"
+    # no empty PYTHONPATH entry: that one means the working directory, and Python itself cannot start there
+    env = {**ex.env, "PYTHONPATH": ":".join(p for p in ex.env.get("PYTHONPATH", "").split(":") if p)}
+    for _ in range(2):
+        done = subprocess.run(["bash", "-c", line], cwd=ex.work, env=env, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == b"ran\n"
+        assert b"Traceback" not in done.stderr
+        if mode == "off":
+            assert done.stderr == b""
+        else:
+            assert b"working directory was deleted" in done.stderr
+    assert not Path(gone).exists()
+
+
+def test_explain_says_the_output_goes_through_a_pipe_when_stdout_is_a_terminal(ex):
+    import os
+
+    main, side = os.openpty()  # a real pseudo-terminal as exec's stdout
+    try:
+        done = subprocess.run([PY, "-m", "actioncache", "exec", "--mode", "use", "--explain", "--", "true"],
+                              cwd=ex.work, env=ex.env, stdout=side, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(side)
+        os.close(main)
+    assert done.returncode == 0
+    assert b"the command writes to a pipe" in done.stderr
+    piped = ex.run("--mode", "use", "--explain", "--", "true")
+    assert b"the command writes to a pipe" not in piped.stderr
