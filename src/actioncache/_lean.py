@@ -161,3 +161,27 @@ def _plain_sqlite3() -> Any:
         return __import__("_sqlite3")
     except ImportError:
         return __import__("sqlite3")
+
+
+def one_output_stream() -> bool:
+    """Whether our stdout and stderr are one stream (``2>&1``: the same pipe, file or terminal),
+    as every agent harness captures a command's output. Then the command gets one pipe for both,
+    as the shell gave it one, and its output is recorded and replayed as one ordered stream on
+    stdout: two streams would replay all of stdout, then all of stderr. Two ``fstat`` calls (the
+    hit path makes them too); a regular file must also be at one offset (``>f 2>&1``, not two
+    opens of one file)."""
+    import os
+    import stat
+
+    try:
+        out, err = os.fstat(1), os.fstat(2)
+    except OSError:
+        return False
+    if (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino):
+        return False
+    if not stat.S_ISREG(out.st_mode):
+        return True
+    try:
+        return os.lseek(1, 0, os.SEEK_CUR) == os.lseek(2, 0, os.SEEK_CUR)
+    except OSError:
+        return False

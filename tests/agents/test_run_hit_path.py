@@ -315,3 +315,19 @@ def test_plain_path_templates_render_the_same_everywhere(value: object) -> None:
                                    "{{ agent_dir }}", "{{ state._x }}", "{{ state.x }"])
 def test_other_templates_are_not_replayed(value: str) -> None:
     assert template_problem(value) is not None
+
+
+def test_one_output_stream_is_left_to_the_engine_when_the_record_holds_two(tmp_path: Path) -> None:
+    """With stdout and stderr as one stream (`2>&1`, as agent harnesses capture), a record that kept
+    them apart cannot give back their interleaving: the engine answers, in its own order."""
+    world = World(tmp_path)
+    warm(world)
+    argv = ["run", "agent.yaml", "--input", json.dumps(world.input)]
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "actioncache", *argv], cwd=world.work,
+                          env=world.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    lines = done.stdout.splitlines(keepends=True)
+    assert done.returncode == 0
+    assert any("actioncache.agents.engine" in line for line in lines if line.startswith("import time:")), \
+        "the hit path replayed two recorded streams into one"
+    merged = "".join(line for line in lines if not line.startswith("import time:"))
+    assert "hit for alice" in merged and '"_cache_hit": true' in merged

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Mapping, Sequence
 
 from .lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
+from .lean import one_output_stream as one_output_stream  # noqa: E402 - shared with agents.runhit
 
 KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``); process state keyed
 
@@ -309,27 +310,6 @@ def stdin_kind(stdin_data: bytes | None) -> str:
     if stat.S_ISSOCK(mode):
         return "socket"
     return "file" if stat.S_ISREG(mode) else "other"
-
-
-def one_output_stream() -> bool:
-    """Whether our stdout and stderr are one stream (``2>&1``: the same pipe, file or terminal),
-    as every agent harness captures a command's output. Then the command gets one pipe for both,
-    as the shell gave it one, and its output is recorded and replayed as one ordered stream on
-    stdout: two streams would replay all of stdout, then all of stderr. Two ``fstat`` calls (the
-    hit path makes them too); a regular file must also be at one offset (``>f 2>&1``, not two
-    opens of one file)."""
-    try:
-        out, err = os.fstat(1), os.fstat(2)
-    except OSError:
-        return False
-    if (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino):
-        return False
-    if not stat.S_ISREG(out.st_mode):
-        return True
-    try:
-        return os.lseek(1, 0, os.SEEK_CUR) == os.lseek(2, 0, os.SEEK_CUR)
-    except OSError:
-        return False
 
 
 def process_state() -> dict[str, Any]:
