@@ -277,7 +277,10 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             raise Unrecordable(touch.path)
         path = _normal(touch.path)
         if mine.owns(path):
-            continue  # the store's own files (a nested exec), and SQLite's -wal/-shm beside them
+            # Every run changes them (entries, counters, the hit journal), so what the command saw
+            # there (a count, a size, a time) cannot be vouched for by any later check. A nested
+            # exec touches none of them (keys.under_trace); a command that does is not cached.
+            raise Unrecordable(f"the command looked at the cache's own store ({path}), which every run changes")
         if through_process_view(path):
             raise Unrecordable(f"the command used {path}, a file seen through a process's view in /proc, "
                                "which cannot be checked again")
