@@ -19,13 +19,16 @@ A failed lookup records its error (``ENOENT``, ``ENOTDIR``, ``EACCES``), as the 
 file that appears later changes the answer.
 
 Where a path lives decides how it is observed (:func:`place`), and only one rule leaves anything
-out:
+out (the pseudo-files):
 
-* **left out** (``own``): the store's own files (the SQLite file in use and the files the store keeps
-  beside it, ``SIDECARS``, passed as ``ignore``; in the directory that holds it, their names in its
-  listing and its times, which the store's own writes move), recognised by identity
-  (:class:`OwnFiles`: that directory by device and inode, so ``proj/.ac`` in a listing of ``proj``,
-  ``.ac/sub/..`` or a symlink to it count the same way, and the database by device and inode) and the process's own pseudo-files, which describe the
+* **refused**: the store's own files (the SQLite file in use and the files the store keeps beside
+  it, ``SIDECARS``, passed as ``ignore``), which every run changes: a command that reads, stats or
+  opens one is not cached (a nested exec touches none: ``keys.under_trace``). In the directory that
+  holds them, their names in its listing and its times, which the store's own writes move, are left
+  out. Recognised by identity (:class:`OwnFiles`: that directory by device and inode, so
+  ``proj/.ac`` in a listing of ``proj``, ``.ac/sub/..`` or a symlink to it count the same way, and
+  the database by device and inode);
+* **left out** (``own``): the process's own pseudo-files, which describe the
   process rather than the machine and differ for every process: ``/proc/self/...``,
   ``/proc/thread-self/...``, ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
   ``/dev/pts/N``, ``/dev/ptmx``, ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``,
@@ -254,8 +257,9 @@ def __getattr__(name: str) -> Any:
 def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()) -> list[list[Any]]:
     """Records ``[kind, path, seen, sig or None]`` for everything a traced run observed.
 
-    ``ignore``: the store's own files, left out with everything under them and the files the store
-    keeps beside them (``OwnFiles``: by identity, whatever the spelling of a path).
+    ``ignore``: the store's own files; a look at one of them, at anything under them or at the files
+    the store keeps beside them (``OwnFiles``: by identity, whatever the spelling of a path) makes
+    the run unrecordable, as every run changes them.
 
     Raises :class:`Unrecordable` with the reason when the run cannot be vouched for: it changed
     something it had observed, something changed while it ran, or a call could not be resolved.
