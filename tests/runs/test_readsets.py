@@ -7,8 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
+
+from actioncache.runs import readset
 
 PY = sys.executable
 USE = ("--cache-mode", "use", "--cache-scope", "verify,read", "--summary")  # seed 001's own spelling
@@ -208,3 +211,27 @@ def test_a_file_the_command_wrote_must_still_be_there(ex, strace):
     (ex.work / "sorted.txt").write_text("tampered\n")
     assert outcome(ex.run(*USE, *cmd)) == "miss" and (ex.work / "sorted.txt").read_text() != "tampered\n"
     assert outcome(ex.run(*USE, *cmd)) == "hit"
+
+
+def test_a_big_file_counts_by_its_full_signature_and_a_racy_one_by_its_content(tmp_path):
+    """A file over ``readset.BIG_FILE_BYTES`` is not hashed on a miss (a pyenv libpython is 23 MB):
+    its full stat signature stands for its content, and any write moves it, even one that restores
+    the size and the mtime. A signature taken within the timestamp granularity of a change is not
+    trusted: that file is hashed."""
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"a" * (readset.BIG_FILE_BYTES + 1))
+    assert readset.look("f", str(big))[0].startswith("f:")  # racy: just written
+    time.sleep(readset.FINE_GRANULARITY_NS / 1e9 * 3)
+    seen = readset.look("f", str(big))[0]
+    assert seen.startswith("sig:") and "a file of" in readset.describe(seen)
+    records = [["f", str(big), seen, None]]
+    assert readset.first_change(records) is None
+    before = os.stat(big)
+    big.write_bytes(b"b" * (readset.BIG_FILE_BYTES + 1))  # same size, same mtime after utime
+    os.utime(big, ns=(before.st_atime_ns, before.st_mtime_ns))
+    time.sleep(readset.FINE_GRANULARITY_NS / 1e9 * 3)
+    assert readset.first_change(records) is not None
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"x" * readset.BIG_FILE_BYTES)
+    time.sleep(readset.FINE_GRANULARITY_NS / 1e9 * 3)
+    assert readset.look("f", str(small))[0].startswith("f:")

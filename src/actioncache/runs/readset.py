@@ -73,12 +73,16 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Sequence
 
 
+from .readcheck import BIG_FILE_BYTES as BIG_FILE_BYTES  # noqa: E402
+from .readcheck import COARSE_GRANULARITY_NS as COARSE_GRANULARITY_NS  # noqa: E402
+from .readcheck import FINE_GRANULARITY_NS as FINE_GRANULARITY_NS  # noqa: E402
 from .readcheck import SIDECARS as SIDECARS  # noqa: E402
 from .readcheck import _err as _err  # noqa: E402 - the checking half, which a hit imports alone
 from .readcheck import _sig as _sig  # noqa: E402
 from .readcheck import _stat_text as _stat_text  # noqa: E402
 from .readcheck import describe as describe  # noqa: E402
 from .readcheck import first_change as first_change  # noqa: E402
+from .readcheck import granularity as granularity  # noqa: E402
 from .readcheck import listing_digest as listing_digest  # noqa: E402
 from .readcheck import look as look  # noqa: E402
 from .readcheck import own_name as own_name  # noqa: E402
@@ -93,8 +97,6 @@ PSEUDO_PREFIXES = ("/proc/", "/sys/")
 # leads to by the trace, which observes that file instead.
 OWN_PSEUDO = ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr",
               "/dev/null", "/dev/zero", "/dev/full")
-FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
-COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
 _LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x"}
 _CHANGES = ("write", "create", "remove")
 
@@ -152,12 +154,6 @@ def _normal(path: str) -> str:
 
 def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
-
-
-def granularity(info: os.stat_result) -> int:
-    if info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0:
-        return COARSE_GRANULARITY_NS
-    return FINE_GRANULARITY_NS
 
 
 # --- the store's own files, by identity ------------------------------------------------------------
