@@ -135,8 +135,9 @@ def test_a_program_newly_installed_in_usr_local_shadows_a_later_path_entry(ex, s
 
 
 def test_the_one_exclusion_rule(tmp_path):
-    """Only the store's own files and the process's own pseudo-files are left out; everything else is
-    observed: system paths by stat data, /proc and /sys and everything else by content."""
+    """Only the process's own pseudo-files are left out (a look at the store's own files makes the run
+    uncached); everything else is observed: system paths by stat data, /proc and /sys and everything
+    else by content."""
     assert readset.OWN_PSEUDO == ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout",
                                   "/dev/stderr", "/dev/null", "/dev/zero", "/dev/full")
     for own in readset.OWN_PSEUDO:
@@ -152,10 +153,13 @@ def test_the_one_exclusion_rule(tmp_path):
         assert f"`{own}" in docs, f"{own} is left out of read-sets but docs/agent-loops.md does not say so"
     store = tmp_path / "s.db"
     kept = tmp_path / "kept"
-    observed = [Touch("read", str(store)), Touch("read", str(store) + "-wal"), Touch("stat", "/proc/self/status"),
-                Touch("read", "/dev/null"), Touch("stat", "/usr", stat=None), Touch("read", str(kept), "ENOENT")]
+    observed = [Touch("stat", "/proc/self/status"), Touch("read", "/dev/null"), Touch("stat", "/usr", stat=None),
+                Touch("read", str(kept), "ENOENT")]
     records = readset.build(observed, time.time_ns(), ignore=[str(store)])
     assert [(r[0], r[1]) for r in records] == [("s", "/usr"), ("f", str(kept))]
+    for own in (str(store), str(store) + "-wal"):  # the store's own files: every run changes them
+        with pytest.raises(readset.Unrecordable, match="looked at the cache's own store"):
+            readset.build([*observed, Touch("read", own)], time.time_ns(), ignore=[str(store)])
 
 
 # --- 2. a trace that loses nothing -----------------------------------------------------------------------
@@ -286,6 +290,61 @@ def test_odd_names_are_quoted_as_the_parser_expects(tmp_path, strace):
     assert f'"./{_quote(name)}"' in text and f"<{_quote(str(directory / name), True)}>" in text
     got = {(t.kind, t.path, t.error) for t in touches(text.splitlines(keepends=True), str(tmp_path))}
     assert ("read", f"{directory}/./{name}", None) in got
+
+
+STORE_LOOK = b"looked at the cache's own store"
+
+
+def test_a_command_that_reads_the_store_never_replays_an_old_count(ex, strace):
+    """The store's files were left out of the read-set (for a nested exec's sake), so a command that
+    reads the store (sqlite3, a Python script) replayed the count of entries it saw first."""
+    ex.run(*USE, "--", "true")  # the store exists
+    count = (PY, "-c", f"import sqlite3; print(sqlite3.connect({str(ex.db)!r}).execute("
+                       "\"select count(*) from entries where key like 'cache:exec:%'\").fetchone()[0])")
+    first = ex.run(*USE, "--", *count)
+    assert STORE_LOOK in first.stderr and outcome(first) != "hit", first.stderr
+    ex.run(*USE, "--", "echo", "another entry")
+    again = ex.run(*USE, "--", *count)  # the fresh count, not the first one
+    assert outcome(again) != "hit" and int(again.stdout) == int(first.stdout) + 1, again.stderr
+
+
+@pytest.mark.parametrize("ls", [("ls", "-l"), ("du", "-ab"), ("stat", "-c", "%n %s")])
+def test_sizes_and_times_of_the_stores_files_are_never_replayed(ex, strace, ls):
+    """``ls -l``, ``du`` or ``stat`` of the store's files (here through their directory) show sizes
+    and times that every run moves: such a run is not cached."""
+    ex.run(*USE, "--", "true")
+    target = [str(ex.db.parent)] if ls[0] != "stat" else [str(ex.db)]
+    for round_ in range(3):
+        ex.run(*USE, "--", "echo", str(round_))  # the store grows between the looks
+        looked = ex.run(*USE, "--", *ls, *target)
+        assert outcome(looked) != "hit" and STORE_LOOK in looked.stderr, looked.stderr
+
+
+def test_a_plain_listing_of_the_stores_directory_still_caches(ex, strace):
+    """Names are all a plain listing shows, and the store's names are left out of a listing: it
+    caches (the directory's own times are the store's writes and count by type, mode and owner)."""
+    project = ex.work / "proj"
+    (project / ".ac").mkdir(parents=True)
+    (project / ".ac" / "notes").write_text("x\n")
+    local = {"ACTIONCACHE_URL": f"sqlite:///{project / '.ac' / 'loop.db'}"}
+    run = (PY, "-c", "import os; print([n for n in sorted(os.listdir('.ac')) if not n.startswith('loop.db')])")
+    outcomes = [outcome(honest(ex, *run, extra_env=local, cwd=project)) for _ in range(3)]
+    assert outcomes[-1] == "hit", outcomes
+
+
+@pytest.mark.parametrize("launcher", ["module", "command"])
+def test_a_nested_exec_touches_nothing_of_the_store(ex, strace, launcher):
+    """A nested exec (the installed command's hit path too) asks whether it is traced before it
+    touches the config memo, the store or anything beside it: the outer run, which would not be
+    cached had it seen any of them, caches."""
+    (ex.work / "f.txt").write_text("inner\n")
+    program = f"{PY} -m actioncache" if launcher == "module" else str(Path(PY).parent / "actioncache")
+    inner = f"{program} exec --mode use -- cat f.txt"
+    ex.run(*USE, "--", "cat", "f.txt")  # the store, its journal and the config memo exist
+    assert outcome(ex.run(*USE, "--", "cat", "f.txt")) == "hit"
+    outer = ex.run(*USE, "--", "sh", "-c", inner)
+    assert outer.stdout == b"inner\n" and STORE_LOOK not in outer.stderr, outer.stderr
+    assert outcome(ex.run(*USE, "--", "sh", "-c", inner)) == "hit"
 
 
 def test_an_exec_inside_a_traced_exec_runs_and_says_so(ex, strace):

@@ -7,8 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actioncache.runs import readset, trace
 
 PY = sys.executable
 USE = ("--cache-mode", "use", "--cache-scope", "verify,read", "--summary")  # seed 001's own spelling
@@ -208,3 +213,68 @@ def test_a_file_the_command_wrote_must_still_be_there(ex, strace):
     (ex.work / "sorted.txt").write_text("tampered\n")
     assert outcome(ex.run(*USE, *cmd)) == "miss" and (ex.work / "sorted.txt").read_text() != "tampered\n"
     assert outcome(ex.run(*USE, *cmd)) == "hit"
+
+
+def test_a_big_file_counts_by_its_full_signature_and_a_racy_one_by_its_content(tmp_path):
+    """A file over ``readset.BIG_FILE_BYTES`` is not hashed on a miss (a pyenv libpython is 23 MB):
+    its full stat signature stands for its content, and any write moves it, even one that restores
+    the size and the mtime. A signature taken within the timestamp granularity of a change is not
+    trusted: that file is hashed."""
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"a" * (readset.BIG_FILE_BYTES + 1))
+    assert readset.look("f", str(big))[0].startswith("f:")  # racy: just written
+    time.sleep(readset.FINE_GRANULARITY_NS / 1e9 * 3)
+    seen = readset.look("f", str(big))[0]
+    assert seen.startswith("sig:") and "a file of" in readset.describe(seen)
+    records = [["f", str(big), seen, None]]
+    assert readset.first_change(records) is None
+    before = os.stat(big)
+    big.write_bytes(b"b" * (readset.BIG_FILE_BYTES + 1))  # same size, same mtime after utime
+    os.utime(big, ns=(before.st_atime_ns, before.st_mtime_ns))
+    time.sleep(readset.FINE_GRANULARITY_NS / 1e9 * 3)
+    assert readset.first_change(records) is not None
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"x" * readset.BIG_FILE_BYTES)
+    time.sleep(readset.FINE_GRANULARITY_NS / 1e9 * 3)
+    assert readset.look("f", str(small))[0].startswith("f:")
+
+
+def _split_args_by_character(text: str) -> tuple[list[str], str]:
+    """``trace._split_args`` as it was, a character at a time: the reference it must agree with."""
+    args: list[str] = []
+    depth, start, i, n = 0, 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "<" and i > 0 and (text[i - 1].isdigit() or text[i - 1] == "D"):  # 3</path>, AT_FDCWD</path>
+            i += 1
+            while i < n and text[i] != ">":
+                i += 2 if text[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                args.append(text[start:i].strip())
+                return [a for a in args if a], text[i + 1:]
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    return [a for a in args if a], ""
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(['"', "<", ">", "\\", "(", ")", "[", "]", "{", "}", ",", "3", "D", "a", " ", "/x"]),
+                max_size=40).map("".join))
+def test_splitting_a_calls_arguments_agrees_with_the_character_by_character_reference(text):
+    assert trace._split_args(text) == _split_args_by_character(text)
+
+
+def test_splitting_real_calls():
+    line = 'AT_FDCWD</w/a\\>b>, "x\\"y,(z)", [{a, b}], O_RDONLY) = 3</w/f>'
+    assert trace._split_args(line) == _split_args_by_character(line)
+    assert trace._split_args(line)[0][0] == 'AT_FDCWD</w/a\\>b>'

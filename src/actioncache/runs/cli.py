@@ -86,7 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PolicyError as exc:
         _say(f"error: {exc}")
         return 2
-    configmemo.write(config, time.time_ns())  # the next hit need not parse the file again
+    from .keys import under_trace
+
+    if not under_trace():  # inside an outer trace nothing of the cache's own is touched (keys.under_trace)
+        configmemo.write(config, time.time_ns())  # the next hit need not parse the file again
     if not config.enabled and policy.mode != "off":  # the kill switch beats flags and the environment
         policy = replace(policy, mode="off")
         _say(f"caching is off: cache_settings.enabled is false in {config.path}")
@@ -110,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.explain:
         _say(f"policy mode={policy.mode} scopes={','.join(sorted(policy.scopes))} phase={policy.phase} "
              f"-> lookup={decision.lookup} store={decision.store} ({decision.reason or 'cached'})")
-    from .keys import command_env, under_trace
+    from .keys import command_env
 
     env = command_env(os.environ, args.env_mode, args.env) if args.env_mode != "all" else None
     if not (decision.lookup or decision.store or blocked):

@@ -132,6 +132,13 @@ def _store_path(flag: str | None, configured: str | None = None) -> str | None:
 
 def try_hit(argv: list[str]) -> int | None:
     """Replay a hit and return its exit code; None when this is not a plain hit."""
+    from .keys import under_trace
+
+    if under_trace():
+        # Inside an outer exec's trace, before the config memo, the store or anything beside it is
+        # touched: the full command runs the command through, and the outer trace, which must see
+        # none of the store's files (a command that looks at them is not cached), sees none.
+        return None
     opts = _parse(argv)
     if opts is None or any(os.environ.get(name, "").strip() for name in _BAIL_ENV):
         return None
@@ -170,14 +177,14 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     import time
 
     from . import keys, manifest
-    from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key, under_trace
+    from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key
     from .lean import process_ms, sqlite3_module, which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
     _, descriptors, problem = describe_fds(inherited_fds(), command)
-    if descriptors or problem or under_trace():
-        return None  # the full command keys inherited files, says why it cannot cache, or runs in an outer trace
+    if descriptors or problem:
+        return None  # the full command keys inherited files or says why it cannot cache
     stdin = observe_stdin()  # kept for the full command when this is not a hit
     if stdin.problem:
         return None

@@ -357,10 +357,26 @@ _STATUS_FIELDS = ("SigIgn", "SigBlk", "CapInh", "CapPrm", "CapEff", "CapBnd", "C
 _PYTHON_IGNORED = (1 << (13 - 1)) | (1 << (25 - 1))  # SIGPIPE (13), SIGXFSZ (25)
 
 
+_STATUS: list[str | None] = []
+
+
+def _proc_status() -> str | None:
+    """``/proc/self/status``, read once per process: ``under_trace`` (asked first, before anything
+    of the store is touched) and the process state in the key share the read."""
+    if not _STATUS:
+        try:
+            with open("/proc/self/status", "rb") as handle:
+                _STATUS.append(handle.read().decode("ascii", "replace"))
+        except OSError:
+            _STATUS.append(None)
+    return _STATUS[0]
+
+
 def _inherited_status() -> dict[str, str]:
+    text = _proc_status()
+    if text is None:
+        return {}
     try:
-        with open("/proc/self/status", "rb") as handle:
-            text = handle.read().decode("ascii", "replace")
         with open("/proc/self/oom_score_adj", "rb") as handle:
             oom = handle.read().decode("ascii", "replace").strip()
     except OSError:
@@ -447,17 +463,16 @@ _TRACED: list[bool] = []
 
 
 def under_trace() -> bool:
-    """Whether this process is already being traced (an ``actioncache exec`` inside another one's trace)."""
+    """Whether this process is already being traced (an ``actioncache exec`` inside another one's trace).
+    Such an exec must not open, stat or list anything of the store (the hit path and the full
+    command ask this before they do): the outer trace would see it, and a command that looks at the
+    store is not cached (``readset.build``)."""
     if not _TRACED:
         found = False
-        try:
-            with open("/proc/self/status", "rb") as status:
-                for line in status:
-                    if line.startswith(b"TracerPid:"):
-                        found = line.split()[1] != b"0"
-                        break
-        except (OSError, IndexError):
-            pass
+        for line in (_proc_status() or "").splitlines():
+            if line.startswith("TracerPid:"):
+                found = line[len("TracerPid:"):].strip() not in ("", "0")
+                break
         _TRACED.append(found)
     return _TRACED[0]
 

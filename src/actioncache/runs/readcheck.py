@@ -32,6 +32,38 @@ def _sig(info: os.stat_result, with_ctime: bool = False) -> str:
     return f"{base}:{info.st_ctime_ns}" if with_ctime else base
 
 
+FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
+COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
+
+# A regular file read whose size is over this is observed by its full stat signature (type and
+# permissions, size, mtime, ctime, inode, device) instead of its content. That is exact for change
+# detection: every write, truncation or replacement moves the mtime and ctime or the inode, and
+# the ctime cannot be set back. What it costs is a miss when such a file is touched without a
+# change. Hashing it cost every miss of a Python command ~0.1 s (the 23 MB libpython of a pyenv
+# build, read in full). A racy signature (a ctime within the timestamp granularity of the moment
+# it is taken: a later write in the same tick would leave it unchanged) is never used: the file is
+# hashed, as a small one is.
+BIG_FILE_BYTES = 1 << 20
+
+
+def granularity(info: os.stat_result) -> int:
+    if info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0:
+        return COARSE_GRANULARITY_NS
+    return FINE_GRANULARITY_NS
+
+
+def _big_file(info: os.stat_result) -> str | None:
+    """A big regular file's observation by its full stat signature; None when it is small or racy."""
+    if info.st_size <= BIG_FILE_BYTES:
+        return None
+    import time  # builtin: no file is read to import it
+
+    if info.st_ctime_ns >= time.time_ns() - granularity(info):
+        return None
+    return (f"sig:{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:"
+            f"{info.st_dev}")
+
+
 def _err(exc: OSError) -> str:
     import errno
 
@@ -97,7 +129,7 @@ def look(kind: str, path: str, own: str | None = None) -> tuple[str, os.stat_res
             return ("d:" + listing_digest(path, own) if stat.S_ISDIR(mode) else "notdir:" + _sig(info)), info
         if not stat.S_ISREG(mode):  # a FIFO or device: never read it here
             return f"special:{mode:o}", None
-        return "f:" + file_sha256(path), info
+        return _big_file(info) or "f:" + file_sha256(path), info
     except OSError as exc:
         return _err(exc), None
 
@@ -131,6 +163,10 @@ def describe(seen: str) -> str:
         return "content " + seen[2:14]
     if seen.startswith("d:"):
         return "listing " + seen[2:14]
+    if seen.startswith("sig:"):
+        mode, size, mtime, ctime, ino, dev = seen[4:].split(":")
+        return (f"a file of {size} bytes (by its signature: mtime {int(mtime) / 1e9:.6f} ctime {int(ctime) / 1e9:.6f} "
+                f"inode {ino} device {dev})")
     if seen.startswith("->"):
         return "symlink " + seen
     if seen.startswith("a:"):

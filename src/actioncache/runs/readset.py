@@ -19,13 +19,16 @@ A failed lookup records its error (``ENOENT``, ``ENOTDIR``, ``EACCES``), as the 
 file that appears later changes the answer.
 
 Where a path lives decides how it is observed (:func:`place`), and only one rule leaves anything
-out:
+out (the pseudo-files):
 
-* **left out** (``own``): the store's own files (the SQLite file in use and the files the store keeps
-  beside it, ``SIDECARS``, passed as ``ignore``; in the directory that holds it, their names in its
-  listing and its times, which the store's own writes move), recognised by identity
-  (:class:`OwnFiles`: that directory by device and inode, so ``proj/.ac`` in a listing of ``proj``,
-  ``.ac/sub/..`` or a symlink to it count the same way, and the database by device and inode) and the process's own pseudo-files, which describe the
+* **refused**: the store's own files (the SQLite file in use and the files the store keeps beside
+  it, ``SIDECARS``, passed as ``ignore``), which every run changes: a command that reads, stats or
+  opens one is not cached (a nested exec touches none: ``keys.under_trace``). In the directory that
+  holds them, their names in its listing and its times, which the store's own writes move, are left
+  out. Recognised by identity (:class:`OwnFiles`: that directory by device and inode, so
+  ``proj/.ac`` in a listing of ``proj``, ``.ac/sub/..`` or a symlink to it count the same way, and
+  the database by device and inode);
+* **left out** (``own``): the process's own pseudo-files, which describe the
   process rather than the machine and differ for every process: ``/proc/self/...``,
   ``/proc/thread-self/...``, ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
   ``/dev/pts/N``, ``/dev/ptmx``, ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``,
@@ -70,12 +73,16 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Sequence
 
 
+from .readcheck import BIG_FILE_BYTES as BIG_FILE_BYTES  # noqa: E402
+from .readcheck import COARSE_GRANULARITY_NS as COARSE_GRANULARITY_NS  # noqa: E402
+from .readcheck import FINE_GRANULARITY_NS as FINE_GRANULARITY_NS  # noqa: E402
 from .readcheck import SIDECARS as SIDECARS  # noqa: E402
 from .readcheck import _err as _err  # noqa: E402 - the checking half, which a hit imports alone
 from .readcheck import _sig as _sig  # noqa: E402
 from .readcheck import _stat_text as _stat_text  # noqa: E402
 from .readcheck import describe as describe  # noqa: E402
 from .readcheck import first_change as first_change  # noqa: E402
+from .readcheck import granularity as granularity  # noqa: E402
 from .readcheck import listing_digest as listing_digest  # noqa: E402
 from .readcheck import look as look  # noqa: E402
 from .readcheck import own_name as own_name  # noqa: E402
@@ -90,8 +97,6 @@ PSEUDO_PREFIXES = ("/proc/", "/sys/")
 # leads to by the trace, which observes that file instead.
 OWN_PSEUDO = ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr",
               "/dev/null", "/dev/zero", "/dev/full")
-FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
-COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
 _LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x"}
 _CHANGES = ("write", "create", "remove")
 
@@ -149,12 +154,6 @@ def _normal(path: str) -> str:
 
 def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
-
-
-def granularity(info: os.stat_result) -> int:
-    if info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0:
-        return COARSE_GRANULARITY_NS
-    return FINE_GRANULARITY_NS
 
 
 # --- the store's own files, by identity ------------------------------------------------------------
@@ -254,8 +253,9 @@ def __getattr__(name: str) -> Any:
 def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()) -> list[list[Any]]:
     """Records ``[kind, path, seen, sig or None]`` for everything a traced run observed.
 
-    ``ignore``: the store's own files, left out with everything under them and the files the store
-    keeps beside them (``OwnFiles``: by identity, whatever the spelling of a path).
+    ``ignore``: the store's own files; a look at one of them, at anything under them or at the files
+    the store keeps beside them (``OwnFiles``: by identity, whatever the spelling of a path) makes
+    the run unrecordable, as every run changes them.
 
     Raises :class:`Unrecordable` with the reason when the run cannot be vouched for: it changed
     something it had observed, something changed while it ran, or a call could not be resolved.
@@ -277,7 +277,10 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             raise Unrecordable(touch.path)
         path = _normal(touch.path)
         if mine.owns(path):
-            continue  # the store's own files (a nested exec), and SQLite's -wal/-shm beside them
+            # Every run changes them (entries, counters, the hit journal), so what the command saw
+            # there (a count, a size, a time) cannot be vouched for by any later check. A nested
+            # exec touches none of them (keys.under_trace); a command that does is not cached.
+            raise Unrecordable(f"the command looked at the cache's own store ({path}), which every run changes")
         if through_process_view(path):
             raise Unrecordable(f"the command used {path}, a file seen through a process's view in /proc, "
                                "which cannot be checked again")

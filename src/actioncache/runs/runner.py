@@ -482,8 +482,8 @@ class ExecRun:
         return None
 
     def _own_files(self) -> list[str]:
-        """The store's own files, the one thing a read-set leaves out besides pseudo-files
-        (``readset.place``): the store file in use and the default one (with the files the store
+        """The store's own files, which a command must not look at to be cached (``readset.build``;
+        every run changes them): the store file in use and the default one (with the files the store
         keeps beside them: ``readset.SIDECARS``), and the memos this cache keeps in its cache
         directory, all recognised by identity (``readset.OwnFiles``). Nothing else there: a
         virtualenv under it is observed."""

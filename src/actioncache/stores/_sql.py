@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
@@ -603,7 +602,7 @@ class SQLStore:
         number grows with every grant on this store (across names, releases and expiries)."""
         if name == FENCE_ROW:
             raise StoreError(f"{self.errors.where}: the lease name {name!r} is reserved (it keeps the fencing number)")
-        token = f"{self._next_fence()}:{uuid.uuid4().hex}"
+        token = f"{self._next_fence()}:{os.urandom(16).hex()}"  # not uuid: it imports platform, ~3 ms a run
         if self.dialect.server_now is not None:
             params: tuple[Any, ...] = (name, token, float(ttl_s))
         else:

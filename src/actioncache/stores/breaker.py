@@ -22,19 +22,19 @@ two attribute reads and a comparison: they sit on the hit path.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import warnings
 from typing import Any, Callable
 
+from .._log import LazyLogger
 from ..errors import CacheWarning, StoreError
 from ._url import prefixed_options
 
 __all__ = ["BREAKER_DEFAULTS", "BreakerWarning", "CircuitBreaker", "StoreSkippedError", "breaker_health",
            "breaker_options", "is_timeout"]
 
-log = logging.getLogger("actioncache")
+log = LazyLogger("actioncache")  # logging is imported when something is logged: ~5 ms a run
 
 # The defaults, documented in docs/backends.md ("Timeouts and the circuit breaker").
 BREAKER_DEFAULTS: dict[str, float] = {
