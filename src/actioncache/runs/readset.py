@@ -79,6 +79,7 @@ from .readcheck import describe as describe  # noqa: E402
 from .readcheck import first_change as first_change  # noqa: E402
 from .readcheck import listing_digest as listing_digest  # noqa: E402
 from .readcheck import look as look  # noqa: E402
+from .readcheck import open_view as open_view  # noqa: E402
 from .readcheck import own_name as own_name  # noqa: E402
 from .readcheck import stat_text as stat_text  # noqa: E402
 
@@ -107,7 +108,8 @@ OWN_PSEUDO = (*(f"{d}/{name}" for d in OWN_PROC_DIRS for name in OWN_PROC_FILES)
               "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/zero", "/dev/full")
 FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
 COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
-_LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x"}
+_LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x",
+              "fstat": "o"}
 _CHANGES = ("write", "create", "remove")
 
 
@@ -316,6 +318,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             kind = "s"  # a system file or directory counts by its stat data
         observed.setdefault(path, touch.error)
         seen = "!" + touch.error if touch.error else touch.stat
+        if kind == "o" and seen is not None:
+            seen = open_view(seen)
         if kind == "r" and touch.error == "EINVAL":
             seen = "notlink"  # readlink of a path that is there and not a symlink
         if kind == "a" and touch.error in ("EACCES", "EPERM", "EROFS", "ETXTBSY"):

@@ -21,6 +21,13 @@ Every system call is traced but a short list of frequent ones that observe nothi
 system (:data:`UNTRACED`; reads too when the command inherits a terminal). A traced call is either
 understood, known harmless (:data:`HARMLESS`), or it makes the run uncacheable (an ``uncacheable``
 touch names the reason): an allow-list, so a call nobody thought of is a miss, never a blind spot.
+Also uncacheable: a call that looks at or acts on a process other than the traced ones
+(:data:`PROCESS_TARGETS`: ``kill -0 PID``, ``renice -p``; the traced processes are every pid the
+trace shows, and 0 names the caller), a write of extended attributes (:data:`XATTR_WRITES`: a change
+a replay cannot make), and a lock tried without waiting (``flock`` with LOCK_NB, ``fcntl`` F_SETLK
+and F_GETLK: whether another process holds it is no file's content). A stat of an open descriptor
+(``fstat``, ``AT_EMPTY_PATH``) is an ``fstat`` touch of the path ``-y`` shows for it, with what it
+returned (a directory's, a ``stat``).
 So are input the cache cannot key (a read of a terminal or a device other than ``/dev/null``,
 ``/dev/zero``, ``/dev/full``; a socket connected, accepted or sent to) and a writable shared
 mapping of a file (a change through it may not move the file's stat data). A path through
@@ -82,7 +89,7 @@ PROCESS_TARGETS: dict[str, tuple[int, ...]] = {
     "sched_getaffinity": (0,), "sched_setaffinity": (0,), "sched_getparam": (0,), "sched_setparam": (0,),
     "sched_getscheduler": (0,), "sched_setscheduler": (0,), "sched_getattr": (0,), "sched_setattr": (0,),
     "sched_rr_get_interval": (0,), "get_robust_list": (0,), "getpriority": (1,), "setpriority": (1,),
-    "ioprio_get": (1,), "ioprio_set": (1,), "capget": (),
+    "ioprio_set": (1,), "capget": (),
 }
 # Extended attributes written (by path or descriptor): a change a replay cannot make (it gives back
 # output streams only), so the run is uncacheable.
@@ -93,7 +100,7 @@ CONSTANT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
 @dataclass(frozen=True)
 class Touch:
-    kind: str  # read | list | stat | lstat | access | readlink | exec | write | create | remove | unresolved
+    kind: str  # read | list | stat | fstat | lstat | access | readlink | exec | write | create | remove | unresolved
     path: str  # absolute, not resolved through symlinks (what the command asked for)
     error: str | None = None  # errno name of a failed call (ENOENT: a read of absence)
     stat: str | None = None  # the stat data the call returned (readset.stat_text), when it returned some
@@ -589,7 +596,7 @@ def _process_target(call: _Call, traced: set[str]) -> Iterator[Touch]:
     (a negative number names the group whose leader it is); uncacheable otherwise, whatever the call
     returned (ESRCH, "no such process", is an observation too: ``kill -0 PID``)."""
     name, args = call.name, call.args
-    if name in ("getpriority", "setpriority", "ioprio_get", "ioprio_set"):
+    if name in ("getpriority", "setpriority", "ioprio_set"):
         which = args[0] if args else ""
         if not which.endswith(("PRIO_PROCESS", "PRIO_PGRP", "WHO_PROCESS", "WHO_PGRP")):
             yield _uncacheable(f"the command called {name}({which}, ...): it looks at or acts on every process of "
@@ -670,12 +677,15 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
             if path and path.startswith("/") and not call.error and not path.endswith(" (deleted)"):
                 struct = call.args[_STAT_STRUCT[name]] if len(call.args) > _STAT_STRUCT[name] else ""
                 observed = observed_stat(struct)
-                # A stat of an open descriptor counts in full, like a stat by path: what it returned
-                # (mode, owner, link count, times) is what the command saw. The run's own outputs are
-                # left out in readset.build (a file it wrote counts by what it left).
+                # A stat of an open descriptor is what the command saw of the file: a directory's
+                # counts in full; any other file's by type, mode, size, links and owner (a ``fstat``
+                # touch: stdio and Python stat every file they open, for its block size, and its
+                # content is checked by the read). The run's own outputs are left out in
+                # readset.build (a file it wrote counts by what it left).
                 if place(path) in ("own", "pseudo") or path.startswith("/dev/"):
                     continue  # a pseudo-file's stat data says nothing; a device's read or write decides
-                yield Touch("stat", path, None, observed) if observed is not None else _uncacheable(
+                kind = "stat" if observed is None or observed.startswith("40") else "fstat"
+                yield Touch(kind, path, None, observed) if observed is not None else _uncacheable(
                     f"the command called {name} on {path} and the trace could not read what it returned")
             continue
         if name in ("open", "openat", "openat2", "creat"):
