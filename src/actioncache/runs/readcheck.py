@@ -24,6 +24,14 @@ def _stat_text(info: os.stat_result) -> str:
                      info.st_uid, info.st_gid)
 
 
+def open_view(stat_data: str) -> str:
+    """What a stat of an open descriptor counts by (``stat_text`` → type and permissions, size, link
+    count, owner): not its times or inode, so a file written back with the same content still hits
+    (its content is checked by the read of it)."""
+    mode, size, _mtime, _ctime, _ino, nlink, uid, gid = stat_data.split(":")
+    return f"o:{mode}:{size}:{nlink}:{uid}:{gid}"
+
+
 # --- what a path looks like now ------------------------------------------------------------------
 
 
@@ -120,6 +128,8 @@ def look(kind: str, path: str, own: str | None = None) -> tuple[str, os.stat_res
     mode = info.st_mode
     if kind in ("s", "l", "x"):
         return _stat_text(info), None
+    if kind == "o":
+        return open_view(_stat_text(info)), None
     if kind == "a":
         return f"a:{stat.S_IFMT(mode):o}:{stat.S_IMODE(mode):o}:{info.st_uid}:{info.st_gid}", None
     if stat.S_ISDIR(mode) and kind == "f":
@@ -169,6 +179,8 @@ def describe(seen: str) -> str:
                 f"inode {ino} device {dev})")
     if seen.startswith("->"):
         return "symlink " + seen
+    if seen.startswith("o:"):
+        return "open file (type and mode, size, links, owner " + seen[2:] + ")"
     if seen.startswith("a:"):
         return "there (type, mode, owner " + seen[2:] + ")"
     fields = seen.split(":")

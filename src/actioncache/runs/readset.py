@@ -29,8 +29,9 @@ out (the pseudo-files):
   ``proj/.ac`` in a listing of ``proj``, ``.ac/sub/..`` or a symlink to it count the same way, and
   the database by device and inode);
 * **left out** (``own``): the process's own pseudo-files, which describe the
-  process rather than the machine and differ for every process: ``/proc/self/...``,
-  ``/proc/thread-self/...``, ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
+  process rather than the machine and differ for every process: the files of ``/proc/self/`` and
+  ``/proc/thread-self/`` that describe the process itself (``OWN_PROC_FILES``: ``stat``, ``status``,
+  ``maps``, ``fd/``, ``limits``...; the rest of ``/proc/self`` counts like ``/proc``), ``/dev/fd/N``, ``/dev/stdin``/``stdout``/``stderr``, ``/dev/tty``,
   ``/dev/pts/N``, ``/dev/ptmx``, ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``,
   ``/dev/urandom`` (inherited descriptors and stdin are keyed by the runner instead);
 * **system** paths (``SYSTEM_PREFIXES``: ``/usr``, ``/lib*``, ``/bin``, ``/sbin``, ``/dev``, ``/run``,
@@ -85,19 +86,35 @@ from .readcheck import first_change as first_change  # noqa: E402
 from .readcheck import granularity as granularity  # noqa: E402
 from .readcheck import listing_digest as listing_digest  # noqa: E402
 from .readcheck import look as look  # noqa: E402
+from .readcheck import open_view as open_view  # noqa: E402
 from .readcheck import own_name as own_name  # noqa: E402
 from .readcheck import stat_text as stat_text  # noqa: E402
 
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/dev/", "/run/",
                    "/var/run/", "/nix/store/", "/snap/")
 PSEUDO_PREFIXES = ("/proc/", "/sys/")
+# The files of /proc/self (and /proc/thread-self) that describe the process itself: its memory, its
+# arguments and environment, its descriptors, its limits, its scheduling. They differ for every
+# process (the one checking a hit is not the one that ran), so they are left out. Every other file
+# there describes the system as the process's namespaces show it (``mountinfo``, ``mounts``,
+# ``net/tcp``, ``cgroup``, ``uid_map``): it is checked by content, read through the checking
+# process's own /proc/self (same namespaces: the answer the command would get). One not on this list
+# that does differ per process then simply misses.
+OWN_PROC_FILES = ("stat", "status", "statm", "maps", "smaps", "smaps_rollup", "numa_maps", "pagemap", "mem",
+                  "cmdline", "environ", "auxv", "fd", "fdinfo", "map_files", "limits", "cwd", "exe", "root",
+                  "task", "comm", "sched", "schedstat", "io", "stack", "syscall", "wchan", "personality",
+                  "oom_score", "oom_score_adj", "oom_adj", "timerslack_ns", "coredump_filter", "clear_refs",
+                  "attr", "ksm_stat", "ksm_merging_pages", "arch_status")
+OWN_PROC_DIRS = ("/proc/self", "/proc/thread-self")
 # The process's own pseudo-files: they describe the process that opens them, not the machine.
 # Terminals, /dev/urandom and other devices are not left out: reading one makes the run uncacheable
 # (trace.is_device); a path through /dev/fd or /proc/self/{fd,cwd,root} is resolved to the file it
-# leads to by the trace, which observes that file instead.
-OWN_PSEUDO = ("/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr",
-              "/dev/null", "/dev/zero", "/dev/full")
-_LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x"}
+# leads to by the trace, which observes that file instead. /proc/self and /proc/thread-self
+# themselves (symlinks to the process's own directory) are left out too.
+OWN_PSEUDO = (*(f"{d}/{name}" for d in OWN_PROC_DIRS for name in OWN_PROC_FILES), "/dev/fd", "/dev/stdin",
+              "/dev/stdout", "/dev/stderr", "/dev/null", "/dev/zero", "/dev/full")
+_LOOK_KIND = {"read": "f", "list": "d", "stat": "s", "lstat": "l", "access": "a", "readlink": "r", "exec": "x",
+              "fstat": "o"}
 _CHANGES = ("write", "create", "remove")
 
 
@@ -120,7 +137,7 @@ def place(path: str) -> str:
     """
     if ".." in path.split("/"):
         path = os.path.realpath(path)
-    if _under(path, OWN_PSEUDO):
+    if path in OWN_PROC_DIRS or _under(path, OWN_PSEUDO):
         return "own"
     if path.startswith(USER_PLACES):
         return "user"
@@ -304,6 +321,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             kind = "s"  # a system file or directory counts by its stat data
         observed.setdefault(path, touch.error)
         seen = "!" + touch.error if touch.error else touch.stat
+        if kind == "o" and seen is not None:
+            seen = open_view(seen)
         if kind == "r" and touch.error == "EINVAL":
             seen = "notlink"  # readlink of a path that is there and not a symlink
         if kind == "a" and touch.error in ("EACCES", "EPERM", "EROFS", "ETXTBSY"):
@@ -373,11 +392,16 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
                 info = os.stat(path) if kind != "l" else os.lstat(path)
             except OSError:
                 info = None
-        if (info is not None and kind not in ("r", "a") and own is None
+        # A pseudo-file's stat data says nothing about what it holds (/proc/uptime keeps its times;
+        # /proc/self/mountinfo is made afresh for each process): no change test by ctime, and no
+        # signature, so a hit reads it again.
+        pseudo = place(path) == "pseudo"
+        if (info is not None and kind not in ("r", "a") and own is None and not pseudo
                 and info.st_ctime_ns >= started_ns - granularity(info)):
             raise Unrecordable(f"{path} changed while the command ran")
         sig = None
-        if kind in ("f", "d") and info is not None and info.st_ctime_ns < checked_at - granularity(info):
+        if (kind in ("f", "d") and info is not None and not pseudo
+                and info.st_ctime_ns < checked_at - granularity(info)):
             sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
         records.append([kind, path, now, sig] if own is None else [kind, path, now, sig, own])
     for path, needs in outputs.items():

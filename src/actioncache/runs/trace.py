@@ -21,6 +21,13 @@ Every system call is traced but a short list of frequent ones that observe nothi
 system (:data:`UNTRACED`; reads too when the command inherits a terminal). A traced call is either
 understood, known harmless (:data:`HARMLESS`), or it makes the run uncacheable (an ``uncacheable``
 touch names the reason): an allow-list, so a call nobody thought of is a miss, never a blind spot.
+Also uncacheable: a call that looks at or acts on a process other than the traced ones
+(:data:`PROCESS_TARGETS`: ``kill -0 PID``, ``renice -p``; the traced processes are every pid the
+trace shows, and 0 names the caller), a write of extended attributes (:data:`XATTR_WRITES`: a change
+a replay cannot make), and a lock tried without waiting (``flock`` with LOCK_NB, ``fcntl`` F_SETLK
+and F_GETLK: whether another process holds it is no file's content). A stat of an open descriptor
+(``fstat``, ``AT_EMPTY_PATH``) is an ``fstat`` touch of the path ``-y`` shows for it, with what it
+returned (a directory's, a ``stat``).
 So are input the cache cannot key (a read of a terminal or a device other than ``/dev/null``,
 ``/dev/zero``, ``/dev/full``; a socket connected, accepted or sent to) and a writable shared
 mapping of a file (a change through it may not move the file's stat data). A path through
@@ -39,7 +46,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from .readset import stat_text
+from .readset import place, stat_text
 
 TRACE_ENV = "ACTIONCACHE_TRACE"
 # Every system call is traced except these: frequent, and they observe nothing beyond the
@@ -50,7 +57,7 @@ UNTRACED = (*READS, "write", "writev", "pwrite64", "pwritev", "pwritev2", "close
             "mprotect", "madvise", "futex", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "clock_gettime",
             "clock_nanosleep", "nanosleep", "gettimeofday", "getpid", "gettid", "sched_yield", "poll", "ppoll",
             "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_ctl", "recvfrom", "recvmsg", "wait4",
-            "fcntl", "dup", "dup2", "dup3", "ioctl", "getrandom")
+            "dup", "dup2", "dup3", "ioctl", "getrandom")
 # Calls the trace is known not to need: they observe nothing of the file system, or nothing that
 # the calls it does understand have not already shown (a descriptor's file was seen when it was
 # opened). Any call outside this list and the understood ones makes the run uncacheable: "not
@@ -58,31 +65,42 @@ UNTRACED = (*READS, "write", "writev", "pwrite64", "pwritev", "pwritev2", "close
 HARMLESS = frozenset((
     *UNTRACED, "mmap2", "mremap", "msync", "mlock", "mlock2", "munlock", "mlockall", "munlockall", "mincore",
     "membarrier", "pkey_mprotect", "pkey_alloc", "pkey_free", "memfd_create", "exit", "exit_group", "waitid",
-    "kill", "tkill", "tgkill", "getppid", "getpgrp", "getpgid", "setpgid", "getsid", "setsid", "set_tid_address",
-    "set_robust_list", "get_robust_list", "rseq", "arch_prctl", "prctl", "prlimit64", "getrlimit", "setrlimit",
-    "getrusage", "times", "umask", "personality", "sched_getaffinity", "sched_setaffinity", "sched_getparam",
-    "sched_getscheduler", "sched_setscheduler", "sched_get_priority_max", "sched_get_priority_min",
-    "sched_getattr", "sched_setattr", "getpriority", "setpriority", "capget", "capset", "pidfd_open",
-    "pidfd_send_signal", "close_range", "getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid",
+    "getppid", "getpgrp", "setsid", "set_tid_address", "set_robust_list", "rseq", "arch_prctl", "prctl", "getrlimit",
+    "setrlimit", "getrusage", "times", "umask", "personality", "sched_get_priority_max", "sched_get_priority_min",
+    "capset", "pidfd_send_signal", "close_range", "getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid",
     "getgroups", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups", "setfsuid",
-    "setfsgid", "rt_sigsuspend", "rt_sigtimedwait", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "sigaltstack",
-    "signalfd", "signalfd4", "pause", "alarm", "restart_syscall", "clock_getres", "time", "timer_create",
-    "timer_settime", "timer_gettime", "timer_delete", "timer_getoverrun", "setitimer", "getitimer",
-    "timerfd_create", "timerfd_settime", "timerfd_gettime", "futex_waitv", "set_mempolicy", "get_mempolicy",
-    "mbind", "getcpu", "eventfd", "eventfd2", "epoll_create", "epoll_create1", "epoll_pwait2", "pipe", "pipe2",
-    "flock", "fsync", "fdatasync", "sync_file_range", "fadvise64", "fallocate", "ftruncate", "fchmod", "fchown",
-    "fsetxattr", "fremovexattr", "sendfile", "splice", "tee", "vmsplice", "copy_file_range", "readahead",
-    "socket", "socketpair", "setsockopt", "getsockopt", "shutdown", "uname", "sysinfo", "getcwd", "sync",
-    "syncfs", "statfs", "fstatfs",
-    "ioprio_set", "inotify_init", "inotify_init1", "inotify_rm_watch", "sched_rr_get_interval",
+    "setfsgid", "rt_sigsuspend", "rt_sigtimedwait", "sigaltstack", "signalfd", "signalfd4", "pause", "alarm",
+    "restart_syscall", "clock_getres", "time", "timer_create", "timer_settime", "timer_gettime", "timer_delete",
+    "timer_getoverrun", "setitimer", "getitimer", "timerfd_create", "timerfd_settime", "timerfd_gettime",
+    "futex_waitv", "set_mempolicy", "get_mempolicy", "mbind", "getcpu", "eventfd", "eventfd2", "epoll_create",
+    "epoll_create1", "epoll_pwait2", "pipe", "pipe2", "fsync", "fdatasync", "sync_file_range", "fadvise64",
+    "fallocate", "ftruncate", "fchmod", "fchown", "sendfile", "splice", "tee", "vmsplice", "copy_file_range",
+    "readahead", "socket", "socketpair", "setsockopt", "getsockopt", "shutdown", "uname", "sysinfo", "getcwd",
+    "sync", "syncfs", "statfs", "fstatfs", "inotify_init", "inotify_init1", "inotify_rm_watch",
 ))
+# Calls that look at or act on a process, process group or session named by number (argument
+# positions; strace prints them as plain numbers): harmless when it is one of the traced processes
+# (or 0, the caller or its own group: a shell signals its own children), else they observe or change
+# another process (``kill -0 PID``, ``renice -p``, ``taskset -p``, ``kill -USR1``), which no file
+# records and a replay would not repeat, so the run is uncacheable (:func:`_process_target`).
+PROCESS_TARGETS: dict[str, tuple[int, ...]] = {
+    "kill": (0,), "tkill": (0,), "tgkill": (0, 1), "rt_sigqueueinfo": (0,), "rt_tgsigqueueinfo": (0, 1),
+    "getpgid": (0,), "getsid": (0,), "setpgid": (0, 1), "prlimit64": (0,), "pidfd_open": (0,),
+    "sched_getaffinity": (0,), "sched_setaffinity": (0,), "sched_getparam": (0,), "sched_setparam": (0,),
+    "sched_getscheduler": (0,), "sched_setscheduler": (0,), "sched_getattr": (0,), "sched_setattr": (0,),
+    "sched_rr_get_interval": (0,), "get_robust_list": (0,), "getpriority": (1,), "setpriority": (1,),
+    "ioprio_set": (1,), "capget": (),
+}
+# Extended attributes written (by path or descriptor): a change a replay cannot make (it gives back
+# output streams only), so the run is uncacheable.
+XATTR_WRITES = ("setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr")
 # Devices whose content is a known constant: reading them is not input.
 CONSTANT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
 
 @dataclass(frozen=True)
 class Touch:
-    kind: str  # read | list | stat | lstat | access | readlink | exec | write | create | remove | unresolved
+    kind: str  # read | list | stat | fstat | lstat | access | readlink | exec | write | create | remove | unresolved
     path: str  # absolute, not resolved through symlinks (what the command asked for)
     error: str | None = None  # errno name of a failed call (ENOENT: a read of absence)
     stat: str | None = None  # the stat data the call returned (readset.stat_text), when it returned some
@@ -287,8 +305,7 @@ _PATH_CALLS: dict[str, tuple[int | None, int, str]] = {
     "truncate": (None, 0, "write"), "chmod": (None, 0, "write"), "fchmodat": (0, 1, "write"),
     "chown": (None, 0, "write"), "lchown": (None, 0, "write"), "fchownat": (0, 1, "write"),
     "utime": (None, 0, "write"), "utimes": (None, 0, "write"), "utimensat": (0, 1, "write"),
-    "futimesat": (0, 1, "write"), "setxattr": (None, 0, "write"), "lsetxattr": (None, 0, "write"),
-    "removexattr": (None, 0, "write"), "lremovexattr": (None, 0, "write"),
+    "futimesat": (0, 1, "write"),
 }
 
 
@@ -580,9 +597,77 @@ def _network(call: _Call, here: str | None) -> Iterator[Touch]:
                        f"{outcome}): what it observed can change without a file changing")
 
 
+_PID_FIELD = re.compile(r"\bpid=(-?\d+)")
+
+
+def _process_target(call: _Call, traced: set[str]) -> Iterator[Touch]:
+    """The rule for calls that name a process (:data:`PROCESS_TARGETS`): fine when every process,
+    group or session they name is 0 (the caller, its own group) or one of the traced processes
+    (a negative number names the group whose leader it is); uncacheable otherwise, whatever the call
+    returned (ESRCH, "no such process", is an observation too: ``kill -0 PID``)."""
+    name, args = call.name, call.args
+    if name in ("getpriority", "setpriority", "ioprio_set"):
+        which = args[0] if args else ""
+        if not which.endswith(("PRIO_PROCESS", "PRIO_PGRP", "WHO_PROCESS", "WHO_PGRP")):
+            yield _uncacheable(f"the command called {name}({which}, ...): it looks at or acts on every process of "
+                               "a user, which no file records")
+            return
+    named = [args[i] if i < len(args) else "?" for i in PROCESS_TARGETS[name]]
+    if name == "capget":
+        field = _PID_FIELD.search(args[0]) if args else None
+        named = [field.group(1) if field else "?"]
+    for target in named:
+        number = target[1:] if target.startswith("-") else target
+        if number == "0" or number in traced:
+            continue
+        outcome = f"failed: {call.error}" if call.error else "succeeded"
+        yield _uncacheable(f"the command called {name} on process {target}, which it did not start ({outcome}): "
+                           "it looks at or acts on another process, which no file records and a replay would not "
+                           "do again")
+        return
+
+
+def _lock(call: _Call) -> Iterator[Touch]:
+    """A lock attempt that does not wait (``flock`` with LOCK_NB; ``fcntl`` F_SETLK, F_OFD_SETLK, and
+    the F_GETLK queries) observes whether another process holds a lock: no file records that, so the
+    run is uncacheable. A lock that waits (``flock`` without LOCK_NB, F_SETLKW) returns the same way
+    whoever held it, and an unlock observes nothing."""
+    args = call.args
+    if call.error in ("EBADF", "EINVAL", "EFAULT"):
+        return
+    if call.name == "flock":
+        how = args[1] if len(args) > 1 else ""
+        if "LOCK_NB" not in how or "LOCK_UN" in how:
+            return
+    else:
+        command = args[1] if len(args) > 1 else ""
+        if command not in ("F_SETLK", "F_SETLK64", "F_OFD_SETLK", "F_GETLK", "F_GETLK64", "F_OFD_GETLK"):
+            return
+        if "SETLK" in command and "F_UNLCK" in (args[2] if len(args) > 2 else ""):
+            return
+    what = _fd_path(args[0]) if args else None
+    outcome = f"failed: {call.error}" if call.error else "succeeded"
+    yield _uncacheable(f"the command tried a lock without waiting ({call.name} {', '.join(args[1:2])} on "
+                       f"{what or (args[0] if args else '?')}, {outcome}): whether another process holds it is "
+                       "no file's content, so a replay could answer wrong")
+
+
 def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
+    traced = set(cwds.spawn) | {call.pid for call in calls}  # every process the trace shows
     for index, call in enumerate(calls):
         name = call.name
+        if name in PROCESS_TARGETS:
+            yield from _process_target(call, traced)
+            continue
+        if name in ("flock", "fcntl", "fcntl64"):
+            yield from _lock(call)
+            continue
+        if name in XATTR_WRITES:
+            if call.error not in _REFUSED:
+                target = _string(call.args[0]) or _fd_path(call.args[0]) if call.args else None
+                yield _uncacheable(f"the command called {name} on {target or '?'}: a change of extended "
+                                   "attributes, which a replay cannot make")
+            continue
         if name in ("clone", "clone3", "fork", "vfork", "fchdir"):
             continue
         if name not in _UNDERSTOOD or name == "mmap" or name in NETWORK:
@@ -602,10 +687,16 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
             if path and path.startswith("/") and not call.error and not path.endswith(" (deleted)"):
                 struct = call.args[_STAT_STRUCT[name]] if len(call.args) > _STAT_STRUCT[name] else ""
                 observed = observed_stat(struct)
-                # A stat of an open regular file (stdio and Python do it for every file they open, for
-                # its block size) counts by the content that was read; a directory's counts in full.
-                if observed is not None and not observed.startswith("100"):
-                    yield Touch("stat", path, None, observed)
+                # A stat of an open descriptor is what the command saw of the file: a directory's
+                # counts in full; any other file's by type, mode, size, links and owner (a ``fstat``
+                # touch: stdio and Python stat every file they open, for its block size, and its
+                # content is checked by the read). The run's own outputs are left out in
+                # readset.build (a file it wrote counts by what it left).
+                if place(path) in ("own", "pseudo") or path.startswith("/dev/"):
+                    continue  # a pseudo-file's stat data says nothing; a device's read or write decides
+                kind = "stat" if observed is None or observed.startswith("40") else "fstat"
+                yield Touch(kind, path, None, observed) if observed is not None else _uncacheable(
+                    f"the command called {name} on {path} and the trace could not read what it returned")
             continue
         if name in ("open", "openat", "openat2", "creat"):
             yield from _open_touch(call, here)
