@@ -19,7 +19,7 @@ def stat_text(mode: int, size: int, mtime_ns: int, ctime_ns: int, ino: int, nlin
     return f"{mode:o}:{size}:{mtime_ns}:{ctime_ns}:{ino}:{nlink}:{uid}:{gid}"
 
 
-def _stat_text(info: os.stat_result) -> str:
+def stat_of(info: os.stat_result) -> str:
     return stat_text(info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_nlink,
                      info.st_uid, info.st_gid)
 
@@ -35,7 +35,7 @@ def open_view(stat_data: str) -> str:
 # --- what a path looks like now ------------------------------------------------------------------
 
 
-def _sig(info: os.stat_result, with_ctime: bool = False) -> str:
+def signature(info: os.stat_result, with_ctime: bool = False) -> str:
     base = f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
     return f"{base}:{info.st_ctime_ns}" if with_ctime else base
 
@@ -72,7 +72,7 @@ def _big_file(info: os.stat_result) -> str | None:
             f"{info.st_dev}")
 
 
-def _err(exc: OSError) -> str:
+def error_of(exc: OSError) -> str:
     import errno
 
     return "!" + errno.errorcode.get(exc.errno or 0, "EIO")
@@ -120,28 +120,28 @@ def look(kind: str, path: str, own: str | None = None) -> tuple[str, os.stat_res
         try:
             return "->" + os.readlink(path), None
         except OSError as exc:
-            return ("notlink" if exc.errno == 22 else _err(exc)), None  # EINVAL: there, not a link
+            return ("notlink" if exc.errno == 22 else error_of(exc)), None  # EINVAL: there, not a link
     try:
         info = os.lstat(path) if kind == "l" else os.stat(path)
     except OSError as exc:
-        return _err(exc), None
+        return error_of(exc), None
     mode = info.st_mode
     if kind in ("s", "l", "x"):
-        return _stat_text(info), None
+        return stat_of(info), None
     if kind == "o":
-        return open_view(_stat_text(info)), None
+        return open_view(stat_of(info)), None
     if kind == "a":
         return f"a:{stat.S_IFMT(mode):o}:{stat.S_IMODE(mode):o}:{info.st_uid}:{info.st_gid}", None
     if stat.S_ISDIR(mode) and kind == "f":
         return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
     try:
         if kind == "d":
-            return ("d:" + listing_digest(path, own) if stat.S_ISDIR(mode) else "notdir:" + _sig(info)), info
+            return ("d:" + listing_digest(path, own) if stat.S_ISDIR(mode) else "notdir:" + signature(info)), info
         if not stat.S_ISREG(mode):  # a FIFO or device: never read it here
             return f"special:{mode:o}", None
         return _big_file(info) or "f:" + file_sha256(path), info
     except OSError as exc:
-        return _err(exc), None
+        return error_of(exc), None
 
 
 # --- checking one before a replay ----------------------------------------------------------------
@@ -156,7 +156,7 @@ def first_change(records: Sequence[Sequence[Any]]) -> tuple[str, str, str] | Non
                 info = os.stat(path)
             except OSError:
                 info = None
-            if info is not None and _sig(info, with_ctime=True) == sig:
+            if info is not None and signature(info, with_ctime=True) == sig:
                 continue
         own = record[4] if len(record) > 4 and isinstance(record[4], str) else None
         now, _ = look(kind, path, own)

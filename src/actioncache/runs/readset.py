@@ -78,16 +78,16 @@ from .readcheck import BIG_FILE_BYTES as BIG_FILE_BYTES  # noqa: E402
 from .readcheck import COARSE_GRANULARITY_NS as COARSE_GRANULARITY_NS  # noqa: E402
 from .readcheck import FINE_GRANULARITY_NS as FINE_GRANULARITY_NS  # noqa: E402
 from .readcheck import SIDECARS as SIDECARS  # noqa: E402
-from .readcheck import _err as _err  # noqa: E402 - the checking half, which a hit imports alone
-from .readcheck import _sig as _sig  # noqa: E402
-from .readcheck import _stat_text as _stat_text  # noqa: E402
 from .readcheck import describe as describe  # noqa: E402
+from .readcheck import error_of as error_of  # noqa: E402 - the checking half, which a hit imports alone
 from .readcheck import first_change as first_change  # noqa: E402
 from .readcheck import granularity as granularity  # noqa: E402
 from .readcheck import listing_digest as listing_digest  # noqa: E402
 from .readcheck import look as look  # noqa: E402
 from .readcheck import open_view as open_view  # noqa: E402
 from .readcheck import own_name as own_name  # noqa: E402
+from .readcheck import signature as signature  # noqa: E402
+from .readcheck import stat_of as stat_of  # noqa: E402
 from .readcheck import stat_text as stat_text  # noqa: E402
 
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/dev/", "/run/",
@@ -402,7 +402,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         sig = None
         if (kind in ("f", "d") and info is not None and not pseudo
                 and info.st_ctime_ns < checked_at - granularity(info)):
-            sig = _sig(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
+            sig = signature(info, with_ctime=True)  # not racy: an unchanged signature means unchanged content
         records.append([kind, path, now, sig] if own is None else [kind, path, now, sig, own])
     for path, needs in outputs.items():
         problem = _not_made_again(path, needs, started_ns)
@@ -412,7 +412,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         seen, info = look(kind, path)  # a file's content, a directory's kind, or its absence
         sig = None
         if info is not None and not _changed_since(path, info) and info.st_ctime_ns < _now_ns() - granularity(info):
-            sig = _sig(info, with_ctime=True)
+            sig = signature(info, with_ctime=True)
         records.append([kind, path, seen, sig])
     return records
 
@@ -486,7 +486,7 @@ def _walk_view(seen: str) -> str:
 
 def _changed_since(path: str, info: os.stat_result) -> bool:
     try:
-        return _sig(os.stat(path), with_ctime=True) != _sig(info, with_ctime=True)
+        return signature(os.stat(path), with_ctime=True) != signature(info, with_ctime=True)
     except OSError:
         return True
 

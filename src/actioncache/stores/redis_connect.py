@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ..errors import StoreURLError
+from ..errors import ActionCacheError, StoreURLError
 from .redaction import redact_secrets
 
 try:
@@ -121,7 +121,7 @@ def parse_target(url: str, shown: str, secrets: tuple[str, ...]) -> Target:
     return Target(topology, client_url, nodes, service, options)
 
 
-class NoMasterNamedError(MasterNotFoundError):
+class NoMasterNamedError(MasterNotFoundError, ActionCacheError):
     """The Sentinels answered, and none named a master fit to write to: the master is down, or a
     failover has not promoted its replica yet (calls run uncached until they name one)."""
 
