@@ -178,12 +178,12 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
 
     from . import keys, manifest
     from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key
-    from .lean import process_ms, sqlite3_module, which
+    from .lean import output_problem, process_ms, sqlite3_module, which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
     _, descriptors, problem = describe_fds(inherited_fds(), command)
-    if descriptors or problem:
+    if descriptors or problem or output_problem():
         return None  # the full command keys inherited files or says why it cannot cache
     stdin = observe_stdin()  # kept for the full command when this is not a hit
     if stdin.problem:
@@ -270,8 +270,9 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: dict[str, Any]) -> 
 
 
 def _prepare_exec() -> None:
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:  # None: that descriptor was closed when we started (>&-)
+            stream.flush()
     from .lean import default_signals
 
     default_signals()

@@ -76,6 +76,8 @@ def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
 
 
 def say(message: str) -> None:
+    if sys.stderr is None:  # stderr closed (2>&-): nowhere to say it
+        return
     sys.stderr.write(f"actioncache exec: {message}\n")
     sys.stderr.flush()
 
