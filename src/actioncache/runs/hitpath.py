@@ -224,8 +224,9 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "phase_blocked": False,
                               "fast": True}
     keys.replay_stdin_offset(output["stdin_offset"])  # a file on stdin: where the recorded run left it
-    _write(1, output["stdout"])
-    _write(2, output["stderr"])
+    written = _write(1, output["stdout"]) & _write(2, output["stderr"])
+    if not written and not output["exit_code"]:
+        output = {**output, "exit_code": 1}  # a replay whose write failed exits as the command would
     hit_ms = process_ms()
     record.update(hit=True, outcome="hit", exit_code=output["exit_code"], fresh_ms=output["fresh_ms"])
     if hit_ms is not None:
@@ -288,13 +289,23 @@ def _run_directly(command: list[str], prepared: bool = False) -> None:
         pass
 
 
-def _write(fd: int, data: bytes) -> None:
+def _write(fd: int, data: bytes) -> bool:
+    """Write all of ``data``; False (said in one line on stderr) when a write failed other than
+    with EPIPE (the reader gone, as a pipeline ends), e.g. a full disk."""
     view = memoryview(data)
     try:
         while view:
             view = view[os.write(fd, view):]
     except BrokenPipeError:
         pass
+    except OSError as exc:
+        name = "output" if fd == 1 else "error output"
+        try:
+            os.write(2, f"actioncache exec: cannot write the replayed {name}: {exc.strerror or exc}\n".encode())
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def _journal_hit(path: str, now: float, record: dict[str, Any]) -> None:
