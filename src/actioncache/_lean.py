@@ -168,8 +168,8 @@ def one_output_stream() -> bool:
     as every agent harness captures a command's output. Then the command gets one pipe for both,
     as the shell gave it one, and its output is recorded and replayed as one ordered stream on
     stdout: two streams would replay all of stdout, then all of stderr. Two ``fstat`` calls (the
-    hit path makes them too); a regular file must also be at one offset (``>f 2>&1``, not two
-    opens of one file)."""
+    hit path makes them too); a regular file must also be one open file description (``>f 2>&1``,
+    not ``>f 2>f``: two opens, each with its own offset, overwrite each other)."""
     import os
     import stat
 
@@ -180,8 +180,62 @@ def one_output_stream() -> bool:
     if (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino):
         return False
     if not stat.S_ISREG(out.st_mode):
-        return True
+        return True  # a pipe, socket or terminal: one inode is one stream in practice
+    return _shared_description()
+
+
+def _shared_description() -> bool:
+    """Whether fds 1 and 2 share one open file description (one offset): move fd 1's offset by
+    one and see whether fd 2's moved with it, then put it back. Nothing is written and the user
+    sees the offsets as they were (kcmp would say the same, but container seccomp often denies it)."""
+    import os
+
     try:
-        return os.lseek(1, 0, os.SEEK_CUR) == os.lseek(2, 0, os.SEEK_CUR)
+        here = os.lseek(1, 0, os.SEEK_CUR)
+        if os.lseek(2, 0, os.SEEK_CUR) != here:
+            return False
+        os.lseek(1, here + 1, os.SEEK_SET)
+        try:
+            return os.lseek(2, 0, os.SEEK_CUR) == here + 1
+        finally:
+            os.lseek(1, here, os.SEEK_SET)
     except OSError:
         return False
+
+
+def output_problem() -> str | None:
+    """Why a command's stdout/stderr as we have them cannot be captured and replayed faithfully,
+    so that it must get them directly and run uncached; None when they can. A closed descriptor
+    (``>&-``: the command sees it closed), a device other than a terminal or /dev/null (/dev/full:
+    what its writes return decides what the command does), or two opens of one file (``>f 2>f``:
+    neither one stream nor two replays how they overwrite each other). Two ``fstat`` calls."""
+    import os
+    import stat
+
+    found = []
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            info = os.fstat(fd)
+        except OSError:
+            return f"its {name} is closed (the command gets it closed, as without the cache)"
+        if stat.S_ISCHR(info.st_mode) and not _null_or_terminal(fd, info.st_rdev):
+            return (f"its {name} is a device other than a terminal or /dev/null (what its writes return "
+                    "decides what it does; it gets the device directly)")
+        found.append(info)
+    out, err = found
+    if stat.S_ISREG(out.st_mode) and (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino) \
+            and not _shared_description():
+        return ("its stdout and stderr are two opens of one file (>f 2>f: each has its own offset and they "
+                "overwrite each other, which no replay repeats)")
+    return None
+
+
+def _null_or_terminal(fd: int, rdev: int) -> bool:
+    import os
+
+    try:
+        if rdev == os.stat("/dev/null").st_rdev:
+            return True
+    except OSError:
+        pass
+    return os.isatty(fd)

@@ -241,8 +241,10 @@ def try_hit(argv: list[str]) -> int | None:
         stderr = record["stderr"].encode("utf-8", "surrogateescape")
     except (KeyError, AttributeError):
         return None
-    from .._lean import one_output_stream
+    from .._lean import one_output_stream, output_problem
 
+    if output_problem():
+        return None  # closed, a device, or two opens of one file: the full path runs it uncached
     if stdout and stderr and one_output_stream():
         return None  # one stream (2>&1): the record kept two, whose interleaving it cannot give back
     _write(2, stderr)

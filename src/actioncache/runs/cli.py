@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _say(message: str) -> None:
+    if sys.stderr is None:  # stderr closed (2>&-): nowhere to say it
+        return
     sys.stderr.write(f"{PROG}: {message}\n")
     sys.stderr.flush()
 
@@ -125,6 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.explain and _isatty(1):
         _say("output: the command writes to a pipe (kept for the cache), not this terminal: "
              "[ -t 1 ] is false for it and ls prints no columns or colours; mode off runs it on the terminal")
+    from .lean import output_problem
+
+    stream_problem = output_problem()
+    if stream_problem:  # the command gets our stdout/stderr as they are, not a pipe of ours
+        _say(f"{tool}: runs uncached: {stream_problem}")
+        return _passthrough(command, tool, args.summary, stream_problem, inherited, env)
     from .keys import describe_fds, observe_stdin, one_output_stream
     from .runner import ExecOptions, ExecRun, open_cache
 

@@ -403,7 +403,8 @@ def end_process(code: int) -> int:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: closed when we started (>&-)
+                stream.flush()
         except (OSError, ValueError):
             pass
     total = lean.process_ms()

@@ -178,12 +178,12 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
 
     from . import keys, manifest
     from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key
-    from .lean import process_ms, sqlite3_module, which
+    from .lean import output_problem, process_ms, sqlite3_module, which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
     _, descriptors, problem = describe_fds(inherited_fds(), command)
-    if descriptors or problem:
+    if descriptors or problem or output_problem():
         return None  # the full command keys inherited files or says why it cannot cache
     stdin = observe_stdin()  # kept for the full command when this is not a hit
     if stdin.problem:
@@ -224,8 +224,9 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "phase_blocked": False,
                               "fast": True}
     keys.replay_stdin_offset(output["stdin_offset"])  # a file on stdin: where the recorded run left it
-    _write(1, output["stdout"])
-    _write(2, output["stderr"])
+    written = _write(1, output["stdout"]) & _write(2, output["stderr"])
+    if not written and not output["exit_code"]:
+        output = {**output, "exit_code": 1}  # a replay whose write failed exits as the command would
     hit_ms = process_ms()
     record.update(hit=True, outcome="hit", exit_code=output["exit_code"], fresh_ms=output["fresh_ms"])
     if hit_ms is not None:
@@ -270,8 +271,9 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: dict[str, Any]) -> 
 
 
 def _prepare_exec() -> None:
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:  # None: that descriptor was closed when we started (>&-)
+            stream.flush()
     from .lean import default_signals
 
     default_signals()
@@ -287,13 +289,23 @@ def _run_directly(command: list[str], prepared: bool = False) -> None:
         pass
 
 
-def _write(fd: int, data: bytes) -> None:
+def _write(fd: int, data: bytes) -> bool:
+    """Write all of ``data``; False (said in one line on stderr) when a write failed other than
+    with EPIPE (the reader gone, as a pipeline ends), e.g. a full disk."""
     view = memoryview(data)
     try:
         while view:
             view = view[os.write(fd, view):]
     except BrokenPipeError:
         pass
+    except OSError as exc:
+        name = "output" if fd == 1 else "error output"
+        try:
+            os.write(2, f"actioncache exec: cannot write the replayed {name}: {exc.strerror or exc}\n".encode())
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def _journal_hit(path: str, now: float, record: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from .._lean import dumps as dumps
 from .._lean import file_sha256 as file_sha256
 from .._lean import loads as loads
 from .._lean import one_output_stream as one_output_stream
+from .._lean import output_problem as output_problem
 from .._lean import sha256 as sha256
 from .._lean import sqlite3_module as sqlite3_module
 

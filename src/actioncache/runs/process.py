@@ -41,16 +41,35 @@ class Outcome:
     incomplete: str | None = None
 
 
+#: What :func:`write_failure` returns when the reader of our output went away (EPIPE).
+GONE = "gone"
+
+
 def emit(stream: IO[str], data: bytes) -> bool:
-    """Write bytes to stdout/stderr as they are; False when the reader is gone (EPIPE)."""
-    if not data:
-        return True
+    """Write bytes to stdout/stderr as they are; False when that failed (the reader is gone)."""
+    return write_failure(stream, data) is None
+
+
+def write_failure(stream: IO[str] | None, data: bytes) -> str | None:
+    """Write bytes to stdout/stderr as they are. None when written; :data:`GONE` when the reader
+    went away (EPIPE); otherwise why the write failed (``No space left on device``), said once
+    on stderr in one line, never a traceback."""
+    if not data or stream is None:
+        return None
     try:
         stream.buffer.write(data)  # type: ignore[attr-defined]
         stream.flush()
     except (BrokenPipeError, ValueError):
-        return False
-    return True
+        return GONE
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        name = "output" if stream is sys.stdout else "error output"
+        try:
+            os.write(2, f"actioncache exec: cannot write the command's {name}: {why}\n".encode())
+        except OSError:
+            pass
+        return why
+    return None
 
 
 class _Capture:
@@ -61,6 +80,7 @@ class _Capture:
         self.kept = 0
         self.lock = threading.Lock()
         self.incomplete: str | None = None
+        self.failure: str | None = None  # a write of its output failed (not EPIPE): the exit is then non-zero
 
     def keep(self, sink: list[bytes], chunk: bytes) -> None:
         with self.lock:
@@ -72,6 +92,11 @@ class _Capture:
                 return
             self.kept += len(chunk)
             sink.append(chunk)
+
+    def failed(self, which: str, why: str) -> None:
+        with self.lock:
+            self.failure = why
+            self.incomplete = f"writing its {which} failed ({why}); it ran uncached"
 
     def gone(self, which: str) -> None:
         with self.lock:
@@ -87,9 +112,13 @@ def _pump(pipe: IO[bytes], sink: list[bytes], echo: IO[str] | None, capture: _Ca
         if not chunk:
             break
         capture.keep(sink, chunk)
-        if echo is not None and not emit(echo, chunk):
+        failure = write_failure(echo, chunk)
+        if failure == GONE:
             capture.gone(which)
             break
+        if failure is not None:  # the command keeps running; what it writes next goes nowhere
+            capture.failed(which, failure)
+            echo = None
     pipe.close()
 
 
@@ -185,6 +214,8 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
         worker.join()
     if code < 0:
         code = 128 - code
+    if capture.failure is not None and code == 0:
+        code = 1  # as a command whose own write failed exits
     return Outcome(code, b"".join(out), b"".join(err), (time.perf_counter() - started) * 1000, capture.incomplete)
 
 

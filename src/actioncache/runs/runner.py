@@ -27,7 +27,7 @@ from ..policy import LoopConfig, Policy
 from . import cost, log, manifest
 from .keys import key_parts, replay_stdin_offset, run_key, stdin_offset
 from .lean import process_ms, which
-from .process import emit, run_tool
+from .process import GONE, run_tool, write_failure
 
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126
@@ -76,6 +76,8 @@ def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
 
 
 def say(message: str) -> None:
+    if sys.stderr is None:  # stderr closed (2>&-): nowhere to say it
+        return
     sys.stderr.write(f"actioncache exec: {message}\n")
     sys.stderr.flush()
 
@@ -314,8 +316,9 @@ class ExecRun:
             return self._audit(cache, record, cached, candidates, strace)
         replay_stdin_offset(cached["stdin_offset"])
         if self.options.stream:
-            emit(sys.stdout, cached["stdout"])
-            emit(sys.stderr, cached["stderr"])
+            failures = {write_failure(sys.stdout, cached["stdout"]), write_failure(sys.stderr, cached["stderr"])}
+            if failures - {None, GONE} and not cached["exit_code"]:
+                cached = {**cached, "exit_code": 1}  # a replay whose write failed exits as the command would
         record["outcome"] = "hit"
         return self._finish(cache, record, cached)
 
