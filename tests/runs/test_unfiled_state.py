@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
