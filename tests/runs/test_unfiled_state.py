@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -203,3 +204,36 @@ def test_a_file_the_command_writes_and_fstats_still_caches(ex, strace):
     twice(ex, *command)  # the first run finds no out.txt; the second starts from the one it left
     third = ex.run(*USE, "--", *command)
     assert outcome(third) == "hit", third.stderr
+
+
+def test_a_chmod_of_an_existing_file_is_made_again_after_the_mode_is_reset(ex, strace):
+    target = ex.work / "cm"
+    target.write_text("x")
+    target.chmod(0o644)
+    command = (PY, "-c", "import os; os.chmod('cm', 0o600); print('set')")
+    second = twice(ex, *command)
+    assert outcome(second) == "fresh" and b"chmod" in second.stderr, second.stderr
+    target.chmod(0o644)
+    ex.run(*USE, "--", *command)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_utime_of_an_existing_file_is_made_again(ex, strace):
+    target = ex.work / "tf"
+    target.write_text("x")
+    os.utime(target, (1_000_000, 1_000_000))
+    command = (PY, "-c", "import os; os.utime('tf', (2_000_000, 2_000_000)); print('set')")
+    second = twice(ex, *command)
+    assert outcome(second) == "fresh" and b"utime" in second.stderr, second.stderr
+    os.utime(target, (1_000_000, 1_000_000))
+    ex.run(*USE, "--", *command)
+    assert target.stat().st_mtime == 2_000_000
+
+
+def test_a_file_the_run_creates_and_chmods_is_left_as_a_fresh_run_leaves_it(ex, strace):
+    target = ex.work / "made"
+    command = (PY, "-c", "import os\nopen('made', 'w').write('x')\nos.chmod('made', 0o600)\nprint('made')")
+    ex.run(*USE, "--", *command)
+    target.chmod(0o644)
+    ex.run(*USE, "--", *command)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600

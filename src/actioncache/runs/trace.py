@@ -24,7 +24,8 @@ touch names the reason): an allow-list, so a call nobody thought of is a miss, n
 Also uncacheable: a call that looks at or acts on a process other than the traced ones
 (:data:`PROCESS_TARGETS`: ``kill -0 PID``, ``renice -p``; the traced processes are every pid the
 trace shows, and 0 names the caller), a write of extended attributes (:data:`XATTR_WRITES`: a change
-a replay cannot make), and a lock tried without waiting (``flock`` with LOCK_NB, ``fcntl`` F_SETLK
+a replay cannot make), a write of a file's mode, owner or times (:data:`METADATA_WRITES`, for
+the same reason), and a lock tried without waiting (``flock`` with LOCK_NB, ``fcntl`` F_SETLK
 and F_GETLK: whether another process holds it is no file's content). A stat of an open descriptor
 (``fstat``, ``AT_EMPTY_PATH``) is an ``fstat`` touch of the path ``-y`` shows for it, with what it
 returned (a directory's, a ``stat``).
@@ -74,7 +75,7 @@ HARMLESS = frozenset((
     "timer_getoverrun", "setitimer", "getitimer", "timerfd_create", "timerfd_settime", "timerfd_gettime",
     "futex_waitv", "set_mempolicy", "get_mempolicy", "mbind", "getcpu", "eventfd", "eventfd2", "epoll_create",
     "epoll_create1", "epoll_pwait2", "pipe", "pipe2", "fsync", "fdatasync", "sync_file_range", "fadvise64",
-    "fallocate", "ftruncate", "fchmod", "fchown", "sendfile", "splice", "tee", "vmsplice", "copy_file_range",
+    "fallocate", "ftruncate", "sendfile", "splice", "tee", "vmsplice", "copy_file_range",
     "readahead", "socket", "socketpair", "setsockopt", "getsockopt", "shutdown", "uname", "sysinfo", "getcwd",
     "sync", "syncfs", "statfs", "fstatfs", "inotify_init", "inotify_init1", "inotify_rm_watch",
 ))
@@ -94,6 +95,12 @@ PROCESS_TARGETS: dict[str, tuple[int, ...]] = {
 # Extended attributes written (by path or descriptor): a change a replay cannot make (it gives back
 # output streams only), so the run is uncacheable.
 XATTR_WRITES = ("setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr")
+# Mode, owner and times written (by path or descriptor): a hit checks its outputs by content only,
+# so a replay would leave the file's mode or times as they are now, where a fresh run would set them
+# again (``os.chmod`` after the mode was reset, ``os.utime``); the run is uncacheable, also for a
+# file it made itself (a miss is fine, a wrong hit is not).
+METADATA_WRITES = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime",
+                   "utimes", "utimensat", "futimesat")
 # Devices whose content is a known constant: reading them is not input.
 CONSTANT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
@@ -484,7 +491,7 @@ NETWORK = ("connect", "bind", "listen", "accept", "accept4", "sendto", "sendmsg"
            "getsockname", "getpeername")
 _UNDERSTOOD = frozenset(("clone", "clone3", "fork", "vfork", "fchdir", "getdents", "getdents64", "fstat", "fstat64",
                          "open", "openat", "openat2", "creat", "rename", "renameat", "renameat2", "mmap",
-                         *NETWORK, *_PATH_CALLS))
+                         *NETWORK, *_PATH_CALLS, *METADATA_WRITES))
 _XATTR_READS = {"getxattr": "stat", "listxattr": "stat", "lgetxattr": "lstat", "llistxattr": "lstat"}
 # A failed call that the kernel refused before it looked at anything: it observed nothing.
 _REFUSED = ("ENOSYS", "EPERM", "EINVAL", "EOPNOTSUPP", "ENOTSUP", "EBADF", "EFAULT")
@@ -667,6 +674,12 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
                 target = _string(call.args[0]) or _fd_path(call.args[0]) if call.args else None
                 yield _uncacheable(f"the command called {name} on {target or '?'}: a change of extended "
                                    "attributes, which a replay cannot make")
+            continue
+        if name in METADATA_WRITES and not call.error:
+            target = (_string(call.args[1]) if name.endswith("at") and len(call.args) > 1 else None) or (
+                _string(call.args[0]) or _fd_path(call.args[0]) if call.args else None)
+            yield _uncacheable(f"the command called {name} on {target or '?'}: a change of a file's mode, owner "
+                               "or times, which a replay cannot make")
             continue
         if name in ("clone", "clone3", "fork", "vfork", "fchdir"):
             continue
