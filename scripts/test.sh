@@ -11,6 +11,10 @@
 # PostgreSQL, the user's cache directory or the checkout gained anything.
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 1
+# Python's default bytecode behaviour, whatever the calling shell sets: some shells and CI images set
+# PYTHONDONTWRITEBYTECODE, and tests of exec's hits and the launcher count what Python writes and
+# imports (tests that need the other setting set it for their own runs).
+unset PYTHONDONTWRITEBYTECODE
 bash scripts/install.sh
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc
