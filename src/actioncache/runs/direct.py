@@ -39,7 +39,7 @@ lines the shell checks with builtins (``read``, ``case``, ``test``), in this ord
 * ``end``. Anything else, a missing or reordered line: the shell falls through to Python.
 
 No verdict is written for what the shell cannot check: the ``llm_ro`` scope (git HEAD), ``--input``
-(content hashes), ``--summary``, stdin other than a terminal or /dev/null, an inherited regular
+(content hashes), ``--summary``, ``$ACTIONCACHE_CHEAP_MS`` set (a threshold for tests and tuning), stdin other than a terminal or /dev/null, an inherited regular
 file or a ``/dev/fd`` argument, stdout and stderr one regular file, a path with a newline. Nor while
 a checked file is *racy*: its mtime is within the second before now. The verdict's own mtime is
 set to a second before the Python process started (the shell's ``-nt`` compares nanoseconds in
@@ -127,7 +127,7 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
     from .lean import dumps, which
 
     command = opts["command"]
-    if scope == "llm_ro" or opts["input"] or opts["summary"]:
+    if scope == "llm_ro" or opts["input"] or opts["summary"] or os.environ.get("ACTIONCACHE_CHEAP_MS", "").strip():
         return None
     if any("/dev/fd/" in arg or "/proc/self/fd/" in arg for arg in command):
         return None
@@ -270,5 +270,24 @@ def _write(path: str, lines: list[str], back: int) -> None:
     except OSError:
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+        return
+    _sweep(os.path.dirname(path), back)
+
+
+def _sweep(folder: str, now: float) -> None:
+    """Remove this tool's verdicts older than any can live (an environment that changes every
+    call, say, leaves one per call): written rarely, so the listing is paid rarely."""
+    from .cost import CHEAP_TTL_S
+
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        try:
+            if os.stat(os.path.join(folder, name)).st_mtime < now - CHEAP_TTL_S - 60.0:
+                os.unlink(os.path.join(folder, name))
         except OSError:
             pass
