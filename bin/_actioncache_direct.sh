@@ -93,14 +93,15 @@ _ac_check() {  # $1: a verdict file; 0: it holds for this invocation (its lines:
       "a /"*) ! [ -e "$_ac_a" ] && ! [ -L "$_ac_a" ] || return 1 ;;
       "x /"*) ! [ -x "$_ac_a" ] || [ -d "$_ac_a" ] || return 1 ;;
       "X /"*) [ -x "$_ac_a" ] && ! [ -d "$_ac_a" ] && ! [ "$_ac_a" -nt "$1" ] || return 1 ;;
-      "j /"*) _ac_jnl=$_ac_a ;;
-      "r {"*) _ac_rec=$_ac_a ;;
+      "j /"*-exec-hits.jsonl) _ac_jnl=$_ac_a ;;  # only a hit journal, and a line no shell would run:
+      "r {"*) case $_ac_a in *[!A-Za-z0-9\ _.:,\"{}/+@=%~-]*) ;; *) _ac_rec=$_ac_a ;; esac ;;
       "k "*) _ac_num "$_ac_a" && [ "$_ac_a" -gt 0 ] && _ac_hz=$_ac_a ;;
       "t "*) _ac_num "$_ac_a" && _ac_t0=$_ac_a ;;
       "end") _ac_seen=${_ac_seen}. ; break ;;
       *) return 1 ;;
     esac
   done < "$1"
+  case $_ac_io in [tn]\ [12]) ;; *) return 1 ;; esac
   [ "$_ac_seen" = vbucs. ] && _ac_stdio $_ac_io  # (no "end": torn or planted)
 }
 

@@ -241,7 +241,9 @@ PLANTED = [  # (content, whether the shell part may run the command directly)
     (VALID + b"f /nonexistent\nend\n", False),
     (VALID + b"q unknown line\nend\n", False),
     (VALID, False),  # no end: torn
-    (VALID + b"k x\nt 1;touch pwned\nj /nonexistent/dir/j\nr {\"a\": \"$(touch pwned)\"\nend\n", True),  # no journal
+    (VALID + b"j /tmp/.bashrc\nend\n", False),  # a journal is only a hit journal
+    (VALID + b"k x\nt 1;touch pwned\nj /nonexistent/x-exec-hits.jsonl\nr {\"a\": \"$(touch pwned)\"\nend\n",
+     True),  # no journal line: none it could write right
     (VALID + b"end\n", True),  # nothing else to check
 ]
 
@@ -266,4 +268,5 @@ def test_a_planted_verdict_never_runs_anything_but_the_given_command(sh, planted
 def test_the_shell_part_runs_nothing_for_other_subcommands(sh):
     done, python = sh.run("--version")
     assert done.returncode == 0 and python
+
 

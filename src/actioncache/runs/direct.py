@@ -39,7 +39,8 @@ lines the shell checks with builtins (``read``, ``case``, ``test``), in this ord
 * ``end``. Anything else, a missing or reordered line: the shell falls through to Python.
 
 No verdict is written for what the shell cannot check: the ``llm_ro`` scope (git HEAD), ``--input``
-(content hashes), ``--summary``, ``$ACTIONCACHE_CHEAP_MS`` set (a threshold for tests and tuning), stdin other than a terminal or /dev/null, an inherited regular
+(content hashes), ``--summary``, ``$ACTIONCACHE_CHEAP_MS`` set (a threshold for tests and tuning), a
+tool that is neither an ELF binary nor a ``#!`` script (the shell would run it as a script), stdin other than a terminal or /dev/null, an inherited regular
 file or a ``/dev/fd`` argument, stdout and stderr one regular file, a path with a newline. Nor while
 a checked file is *racy*: its mtime is within the second before now. The verdict's own mtime is
 set to a second before the Python process started (the shell's ``-nt`` compares nanoseconds in
@@ -153,6 +154,10 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
                 break
             check.append(("x", candidate))
     check.append(("X", os.path.abspath(resolved)))
+    with open(resolved, "rb") as handle:
+        magic = handle.read(4)
+    if magic != b"\x7fELF" and not magic.startswith(b"#!"):
+        return None  # the kernel cannot run it (execvp fails), where a shell's exec runs it as a script
     here = os.path.dirname(os.path.abspath(__file__))
     check += [("e", os.path.join(here, name)) for name in ("keys.py", "hitpath.py", "direct.py", "cost.py")]
     if scope == "read":
