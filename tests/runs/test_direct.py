@@ -119,7 +119,8 @@ def test_a_cheap_command_runs_from_the_shell_part_once_python_left_its_verdict(s
 
 @pytest.mark.parametrize("change", ["env", "env_removed", "mode_record", "mode_off", "cheap_ms", "argv", "cwd",
                                     "config_created", "read_file_touched", "stdin_pipe", "sigpipe_ignored",
-                                    "one_stream", "tool_shadowed"])
+                                    "one_stream", "tool_shadowed", "force_fresh", "force_fresh_env",
+                                    "inherited_file"])
 def test_the_shell_part_falls_through_when_anything_the_hit_path_looks_at_changed(sh, change, tmp_path):
     sh.direct()
     good = (sh.ex.work / "good.sh").read_bytes()
@@ -135,6 +136,13 @@ def test_the_shell_part_falls_through_when_anything_the_hit_path_looks_at_change
     elif change == "mode_off":
         kwargs["extra_env"] = {"ACTIONCACHE_MODE": "off"}
         args = ("exec", "--scope", "read", "--", "cat", "good.sh")
+    elif change == "force_fresh":
+        args = ("exec", "--mode", "use", "--scope", "read", "--force-fresh", "--", "cat", "good.sh")
+    elif change == "force_fresh_env":
+        kwargs["extra_env"] = {"ACTIONCACHE_FORCE_FRESH": "1"}
+    elif change == "inherited_file":  # (a regular file open on fd 3 is keyed by its content)
+        handle = open(sh.ex.work / "bad.sh", "rb")  # noqa: SIM115 - closed with the test's process
+        kwargs["pass_fds"] = (handle.fileno(),)
     elif change == "cheap_ms":
         kwargs["extra_env"] = {"ACTIONCACHE_CHEAP_MS": "0"}
     elif change == "argv":
