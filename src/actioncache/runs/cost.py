@@ -19,7 +19,8 @@ A command whose fresh run is cheaper than a hit is not cached: the measuring run
 and leaves a *cheap* verdict for its key instead (a file in ``{store}-exec-cheap/`` beside a SQLite
 store, which the hit path checks before it loads SQLite; an entry under ``CHEAP_PREFIX`` elsewhere).
 For ``CHEAP_TTL_S`` later runs of it simply become the command (``exec``), as in mode ``off``; then
-the next run is traced and judged again. The hit cost it is compared with is taken under the load
+the next run is traced and judged again. Once the hit path has run it so, the ``actioncache``
+command's shell part runs the same invocation without starting Python (``direct``). The hit cost it is compared with is taken under the load
 of the same moment (``hit_cost_now``): the store's running average of the hits' CPU time
 (``HIT_COST_KEY``) times the load a hit-shaped process (``probe``) met right after the fresh run,
 plus that process's end. A miss whose traced run was already cheaper than that is judged at once.

@@ -260,6 +260,9 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: dict[str, Any]) -> 
                   "hits 0, misses 0, time saved 0.00s\n".encode())
     record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "hit": False,
                               "phase_blocked": False, "outcome": "cheap", "fast": True}
+    from .direct import note
+
+    note(opts, scope, path, key, record)  # the next identical call runs it from the command's shell part
     _prepare_exec()  # before the clock is read: what this process costs is all of it up to the exec
     total = process_ms()
     if total is not None:
