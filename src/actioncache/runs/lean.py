@@ -6,10 +6,6 @@ read from files; JSON, SHA-256 and SQLite's lean loading come from :mod:`actionc
 (shared with the ``actioncache run`` hit path), re-exported here.
 """
 
-from __future__ import annotations
-
-import os
-
 from .._lean import dumps as dumps
 from .._lean import file_sha256 as file_sha256
 from .._lean import loads as loads
@@ -20,7 +16,10 @@ from .._lean import sqlite3_module as sqlite3_module
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
+    import os
     from typing import Any
+else:  # os without importing it (``_os``: ~6 M instructions a hit)
+    from .._os import os
 
 
 def which(name: str, path: str | None = None) -> str | None:

@@ -10,8 +10,6 @@ The value is the codec's plain-JSON format (``j`` + JSON; stdout/stderr as base6
 ``actioncache get`` shows it and the hit path decodes it without importing the codec.
 """
 
-from __future__ import annotations
-
 from binascii import a2b_base64, b2a_base64
 
 from . import lean
@@ -26,7 +24,7 @@ PLAIN_JSON = b"j"  # the codec's format byte for plain JSON
 ENTRY_TYPE = "exec_result"
 
 
-def decode(value: bytes) -> list[dict[str, Any]]:
+def decode(value: bytes) -> "list[dict[str, Any]]":
     """The candidates in a stored value; [] for anything else (an older format is simply a miss)."""
     if value[:1] != PLAIN_JSON:
         return []
@@ -39,7 +37,7 @@ def decode(value: bytes) -> list[dict[str, Any]]:
     return [c for c in data["candidates"] if well_formed(c)]
 
 
-def well_formed(c: Any) -> bool:
+def well_formed(c: "Any") -> bool:
     """Whether a stored candidate has the shape every later step relies on: the one check between
     stored bytes (perhaps a foreign writer's) and a hit. A candidate that fails it is not served;
     the run goes on as a miss and its result replaces the entry."""
@@ -65,15 +63,15 @@ def well_formed(c: Any) -> bool:
         return False
 
 
-def _number(value: Any) -> bool:
+def _number(value: "Any") -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def encode(candidates: list[dict[str, Any]]) -> bytes:
+def encode(candidates: "list[dict[str, Any]]") -> bytes:
     return PLAIN_JSON + lean.dumps({"format": FORMAT, "candidates": candidates[:MAX_CANDIDATES]}).encode("utf-8")
 
 
-def candidate(result: dict[str, Any], readset: list[list[Any]], at: float, traced: bool) -> dict[str, Any]:
+def candidate(result: "dict[str, Any]", readset: "list[list[Any]]", at: float, traced: bool) -> "dict[str, Any]":
     return {"at": at, "traced": traced, "readset": readset, "exit_code": int(result["exit_code"]),
             "duration_ms": float(result.get("duration_ms") or 0.0),
             "fresh_ms": float(result.get("fresh_ms", result.get("duration_ms")) or 0.0),
@@ -83,7 +81,7 @@ def candidate(result: dict[str, Any], readset: list[list[Any]], at: float, trace
             **({"stdin_offset": result["stdin_offset"]} if result.get("stdin_offset") is not None else {})}
 
 
-def output(found: dict[str, Any]) -> dict[str, Any]:
+def output(found: "dict[str, Any]") -> "dict[str, Any]":
     """A candidate as a run result: exit code, stdout and stderr bytes, the recorded run's duration
     (traced) and its fresh time (untraced, measured or estimated: ``cost``), and where the run left
     the offset of a file on its stdin (``keys.replay_stdin_offset``)."""
@@ -93,12 +91,12 @@ def output(found: dict[str, Any]) -> dict[str, Any]:
             "stdin_offset": found.get("stdin_offset")}
 
 
-def live(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> list[dict[str, Any]]:
+def live(candidates: "list[dict[str, Any]]", now: float, max_age_hours: float) -> "list[dict[str, Any]]":
     oldest = now - max_age_hours * 3600.0
     return [c for c in candidates if isinstance(c.get("at"), (int, float)) and c["at"] >= oldest]
 
 
-def choose(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> tuple[dict[str, Any] | None, list[str]]:
+def choose(candidates: "list[dict[str, Any]]", now: float, max_age_hours: float) -> "tuple[dict[str, Any] | None, list[str]]":
     """The first live candidate whose read-set holds, and why each other one did not."""
     from .readcheck import describe, first_change
 
