@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actioncache.runs import lean
+from actioncache import _lean as lean
 
 PY = sys.executable
 HEAVY = ("argparse", "json", "re", "typing", "hashlib", "subprocess", "actioncache.cache", "actioncache.policy",
@@ -42,7 +42,7 @@ HIT_MODULES = frozenset({
     "_stat", "gc", "_signal", "errno", "time", "_sha256", "_sha2", "_json", "binascii", "_sqlite3", "fcntl",
     "_actioncache_launch", "actioncache", "actioncache._os", "actioncache.__main__", "actioncache.runs",
     "actioncache.runs.hitpath", "actioncache._lean",
-    "actioncache.runs.lean", "actioncache.runs.configmemo", "actioncache.runs.naming",
+    "actioncache.runs.configmemo", "actioncache.runs.naming",
     "actioncache.runs.manifest", "actioncache.runs.keys", "actioncache.runs.readcheck"})
 
 

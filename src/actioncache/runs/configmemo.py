@@ -8,7 +8,7 @@ within the timestamp granularity of the moment it was read), so an edit can neve
 unchanged signature. Only ``os`` and the lean helpers are imported.
 """
 
-from .lean import dumps, file_sha256, loads, sha256
+from .._lean import dumps, file_sha256, loads, sha256
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:

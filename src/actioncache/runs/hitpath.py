@@ -176,9 +176,9 @@ def try_hit(argv: list[str]) -> int | None:
 def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, config: "dict[str, Any]") -> int | None:
     import time
 
+    from .._lean import output_problem, process_ms, sqlite3_module, which
     from . import keys, manifest
     from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key
-    from .lean import output_problem, process_ms, sqlite3_module, which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
@@ -247,7 +247,7 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -
     cheap (False) or cannot be started (True)."""
     import time
 
-    from .lean import process_ms
+    from .._lean import process_ms
 
     verdict = path + CHEAP_DIR_SUFFIX + "/" + key.rsplit(":", 1)[-1]
     try:
@@ -274,7 +274,7 @@ def _prepare_exec() -> None:
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:  # None: that descriptor was closed when we started (>&-)
             stream.flush()
-    from .lean import default_signals
+    from .._lean import default_signals
 
     default_signals()
 
@@ -310,7 +310,7 @@ def _write(fd: int, data: bytes) -> bool:
 
 def _journal_hit(path: str, now: float, record: "dict[str, Any]") -> None:
     """One line in the hit journal; best effort, like the run log (it never fails the replay)."""
-    from .lean import dumps, iso_utc
+    from .._lean import dumps, iso_utc
 
     record["at"] = iso_utc(now)
     try:

@@ -42,8 +42,8 @@ else:  # os without importing it (``_os``: ~6 M instructions a hit), stat from t
 
     from .._os import os
 
-from .lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
-from .lean import one_output_stream as one_output_stream  # noqa: E402 - shared with agents.runhit
+from .._lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
+from .._lean import one_output_stream as one_output_stream  # noqa: E402 - shared with agents.runhit
 
 KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``); process state keyed
 
@@ -203,7 +203,7 @@ def tool_identity(tool: str) -> "dict[str, Any]":
 def git_head(cwd: str | None = None) -> str | None:
     """The HEAD commit ``git rev-parse HEAD`` prints in ``cwd``: read from the repository's files
     when that reading is certain (``lean.git_head``, also what the hit path uses), else from git."""
-    from .lean import git_head as read_head
+    from .._lean import git_head as read_head
 
     sure, head = read_head(cwd or os.getcwd())
     if sure:

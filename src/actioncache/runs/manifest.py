@@ -12,7 +12,7 @@ The value is the codec's plain-JSON format (``j`` + JSON; stdout/stderr as base6
 
 from binascii import a2b_base64, b2a_base64
 
-from . import lean
+from .. import _lean as lean
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
@@ -43,9 +43,10 @@ def well_formed(c: "Any") -> bool:
     the run goes on as a miss and its result replaces the entry."""
     if not isinstance(c, dict) or not _number(c.get("at")) or not isinstance(c.get("readset"), list):
         return False
-    for record in c["readset"]:
-        if (not isinstance(record, list) or len(record) < 4 or not all(isinstance(x, str) for x in record[:3])
-                or not (record[3] is None or isinstance(record[3], str))):
+    for record in c["readset"]:  # (no generator per record: a read-set holds hundreds)
+        if not (isinstance(record, list) and len(record) >= 4 and isinstance(record[0], str)
+                and isinstance(record[1], str) and isinstance(record[2], str)
+                and (record[3] is None or isinstance(record[3], str))):
             return False
     if not isinstance(c.get("measured", True), bool):
         return False

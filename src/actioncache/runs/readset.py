@@ -61,7 +61,7 @@ the file system's timestamp granularity of the moment it was hashed (git's racil
 which case it is always hashed. A path whose ctime falls inside the run is not recorded at all: it
 changed while the command was reading it.
 
-This module imports only ``os`` and ``stat`` (and ``lean``): the hit path uses it.
+This module imports only ``os`` and ``stat`` (and ``_lean``): the hit path uses it.
 """
 
 from __future__ import annotations
