@@ -203,8 +203,8 @@ def environ() -> "Any":
     if real is not None:
         return real.environ
     if not _ENVIRON:
-        _ENVIRON.append({key.decode(_ENCODING, _ERRORS): value.decode(_ENCODING, _ERRORS)
-                         for key, value in posix.environ.items()})
+        _ENVIRON.append({key.decode(_ENCODING, "surrogateescape"): value.decode(_ENCODING, "surrogateescape")
+                         for key, value in posix.environ.items()})  # as os._createenviron decodes them
     return _ENVIRON[0]
 
 

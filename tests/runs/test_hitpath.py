@@ -43,7 +43,7 @@ HIT_MODULES = frozenset({
     "_actioncache_launch", "actioncache", "actioncache._os", "actioncache.__main__", "actioncache.runs",
     "actioncache.runs.hitpath", "actioncache._lean",
     "actioncache.runs.configmemo", "actioncache.runs.naming",
-    "actioncache.runs.manifest", "actioncache.runs.keys", "actioncache.runs.readcheck"})
+    "actioncache.runs.manifest", "actioncache.runs.keys"})
 
 
 def test_a_hit_through_the_command_imports_only_the_hit_modules(ex, strace):
@@ -114,3 +114,10 @@ def test_a_config_file_is_read_from_its_memo_and_an_edit_is_seen(ex, strace):
     assert b"not cached (cat is in non_cacheable_tools)" in edited.stderr
     config.write_text("cache_settings:\n  enabled: false\n")
     assert b"cache_settings.enabled is false" in ex.run(*args).stderr
+
+
+def test_the_hit_path_looks_for_the_config_files_the_policy_reads():
+    from actioncache import policy
+    from actioncache.runs import hitpath
+
+    assert hitpath.CONFIG_NAMES == policy.CONFIG_NAMES

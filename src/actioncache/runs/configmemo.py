@@ -18,25 +18,6 @@ else:  # os without importing it (``_os``: ~6 M instructions a hit)
     from .._os import os
 
 MEMO_VERSION = 2
-CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
-
-
-def find(start: str) -> str | None:
-    """The config file the full command would find from ``start`` (as ``policy.find_config``)."""
-    here = os.path.realpath(start)
-    while True:
-        for name in CONFIG_NAMES:
-            candidate = os.path.join(here, name)
-            if os.path.isfile(candidate):
-                return candidate
-        if os.path.exists(os.path.join(here, ".git")):
-            return None
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
 def _memo_path(config_path: str) -> str | None:
     if not os.environ.get("XDG_CACHE_HOME") and not os.environ.get("HOME"):
         return None

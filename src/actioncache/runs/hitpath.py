@@ -75,16 +75,36 @@ def _parse(argv: list[str]) -> "dict[str, Any] | None":
     return None
 
 
+CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
+
+
+def find_config(start: str) -> str | None:
+    """The config file the full command would find from ``start`` (as ``policy.find_config``). Here,
+    not in ``configmemo``, which a hit then imports only when there is a config file."""
+    here = os.path.realpath(start)
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(here, name)
+            if os.path.isfile(candidate):
+                return candidate
+        if os.path.exists(os.path.join(here, ".git")):
+            return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def _config() -> "dict[str, Any] | None":
     """The settings of the config file in effect ({} when there is none); None: leave it to the full command."""
-    from . import configmemo
-
     try:
-        path = configmemo.find(os.getcwd())
+        path = find_config(os.getcwd())
     except OSError:
         return None  # the working directory was deleted: the full command runs it (uncached) and says why
     if path is None:
         return {}
+    from . import configmemo
+
     memo = configmemo.read(path)
     if memo is None or not memo.get("enabled") or memo.get("ignored") or memo.get("verbose") \
             or not memo.get("run_log") or memo.get("audit_rate"):
