@@ -9,9 +9,11 @@ never YAML or TOML here); without a current memo the full command runs. For ever
 returns None and the full command (``runs.cli``) does the work, with the same keys and the same rules. So it may be incomplete but
 never different: it serves a hit exactly when the full path would.
 
-What it imports is the point: ``os``, ``sys``, SQLite's C module, ``binascii`` and this package's lean
-modules (no argparse, json, re, typing, hashlib, the core or the policy). ``python -X importtime``
-shows it; ``bench/bench_exec.py`` measures it against ``python -c pass``.
+What it imports is the point: ``sys``, ``posix`` (through ``_os``: not ``os``, whose import costs
+~6 M instructions), SQLite's C module, ``binascii`` and this package's lean modules (no argparse,
+json, re, typing, hashlib, ``__future__``, the core or the policy). ``python -X importtime`` shows
+it; ``bench/bench_exec.py`` measures it against ``python -c pass`` and
+``bench/bench_hit_instructions.py`` counts its instructions.
 
 A hit writes nothing to the store (a hit is a read: a write transaction and the checkpoint when the
 last connection closes cost more than the whole start-up). It appends its run-log record to the
