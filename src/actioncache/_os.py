@@ -7,10 +7,11 @@ calls, ``environ`` and a few ``os.path`` functions, all of which are here: the s
 ``posix``'s own functions (``os`` re-exports the same objects), ``environ`` a dict decoded from
 ``posix.environ`` as ``os`` decodes it, the path functions ``posixpath``'s algorithms on ``str``.
 
-Once the real ``os`` is imported (the full command, any library, the tests) every name that is not
-a plain ``posix`` function comes from it (``environ`` included, so ``os.environ`` changes are seen),
-and any name not defined here is looked up in it (importing it then). Modules use it as
-``from .._os import os`` under ``if not TYPE_CHECKING`` and ``import os`` for the type checker.
+Once the real ``os`` is imported (the full command, any library, the tests), ``environ`` is its
+``os.environ`` (so a change made through it is seen) and the path functions are ``posixpath``'s;
+any name not defined here is looked up in the real ``os`` (importing it then). Modules write
+``if TYPE_CHECKING: import os`` (the type checker sees the real one) ``else: from .._os import os``.
+``tests/runs/test_lean_os.py`` checks the answers against ``os``'s in a process without ``os``.
 """
 
 import posix
