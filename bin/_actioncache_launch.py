@@ -4,8 +4,36 @@
 # `actioncache exec` about 2.4 M instructions.
 """Find the installed package the way `site` would, without `site` (the command runs python -S)."""
 
-import os
+import posix  # not os: importing os costs a hit ~6 M instructions (python -S starts without it)
 import sys
+from _stat import S_ISDIR, S_ISREG
+
+
+def _join(path: str, *names: str) -> str:
+    """os.path.join."""
+    for name in names:
+        path = name if name.startswith("/") else path + name if not path or path.endswith("/") else f"{path}/{name}"
+    return path
+
+
+def _dirname(path: str) -> str:
+    """os.path.dirname."""
+    head = path[:path.rfind("/") + 1]
+    return head.rstrip("/") or head
+
+
+def _isdir(path: str) -> bool:
+    try:
+        return S_ISDIR(posix.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _isfile(path: str) -> bool:
+    try:
+        return S_ISREG(posix.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _find_package() -> None:
@@ -15,10 +43,10 @@ def _find_package() -> None:
     found, site runs now."""
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     bases = [sys.prefix, sys.exec_prefix]
-    here = os.path.dirname(sys.executable)
-    for venv in (here, os.path.dirname(here)):  # a virtual environment: what site.venv() would find
+    here = _dirname(sys.executable)
+    for venv in (here, _dirname(here)):  # a virtual environment: what site.venv() would find
         try:
-            with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8") as handle:
+            with open(_join(venv, "pyvenv.cfg"), encoding="utf-8") as handle:
                 system = any(line.split("=")[0].strip().lower() == "include-system-site-packages"
                              and line.split("=", 1)[-1].strip().lower() == "true" for line in handle)
         except OSError:
@@ -26,19 +54,19 @@ def _find_package() -> None:
         bases = [venv, *(bases if system else [])]
         break
     for base in dict.fromkeys(bases):
-        directory = os.path.join(base, "lib", version, "site-packages")
+        directory = _join(base, "lib", version, "site-packages")
         try:
-            names = _pth_files(os.listdir(directory))
+            names = _pth_files(posix.listdir(directory))
         except OSError:
             continue
         if directory not in sys.path:
             sys.path.append(directory)
         for name in names:
             try:
-                with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                with open(_join(directory, name), encoding="utf-8") as handle:
                     for line in handle:
                         line = line.strip()
-                        if line and not line.startswith(("#", "import ", "import\t")) and os.path.isdir(line) \
+                        if line and not line.startswith(("#", "import ", "import\t")) and _isdir(line) \
                                 and line not in sys.path:
                             sys.path.append(line)
             except OSError:
@@ -86,7 +114,7 @@ def _import_main() -> object:
     holds hundreds of names, ~0.8 M instructions), and once the package is loaded its modules are
     found through the package alone. sys.path is left as it was."""
     for directory in sys.path:
-        if os.path.isfile(os.path.join(directory, "actioncache", "__init__.py")):
+        if _isfile(_join(directory, "actioncache", "__init__.py")):
             break
     else:
         import actioncache.__main__ as found  # not as a plain directory (a zip, a namespace): the usual search

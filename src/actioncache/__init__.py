@@ -5,8 +5,6 @@ use (PEP 562), so a command-line hit of ``actioncache exec`` does not import the
 type checkers read the static imports below.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 
 if TYPE_CHECKING:
@@ -50,7 +48,7 @@ _HOMES = {
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'actioncache' has no attribute {name!r}")

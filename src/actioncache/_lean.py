@@ -1,19 +1,24 @@
 """Lean helpers for hit paths that must not pay for imports they do not need (``actioncache exec``
-and ``actioncache run`` hits answered before the CLI loads).
+and ``actioncache run`` hits answered before the CLI loads): one module, as every module a hit
+imports costs it ~0.3-0.6 M instructions (the import system's own Python code, then the body).
 
 Only builtin or tiny stdlib modules: ``json``'s C scanner and encoder without the ``json`` package
 (which pulls in ``re``), SHA-256 without OpenSSL's start-up cost, SQLite's C module without
 ``functools``. Every helper falls back to the ordinary module when the fast one is missing.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
+    import os
+    import stat
     from typing import Any, Callable
+else:  # os without importing it (``_os``: ~6 M instructions a hit), stat from the builtin
+    import _stat as stat
+
+    from ._os import os
 
 
-def _builtin_sha256() -> Callable[..., Any]:
+def _builtin_sha256() -> "Callable[..., Any]":
     """The builtin SHA-256 (no OpenSSL load): Python 3.12+ calls its module _sha2, 3.11 _sha256."""
     import sys
 
@@ -30,7 +35,7 @@ def _builtin_sha256() -> Callable[..., Any]:
     return constructor
 
 
-sha256: Callable[..., Any] = _builtin_sha256()
+sha256: "Callable[..., Any]" = _builtin_sha256()
 
 
 def file_sha256(path: str) -> str:
@@ -52,20 +57,27 @@ class _ScanContext:
     parse_float = float
     parse_int = int
     parse_constant = None
-    memo: dict[str, Any] = {}
+    memo: "dict[str, Any]" = {}
 
 
-_scan: Any = None
-_quote: Any = None
+def _not_json(value: "Any") -> "Any":
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+_scan: "Any" = None
+_encode: "Any" = None
 try:
-    _json_c: Any = __import__("_json")
-    _quote = _json_c.encode_basestring_ascii
+    _json_c: "Any" = __import__("_json")
     _scan = _json_c.make_scanner(_ScanContext())
+    # json.encoder's C encoder, made as json.dumps(sort_keys=True, separators=(",", ":"),
+    # ensure_ascii=True) makes it (no check for cycles): the same text, without a Python call per value
+    _encode = _json_c.make_encoder(None, _not_json, _json_c.encode_basestring_ascii, None, ":", ",", True, False,
+                                   False)
 except ImportError:  # another Python implementation: the json package is fine there
     pass
 
 
-def loads(text: str) -> Any:
+def loads(text: str) -> "Any":
     if _scan is None:
         import json
 
@@ -76,55 +88,18 @@ def loads(text: str) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
-    """Canonical JSON (sorted keys, no spaces, ASCII) of str/int/float/bool/None/list/dict values."""
-    if _quote is None:
+def dumps(value: "Any") -> str:
+    """Canonical JSON (sorted keys, no spaces, ASCII) of str/int/float/bool/None/list/dict values,
+    exactly ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)``: NaN
+    and infinities raise ValueError, other types TypeError."""
+    if _encode is None:
         import json
 
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    parts: list[str] = []
-    _dump(value, parts.append)
-    return "".join(parts)
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return "".join(_encode(value, 0))
 
 
-def _dump(value: Any, out: Callable[[str], Any]) -> None:
-    if value is None:
-        out("null")
-    elif value is True:
-        out("true")
-    elif value is False:
-        out("false")
-    elif isinstance(value, str):
-        out(_quote(value))
-    elif isinstance(value, int):
-        out(int.__repr__(value))
-    elif isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError("NaN and infinities are not JSON")
-        out(float.__repr__(value))
-    elif isinstance(value, (list, tuple)):
-        out("[")
-        for i, item in enumerate(value):
-            if i:
-                out(",")
-            _dump(item, out)
-        out("]")
-    elif isinstance(value, dict):
-        out("{")
-        for i, key in enumerate(sorted(value)):
-            if not isinstance(key, str):
-                raise TypeError(f"JSON object keys must be text, not {key!r}")
-            if i:
-                out(",")
-            out(_quote(key))
-            out(":")
-            _dump(value[key], out)
-        out("}")
-    else:
-        raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-def sqlite3_module() -> Any:
+def sqlite3_module() -> "Any":
     """SQLite's C module (``_sqlite3``), loaded without what a read-only lookup never uses.
 
     Python 3.11+'s ``_sqlite3`` imports ``functools`` when it loads, for the ``lru_cache`` of its
@@ -148,15 +123,15 @@ def sqlite3_module() -> Any:
             del sys.modules["functools"]
 
 
-def _no_cache(maxsize: int = 128) -> Callable[[Any], Any]:
+def _no_cache(maxsize: int = 128) -> "Callable[[Any], Any]":
     return _identity
 
 
-def _identity(function: Any) -> Any:
+def _identity(function: "Any") -> "Any":
     return function
 
 
-def _plain_sqlite3() -> Any:
+def _plain_sqlite3() -> "Any":
     try:  # the C module alone: the sqlite3 package adds datetime adapters a lookup never uses
         return __import__("_sqlite3")
     except ImportError:
@@ -170,9 +145,6 @@ def one_output_stream() -> bool:
     stdout: two streams would replay all of stdout, then all of stderr. Two ``fstat`` calls (the
     hit path makes them too); a regular file must also be one open file description (``>f 2>&1``,
     not ``>f 2>f``: two opens, each with its own offset, overwrite each other)."""
-    import os
-    import stat
-
     try:
         out, err = os.fstat(1), os.fstat(2)
     except OSError:
@@ -188,8 +160,6 @@ def _shared_description() -> bool:
     """Whether fds 1 and 2 share one open file description (one offset): move fd 1's offset by
     one and see whether fd 2's moved with it, then put it back. Nothing is written and the user
     sees the offsets as they were (kcmp would say the same, but container seccomp often denies it)."""
-    import os
-
     try:
         here = os.lseek(1, 0, os.SEEK_CUR)
         if os.lseek(2, 0, os.SEEK_CUR) != here:
@@ -209,9 +179,6 @@ def output_problem() -> str | None:
     (``>&-``: the command sees it closed), a device other than a terminal or /dev/null (/dev/full:
     what its writes return decides what the command does), or two opens of one file (``>f 2>f``:
     neither one stream nor two replays how they overwrite each other). Two ``fstat`` calls."""
-    import os
-    import stat
-
     found = []
     for fd, name in ((1, "stdout"), (2, "stderr")):
         try:
@@ -231,11 +198,151 @@ def output_problem() -> str | None:
 
 
 def _null_or_terminal(fd: int, rdev: int) -> bool:
-    import os
-
     try:
         if rdev == os.stat("/dev/null").st_rdev:
             return True
     except OSError:
         pass
     return os.isatty(fd)
+
+
+def which(name: str, path: str | None = None) -> str | None:
+    """The executable ``name`` resolves to on ``$PATH`` (as ``shutil.which``, without importing it)."""
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) and not os.path.isdir(name) else None
+    for directory in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
+
+
+def default_signals() -> None:
+    """Give the signals Python ignores (SIGPIPE, SIGXFSZ) back their default action before this
+    process becomes a command (``execvp``): a command started with SIGPIPE ignored never stops when
+    its reader does. Through the builtin ``_signal``: the ``signal`` module imports ``enum``, and
+    ``runs.process`` imports ``subprocess`` and ``threading``, which cost mode ``off`` as much as
+    starting Python again."""
+    try:
+        signals: Any = __import__("_signal")
+    except ImportError:  # another Python implementation
+        import signal as signals
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        number = getattr(signals, name, None)
+        if number is not None:
+            signals.signal(number, signals.SIG_DFL)
+
+
+def process_ms() -> float | None:
+    """Wall-clock milliseconds since this process was started (forked), interpreter start-up
+    included: what a caller waits for a hit. From ``/proc/self/stat`` (start time in clock ticks,
+    rounded down, so half a tick is taken off: unbiased, within half a tick), None elsewhere."""
+    import time
+
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            data = handle.read()
+        ticks = int(data[data.rindex(b")") + 2:].split()[19])
+        hz = float(os.sysconf("SC_CLK_TCK"))
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return max(0.0, (now - ticks / hz) * 1000.0 - 500.0 / hz)
+
+
+# Variables that never change which repository or which commit `git rev-parse HEAD` finds.
+_GIT_HARMLESS = ("GIT_SSL_", "GIT_AUTHOR_", "GIT_COMMITTER_", "GIT_SSH", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT",
+                 "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_HTTP_", "GIT_PROXY_", "GIT_MERGE_")
+
+
+def git_head(cwd: str) -> tuple[bool, str | None]:
+    """``(True, commit)`` as ``git rev-parse HEAD`` would print it in ``cwd`` (``(True, None)``: no
+    commit yet or no repository), read from the repository's own files; ``(False, None)`` whenever
+    that reading could differ from git's (a ``GIT_*`` variable, a bare repository, a mount point on
+    the way up, a repository owned by someone else, reftable refs, anything unexpected): then git
+    itself is asked. Both the hit path and the full command use this, so their keys agree."""
+    if any(name.startswith("GIT_") and not name.startswith(_GIT_HARMLESS) for name in os.environ):
+        return False, None
+    here = os.path.realpath(cwd)
+    try:
+        device = os.stat(here).st_dev
+    except OSError:
+        return False, None
+    while True:
+        dotgit = os.path.join(here, ".git")
+        if os.path.isdir(dotgit):
+            gitdir = dotgit
+            break
+        if os.path.isfile(dotgit):
+            try:
+                with open(dotgit, encoding="utf-8") as handle:
+                    line = handle.read().strip()
+            except (OSError, UnicodeDecodeError):
+                return False, None
+            if not line.startswith("gitdir: "):
+                return False, None
+            gitdir = os.path.join(here, line[len("gitdir: "):])
+            break
+        if os.path.exists(os.path.join(here, "HEAD")) or os.path.exists(os.path.join(here, "objects")):
+            return False, None  # perhaps a bare repository: git decides
+        parent = os.path.dirname(here)
+        if parent == here:
+            return True, None  # no repository: git rev-parse fails, no commit in the key
+        try:
+            if os.stat(parent).st_dev != device:
+                return False, None  # git stops at a file system boundary
+        except OSError:
+            return False, None
+        here = parent
+    try:
+        if os.stat(gitdir).st_uid != os.geteuid() or os.path.exists(os.path.join(gitdir, "reftable")):
+            return False, None  # safe.directory rules, or refs this reader does not know
+        common = gitdir
+        if os.path.exists(os.path.join(gitdir, "commondir")):
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+                common = os.path.join(gitdir, handle.read().strip())
+        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as handle:
+            head = handle.read().strip()
+        for _ in range(5):
+            if not head.startswith("ref: "):
+                return (True, head) if _is_object_id(head) else (False, None)
+            ref = head[len("ref: "):].strip()
+            if not ref.startswith("refs/heads/") or ".." in ref:
+                return False, None
+            try:
+                with open(os.path.join(common, ref), encoding="utf-8") as handle:
+                    head = handle.read().strip()
+                continue
+            except FileNotFoundError:
+                pass
+            return _packed_ref(common, ref)
+    except (OSError, UnicodeDecodeError):
+        return False, None
+    return False, None
+
+
+def _is_object_id(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _packed_ref(common: str, ref: str) -> tuple[bool, str | None]:
+    try:
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except FileNotFoundError:
+        return True, None  # a branch with no commit yet: git rev-parse HEAD fails
+    for line in lines:
+        if line.startswith(("#", "^")):
+            continue
+        oid, _, name = line.partition(" ")
+        if name == ref:
+            return (True, oid) if _is_object_id(oid) else (False, None)
+    return True, None
+
+
+def iso_utc(ts: float) -> str:
+    """``2026-11-22T03:24:26.641721Z``, as the core's run-log timestamps."""
+    import time
+
+    seconds, micros = divmod(round(ts * 1_000_000), 1_000_000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{micros:06d}Z"

@@ -310,7 +310,7 @@ def test_llm_ro_hits_take_the_fast_path_and_a_commit_misses(ex, strace):
 def test_head_is_read_as_git_reads_it(tmp_path, monkeypatch):
     """lean.git_head against `git rev-parse HEAD`: empty repo, commits, packed refs, a worktree,
     a detached HEAD, no repository; whenever it is sure, it agrees with git."""
-    from actioncache.runs import lean
+    from actioncache import _lean as lean
 
     env = {**os.environ, **GIT_ENV}
     repo = tmp_path / "repo"

@@ -163,8 +163,11 @@ def test_keyed_digest_is_hmac_sha256(secret, name, value):
     must stay the one entries were stored under)."""
     import hmac
 
-    from actioncache.runs.keys import keyed_digest
+    from actioncache.runs.keys import keyed_digest, keyed_digests
 
     message = os.fsencode(name) + b"\0" + os.fsencode(value)
     assert keyed_digest(secret, name, value) == hmac.new(secret, message, hashlib.sha256).hexdigest()[:32]
     assert keyed_digest(secret, name, value) == keyed_digest(bytes(secret), name, value)  # again, from the pads
+    # key_parts digests all of the environment in one loop: the same digests
+    assert keyed_digests(secret, {name: value, "OTHER": value[::-1]}) == {
+        name: keyed_digest(secret, name, value), "OTHER": keyed_digest(secret, "OTHER", value[::-1])}

@@ -16,7 +16,7 @@ the same files, compute the same keys, get the same rows and print the same byte
 ``--stream``, another store than SQLite, a platform without the index) returns None and the full
 engine runs. So this path may be incomplete but never different.
 
-It imports only ``os``, ``sys``, SQLite's C module and :mod:`actioncache.runs.lean` (no yaml,
+It imports only ``os``, ``sys``, SQLite's C module and :mod:`actioncache._lean` (no yaml,
 jinja2, json, argparse, typing or the engine): the point of it.
 """
 

@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.explain and _isatty(1):
         _say("output: the command writes to a pipe (kept for the cache), not this terminal: "
              "[ -t 1 ] is false for it and ls prints no columns or colours; mode off runs it on the terminal")
-    from .lean import output_problem
+    from .._lean import output_problem
 
     stream_problem = output_problem()
     if stream_problem:  # the command gets our stdout/stderr as they are, not a pipe of ours

@@ -8,36 +8,16 @@ within the timestamp granularity of the moment it was read), so an edit can neve
 unchanged signature. Only ``os`` and the lean helpers are imported.
 """
 
-from __future__ import annotations
-
-import os
-
-from .lean import dumps, file_sha256, loads, sha256
+from .._lean import dumps, file_sha256, loads, sha256
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
+    import os
     from typing import Any
+else:  # os without importing it (``_os``: ~6 M instructions a hit)
+    from .._os import os
 
 MEMO_VERSION = 2
-CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
-
-
-def find(start: str) -> str | None:
-    """The config file the full command would find from ``start`` (as ``policy.find_config``)."""
-    here = os.path.realpath(start)
-    while True:
-        for name in CONFIG_NAMES:
-            candidate = os.path.join(here, name)
-            if os.path.isfile(candidate):
-                return candidate
-        if os.path.exists(os.path.join(here, ".git")):
-            return None
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
 def _memo_path(config_path: str) -> str | None:
     if not os.environ.get("XDG_CACHE_HOME") and not os.environ.get("HOME"):
         return None
@@ -72,7 +52,7 @@ def _trust_file() -> str:
     return trust_file()
 
 
-def write(config: Any, now_ns: int) -> None:
+def write(config: "Any", now_ns: int) -> None:
     """Remember ``config`` (a ``policy.LoopConfig`` with a path) for the hit path; best effort."""
     if config.path is None or os.environ.get("ACTIONCACHE_CONFIG", "").strip():
         return
@@ -104,7 +84,7 @@ def write(config: Any, now_ns: int) -> None:
         pass
 
 
-def read(config_path: str) -> dict[str, Any] | None:
+def read(config_path: str) -> "dict[str, Any] | None":
     """The memo for ``config_path`` if it still describes the file (and the trust list); else None."""
     path = os.path.realpath(config_path)
     memo = _memo_path(path)

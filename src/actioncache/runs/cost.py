@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import lean
+from .. import _lean as lean
 
 if TYPE_CHECKING:
     from ..cache import Cache
@@ -230,7 +230,7 @@ def _positive(value: Any) -> float | None:
 
 _PROBE = ("import sys\nsys.path[:0] = {path!r}\nimport os, time, _sqlite3\n"
           "import actioncache.runs.hitpath, actioncache.runs.keys, actioncache.runs.manifest\n"
-          "from actioncache.runs.lean import process_ms\n"
+          "from actioncache._lean import process_ms\n"
           "wall, cpu = process_ms(), time.process_time() * 1000.0\n"
           "os.write(1, f'{{wall}} {{cpu}} {{time.clock_gettime(time.CLOCK_BOOTTIME)!r}}'.encode())\nos._exit(0)\n")
 

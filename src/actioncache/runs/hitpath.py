@@ -9,9 +9,11 @@ never YAML or TOML here); without a current memo the full command runs. For ever
 returns None and the full command (``runs.cli``) does the work, with the same keys and the same rules. So it may be incomplete but
 never different: it serves a hit exactly when the full path would.
 
-What it imports is the point: ``os``, ``sys``, SQLite's C module, ``binascii`` and this package's lean
-modules (no argparse, json, re, typing, hashlib, the core or the policy). ``python -X importtime``
-shows it; ``bench/bench_exec.py`` measures it against ``python -c pass``.
+What it imports is the point: ``sys``, ``posix`` (through ``_os``: not ``os``, whose import costs
+~6 M instructions), SQLite's C module, ``binascii`` and this package's lean modules (no argparse,
+json, re, typing, hashlib, ``__future__``, the core or the policy). ``python -X importtime`` shows
+it; ``bench/bench_exec.py`` measures it against ``python -c pass`` and
+``bench/bench_hit_instructions.py`` counts its instructions.
 
 A hit writes nothing to the store (a hit is a read: a write transaction and the checkpoint when the
 last connection closes cost more than the whole start-up). It appends its run-log record to the
@@ -19,14 +21,14 @@ store's hit journal instead (``runs.log.HIT_JOURNAL_SUFFIX``: one line, ``O_APPE
 ``stats --since`` and ``loop-stats`` read and the next miss folds into the run log.
 """
 
-from __future__ import annotations
-
-import os
 import sys
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
+    import os
     from typing import Any
+else:  # os without importing it (``_os``: ~6 M instructions a hit)
+    from .._os import os
 
 DEFAULT_SCOPES = ("verify", "read")
 LLM_RO_PHASES = ("REPORT", "ANALYZE", "REVIEW")  # policy.LLM_RO_PHASES
@@ -47,7 +49,7 @@ def _env(*names: str) -> str:
     return ""
 
 
-def _parse(argv: list[str]) -> dict[str, Any] | None:
+def _parse(argv: list[str]) -> "dict[str, Any] | None":
     opts: dict[str, Any] = {"input": [], "env": [], "env_ignore": [], "summary": False}
     i = 0
     while i < len(argv):
@@ -75,16 +77,36 @@ def _parse(argv: list[str]) -> dict[str, Any] | None:
     return None
 
 
-def _config() -> dict[str, Any] | None:
-    """The settings of the config file in effect ({} when there is none); None: leave it to the full command."""
-    from . import configmemo
+CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
 
+
+def find_config(start: str) -> str | None:
+    """The config file the full command would find from ``start`` (as ``policy.find_config``). Here,
+    not in ``configmemo``, which a hit then imports only when there is a config file."""
+    here = os.path.realpath(start)
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(here, name)
+            if os.path.isfile(candidate):
+                return candidate
+        if os.path.exists(os.path.join(here, ".git")):
+            return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _config() -> "dict[str, Any] | None":
+    """The settings of the config file in effect ({} when there is none); None: leave it to the full command."""
     try:
-        path = configmemo.find(os.getcwd())
+        path = find_config(os.getcwd())
     except OSError:
         return None  # the working directory was deleted: the full command runs it (uncached) and says why
     if path is None:
         return {}
+    from . import configmemo
+
     memo = configmemo.read(path)
     if memo is None or not memo.get("enabled") or memo.get("ignored") or memo.get("verbose") \
             or not memo.get("run_log") or memo.get("audit_rate"):
@@ -105,7 +127,7 @@ def _non_cacheable(patterns: list[str], command: list[str]) -> bool | None:
         return None
 
 
-def _phase_allows(opts: dict[str, Any], config: dict[str, Any]) -> bool:
+def _phase_allows(opts: "dict[str, Any]", config: "dict[str, Any]") -> bool:
     """The phase guard of ``policy.Policy.phase_blocks`` for ``llm_ro``: flags, then the environment,
     then the config. False: the full command runs it fresh and says why."""
     phase = (opts.get("phase") or _env("ACTIONCACHE_PHASE", "CACHE_PHASE") or config.get("phase") or "").strip()
@@ -173,12 +195,12 @@ def try_hit(argv: list[str]) -> int | None:
     return _lookup(opts, scope, path, max_age, config)
 
 
-def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config: dict[str, Any]) -> int | None:
+def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, config: "dict[str, Any]") -> int | None:
     import time
 
+    from .._lean import output_problem, process_ms, sqlite3_module, which
     from . import keys, manifest
     from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key
-    from .lean import output_problem, process_ms, sqlite3_module, which
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
@@ -241,13 +263,13 @@ def _lookup(opts: dict[str, Any], scope: str, path: str, max_age: float, config:
     os._exit(int(output["exit_code"]))
 
 
-def _cheap(path: str, key: str, tool: str, scope: str, opts: dict[str, Any]) -> bool:
+def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -> bool:
     """A command whose fresh run is cheaper than a hit (``cost``: a verdict file beside the store,
     younger than a day): become the command, as mode ``off`` does. Returns only when it is not
     cheap (False) or cannot be started (True)."""
     import time
 
-    from .lean import process_ms
+    from .._lean import process_ms
 
     verdict = path + CHEAP_DIR_SUFFIX + "/" + key.rsplit(":", 1)[-1]
     try:
@@ -277,7 +299,7 @@ def _prepare_exec() -> None:
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:  # None: that descriptor was closed when we started (>&-)
             stream.flush()
-    from .lean import default_signals
+    from .._lean import default_signals
 
     default_signals()
 
@@ -311,9 +333,9 @@ def _write(fd: int, data: bytes) -> bool:
     return True
 
 
-def _journal_hit(path: str, now: float, record: dict[str, Any]) -> None:
+def _journal_hit(path: str, now: float, record: "dict[str, Any]") -> None:
     """One line in the hit journal; best effort, like the run log (it never fails the replay)."""
-    from .lean import dumps, iso_utc
+    from .._lean import dumps, iso_utc
 
     record["at"] = iso_utc(now)
     try:

@@ -32,17 +32,20 @@ commit or run without changing what a linter sees.
 Imports stay light (no ``json``, ``hashlib`` or ``subprocess`` at import time): the hit path uses this.
 """
 
-from __future__ import annotations
-
-import os
-import stat
+import sys
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
+    import os
+    import stat
     from typing import Any, Iterable, Mapping, Sequence
+else:  # os without importing it (``_os``: ~6 M instructions a hit), stat from the builtin
+    import _stat as stat
 
-from .lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
-from .lean import one_output_stream as one_output_stream  # noqa: E402 - shared with agents.runhit
+    from .._os import os
+
+from .._lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
+from .._lean import one_output_stream as one_output_stream  # noqa: E402 - shared with agents.runhit
 
 KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``); process state keyed
 
@@ -107,10 +110,27 @@ def keyed_digest(secret: bytes, name: str, value: str) -> str:
     return str(outer.hexdigest()[:32])
 
 
-_hmac_pads: dict[bytes, tuple[Any, Any]] = {}
+def keyed_digests(secret: bytes, values: "Mapping[str, str]") -> dict[str, str]:
+    """``{name: keyed_digest(secret, name, value)}``, in one loop (a key has some forty variables:
+    a call and two ``fsencode`` calls each cost a hit ~0.2 M instructions). ``name NUL value`` is
+    encoded at once: the file system encoding encodes character by character, so that is
+    ``fsencode(name) + b"\0" + fsencode(value)``."""
+    inner_pad, outer_pad = _hmac_pads.get(secret) or _hmac_start(secret)
+    encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    digests = {}
+    for name, value in values.items():
+        inner = inner_pad.copy()
+        inner.update(f"{name}\0{value}".encode(encoding, errors))
+        outer = outer_pad.copy()
+        outer.update(inner.digest())
+        digests[name] = str(outer.hexdigest()[:32])
+    return digests
 
 
-def _hmac_start(secret: bytes) -> tuple[Any, Any]:
+_hmac_pads: "dict[bytes, tuple[Any, Any]]" = {}
+
+
+def _hmac_start(secret: bytes) -> "tuple[Any, Any]":
     """The two hashes an HMAC with ``secret`` starts from (the key padded to the block, XOR 0x36 and
     0x5C), made once per secret: a key has some forty variables, and XOR-ing 64 bytes in Python for
     each cost a hit about 0.5 M instructions. The XOR is one of two integers (C)."""
@@ -166,7 +186,7 @@ def tree_digest(root: str) -> str:
     return str(digest.hexdigest())
 
 
-def path_digest(path: str) -> list[Any] | None:
+def path_digest(path: str) -> "list[Any] | None":
     """``["f"|"d", sha256]`` for an existing file or directory, else None."""
     try:
         if os.path.isdir(path):
@@ -178,7 +198,7 @@ def path_digest(path: str) -> list[Any] | None:
     return None
 
 
-def path_candidates(arg: str) -> Iterable[str]:
+def path_candidates(arg: str) -> "Iterable[str]":
     """The paths one argument may name: itself, and the value of ``--opt=value``."""
     if arg:
         yield arg
@@ -188,7 +208,7 @@ def path_candidates(arg: str) -> Iterable[str]:
             yield value
 
 
-def tool_identity(tool: str) -> dict[str, Any]:
+def tool_identity(tool: str) -> "dict[str, Any]":
     resolved = which(tool)
     if resolved is None:
         return {"name": tool}
@@ -202,7 +222,7 @@ def tool_identity(tool: str) -> dict[str, Any]:
 def git_head(cwd: str | None = None) -> str | None:
     """The HEAD commit ``git rev-parse HEAD`` prints in ``cwd``: read from the repository's files
     when that reading is certain (``lean.git_head``, also what the hit path uses), else from git."""
-    from .lean import git_head as read_head
+    from .._lean import git_head as read_head
 
     sure, head = read_head(cwd or os.getcwd())
     if sure:
@@ -217,23 +237,23 @@ def git_head(cwd: str | None = None) -> str | None:
 
 
 def key_parts(
-    argv: Sequence[str],
+    argv: "Sequence[str]",
     *,
     scope: str,
-    inputs: Sequence[str] = (),
-    env_names: Sequence[str] = (),
+    inputs: "Sequence[str]" = (),
+    env_names: "Sequence[str]" = (),
     stdin_data: bytes | None = None,
-    stdin_file: Sequence[Any] | None = None,
+    stdin_file: "Sequence[Any] | None" = None,
     check_git_sha: bool = True,
-    environ: Mapping[str, str] | None = None,
+    environ: "Mapping[str, str] | None" = None,
     traced: bool = True,
     cwd: str | None = None,
     env_mode: str = "all",
-    env_ignore: Sequence[str] = (),
-    descriptors: Sequence[Sequence[Any]] = (),
+    env_ignore: "Sequence[str]" = (),
+    descriptors: "Sequence[Sequence[Any]]" = (),
     secret: bytes | None = None,
     one_stream: bool = False,
-) -> dict[str, Any]:
+) -> "dict[str, Any]":
     """Everything that identifies this run, as a JSON-able dict (``--explain`` prints it).
 
     ``traced=False``: no read-set will be recorded, so every argument naming a file is hashed too.
@@ -270,8 +290,7 @@ def key_parts(
     if stats:
         parts["stat"] = stats
     key = _PROCESS_SECRET if secret is None else secret
-    parts["env"] = {name: keyed_digest(key, name, value)
-                    for name, value in command_env(environ, env_mode, env_names, env_ignore, keyed=True).items()}
+    parts["env"] = keyed_digests(key, command_env(environ, env_mode, env_names, env_ignore, keyed=True))
     if env_mode != "all":
         parts["env_mode"] = env_mode
     parts["proc"] = process_state()
@@ -312,7 +331,7 @@ def stdin_kind(stdin_data: bytes | None) -> str:
     return "file" if stat.S_ISREG(mode) else "other"
 
 
-def process_state() -> dict[str, Any]:
+def process_state() -> "dict[str, Any]":
     """What the command inherits besides files and the environment, and may print or act on: the
     umask, every resource limit, the CPU set, the niceness, the scheduling policy, the user and
     groups, the host name and kernel release, ignored and blocked signals, capabilities,
@@ -352,8 +371,8 @@ def process_state() -> dict[str, Any]:
 # signals (``nohup``, ``trap -p``), capabilities (``capsh --print``), no_new_privs, seccomp, the
 # memory nodes. Python ignores SIGPIPE and SIGXFSZ itself and the command gets them back at their
 # default (``lean.default_signals``), so those two bits are not the caller's and are left out.
-_STATUS_FIELDS = ("SigIgn", "SigBlk", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
-                  "Seccomp", "Mems_allowed_list")
+_STATUS_FIELDS = frozenset({"SigIgn", "SigBlk", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
+                            "Seccomp", "Mems_allowed_list"})  # a set: every line of the file is looked up
 _PYTHON_IGNORED = (1 << (13 - 1)) | (1 << (25 - 1))  # SIGPIPE (13), SIGXFSZ (25)
 
 
@@ -430,12 +449,12 @@ def proc_rlimits() -> dict[str, list[int]] | None:
     return dict(sorted(limits.items()))
 
 
-def run_key(tool: str, parts: Mapping[str, Any]) -> str:
+def run_key(tool: str, parts: "Mapping[str, Any]") -> str:
     """``exec:{tool}:{sha256}``; stored as ``cache:exec:{tool}:{sha256}``."""
     return f"exec:{tool}:{sha256(dumps(parts).encode('utf-8')).hexdigest()}"
 
 
-def command_env(environ: Mapping[str, str], mode: str, declared: Sequence[str] = (), ignore: Sequence[str] = (),
+def command_env(environ: "Mapping[str, str]", mode: str, declared: "Sequence[str]" = (), ignore: "Sequence[str]" = (),
                 *, keyed: bool = False) -> dict[str, str]:
     """The variables the command sees (``keyed``: those of them that enter the key)."""
     if mode == "strict":
@@ -446,7 +465,7 @@ def command_env(environ: Mapping[str, str], mode: str, declared: Sequence[str] =
     return {k: v for k, v in environ.items() if k not in ENV_IGNORE and k not in ignore}
 
 
-def env_changes(was: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+def env_changes(was: "Mapping[str, str]", now: "Mapping[str, str]") -> list[str]:
     """Names whose keyed value differs between two ``parts["env"]`` maps, as ``NAME changed/set/unset``."""
     out = []
     for name in sorted(set(was) | set(now)):
@@ -495,7 +514,7 @@ def inherited_fds() -> list[int]:
     return sorted(fds)
 
 
-def describe_fds(fds: Sequence[int], argv: Sequence[str]) -> tuple[list[int], list[list[Any]], str | None]:
+def describe_fds(fds: "Sequence[int]", argv: "Sequence[str]") -> "tuple[list[int], list[list[Any]], str | None]":
     """Which inherited descriptors the command gets, their key parts, and why the run cannot be cached.
 
     Passed on: ``/dev/null``; a regular file open for reading (keyed by path, offset and content:
@@ -542,7 +561,7 @@ class Stdin:
     """What this process's stdin holds, read once (the hit path and the full command share it)."""
 
     data: bytes | None = None  # the bytes read (keyed and fed to the command); None: stdin left alone
-    file: list[Any] | None = None  # a regular file the command inherits as it is: its key part (``stdin_file``)
+    file: "list[Any] | None" = None  # a regular file the command inherits as it is: its key part (``stdin_file``)
     problem: str | None = None  # why the run cannot be cached because of stdin
     more: bool = False  # stdin holds more than ``data``: the rest is copied to the command after it
     observed: bool = False
@@ -551,7 +570,7 @@ class Stdin:
 STDIN = Stdin()
 
 
-def observe_stdin() -> Stdin:
+def observe_stdin() -> "Stdin":
     """Read stdin when it is a pipe or a file (not a terminal), up to ``STDIN_LIMIT`` bytes."""
     if STDIN.observed:
         return STDIN
@@ -601,7 +620,7 @@ def observe_stdin() -> Stdin:
     return STDIN
 
 
-def _observe_stdin_file(info: os.stat_result) -> Stdin:
+def _observe_stdin_file(info: "os.stat_result") -> "Stdin":
     """stdin redirected from a regular file (``cmd < f``): the command inherits the file itself, at
     its offset, as it would without the cache (``readlink /proc/self/fd/0``, ``stat -L /dev/stdin``,
     a seek or an ``fstat`` see the file, not a pipe). Its content from the offset on is read with

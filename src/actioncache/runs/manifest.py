@@ -8,17 +8,27 @@ newest first; a lookup serves the first candidate whose read-set still holds and
 
 The value is the codec's plain-JSON format (``j`` + JSON; stdout/stderr as base64), so
 ``actioncache get`` shows it and the hit path decodes it without importing the codec.
-"""
 
-from __future__ import annotations
+The second half of this module checks a stored read-set (``runs.readset`` builds them from a trace
+and re-exports these names): what a path looks like now, and the first record that no longer holds.
+One module with the manifest, as ``choose`` is the one caller a hit has: a module more cost each
+hit ~0.3 M instructions.
+"""
 
 from binascii import a2b_base64, b2a_base64
 
-from . import lean
+from .. import _lean as lean
+from .._lean import file_sha256, sha256
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
-    from typing import Any
+    import os
+    import stat
+    from typing import Any, Iterable, Sequence
+else:  # os without importing it (``_os``: ~6 M instructions a hit), stat from the builtin
+    import _stat as stat
+
+    from .._os import os
 
 FORMAT = 2
 MAX_CANDIDATES = 8
@@ -26,7 +36,7 @@ PLAIN_JSON = b"j"  # the codec's format byte for plain JSON
 ENTRY_TYPE = "exec_result"
 
 
-def decode(value: bytes) -> list[dict[str, Any]]:
+def decode(value: bytes) -> "list[dict[str, Any]]":
     """The candidates in a stored value; [] for anything else (an older format is simply a miss)."""
     if value[:1] != PLAIN_JSON:
         return []
@@ -39,15 +49,16 @@ def decode(value: bytes) -> list[dict[str, Any]]:
     return [c for c in data["candidates"] if well_formed(c)]
 
 
-def well_formed(c: Any) -> bool:
+def well_formed(c: "Any") -> bool:
     """Whether a stored candidate has the shape every later step relies on: the one check between
     stored bytes (perhaps a foreign writer's) and a hit. A candidate that fails it is not served;
     the run goes on as a miss and its result replaces the entry."""
     if not isinstance(c, dict) or not _number(c.get("at")) or not isinstance(c.get("readset"), list):
         return False
-    for record in c["readset"]:
-        if (not isinstance(record, list) or len(record) < 4 or not all(isinstance(x, str) for x in record[:3])
-                or not (record[3] is None or isinstance(record[3], str))):
+    for record in c["readset"]:  # (no generator per record: a read-set holds hundreds)
+        if not (isinstance(record, list) and len(record) >= 4 and isinstance(record[0], str)
+                and isinstance(record[1], str) and isinstance(record[2], str)
+                and (record[3] is None or isinstance(record[3], str))):
             return False
     if not isinstance(c.get("measured", True), bool):
         return False
@@ -65,15 +76,15 @@ def well_formed(c: Any) -> bool:
         return False
 
 
-def _number(value: Any) -> bool:
+def _number(value: "Any") -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def encode(candidates: list[dict[str, Any]]) -> bytes:
+def encode(candidates: "list[dict[str, Any]]") -> bytes:
     return PLAIN_JSON + lean.dumps({"format": FORMAT, "candidates": candidates[:MAX_CANDIDATES]}).encode("utf-8")
 
 
-def candidate(result: dict[str, Any], readset: list[list[Any]], at: float, traced: bool) -> dict[str, Any]:
+def candidate(result: "dict[str, Any]", readset: "list[list[Any]]", at: float, traced: bool) -> "dict[str, Any]":
     return {"at": at, "traced": traced, "readset": readset, "exit_code": int(result["exit_code"]),
             "duration_ms": float(result.get("duration_ms") or 0.0),
             "fresh_ms": float(result.get("fresh_ms", result.get("duration_ms")) or 0.0),
@@ -83,7 +94,7 @@ def candidate(result: dict[str, Any], readset: list[list[Any]], at: float, trace
             **({"stdin_offset": result["stdin_offset"]} if result.get("stdin_offset") is not None else {})}
 
 
-def output(found: dict[str, Any]) -> dict[str, Any]:
+def output(found: "dict[str, Any]") -> "dict[str, Any]":
     """A candidate as a run result: exit code, stdout and stderr bytes, the recorded run's duration
     (traced) and its fresh time (untraced, measured or estimated: ``cost``), and where the run left
     the offset of a file on its stdin (``keys.replay_stdin_offset``)."""
@@ -93,15 +104,13 @@ def output(found: dict[str, Any]) -> dict[str, Any]:
             "stdin_offset": found.get("stdin_offset")}
 
 
-def live(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> list[dict[str, Any]]:
+def live(candidates: "list[dict[str, Any]]", now: float, max_age_hours: float) -> "list[dict[str, Any]]":
     oldest = now - max_age_hours * 3600.0
     return [c for c in candidates if isinstance(c.get("at"), (int, float)) and c["at"] >= oldest]
 
 
-def choose(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -> tuple[dict[str, Any] | None, list[str]]:
+def choose(candidates: "list[dict[str, Any]]", now: float, max_age_hours: float) -> "tuple[dict[str, Any] | None, list[str]]":
     """The first live candidate whose read-set holds, and why each other one did not."""
-    from .readcheck import describe, first_change
-
     why: list[str] = []
     fresh = live(candidates, now, max_age_hours)
     if len(fresh) < len(candidates):
@@ -114,3 +123,194 @@ def choose(candidates: list[dict[str, Any]], now: float, max_age_hours: float) -
         path, was, now_seen = change
         why.append(f"{path} changed: was {describe(was)}, now {describe(now_seen)}")
     return None, why
+
+
+# --- checking a read-set --------------------------------------------------------------------------
+
+
+def stat_text(mode: int, size: int, mtime_ns: int, ctime_ns: int, ino: int, nlink: int, uid: int, gid: int) -> str:
+    """One observation of stat data, as recorded from the trace and as checked on a hit."""
+    return f"{mode:o}:{size}:{mtime_ns}:{ctime_ns}:{ino}:{nlink}:{uid}:{gid}"
+
+
+def stat_of(info: "os.stat_result") -> str:
+    return stat_text(info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_nlink,
+                     info.st_uid, info.st_gid)
+
+
+def open_view(stat_data: str) -> str:
+    """What a stat of an open descriptor counts by (``stat_text`` → type and permissions, size, link
+    count, owner): not its times or inode, so a file written back with the same content still hits
+    (its content is checked by the read of it)."""
+    mode, size, _mtime, _ctime, _ino, nlink, uid, gid = stat_data.split(":")
+    return f"o:{mode}:{size}:{nlink}:{uid}:{gid}"
+
+
+# --- what a path looks like now ------------------------------------------------------------------
+
+
+def signature(info: "os.stat_result", with_ctime: bool = False) -> str:
+    base = f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+    return f"{base}:{info.st_ctime_ns}" if with_ctime else base
+
+
+FINE_GRANULARITY_NS = 20_000_000  # the kernel stamps files from a coarse clock: a jiffy, at most 10 ms
+COARSE_GRANULARITY_NS = 2_000_000_000  # whole-second stamps (FAT keeps 2 s): treat as coarse
+
+# A regular file read whose size is over this is observed by its full stat signature (type and
+# permissions, size, mtime, ctime, inode, device) instead of its content. That is exact for change
+# detection: every write, truncation or replacement moves the mtime and ctime or the inode, and
+# the ctime cannot be set back. What it costs is a miss when such a file is touched without a
+# change. Hashing it cost every miss of a Python command ~0.1 s (the 23 MB libpython of a pyenv
+# build, read in full). A racy signature (a ctime within the timestamp granularity of the moment
+# it is taken: a later write in the same tick would leave it unchanged) is never used: the file is
+# hashed, as a small one is.
+BIG_FILE_BYTES = 1 << 20
+
+
+def granularity(info: "os.stat_result") -> int:
+    if info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0:
+        return COARSE_GRANULARITY_NS
+    return FINE_GRANULARITY_NS
+
+
+def _big_file(info: "os.stat_result") -> str | None:
+    """A big regular file's observation by its full stat signature; None when it is small or racy."""
+    if info.st_size <= BIG_FILE_BYTES:
+        return None
+    import time  # builtin: no file is read to import it
+
+    if info.st_ctime_ns >= time.time_ns() - granularity(info):
+        return None
+    return (f"sig:{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:"
+            f"{info.st_dev}")
+
+
+def error_of(exc: OSError) -> str:
+    """``!`` and the error's symbolic name (``!ENOENT``). The two a read-set holds most of (paths the
+    command probed and did not find) by the exception's class, which the interpreter chooses from
+    the error number and from nothing else (ENOENT alone is FileNotFoundError, ENOTDIR alone
+    NotADirectoryError): importing ``errno`` for them cost a hit ~0.25 M instructions."""
+    kind = type(exc)
+    if kind is FileNotFoundError:
+        return "!ENOENT"
+    if kind is NotADirectoryError:
+        return "!ENOTDIR"
+    import errno
+
+    return "!" + errno.errorcode.get(exc.errno or 0, "EIO")
+
+
+def listing_digest(path: str, own: str | None = None) -> str:
+    """SHA-256 of a directory's sorted names and kinds; ``own``: the names of the store's own files
+    there (``/``-separated), which are left out with the files the store keeps beside them
+    (``own_name``: ``-wal``, ``-shm``, the hit journal...)."""
+    digest = sha256()
+    owns = own.split("/") if own else ()
+    with os.scandir(path) as entries:
+        names = sorted((e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries
+                       if not own_name(e.name, owns))
+    for name, kind in names:
+        digest.update(os.fsencode(name) + b"\0" + kind.encode() + b"\n")
+    return str(digest.hexdigest())
+
+
+# What the store keeps beside its SQLite file, by the end of their names: SQLite's own files, the hit
+# journal (``runs.log``; one being folded: ``.{pid}.folding``), the cheap verdicts' directory
+# (``runs.cost``), the environment secret (``keys.ENV_SECRET_SUFFIX``; made as ``.{pid}.tmp``).
+SIDECARS = ("-wal", "-shm", "-journal", "-exec-hits.jsonl", "-exec-cheap", ".envkey")
+
+
+def own_name(name: str, owns: "Iterable[str]") -> bool:
+    """Whether ``name``, in a directory that holds the store's files ``owns``, is one of them or one
+    the store keeps beside them (``SIDECARS``, and the temporary names it makes them under). Exact
+    names, not a prefix: ``exec.db-notes`` beside ``exec.db`` is the user's."""
+    for own in owns:
+        if name == own or name.startswith(own + ".") and name.endswith((".tmp", ".folding")):
+            return True
+        if name.startswith(own):
+            rest = name[len(own):]
+            if any(rest == s or rest.startswith(s + ".") and rest.endswith((".tmp", ".folding")) for s in SIDECARS):
+                return True
+    return False
+
+
+def look(kind: str, path: str, own: str | None = None) -> "tuple[str, os.stat_result | None]":
+    """What ``kind`` of look at ``path`` sees now, and the stat it was judged on (f/d records).
+
+    ``own``: in a ``d`` look, the name of the store file in that directory (left out of the listing)."""
+    if kind == "r":
+        try:
+            return "->" + os.readlink(path), None
+        except OSError as exc:
+            return ("notlink" if exc.errno == 22 else error_of(exc)), None  # EINVAL: there, not a link
+    try:
+        info = os.lstat(path) if kind == "l" else os.stat(path)
+    except OSError as exc:
+        return error_of(exc), None
+    mode = info.st_mode
+    if kind in ("s", "l", "x"):  # stat_of, open_view(stat_of()): one string built, no calls (a hit makes many)
+        return (f"{mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_nlink}:"
+                f"{info.st_uid}:{info.st_gid}"), None
+    if kind == "o":
+        return f"o:{mode:o}:{info.st_size}:{info.st_nlink}:{info.st_uid}:{info.st_gid}", None
+    if kind == "a":
+        return f"a:{stat.S_IFMT(mode):o}:{stat.S_IMODE(mode):o}:{info.st_uid}:{info.st_gid}", None
+    if stat.S_ISDIR(mode) and kind == "f":
+        return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
+    try:
+        if kind == "d":
+            return ("d:" + listing_digest(path, own) if stat.S_ISDIR(mode) else "notdir:" + signature(info)), info
+        if not stat.S_ISREG(mode):  # a FIFO or device: never read it here
+            return f"special:{mode:o}", None
+        return _big_file(info) or "f:" + file_sha256(path), info
+    except OSError as exc:
+        return error_of(exc), None
+
+
+# --- checking one before a replay ----------------------------------------------------------------
+
+
+def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | None:
+    """``(path, was, now)`` of the first record that no longer holds; None when all hold."""
+    for record in records:
+        kind, path, seen, sig = record[0], record[1], record[2], record[3]
+        if sig is not None:
+            try:
+                info = os.stat(path)
+            except OSError:
+                pass
+            else:  # signature(info, with_ctime=True), inline
+                if f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_ctime_ns}" == sig:
+                    continue
+        own = record[4] if len(record) > 4 and isinstance(record[4], str) else None
+        now, _ = look(kind, path, own)
+        if now != seen:
+            return path, seen, now
+    return None
+
+
+def describe(seen: str) -> str:
+    """A person's word for a record's observation (for ``--explain``)."""
+    if seen.startswith("!"):
+        return f"absent ({seen[1:]})" if seen in ("!ENOENT", "!ENOTDIR") else f"error {seen[1:]}"
+    if seen.startswith("f:"):
+        return "content " + seen[2:14]
+    if seen.startswith("d:"):
+        return "listing " + seen[2:14]
+    if seen.startswith("sig:"):
+        mode, size, mtime, ctime, ino, dev = seen[4:].split(":")
+        return (f"a file of {size} bytes (by its signature: mtime {int(mtime) / 1e9:.6f} ctime {int(ctime) / 1e9:.6f} "
+                f"inode {ino} device {dev})")
+    if seen.startswith("->"):
+        return "symlink " + seen
+    if seen.startswith("o:"):
+        return "open file (type and mode, size, links, owner " + seen[2:] + ")"
+    if seen.startswith("a:"):
+        return "there (type, mode, owner " + seen[2:] + ")"
+    fields = seen.split(":")
+    if len(fields) == 8 and all(f.lstrip("-").isdigit() for f in fields):
+        mode, size, mtime, ctime, ino, nlink, uid, gid = fields
+        return (f"stat mode {mode} size {size} mtime {int(mtime) / 1e9:.6f} ctime {int(ctime) / 1e9:.6f} inode {ino} "
+                f"links {nlink} owner {uid}:{gid}")
+    return "stat " + seen

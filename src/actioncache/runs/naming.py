@@ -14,19 +14,18 @@ replayed. Plain names are matched here without ``fnmatch`` (the hit path uses th
 to the caller's matcher.
 """
 
-from __future__ import annotations
-
-import os
-
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
+    import os
     from typing import Callable, Iterable, Sequence
+else:  # os without importing it (``_os``: ~6 M instructions a hit)
+    from .._os import os
 
 GLOB_CHARS = frozenset("*?[]\\")
 JOINERS = ("_", "-", " ")
 
 
-def spellings(command: Sequence[str]) -> list[tuple[str, str]]:
+def spellings(command: "Sequence[str]") -> list[tuple[str, str]]:
     """Every name ``command`` answers to in ``non_cacheable_tools``, each with how to show it."""
     program = command[0]
     tool = os.path.basename(program) or program
@@ -37,8 +36,8 @@ def spellings(command: Sequence[str]) -> list[tuple[str, str]]:
     return names
 
 
-def match(patterns: Iterable[str], command: Sequence[str],
-          glob: Callable[[str, str], bool] | None = None) -> tuple[str, str] | None:
+def match(patterns: "Iterable[str]", command: "Sequence[str]",
+          glob: "Callable[[str, str], bool] | None" = None) -> tuple[str, str] | None:
     """The first entry of ``patterns`` that ``command`` matches, with what it matched (``git push``),
     else None. Without ``glob`` a pattern with glob characters raises ValueError (the hit path then
     leaves the run to the full command, which passes ``_glob.glob_matches``)."""
@@ -55,7 +54,7 @@ def match(patterns: Iterable[str], command: Sequence[str],
     return None
 
 
-def executed_names(execs: Iterable[Sequence[str]]) -> list[tuple[str, str]]:
+def executed_names(execs: "Iterable[Sequence[str]]") -> list[tuple[str, str]]:
     """The names every program a traced run executed answers to (``spellings`` of each execve,
     its path first), and each non-option argument as a program too, with and without its extension
     (``bash deploy_script.sh`` ran ``deploy_script``: an interpreter's script is what it runs)."""
@@ -70,8 +69,8 @@ def executed_names(execs: Iterable[Sequence[str]]) -> list[tuple[str, str]]:
     return names
 
 
-def match_executed(patterns: Iterable[str], execs: Iterable[Sequence[str]],
-                   glob: Callable[[str, str], bool]) -> tuple[str, str] | None:
+def match_executed(patterns: "Iterable[str]", execs: "Iterable[Sequence[str]]",
+                   glob: "Callable[[str, str], bool]") -> tuple[str, str] | None:
     """The first entry of ``patterns`` any executed program matches (``executed_names``), else None."""
     names = executed_names(execs)
     for pattern in patterns:

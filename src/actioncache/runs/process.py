@@ -222,7 +222,7 @@ def run_tool(argv: Sequence[str], *, stdin_data: bytes | None = None, stream: bo
 def default_signals() -> None:
     """Give the signals Python ignores back their default action before we become a command
     (``execvp``): a command started with SIGPIPE ignored never stops when its reader does."""
-    from .lean import default_signals as restore
+    from .._lean import default_signals as restore
 
     restore()
 

@@ -61,7 +61,7 @@ the file system's timestamp granularity of the moment it was hashed (git's racil
 which case it is always hashed. A path whose ctime falls inside the run is not recorded at all: it
 changed while the command was reading it.
 
-This module imports only ``os`` and ``stat`` (and ``lean``): the hit path uses it.
+This module imports only ``os`` and ``stat`` (and ``_lean``): the hit path uses it.
 """
 
 from __future__ import annotations
@@ -74,21 +74,21 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Sequence
 
 
-from .readcheck import BIG_FILE_BYTES as BIG_FILE_BYTES  # noqa: E402
-from .readcheck import COARSE_GRANULARITY_NS as COARSE_GRANULARITY_NS  # noqa: E402
-from .readcheck import FINE_GRANULARITY_NS as FINE_GRANULARITY_NS  # noqa: E402
-from .readcheck import SIDECARS as SIDECARS  # noqa: E402
-from .readcheck import describe as describe  # noqa: E402
-from .readcheck import error_of as error_of  # noqa: E402 - the checking half, which a hit imports alone
-from .readcheck import first_change as first_change  # noqa: E402
-from .readcheck import granularity as granularity  # noqa: E402
-from .readcheck import listing_digest as listing_digest  # noqa: E402
-from .readcheck import look as look  # noqa: E402
-from .readcheck import open_view as open_view  # noqa: E402
-from .readcheck import own_name as own_name  # noqa: E402
-from .readcheck import signature as signature  # noqa: E402
-from .readcheck import stat_of as stat_of  # noqa: E402
-from .readcheck import stat_text as stat_text  # noqa: E402
+from .manifest import BIG_FILE_BYTES as BIG_FILE_BYTES  # noqa: E402
+from .manifest import COARSE_GRANULARITY_NS as COARSE_GRANULARITY_NS  # noqa: E402
+from .manifest import FINE_GRANULARITY_NS as FINE_GRANULARITY_NS  # noqa: E402
+from .manifest import SIDECARS as SIDECARS  # noqa: E402
+from .manifest import describe as describe  # noqa: E402
+from .manifest import error_of as error_of  # noqa: E402 - the checking half, in manifest (a hit imports it)
+from .manifest import first_change as first_change  # noqa: E402
+from .manifest import granularity as granularity  # noqa: E402
+from .manifest import listing_digest as listing_digest  # noqa: E402
+from .manifest import look as look  # noqa: E402
+from .manifest import open_view as open_view  # noqa: E402
+from .manifest import own_name as own_name  # noqa: E402
+from .manifest import signature as signature  # noqa: E402
+from .manifest import stat_of as stat_of  # noqa: E402
+from .manifest import stat_text as stat_text  # noqa: E402
 
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/dev/", "/run/",
                    "/var/run/", "/nix/store/", "/snap/")

@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from .._lean import process_ms, which
 from ..cache import Cache
 from ..decision import Decision
 from ..policy import LoopConfig, Policy
 from . import cost, log, manifest
 from .keys import key_parts, replay_stdin_offset, run_key, stdin_offset
-from .lean import process_ms, which
 from .process import GONE, run_tool, write_failure
 
 EXIT_NOT_FOUND = 127
@@ -261,8 +261,8 @@ class ExecRun:
         return "exec-env:" + run_key(self.tool, {k: v for k, v in parts.items() if k != "env"})
 
     def _remember_env(self, cache: Cache, parts: dict[str, Any]) -> None:
+        from .._lean import dumps
         from ..records import Records
-        from .lean import dumps
 
         try:
             Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + self._env_key(parts),
@@ -273,8 +273,8 @@ class ExecRun:
 
     def _env_why(self, cache: Cache, parts: dict[str, Any]) -> list[str]:
         """On a miss with no entry: the variables that differ from the last stored run of the same command."""
+        from .._lean import loads
         from .keys import env_changes
-        from .lean import loads
 
         try:
             entry = cache.store.get(ENTRY_PREFIX + self._env_key(parts))
