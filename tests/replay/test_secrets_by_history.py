@@ -5,14 +5,24 @@ Unit rules first (page_from_html + PlanCache.record on real SQLite, then every b
 its WAL and shared memory is scanned), then one recording in Chromium where each field turns secret
 another way (the field was a one-time-code box before it was typed into, its label said PIN for a
 moment, the password typed again into a plain box, a plain box whose value the page posts as the
-password, the password echoed into a URL) and a replay of it: no typed secret in any store file after
-recording nor after replaying, nor in the outcome, its messages or the log.
+password, the password echoed into a URL) and a replay of it: no typed secret, nor any part of one, in
+any store file after recording nor after replaying, nor in the outcome, its messages or the log.
+
+The secrets typed in Chromium are drawn at random for each run, and long: the store holds numbers and
+hex digests that change every run (the site's port, timestamps to the microsecond, the plan id's
+nanoseconds, the signature's SHA-256), and a short fixed secret sits inside them by chance now and
+then: the fixed PIN "7305" once failed this test; it is in the store when the site listens on port
+37305, or when the plan id or a timestamp holds those digits (each run ~26 of the 10,000 4-digit
+strings are, so 1 run in ~400). The test computes the chance that any part it looks for is in the store's bytes by chance (a union bound
+over every position, see ``chance_of_a_false_alarm``) and fails if it exceeds 1e-6: it is ~1e-7.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
+import secrets as random_source
+import string
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,10 +43,15 @@ def forms_of(secret: str) -> list[bytes]:
             base64.b64encode(raw), secret.encode("unicode_escape")]
 
 
-def scan(folder: Path, *secrets: str) -> None:
+def store_bytes(folder: Path) -> bytes:
+    """Every byte of the SQLite store in ``folder``: the database, its WAL and its shared memory."""
     files = sorted(p for p in folder.iterdir() if p.name.startswith("plans.db"))
     assert files, "nothing was stored"
-    blob = b"".join(p.read_bytes() for p in files)
+    return b"".join(p.read_bytes() for p in files)
+
+
+def scan(folder: Path, *secrets: str) -> None:
+    blob = store_bytes(folder)
     for secret in secrets:
         for form in forms_of(secret):
             assert form not in blob, f"a secret ({len(secret)} characters) is in the store as {form[:3]!r}..."
@@ -141,7 +156,69 @@ def test_an_empty_secret_is_no_value_and_a_secret_that_is_not_text_is_an_error(t
 
 # --- in Chromium -------------------------------------------------------------------------------------
 
-PW, PIN, OTP = "Pw-hist-7f3!Kq z", "7305", "918273"
+ALNUM, DIGITS = string.ascii_letters + string.digits, string.digits
+#: The shortest run of a secret looked for, per alphabet: any 10 letters/digits in a row of a typed
+#: password (9 when one of them is its space or "!"), any 15 digits in a row of a PIN or a code.
+#: Each is at least 1e14 equally likely strings, even casefolded (36 ** 9): shorter parts (a "last 4
+#: digits") cannot be told from chance in ~250 kB of store, whatever the test does.
+WIDTH = {ALNUM: 10, DIGITS: 15}
+
+
+def random_secret(alphabet: str, *runs: int, sep: str = " ") -> str:
+    """Runs of random characters of ``alphabet`` (a new value each test run), joined by ``sep``."""
+    return sep.join("".join(random_source.choice(alphabet) for _ in range(n)) for n in runs)
+
+
+def parts_of(secret: str, alphabet: str) -> list[str]:
+    """The secret and every run of ``WIDTH[alphabet]`` characters in it: what a leak of a part would be
+    (a value cut at a length, a word of it split at its space, a prefix kept in a message)."""
+    width = WIDTH[alphabet]
+    return [secret, *{secret[i:i + width] for i in range(len(secret) - width + 1)}]
+
+
+def looked_for(secret: str, alphabet: str) -> list[tuple[bytes, int]]:
+    """Each byte string a leak of ``secret`` could leave, with how many values it takes at random:
+    the whole secret in every form of ``forms_of``, each part raw, URL-quoted, UTF-16 and casefolded."""
+    out: dict[bytes, int] = {}
+    for part in parts_of(secret, alphabet):
+        randoms = sum(ch in alphabet for ch in part)
+        folded = len({ch.casefold() for ch in alphabet})
+        forms = forms_of(part) if part == secret else [part.encode(), quote(part, safe="").encode(),
+                                                      quote_plus(part, safe="").encode(), part.encode("utf-16-le")]
+        for form in forms:
+            out[form] = len(alphabet) ** randoms
+        for form in (part.casefold().encode(), quote(part.casefold(), safe="").encode()):
+            out.setdefault(form, folded ** randoms)
+    return list(out.items())
+
+
+def chance_of_a_false_alarm(size: int, typed: dict[str, str]) -> float:
+    """A bound on the chance that ``size`` bytes holding no secret still hold one of the strings
+    ``scan_parts`` looks for: each string drawn among N equally likely values sits at a given position
+    with chance 1/N (the bytes do not depend on the draw), so at most ``size / N``, summed."""
+    return sum(size / values for secret, alphabet in typed.items() for _, values in looked_for(secret, alphabet))
+
+
+def scan_parts(where: str, data: bytes, typed: dict[str, str]) -> None:
+    """No typed secret, nor any part of one (``looked_for``), in ``data``."""
+    chance = chance_of_a_false_alarm(len(data), typed)
+    assert chance < 1e-6, f"the secrets are too short to be told from chance in {len(data)} bytes ({chance:.1e})"
+    for secret, alphabet in typed.items():
+        for form, _ in looked_for(secret, alphabet):
+            at = data.find(form)
+            assert at < 0, (f"{form!r}, of the typed {secret!r}, is in {where} at byte {at}: "
+                            f"{data[max(0, at - 60):at + len(form) + 20]!r} (chance of a false alarm {chance:.1e})")
+
+
+# Typed when recording: the password (with a space and a "!": URL forms differ), a PIN, a one-time
+# code, and a value the page posts as the password; typed on replay: the new values.
+PW = random_secret(ALNUM, 12, 12) + "!"
+PIN, OTP = random_secret(DIGITS, 20), random_secret(DIGITS, 20)
+PLAIN = random_secret(ALNUM, 24)
+NEW_PW, NEW_PIN, NEW_OTP, NEW_PLAIN = (random_secret(ALNUM, 12, 12), random_secret(DIGITS, 20),
+                                       random_secret(DIGITS, 20), random_secret(ALNUM, 24))
+RECORDED = {PW: ALNUM, PIN: DIGITS, OTP: DIGITS, PLAIN: ALNUM}
+REPLAYED = {NEW_PW: ALNUM, NEW_PIN: DIGITS, NEW_OTP: DIGITS, NEW_PLAIN: ALNUM}
 PAGE = """<!doctype html><html><body>
 <label for=user>User</label><input id=user name=user>
 <label for=pw>Password</label><input id=pw name=pw type=password>
@@ -215,12 +292,12 @@ def test_no_typed_secret_in_any_store_file_after_recording_and_replaying_in_chro
             page.wait_for_timeout(1000)      # the "PIN" label now reads "Nickname"
             rec.fill("#nick", PIN)           # ... but it was a PIN box while the recording ran
             rec.fill("#code", OTP)           # its one-time-code token went away on focus
-            rec.fill("#plain", "plain-but-posted-as-password")
+            rec.fill("#plain", PLAIN)         # a plain box the page posts as the password
             rec.click("#go")
             rec.complete()
             assert rec.save(plans, "save") is not None
             context.close()
-            scan(tmp_path, PW, PIN, OTP, "plain-but-posted-as-password")
+            scan_parts("the store after recording", store_bytes(tmp_path), RECORDED)
             stored = plans.plan_store.newest(PlanSignature.of(site.url, "save"))[1]
             names = [a.get("secret") for a in stored["actions"] if a["action_type"] == "input_text"]
             assert names[0] is None and all(names[1:]), names
@@ -228,16 +305,16 @@ def test_no_typed_secret_in_any_store_file_after_recording_and_replaying_in_chro
             context = browser.new_context(service_workers="block")
             page = context.new_page()
             page.goto(site.url)
-            secrets = dict(zip(names[1:], ["New-Pw-2 x", "New-Pw-2 x", "1111", "222333", "new-plain"], strict=True))
+            secrets = dict(zip(names[1:], [NEW_PW, NEW_PW, NEW_PIN, NEW_OTP, NEW_PLAIN], strict=True))
             outcome = replay_plan(plans, page, "save", secrets=secrets)
             context.close()
         assert outcome.finished, outcome.message
-        assert site.posts[-1].startswith(b"user=alice&password=new-plain&again=New-Pw-2%20x&nick=1111&code=222333")
+        posted = f"user=alice&password={NEW_PLAIN}&again={quote(NEW_PW)}&nick={NEW_PIN}&code={NEW_OTP}"
+        assert site.posts[-1].startswith(posted.encode())
         plans.store.close()
-        scan(tmp_path, PW, PIN, OTP, "plain-but-posted-as-password", "New-Pw-2 x", "222333", "new-plain")
+        scan_parts("the store after replaying", store_bytes(tmp_path), {**RECORDED, **REPLAYED})
         shown = repr(outcome) + str(outcome.to_dict()) + (outcome.message or "") + caplog.text
-        for secret in (PW, "New-Pw-2 x", "222333", "new-plain"):
-            assert secret not in shown and quote(secret, safe="") not in shown
+        scan_parts("the outcome, its message or the log", shown.encode(), {**RECORDED, **REPLAYED})
     finally:
         site.server.shutdown()
         site.server.server_close()

@@ -11,15 +11,9 @@ import os
 import subprocess
 import sys
 
+from .summaries import USE, outcome
+
 PY = sys.executable
-USE = ("--mode", "use", "--summary")
-
-
-def outcome(result: subprocess.CompletedProcess) -> str:
-    for line in result.stderr.decode("utf-8", "replace").splitlines():
-        if line.startswith("actioncache exec: ") and "; hits " in line:
-            return line.split(": ")[2].split(";")[0]
-    raise AssertionError(f"no summary line in {result.stderr!r}")
 
 
 def fresh(ex, *command: str) -> subprocess.CompletedProcess:

@@ -11,11 +11,13 @@ import pytest
 from actioncache import Cache
 from actioncache.runs.stats import stats_since
 
+from .summaries import USE
+
 PY = sys.executable
 
 
 def use(*args: str) -> tuple[str, ...]:
-    return ("--mode", "use", "--summary", *args)
+    return (*USE, *args)
 
 
 # --- verify scope with real shellcheck -------------------------------------------------------------

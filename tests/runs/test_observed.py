@@ -25,16 +25,10 @@ from hypothesis import strategies as st
 from actioncache.runs import readset
 from actioncache.runs.trace import Touch, touches
 
+from .summaries import USE, outcome
+
 PY = sys.executable
-USE = ("--mode", "use", "--summary")
 FULL_ISO = "--time-style=full-iso"
-
-
-def outcome(result: subprocess.CompletedProcess) -> str:
-    for line in result.stderr.decode("utf-8", "replace").splitlines():
-        if line.startswith("actioncache exec: ") and "; hits " in line:
-            return line.split(": ")[2].split(";")[0]
-    raise AssertionError(f"no summary line in {result.stderr!r}")
 
 
 def honest(ex, *command: str, extra_env: dict[str, str] | None = None, stdin: bytes | None = None,

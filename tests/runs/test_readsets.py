@@ -15,15 +15,10 @@ from hypothesis import strategies as st
 
 from actioncache.runs import readset, trace
 
+from .summaries import outcome
+
 PY = sys.executable
 USE = ("--cache-mode", "use", "--cache-scope", "verify,read", "--summary")  # seed 001's own spelling
-
-
-def outcome(result: subprocess.CompletedProcess) -> str:
-    for line in result.stderr.decode("utf-8", "replace").splitlines():
-        if line.startswith("actioncache exec: ") and "; hits " in line:
-            return line.split(": ")[2].split(";")[0]
-    raise AssertionError(f"no summary line in {result.stderr!r}")
 
 
 @pytest.fixture

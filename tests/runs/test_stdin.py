@@ -13,20 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from .summaries import USE, outcome
+
 PY = sys.executable
-USE = ("--mode", "use", "--summary")
 
 # What a command can see of a file on its stdin without reading it: its name, its kind, its size
 # (``wc -c`` asks fstat), and its offset.
 LOOK = ("sh", "-c", "readlink /proc/self/fd/0; stat -L -c '%F %s' /dev/stdin; "
                     f"{PY} -c 'import os; print(os.lseek(0, 0, 1))'; cat")
-
-
-def outcome(result: subprocess.CompletedProcess) -> str:
-    for line in result.stderr.decode("utf-8", "replace").splitlines():
-        if line.startswith("actioncache exec: ") and "; hits " in line:
-            return line.split(": ")[2].split(";")[0]
-    raise AssertionError(f"no summary line in {result.stderr!r}")
 
 
 def _exec(ex, mode: tuple[str, ...], command: tuple[str, ...], stdin: object) -> subprocess.CompletedProcess:
