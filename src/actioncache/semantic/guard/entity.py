@@ -22,6 +22,7 @@ from .text import (
     Side,
     is_number,
     typo_of,
+    backstory,
 )
 
 # Double quotes and backticks; a single quote only as a pair around words, not an apostrophe.
@@ -127,15 +128,28 @@ def entity(a: Side, b: Side) -> bool:
     """A name, identifier or quoted string of one side is missing from the other."""
     if quoted(a) != quoted(b):
         return True
-    a_set, b_set = set(a.tokens), set(b.tokens)
-    for mine, theirs, theirs_text in ((a, b_set, b.text), (b, a_set, a.text)):
-        for name in entities(mine):
-            bare = name.lstrip("#@")  # "#support" and "support" name the same channel
-            if name in theirs or bare in theirs or any(w in theirs for w in lexicon.lemmas(name)):
-                continue
-            if name in theirs_text.replace(" ", "") or typo_of(name, theirs):
-                continue
-            if abbreviates(name, _words(theirs_text)) or any(abbreviates(w, _words(name)) for w in theirs):
-                continue
+    # A name on each side that the other lacks is a swap; a name on one side only is a change unless
+    # it stands in the story told around the request (see ``backstory``).
+    missing_a, missing_b = _missing(a, b), _missing(b, a)
+    if missing_a and missing_b:
+        return True
+    for mine, theirs, names in ((a, b, missing_a), (b, a, missing_b)):
+        if names and not backstory(mine, theirs, lambda part, names=names: bool(set(names) & set(part.tokens))):
             return True
     return False
+
+
+def _missing(mine: Side, other: Side) -> list[str]:
+    """The names of ``mine`` that ``other`` does not have, in any spelling or short form."""
+    theirs, theirs_text = set(other.tokens), other.text
+    out = []
+    for name in entities(mine):
+        bare = name.lstrip("#@")  # "#support" and "support" name the same channel
+        if name in theirs or bare in theirs or any(w in theirs for w in lexicon.lemmas(name)):
+            continue
+        if name in theirs_text.replace(" ", "") or typo_of(name, theirs):
+            continue
+        if abbreviates(name, _words(theirs_text)) or any(abbreviates(w, _words(name)) for w in theirs):
+            continue
+        out.append(name)
+    return out
