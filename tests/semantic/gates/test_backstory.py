@@ -37,3 +37,26 @@ DIFFERENT = [
 def test_the_detail_still_changes_requests_worded_alike_or_replacing_words(a, b, reason):
     assert contrast(a, b) is not None
     assert contrast(b, a) is not None
+
+
+ASIDES = [
+    ("restart the billing worker", "hey, sorry to bother you this late, could you restart the billing worker?"),
+    ("what time is it in lima", "hey! trying to reach my aunt, what time is it in lima rn?"),
+    ("check the status of the backup job", "morning, just got back from leave, can you check the status of the backup job?"),
+]
+
+
+@pytest.mark.parametrize("a, b", ASIDES)
+def test_an_aside_without_its_subject_tells_and_asks_nothing(a, b):
+    # chat leaves the subject out: a participle, a past or an adjective first is a statement, not a command
+    assert contrast(a, b) is None
+    assert contrast(b, a) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("restart the billing worker", "restart the billing worker, then wipe the cache volume"),
+    ("summarize the notes", "sorry, summarize the notes and delete the database"),
+])
+def test_a_clause_that_asks_more_is_still_refused(a, b):
+    assert contrast(a, b) == "clause"
+    assert contrast(b, a) == "clause"
