@@ -192,6 +192,10 @@ def overlap(a: Side, b: Side) -> float:
     return shared / max(1, len(ca) + len(cb) - shared)
 
 
+# Two requests worded alike share at least this share of their content words (``overlap``).
+ALIKE = 0.5
+
+
 # Where one clause ends and the next begins: punctuation, or a word that joins two clauses.
 CLAUSE_BREAK = re.compile(r"[.;:!?,]+(?:\s|$)|\b(?:and|then|also|plus|afterwards|next)\b")
 
