@@ -130,7 +130,7 @@ def entity(a: Side, b: Side) -> bool:
         return True
     # A name on each side that the other lacks is a swap; a name on one side only is a change unless
     # it stands in the story told around the request (see ``backstory``).
-    missing_a, missing_b = _missing(a, b), _missing(b, a)
+    missing_a, missing_b = missing_names(a, b), missing_names(b, a)
     if missing_a and missing_b:
         return True
     for mine, theirs, names in ((a, b, missing_a), (b, a, missing_b)):
@@ -139,7 +139,7 @@ def entity(a: Side, b: Side) -> bool:
     return False
 
 
-def _missing(mine: Side, other: Side) -> list[str]:
+def missing_names(mine: Side, other: Side) -> list[str]:
     """The names of ``mine`` that ``other`` does not have, in any spelling or short form."""
     theirs, theirs_text = set(other.tokens), other.text
     out = []
