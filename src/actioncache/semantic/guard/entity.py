@@ -20,9 +20,9 @@ from .text import (
     UNIT_SYMBOLS,
     UNIT_WORDS,
     Side,
+    backstory,
     is_number,
     typo_of,
-    backstory,
 )
 
 # Double quotes and backticks; a single quote only as a pair around words, not an apostrophe.

@@ -141,7 +141,7 @@ def _split_list(side: Side) -> tuple[list[str], list[str]]:
             after = i + 1
             while after < len(toks) and toks[after] in _DETERMINERS | _COORDINATORS:
                 after += 1
-            if 0 <= before and after < len(toks) and toks[before] not in lexicon.FUNCTION_WORDS \
+            if before >= 0 and after < len(toks) and toks[before] not in lexicon.FUNCTION_WORDS \
                     and toks[after] not in lexicon.FUNCTION_WORDS:
                 members |= {before, after}
     kept = [t for i, t in enumerate(toks) if i not in members and t not in _COORDINATORS]
