@@ -56,6 +56,7 @@ def test_an_aside_without_its_subject_tells_and_asks_nothing(a, b):
 @pytest.mark.parametrize("a, b", [
     ("restart the billing worker", "restart the billing worker, then wipe the cache volume"),
     ("summarize the notes", "sorry, summarize the notes and delete the database"),
+    ("summarize the notes", "summarize the notes, now quickly drop the customer table"),  # an adverb, then a command
 ])
 def test_a_clause_that_asks_more_is_still_refused(a, b):
     assert contrast(a, b) == "clause"

@@ -61,11 +61,16 @@ def _statement(words: list[str]) -> bool:
         return True
     if words[0] in _SUBJECTS or (len(words) > 1 and words[1] in _FINITE):
         return True
-    first = next((w for w in words if w not in _DEGREE), "")
+    first = next((w for w in words if w not in _DEGREE and not _adverb(w)), "")  # past "now", "quickly"
     if not first.isalpha():
         return False
     base = lexicon.lemma(first)
     kinds = lexicon.pos(base) or lexicon.pos(first)
     if "v" in kinds:
         return base != first and (first.endswith("ing") or "n" not in lexicon.pos(first))
-    return "a" in kinds or "r" in kinds
+    return "a" in kinds
+
+
+def _adverb(word: str) -> bool:
+    kinds = lexicon.pos(word)
+    return bool(kinds) and set(kinds) <= {"r"}

@@ -9,6 +9,7 @@ side, a "#channel" for "channel" and a compound written apart are the same name.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .. import lexicon
 from .registry import rule
@@ -134,9 +135,14 @@ def entity(a: Side, b: Side) -> bool:
     if missing_a and missing_b:
         return True
     for mine, theirs, names in ((a, b, missing_a), (b, a, missing_b)):
-        if names and not backstory(mine, theirs, lambda part, names=names: bool(set(names) & set(part.tokens))):
+        if names and not backstory(mine, theirs, _naming(frozenset(names))):
             return True
     return False
+
+
+def _naming(names: frozenset[str]) -> Callable[[Side], bool]:
+    """Whether a clause says one of ``names``."""
+    return lambda part: bool(names & set(part.tokens))
 
 
 def missing_names(mine: Side, other: Side) -> list[str]:
