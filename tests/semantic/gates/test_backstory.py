@@ -16,13 +16,11 @@ SAME = [
     ("tag the current commit as v2.0.0", "our release at Initech is finally out, can u tag the current commit as v2.0.0?"),
     ("how long does cooked pasta keep in the fridge",
      "so i cooked way too much pasta on tuesday lol, how long does cooked pasta keep in the fridge?"),
-    ("order more printer toner for the office",
-     "the printer is out of toner again (4th time this month). could you order more printer toner for the office?"),
 ]
 
 
 @pytest.mark.parametrize("a, b", SAME)
-def test_a_backstory_with_a_name_a_day_or_a_number_adds_nothing(a, b):
+def test_a_backstory_with_a_name_or_a_day_adds_nothing(a, b):
     assert contrast(a, b) is None
     assert contrast(b, a) is None
 
@@ -31,8 +29,6 @@ DIFFERENT = [
     ("email the report", "email the report to priya", "entity"),
     ("who is sarah's manager", "who does tom report to", "entity"),
     ("book a table for two", "book a table for two on tuesday", "date"),
-    ("book a table", "book a table for 4", "number"),
-    ("show the last 20 lines of the log", "the log is long. show the last 200 lines of the log", "number"),
     ("tag the current commit as v2.0.0", "woohoo launch day, tag the previous commit in Initech as v2.0.0", "entity"),
 ]
 

@@ -85,15 +85,14 @@ def _other_option(mine: Sequence[tuple[str, str]], theirs: Sequence[tuple[str, s
 
 def _facts_differ(a: str, b: str) -> bool:
     """A history states its facts in clauses of their own ("my team lead is sarah, but she's on leave,
-    so omar is covering"): a name, a day or a number that only one history states is a fact it adds,
-    never a story around the request (which the rules let a single request tell)."""
+    so omar is covering"): a name or a day that only one history states is a fact it adds, never a
+    story around the request (which the rules let a single request tell)."""
     from .date import dates
     from .entity import missing_names
-    from .number import digit_groups
     from .text import align, side
 
     x, y = align(side(a), side(b))
-    return bool(missing_names(x, y) or missing_names(y, x) or dates(x) != dates(y) or digit_groups(x) != digit_groups(y))
+    return bool(missing_names(x, y) or missing_names(y, x) or dates(x) != dates(y))
 
 
 def _open_question(turn: str) -> bool:

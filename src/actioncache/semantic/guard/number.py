@@ -18,7 +18,6 @@ from .text import (
     UNIT_SYMBOLS,
     UNIT_WORDS,
     Side,
-    backstory,
     is_number,
     number_key,
 )
@@ -34,17 +33,10 @@ def digit_groups(side: Side) -> set[str]:
             | {CARDINALS[p] for t in side.tokens for p in t.split("-") if p in CARDINALS})
 
 
-def _told_apart(detailed: Side, other: Side, extra: set[str]) -> bool:
-    return backstory(detailed, other, lambda part: bool(digit_groups(part) & extra))
-
-
 @rule("number")
 def numbers(a: Side, b: Side) -> bool:
-    """The digits, the number words, a shared number's unit or a rate's unit differ. A number on one
-    side only counts unless it stands in the story told around the request (see ``backstory``: "i've
-    had hiccups for like 20 minutes, how do i get rid of them")."""
-    ga, gb = digit_groups(a), digit_groups(b)
-    if ga != gb and not (_told_apart(a, b, ga - gb) if gb <= ga else ga <= gb and _told_apart(b, a, gb - ga)):
+    """The digits, the number words, a shared number's unit or a rate's unit differ."""
+    if digit_groups(a) != digit_groups(b):
         return True
     a_words = {t for t in a.tokens if t in NUMBER_WORDS and t not in CARDINALS}
     b_words = {t for t in b.tokens if t in NUMBER_WORDS and t not in CARDINALS}
