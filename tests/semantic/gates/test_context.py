@@ -91,3 +91,35 @@ def test_the_gate_compares_histories_by_their_rules_and_other_messages_exactly()
     told = user + (("assistant", "It has 3 replicas. Restart all of them?"),)
     retold = user + (("assistant", "It has 5 replicas. Restart all of them?"),)
     assert gate(Pair("yes", "yes", request_turns=told, candidate_turns=retold)) == "context"
+
+
+def _context(stored, asked):
+    a, b = asked[-1]["content"], stored[-1]["content"]
+    turns = lambda c: tuple((m["role"], m["content"]) for m in c[:-1])  # noqa: E731
+    return ContextGate()(Pair(a, b, 0.9, turns(asked), turns(stored)))
+
+
+def test_the_agents_open_question_may_be_worded_freely():
+    # "what's the problem?" / "what's going on?" ask for nothing in particular: no word of them is a fact
+    stored = conv("the nightly export keeps failing", "What's the problem?", "it times out after an hour")
+    asked = conv("the nightly export keeps failing", "What's going on?", "it times out after an hour")
+    assert _context(stored, asked) is None
+    assert _context(asked, stored) is None
+
+
+def test_a_fact_or_a_slot_the_agent_swapped_still_refuses():
+    stored = conv("I see failures after release 3.2", "Errors in the checkout service. Roll back?", "yes")
+    asked = conv("I see failures after release 3.2", "Errors in the payments service. Roll back?", "yes")
+    assert _context(stored, asked) == "context"
+    flight = conv("book the trip", "which flight?", "the early one")
+    day = conv("book the trip", "which day?", "the early one")
+    assert _context(flight, day) == "context"
+
+
+def test_a_fact_a_history_adds_in_a_clause_of_its_own_refuses():
+    # a single request may tell a story around itself; a history's clauses are its facts
+    stored = conv("my team lead is sarah", "Okay.", "email my team lead asking for friday off")
+    asked = conv("my team lead is sarah, but she is on leave so omar is covering", "Okay.",
+                 "email my team lead asking for friday off")
+    assert _context(stored, asked) == "context"
+    assert _context(asked, stored) == "context"

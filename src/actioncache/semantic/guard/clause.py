@@ -48,9 +48,29 @@ _SUBJECTS = frozenset({"i", "it", "he", "she", "they", "we", "you", "this", "tha
 _FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "keeps", "keep", "seems", "does", "did", "am"})
 
 
+_DEGREE = frozenset({"just", "really", "super", "still", "finally", "totally", "kinda", "very", "so"})
+
+
 def _statement(words: list[str]) -> bool:
-    """A clause that states rather than asks: a subject first, or a noun then a finite verb."""
+    """A clause that states rather than asks: a subject first, or a noun then a finite verb; or, with
+    the subject left out as chat leaves it, a verb that no command starts with (a participle or a past:
+    "trying to call my cousin", "just got in", "graduated in may") or an adjective ("sorry to ping
+    you", "super excited to have her")."""
     words = [w for w in words if w not in ("and", "then", "also", "plus", "but", "so", "because")]
     if not words:
         return True
-    return words[0] in _SUBJECTS or (len(words) > 1 and words[1] in _FINITE)
+    if words[0] in _SUBJECTS or (len(words) > 1 and words[1] in _FINITE):
+        return True
+    first = next((w for w in words if w not in _DEGREE and not _adverb(w)), "")  # past "now", "quickly"
+    if not first.isalpha():
+        return False
+    base = lexicon.lemma(first)
+    kinds = lexicon.pos(base) or lexicon.pos(first)
+    if "v" in kinds:
+        return base != first and (first.endswith("ing") or "n" not in lexicon.pos(first))
+    return "a" in kinds
+
+
+def _adverb(word: str) -> bool:
+    kinds = lexicon.pos(word)
+    return bool(kinds) and set(kinds) <= {"r"}

@@ -31,7 +31,11 @@ USER, ASSISTANT = "user", "assistant"
 # the rules above still holding them to the same facts.
 CONTEXT_SLACK = 0.15
 # What the agent said is checked for its facts only: its wording is free.
-_AGENT_FACTS = Pipeline(["number", "date", "entity", "code_exact", "substitution"])
+_AGENT_FACTS = Pipeline(["number", "date", "entity", "code_exact"])
+# One word swapped in turns worded alike ("errors in the checkout service" / "... payments service",
+# "which flight?" / "which day?"); an open question asks nothing in particular ("what's the problem?" /
+# "what's the issue?", "what's going on?"), however it is worded, and is left out.
+_AGENT_SWAP = Pipeline(["substitution"])
 _AGENT_QUESTION = Pipeline(["opposite", "negation"])
 
 
@@ -79,6 +83,31 @@ def _other_option(mine: Sequence[tuple[str, str]], theirs: Sequence[tuple[str, s
     return bool(picked_a and picked_b and picked_a != picked_b)
 
 
+def _facts_differ(a: str, b: str) -> bool:
+    """A history states its facts in clauses of their own ("my team lead is sarah, but she's on leave,
+    so omar is covering"): a name or a day that only one history states is a fact it adds, never a
+    story around the request (which the rules let a single request tell)."""
+    from .date import dates
+    from .entity import missing_names
+    from .text import align, side
+
+    x, y = align(side(a), side(b))
+    return bool(missing_names(x, y) or missing_names(y, x) or dates(x) != dates(y))
+
+
+def _open_question(turn: str) -> bool:
+    """A question that asks for nothing in particular: a question word, then a verb ("what's the
+    problem?", "what's going on?", "how can I help?"), not a noun ("which flight?")."""
+    from .text import WH_WORDS, side
+
+    toks = side(turn).tokens
+    return turn.rstrip().endswith("?") and len(toks) > 1 and toks[0] in WH_WORDS and toks[1] in _AUXILIARIES
+
+
+_AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will",
+                          "may", "might", "has", "have"})
+
+
 class ContextGate:
     """The gate ``context``: the histories before the two requests differ in what they say."""
 
@@ -100,12 +129,15 @@ class ContextGate:
         if bool(user_a) != bool(user_b):
             return self.name
         if user_a and user_a != user_b:
-            if contrast(user_a, user_b) is not None:
+            if contrast(user_a, user_b) is not None or _facts_differ(user_a, user_b):
                 return self.name
             if similar is not None and not similar(user_a, user_b, CONTEXT_SLACK):
                 return self.name
         agent_a, agent_b = said(mine, ASSISTANT), said(theirs, ASSISTANT)
         if (agent_a or agent_b) and _AGENT_FACTS.rules(Pair(" . ".join(agent_a), " . ".join(agent_b))) is not None:
+            return self.name
+        told_a, told_b = [t for t in agent_a if not _open_question(t)], [t for t in agent_b if not _open_question(t)]
+        if (told_a or told_b) and _AGENT_SWAP.rules(Pair(" . ".join(told_a), " . ".join(told_b))) is not None:
             return self.name
         if agent_a and agent_b and _AGENT_QUESTION.rules(Pair(agent_a[-1], agent_b[-1])) is not None:
             return self.name

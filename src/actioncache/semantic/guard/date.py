@@ -4,7 +4,7 @@ Friday") differ; "today", "now" and "currently" count as no date (a request is a
 from __future__ import annotations
 
 from .registry import rule
-from .text import DATE_WORDS, Side, is_number
+from .text import DATE_WORDS, Side, backstory, is_number
 
 _DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past"}
 # A time of day says which half of the day: "6:45 in the morning" is "6:45 am".
@@ -30,5 +30,12 @@ def dates(side: Side) -> set[str]:
 
 @rule("date")
 def date(a: Side, b: Side) -> bool:
-    """The dates, days, times of day or their modifiers differ."""
-    return dates(a) != dates(b)
+    """The dates, days, times of day or their modifiers differ: on both sides ("this friday" / "next
+    friday"), or on one side only, unless it stands in the story told around the request (see
+    ``backstory``: "i made way too much rice on sunday... how long is cooked rice ok in the fridge?")."""
+    da, db = dates(a), dates(b)
+    if da == db:
+        return False
+    if da and db:
+        return True
+    return not backstory(a, b, lambda part: bool(dates(part))) if da else not backstory(b, a, lambda part: bool(dates(part)))

@@ -9,6 +9,7 @@ side, a "#channel" for "channel" and a compound written apart are the same name.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .. import lexicon
 from .registry import rule
@@ -20,6 +21,7 @@ from .text import (
     UNIT_SYMBOLS,
     UNIT_WORDS,
     Side,
+    backstory,
     is_number,
     typo_of,
 )
@@ -127,15 +129,33 @@ def entity(a: Side, b: Side) -> bool:
     """A name, identifier or quoted string of one side is missing from the other."""
     if quoted(a) != quoted(b):
         return True
-    a_set, b_set = set(a.tokens), set(b.tokens)
-    for mine, theirs, theirs_text in ((a, b_set, b.text), (b, a_set, a.text)):
-        for name in entities(mine):
-            bare = name.lstrip("#@")  # "#support" and "support" name the same channel
-            if name in theirs or bare in theirs or any(w in theirs for w in lexicon.lemmas(name)):
-                continue
-            if name in theirs_text.replace(" ", "") or typo_of(name, theirs):
-                continue
-            if abbreviates(name, _words(theirs_text)) or any(abbreviates(w, _words(name)) for w in theirs):
-                continue
+    # A name on each side that the other lacks is a swap; a name on one side only is a change unless
+    # it stands in the story told around the request (see ``backstory``).
+    missing_a, missing_b = missing_names(a, b), missing_names(b, a)
+    if missing_a and missing_b:
+        return True
+    for mine, theirs, names in ((a, b, missing_a), (b, a, missing_b)):
+        if names and not backstory(mine, theirs, _naming(frozenset(names))):
             return True
     return False
+
+
+def _naming(names: frozenset[str]) -> Callable[[Side], bool]:
+    """Whether a clause says one of ``names``."""
+    return lambda part: bool(names & set(part.tokens))
+
+
+def missing_names(mine: Side, other: Side) -> list[str]:
+    """The names of ``mine`` that ``other`` does not have, in any spelling or short form."""
+    theirs, theirs_text = set(other.tokens), other.text
+    out = []
+    for name in entities(mine):
+        bare = name.lstrip("#@")  # "#support" and "support" name the same channel
+        if name in theirs or bare in theirs or any(w in theirs for w in lexicon.lemmas(name)):
+            continue
+        if name in theirs_text.replace(" ", "") or typo_of(name, theirs):
+            continue
+        if abbreviates(name, _words(theirs_text)) or any(abbreviates(w, _words(name)) for w in theirs):
+            continue
+        out.append(name)
+    return out

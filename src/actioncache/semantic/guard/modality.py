@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import lexicon
 from .registry import rule
-from .text import WH_WORDS, Side
+from .text import ALIKE, WH_WORDS, Side, overlap
 
 _MODALITY = {
     "did": "past", "was": "past", "were": "past", "had": "past", "has": "past", "have": "past",
@@ -59,8 +59,14 @@ def modality(a: Side, b: Side) -> bool:
     """The tense or modality differs, or the same verb stands in another tense. A future against the
     present is no difference: a request is about what comes ("what's the weather tomorrow" / "how will
     the weather be tomorrow")."""
-    if modalities(a) - {"future"} != modalities(b) - {"future"} or (
-            "future" in modalities(a) | modalities(b) and "past" in modalities(a) | modalities(b)):
+    ma, mb = modalities(a) - {"future"}, modalities(b) - {"future"}
+    if ma != mb and (ma and mb or "past" in ma | mb or overlap(a, b) >= ALIKE):
+        # Two modalities ("did I pay" / "should I pay"), a past on one side ("how many days did I use"),
+        # or a modal on one side only of two requests worded alike ("can I cancel my order" / "cancel my
+        # order"). A free rewording puts its own "should" or "can" in ("what are the symptoms of x" /
+        # "what signs should I look for"): the request is the same.
+        return True
+    if "future" in modalities(a) | modalities(b) and "past" in modalities(a) | modalities(b):
         return True
     # The same verb in another tense: "deployed" vs "deploy" (a passive "be used" is not a past).
     return _tense_shift(a, b) or _tense_shift(b, a)

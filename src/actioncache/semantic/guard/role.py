@@ -88,6 +88,8 @@ def _wh_role(side: Side) -> str | None:
 @rule("role", whole=True)
 def role(a: Side, b: Side) -> bool:
     """A relation governs other words, its words trade places, or the same words stand in another order."""
+    if _list_reordered(a, b):
+        return False  # the members of a list in another order play the same parts
     wa, wb = _wh_role(a), _wh_role(b)
     if wa and wb and wa != wb and a.tokens[0] == b.tokens[0] and set(content(a)) == set(content(b)):
         return True
@@ -102,7 +104,8 @@ def role(a: Side, b: Side) -> bool:
     # The same words in another order: who does what to whom changed ("bob owes alice"), unless the
     # relations pin every argument ("to la from nyc") or one phrase moved whole ("in acme/api, list
     # the open PRs" / "list the open PRs in acme/api", "tomorrow, remind me ...").
-    if sorted(a.tokens) == sorted(b.tokens) and a.tokens != b.tokens and not shared and not _moved(a.tokens, b.tokens):
+    if sorted(a.tokens) == sorted(b.tokens) and a.tokens != b.tokens and not shared and not _moved(a.tokens, b.tokens) \
+            and not _list_reordered(a, b):
         return True
     # The same people and names, in another order where no preposition pins them ("does tom owe me"
     # / "do I owe tom").
@@ -110,7 +113,51 @@ def role(a: Side, b: Side) -> bool:
     if max(len(a.tokens), len(b.tokens)) > 14:
         return False
     pa, pb = participants(a), participants(b)
-    return len(pa) >= 2 and sorted(pa) == sorted(pb) and pa != pb
+    return len(pa) >= 2 and sorted(pa) == sorted(pb) and pa != pb and not _list_reordered(a, b)
+
+
+_COORDINATORS = frozenset({"and", "or", "&", "versus", "vs", "nor", "plus"})
+_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "its", "this", "that", "these",
+                          "those", "both", "either"})
+
+
+def _split_list(side: Side) -> tuple[list[str], list[str]]:
+    """The members of the side's lists ("memory, disk and cpu", "the agenda, the link and the slides":
+    the words on either side of a comma or a coordinating word, past an article) and the rest in order."""
+    toks, text = side.tokens, side.text
+    comma_after = []
+    position = 0
+    for tok in toks:  # a comma right after a token (the tokens drop punctuation)
+        found = text.find(tok, position)
+        if found < 0:
+            comma_after.append(False)
+            continue
+        position = found + len(tok)
+        comma_after.append(text[position:].lstrip().startswith(","))
+    members: set[int] = set()
+    for i, tok in enumerate(toks):
+        if tok in _COORDINATORS or comma_after[i]:
+            before = i - 1 if tok in _COORDINATORS else i
+            after = i + 1
+            while after < len(toks) and toks[after] in _DETERMINERS | _COORDINATORS:
+                after += 1
+            if before >= 0 and after < len(toks) and toks[before] not in lexicon.FUNCTION_WORDS \
+                    and toks[after] not in lexicon.FUNCTION_WORDS:
+                members |= {before, after}
+    kept = [t for i, t in enumerate(toks) if i not in members and t not in _COORDINATORS]
+    return sorted(toks[i] for i in members), kept
+
+
+def _list_reordered(a: Side, b: Side) -> bool:
+    """``b`` is ``a`` with the members of a list in another order (and perhaps one phrase moved):
+    "check memory, disk and cpu usage on web-01" / "on web-01, check cpu, disk and memory usage",
+    "the pros and cons of renting versus buying" / "the cons and pros of buying versus renting".
+    A list's members play one part together; their order says nothing of who does what to whom."""
+    members_a, rest_a = _split_list(a)
+    members_b, rest_b = _split_list(b)
+    if not members_a or members_a != members_b:
+        return False
+    return rest_a == rest_b or _moved(tuple(rest_a), tuple(rest_b))
 
 
 def _moved(x: tuple[str, ...], y: tuple[str, ...]) -> bool:

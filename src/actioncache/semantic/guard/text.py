@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -189,6 +190,35 @@ def overlap(a: Side, b: Side) -> float:
     cb = {t for t in b.tokens if t not in lexicon.FUNCTION_WORDS and t not in RELATIONS}
     shared = min(len(cb), sum(1 for x in ca if any(x == y or lexicon.lemmas(x) & lexicon.lemmas(y) for y in cb)))
     return shared / max(1, len(ca) + len(cb) - shared)
+
+
+# Two requests worded alike share at least this share of their content words (``overlap``).
+ALIKE = 0.5
+
+
+# Where one clause ends and the next begins: punctuation, or a word that joins two clauses.
+CLAUSE_BREAK = re.compile(r"[.;:!?,]+(?:\s|$)|\b(?:and|then|also|plus|afterwards|next)\b")
+
+
+def clause_sides(side: Side) -> list[Side]:
+    """The side's clauses, each read as a side of its own."""
+    parts = [[t.lower() for t in TOKEN.findall(part)] for part in CLAUSE_BREAK.split(side.text)]
+    return [Side(" ".join(p), tuple(p), tuple(p)) for p in parts if p]
+
+
+def backstory(detailed: Side, other: Side, has_detail: Callable[[Side], bool]) -> bool:
+    """The details of ``detailed`` that ``other`` lacks (a name, a day) stand in clauses apart from
+    the request: the clauses without them say all that ``other`` says. They tell the story around the
+    request ("woohoo launch day at initech, can u tag the current commit as v2.0.0?", "i cooked too
+    much pasta on tuesday, how long does it keep?"); inside the request ("email the report to priya")
+    they change it."""
+    parts = clause_sides(detailed)
+    plain = [p for p in parts if not has_detail(p)]
+    if len(plain) == len(parts) or not plain:
+        return False
+    told = Side(" ".join(p.text for p in plain), tuple(t for p in plain for t in p.tokens),
+                tuple(t for p in plain for t in p.raw))
+    return not uncovered(other.tokens, told)
 
 
 def neighbours(side: Side, word: str) -> set[str]:
