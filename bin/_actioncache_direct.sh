@@ -8,7 +8,8 @@
 #
 # Builtins only, but for one process: sha256sum of this invocation (working directory, argv, the
 # exported environment, the inherited process state; its own /proc/self/limits are ours). Every name here starts with _ac_ and none is
-# exported but _ACTIONCACHE_DIRECT (the name, for the Python side, which removes it at once).
+# exported but _ACTIONCACHE_DIRECT (the name, for the Python side, which removes it at once); bin/actioncache
+# gives the caller's exported variables back (eval of its `export -p`) before any exec.
 
 _ac_parse() {  # the number of arguments of `exec` before the command (as runs.hitpath._parse); 1: not plain
   shift  # exec
@@ -70,7 +71,7 @@ _ac_stdio() {  # $1: t|n (stdin a terminal, /dev/null); $2: 1|2 (stdout and stde
 _ac_fds() {  # no regular file inherited above 2 (Python keys those), but this script and its source
   for _ac_l in /proc/self/fd/*; do
     case ${_ac_l##*/} in 0|1|2) continue ;; esac
-    if [ -f "$_ac_l" ] && ! [ "$_ac_l" -ef "$me" ] && ! [ "$_ac_l" -ef "$_ac_src" ]; then return 1; fi
+    if [ -f "$_ac_l" ] && ! [ "$_ac_l" -ef "$_ac_me" ] && ! [ "$_ac_l" -ef "$_ac_src" ]; then return 1; fi
   done
 }
 

@@ -251,6 +251,9 @@ def process_ms() -> float | None:
 
 
 # Variables that never change which repository or which commit `git rev-parse HEAD` finds.
+# The config files policy.find_config tries in each directory (pinned to policy's by a test): here,
+# in the leaf, for the hit path and for runs.direct, which lists them for the shell part.
+CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
 _GIT_HARMLESS = ("GIT_SSL_", "GIT_AUTHOR_", "GIT_COMMITTER_", "GIT_SSH", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT",
                  "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_HTTP_", "GIT_PROXY_", "GIT_MERGE_")
 

@@ -278,3 +278,15 @@ def test_the_shell_part_runs_nothing_for_other_subcommands(sh):
     assert done.returncode == 0 and python
 
 
+
+
+def test_a_direct_run_gets_the_callers_variables_even_those_named_like_the_shell_parts(sh):
+    """The shell part's own variables (``_ac_*``) never reach a command it runs directly: a caller's
+    exported variable of the same name keeps the caller's value."""
+    names = ["me", "py", "_ac_me", "_ac_env", "_ac_run", "_ac_at", "_ac_h", "_ac_l", "_ac_src"]
+    sh.env.update({name: f"caller's {name}" for name in names})
+    printenv = ("exec", "--mode", "use", "--scope", "read", "--", "printenv", *names)
+    sh.direct(*printenv)
+    done, python = sh.run(*printenv)
+    assert not python
+    assert done.stdout.decode() == "".join(f"caller's {name}\n" for name in names), done.stderr

@@ -60,3 +60,18 @@ def test_the_installed_command_runs_from_its_modules_cached_bytecode(tmp_path):
     assert result.returncode == 0, result.stderr
     assert list((INSTALLED / "__pycache__").glob("_actioncache_launch.*.pyc"))
     assert len(launcher.read_bytes()) < 1500  # the part Python parses on every start stays small
+
+
+def test_the_command_gets_the_callers_variables_even_those_named_like_the_launchers(tmp_path):
+    """The command's shell part sets variables of its own before it execs Python or the command;
+    a caller's exported variable of the same name (``me``, ``py``, ``_ac_*``) reaches the command
+    with the caller's value: in mode off, on a record and on the lookups after it."""
+    names = ["me", "py", "_ac_me", "_ac_env", "_ac_py", "_ac_run", "_ac_at"]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "ACTIONCACHE_URL": f"sqlite:///{tmp_path}/s.db",
+           "ACTIONCACHE_CHEAP_MS": "0", **{name: f"caller's {name}" for name in names}}
+    expected = "".join(f"caller's {name}\n" for name in names)
+    for mode in ("off", "record", "use", "use"):
+        run = subprocess.run([str(INSTALLED / "actioncache"), "exec", "--mode", mode, "--scope", "read", "--",
+                              "printenv", *names], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120, check=False)
+        assert (run.returncode, run.stdout) == (0, expected), (mode, run.stderr)

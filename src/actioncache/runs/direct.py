@@ -99,7 +99,7 @@ def note(opts: dict[str, Any], scope: str, store: str, key: str, record: dict[st
     name = asked[len(folder) + 1:]
     if os.path.dirname(asked) != folder or len(name) != 128 or not _HEX.issuperset(name):
         return
-    from .lean import process_ms
+    from .._lean import process_ms
 
     took = process_ms()
     if took is None:
@@ -122,10 +122,10 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
              written: int) -> list[str] | None:
     import time
 
+    from .._lean import dumps, which
     from . import configmemo
     from .cost import CHEAP_DIR_SUFFIX, CHEAP_TTL_S, HIT_JOURNAL_SUFFIX
     from .keys import env_secret_path, inherited_fds, path_candidates
-    from .lean import dumps, which
 
     command = opts["command"]
     if scope == "llm_ro" or opts["input"] or opts["summary"] or os.environ.get("ACTIONCACHE_CHEAP_MS", "").strip():
@@ -187,13 +187,15 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
 
 
 def _config_trail(cwd: str, configmemo: Any) -> list[tuple[str, str]]:
-    """What keeps ``configmemo.find(cwd)`` finding what it finds: the names it tried and did not
+    """What keeps ``hitpath.find_config(cwd)`` finding what it finds: the names it tried and did not
     find (absent), the one it found (not newer), the ``.git`` it stopped at (present); with a config,
     its memo and the trust list."""
+    from .._lean import CONFIG_NAMES
+
     trail: list[tuple[str, str]] = []
     here = os.path.realpath(cwd)
     while True:
-        for name in configmemo.CONFIG_NAMES:
+        for name in CONFIG_NAMES:
             candidate = os.path.join(here, name)
             if os.path.isfile(candidate):
                 from ..trust import trust_file

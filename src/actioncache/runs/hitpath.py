@@ -23,6 +23,8 @@ store's hit journal instead (``runs.log.HIT_JOURNAL_SUFFIX``: one line, ``O_APPE
 
 import sys
 
+from .._lean import CONFIG_NAMES  # the names policy.find_config tries (a test pins them)
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
     import os
@@ -77,7 +79,6 @@ def _parse(argv: list[str]) -> "dict[str, Any] | None":
     return None
 
 
-CONFIG_NAMES = ("actioncache.toml", ".actioncache.yml", ".actioncache.yaml", "artifacts/rollflow_cache/config.yml")
 
 
 def find_config(start: str) -> str | None:
