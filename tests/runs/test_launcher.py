@@ -75,3 +75,28 @@ def test_the_command_gets_the_callers_variables_even_those_named_like_the_launch
                               "printenv", *names], cwd=tmp_path, env=env, capture_output=True, text=True,
                              timeout=120, check=False)
         assert (run.returncode, run.stdout) == (0, expected), (mode, run.stderr)
+
+
+def test_a_callers_variable_named_like_the_shell_parts_flag_runs_nothing_else(tmp_path):
+    """``_ac_run`` exported by the caller once made the shell part exec the option after `exec`
+    (``--summary: not found``) instead of starting Python."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "_ac_run": "1", "_ac_at": "0"}
+    for flags in (["--summary"], ["--force-fresh"], []):
+        run = subprocess.run([str(INSTALLED / "actioncache"), "exec", *flags, "--mode", "off", "--", "printenv",
+                              "_ac_run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                             check=False)
+        assert (run.returncode, run.stdout) == (0, "1\n"), (flags, run.stderr)
+
+
+def test_the_command_gets_no_locale_the_caller_did_not_set(tmp_path):
+    """Python coerces the C locale to C.UTF-8 by setting LC_CTYPE in its own environment (PEP 538),
+    which a command it starts would inherit: `wc -m` then counts characters differently than a
+    fresh run. (A caller that sets PYTHONCOERCECLOCALE itself gets what it asked for: documented.)"""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONCOERCE"))}
+    base.update(XDG_CACHE_HOME=str(tmp_path / "cache"), LANG="C")
+    for mode in ("off", "use", "use"):
+        run = subprocess.run([str(INSTALLED / "actioncache"), "exec", "--mode", mode, "--", "sh", "-c",
+                              "env | grep -E '^(LC_|PYTHONCOERCE|_ACTIONCACHE)' | sort; echo done"], cwd=tmp_path,
+                             env={**base, "ACTIONCACHE_CHEAP_MS": "0"}, capture_output=True, text=True,
+                             timeout=120, check=False)
+        assert (run.returncode, run.stdout) == (0, "done\n"), (mode, run.stderr)

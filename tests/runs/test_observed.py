@@ -417,12 +417,28 @@ def test_model_a_then_model_b(ex, strace):
     assert b"=b" not in switched.stderr.replace(b"model=b", b"")  # names, never values
 
 
-def test_shell_noise_and_env_ignore_do_not_miss(ex, strace):
+def test_env_ignore_does_not_miss(ex, strace):
     show = ("sh", "-c", "echo hi")
     honest(ex, *show, extra_env={"SHLVL": "2", "OLDPWD": "/a", "RUN_ID": "1"}, flags=("--env-ignore", "RUN_ID"))
-    again = honest(ex, *show, extra_env={"SHLVL": "5", "OLDPWD": "/b", "RUN_ID": "2"}, flags=("--env-ignore", "RUN_ID"))
+    again = honest(ex, *show, extra_env={"SHLVL": "2", "OLDPWD": "/a", "RUN_ID": "2"}, flags=("--env-ignore", "RUN_ID"))
     assert outcome(again) == "hit"
-    assert outcome(ex.run(*USE, "--", *show, extra_env={"RUN_ID": "3"})) == "miss"  # keyed without the flag
+    assert outcome(ex.run(*USE, "--", *show, extra_env={"SHLVL": "2", "OLDPWD": "/a", "RUN_ID": "3"})) == "miss"
+
+
+@pytest.mark.parametrize(("show", "name", "values"), [
+    (("sh", "-c", "echo $SHLVL"), "SHLVL", ("2", "5")),
+    (("sh", "-c", "cd - >/dev/null && pwd"), "OLDPWD", ("/", "/tmp")),
+    (("sh", "-c", "echo $_"), "_", ("/usr/bin/a", "/usr/bin/b")),
+    (("sh", "-c", "echo $TMUX_PANE"), "TMUX_PANE", ("%1", "%2")),
+])
+def test_shell_and_terminal_variables_a_command_prints_are_keyed(ex, strace, show, name, values):
+    """An outside tester's wrong hits: `cd -` replayed the listing of the old OLDPWD, `echo $SHLVL`
+    an old level. No variable a command can see is left out as "noise"."""
+    first, second = values
+    assert honest(ex, *show, extra_env={name: first}).stdout == f"{first}\n".encode()
+    assert outcome(honest(ex, *show, extra_env={name: first})) == "hit"
+    changed = honest(ex, *show, extra_env={name: second})
+    assert changed.stdout == f"{second}\n".encode() and outcome(changed) == "miss"
 
 
 def test_strict_env_mode_passes_only_declared_variables(ex, strace):

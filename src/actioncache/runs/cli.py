@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--env", action="append", default=[], metavar="NAME",
                    help="with --env-mode strict: a variable the command may see (keyed); every visible variable is keyed anyway")
     p.add_argument("--env-ignore", action="append", default=[], metavar="NAME",
-                   help="leave this variable out of the key (besides SHLVL, OLDPWD, _, terminal session ids)")
+                   help="leave this variable out of the key (besides actioncache's own CACHE_*/ACTIONCACHE_* settings)")
     p.add_argument("--env-mode", choices=("all", "strict"), default="all",
                    help="all: the command sees the whole environment, all keyed (default); strict: it sees only "
                         "PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TMPDIR, TZ and --env names")

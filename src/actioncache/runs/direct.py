@@ -10,8 +10,8 @@ Python at all.
 Running a command directly is always correct (never a wrong hit, at most an uncached run), so the
 shell part's only duty is to never run directly where the hit path would not, and to expire as the
 cheap verdict does. The verdict is named by the SHA-256 the shell computed of: the physical working
-directory, the whole argv, the exported environment (``export -p``, less the shell-noise names of
-``keys.ENV_IGNORE``), and the process state ``keys.process_state`` keys (``/proc/self/status``
+directory, the whole argv, the exported environment (``export -p``, less shell-noise names such as
+``SHLVL`` and ``OLDPWD``: a direct run is right whatever they hold), and the process state ``keys.process_state`` keys (``/proc/self/status``
 fields, tracer included, niceness, scheduling, host name, kernel), with the SHA-256 of its resource
 limits (``sha256sum``'s own ``/proc/self/limits``: inherited unchanged) after it: 128 hex digits. Any change of those
 is another name: the shell finds no verdict and Python runs as before (and writes one for the new

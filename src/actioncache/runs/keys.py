@@ -6,7 +6,7 @@ Keys come from inputs, never from the iteration. A command's primary key covers
 * its argv, as given, and the working directory (a bare ``ls`` in another directory is another key);
 * the content hash of every ``--input`` (a tree hash for a directory);
 * **the environment**: every variable the command can see (a digest of each value, never the value),
-  less ``ENV_IGNORE`` (variables that change with every shell and never change output) and the
+  less ``ENV_IGNORE`` (actioncache's own policy settings: whether to cache, not what is printed) and the
   names given with ``--env-ignore``. With ``--env-mode strict`` the command sees only ``STRICT_BASE``
   and the names given with ``--env``, and exactly those are keyed;
 * **stdin**, when it is a pipe (not a terminal, not empty): its bytes, which are then fed to the
@@ -141,13 +141,10 @@ def _hmac_start(secret: bytes) -> "tuple[Any, Any]":
             sha256((key ^ int.from_bytes(b"\x5c" * size, "big")).to_bytes(size, "big")))
     _hmac_pads[secret] = pads
     return pads
-# Variables that differ in every shell or terminal and never change what a command prints.
-ENV_IGNORE = frozenset({"SHLVL", "OLDPWD", "_", "TERM_SESSION_ID", "ITERM_SESSION_ID", "WINDOWID", "KITTY_WINDOW_ID",
-                        "WEZTERM_PANE", "TMUX_PANE", "STY", "WINDOW", "XDG_SESSION_ID", "SSH_AUTH_SOCK",
-                        "SSH_AGENT_PID", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "GPG_TTY",
-                        # actioncache's own policy settings (policy.sources.ENV_VARS): they choose whether a
-                        # run is cached, not what it prints; the seed loop records, then uses
-                        "ACTIONCACHE_MODE", "CACHE_MODE", "ACTIONCACHE_SCOPE", "CACHE_SCOPE", "ACTIONCACHE_PHASE",
+# actioncache's own policy settings (policy.sources.ENV_VARS): they choose whether a run is cached,
+# not what it prints; the seed loop records, then uses. Nothing else is left out: shell and terminal
+# variables (SHLVL, OLDPWD, _, session ids) can be printed by a command (`cd -`, `echo $SHLVL`).
+ENV_IGNORE = frozenset({"ACTIONCACHE_MODE", "CACHE_MODE", "ACTIONCACHE_SCOPE", "CACHE_SCOPE", "ACTIONCACHE_PHASE",
                         "CACHE_PHASE", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH", "ACTIONCACHE_AUDIT_RATE",
                         "CACHE_AUDIT_RATE", "ACTIONCACHE_LLM_RO_PHASES", "CACHE_LLM_RO_PHASES", "CACHE_SKIP",
                         "ACTIONCACHE_CONFIG"})
