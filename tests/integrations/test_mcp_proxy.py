@@ -40,6 +40,12 @@ SERVER = textwrap.dedent('''
         record("flaky " + word)
         raise ValueError("upstream is down")
 
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def env_value(name: str) -> str:
+        """Read-only: one variable of the server's environment."""
+        import os
+        return os.environ.get(name, "(unset)")
+
     @server.tool()
     def stats_view(name: str) -> str:
         """No hint; the user lists it with --cache-tool."""
@@ -102,7 +108,7 @@ def test_read_only_calls_are_cached_others_pass_through(tmp_path, src_env) -> No
     init, (tools, results) = _session(params, calls)
     assert init.server_info.name == "counting-server"
     by_name = {t.name: t for t in tools.tools}
-    assert set(by_name) == {"lookup", "append_note", "flaky", "stats_view"}
+    assert set(by_name) == {"lookup", "append_note", "flaky", "env_value", "stats_view"}
     assert by_name["lookup"].annotations.read_only_hint is True          # listed unchanged
     assert by_name["lookup"].input_schema["properties"]["word"]["type"] == "string"
     lookup_cat, lookup_cat_limit, lookup_cat_again, lookup_dog, note1, note2, flaky1, flaky2 = results
@@ -174,14 +180,30 @@ def test_server_id_names_the_identity_and_shares_entries_across_environments(tmp
     assert prod == staging and real_calls == 1                    # the user said: one server
 
 
-def test_environment_digest_ignores_shell_session_variables_only() -> None:
+@pytest.mark.parametrize("name", ["SHLVL", "PWD", "OLDPWD", "_", "COLUMNS", "LINES", "SSH_AUTH_SOCK", "SSH_TTY",
+                                  "TERM_SESSION_ID", "WINDOWID", "XDG_SESSION_ID", "PATH", "DB_NAME"])
+def test_environment_digest_keys_every_variable_the_child_gets(name) -> None:
     from actioncache.integrations.mcp_proxy import environment_digest
 
-    base = {"PATH": "/usr/bin", "DB_NAME": "prod"}
-    assert environment_digest(base) == environment_digest({**base, "SHLVL": "3", "PWD": "/elsewhere"})
-    assert environment_digest(base) != environment_digest({**base, "DB_NAME": "staging"})
-    assert environment_digest(base) != environment_digest({**base, "API_TOKEN": "t"})
+    base = {"PATH": "/usr/bin", "DB_NAME": "prod", "SHLVL": "1", "PWD": "/srv"}
+    changed = {**base, name: base.get(name, "") + "2"}
+    assert environment_digest(base) != environment_digest(changed)              # changed value
+    assert environment_digest(base) != environment_digest({k: v for k, v in base.items() if k != name} if name in base
+                                                          else {**base, name: ""})  # absent vs present
     assert "prod" not in environment_digest(base)
+
+
+def test_a_server_answering_from_a_terminal_variable_is_not_served_another_terminals_answer(tmp_path, src_env) -> None:
+    # a read-only tool whose answer depends on SHLVL (a shell wrapper's level, say): started from
+    # two shells, the second must not get the first one's answer
+    params, log = _proxy_params(tmp_path, src_env)
+
+    async def calls(session):
+        return await session.call_tool("env_value", {"name": "SHLVL"})
+
+    first = _session(params.model_copy(update={"env": {**src_env, "SHLVL": "1"}}), calls)[1]
+    second = _session(params.model_copy(update={"env": {**src_env, "SHLVL": "2"}}), calls)[1]
+    assert (_text(first), _text(second)) == ("1", "2")
 
 
 def test_missing_command_is_a_clear_error(src_env) -> None:

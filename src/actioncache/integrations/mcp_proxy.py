@@ -10,8 +10,8 @@ with ``--cache-tool``) and the same call was answered before; every other call g
 
 The key is the tool name, the canonical JSON of its arguments and the server's identity: the
 command line, the working directory, a SHA-256 digest of the environment the child is started with
-(values never stored; a few shell-session variables such as ``PWD`` or ``SHLVL`` left out) and the
-name and version the server reports. ``--server-id NAME`` replaces the command line, directory and
+(every variable the child gets, names and values; values never stored) and the name and version
+the server reports. ``--server-id NAME`` replaces the command line, directory and
 environment digest with NAME: you then promise that every run under that name answers alike. A result with
 ``isError: true`` and a call that raised are never stored. Resources and prompts, when the server
 has them, pass through uncached. Install with ``pip install 'actioncache[mcp]'``.
@@ -70,15 +70,13 @@ class ToolPolicy:
         return name not in self.exclude and (name in self.include or name in self.read_only)
 
 
-# shell-session bookkeeping that differs between two terminals but cannot change a server's answers
-SESSION_VARIABLES = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "TERM_SESSION_ID", "WINDOWID", "SSH_CLIENT",
-                               "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "XDG_SESSION_ID", "COLUMNS", "LINES"})
-
-
 def environment_digest(env: Mapping[str, str]) -> str:
-    """SHA-256 of the child's environment (names and values, session variables left out): two
-    environments that differ in any other variable (``DB_NAME=prod`` / ``staging``) never share entries."""
-    return sha256_hex({name: value for name, value in env.items() if name not in SESSION_VARIABLES})
+    """SHA-256 of the environment the child is started with: every variable, names and values. No
+    variable is left out by name: a server can answer from any of them (``PWD`` through a shell
+    wrapper, ``COLUMNS`` in a table's width, ``SSH_AUTH_SOCK`` in which keys it may use), so two
+    environments that differ in anything never share entries. A terminal's own variables make a
+    server started from another terminal miss once; ``--server-id`` names the identity instead."""
+    return sha256_hex(dict(env))
 
 
 def server_identity(command: Sequence[str], server_info: Any, cwd: str | None = None,
