@@ -11,6 +11,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actioncache import Cache, open_store
 from actioncache.stores.base import Entry
@@ -56,6 +58,28 @@ def test_bad_urls_name_the_fix():
         open_store("nosuch://x")
     with pytest.raises(ValueError, match="not a store URL"):
         open_store("/just/a/path.db")
+
+
+@pytest.mark.parametrize("url", ["sqlite:///tmp/x/c#d.db", "sqlite:///tmp/x/a.db#frag", "duckdb:///tmp/x/c#d.duckdb",
+                                 "libsql+file:///tmp/x/c#d.db"])
+def test_a_hash_in_a_file_store_url_is_refused_not_cut(url):
+    # urlsplit ends the path at '#': c#d.db would open c, a file the user never named
+    with pytest.raises(ValueError, match="%23"):
+        open_store(url)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.text(st.sampled_from("ab#?% &=;+é."), min_size=1, max_size=12).filter(lambda n: n not in (".", "..")))
+def test_a_file_url_opens_exactly_the_file_it_names(tmp_path_factory, name):
+    from actioncache.config import file_url, store_file
+
+    path = tmp_path_factory.mktemp("u") / name
+    url = file_url("sqlite", path)
+    store = open_store(url)
+    assert str(store.path) == str(path) == store_file(url)   # the store and every other reader agree
+    store.count()                                          # opens (makes) the database
+    assert path.is_file() and sorted(p.name for p in path.parent.iterdir() if not p.name.startswith(name + "-")) == [name]
+    store.close()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -171,3 +172,32 @@ def test_keyed_digest_is_hmac_sha256(secret, name, value):
     # key_parts digests all of the environment in one loop: the same digests
     assert keyed_digests(secret, {name: value, "OTHER": value[::-1]}) == {
         name: keyed_digest(secret, name, value), "OTHER": keyed_digest(secret, "OTHER", value[::-1])}
+
+
+# --- the store file exec creates is the one its store opens (outside tester: a refused URL left an empty file) ---
+
+
+@pytest.mark.parametrize("name", ["bad.db?bogus=1", "c#d.db", "a.db#part"])
+def test_a_store_url_the_store_refuses_creates_no_file(ex, tmp_path, name):
+    where = tmp_path / "urls"
+    where.mkdir()
+    done = ex.run("--mode", "record", "--", sys.executable, "tool.py", "runs",
+                  extra_env={"ACTIONCACHE_URL": f"sqlite:///{where}/{name}"})
+    assert done.returncode == 0 and b"cache unavailable" in done.stderr       # the command ran, uncached
+    assert list(where.iterdir()) == []                                          # and nothing was made
+
+
+def test_a_percent_encoded_hash_makes_the_file_it_names_private(ex, tmp_path):
+    import stat
+
+    from actioncache.config import file_url
+
+    where = tmp_path / "urls"
+    where.mkdir()
+    url = file_url("sqlite", where / "c#d.db")
+    for _ in range(2):
+        done = ex.run("--mode", "use", "--", sys.executable, "tool.py", "runs", extra_env={"ACTIONCACHE_URL": url})
+        assert done.returncode == 0, done.stderr
+    made = where / "c#d.db"
+    assert made.is_file() and stat.S_IMODE(made.stat().st_mode) == 0o600
+    assert not (where / "c").exists()

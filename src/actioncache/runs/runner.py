@@ -38,20 +38,19 @@ def open_cache(url: str | None, config: LoopConfig) -> Cache:
     """``--store``, else ``$ACTIONCACHE_URL``, else the config file's ``store``, else the default."""
     if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
         url = config.store
-    _create_private(url or os.environ.get("ACTIONCACHE_URL", "").strip() or None)
-    return Cache(url, cleanup_probability=0.0)
+    cache = Cache(url, cleanup_probability=0.0)  # parses and checks the URL; opens nothing yet
+    _create_private(cache)
+    return cache
 
 
-def _create_private(url: str | None) -> None:
+def _create_private(cache: Cache) -> None:
     """A store file exec creates is 0600 (SQLite gives its -wal/-shm the file's mode): it holds
-    every recorded output. An existing file keeps the mode its owner gave it."""
-    from ..config import DEFAULT_FILENAME, store_file, user_cache_dir
-
-    if url is not None and not url.lower().startswith("sqlite:"):
-        return  # SQLite opens an empty file as a new database; other formats are left to their stores
-    path = store_file(url) if url else str(user_cache_dir() / DEFAULT_FILENAME)
+    every recorded output. An existing file keeps the mode its owner gave it. The path is the one
+    the store parsed from its URL (and will open), so a URL the store refuses creates nothing and a
+    URL another parser would read differently cannot create a file the store never uses."""
+    path = getattr(cache.store, "path", None) if cache.url.lower().startswith("sqlite:") else None
     if path is None or os.path.exists(path):
-        return
+        return  # SQLite opens an empty file as a new database; other formats are left to their stores
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

@@ -119,6 +119,9 @@ def file_path(parts: SplitResult, url: str, form: str) -> str:
     ``url`` is shown redacted in error messages, ``form`` is the form to suggest.
     """
     shown = redact_url(url)
+    if "#" in url:  # urlsplit ends the path there: ``c#d.db`` would open ``c``, another file than named
+        raise StoreURLError(f"{shown!r} holds a '#', which ends a URL's path there; percent-encode '#' in the "
+                            f"file name as %23: {form}")
     if parts.netloc not in ("", "localhost"):
         raise StoreURLError(f"{shown!r} has a host part; use three slashes and an absolute path: {form}")
     path = unquote(parts.path)
