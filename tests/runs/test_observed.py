@@ -530,7 +530,8 @@ def test_own_files_by_identity(tmp_path):
     mine = readset.OwnFiles([str(db)])
     for path in (db, tmp_path / "hard.db", tmp_path / "sym.db", tmp_path / "dir-link" / "s.db",
                  tmp_path / "dir-link" / "s.db-wal", store_dir / "s.db-exec-hits.jsonl",
-                 store_dir / "s.db-exec-cheap" / "abc", store_dir / "s.db.envkey"):
+                 store_dir / "s.db-exec-cheap" / "abc", store_dir / "s.db-exec-memo" / "abc",
+                 store_dir / "s.db.envkey"):
         assert mine.owns(str(path)), path
     for path in (tmp_path / "elsewhere" / "s.db", store_dir / "s.db-notes", store_dir / "s.dbx", store_dir):
         assert not mine.owns(str(path)), path

@@ -199,7 +199,7 @@ def try_hit(argv: list[str]) -> int | None:
 def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, config: "dict[str, Any]") -> int | None:
     import time
 
-    from .._lean import output_problem, process_ms, sqlite3_module, which
+    from .._lean import output_problem, process_ms, which
     from . import keys, manifest
     from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key
 
@@ -226,24 +226,21 @@ def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, confi
     key = run_key(tool, parts)
     if stdin.data is None and _cheap(path, key, tool, scope, opts):  # (stdin read: the full command feeds it)
         return None  # the command could not be started: the full command says why
-    sqlite3 = sqlite3_module()
     now = time.time()
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
-    except sqlite3.Error:
+    row = _memo_row(path, key)
+    if row is None:
+        row = _select(path, key)
+        if row is None:
+            return None
+    if row[1] is not None and row[1] <= now:
         return None
     try:
-        row = db.execute("SELECT value, expires_at FROM entries WHERE key = ?", ("cache:" + key,)).fetchone()
-        if row is None or (row[1] is not None and row[1] <= now):
-            return None
-        found, _ = manifest.choose(manifest.decode(bytes(row[0])), now, max_age)
+        found, _ = manifest.choose(manifest.decode(row[0]), now, max_age)
         if found is None or found.get("measured") is False:
             return None  # a new entry's first lookup runs the command, untraced and timed (runner._measure)
         output = manifest.output(found)
-    except (sqlite3.Error, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
-    finally:
-        db.close()
     record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "phase_blocked": False,
                               "fast": True}
     keys.replay_stdin_offset(output["stdin_offset"])  # a file on stdin: where the recorded run left it
@@ -262,6 +259,155 @@ def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, confi
     # Done: everything went out through os.write, nothing is buffered, nothing waits for exit
     # handlers. Leaving now skips the interpreter's teardown, a cost the hit's timing cannot see.
     os._exit(int(output["exit_code"]))
+
+
+def _select(path: str, key: str) -> "tuple[bytes, float | None] | None":
+    """The entry's value and expiry from the store (None: no entry, or the store cannot be read),
+    and a memo of it for the next hit when the store's files are settled (``_memo_write``)."""
+    from .._lean import sqlite3_module
+
+    before = _store_signature(path)
+    sqlite3 = sqlite3_module()
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        row = db.execute("SELECT value, expires_at FROM entries WHERE key = ?", ("cache:" + key,)).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    if row is None or not isinstance(row[0], bytes) or not (row[1] is None or isinstance(row[1], (int, float))):
+        return None
+    found = (bytes(row[0]), None if row[1] is None else float(row[1]))
+    if before is not None and before[1]:
+        after = _store_signature(path)
+        if after is not None and after[0] == before[0]:  # nothing was written while the query ran
+            _memo_write(path, key, before[0], found)
+    return found
+
+
+# --- the entry memo: a hit without loading SQLite ------------------------------------------------
+#
+# Loading SQLite (``_sqlite3``, libsqlite3 and its relocations) and one query cost a hit ~3.7 M
+# instructions, 9% of ``python -c pass``. A hit that read an entry from the store leaves a copy of
+# it in ``{store}-exec-memo/{key's hash}`` with the full stat signatures (type and permissions, size,
+# mtime, ctime, inode, device; or absent) of the store's files: the SQLite file, its ``-wal`` and its
+# ``-journal``, which hold every committed byte. The next hit uses the copy only while the
+# signatures are still exactly those: any write to the store (a miss storing an entry, another
+# process, a WAL checkpoint or reset, a vacuum, a replaced file) moves the written file's mtime and
+# ctime, or its inode, and a ctime cannot be set back (the -wal's mtime is used instead of its
+# ctime, see ``_store_signature``: every write moves it, only a deliberate utime could set it back). A signature is recorded only if it is not racy: taken
+# before the query and again after it, unchanged, with every ctime older than the timestamp
+# granularity before the first (as ``manifest._big_file``): a write within the same tick as a
+# recorded ctime could leave it unchanged. Otherwise no memo is written and the next hit asks
+# SQLite again. The memo holds the key (a file name is only its hash) and the row's expiry, which
+# is judged on every hit as the query judges it; the read-set check and everything after it are
+# the same for a memo and a query.
+MEMO_DIR_SUFFIX = "-exec-memo"
+MEMO_MAGIC = b"actioncache-entry-memo 1\n"
+_STORE_FILES = ("", "-wal", "-journal")
+
+
+def _store_signature(path: str) -> "tuple[str, bool] | None":
+    """The stat signatures of the store's files, and whether they may be trusted (not racy); None
+    when one cannot be taken (an error other than absence)."""
+    import time  # builtin
+    from _stat import S_ISREG  # builtin
+
+    from . import manifest
+
+    started = time.time_ns()
+    parts = []
+    settled = True
+    for suffix in _STORE_FILES:
+        try:
+            info = os.lstat(path + suffix)
+        except FileNotFoundError:
+            parts.append("-")
+            continue
+        except OSError:
+            return None
+        if not suffix and (not S_ISREG(info.st_mode) or info.st_nlink != 1):
+            # A symbolic link: SQLite finds the -wal beside the file it points to; another hard link:
+            # another name's -wal. Either could change what the store holds unseen here.
+            return None
+        # The -wal by its mtime, not its ctime: SQLite running as root fchowns the -wal to the
+        # store's owner whenever it opens it, a read too, which moves its ctime and not its mtime.
+        changed = info.st_mtime_ns if suffix == "-wal" else info.st_ctime_ns
+        if changed >= started - manifest.granularity(info) or info.st_mtime_ns >= started:
+            settled = False
+        parts.append(f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{changed}:{info.st_ino}:{info.st_dev}")
+    return " ".join(parts), settled
+
+
+def _memo_path(path: str, key: str) -> str:
+    return path + MEMO_DIR_SUFFIX + "/" + key.rsplit(":", 1)[-1]
+
+
+def _memo_row(path: str, key: str) -> "tuple[bytes, float | None] | None":
+    """The entry's value and expiry from its memo, when the store's files are exactly as they were
+    when it was written; None (ask SQLite) otherwise, or when there is no memo or it is not whole."""
+    try:
+        fd = os.open(_memo_path(path, key), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if not data.startswith(MEMO_MAGIC):
+        return None
+    header, sep, value = data[len(MEMO_MAGIC):].partition(b"\n\n")
+    lines = header.decode("utf-8", "surrogateescape").split("\n")
+    if not sep or len(lines) != 4 or lines[0] != key or str(len(value)) != lines[3]:
+        return None
+    now = _store_signature(path)
+    if now is None or now[0] != lines[1]:
+        return None  # the store changed since (or cannot be looked at): SQLite answers
+    try:
+        expires = None if lines[2] == "-" else float(lines[2])
+    except ValueError:
+        return None
+    return value, expires
+
+
+def _memo_write(path: str, key: str, signature: str, row: "tuple[bytes, float | None]") -> None:
+    """Best effort (a memo that cannot be written is only a slower next hit): one file, written
+    whole under a temporary name and renamed, so a reader sees the old memo, the new one or none."""
+    directory = path + MEMO_DIR_SUFFIX
+    value, expires = row
+    data = b"%s%s\n%s\n%s\n%d\n\n%s" % (MEMO_MAGIC, key.encode("utf-8", "surrogateescape"), signature.encode(),
+                                       b"-" if expires is None else repr(expires).encode(), len(value), value)
+    target = _memo_path(path, key)
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.rename(temporary, target)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
 
 
 def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -> bool:

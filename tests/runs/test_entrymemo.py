@@ -1,0 +1,139 @@
+"""The hit path's entry memo (``hitpath``: a hit without loading SQLite), and that it is never stale."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from actioncache.runs import hitpath
+
+PY = sys.executable
+ARGS = ("--mode", "use", "--", "cat", "good.sh")
+
+
+def memo_dir(ex) -> Path:
+    return Path(str(ex.db) + hitpath.MEMO_DIR_SUFFIX)
+
+
+def settle() -> None:
+    time.sleep(0.1)  # past the timestamp granularity of the store's last write: its signature is not racy
+
+
+def hit_with_memo(ex) -> Path:
+    """An entry, its first lookup, then a hit, which leaves the memo: its path."""
+    for _ in range(2):  # the miss, then the entry's first lookup (an untraced, timed run)
+        ex.run(*ARGS)
+    settle()
+    assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()
+    memos = list(memo_dir(ex).iterdir())
+    assert len(memos) == 1, memos
+    return memos[0]
+
+
+def imported(result: subprocess.CompletedProcess) -> set[str]:
+    return {line.rsplit("|", 1)[1].strip() for line in result.stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+def forge(memo: Path, stdout: bytes) -> None:
+    """Rewrite the memo's entry to replay ``stdout``, its header (key, store signature) kept."""
+    data = memo.read_bytes()
+    header, _, value = data.partition(b"\n\n")
+    lines = header.split(b"\n")
+    stored = json.loads(value[1:])
+    stored["candidates"][0]["stdout"] = base64.b64encode(stdout).decode()
+    value = b"j" + json.dumps(stored).encode()
+    lines[-1] = str(len(value)).encode()
+    memo.write_bytes(b"\n".join(lines) + b"\n\n" + value)
+
+
+def test_a_hit_after_a_hit_does_not_load_sqlite(ex, strace):
+    hit_with_memo(ex)
+    hit = subprocess.run([PY, "-X", "importtime", "-m", "actioncache", "exec", *ARGS], cwd=ex.work, env=ex.env,
+                         capture_output=True, timeout=60)
+    assert hit.returncode == 0 and hit.stdout == (ex.work / "good.sh").read_bytes()
+    assert "actioncache.runs.hitpath" in imported(hit) and "_sqlite3" not in imported(hit)
+    assert ex.tool_stats("cat")["hits"] == 3  # the first lookup, the hit, this one
+
+
+def test_the_memo_is_what_a_hit_replays_while_the_store_is_unchanged(ex, strace):
+    # (What makes the next test mean something: a memo the store's signature still matches is served.)
+    forge(hit_with_memo(ex), b"from the memo\n")
+    assert ex.run(*ARGS).stdout == b"from the memo\n"
+
+
+def test_a_write_to_the_store_makes_the_memo_stale(ex, strace):
+    memo = hit_with_memo(ex)
+    forge(memo, b"stale\n")
+    with sqlite3.connect(ex.db) as db:  # another process writes (another key): the store's signature moves
+        db.execute("CREATE TABLE IF NOT EXISTS other (x)")
+        db.execute("INSERT INTO other VALUES (1)")
+    hit = ex.run(*ARGS)
+    assert hit.returncode == 0 and hit.stdout == (ex.work / "good.sh").read_bytes()
+
+
+def test_a_changed_entry_is_replayed_from_the_store_not_the_memo(ex, strace):
+    memo = hit_with_memo(ex)
+    with sqlite3.connect(ex.db) as db:  # the entry itself changes behind the memo
+        key, value = db.execute("SELECT key, value FROM entries WHERE key LIKE 'cache:exec:cat:%'").fetchone()
+        stored = json.loads(bytes(value)[1:])
+        stored["candidates"][0]["stdout"] = base64.b64encode(b"the store's new answer\n").decode()
+        db.execute("UPDATE entries SET value = ? WHERE key = ?", (b"j" + json.dumps(stored).encode(), key))
+    assert memo.exists()
+    assert ex.run(*ARGS).stdout == b"the store's new answer\n"
+    settle()
+    assert ex.run(*ARGS).stdout == b"the store's new answer\n"  # through the memo written again
+    assert base64.b64encode(b"the store's new answer\n") in memo.read_bytes()
+
+
+def test_a_checkpoint_makes_the_memo_stale(ex, strace):
+    memo = hit_with_memo(ex)
+    forge(memo, b"stale\n")
+    db = sqlite3.connect(ex.db, isolation_level=None)  # autocommit: each statement its own transaction
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("CREATE TABLE IF NOT EXISTS other (x)")
+        db.execute("INSERT INTO other VALUES (1)")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+    assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()
+
+
+def test_a_memo_that_is_not_whole_or_not_the_keys_is_not_used(ex, strace):
+    memo = hit_with_memo(ex)
+    good = (ex.work / "good.sh").read_bytes()
+    data = memo.read_bytes()
+    memo.write_bytes(data[:-10])  # cut short
+    assert ex.run(*ARGS).stdout == good
+    forge(memo, b"forged\n")
+    memo.write_bytes(memo.read_bytes().replace(b"exec:cat:", b"exec:dog:", 1))  # another key's
+    assert ex.run(*ARGS).stdout == good
+    memo.write_bytes(b"garbage")
+    assert ex.run(*ARGS).stdout == good
+
+
+def test_a_racy_or_linked_store_signature_is_not_trusted(tmp_path):
+    db = tmp_path / "s.db"
+    db.write_bytes(b"x" * 10)
+    past = time.time_ns() - 10_000_000_000
+    os.utime(db, ns=(past, past))
+    found = hitpath._store_signature(str(db))
+    assert found is not None and found[0].endswith(" - -")
+    wal = tmp_path / "s.db-wal"
+    wal.write_bytes(b"")
+    future = time.time_ns() + 10_000_000_000
+    os.utime(wal, ns=(future, future))  # an mtime not yet past: racy whatever the clock
+    found = hitpath._store_signature(str(db))
+    assert found is not None and not found[1]
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    assert hitpath._store_signature(str(link)) is None  # SQLite's -wal is beside the file it points to
+    os.link(db, tmp_path / "other.db")
+    assert hitpath._store_signature(str(db)) is None  # another name, another -wal
