@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import marshal
 import os
 import sqlite3
 import subprocess
@@ -46,10 +48,10 @@ def forge(memo: Path, stdout: bytes) -> None:
     data = memo.read_bytes()
     header, _, value = data.partition(b"\n\n")
     lines = header.split(b"\n")
-    stored = json.loads(value[1:])
-    stored["candidates"][0]["stdout"] = base64.b64encode(stdout).decode()
-    value = b"j" + json.dumps(stored).encode()
-    lines[-1] = str(len(value)).encode()
+    candidates = marshal.loads(value)
+    candidates[0]["stdout"] = base64.b64encode(stdout).decode()
+    value = marshal.dumps(candidates)
+    lines[-2:] = [str(len(value)).encode(), str(binascii.crc32(value)).encode()]
     memo.write_bytes(b"\n".join(lines) + b"\n\n" + value)
 
 
@@ -117,6 +119,16 @@ def test_a_memo_that_is_not_whole_or_not_the_keys_is_not_used(ex, strace):
     assert ex.run(*ARGS).stdout == good
     memo.write_bytes(b"garbage")
     assert ex.run(*ARGS).stdout == good
+    settle()
+    assert ex.run(*ARGS).stdout == good  # (a memo written again)
+    forge(memo, b"forged\n")
+    data = memo.read_bytes()
+    at = data.index(base64.b64encode(b"forged\n"))
+    memo.write_bytes(data[:at] + b"Y" + data[at + 1:])  # damaged ("Zm9y..." to "Ym9y..."): its length kept
+    assert ex.run(*ARGS).stdout == good
+    forge(memo, b"forged\n")
+    memo.write_bytes(memo.read_bytes().replace(b"actioncache-entry-memo 2 ", b"actioncache-entry-memo 2 0", 1))
+    assert ex.run(*ARGS).stdout == good  # another Python's marshal format
 
 
 def test_a_racy_or_linked_store_signature_is_not_trusted(tmp_path):
