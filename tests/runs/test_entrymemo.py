@@ -33,7 +33,7 @@ def hit_with_memo(ex) -> Path:
         ex.run(*ARGS)
     settle()
     assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()
-    memos = list(memo_dir(ex).iterdir())
+    memos = list(memo_dir(ex).glob("*/*"))  # {store}-exec-memo/{signature crc}/{key hash}
     assert len(memos) == 1, memos
     return memos[0]
 
@@ -91,7 +91,9 @@ def test_a_changed_entry_is_replayed_from_the_store_not_the_memo(ex, strace):
     assert ex.run(*ARGS).stdout == b"the store's new answer\n"
     settle()
     assert ex.run(*ARGS).stdout == b"the store's new answer\n"  # through the memo written again
-    assert base64.b64encode(b"the store's new answer\n") in memo.read_bytes()
+    memos = list(memo_dir(ex).glob("*/*"))               # under the store's new signature, the old one's gone
+    assert len(memos) == 1 and base64.b64encode(b"the store's new answer\n") in memos[0].read_bytes()
+    assert not memo.exists()
 
 
 def test_a_checkpoint_makes_the_memo_stale(ex, strace):
@@ -149,3 +151,39 @@ def test_a_racy_or_linked_store_signature_is_not_trusted(tmp_path):
     assert hitpath._store_signature(str(link)) is None  # SQLite's -wal is beside the file it points to
     os.link(db, tmp_path / "other.db")
     assert hitpath._store_signature(str(db)) is None  # another name, another -wal
+
+
+def test_a_memo_another_user_could_have_written_is_not_read(ex):
+    memo = hit_with_memo(ex)
+    forge(memo, b"planted\n")
+    assert ex.run(*ARGS).stdout == b"planted\n"          # control: a memo of this user's is read
+    memo.chmod(0o622)                                     # writable by others: anyone could have put it there
+    assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()
+    memo.chmod(0o600)
+    os.link(memo, memo.parent / "second-name")           # another name for it: not this memo's own file
+    assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()
+
+
+def test_a_memo_reached_through_a_symlink_is_not_read(ex, tmp_path):
+    memo = hit_with_memo(ex)
+    forge(memo, b"planted\n")
+    elsewhere = tmp_path / "planted-memo"
+    memo.rename(elsewhere)
+    memo.symlink_to(elsewhere)
+    assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()
+
+
+def test_memos_of_a_signature_the_store_no_longer_has_are_removed(ex, tmp_path):
+    memo = hit_with_memo(ex)
+    outside = tmp_path / "not-the-stores"
+    outside.mkdir()
+    (outside / "keep-me").write_text("x")
+    (memo_dir(ex) / "a-link").symlink_to(outside)        # a link among the memo directories: removed, never followed
+    with sqlite3.connect(ex.db) as db:                    # any write to the store: every memo is dead
+        db.execute("CREATE TABLE IF NOT EXISTS other (x)")
+        db.execute("INSERT INTO other VALUES (1)")
+    settle()
+    assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()   # a query, and a new memo
+    left = list(memo_dir(ex).glob("*/*"))
+    assert len(left) == 1 and left[0] != memo and not memo.parent.exists()
+    assert (outside / "keep-me").exists() and not (memo_dir(ex) / "a-link").exists()

@@ -349,18 +349,36 @@ def _store_signature(path: str) -> "tuple[str, bool] | None":
     return " ".join(parts), settled
 
 
-def _memo_path(path: str, key: str) -> str:
-    return path + MEMO_DIR_SUFFIX + "/" + key.rsplit(":", 1)[-1]
+def _memo_directory(path: str, signature: str) -> str:
+    """Where the memos made under one signature of the store live: ``{store}-exec-memo/{crc}``.
+    Every write to the store changes its signature, so a memo written under another one can never
+    be used again; ``_memo_write`` removes those directories (the memos stay as many as the keys
+    hit since the store last changed). The CRC only groups files: each memo still holds the full
+    signature it is checked by."""
+    from binascii import crc32
+
+    return f"{path}{MEMO_DIR_SUFFIX}/{crc32(signature.encode()):08x}"
 
 
 def _memo_row(path: str, key: str) -> "tuple[list[dict[str, Any]], float | None] | None":
     """The entry's candidates and expiry from its memo, when the store's files are exactly as they were
-    when it was written; None (ask SQLite) otherwise, or when there is no memo or it is not whole."""
+    when it was written; None (ask SQLite) otherwise, or when there is no memo or it is not whole.
+
+    A memo is read only if this user wrote it (a regular file of this user's, one link, writable by
+    no one else): marshal's format is as trusted as a ``__pycache__`` file, by who could write it."""
+    from _stat import S_ISREG  # builtin
+
+    now = _store_signature(path)
+    if now is None:
+        return None
     try:
-        fd = os.open(_memo_path(path, key), os.O_RDONLY)
+        fd = os.open(f"{_memo_directory(path, now[0])}/{key.rsplit(':', 1)[-1]}", os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
+        info = os.fstat(fd)
+        if not S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1 or info.st_mode & 0o022:
+            return None
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -378,9 +396,8 @@ def _memo_row(path: str, key: str) -> "tuple[list[dict[str, Any]], float | None]
     lines = header.decode("utf-8", "surrogateescape").split("\n")
     if not sep or len(lines) != 5 or lines[0] != key or str(len(value)) != lines[3]:
         return None
-    now = _store_signature(path)
-    if now is None or now[0] != lines[1]:
-        return None  # the store changed since (or cannot be looked at): SQLite answers
+    if now[0] != lines[1]:
+        return None  # the store changed since: SQLite answers
     from binascii import crc32
     from marshal import loads
 
@@ -396,8 +413,10 @@ def _memo_row(path: str, key: str) -> "tuple[list[dict[str, Any]], float | None]
 
 def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, Any]], float | None]") -> None:
     """Best effort (a memo that cannot be written is only a slower next hit): one file, written
-    whole under a temporary name and renamed, so a reader sees the old memo, the new one or none."""
-    directory = path + MEMO_DIR_SUFFIX
+    whole under a temporary name and renamed, so a reader sees the old memo, the new one or none;
+    the directories of other signatures (memos that can never be used again) are removed."""
+    root = path + MEMO_DIR_SUFFIX
+    directory = _memo_directory(path, signature)
     from binascii import crc32
     from marshal import dumps
 
@@ -409,14 +428,16 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     data = b"%s%s\n%s\n%s\n%d\n%d\n\n%s" % (
         MEMO_MAGIC, key.encode("utf-8", "surrogateescape"), signature.encode(),
         b"-" if expires is None else repr(expires).encode(), len(value), crc32(value), value)
-    target = _memo_path(path, key)
+    target = f"{directory}/{key.rsplit(':', 1)[-1]}"
     temporary = f"{target}.{os.getpid()}.tmp"
     try:
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        for made in (root, directory):
+            try:
+                os.mkdir(made, 0o700)
+            except FileExistsError:
+                pass
+        _remove_other_signatures(root, directory)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
             view = memoryview(data)
             while view:
@@ -427,6 +448,27 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     except OSError:
         try:
             os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def _remove_other_signatures(root: str, keep: str) -> None:
+    """Remove ``root``'s directories but ``keep`` (memos of signatures the store no longer has);
+    a memo directory another writer is filling at the same moment loses its memos, which costs
+    that writer's next hit a query, nothing else."""
+    from _stat import S_ISDIR  # builtin
+
+    for name in os.listdir(root):
+        old = f"{root}/{name}"
+        if old == keep:
+            continue
+        try:
+            if not S_ISDIR(os.lstat(old).st_mode):  # a link or a file: removed itself, never followed
+                os.unlink(old)
+                continue
+            for inner in os.listdir(old):
+                os.unlink(f"{old}/{inner}")
+            os.rmdir(old)
         except OSError:
             pass
 
