@@ -196,8 +196,10 @@ def end_to_end(embedders: dict[str, object], n: int, pairs: list[dict], rounds: 
             sc.store(text, ["plan", text])
         caches[label] = (sc, table)
         if any(g.name == "learned" for g in sc.pipeline.gates):
-            caches[f"{label}, learned verifier off"] = (SemanticCache(store, embedder=table, namespace="e2e",
-                                                                      verifier=None), table)
+            # Its own table: a new request is embedded by each row, not read from the row before it.
+            own = TableEmbedder(model.name, dict(stored), model.dim, fallback=model)
+            caches[f"{label}, learned verifier off"] = (SemanticCache(store, embedder=own, namespace="e2e",
+                                                                      verifier=None), own)
         if first_vectors is None:
             first_model, first_vectors = model, np.stack(list(stored.values()))
     runs = {label: (sc.lookup, sc.lookup) for label, (sc, _) in caches.items()}
