@@ -54,8 +54,8 @@ def test_it_is_the_default_verifier_with_the_default_embedder_and_off_when_asked
     assert [type(g).__name__ for g in with_hashing.pipeline.gates if g.kind == VERIFIER] == ["CrossEncoderVerifier"]
 
 
-# Small edits of the classes it was trained to refuse (an exception added, a scope narrowed, an
-# identifier's case), none of them in its training data as written here.
+# Small edits of classes it was trained to refuse (an exception added, a scope narrowed), not in its
+# training data as written here; the rules refuse them too, so it is asked alone.
 TRAPS = [
     ("Email everyone on the team about the outage", "Email everyone on the team about the outage except Jake"),
     ("archive all of the old invoices", "archive only the oldest invoice"),
@@ -63,7 +63,7 @@ TRAPS = [
 
 
 @pytest.mark.parametrize(("stored", "asked"), TRAPS)
-def test_it_refuses_a_small_edit_the_rules_let_through(model, cross, stored, asked):
+def test_it_refuses_a_small_edit_by_itself(model, cross, stored, asked):
     verifier = cross.CrossEncoderVerifier()
     assert Pipeline([verifier]).check(Pair(asked, stored, 0.9)) is not None
     assert verifier.probability(stored, asked) < verifier.min_score
