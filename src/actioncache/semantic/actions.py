@@ -10,7 +10,7 @@ the embedding model loads once. Failures carry ``error_type`` (:mod:`actioncache
 ``settings.semantic`` may set ``namespace``, ``threshold``, ``top_k``, ``alpha``, ``floor``,
 ``embedder`` (``"local"`` (default: the best local model), ``"hashing"`` or ``"openai"`` with
 ``model``/``base_url``) and ``verifier`` (``"auto"``, the default: the learned verifier with the
-local model; ``"learned"``; ``"off"``).
+local model; ``"learned"``; ``"cross"``, the cross-encoder; ``"off"``).
 """
 
 from __future__ import annotations
@@ -60,8 +60,9 @@ class _EngineCaches:
             if ns not in self.caches:
                 options: dict[str, Any] = {name: settings[name] for name in _TUNABLES if name in settings}
                 verifier = settings.get("verifier", "auto")
-                if verifier not in ("auto", "learned", "off"):
-                    raise ValueError(f"settings.semantic.verifier must be 'auto', 'learned' or 'off', got {verifier!r}")
+                if verifier not in ("auto", "learned", "cross", "off"):
+                    raise ValueError(f"settings.semantic.verifier must be 'auto', 'learned', 'cross' or 'off', "
+                                     f"got {verifier!r}")
                 options["verifier"] = None if verifier == "off" else verifier
                 self.caches[ns] = SemanticCache(self.engine.store, embedder=self.embedder, namespace=ns, **options)
             return self.caches[ns]

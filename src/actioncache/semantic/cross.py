@@ -1,4 +1,4 @@
-"""The learned verifier: a cross-encoder that reads both requests in one input, on ONNX Runtime.
+"""The cross-encoder verifier (``verifier="cross"``, opt-in): reads both requests in one input, on ONNX Runtime.
 
 After the rules, the candidate about to be served is shown to a pair classifier fine-tuned for
 this question (``bench/train_semantic_crossencoder.py``, offline, seeded): does one plan answer
@@ -10,14 +10,17 @@ embedding alone ranks the second above the first, a model that reads both sides 
 
 The model is all-MiniLM-L6-v2 (the packaged embedder's model) fine-tuned as a binary classifier,
 exported with ONNX Runtime's transformer fusions and int8 weights: ``verifier_cross.onnx`` in
-``actioncache/semantic/data``, beside ``verifier.json`` (the operating point ``min_score`` chosen
+``actioncache/semantic/data``, beside ``verifier_cross.json`` (the operating point ``min_score`` chosen
 on the development split, what it was trained on and how it scored). Its word pieces are the
 packaged model's tokenizer's (``tokenizer.json``, shipped beside it). A probability below
-``min_score`` refuses the candidate (reason ``learned``); a model that fails to load or run
+``min_score`` refuses the candidate (reason ``cross``); a model that fails to load or run
 refuses too (the pipeline's rule for a broken gate), never serves.
 
 It runs once per lookup at most, on the one candidate about to be served, after every cheaper gate
-let it through; it reads only the two texts, so it works with any embedder.
+let it through; it reads only the two texts, so it works with any embedder. It is not the default:
+it costs a second language-model run per new candidate (about 4 ms on one core, more than embedding
+the request) and 23 MB of weights; the default stays the token-state head (``learned.py``), which
+reads the embedding's own run. docs/semantic.md compares the two on the blind set.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from .guard.registry import VERIFIER, Pair
 from .numpy_required import np
 
 _MEMORY = 4096  # pairs whose probability is kept: an agent repeats its requests
-FILES = ("verifier.json", "verifier_cross.onnx", "tokenizer.json")
+FILES = ("verifier_cross.json", "verifier_cross.onnx", "tokenizer.json")
 
 
 def _data(name: str) -> bytes:
@@ -87,10 +90,10 @@ class CrossEncoderVerifier:
     ``min_score=None`` takes the shipped operating point."""
 
     kind = VERIFIER
-    name = "learned"
+    name = "cross"
 
     def __init__(self, *, min_score: float | None = None) -> None:
-        self.meta: dict[str, Any] = json.loads(_data("verifier.json"))
+        self.meta: dict[str, Any] = json.loads(_data("verifier_cross.json"))
         self.id: str = self.meta["id"]
         self.min_score = float(self.meta["min_score"] if min_score is None else min_score)
         if not 0.0 <= self.min_score <= 1.0:

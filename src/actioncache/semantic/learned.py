@@ -1,4 +1,4 @@
-"""The token-state head: a small pair classifier over the default model's token states, on ONNX Runtime.
+"""The learned verifier: a small pair classifier over the default model's token states, on ONNX Runtime.
 
 After the rules, a candidate the embedding found and no rule refused is shown to a model trained
 for this question (``bench/train_semantic_verifier.py``, offline, seeded): does one plan answer
@@ -12,15 +12,14 @@ run of the language model:
 * ``verifier_pair.onnx`` aligns the two sides' tokens softly, compares each token with what it
   aligns to, pools, adds the two embeddings' cosine, and answers a probability.
 
-Both files and ``verifier_head.json`` (the operating point ``min_score`` chosen on the development
+Both files and ``verifier.json`` (the operating point ``min_score`` chosen on the development
 split, sizes, what it was trained on and how it scored) ship in ``actioncache/semantic/data``. A
 probability below ``min_score`` refuses the candidate (reason ``learned``); a failure to load or
 run refuses too (the pipeline's rule for a broken gate), never serves.
 
-The default verifier is now the cross-encoder (``cross.py``), which reads both requests in one input
-and separates free rewordings from small edits far better; this head stays for a cache that passes
-it, ``verifier=LearnedVerifier(encoder=...)`` (its token states come from the same run that embeds
-the request when ``encoder`` is the cache's default ``OnnxEmbedder``).
+It is on by default when the cache's embedder is the default ``OnnxEmbedder`` (int8): the token
+states come from the same run that embeds the request. With another embedder, pass
+``verifier="learned"`` (it then runs the int8 model itself for the states) or leave it off.
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ def available() -> bool:
         return False
     try:
         return all(resources.files("actioncache.semantic").joinpath(f"data/{name}").is_file()
-                   for name in ("verifier_head.json", "verifier_project.onnx", "verifier_pair.onnx"))
+                   for name in ("verifier.json", "verifier_project.onnx", "verifier_pair.onnx"))
     except (ModuleNotFoundError, OSError):
         return False
 
@@ -94,7 +93,7 @@ class LearnedVerifier:
     name = "learned"
 
     def __init__(self, *, min_score: float | None = None, encoder: Any = None) -> None:
-        self.meta: dict[str, Any] = json.loads(_data("verifier_head.json"))
+        self.meta: dict[str, Any] = json.loads(_data("verifier.json"))
         self.id: str = self.meta["id"]
         self.min_score = float(self.meta["min_score"] if min_score is None else min_score)
         if not 0.0 <= self.min_score <= 1.0:

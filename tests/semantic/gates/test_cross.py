@@ -1,5 +1,5 @@
-"""The learned verifier, a cross-encoder: shipped as int8 ONNX with its tokenizer, on by default with the
-default embedder, reading both key texts in one input; it refuses the small edits it learned, serves a
+"""The cross-encoder verifier (opt-in, verifier="cross"): shipped as int8 ONNX with its tokenizer, reading
+both key texts in one input; it refuses the small edits it learned, serves a
 free rewording, and a broken model file refuses rather than serves."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_it_ships_with_its_operating_point_and_loads(cross):
     from importlib import resources
 
     data = resources.files("actioncache.semantic").joinpath("data")
-    meta = json.loads(data.joinpath("verifier.json").read_text())
+    meta = json.loads(data.joinpath("verifier_cross.json").read_text())
     assert meta["kind"] == "cross-encoder" and 0.0 < meta["min_score"] < 1.0
     assert len(data.joinpath(meta["file"]).read_bytes()) < 30_000_000  # int8 weights, the word-piece table too
     verifier = cross.CrossEncoderVerifier()
@@ -45,13 +45,17 @@ def test_it_ships_with_its_operating_point_and_loads(cross):
     assert 0.0 <= verifier.probability("restart the api", "restart the api service") <= 1.0
 
 
-def test_it_is_the_default_verifier_with_the_default_embedder_and_off_when_asked(model, cross):
+def test_it_is_chosen_by_name_with_any_embedder_and_the_default_stays_the_head(model, cross):
     gates = [g for g in SemanticCache(MemoryStore(), embedder=model).pipeline.gates if g.kind == VERIFIER]
-    assert [type(g).__name__ for g in gates] == ["CrossEncoderVerifier"] and gates[0].name == "learned"
-    assert not [g for g in SemanticCache(MemoryStore(), embedder=model, verifier=None).pipeline.gates if g.kind == VERIFIER]
+    assert [type(g).__name__ for g in gates] == ["LearnedVerifier"]           # the default is unchanged
+    chosen = [g for g in SemanticCache(MemoryStore(), embedder=model, verifier="cross").pipeline.gates
+              if g.kind == VERIFIER]
+    assert [type(g).__name__ for g in chosen] == ["CrossEncoderVerifier"] and chosen[0].name == "cross"
     # it reads texts, not an embedder's states: on with any embedder when asked
-    with_hashing = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), verifier="learned")
+    with_hashing = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), verifier="cross")
     assert [type(g).__name__ for g in with_hashing.pipeline.gates if g.kind == VERIFIER] == ["CrossEncoderVerifier"]
+    with pytest.raises(ValueError, match="'cross'"):
+        SemanticCache(MemoryStore(), embedder=HashingEmbedder(), verifier="crosss")
 
 
 # Small edits of classes it was trained to refuse (an exception added, a scope narrowed), not in its
@@ -70,7 +74,7 @@ def test_it_refuses_a_small_edit_by_itself(model, cross, stored, asked):
 
 
 def test_it_serves_a_free_rewording(model, cross):
-    sc = SemanticCache(MemoryStore(), embedder=model)
+    sc = SemanticCache(MemoryStore(), embedder=model, verifier="cross")
     sc.store("restart the payments service in production", ["k8s.rollout_restart('payments', env='prod')"])
     hit = sc.lookup_hit("could you restart the payments service in production for me?")
     assert hit is not None and not hit.exact
@@ -82,7 +86,7 @@ def test_a_refusal_is_counted(model, cross):
     sc = SemanticCache(MemoryStore(), embedder=model, verifier=cross.CrossEncoderVerifier(min_score=1.0))
     sc.store("list the open pull requests in acme/api", ["gh.pr_list('acme/api')"])
     assert sc.lookup("show the open pull requests in acme/api") is None
-    assert sc.stats()["rejections"] == {"learned": 1} and sc.stats()["verifier_rejections"] == 1
+    assert sc.stats()["rejections"] == {"cross": 1} and sc.stats()["verifier_rejections"] == 1
 
 
 def test_a_broken_model_file_refuses_rather_than_serves(model, cross, monkeypatch):
@@ -90,10 +94,10 @@ def test_a_broken_model_file_refuses_rather_than_serves(model, cross, monkeypatc
     real = cross._data
     monkeypatch.setattr(cross, "_data", lambda name: b"\x08\x07 not a model" if name == meta["file"] else real(name))
     monkeypatch.setattr(cross, "_LOADED", {})
-    sc = SemanticCache(MemoryStore(), embedder=model)
+    sc = SemanticCache(MemoryStore(), embedder=model, verifier="cross")
     sc.store("restart the payments service in production", ["restart"])
     assert sc.lookup("could you restart the payments service in production for me?") is None
-    assert sc.stats()["rejections"] == {"learned": 1}
+    assert sc.stats()["rejections"] == {"cross": 1}
 
 
 def test_a_bad_operating_point_is_a_clear_error(cross):

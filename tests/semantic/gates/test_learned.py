@@ -1,6 +1,5 @@
-"""The token-state head (the learned verifier before the cross-encoder, still shipped and chosen by passing
-it): ONNX, reading the token states of the embedding's own run and the features an entry stores. The default
-verifier, the cross-encoder, is tested in test_cross.py."""
+"""The learned verifier: shipped as ONNX, on by default with the default embedder, reading the token
+states of the embedding's own run and the features an entry stores; off with verifier=None."""
 
 from __future__ import annotations
 
@@ -38,21 +37,25 @@ def test_the_model_ships_small_with_its_operating_point(learned):
     from importlib import resources
 
     data = resources.files("actioncache.semantic").joinpath("data")
-    meta = json.loads(data.joinpath("verifier_head.json").read_text())
+    meta = json.loads(data.joinpath("verifier.json").read_text())
     size = sum(len(data.joinpath(n).read_bytes()) for n in ("verifier_project.onnx", "verifier_pair.onnx"))
     assert size < 1_000_000
     assert 0.0 < meta["min_score"] < 1.0 and meta["embedder"] == "onnx-qint8:all-MiniLM-L6-v2"
 
 
-def test_it_is_chosen_by_passing_it(model, learned):
-    head = learned.LearnedVerifier(encoder=model)
-    sc = SemanticCache(MemoryStore(), embedder=model, verifier=head)
-    assert [g for g in sc.pipeline.gates if g.kind == VERIFIER] == [head] and sc._learned is head
+def test_it_is_on_by_default_with_the_default_embedder_and_off_when_asked(model, learned):
+    sc = SemanticCache(MemoryStore(), embedder=model)
+    gates = [g for g in sc.pipeline.gates if g.kind == VERIFIER]
+    assert [g.name for g in gates] == ["learned"]
     assert not [g for g in SemanticCache(MemoryStore(), embedder=model, verifier=None).pipeline.gates if g.kind == VERIFIER]
+    # another embedder: off by default (its states would cost a second model run), on when asked
+    assert not [g for g in SemanticCache(MemoryStore(), embedder=HashingEmbedder()).pipeline.gates if g.kind == VERIFIER]
+    with_hashing = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), verifier="learned")
+    assert [g.name for g in with_hashing.pipeline.gates if g.kind == VERIFIER] == ["learned"]
 
 
 def test_an_entry_keeps_its_features_and_a_lookup_reads_them(model, learned):
-    sc = SemanticCache(MemoryStore(), embedder=model, verifier=learned.LearnedVerifier(encoder=model))
+    sc = SemanticCache(MemoryStore(), embedder=model)
     entry = sc.store("restart the payments service in production", ["restart"])
     stored = sc.get(entry)
     value, _ = sc._records.get(f"semantic:default:{entry}")
