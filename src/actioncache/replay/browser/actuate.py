@@ -15,6 +15,10 @@ log = logging.getLogger("actioncache.replay")
 NAVIGATION_RETRIES = 20
 #: The route pattern of the request guard: every request of the page.
 ROUTE_ALL = "**/*"
+# Before the guard's route handler is removed, the drivers let every judgement in progress end
+# (``NetworkLog.judging``), turning the event loop this long at a time, for at most this long.
+JUDGING_TURN_MS = 20
+JUDGING_PATIENCE_S = 10.0
 
 
 def select_args(value: Any) -> dict[str, Any]:

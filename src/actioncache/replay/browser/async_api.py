@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from typing import Any, Iterable, Mapping
 
 from ..intents import Resolver
@@ -16,6 +17,8 @@ from ..validation import PersonalizeHook
 from .actuate import (
     AUTO_ATTACH_OFF,
     AUTO_ATTACH_WORKERS,
+    JUDGING_PATIENCE_S,
+    JUDGING_TURN_MS,
     NAVIGATION_RETRIES,
     NO_CDP,
     NO_UNLOAD_JS,
@@ -159,6 +162,7 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
                 except Exception:  # noqa: BLE001 - a closed browser has no session left
                     pass
                 network.workers = None
+            await _let_judgements_end(page, network)
             for owner in (page, page.context):
                 try:
                     await owner.unroute(ROUTE_ALL, network.route_handler)
@@ -171,6 +175,13 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
 
 def _route_handler(network: NetworkLog) -> Any:
     async def handle(route: Any, outgoing: Any) -> None:
+        network.judging += 1
+        try:
+            await judge(route, outgoing)
+        finally:
+            network.judging -= 1
+
+    async def judge(route: Any, outgoing: Any) -> None:
         decision = route_decision(network, outgoing)
         if decision == DENY:
             await route.abort("blockedbyclient")
@@ -189,6 +200,15 @@ def _route_handler(network: NetworkLog) -> Any:
         else:
             await route.fallback()
     return handle
+
+
+async def _let_judgements_end(page: Any, network: NetworkLog) -> None:
+    """As the sync driver's: every judgement in progress ends before the guard's handler is removed."""
+    deadline = time.monotonic() + JUDGING_PATIENCE_S
+    quiet = 0
+    while quiet < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(JUDGING_TURN_MS / 1000)
+        quiet = quiet + 1 if network.judging == 0 else 0
 
 
 async def _stop_workers(page: Any, network: NetworkLog) -> str | None:

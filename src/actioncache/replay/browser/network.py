@@ -91,6 +91,10 @@ class NetworkLog:
     typed: dict[int, str] = field(default_factory=dict)
     #: The guard is routing this page's context (set by the driver).
     guarding: bool = False
+    #: Requests the guard's route handler is judging now (a redirect's fetch can take a while): the
+    #: driver removes the handler only once none is left, since removing it makes the browser
+    #: send a request it still holds, whatever the handler was about to decide.
+    judging: int = 0
     #: Redirect targets the guard admitted, ``(method, url)``: their requests were judged before they existed.
     prejudged: list[tuple[str, str]] = field(default_factory=list)
     _by_request: dict[int, Seen] = field(default_factory=dict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any, Iterable, Mapping
 
 from ..intents import Resolver
@@ -12,6 +13,8 @@ from ..validation import PersonalizeHook
 from .actuate import (
     AUTO_ATTACH_OFF,
     AUTO_ATTACH_WORKERS,
+    JUDGING_PATIENCE_S,
+    JUDGING_TURN_MS,
     NAVIGATION_RETRIES,
     NO_CDP,
     NO_UNLOAD_JS,
@@ -153,6 +156,7 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
                 except Exception:  # noqa: BLE001 - a closed browser has no session left
                     pass
                 network.workers = None
+            _let_judgements_end(page, network)
             for owner in (page, page.context):
                 try:
                     owner.unroute(ROUTE_ALL, network.route_handler)
@@ -165,6 +169,13 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
 
 def _route_handler(network: NetworkLog) -> Any:
     def handle(route: Any, outgoing: Any) -> None:
+        network.judging += 1
+        try:
+            judge(route, outgoing)
+        finally:
+            network.judging -= 1
+
+    def judge(route: Any, outgoing: Any) -> None:
         decision = route_decision(network, outgoing)
         if decision == DENY:
             route.abort("blockedbyclient")
@@ -183,6 +194,22 @@ def _route_handler(network: NetworkLog) -> Any:
         else:
             route.fallback()
     return handle
+
+
+def _let_judgements_end(page: Any, network: NetworkLog) -> None:
+    """Let the route events the browser has sent be dispatched and every judgement in progress end
+    (``NetworkLog.judging``) before the guard's handler is removed: a request still held for it
+    would otherwise be sent as it was (a POST behind a redirect the guard was fetching, a page's
+    beacon while it is left), and the handler's abort would find it gone. Two quiet turns of the
+    event loop in a row; at most ``JUDGING_PATIENCE_S``."""
+    deadline = time.monotonic() + JUDGING_PATIENCE_S
+    quiet = 0
+    while quiet < 2 and time.monotonic() < deadline:
+        try:
+            page.wait_for_timeout(JUDGING_TURN_MS)
+        except Exception:  # noqa: BLE001 - a closed page holds no request any more
+            return
+        quiet = quiet + 1 if network.judging == 0 else 0
 
 
 def _stop_workers(page: Any, network: NetworkLog) -> str | None:
