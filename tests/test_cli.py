@@ -103,6 +103,15 @@ def test_a_store_file_that_is_not_there_is_an_error_naming_it_and_is_not_created
     assert not missing.exists()
 
 
+@pytest.mark.parametrize("command", [["stats"], ["loop-stats"]])
+def test_a_store_url_with_a_hash_is_refused_as_such_not_read_as_a_shorter_path(src_env, tmp_path, command):
+    # the CLI named "no store at .../a" for sqlite:///.../a#b.db: another file than the URL's, which
+    # every store refuses; now the store's own parser answers
+    out = run(src_env, *command, "--store", f"sqlite:///{str(tmp_path).lstrip('/')}/a#b.db")
+    assert out.returncode != 0 and "%23" in out.stderr and f"no store at {tmp_path}/a" not in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and list(tmp_path.iterdir()) == []
+
+
 def test_the_default_store_that_is_not_there_is_an_error_too(src_env, tmp_path):
     where = tmp_path / "never" / "actioncache.db"
     out = run({**src_env, "ACTIONCACHE_URL": f"sqlite:///{str(where).lstrip('/')}"}, "stats")

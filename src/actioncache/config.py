@@ -54,7 +54,11 @@ def store_file(url: str) -> str | None:
         return None
     if "sync_url=" in parts.query:  # an embedded replica: its first open fetches the file from the server
         return None
+    if "#" in url or not parts.path.startswith("/"):
+        return None  # the stores refuse it (a '#' cuts the path; a relative path is no file URL): no file to name
     path = unquote(parts.path)
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")  # four slashes: the file the stores open (``_sql.file_path``)
     return path if path not in ("", "/", "/:memory:") else None
 
 

@@ -155,7 +155,13 @@ def main(argv: list[str] | None = None) -> int:
         if missing:  # a read must not create a store: a mistyped path is an error that names it
             print(f"actioncache loop-stats: error: {missing}", file=sys.stderr)
             return 1
-    cache = open_cache(args.store, config)
+    from ..errors import StoreURLError
+
+    try:
+        cache = open_cache(args.store, config)
+    except StoreURLError as exc:  # a URL no store takes: say which and why (it names the fix)
+        print(f"actioncache loop-stats: error: {exc}", file=sys.stderr)
+        return 2
     try:
         result = stats_since(cache, args.since)
     finally:
