@@ -206,6 +206,15 @@ def test_a_server_answering_from_a_terminal_variable_is_not_served_another_termi
     assert (_text(first), _text(second)) == ("1", "2")
 
 
+def test_a_server_that_exits_at_start_is_a_clear_error_not_a_traceback(src_env, tmp_path) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "actioncache", "mcp-proxy", "--store", f"sqlite:///{tmp_path}/m.db",
+                           "--", sys.executable, "-c", "import sys; sys.exit(3)"],
+                          capture_output=True, text=True, env=src_env, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and "stopped answering" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
 def test_missing_command_is_a_clear_error(src_env) -> None:
     import subprocess
 

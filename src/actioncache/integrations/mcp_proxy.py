@@ -202,6 +202,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         anyio.run(serve, argv[split + 1:], cache, ToolPolicy(args.cache_tool, args.no_cache_tool), ttl,
                   args.server_id)
+    except Exception as exc:  # noqa: BLE001 - the server died or never spoke MCP: say so, not a traceback
+        print(f"actioncache mcp-proxy: the MCP server {' '.join(argv[split + 1:])!r} stopped answering "
+              f"({_first_cause(exc)}); run the command alone to see why", file=sys.stderr)
+        return 1
     finally:
         cache.close()
     return 0
+
+
+def _first_cause(exc: BaseException) -> str:
+    """The innermost error of an exception group (anyio wraps the SDK's in task groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
