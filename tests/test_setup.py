@@ -39,7 +39,11 @@ def setup_env(tmp_path: Path) -> dict[str, str]:
         path.insert(0, str(Path(uv).parent))
     env.update(PYTHON=str(SYSTEM_PYTHON), ACTIONCACHE_DEV_HOME=str(tmp_path / "dev-home"), ACTIONCACHE_EXTRAS="",
                ACTIONCACHE_PARTS="", UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR") or str(dev_home / "uv-cache"),
-               PATH=os.pathsep.join(path))
+               PATH=os.pathsep.join(path),
+               # Copies, not hard links into the shared uv cache: a new link to a cached file changes
+               # its link count and ctime, and that file is also in the suite's own .venv, where the
+               # exec tests running beside this one observe them ("... changed while the command ran").
+               UV_LINK_MODE="copy")
     return env
 
 
