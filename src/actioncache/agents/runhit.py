@@ -147,19 +147,9 @@ ROW_SQL = "SELECT value, metadata, created_at, expires_at FROM entries WHERE key
 
 
 def read_record(index: str, key: str) -> dict[str, Any] | None:
-    from .._lean import loads, sqlite3_module
+    from .._lean import loads, select_one
 
-    sqlite3 = sqlite3_module()
-    try:
-        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
-    except sqlite3.Error:
-        return None
-    try:
-        row = db.execute("SELECT record FROM runs WHERE lookup = ?", (key,)).fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
+    row = select_one(index, "SELECT record FROM runs WHERE lookup = ?", (key,))
     if row is None:
         return None
     try:

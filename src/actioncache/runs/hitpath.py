@@ -227,9 +227,10 @@ def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, confi
     if stdin.data is None and _cheap(path, key, tool, scope, opts):  # (stdin read: the full command feeds it)
         return None  # the command could not be started: the full command says why
     now = time.time()
-    row = _memo_row(path, key)
+    signature = _store_signature(path)
+    row = _memo_row(path, key, signature)
     if row is None:
-        row = _select(path, key)
+        row = _select(path, key, signature)
         if row is None:
             return None
     if row[1] is not None and row[1] <= now:
@@ -261,25 +262,14 @@ def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, confi
     os._exit(int(output["exit_code"]))
 
 
-def _select(path: str, key: str) -> "tuple[list[dict[str, Any]], float | None] | None":
+def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[list[dict[str, Any]], float | None] | None":
     """The entry's candidates (``manifest.decode``) and expiry from the store (None: no entry, or
     the store cannot be read), and a memo of them for the next hit when the store's files are
-    settled (``_memo_write``)."""
-    from .._lean import sqlite3_module
+    settled (``_memo_write``). ``before``: the store's signature, taken before the query."""
+    from .._lean import select_one
     from . import manifest
 
-    before = _store_signature(path)
-    sqlite3 = sqlite3_module()
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
-    except sqlite3.Error:
-        return None
-    try:
-        row = db.execute("SELECT value, expires_at FROM entries WHERE key = ?", ("cache:" + key,)).fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
+    row = select_one(path, "SELECT value, expires_at FROM entries WHERE key = ?", ("cache:" + key,))
     if row is None or not isinstance(row[0], bytes) or not (row[1] is None or isinstance(row[1], (int, float))):
         return None
     found = (manifest.decode(bytes(row[0])), None if row[1] is None else float(row[1]))
@@ -360,7 +350,7 @@ def _memo_directory(path: str, signature: str) -> str:
     return f"{path}{MEMO_DIR_SUFFIX}/{crc32(signature.encode()):08x}"
 
 
-def _memo_row(path: str, key: str) -> "tuple[list[dict[str, Any]], float | None] | None":
+def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[list[dict[str, Any]], float | None] | None":
     """The entry's candidates and expiry from its memo, when the store's files are exactly as they were
     when it was written; None (ask SQLite) otherwise, or when there is no memo or it is not whole.
 
@@ -368,8 +358,7 @@ def _memo_row(path: str, key: str) -> "tuple[list[dict[str, Any]], float | None]
     no one else): marshal's format is as trusted as a ``__pycache__`` file, by who could write it."""
     from _stat import S_ISREG  # builtin
 
-    now = _store_signature(path)
-    if now is None:
+    if now is None:  # ``now``: the store's signature, taken just before
         return None
     try:
         fd = os.open(f"{_memo_directory(path, now[0])}/{key.rsplit(':', 1)[-1]}", os.O_RDONLY | os.O_NOFOLLOW)
