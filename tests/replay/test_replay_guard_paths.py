@@ -19,7 +19,7 @@ import pytest
 
 from actioncache import open_store
 from actioncache.replay import FallbackReason, PlanCache
-from actioncache.replay.browser import PageRecorder, replay_plan
+from actioncache.replay.browser import PageRecorder, replay_plan, steps
 
 from .browser_support import sync_chromium
 from .probe_site import ATTACKS, ProbeSite
@@ -75,6 +75,25 @@ def test_a_request_the_recording_did_not_send_never_reaches_the_server(site_and_
         record(site, browser, plans, wait_first=variant == "timer")
         outcome = replay(site, browser, plans, variant)
         assert site.evil() == [], f"{variant}: {[(r.method, r.path) for r in site.evil()]} reached the server"
+        assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
+    finally:
+        plans.store.close()
+
+
+def test_a_refusal_judged_after_the_last_step_stopped_waiting_still_stops_the_run(site_and_browser, tmp_path,
+                                                                                monkeypatch):
+    """The server answers the recorded POST with a redirect to /evil 3 s late, after the replay has
+    stopped waiting for its last step (a load-dependent moment, made certain here by shortening the
+    step's longest wait): the guard is still fetching when it comes off, the drivers let that judgement
+    end, and its refusal must still stop the run; the outcome never says finished beside a refusal."""
+    monkeypatch.setattr(steps, "SETTLE_MAX_S", 0.3)
+    site, browser = site_and_browser
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    try:
+        record(site, browser, plans)
+        outcome = replay(site, browser, plans, "slow-redirect")
+        assert site.evil() == [], [(r.method, r.path) for r in site.evil()]
+        assert any("/evil" in b for b in outcome.blocked), outcome.blocked
         assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
     finally:
         plans.store.close()

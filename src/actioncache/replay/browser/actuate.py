@@ -66,6 +66,33 @@ def route_decision(network: NetworkLog, request: Any) -> str:
         return DENY
 
 
+#: ``Fetch.enable`` for the backstop: every request of the page, before it is sent.
+BACKSTOP_INTERCEPTION = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
+
+
+def backstop_answer(network: NetworkLog, event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The DevTools command that answers one ``Fetch.requestPaused`` event of a guarded page's backstop.
+
+    Playwright routes a request it can tie to the page's network events; one it cannot (no
+    ``networkId``: the browser's network inspector does not know it, as for what a document sends
+    while it is being left) Playwright's server lets go on its own, never asking a route handler.
+    The backstop is a second interception of the same page, beside Playwright's (the browser pauses
+    a request at each in turn): it passes on what Playwright routes, where the guard's route handler
+    judges it, and judges the rest itself, so no request the page sends leaves unjudged because of
+    the path it took. A guard that fails refuses (fails closed)."""
+    request_id = str(event.get("requestId") or "")
+    if event.get("networkId"):
+        return "Fetch.continueRequest", {"requestId": request_id}
+    try:
+        allowed = network.judge_paused(event.get("request") or {}, str(event.get("resourceType") or ""), request_id)
+    except Exception:
+        log.exception("replay: the request guard failed; the request is aborted")
+        allowed = False
+    if allowed:
+        return "Fetch.continueRequest", {"requestId": request_id}
+    return "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}
+
+
 def redirect_admitted(network: NetworkLog, request: Any, response: Any) -> bool:
     """Whether the browser may follow ``response`` (a redirect is judged as the request it leads to)."""
     try:
@@ -136,8 +163,9 @@ def unguarded_workers(urls: list[str]) -> str:
 #: ``pagehide`` or ``unload`` listener's beacon or keepalive fetch) would leave after routing stopped
 #: covering that document. So in a document a replay acts on, a keepalive ``fetch`` is sent as an
 #: ordinary one and ``navigator.sendBeacon`` as an ordinary ``fetch`` POST: while the document lives
-#: they pass the guard like any request, and a document being left takes them down with it. (A page
-#: that kept its own reference to them before the replay started is not covered: see docs/replay.md.)
+#: they pass the guard like any request, and a document being left takes them down with it. A page
+#: that kept its own reference to them still sends them; the backstop (:func:`backstop_answer`)
+#: judges those, and a refused one stops the replay with ``unexpected_request``.
 NO_UNLOAD_JS = """
 () => {
   const mark = Symbol.for("actioncache.no-unload");

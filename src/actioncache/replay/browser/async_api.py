@@ -17,6 +17,7 @@ from ..validation import PersonalizeHook
 from .actuate import (
     AUTO_ATTACH_OFF,
     AUTO_ATTACH_WORKERS,
+    BACKSTOP_INTERCEPTION,
     JUDGING_PATIENCE_S,
     JUDGING_TURN_MS,
     NAVIGATION_RETRIES,
@@ -26,6 +27,7 @@ from .actuate import (
     WEBSOCKET_GUARD,
     WebSocketGuard,
     action_timeout_ms,
+    backstop_answer,
     execute_args,
     in_frame,
     redirect_admitted,
@@ -144,6 +146,11 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
             refused = await _stop_workers(page, network)
             if refused is not None:
                 return refused
+            try:
+                await _start_backstop(page, network)
+            except Exception:  # noqa: BLE001 - a browser connected without its protocol
+                await _stop_backstops(page, network)
+                return NO_CDP
             network.attach(page)
             network.route_handler = _route_handler(network)
             network.guarding = True
@@ -168,9 +175,52 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
                     await owner.unroute(ROUTE_ALL, network.route_handler)
                 except Exception:  # noqa: BLE001 - a closed page or context has no routes left
                     pass
+            await _stop_backstops(page, network)
             network.detach()
         return None
     raise TypeError(f"unknown request {request!r}")
+
+
+async def _start_backstop(page: Any, network: NetworkLog) -> None:
+    """As the sync driver's: judge what ``page`` (and every page opened while guarding) sends unrouted."""
+    session = await page.context.new_cdp_session(page)
+    network.backstops.append(session)
+
+    async def paused(event: Any) -> None:
+        network.judging += 1
+        try:
+            await session.send(*backstop_answer(network, event))
+        except Exception:  # noqa: BLE001 - the request or the page is gone
+            pass
+        finally:
+            network.judging -= 1
+
+    session.on("Fetch.requestPaused", paused)
+    await session.send("Fetch.enable", BACKSTOP_INTERCEPTION)
+    if len(network.backstops) == 1:
+        async def opened(other: Any) -> None:
+            if network.guarding:
+                try:
+                    await _start_backstop(other, network)
+                except Exception:  # noqa: BLE001 - closed as soon as opened
+                    pass
+        network.page_opened = opened
+        page.context.on("page", opened)
+
+
+async def _stop_backstops(page: Any, network: NetworkLog) -> None:
+    if network.page_opened is not None:
+        try:
+            page.context.remove_listener("page", network.page_opened)
+        except Exception:  # noqa: BLE001 - a closed context has no listeners left
+            pass
+        network.page_opened = None
+    for session in network.backstops:
+        try:
+            await session.detach()  # (the browser lets what the session still holds go: judged first, above)
+        except Exception:  # noqa: BLE001 - its page is closed
+            pass
+    network.backstops.clear()
 
 
 def _route_handler(network: NetworkLog) -> Any:

@@ -5,7 +5,9 @@
 shared) and files each request under the step that was running when it started. The recorder turns
 a step's requests into its :class:`~actioncache.replay.effects.StepEffects`; a replay routes every
 request through :meth:`NetworkLog.admit` (Playwright's ``page.route``) before it leaves the
-browser, which asks the :class:`~actioncache.replay.guard.RequestGuard` and keeps what it refused.
+browser, which asks the :class:`~actioncache.replay.guard.RequestGuard` and keeps what it refused;
+a request the browser holds that Playwright does not route is judged the same way by the drivers'
+backstop (:meth:`NetworkLog.judge_paused`, ``actuate.backstop_answer``).
 
 It also answers "is the page quiet?": no request of the step in flight and none started for a
 moment, so a step is judged on what it did, not on half of it.
@@ -19,10 +21,11 @@ as an aborted one (:meth:`NetworkLog.unguarded`).
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 from urllib.parse import urljoin
 
 from ..effects import SAFE_METHODS, WEBSOCKET, SentRequest, describe_request, status_class, unique
@@ -87,6 +90,11 @@ class NetworkLog:
     route_handler: Any = None
     #: The driver's CDP session that stops shared workers while the guard is on.
     workers: Any = None
+    #: The drivers' CDP sessions that judge what the browser pauses and Playwright does not route, one
+    #: per page of the context (``actuate.backstop_answer``).
+    backstops: list[Any] = field(default_factory=list)
+    #: The drivers' listener for pages the context opens while the guard is on (each gets a backstop).
+    page_opened: Any = None
     #: What each step of the plan typed, by plan index (in memory only): fields carrying it are kept as references.
     typed: dict[int, str] = field(default_factory=dict)
     #: The guard is routing this page's context (set by the driver).
@@ -239,7 +247,28 @@ class NetworkLog:
         """:data:`DENY`, :data:`PASS`, or :data:`FETCH` (admitted, and state-changing by its method: the
         driver sends it itself without following redirects, so :meth:`admit_redirect` judges where a
         redirect would lead before the browser follows it). Judged once per request."""
-        seen = self._seen(request)
+        return self._verdict(self._seen(request))
+
+    def judge_paused(self, request: Mapping[str, Any], resource_type: str, request_id: str) -> bool:
+        """The backstop's question (``actuate.backstop_answer``): may a request the browser paused, and
+        that Playwright does not route, leave? Judged as :meth:`decide` judges a routed one, from the
+        DevTools protocol's own description of it (``Fetch.requestPaused``); a refusal is kept."""
+        headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
+        entries = request.get("postDataEntries")
+        if entries:
+            body: bytes | None = b"".join(base64.b64decode(str(e.get("bytes") or "")) for e in entries)
+        elif request.get("hasPostData"):
+            body = None  # a body the browser did not hand over
+        else:
+            body = b""
+        navigation = resource_type.lower() == "document"
+        seen = self._add(str(request.get("method") or "GET").upper(), str(request.get("url") or ""), navigation,
+                         navigation, resource_type.lower(), headers.get("content-type"), body,
+                         ("paused", request_id))
+        seen.done = True  # no page event will say more of it
+        return self._verdict(seen) != DENY
+
+    def _verdict(self, seen: Seen) -> str:
         if seen.verdict is not None:
             return seen.verdict
         seen.judged = True

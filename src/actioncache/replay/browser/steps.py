@@ -292,11 +292,14 @@ def _replay(run: ReplayRun, network: NetworkLog, outcome: ReplayOutcome, wait_s:
                     break
                 if action.effects is not None:
                     previous = StepEffects.from_dict(action.effects)
-        late = _unexpected(network, run.served - 1)
-        if late is not None and run.reason is None:
-            run.stop(late.reason, late.message)  # a request fired after the last step settled
     finally:
         yield Guard(network, on=False)
+    # After the guard is off, so judgements still in progress when the last step settled have ended
+    # (the drivers wait for them): a request refused at any time while the guard was on stops the
+    # run, and the outcome never says finished beside a refusal.
+    late = _unexpected(network, run.served - 1)
+    if late is not None and run.reason is None:
+        run.stop(late.reason, late.message)  # a request fired after the last step settled
 
 
 _UNGUARDED = ("a service worker controls this page, so its requests would not pass the request guard; open "
