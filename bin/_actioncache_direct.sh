@@ -8,8 +8,9 @@
 #
 # Builtins only, but for one process: sha256sum of this invocation (working directory, argv, the
 # exported environment, the inherited process state; its own /proc/self/limits are ours). Every name here starts with _ac_ and none is
-# exported but _ACTIONCACHE_DIRECT (the name, for the Python side, which removes it at once); bin/actioncache
-# gives the caller's exported variables back (eval of its `export -p`) before any exec.
+# exported but _ACTIONCACHE_DIRECT (the name, for the Python side, which removes it at once). No name set
+# here can reach the command changed: when the caller exports one of them, _ac_direct saves the caller's
+# variables (as bin/actioncache does for its own names) and bin/actioncache gives them back before any exec.
 
 _ac_parse() {  # the number of arguments of `exec` before the command (as runs.hitpath._parse); 1: not plain
   shift  # exec
@@ -138,6 +139,9 @@ _ac_line() {  # one printf: one write, and appends never interleave
 }
 
 _ac_direct() {  # "$@": the whole command line; returns only when Python takes over
+  # A caller's exported variable named like one this file sets keeps its export flag: save the caller's
+  # variables (bin/actioncache puts them back before any exec) unless bin/actioncache did for its names.
+  [ -z "${_ac_a+x}${_ac_boot+x}${_ac_cs+x}${_ac_d+x}${_ac_doe+x}${_ac_doy+x}${_ac_h+x}${_ac_hz+x}${_ac_io+x}${_ac_jnl+x}${_ac_l+x}${_ac_m+x}${_ac_mp+x}${_ac_ms+x}${_ac_nice+x}${_ac_policy+x}${_ac_rec+x}${_ac_root+x}${_ac_rtprio+x}${_ac_s+x}${_ac_seen+x}${_ac_sigign+x}${_ac_start+x}${_ac_t0+x}${_ac_tool+x}${_ac_up+x}${_ac_y+x}${_ac_yoe+x}${_ac_z+x}" ] || [ -n "$_ac_env" ] || _ac_env=$(export -p)
   _ac_parse "$@" || return 0
   case $_ac_tool in ''|.|..) return 0 ;; esac
   _ac_root=${XDG_CACHE_HOME:-${HOME-}/.cache}

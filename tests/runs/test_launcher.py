@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,11 +63,66 @@ def test_the_installed_command_runs_from_its_modules_cached_bytecode(tmp_path):
     assert len(launcher.read_bytes()) < 1500  # the part Python parses on every start stays small
 
 
+def shell_names() -> tuple[set[str], set[str], set[str], set[str]]:
+    """(the variables bin/actioncache's sh part names, those it checks before setting any; the same
+    for _actioncache_direct.sh, whose check opens _ac_direct)."""
+    launcher = (ROOT / "bin" / "actioncache").read_text().split("'''")[1]
+    direct = (ROOT / "bin" / "_actioncache_direct.sh").read_text()
+    functions = set(re.findall(r"^(_ac_[a-z0-9_]+)\(\)", direct, re.M))
+
+    def names(text: str) -> set[str]:
+        return set(re.findall(r"\b_ac_[a-z0-9_]+", text)) - functions
+
+    def checked(text: str) -> set[str]:
+        first = next(line for line in text.splitlines() if "+x}" in line)
+        return set(re.findall(r"\$\{(_ac_[a-z0-9_]+)\+x\}", first))
+
+    return names(launcher), checked(launcher), names(direct), checked(direct[direct.index("_ac_direct() {"):])
+
+
+def test_every_variable_the_shell_part_sets_is_checked_before_it_is_set():
+    """A variable a POSIX shell sets keeps the export flag it came with: each name either file sets must
+    be in a check that saves the caller's variables first (or a caller's exported variable of that name
+    would reach the command with the shell part's value, while no fork is paid for callers who export none)."""
+    launcher, launcher_checked, direct, direct_checked = shell_names()
+    assert launcher <= launcher_checked, launcher - launcher_checked
+    assert direct <= launcher_checked | direct_checked, direct - launcher_checked - direct_checked
+    # bin/actioncache sets its own names before _ac_direct runs: checking them there would always save
+    assert not launcher_checked & direct_checked, launcher_checked & direct_checked
+
+
+def forks_before_python(strace: str, tmp_path: Path, env: dict[str, str]) -> int:
+    """How many processes the shell part of bin/actioncache (the repository's) starts before it execs."""
+    log = tmp_path / "forks.log"
+    fake = tmp_path / "fake"
+    fake.mkdir(exist_ok=True)
+    for name in ("actioncache", "_actioncache_direct.sh"):
+        (fake / name).write_bytes((ROOT / "bin" / name).read_bytes())
+        (fake / name).chmod(0o755)
+    if not (fake / "python").exists():
+        (fake / "python").symlink_to("/bin/true")  # the Python part is not what this counts
+    subprocess.run([strace, "-f", "-qq", "-e", "trace=fork,vfork,clone,clone3", "-o", str(log), str(fake / "actioncache"),
+                    "exec", "--", "cat", "x"], env=env, cwd=tmp_path, capture_output=True, timeout=60, check=True)
+    return sum(1 for line in log.read_text().splitlines() if re.search(r"\b(v?fork|clone3?)\(", line))
+
+
+def test_a_caller_who_exports_none_of_the_shell_parts_names_pays_no_fork(strace, tmp_path):
+    """Saving the caller's variables costs the shell a fork (``$(export -p)``): paid only by a caller
+    who exports a name the shell part sets (and then paid, or that caller's value would be lost)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_ac_")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    assert forks_before_python(strace, tmp_path, env) == 0
+    launcher, _, direct, _ = shell_names()
+    for name in sorted(launcher | direct)[:3]:
+        assert forks_before_python(strace, tmp_path, {**env, name: "x"}) == 1, name
+
+
 def test_the_command_gets_the_callers_variables_even_those_named_like_the_launchers(tmp_path):
     """The command's shell part sets variables of its own before it execs Python or the command;
     a caller's exported variable of the same name (``me``, ``py``, ``_ac_*``) reaches the command
     with the caller's value: in mode off, on a record and on the lookups after it."""
-    names = ["me", "py", "_ac_me", "_ac_env", "_ac_py", "_ac_run", "_ac_at"]
+    launcher, _, direct, _ = shell_names()
+    names = ["me", "py", *sorted(launcher | direct)]
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "ACTIONCACHE_URL": f"sqlite:///{tmp_path}/s.db",
            "ACTIONCACHE_CHEAP_MS": "0", **{name: f"caller's {name}" for name in names}}
     expected = "".join(f"caller's {name}\n" for name in names)
