@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from actioncache import Cache, open_store
 from actioncache.stores.base import Entry
+from actioncache.stores.registry import store_targets
 from actioncache.stores.sqlite import SQLiteStore
 
 
@@ -71,7 +72,8 @@ def test_a_hash_in_a_file_store_url_is_refused_not_cut(url):
 @settings(max_examples=60, deadline=None)
 @given(name=st.text(st.sampled_from("ab#?% &=;+é."), min_size=1, max_size=12).filter(lambda n: n not in (".", "..")))
 def test_a_file_url_opens_exactly_the_file_it_names(tmp_path_factory, name):
-    from actioncache.config import file_url, store_file
+    from actioncache.config import file_url
+    from actioncache.stores.registry import store_file
 
     path = tmp_path_factory.mktemp("u") / name
     url = file_url("sqlite", path)
@@ -80,6 +82,33 @@ def test_a_file_url_opens_exactly_the_file_it_names(tmp_path_factory, name):
     store.count()                                          # opens (makes) the database
     assert path.is_file() and sorted(p.name for p in path.parent.iterdir() if not p.name.startswith(name + "-")) == [name]
     store.close()
+
+
+@pytest.mark.parametrize("form", ["sqlite:///{p}", "sqlite:////{p}", "sqlite://localhost/{p}", "sqlite:///{p}%23x",
+                                  "sqlite:///{p}#x", "sqlite://otherhost/{p}", "sqlite:{p}", "sqlite:/{p}",
+                                  "duckdb:///{p}", "duckdb:///:memory:", "libsql+file:///{p}"])
+def test_the_store_file_every_reader_names_is_the_one_the_store_opens(tmp_path, form):
+    """One parser: the CLI's "no store at" check and exec's own-file and secret locations read a store
+    URL with the store's own (stores.registry.store_file), so they name the file it opens, or none
+    when opening it is refused."""
+    from actioncache.errors import StoreURLError
+    from actioncache.stores.registry import store_file
+
+    url = form.format(p=str(tmp_path / "a.db").lstrip("/"))
+    try:
+        targets = store_targets(url)
+    except StoreURLError:
+        with pytest.raises(ValueError):
+            open_store(url)
+        assert store_file(url) is None
+        return
+    assert store_file(url) == (targets.paths[0] if targets and targets.paths else None)
+    if url.startswith("sqlite:"):
+        store = open_store(url)
+        try:
+            assert str(store.path) == store_file(url)
+        finally:
+            store.close()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

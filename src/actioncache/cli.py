@@ -134,8 +134,8 @@ def _open_cache(url: str | None, create: bool = False) -> Any:
     from .errors import StoreError
 
     url = url or default_store_url()
-    from .config import missing_store_file
     from .stores.base import redact_url
+    from .stores.registry import missing_store_file
 
     missing = None if create else missing_store_file(url, redact_url(url))
     if missing:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote
 
 ENV_URL = "ACTIONCACHE_URL"
 DEFAULT_FILENAME = "actioncache.db"
@@ -45,29 +45,3 @@ def url_path(text: str) -> str:
     """``text`` percent-encoded as a URL's path: ``/`` stays, ``?``, ``#``, ``%``, spaces and
     non-ASCII are escaped (``unquote`` gives ``text`` back)."""
     return quote(text, safe="/:~")
-
-
-def store_file(url: str) -> str | None:
-    """The local file a file-backed store URL names (``sqlite:``, ``duckdb:``, ``libsql+file:``), else None."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("sqlite", "duckdb", "libsql+file") or parts.netloc not in ("", "localhost"):
-        return None
-    if "sync_url=" in parts.query:  # an embedded replica: its first open fetches the file from the server
-        return None
-    if "#" in url or not parts.path.startswith("/"):
-        return None  # the stores refuse it (a '#' cuts the path; a relative path is no file URL): no file to name
-    path = unquote(parts.path)
-    if path.startswith("//"):
-        path = "/" + path.lstrip("/")  # four slashes: the file the stores open (``_sql.file_path``)
-    return path if path not in ("", "/", "/:memory:") else None
-
-
-def missing_store_file(url: str, shown_url: str) -> str | None:
-    """Why a reading command must not open ``url`` (a store file that is not there), or None;
-    the message quotes ``shown_url``, the URL redacted by the caller (its query may hold a token)."""
-    path = store_file(url)
-    if path is None or os.path.exists(path):
-        return None
-    shown = "/" + path.lstrip("/")
-    return (f"no store at {shown}: nothing was ever cached there. Check --store or $ACTIONCACHE_URL "
-            f"(the store URL was {shown_url})")

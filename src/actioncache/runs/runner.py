@@ -250,7 +250,7 @@ class ExecRun:
 
     def _env_secret(self) -> bytes:
         """The store's secret environment values are keyed with (``keys.env_secret``)."""
-        from ..config import store_file
+        from ..stores.registry import store_file
         from .keys import env_secret
 
         return env_secret(store_file(self.store_url) if self.store_url else None)
@@ -489,7 +489,8 @@ class ExecRun:
         keeps beside them: ``readset.SIDECARS``), and the memos this cache keeps in its cache
         directory, all recognised by identity (``readset.OwnFiles``). Nothing else there: a
         virtualenv under it is observed."""
-        from ..config import DEFAULT_FILENAME, store_file, user_cache_dir
+        from ..config import DEFAULT_FILENAME, user_cache_dir
+        from ..stores.registry import store_file
         from .keys import env_secret_path
         from .trace import probe_memo, tracer
 

@@ -148,8 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"actioncache loop-stats: error: {exc}", file=sys.stderr)
         return 2
     if args.store:
-        from ..config import missing_store_file
         from ..stores.base import redact_url
+        from ..stores.registry import missing_store_file
 
         missing = missing_store_file(args.store, redact_url(args.store))
         if missing:  # a read must not create a store: a mistyped path is an error that names it

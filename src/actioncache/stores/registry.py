@@ -118,6 +118,36 @@ _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
 _TARGET = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
 
 
+#: The schemes whose store is one local database file.
+FILE_SCHEMES = ("sqlite", "duckdb", "libsql+file")
+
+
+def store_file(url: str) -> str | None:
+    """The local database file a file-backed store URL (``sqlite:``, ``duckdb:``, ``libsql+file:``)
+    makes its store open, read by that store's own parser (:func:`store_targets`), so every reader
+    of a store URL (the CLI's checks, exec's secret and own files) names the file the store opens.
+    None for another scheme, an in-memory database, an embedded replica (its first open fetches
+    the file from its server) and a URL the store refuses (it opens no file)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in FILE_SCHEMES or "sync_url=" in parts.query:
+        return None
+    try:
+        targets = store_targets(url)
+    except StoreURLError:
+        return None
+    return targets.paths[0] if targets is not None and targets.paths else None
+
+
+def missing_store_file(url: str, shown_url: str) -> str | None:
+    """Why a reading command must not open ``url`` (a store file that is not there), or None;
+    the message quotes ``shown_url``, the URL redacted by the caller (its query may hold a token)."""
+    path = store_file(url)
+    if path is None or os.path.exists(path):
+        return None
+    return (f"no store at {path}: nothing was ever cached there. Check --store or $ACTIONCACHE_URL "
+            f"(the store URL was {shown_url})")
+
+
 def register_store(scheme: str, target: str, *, extra: str | None = None, clobber: bool = False,
                    fields: bool = False) -> None:
     """Map a URL scheme to ``"module:callable"``; the callable takes the URL and returns a store.
