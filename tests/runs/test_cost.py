@@ -136,6 +136,28 @@ def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
     assert report["by_action"]["exec:cat"]["uncached_cheap"] == 4 and report["by_action"]["exec:cat"]["hits"] == 0
 
 
+def test_expired_cheap_verdicts_are_removed_when_one_is_written(ex, strace):
+    """A cheap verdict lives a day; the folder beside the store held every one ever written (one per
+    key: a command whose arguments change every call left one per call). Writing a verdict now
+    removes those older than any can live, and nothing younger."""
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [60_000.0])
+    folder = Path(f"{ex.db}{cost.CHEAP_DIR_SUFFIX}")
+    folder.mkdir()
+    old, young = folder / ("0" * 64), folder / ("1" * 64)
+    for path, age in ((old, cost.CHEAP_TTL_S + 120), (young, cost.CHEAP_TTL_S - 120)):
+        path.write_text("{}")
+        os.utime(path, (time.time() - age, time.time() - age))
+    done = subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--", "cat", "good.sh"], cwd=ex.work, env=env,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in folder.iterdir())
+    assert old.name not in names and young.name in names and len(names) == 2, names
+
+
 def test_a_recorded_command_is_judged_cheap_on_its_measuring_run(ex, strace):
     """An entry stored without a lookup (mode record) is timed untraced by its first lookup, and a
     command faster than a hit loses its entry there."""

@@ -339,7 +339,25 @@ def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float) -> None:
             handle.write(lean.dumps(value))
         os.replace(tmp, path)
     except OSError:
-        pass
+        return
+    sweep_expired(os.path.dirname(path), time.time())
+
+
+def sweep_expired(folder: str, now: float) -> None:
+    """Remove the files in ``folder`` older than any verdict lives (``CHEAP_TTL_S``, and a minute):
+    called where one is written, which is rare, so the listing is paid rarely and a folder of
+    verdicts (one per key, or per call for a command whose environment changes every call) never
+    outgrows what a day holds."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        try:
+            if os.stat(os.path.join(folder, name)).st_mtime < now - CHEAP_TTL_S - 60.0:
+                os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
 
 
 def cheap_mark(cache: Cache, key: str) -> dict[str, Any] | None:

@@ -286,15 +286,6 @@ def _write(path: str, lines: list[str], back: int) -> None:
 def _sweep(folder: str, now: float) -> None:
     """Remove this tool's verdicts older than any can live (an environment that changes every
     call, say, leaves one per call): written rarely, so the listing is paid rarely."""
-    from .cost import CHEAP_TTL_S
+    from .cost import sweep_expired
 
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        try:
-            if os.stat(os.path.join(folder, name)).st_mtime < now - CHEAP_TTL_S - 60.0:
-                os.unlink(os.path.join(folder, name))
-        except OSError:
-            pass
+    sweep_expired(folder, now)
