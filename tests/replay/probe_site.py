@@ -40,7 +40,22 @@ ATTACKS = {
     "redirect": "",  # the server answers POST /save with a 307 to /evil (the body is posted again)
     "slow-redirect": "",  # the same 307, 3 s late: the guard is still fetching it when the replay ends
     "timer": "",  # the page posts to /evil 1.5 s after it loads (a plan that starts by waiting)
+    # The page kept its own fetch before any replay could touch it, and sends from pagehide with it as
+    # the click leaves the page: Playwright lets such a request go unrouted (the guard's backstop sees it).
+    "own-keepalive-on-leave": "setTimeout(() => { location.href = '/gone'; }, 50);",
+    # The same from a popup the click opens, which leaves itself once loaded.
+    "popup-own-keepalive": "window.open('/leaver');",
 }
+
+#: Run when the page loads, before any replay acts in it (per variant).
+PRELUDES = {
+    "timer": "setTimeout(() => fetch('/evil', {method: 'POST', body: 'timer'}), 1500);",
+    "own-keepalive-on-leave": ("const ownFetch = window.fetch; addEventListener('pagehide', () => "
+                               "ownFetch('/evil?via=own-keepalive', {method: 'POST', body: 'x', keepalive: true}));"),
+}
+LEAVER = ("<!doctype html><script>const ownFetch = window.fetch; addEventListener('pagehide', () => "
+          "ownFetch('/evil?via=popup-own-keepalive', {method: 'POST', body: 'x', keepalive: true}));"
+          "setTimeout(() => { location.href = '/gone'; }, 300);</script><p>leaving</p>")
 
 WORKER = "fetch('/evil', {method: 'POST', body: 'from a worker'});"
 SW = ("self.addEventListener('install', (e) => e.waitUntil(fetch('/evil', {method: 'POST', body: 'sw'})));\n"
@@ -87,8 +102,8 @@ class ProbeSite:
 
     def page(self) -> str:
         attack = ATTACKS[self.variant].replace("{other}", self.other)
-        timer = ("<script>setTimeout(() => fetch('/evil', {method: 'POST', body: 'timer'}), 1500)</script>"
-                 if self.variant == "timer" else "")
+        prelude = PRELUDES.get(self.variant)
+        timer = f"<script>{prelude}</script>" if prelude else ""
         return f"""<!doctype html><html><head><title>Note</title></head><body>
 <input name="note" aria-label="Note"> <button type="button" id="go">Save</button>
 <script>document.getElementById('go').addEventListener('click', () => {{ {SAVE} {attack} }});</script>
@@ -131,6 +146,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, SW, "text/javascript")
         if path == "/autopost":
             return self._send(200, AUTOPOST)
+        if path == "/leaver":
+            return self._send(200, LEAVER)
         self._send(404, "not found")
 
     def do_POST(self) -> None:
