@@ -100,3 +100,42 @@ def test_the_async_api_guards_requests_too(tmp_path):
 
     with Shop() as shop:
         asyncio.run(main(shop))
+
+
+def test_the_async_api_judges_what_playwright_lets_go_unrouted(tmp_path):
+    """The async driver's backstop: a keepalive fetch the page sends on pagehide through its own saved
+    ``fetch`` (Playwright's server lets it go without routing it) is refused, as in the sync driver
+    (tests/replay/test_replay_guard_paths.py)."""
+    path = require_chromium()
+    from playwright.async_api import async_playwright
+
+    from actioncache.replay.browser import AsyncPageRecorder, areplay_plan, chromium_launch_options
+
+    from .probe_site import ProbeSite
+
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+
+    async def main(site: ProbeSite) -> None:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(**chromium_launch_options(path))
+            context = await browser.new_context(service_workers="block")
+            page = await context.new_page()
+            site.variant = "base"
+            await page.goto(site.url + "/page")
+            rec = AsyncPageRecorder(page, inputs={"note": "hello"})
+            await rec.fill("[name=note]", "hello")
+            await rec.click("#go")
+            rec.complete()
+            rec.save(plans, "save the note")
+            site.variant = "own-keepalive-on-leave"
+            site.received.clear()
+            await page.goto(site.url + "/page")
+            outcome = await areplay_plan(plans, page, "save the note")
+            await asyncio.sleep(0.5)
+            await browser.close()
+            assert site.evil() == [], [(r.method, r.path) for r in site.evil()]
+            assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
+
+    with ProbeSite() as site:
+        asyncio.run(main(site))
+    plans.store.close()
