@@ -31,7 +31,7 @@ class Launcher:
         self.ex = ex
         self.bin = tmp_path / "bin"
         self.bin.mkdir()
-        for name in ("actioncache", "_actioncache_launch.py", "_actioncache_direct.sh"):
+        for name in ("actioncache", "_actioncache_launch.py", "_actioncache_direct.sh", "_actioncache_verdict.sh"):
             (self.bin / name).write_bytes((ROOT / "bin" / name).read_bytes())
             (self.bin / name).chmod(0o755)
         self.marks = tmp_path / "python-started"

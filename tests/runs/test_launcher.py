@@ -65,10 +65,11 @@ def test_the_installed_command_runs_from_its_modules_cached_bytecode(tmp_path):
 
 def shell_names() -> tuple[set[str], set[str], set[str], set[str]]:
     """(the variables bin/actioncache's sh part names, those it checks before setting any; the same
-    for _actioncache_direct.sh, whose check opens _ac_direct)."""
+    for _actioncache_direct.sh and the _actioncache_verdict.sh it sources, whose check opens _ac_direct)."""
     launcher = (ROOT / "bin" / "actioncache").read_text().split("'''")[1]
     direct = (ROOT / "bin" / "_actioncache_direct.sh").read_text()
-    functions = set(re.findall(r"^(_ac_[a-z0-9_]+)\(\)", direct, re.M))
+    verdict = (ROOT / "bin" / "_actioncache_verdict.sh").read_text()
+    functions = set(re.findall(r"^(_ac_[a-z0-9_]+)\(\)", direct + verdict, re.M))
 
     def names(text: str) -> set[str]:
         return set(re.findall(r"\b_ac_[a-z0-9_]+", text)) - functions
@@ -77,7 +78,8 @@ def shell_names() -> tuple[set[str], set[str], set[str], set[str]]:
         first = next(line for line in text.splitlines() if "+x}" in line)
         return set(re.findall(r"\$\{(_ac_[a-z0-9_]+)\+x\}", first))
 
-    return names(launcher), checked(launcher), names(direct), checked(direct[direct.index("_ac_direct() {"):])
+    return (names(launcher), checked(launcher), names(direct + verdict),
+            checked(direct[direct.index("_ac_direct() {"):]))
 
 
 def test_every_variable_the_shell_part_sets_is_checked_before_it_is_set():
@@ -96,7 +98,7 @@ def forks_before_python(strace: str, tmp_path: Path, env: dict[str, str]) -> int
     log = tmp_path / "forks.log"
     fake = tmp_path / "fake"
     fake.mkdir(exist_ok=True)
-    for name in ("actioncache", "_actioncache_direct.sh"):
+    for name in ("actioncache", "_actioncache_direct.sh", "_actioncache_verdict.sh"):
         (fake / name).write_bytes((ROOT / "bin" / name).read_bytes())
         (fake / name).chmod(0o755)
     if not (fake / "python").exists():

@@ -3,7 +3,7 @@
 A command judged *cheap* (``cost``: faster fresh than a hit) is run directly by the hit path
 (``hitpath._cheap``), after a whole Python start-up, which under load costs more than the command.
 So when the hit path takes that branch it also leaves the shell part of ``bin/actioncache``
-(``bin/_actioncache_direct.sh``, POSIX sh, builtins but one ``sha256sum``) a *direct verdict* for
+(``bin/_actioncache_direct.sh`` and the ``_actioncache_verdict.sh`` it sources, POSIX sh, builtins but one ``sha256sum``) a *direct verdict* for
 exactly this invocation, and the next identical invocation runs the command without starting
 Python at all.
 
