@@ -43,8 +43,11 @@ ATTACKS = {
     # The page kept its own fetch before any replay could touch it, and sends from pagehide with it as
     # the click leaves the page: Playwright lets such a request go unrouted (the guard's backstop sees it).
     "own-keepalive-on-leave": "setTimeout(() => { location.href = '/gone'; }, 50);",
-    # The same from a popup the click opens, which leaves itself once loaded.
-    "popup-own-keepalive": "window.open('/leaver');",
+    # The same from a blank popup the click opens (no navigation request: nothing to refuse it by), which
+    # it closes a moment later: the popup is another page, with its own backstop.
+    "blank-popup-own-keepalive": ("const w = window.open(''); w.eval(\"const f = fetch.bind(window); "
+                                  "addEventListener('pagehide', () => f('/evil?via=blank-popup', "
+                                  "{method: 'POST', body: 'x', keepalive: true}));\"); setTimeout(() => w.close(), 300);"),
 }
 
 #: Run when the page loads, before any replay acts in it (per variant).
@@ -53,9 +56,7 @@ PRELUDES = {
     "own-keepalive-on-leave": ("const ownFetch = window.fetch; addEventListener('pagehide', () => "
                                "ownFetch('/evil?via=own-keepalive', {method: 'POST', body: 'x', keepalive: true}));"),
 }
-LEAVER = ("<!doctype html><script>const ownFetch = window.fetch; addEventListener('pagehide', () => "
-          "ownFetch('/evil?via=popup-own-keepalive', {method: 'POST', body: 'x', keepalive: true}));"
-          "setTimeout(() => { location.href = '/gone'; }, 300);</script><p>leaving</p>")
+
 
 WORKER = "fetch('/evil', {method: 'POST', body: 'from a worker'});"
 SW = ("self.addEventListener('install', (e) => e.waitUntil(fetch('/evil', {method: 'POST', body: 'sw'})));\n"
@@ -146,8 +147,6 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, SW, "text/javascript")
         if path == "/autopost":
             return self._send(200, AUTOPOST)
-        if path == "/leaver":
-            return self._send(200, LEAVER)
         self._send(404, "not found")
 
     def do_POST(self) -> None:

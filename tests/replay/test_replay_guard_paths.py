@@ -7,8 +7,8 @@ OPTIONS or PUT, a popup (with and without an opener, or a target=_blank link), a
 sent to another origin, a same-origin iframe that posts, a navigation to another origin, a redirect
 of the recorded POST to another endpoint, a service worker, a timer that posts before the first
 step, and a keepalive fetch sent on pagehide through the page's own saved ``fetch`` as the click
-leaves the page, or leaves a popup it opened (Playwright lets such a request go unrouted: only the
-guard's backstop sees it). The server logs every request it receives: nothing may reach ``/evil``, and the replay stops
+leaves the page, or closes a blank popup it opened and scripted (Playwright lets such a request go
+unrouted: only the guard's backstop sees it, the popup's own). The server logs every request it receives: nothing may reach ``/evil``, and the replay stops
 with ``unexpected_request`` (the service worker cannot start: replay runs only in contexts that block
 them). Real Chromium, real server.
 """
