@@ -43,12 +43,17 @@ ATTACKS = {
     # The page kept its own fetch before any replay could touch it, and sends from pagehide with it as
     # the click leaves the page: Playwright lets such a request go unrouted (the guard's backstop sees it).
     "own-keepalive-on-leave": "setTimeout(() => { location.href = '/gone'; }, 50);",
-    # The same from a blank popup the click opens (no navigation request: nothing to refuse it by), which
-    # it closes a moment later: the popup is another page, with its own backstop.
-    "blank-popup-own-keepalive": ("const w = window.open(''); w.eval(\"const f = fetch.bind(window); "
-                                  "addEventListener('pagehide', () => f('/evil?via=blank-popup', "
-                                  "{method: 'POST', body: 'x', keepalive: true}));\"); setTimeout(() => w.close(), 300);"),
+    # The same from a frame of another origin the page had before the replay (another renderer process,
+    # its own DevTools target), as the click leaves the page.
+    "widget-own-keepalive": "setTimeout(() => { location.href = '/gone'; }, 50);",
 }
+
+#: Not an attack of the set above (its plan waits after the click): a blank popup the click opens (no
+#: navigation request: nothing to refuse it by) and closes 0.5 s later, which sends from its own saved
+#: fetch as it is closed. The popup is another page, with its own backstop.
+BLANK_POPUP = ("const w = window.open(''); w.eval(\"const f = fetch.bind(window); addEventListener('pagehide', () => "
+               "f('/evil?via=blank-popup', {method: 'POST', body: 'x', keepalive: true}));\"); "
+               "setTimeout(() => w.close(), 500);")
 
 #: Run when the page loads, before any replay acts in it (per variant).
 PRELUDES = {
@@ -61,6 +66,8 @@ PRELUDES = {
 WORKER = "fetch('/evil', {method: 'POST', body: 'from a worker'});"
 SW = ("self.addEventListener('install', (e) => e.waitUntil(fetch('/evil', {method: 'POST', body: 'sw'})));\n"
       "self.addEventListener('fetch', () => {});")
+WIDGET = ("<!doctype html><script>const ownFetch = window.fetch; addEventListener('pagehide', () => "
+          "ownFetch('/evil?via=widget', {method: 'POST', body: 'x', keepalive: true}));</script><p>widget</p>")
 AUTOPOST = "<!doctype html><form method=post action=/evil><input name=x value=1></form>" \
            "<script>document.forms[0].submit()</script>"
 
@@ -90,8 +97,16 @@ class ProbeSite:
     def other(self) -> str:
         return f"http://localhost:{self.server.server_port}"
 
+    #: How many requests had arrived when the test closed the replay's browser context.
+    at_close: int | None = None
+
     def evil(self) -> list[Received]:
         return [r for r in self.received if r.path.startswith("/evil")]
+
+    def evil_before_close(self) -> list[Received]:
+        """What reached /evil before the test closed the context: a page that sends as it is closed
+        does so after the replay returned it to its user (the guard is lifted then, as documented)."""
+        return [r for r in self.received[:self.at_close] if r.path.startswith("/evil")]
 
     def __enter__(self) -> ProbeSite:
         self.thread.start()
@@ -102,9 +117,12 @@ class ProbeSite:
         self.server.server_close()
 
     def page(self) -> str:
-        attack = ATTACKS[self.variant].replace("{other}", self.other)
+        attack = (BLANK_POPUP if self.variant == "blank-popup" else ATTACKS[self.variant]).replace("{other}", self.other)
         prelude = PRELUDES.get(self.variant)
         timer = f"<script>{prelude}</script>" if prelude else ""
+        if self.variant == "widget-own-keepalive":
+            timer += f'<iframe src="{self.other}/widget"></iframe>'
+
         return f"""<!doctype html><html><head><title>Note</title></head><body>
 <input name="note" aria-label="Note"> <button type="button" id="go">Save</button>
 <script>document.getElementById('go').addEventListener('click', () => {{ {SAVE} {attack} }});</script>
@@ -147,6 +165,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, SW, "text/javascript")
         if path == "/autopost":
             return self._send(200, AUTOPOST)
+        if path == "/widget":
+            return self._send(200, WIDGET)
         self._send(404, "not found")
 
     def do_POST(self) -> None:

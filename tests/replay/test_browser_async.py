@@ -103,9 +103,9 @@ def test_the_async_api_guards_requests_too(tmp_path):
 
 
 def test_the_async_api_judges_what_playwright_lets_go_unrouted(tmp_path):
-    """The async driver's backstop: a keepalive fetch the page sends on pagehide through its own saved
-    ``fetch`` (Playwright's server lets it go without routing it) is refused, as in the sync driver
-    (tests/replay/test_replay_guard_paths.py)."""
+    """The async driver's backstop: a blank popup the click opens, scripts and closes sends a keepalive
+    fetch on pagehide through its own saved ``fetch`` (Playwright's server lets it go without routing
+    it); the popup's backstop refuses it, as in the sync driver (tests/replay/test_replay_guard_paths.py)."""
     path = require_chromium()
     from playwright.async_api import async_playwright
 
@@ -125,15 +125,17 @@ def test_the_async_api_judges_what_playwright_lets_go_unrouted(tmp_path):
             rec = AsyncPageRecorder(page, inputs={"note": "hello"})
             await rec.fill("[name=note]", "hello")
             await rec.click("#go")
+            await rec.wait(1.5)  # the popup closes while this step runs
             rec.complete()
             rec.save(plans, "save the note")
-            site.variant = "own-keepalive-on-leave"
+            site.variant = "blank-popup"
             site.received.clear()
             await page.goto(site.url + "/page")
             outcome = await areplay_plan(plans, page, "save the note")
             await asyncio.sleep(0.5)
+            site.at_close = len(site.received)  # (closing it makes the page send again, its user's business)
             await browser.close()
-            assert site.evil() == [], [(r.method, r.path) for r in site.evil()]
+            assert site.evil_before_close() == [], [(r.method, r.path) for r in site.evil_before_close()]
             assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
 
     with ProbeSite() as site:

@@ -38,6 +38,11 @@ addEventListener('pagehide', () => {
   ownBeacon('/evil?via=own-beacon', 'confirm=1');
   ownFetch('/evil?via=own-keepalive', {method: 'POST', body: 'x', keepalive: true});
 });</script>"""
+#: A frame of another origin (another process: its own DevTools target) that sends from its own saved
+#: ``fetch`` as the page around it is left: the frame's target goes with the page.
+WIDGET = """<!doctype html><script>const ownFetch = window.fetch;
+addEventListener('pagehide', () => ownFetch('/evil?via=widget', {method: 'POST', body: 'x', keepalive: true}));
+</script><p>widget</p>"""
 SAVE = ("await fetch('/save', {method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, "
         "body: 'note=' + encodeURIComponent(document.querySelector('[name=note]').value)}); location.href = '/done';")
 DONE = {
@@ -62,10 +67,13 @@ class Site:
                 pass
 
             def do_GET(self):
-                if self.path.startswith("/done"):
+                if self.path.startswith("/widget"):
+                    body = WIDGET
+                elif self.path.startswith("/done"):
                     body = "<!doctype html>" + DONE.get(site.variant, DONE["base"])
                 else:
-                    body = FORM % (CLICK.get(site.variant, SAVE), {"unload": UNLOAD, "unload-own": UNLOAD_OWN}.get(site.variant, ""))
+                    body = FORM % (CLICK.get(site.variant, SAVE), {"unload": UNLOAD, "unload-own": UNLOAD_OWN,
+                                                                     "unload-widget": site.widget}.get(site.variant, ""))
                 data = body.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
@@ -82,6 +90,8 @@ class Site:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_port}/form"
+        self.widget = f'<iframe src="http://localhost:{self.server.server_port}/widget"></iframe>'
+
 
 
 @pytest.fixture(scope="module")
@@ -166,12 +176,17 @@ def test_what_a_page_sends_while_it_is_left_does_not_leave(site_and_browser, tmp
         plans.store.close()
 
 
-def test_what_a_page_sends_while_it_is_left_from_its_own_references_does_not_leave(site_and_browser, tmp_path):
+@pytest.mark.parametrize("variant", ["unload-own", pytest.param("unload-widget", marks=pytest.mark.xfail(
+    reason="known hole (docs/replay.md): a frame of another origin the page had before the replay sends from its "
+           "own saved fetch as the page is left by a recorded navigation; Chromium drops the frame's DevTools target "
+           "with the page, and the request can leave before any interception holds it", strict=False))])
+def test_what_a_page_sends_while_it_is_left_from_its_own_references_does_not_leave(site_and_browser, tmp_path,
+                                                                                  variant):
     site, browser = site_and_browser
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
         _record(site, browser, plans)
-        site.variant, site.posts[:] = "unload-own", []
+        site.variant, site.posts[:] = variant, []
         context = browser.new_context(service_workers="block")
         page = context.new_page()
         page.goto(site.url)

@@ -93,6 +93,22 @@ def backstop_answer(network: NetworkLog, event: dict[str, Any]) -> tuple[str, di
     return "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}
 
 
+def refusal(request: Any) -> tuple[str, dict[str, Any]]:
+    """How the route handler refuses ``request``: the ``Route`` method and its keywords. A refused
+    navigation is answered ``204 No Content``, which a browser takes as "stay where you are": the
+    document the replay acts on is not replaced by an error page, so it is not torn down and sends
+    nothing on its way out (``pagehide`` and ``unload`` listeners never run; its out-of-process
+    frames are not torn down either, whose requests would leave with their DevTools targets). Any
+    other request is aborted as blocked by the client. Neither reaches the server."""
+    try:
+        navigation = bool(request.is_navigation_request())
+    except Exception:  # noqa: BLE001 - a request that cannot say: the plain refusal
+        navigation = False
+    if navigation:
+        return "fulfill", {"status": 204, "body": ""}
+    return "abort", {"error_code": "blockedbyclient"}
+
+
 def redirect_admitted(network: NetworkLog, request: Any, response: Any) -> bool:
     """Whether the browser may follow ``response`` (a redirect is judged as the request it leads to)."""
     try:

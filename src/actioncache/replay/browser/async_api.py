@@ -31,6 +31,7 @@ from .actuate import (
     execute_args,
     in_frame,
     redirect_admitted,
+    refusal,
     route_decision,
     running_workers,
     select_args,
@@ -182,8 +183,28 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
 
 
 async def _start_backstop(page: Any, network: NetworkLog) -> None:
-    """As the sync driver's: judge what ``page`` (and every page opened while guarding) sends unrouted."""
-    session = await page.context.new_cdp_session(page)
+    """As the sync driver's: the page's session, its out-of-process frames', and every page opened."""
+    await _backstop(page.context, page, network)
+    for frame in page.frames[1:]:
+        await _backstop_frame(frame, network)
+
+    async def navigated(frame: Any) -> None:
+        if network.guarding:
+            await _backstop_frame(frame, network)
+
+    _listen(network, page, "framenavigated", navigated)
+    if not any(event == "page" for _, event, _ in network.listeners):  # once per replay, on its context
+        async def opened(other: Any) -> None:
+            if network.guarding:
+                try:
+                    await _start_backstop(other, network)
+                except Exception:  # noqa: BLE001 - closed as soon as opened
+                    pass
+        _listen(network, page.context, "page", opened)
+
+
+async def _backstop(context: Any, target: Any, network: NetworkLog) -> None:
+    session = await context.new_cdp_session(target)
     network.backstops.append(session)
 
     async def paused(event: Any) -> None:
@@ -197,30 +218,38 @@ async def _start_backstop(page: Any, network: NetworkLog) -> None:
 
     session.on("Fetch.requestPaused", paused)
     await session.send("Fetch.enable", BACKSTOP_INTERCEPTION)
-    if len(network.backstops) == 1:
-        async def opened(other: Any) -> None:
-            if network.guarding:
-                try:
-                    await _start_backstop(other, network)
-                except Exception:  # noqa: BLE001 - closed as soon as opened
-                    pass
-        network.page_opened = opened
-        page.context.on("page", opened)
+
+
+async def _backstop_frame(frame: Any, network: NetworkLog) -> None:
+    """As the sync driver's: a backstop for an out-of-process frame (an in-process one has no target)."""
+    if frame.parent_frame is None or id(frame) in network.backstopped:
+        return
+    try:
+        await _backstop(frame.page.context, frame, network)
+    except Exception:  # noqa: BLE001 - in its page's process, or detached meanwhile
+        return
+    network.backstopped.add(id(frame))
+
+
+def _listen(network: NetworkLog, emitter: Any, event: str, handler: Any) -> None:
+    emitter.on(event, handler)
+    network.listeners.append((emitter, event, handler))
 
 
 async def _stop_backstops(page: Any, network: NetworkLog) -> None:
-    if network.page_opened is not None:
+    for emitter, event, handler in network.listeners:
         try:
-            page.context.remove_listener("page", network.page_opened)
-        except Exception:  # noqa: BLE001 - a closed context has no listeners left
+            emitter.remove_listener(event, handler)
+        except Exception:  # noqa: BLE001 - a closed page or context has no listeners left
             pass
-        network.page_opened = None
+    network.listeners.clear()
     for session in network.backstops:
         try:
             await session.detach()  # (the browser lets what the session still holds go: judged first, above)
         except Exception:  # noqa: BLE001 - its page is closed
             pass
     network.backstops.clear()
+    network.backstopped.clear()
 
 
 def _route_handler(network: NetworkLog) -> Any:
@@ -234,7 +263,8 @@ def _route_handler(network: NetworkLog) -> Any:
     async def judge(route: Any, outgoing: Any) -> None:
         decision = route_decision(network, outgoing)
         if decision == DENY:
-            await route.abort("blockedbyclient")
+            method, how = refusal(outgoing)
+            await getattr(route, method)(**how)
         elif decision == FETCH:
             # Sent here, redirects not followed: the browser follows a redirect without routing it
             # again, so where it leads is judged before the browser sees it.
@@ -246,7 +276,8 @@ def _route_handler(network: NetworkLog) -> Any:
             if redirect_admitted(network, outgoing, response):
                 await route.fulfill(response=response)
             else:
-                await route.abort("blockedbyclient")
+                method, how = refusal(outgoing)
+                await getattr(route, method)(**how)
         else:
             await route.fallback()
     return handle

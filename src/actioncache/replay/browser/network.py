@@ -91,10 +91,12 @@ class NetworkLog:
     #: The driver's CDP session that stops shared workers while the guard is on.
     workers: Any = None
     #: The drivers' CDP sessions that judge what the browser pauses and Playwright does not route, one
-    #: per page of the context (``actuate.backstop_answer``).
+    #: per page of the context and per out-of-process frame (``actuate.backstop_answer``).
     backstops: list[Any] = field(default_factory=list)
-    #: The drivers' listener for pages the context opens while the guard is on (each gets a backstop).
-    page_opened: Any = None
+    #: The frames (by id) with a backstop of their own (out-of-process frames: their own targets).
+    backstopped: set[int] = field(default_factory=set)
+    #: The drivers' listeners that give new pages and frames a backstop while the guard is on.
+    listeners: list[tuple[Any, str, Any]] = field(default_factory=list)
     #: What each step of the plan typed, by plan index (in memory only): fields carrying it are kept as references.
     typed: dict[int, str] = field(default_factory=dict)
     #: The guard is routing this page's context (set by the driver).
@@ -212,7 +214,8 @@ class NetworkLog:
 
     def on_response(self, response: Any) -> None:
         seen = self._seen(response.request)
-        seen.status = int(response.status)
+        if not seen.blocked:  # (a refused navigation's "204" is the guard's own answer, not the site's)
+            seen.status = int(response.status)
         self.last_activity = time.monotonic()
 
     def on_done(self, request: Any) -> None:

@@ -27,6 +27,7 @@ from .actuate import (
     execute_args,
     in_frame,
     redirect_admitted,
+    refusal,
     route_decision,
     running_workers,
     select_args,
@@ -176,9 +177,30 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
 
 
 def _start_backstop(page: Any, network: NetworkLog) -> None:
-    """Judge what ``page`` sends that Playwright does not route (``actuate.backstop_answer``), on
-    this page and on every page the context opens while the guard is on."""
-    session = page.context.new_cdp_session(page)
+    """Judge what ``page`` sends that Playwright does not route (``actuate.backstop_answer``): on the
+    page's own DevTools session, on each frame of it that runs in another process (its own target,
+    which the page's session does not cover) and on every page the context opens while the guard is on."""
+    _backstop(page.context, page, network)
+    for frame in page.frames[1:]:
+        _backstop_frame(frame, network)
+
+    def navigated(frame: Any) -> None:  # a frame that moved to another process is another target
+        if network.guarding:
+            _backstop_frame(frame, network)
+
+    _listen(network, page, "framenavigated", navigated)
+    if not any(event == "page" for _, event, _ in network.listeners):  # once per replay, on its context
+        def opened(other: Any) -> None:
+            if network.guarding:
+                try:
+                    _start_backstop(other, network)
+                except Exception:  # noqa: BLE001 - closed as soon as opened
+                    pass
+        _listen(network, page.context, "page", opened)
+
+
+def _backstop(context: Any, target: Any, network: NetworkLog) -> None:
+    session = context.new_cdp_session(target)
     network.backstops.append(session)
 
     def paused(event: Any) -> None:
@@ -192,30 +214,39 @@ def _start_backstop(page: Any, network: NetworkLog) -> None:
 
     session.on("Fetch.requestPaused", paused)
     session.send("Fetch.enable", BACKSTOP_INTERCEPTION)
-    if len(network.backstops) == 1:
-        def opened(other: Any) -> None:
-            if network.guarding:
-                try:
-                    _start_backstop(other, network)
-                except Exception:  # noqa: BLE001 - closed as soon as opened
-                    pass
-        network.page_opened = opened
-        page.context.on("page", opened)
+
+
+def _backstop_frame(frame: Any, network: NetworkLog) -> None:
+    """A backstop for ``frame`` when it has a target of its own (an out-of-process frame); a frame in
+    its page's process has none (Playwright refuses the session) and is covered by the page's."""
+    if frame.parent_frame is None or id(frame) in network.backstopped:
+        return
+    try:
+        _backstop(frame.page.context, frame, network)
+    except Exception:  # noqa: BLE001 - in its page's process, or detached meanwhile
+        return
+    network.backstopped.add(id(frame))
+
+
+def _listen(network: NetworkLog, emitter: Any, event: str, handler: Any) -> None:
+    emitter.on(event, handler)
+    network.listeners.append((emitter, event, handler))
 
 
 def _stop_backstops(page: Any, network: NetworkLog) -> None:
-    if network.page_opened is not None:
+    for emitter, event, handler in network.listeners:
         try:
-            page.context.remove_listener("page", network.page_opened)
-        except Exception:  # noqa: BLE001 - a closed context has no listeners left
+            emitter.remove_listener(event, handler)
+        except Exception:  # noqa: BLE001 - a closed page or context has no listeners left
             pass
-        network.page_opened = None
+    network.listeners.clear()
     for session in network.backstops:
         try:
             session.detach()  # (the browser lets what the session still holds go: judged first, above)
         except Exception:  # noqa: BLE001 - its page is closed
             pass
     network.backstops.clear()
+    network.backstopped.clear()
 
 
 def _route_handler(network: NetworkLog) -> Any:
@@ -229,7 +260,8 @@ def _route_handler(network: NetworkLog) -> Any:
     def judge(route: Any, outgoing: Any) -> None:
         decision = route_decision(network, outgoing)
         if decision == DENY:
-            route.abort("blockedbyclient")
+            method, how = refusal(outgoing)
+            getattr(route, method)(**how)
         elif decision == FETCH:
             # Sent here, redirects not followed: the browser follows a redirect without routing it
             # again, so where it leads is judged before the browser sees it.
@@ -241,7 +273,8 @@ def _route_handler(network: NetworkLog) -> Any:
             if redirect_admitted(network, outgoing, response):
                 route.fulfill(response=response)
             else:
-                route.abort("blockedbyclient")
+                method, how = refusal(outgoing)
+                getattr(route, method)(**how)
         else:
             route.fallback()
     return handle
