@@ -24,6 +24,7 @@ Run:  python bench/bench_semantic.py --no-latency       quality -> bench/results
       python bench/bench_semantic.py                    both
       python bench/bench_semantic.py --blind PATH       a frozen blind set: aggregates only -> bench/results/semantic_blind.md
       python bench/bench_semantic.py --pairs PATH [--errors]   one of the project's own pair sets
+      ... --pairs PATH --verifier cross                  the same with the opt-in cross-encoder (also with --blind)
 """
 
 from __future__ import annotations
@@ -379,6 +380,9 @@ def main() -> None:
     parser.add_argument("--pairs", metavar="PATH", type=Path, action="append", default=[],
                         help="measure one of the project's own pair sets (same format; repeatable)")
     parser.add_argument("--errors", action="store_true", help="with --pairs: print every wrong answer and miss (stderr)")
+    parser.add_argument("--verifier", choices=("auto", "learned", "cross", "none"), default="auto",
+                        help="with --pairs or --blind: the cache's verifier (default auto: the library's default; "
+                             "cross: the opt-in cross-encoder; none: off). --stages always probes the cross-encoder")
     parser.add_argument("--stages", action="store_true",
                         help="with --pairs: where each pair is stopped (threshold, which rule, context, learned verifier), "
                              "per category, and a sweep of the threshold and the verifier's operating point")
@@ -532,9 +536,10 @@ def pair_sets(args: argparse.Namespace) -> None:
     from actioncache.semantic import default_embedder
 
     model = default_embedder()
+    verifier = None if args.verifier == "none" else args.verifier
 
     def served(a, b) -> bool:
-        sc = SemanticCache(MemoryStore(), embedder=model, namespace="q")
+        sc = SemanticCache(MemoryStore(), embedder=model, namespace="q", verifier=verifier)
         sc.store(a, ["plan"])
         return sc.lookup(b) is not None
 
@@ -543,9 +548,12 @@ def pair_sets(args: argparse.Namespace) -> None:
             print(stages_report(model, path, args.errors))
         return
     for path in args.pairs:
-        print(semantic_pairs.run_own(path, served, args.errors))
+        print(semantic_pairs.run_own(path, served, args.errors), end="")
+        print(f"(verifier={args.verifier!r})\n" if args.verifier != "auto" else "")
     if args.blind:
         settings = f"defaults ({model.name}, threshold {default_threshold(model.name):.2f})"
+        if args.verifier != "auto":
+            settings += f", verifier={args.verifier!r}"
         print(semantic_pairs.run_blind(args.blind, served, BLIND_RESULTS, args.note, settings))
 
 

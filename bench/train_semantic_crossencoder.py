@@ -22,7 +22,8 @@ should-hit pairs.
 
 Reproducible: ``python bench/train_semantic_crossencoder.py`` (seeded; about 20 to 40 minutes on two
 shared cores). Writes src/actioncache/semantic/data/verifier_cross.onnx (fused, int8 weights) and
-verifier.json.
+its metadata beside it (verifier_cross.json: ``--out``'s name with ``.json``; never the default
+verifier's verifier.json).
 """
 
 from __future__ import annotations
@@ -285,7 +286,7 @@ def main() -> None:
         "parameters": sum(p.numel() for p in model.parameters()), "bytes": target.stat().st_size,
         "trained_on": extra["counts"], "report": report,
     }
-    (target.parent / "verifier.json").write_text(json.dumps(meta, indent=2) + "\n")
+    target.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     print(json.dumps(meta, indent=2))
 
 
