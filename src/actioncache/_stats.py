@@ -62,6 +62,9 @@ class Stats:
         self.clock = clock
         self._flush_s = flush_s
         self.lock = threading.Lock()
+        # Held from taking the pending counts out to their write, and by a report from its flush to its
+        # read: a report read while another thread wrote what it took out counted those counts nowhere.
+        self.writing = threading.RLock()
         self.pending: dict[str | tuple[str, str], float] = {}
         self.local = threading.local()  # .tally: this thread's {action: [hits, saved_ms]}
         # One record per thread that counted a hit: [thread, its tally, what was folded of it].
@@ -172,6 +175,10 @@ class Stats:
 
     def flush(self, store: CacheStore) -> str | None:
         """Write buffered counters to ``store``; on failure keep them for the next try."""
+        with self.writing:
+            return self._flush(store)
+
+    def _flush(self, store: CacheStore) -> str | None:
         with self.lock:
             self._fold_hits()
             # A zero adds nothing: writing it would still create the counters' key in a store
@@ -200,17 +207,18 @@ class Stats:
 
     def report(self, store: CacheStore, url: str) -> StatsReport:
         """Totals across every process that used ``store``, plus this process's ``session`` counts."""
-        error = self.flush(store)
         out: dict[str, Any] = {"success": True, "store": url}
         totals: dict[str, float] = {}
         by_action: dict[str, dict[str, float]] = {}
-        try:
-            raw = store.counters(STATS_PREFIX)
-            out["entries"] = store.count()
-            out["size_bytes"] = store.size_bytes()
-        except Exception as exc:  # noqa: BLE001 - a store that fails still gets a stats answer
-            raw = {}
-            error = error or describe(exc)
+        with self.writing:
+            error = self.flush(store)
+            try:
+                raw = store.counters(STATS_PREFIX)
+                out["entries"] = store.count()
+                out["size_bytes"] = store.size_bytes()
+            except Exception as exc:  # noqa: BLE001 - a store that fails still gets a stats answer
+                raw = {}
+                error = error or describe(exc)
         if error:
             out["error"] = error
             raw = {STATS_PREFIX + k: v for k, v in self.session.items()}
