@@ -84,7 +84,10 @@ class HnswIndex:
                 self._unlink(key)
             labels = np.arange(self._next, self._next + len(keys), dtype=np.uint64)
             self._next += len(keys)
-            self._graph.add(labels, rows)
+            # One thread: a graph built in parallel depends on how the threads interleave, so the same
+            # rows gave another graph (and other neighbours: recall@3 0.983 to 0.993 on one test set) on
+            # every rebuild; built in order it is the same graph each time, at twice the time on 2 cores.
+            self._graph.add(labels, rows, threads=1)
             for key, label in zip(keys, labels.tolist()):
                 self._label_of[key] = label
                 self._key_of[label] = key
