@@ -123,13 +123,22 @@ def sqlite3_module() -> "Any":
             del sys.modules["functools"]
 
 
-def select_one(path: str, sql: str, params: "tuple[Any, ...]") -> "tuple[Any, ...] | None":
-    """One row of a query on the SQLite file at ``path``, opened read-only (``mode=ro``: a hit never
-    creates or writes the store); None when there is no such row or the file cannot be read."""
+def connect_read_only(path: str) -> "Any":
+    """A connection to the SQLite file at ``path``, opened read-only (``mode=ro``: a hit never creates
+    or writes the store); None when it cannot be opened."""
     sqlite3 = sqlite3_module()
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
     except sqlite3.Error:
+        return None
+
+
+def select_one(path: str, sql: str, params: "tuple[Any, ...]") -> "tuple[Any, ...] | None":
+    """One row of a query on the SQLite file at ``path``, opened read-only (:func:`connect_read_only`);
+    None when there is no such row or the file cannot be read."""
+    sqlite3 = sqlite3_module()
+    db = connect_read_only(path)
+    if db is None:
         return None
     try:
         row: tuple[Any, ...] | None = db.execute(sql, params).fetchone()

@@ -161,7 +161,7 @@ def read_record(index: str, key: str) -> dict[str, Any] | None:
 
 def still_valid(record: dict[str, Any], now: float) -> bool:
     """The record's files have the same bytes and its rows are the same rows, unexpired."""
-    from .._lean import file_sha256, sqlite3_module
+    from .._lean import connect_read_only, file_sha256, sqlite3_module
 
     try:
         valid_until = record["valid_until"]
@@ -195,9 +195,8 @@ def still_valid(record: dict[str, Any], now: float) -> bool:
     if not isinstance(store, str) or not os.path.isfile(store):
         return False
     sqlite3 = sqlite3_module()
-    try:
-        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
-    except sqlite3.Error:
+    db = connect_read_only(store)
+    if db is None:
         return False
     try:
         for key, fingerprint in rows:
