@@ -150,7 +150,7 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
             try:
                 await _start_backstop(page, network)
             except Exception:  # noqa: BLE001 - a browser connected without its protocol
-                await _stop_backstops(page, network)
+                await _stop_backstops(network)
                 return NO_CDP
             network.attach(page)
             network.route_handler = _route_handler(network)
@@ -176,7 +176,7 @@ async def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
                     await owner.unroute(ROUTE_ALL, network.route_handler)
                 except Exception:  # noqa: BLE001 - a closed page or context has no routes left
                     pass
-            await _stop_backstops(page, network)
+            await _stop_backstops(network)
             network.detach()
         return None
     raise TypeError(f"unknown request {request!r}")
@@ -192,7 +192,7 @@ async def _start_backstop(page: Any, network: NetworkLog) -> None:
         if network.guarding:
             await _backstop_frame(frame, network)
 
-    _listen(network, page, "framenavigated", navigated)
+    network.listen(page, "framenavigated", navigated)
     if not any(event == "page" for _, event, _ in network.listeners):  # once per replay, on its context
         async def opened(other: Any) -> None:
             if network.guarding:
@@ -200,7 +200,7 @@ async def _start_backstop(page: Any, network: NetworkLog) -> None:
                     await _start_backstop(other, network)
                 except Exception:  # noqa: BLE001 - closed as soon as opened
                     pass
-        _listen(network, page.context, "page", opened)
+        network.listen(page.context, "page", opened)
 
 
 async def _backstop(context: Any, target: Any, network: NetworkLog) -> None:
@@ -231,18 +231,8 @@ async def _backstop_frame(frame: Any, network: NetworkLog) -> None:
     network.backstopped.add(id(frame))
 
 
-def _listen(network: NetworkLog, emitter: Any, event: str, handler: Any) -> None:
-    emitter.on(event, handler)
-    network.listeners.append((emitter, event, handler))
-
-
-async def _stop_backstops(page: Any, network: NetworkLog) -> None:
-    for emitter, event, handler in network.listeners:
-        try:
-            emitter.remove_listener(event, handler)
-        except Exception:  # noqa: BLE001 - a closed page or context has no listeners left
-            pass
-    network.listeners.clear()
+async def _stop_backstops(network: NetworkLog) -> None:
+    network.stop_listening()
     for session in network.backstops:
         try:
             await session.detach()  # (the browser lets what the session still holds go: judged first, above)

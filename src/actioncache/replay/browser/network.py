@@ -135,6 +135,19 @@ class NetworkLog:
                     pass
         self._page, self._handlers = None, []
 
+    def listen(self, emitter: Any, event: str, handler: Callable[[Any], Any]) -> None:
+        """``emitter.on(event, handler)`` for as long as the guard is on (:meth:`stop_listening`)."""
+        emitter.on(event, handler)
+        self.listeners.append((emitter, event, handler))
+
+    def stop_listening(self) -> None:
+        for emitter, event, handler in self.listeners:
+            try:
+                emitter.remove_listener(event, handler)
+            except Exception:  # noqa: BLE001 - a closed page or context has no listeners left
+                pass
+        self.listeners.clear()
+
     # --- steps ------------------------------------------------------------------------------------
 
     def begin_step(self, step: int) -> None:

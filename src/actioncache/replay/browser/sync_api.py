@@ -144,7 +144,7 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
             try:
                 _start_backstop(page, network)
             except Exception:  # noqa: BLE001 - a browser connected without its protocol
-                _stop_backstops(page, network)
+                _stop_backstops(network)
                 return NO_CDP
             network.attach(page)
             network.route_handler = _route_handler(network)
@@ -170,7 +170,7 @@ def _answer(page: Any, request: Any, settle_timeout_ms: float) -> Any:
                     owner.unroute(ROUTE_ALL, network.route_handler)
                 except Exception:  # noqa: BLE001 - a closed page or context has no routes left
                     pass
-            _stop_backstops(page, network)
+            _stop_backstops(network)
             network.detach()
         return None
     raise TypeError(f"unknown request {request!r}")
@@ -188,7 +188,7 @@ def _start_backstop(page: Any, network: NetworkLog) -> None:
         if network.guarding:
             _backstop_frame(frame, network)
 
-    _listen(network, page, "framenavigated", navigated)
+    network.listen(page, "framenavigated", navigated)
     if not any(event == "page" for _, event, _ in network.listeners):  # once per replay, on its context
         def opened(other: Any) -> None:
             if network.guarding:
@@ -196,7 +196,7 @@ def _start_backstop(page: Any, network: NetworkLog) -> None:
                     _start_backstop(other, network)
                 except Exception:  # noqa: BLE001 - closed as soon as opened
                     pass
-        _listen(network, page.context, "page", opened)
+        network.listen(page.context, "page", opened)
 
 
 def _backstop(context: Any, target: Any, network: NetworkLog) -> None:
@@ -228,18 +228,8 @@ def _backstop_frame(frame: Any, network: NetworkLog) -> None:
     network.backstopped.add(id(frame))
 
 
-def _listen(network: NetworkLog, emitter: Any, event: str, handler: Any) -> None:
-    emitter.on(event, handler)
-    network.listeners.append((emitter, event, handler))
-
-
-def _stop_backstops(page: Any, network: NetworkLog) -> None:
-    for emitter, event, handler in network.listeners:
-        try:
-            emitter.remove_listener(event, handler)
-        except Exception:  # noqa: BLE001 - a closed page or context has no listeners left
-            pass
-    network.listeners.clear()
+def _stop_backstops(network: NetworkLog) -> None:
+    network.stop_listening()
     for session in network.backstops:
         try:
             session.detach()  # (the browser lets what the session still holds go: judged first, above)
