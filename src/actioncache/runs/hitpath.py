@@ -10,7 +10,8 @@ returns None and the full command (``runs.cli``) does the work, with the same ke
 never different: it serves a hit exactly when the full path would.
 
 What it imports is the point: ``sys``, ``posix`` (through ``_os``: not ``os``, whose import costs
-~6 M instructions), SQLite's C module, ``binascii`` and this package's lean modules (no argparse,
+~6 M instructions), SQLite's C module and ``binascii`` (only when it reads the store), ``_sha256``,
+``_json`` and this package's lean modules (no argparse,
 json, re, typing, hashlib, ``__future__``, the core or the policy). ``python -X importtime`` shows
 it; ``bench/bench_exec.py`` measures it against ``python -c pass`` and
 ``bench/bench_hit_instructions.py`` counts its instructions.
@@ -299,11 +300,13 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 # the same for a memo and a query.
 MEMO_DIR_SUFFIX = "-exec-memo"
 # The memo holds the candidates as ``manifest.decode`` returned them (so they passed its
-# ``well_formed``), in ``marshal``'s format: loading them costs a fraction of decoding the JSON and
-# checking its shape again (~1.2 M instructions for a read-set of 325 records). marshal's format
-# belongs to one Python version: the magic line names it, and a memo another Python wrote is not
-# read. A length and a CRC-32 of the payload: a memo cut short or damaged is not read either.
-MEMO_MAGIC = b"actioncache-entry-memo 2 %x %d\n" % (sys.hexversion, __import__("marshal").version)
+# ``well_formed``), their outputs decoded to bytes (``manifest.with_output_bytes``), in ``marshal``'s
+# format: loading them costs a fraction of decoding the JSON and checking its shape again (~1.2 M
+# instructions for a read-set of 325 records), and a hit from a memo loads neither SQLite nor
+# ``binascii``. marshal's format belongs to one Python version: the magic line names it, and a memo
+# another Python wrote is not read. A length and a SHA-256 of the payload (the hash the key already
+# loaded; a CRC-32 loaded ``binascii``): a memo cut short or damaged is not read either.
+MEMO_MAGIC = b"actioncache-entry-memo 3 %x %d\n" % (sys.hexversion, __import__("marshal").version)
 _STORE_FILES = ("", "-wal", "-journal")
 
 
@@ -340,14 +343,14 @@ def _store_signature(path: str) -> "tuple[str, bool] | None":
 
 
 def _memo_directory(path: str, signature: str) -> str:
-    """Where the memos made under one signature of the store live: ``{store}-exec-memo/{crc}``.
+    """Where the memos made under one signature of the store live: ``{store}-exec-memo/{hash}``.
     Every write to the store changes its signature, so a memo written under another one can never
     be used again; ``_memo_write`` removes those directories (the memos stay as many as the keys
-    hit since the store last changed). The CRC only groups files: each memo still holds the full
+    hit since the store last changed). The hash only groups files: each memo still holds the full
     signature it is checked by."""
-    from binascii import crc32
+    from .._lean import sha256
 
-    return f"{path}{MEMO_DIR_SUFFIX}/{crc32(signature.encode()):08x}"
+    return f"{path}{MEMO_DIR_SUFFIX}/{sha256(signature.encode()).hexdigest()[:8]}"
 
 
 def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[list[dict[str, Any]], float | None] | None":
@@ -387,11 +390,12 @@ def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[lis
         return None
     if now[0] != lines[1]:
         return None  # the store changed since: SQLite answers
-    from binascii import crc32
     from marshal import loads
 
+    from .._lean import sha256
+
     try:
-        if str(crc32(value)) != lines[4]:
+        if sha256(value).hexdigest() != lines[4]:
             return None
         expires = None if lines[2] == "-" else float(lines[2])
         candidates = loads(value)
@@ -406,17 +410,19 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     the directories of other signatures (memos that can never be used again) are removed."""
     root = path + MEMO_DIR_SUFFIX
     directory = _memo_directory(path, signature)
-    from binascii import crc32
     from marshal import dumps
+
+    from .._lean import sha256
+    from .manifest import with_output_bytes
 
     candidates, expires = row
     try:
-        value = dumps(candidates)
-    except ValueError:  # (decoded JSON always marshals)
+        value = dumps(with_output_bytes(candidates))
+    except ValueError:  # (decoded JSON always marshals; well_formed checked the base64)
         return
-    data = b"%s%s\n%s\n%s\n%d\n%d\n\n%s" % (
+    data = b"%s%s\n%s\n%s\n%d\n%s\n\n%s" % (
         MEMO_MAGIC, key.encode("utf-8", "surrogateescape"), signature.encode(),
-        b"-" if expires is None else repr(expires).encode(), len(value), crc32(value), value)
+        b"-" if expires is None else repr(expires).encode(), len(value), sha256(value).hexdigest().encode(), value)
     target = f"{directory}/{key.rsplit(':', 1)[-1]}"
     temporary = f"{target}.{os.getpid()}.tmp"
     try:

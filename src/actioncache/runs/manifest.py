@@ -15,8 +15,6 @@ One module with the manifest, as ``choose`` is the one caller a hit has: a modul
 hit ~0.3 M instructions.
 """
 
-from binascii import a2b_base64, b2a_base64
-
 from .. import _lean as lean
 from .._lean import file_sha256, sha256
 
@@ -69,6 +67,8 @@ def well_formed(c: "Any") -> bool:
     if isinstance(code, bool) or not isinstance(code, int) or not (duration is None or _number(duration)) \
             or not (fresh is None or _number(fresh)):
         return False
+    from binascii import a2b_base64  # not at the top: a hit from the entry memo never needs it (~0.2 ms)
+
     try:
         return all(isinstance(c.get(name, ""), str) and a2b_base64(c.get(name, "")) is not None
                    for name in ("stdout", "stderr"))
@@ -85,6 +85,8 @@ def encode(candidates: "list[dict[str, Any]]") -> bytes:
 
 
 def candidate(result: "dict[str, Any]", readset: "list[list[Any]]", at: float, traced: bool) -> "dict[str, Any]":
+    from binascii import b2a_base64
+
     return {"at": at, "traced": traced, "readset": readset, "exit_code": int(result["exit_code"]),
             "duration_ms": float(result.get("duration_ms") or 0.0),
             "fresh_ms": float(result.get("fresh_ms", result.get("duration_ms")) or 0.0),
@@ -94,12 +96,29 @@ def candidate(result: "dict[str, Any]", readset: "list[list[Any]]", at: float, t
             **({"stdin_offset": result["stdin_offset"]} if result.get("stdin_offset") is not None else {})}
 
 
+def with_output_bytes(candidates: "list[dict[str, Any]]") -> "list[dict[str, Any]]":
+    """The candidates with stdout and stderr as bytes rather than base64 (what the hit path's entry
+    memo keeps: ``output`` then needs no ``binascii``, whose load cost a hit ~0.2 ms)."""
+    from binascii import a2b_base64
+
+    return [{**c, "stdout": a2b_base64(c.get("stdout", "")), "stderr": a2b_base64(c.get("stderr", ""))}
+            for c in candidates]
+
+
+def _output_bytes(value: "str | bytes") -> bytes:
+    if isinstance(value, bytes):  # decoded already (``with_output_bytes``)
+        return value
+    from binascii import a2b_base64
+
+    return a2b_base64(value)
+
+
 def output(found: "dict[str, Any]") -> "dict[str, Any]":
     """A candidate as a run result: exit code, stdout and stderr bytes, the recorded run's duration
     (traced) and its fresh time (untraced, measured or estimated: ``cost``), and where the run left
     the offset of a file on its stdin (``keys.replay_stdin_offset``)."""
-    return {"exit_code": int(found.get("exit_code", 0)), "stdout": a2b_base64(found.get("stdout", "")),
-            "stderr": a2b_base64(found.get("stderr", "")), "duration_ms": float(found.get("duration_ms") or 0.0),
+    return {"exit_code": int(found.get("exit_code", 0)), "stdout": _output_bytes(found.get("stdout", "")),
+            "stderr": _output_bytes(found.get("stderr", "")), "duration_ms": float(found.get("duration_ms") or 0.0),
             "fresh_ms": float(found.get("fresh_ms", found.get("duration_ms")) or 0.0),
             "stdin_offset": found.get("stdin_offset")}
 
@@ -235,19 +254,26 @@ def own_name(name: str, owns: "Iterable[str]") -> bool:
     return False
 
 
-def look(kind: str, path: str, own: str | None = None) -> "tuple[str, os.stat_result | None]":
+def look(kind: str, path: str, own: str | None = None,
+         taken: "os.stat_result | OSError | None" = None) -> "tuple[str, os.stat_result | None]":
     """What ``kind`` of look at ``path`` sees now, and the stat it was judged on (f/d records).
 
-    ``own``: in a ``d`` look, the name of the store file in that directory (left out of the listing)."""
+    ``own``: in a ``d`` look, the name of the store file in that directory (left out of the listing).
+    ``taken``: the stat (or its error) of ``path`` just taken, the one this kind of look makes
+    (``os.lstat`` for ``l``, ``os.stat`` otherwise), so that a check does not take it again."""
     if kind == "r":
         try:
             return "->" + os.readlink(path), None
         except OSError as exc:
             return ("notlink" if exc.errno == 22 else error_of(exc)), None  # EINVAL: there, not a link
-    try:
-        info = os.lstat(path) if kind == "l" else os.stat(path)
-    except OSError as exc:
-        return error_of(exc), None
+    if taken is None:
+        try:
+            taken = os.lstat(path) if kind == "l" else os.stat(path)
+        except OSError as exc:
+            taken = exc
+    if isinstance(taken, OSError):
+        return error_of(taken), None
+    info = taken
     mode = info.st_mode
     if kind in ("s", "l", "x"):  # stat_of, open_view(stat_of()): one string built, no calls (a hit makes many)
         return (f"{mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_nlink}:"
@@ -272,19 +298,29 @@ def look(kind: str, path: str, own: str | None = None) -> "tuple[str, os.stat_re
 
 
 def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | None:
-    """``(path, was, now)`` of the first record that no longer holds; None when all hold."""
+    """``(path, was, now)`` of the first record that no longer holds; None when all hold.
+
+    One ``stat`` (and one ``lstat``) per path, however many records it has: a Python command's
+    read-set holds a ``.pyc`` as read (``f``) and as stat'ed open (``o``), a directory as stat'ed
+    and as searched (``a``), so a third of an ``llm_ro`` script's records share a path. The stats are
+    all taken during this one check, as before; a path seen twice is seen once."""
+    followed: dict[str, os.stat_result | OSError] = {}  # os.stat of each path, or its error
     for record in records:
         kind, path, seen, sig = record[0], record[1], record[2], record[3]
-        if sig is not None:
-            try:
-                info = os.stat(path)
-            except OSError:
-                pass
-            else:  # signature(info, with_ctime=True), inline
-                if f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_ctime_ns}" == sig:
-                    continue
+        taken = None
+        if kind != "l" and kind != "r":
+            taken = followed.get(path)
+            if taken is None:
+                try:
+                    taken = os.stat(path)
+                except OSError as exc:
+                    taken = exc
+                followed[path] = taken
+            if sig is not None and not isinstance(taken, OSError) and sig == (  # signature(with_ctime=True)
+                    f"{taken.st_mode:o}:{taken.st_size}:{taken.st_mtime_ns}:{taken.st_ino}:{taken.st_ctime_ns}"):
+                continue
         own = record[4] if len(record) > 4 and isinstance(record[4], str) else None
-        now, _ = look(kind, path, own)
+        now, _ = look(kind, path, own, taken)
         if now != seen:
             return path, seen, now
     return None
