@@ -549,6 +549,20 @@ def describe_fds(fds: "Sequence[int]", argv: "Sequence[str]") -> "tuple[list[int
 
 
 def _fd_flags(fd: int) -> int:
+    """The descriptor's status flags (``fcntl(fd, F_GETFL)``; callers read the access mode), from
+    ``/proc/self/fdinfo``: ``fcntl`` is an extension module, whose load cost a hit ~0.15 ms."""
+    try:
+        handle = os.open(f"/proc/self/fdinfo/{fd}", os.O_RDONLY)
+    except OSError:
+        handle = -1
+    if handle >= 0:
+        try:
+            text = os.read(handle, 4096)
+        finally:
+            os.close(handle)
+        for line in text.split(b"\n"):
+            if line.startswith(b"flags:"):
+                return int(line[6:].strip(), 8) & ~0o2000000  # O_CLOEXEC is a descriptor flag, not F_GETFL's
     import fcntl
 
     return fcntl.fcntl(fd, fcntl.F_GETFL)
