@@ -1,7 +1,8 @@
 """`actioncache exec` in an agent loop: what a hit costs, and what the cache saves a whole loop.
 
-    python bench/bench_exec.py            # 9 rounds of the hit cases, 3 rounds of the loop (~4 minutes)
-    python bench/bench_exec.py --quick    # 5 rounds, 2 loop rounds
+    python bench/bench_exec.py            # 9 rounds of the hit cases, 3 rounds of each loop (~6 minutes)
+    python bench/bench_exec.py --quick    # 5 rounds, 2 rounds of each loop
+    python bench/bench_exec.py --variants default   # the loop with the default threshold only
 
 Part 1, hits against interpreter start-up. Each case is a new process, started as a loop starts it
 (the installed `actioncache` command, .venv/bin/actioncache), in interleaved rounds; medians:
@@ -16,7 +17,10 @@ Part 2, a 20-iteration loop in a Ralph loop's shape (PLAN/BUILD by a stand-in ag
 and commits every 5th iteration; VERIFY: shellcheck; read: cat, ls, git log; REPORT: the llm_ro
 script), run with the same commands bare ("without") and through `actioncache exec` with
 CACHE_MODE=use and a new store ("with"), alternating. The cache's own account (`actioncache stats
---since`, net time saved) is compared with the measured saving (without - with).
+--since`, net time saved) is compared with the measured saving (without - with). Two variants, each
+with its own "without" run right before its "with" run: the defaults (commands cheaper than a hit
+are not cached) and ACTIONCACHE_CHEAP_MS=0 (every command cached, even cheap ones: more misses
+traced under strace, more hits whose command alone takes a few milliseconds).
 
 Stdlib only. Writes bench/results/exec.md.
 """
@@ -179,29 +183,40 @@ def run_loop(work: Path, env: dict[str, str], cached: bool) -> float:
     return spent
 
 
-def loop_rounds(tmp: Path, rounds: int) -> list[dict[str, float]]:
-    results = []
+VARIANTS = {"default": {}, "cheap0": {"ACTIONCACHE_CHEAP_MS": "0"}}  # the loop's environment with the cache
+
+
+def loop_rounds(tmp: Path, rounds: int, variants: list[str]) -> dict[str, list[dict[str, float]]]:
+    """``rounds`` rounds; in each, every variant's loop without the cache, then with it."""
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
     for i in range(rounds):
-        progress(f"loop: round {i + 1}/{rounds} (without, then with the cache)")
-        out: dict[str, float] = {"load": os.getloadavg()[0]}
-        for cached in (False, True):
-            work = tmp / f"loop-{i}-{cached}"
-            db = tmp / f"loop-{i}.db"
-            make_tree(work)
-            env = base_env(db, tmp / f"xdg-loop-{i}")
-            if cached:
-                env.update(CACHE_MODE="use", CACHE_SCOPE="verify,read,llm_ro")
-            started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
-            out["with" if cached else "without"] = run_loop(work, env, cached)
-            if cached:
-                report = json.loads(subprocess.run([ACTIONCACHE, "stats", "--json", "--since", started], env=env,
-                                                   cwd=work, capture_output=True, check=True).stdout)
-                out.update(reported=report["time_saved_s"], by_hits=report["saved_by_hits_s"],
-                           hit_cost=report["hit_cost_s"], overhead=report["overhead_s"], hits=report["hits"],
-                           misses=report["misses"], cheap=report.get("uncached_cheap", 0))
-        out["measured"] = out["without"] - out["with"]
-        results.append(out)
+        for name in variants:
+            progress(f"loop ({name}): round {i + 1}/{rounds} (without, then with the cache)")
+            results[name].append(loop_round(tmp / f"{name}-{i}", VARIANTS[name]))
     return results
+
+
+def loop_round(tmp: Path, extra: dict[str, str]) -> dict[str, float]:
+    tmp.mkdir()
+    out: dict[str, float] = {"load": os.getloadavg()[0]}
+    for cached in (False, True):
+        work = tmp / f"loop-{cached}"
+        make_tree(work)
+        env = base_env(tmp / "loop.db", tmp / "xdg-loop")
+        if cached:
+            env.update(CACHE_MODE="use", CACHE_SCOPE="verify,read,llm_ro", **extra)
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
+        out["with" if cached else "without"] = run_loop(work, env, cached)
+        if cached:
+            report = json.loads(subprocess.run([ACTIONCACHE, "stats", "--json", "--since", started], env=env,
+                                               cwd=work, capture_output=True, check=True).stdout)
+            out.update(reported=report["time_saved_s"], by_hits=report["saved_by_hits_s"],
+                       hit_cost=report["hit_cost_s"], overhead=report["overhead_s"], hits=report["hits"],
+                       misses=report["misses"], cheap=report.get("uncached_cheap", 0),
+                       failures=report.get("failures", 0))
+    out["measured"] = out["without"] - out["with"]
+    out["load_after"] = os.getloadavg()[0]
+    return out
 
 
 def main() -> int:
@@ -209,7 +224,13 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 hit rounds, 2 loop rounds")
     parser.add_argument("--rounds", type=int, help="hit rounds (default 9)")
     parser.add_argument("--loops", type=int, help="loop rounds (default 3)")
+    parser.add_argument("--variants", default="default,cheap0",
+                        help="the loops to run, in each round: default (commands cheaper than a hit not cached), "
+                             "cheap0 (ACTIONCACHE_CHEAP_MS=0: every command cached); default both")
     args = parser.parse_args()
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if not variants or any(v not in VARIANTS for v in variants):
+        parser.error(f"--variants: a comma-separated list of {', '.join(VARIANTS)}")
     rounds = args.rounds or (5 if args.quick else 9)
     loops = args.loops or (2 if args.quick else 3)
     if not os.access(ACTIONCACHE, os.X_OK):
@@ -223,13 +244,14 @@ def main() -> int:
         env = base_env(tmp / "hits.db", tmp / "xdg-hits")
         env.update(ACTIONCACHE_CHEAP_MS="0", CACHE_SCOPE="verify,read,llm_ro")
         cases, pairs, shellcheck = hit_cases(work, env, rounds)
-        loops_out = loop_rounds(tmp, loops)
+        loops_out = loop_rounds(tmp, loops, variants)
     write_report(cases, pairs, shellcheck, loops_out, rounds, load_before, os.getloadavg())
     return 0
 
 
-def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bool, loops: list[dict[str, float]],
-                 rounds: int, load_before: tuple[float, ...], load_after: tuple[float, ...]) -> None:
+def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bool,
+                 loops: dict[str, list[dict[str, float]]], rounds: int, load_before: tuple[float, ...],
+                 load_after: tuple[float, ...]) -> None:
     by = {c.name: c for c in cases}
     floor = by["python -c pass"]
     lines = [
@@ -257,29 +279,45 @@ def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bo
                  f"{off.cpu / floor.cpu:.2f}x |")
     if not shellcheck:
         lines.append("\nshellcheck is not installed here: its case was left out.")
-    lines += ["", f"## A {ITERATIONS}-iteration loop in a Ralph loop's shape", "",
-              "Seconds spent in the loop's commands (BUILD excluded), without the cache (the commands run "
-              "directly) and with it (`actioncache exec`, CACHE_MODE=use, a new store), then the cache's own "
-              "account from `actioncache stats --since` (net time saved = what hits saved less the overhead of "
-              "misses and of commands not worth caching).", "",
-              "| round | load (1 min) | without s | with s | measured saving s | reported (net) s | reported / measured "
-              "| hits | misses | not cached (cheap) | hit cost s | overhead s |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for i, r in enumerate(loops, 1):
-        ratio = r["reported"] / r["measured"] if r["measured"] else float("nan")
-        lines.append(f"| {i} | {r['load']:.1f} | {r['without']:.2f} | {r['with']:.2f} | {r['measured']:.2f} | {r['reported']:.2f} | "
-                     f"{ratio:.2f} | {int(r['hits'])} | {int(r['misses'])} | {int(r['cheap'])} | {r['hit_cost']:.2f} | "
-                     f"{r['overhead']:.2f} |")
-    measured = statistics.median(r["measured"] for r in loops)
-    reported = statistics.median(r["reported"] for r in loops)
-    verdict = "never cost the loop time" if all(r["measured"] > 0 for r in loops) else "cost the loop time in a round"
-    per_round = ", ".join("%.2f s" % r["measured"] for r in loops)
-    lines += ["", f"- Median measured saving {measured:.2f} s, median reported {reported:.2f} s "
-              f"({(reported - measured) / measured:+.1%} of the measured saving)." if measured else "",
-              f"- The cache {verdict}: saving per round {per_round}.", ""]
+    titles = {"default": f"## A {ITERATIONS}-iteration loop in a Ralph loop's shape",
+              "cheap0": "## The same loop with ACTIONCACHE_CHEAP_MS=0 (every command cached, even cheap ones)"}
+    intro = {"default": "Seconds spent in the loop's commands (BUILD excluded), without the cache (the commands run "
+                        "directly) and with it (`actioncache exec`, CACHE_MODE=use, a new store), then the cache's own "
+                        "account from `actioncache stats --since` (net time saved = what hits saved less the overhead "
+                        "of misses and of commands not worth caching).",
+             "cheap0": "As above, with ACTIONCACHE_CHEAP_MS=0 in the loop's environment: no command is judged cheap, "
+                       "so `cat`, `ls` and `git log` are traced on a miss and replayed on a hit like the rest, and no "
+                       "measuring run times a command untraced (a hit's saving rests on the traced run's figure for "
+                       "the command's own time, `trace.command_ms`). The \"without\" run of each round is its own, "
+                       "right before the \"with\" run."}
+    for name, rows in loops.items():
+        lines += ["", titles[name], "", intro[name], ""]
+        lines += loop_table(rows)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "exec.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def loop_table(loops: list[dict[str, float]]) -> list[str]:
+    lines = ["| round | load (1 min) | without s | with s | measured saving s | reported (net) s | reported / measured "
+             "| hits | misses | not cached (cheap) | failures | hit cost s | overhead s |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for i, r in enumerate(loops, 1):
+        ratio = r["reported"] / r["measured"] if r["measured"] else float("nan")
+        lines.append(f"| {i} | {r['load']:.1f} | {r['without']:.2f} | {r['with']:.2f} | {r['measured']:.2f} | {r['reported']:.2f} | "
+                     f"{ratio:.2f} | {int(r['hits'])} | {int(r['misses'])} | {int(r['cheap'])} | {int(r['failures'])} | "
+                     f"{r['hit_cost']:.2f} | {r['overhead']:.2f} |")
+    measured = statistics.median(r["measured"] for r in loops)
+    reported = statistics.median(r["reported"] for r in loops)
+    worst = max(loops, key=lambda r: abs(r["reported"] - r["measured"]))
+    verdict = "never cost the loop time" if all(r["measured"] > 0 for r in loops) else "cost the loop time in a round"
+    per_round = ", ".join("%.2f s" % r["measured"] for r in loops)
+    lines += ["", f"- Median measured saving {measured:.2f} s, median reported {reported:.2f} s "
+              f"({(reported - measured) / abs(measured):+.1%} of the measured saving)." if measured else "",
+              f"- The round furthest off: reported {worst['reported']:.2f} s against {worst['measured']:.2f} s measured "
+              f"({(worst['reported'] - worst['measured']) / abs(worst['measured'] or 1.0):+.1%})." if loops else "",
+              f"- The cache {verdict}: saving per round {per_round}.", ""]
+    return lines
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import argparse
 import os
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from .._usage import HelpfulParser
@@ -118,8 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .keys import command_env
 
     env = command_env(os.environ, args.env_mode, args.env) if args.env_mode != "all" else None
+    counted = policy.mode != "off"  # a run the cache let through costs the loop its start-up all the same
     if not (decision.lookup or decision.store or blocked):
-        return _passthrough(command, tool, args.summary, decision.reason, inherited, env)
+        return _passthrough(command, tool, args.summary, decision.reason, inherited, env,
+                            _Counted(args, config, policy, scope, command) if counted else None)
     if under_trace():
         _say(f"{tool}: runs uncached: this exec is inside a traced run (an outer actioncache exec), "
              "whose trace covers what it reads")
@@ -132,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stream_problem = output_problem()
     if stream_problem:  # the command gets our stdout/stderr as they are, not a pipe of ours
         _say(f"{tool}: runs uncached: {stream_problem}")
-        return _passthrough(command, tool, args.summary, stream_problem, inherited, env)
+        return _passthrough(command, tool, args.summary, stream_problem, inherited, env,
+                            _Counted(args, config, policy, scope, command) if counted else None)
     from .keys import describe_fds, observe_stdin, one_output_stream
     from .runner import ExecOptions, ExecRun, open_cache
 
@@ -206,22 +209,56 @@ def _resolve(args: argparse.Namespace, base: Any) -> Any:
                                audit_rate=args.audit_rate, max_age_hours=args.max_age_hours)
 
 
+@dataclass
+class _Counted:
+    """What recording a run let through needs (``_passthrough``)."""
+
+    args: argparse.Namespace
+    config: Any
+    policy: Any
+    scope: str
+    command: list[str]
+
+
 def _passthrough(command: list[str], tool: str, summary: bool, reason: str | None, inherited: Sequence[int] = (),
-                 env: dict[str, str] | None = None) -> int:
+                 env: dict[str, str] | None = None, counted: _Counted | None = None) -> int:
+    """Run the command on our own streams, uncached. ``counted``: in mode use or record, the run is
+    recorded (``runner.ExecRun.record_uncached``) like every run through the cache: its command's
+    own time and the overhead of this process around it."""
     from .keys import STDIN
     from .process import run_passthrough
 
+    started = time.perf_counter()
     try:  # stdin as it came, or the bytes the hit path already read from it and the rest
         code = run_passthrough(command, stdin_data=STDIN.data if STDIN.observed else None, stdin_more=STDIN.more,
                                pass_fds=inherited, env=env)
     except OSError as exc:
         _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
-        return 127 if isinstance(exc, FileNotFoundError) else 126
+        code, ran_ms = (127 if isinstance(exc, FileNotFoundError) else 126), 0.0
     except KeyboardInterrupt:
         return 130
-    if summary:
-        _say(f"{tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s")
+    else:
+        ran_ms = (time.perf_counter() - started) * 1000.0
+        if summary:
+            _say(f"{tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s")
+    if counted is not None:
+        _record_uncached(counted, reason, code, ran_ms)
     return code
+
+
+def _record_uncached(counted: _Counted, reason: str | None, code: int, ran_ms: float) -> None:
+    from .runner import ExecOptions, ExecRun, open_cache
+
+    try:
+        cache = open_cache(counted.args.store, counted.config)
+    except Exception:  # noqa: BLE001 - a store that cannot open has nothing to count in
+        return
+    try:
+        run = ExecRun(counted.command, counted.policy, ExecOptions(scope=counted.scope, stream=False,
+                                                                   run_log=counted.config.run_log))
+        run.record_uncached(cache, reason or "not cached", code, ran_ms)
+    finally:
+        cache.close()
 
 
 def _show_failures(args: argparse.Namespace, config: Any) -> int:

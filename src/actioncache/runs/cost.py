@@ -1,12 +1,22 @@
 """What a command costs fresh, what a hit costs, and whether caching it is worth it.
 
-Every figure is wall-clock milliseconds, as the loop waits for them:
+Every figure is wall-clock milliseconds, as the loop waits for them. The rule, for every run
+whatever its outcome: **saved = the command's own time - the process's cost**, where the cost is
+the whole ``actioncache exec`` process, from the fork that started the launcher to its end, and the
+command's own time (``fresh_ms``) is what running it directly would have cost (0 when nothing
+would have run: a command that cannot start). A hit's saving is ``saved_ms``; any other run's is
+minus its ``overhead_ms``; time saved is their sum.
 
-* **fresh**: the command run directly, without ``actioncache`` in front. A miss runs it under
-  ``strace``, which slows it by a factor that depends on the machine's load, so that time is only
-  an upper bound: the first lookup that finds the new entry runs the command once more, untraced,
-  and that run's time is its fresh time (``runner.ExecRun._measure``, which also checks that the
-  output is the recorded one). Only then does the entry serve hits.
+* **fresh**: the command run directly, without ``actioncache`` in front. A run that ran it
+  untraced (a measuring run, a cheap run, a run not cached) has it: its own run. A miss runs it
+  under ``strace``, which adds its own start and end and two stops of the process at every traced
+  call, by a factor that depends on the machine's load, so the traced time is an upper bound; the
+  run's figure is the trace's (``trace.command_ms``: the span from the command's first call to
+  its last, less the typical cost of a traced call for each; ``fresh_from: trace``). The first
+  lookup that finds the new entry runs the command once more, untraced, and that run's time is its
+  fresh time (``runner.ExecRun._measure``, which also checks that the output is the recorded
+  one); the miss's figure less that (``estimate_error_ms``, either sign) is counted in the
+  measuring run's overhead, once. Only then does the entry serve hits.
 * **hit**: the whole ``actioncache exec`` process that replayed the result, from the fork that
   started it to the end of the replay, interpreter start-up included (``lean.process_ms``), and the
   end of the process after that, which it cannot time itself (``measure_exit``, ``settle``).
@@ -26,7 +36,7 @@ of the same moment (``hit_cost_now``): the store's running average of the hits' 
 plus that process's end. A miss whose traced run was already cheaper than that is judged at once.
 ``$ACTIONCACHE_CHEAP_MS=N`` sets the threshold instead and skips the measuring run (a traced run
 under N ms is cheap; an entry serves hits from its first lookup, its time saved judged against the
-traced time, an overestimate); ``ACTIONCACHE_CHEAP_MS=0`` caches every command.
+trace's figure for the command's own time); ``ACTIONCACHE_CHEAP_MS=0`` caches every command.
 
 The **tail** of a run that went through the full command: its record is timed in ``runner._finish``,
 but the process goes on to write that record, count it, fold the hit journal, close the store, run

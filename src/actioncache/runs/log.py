@@ -116,6 +116,31 @@ def _journal_lines(path: str) -> Iterator[dict[str, Any]]:
             yield record
 
 
+def keep_in_journal(cache: Cache, prefix: str, record: dict[str, Any]) -> bool:
+    """A run's record the store refused (``append`` failed: the store is down, locked, full), kept in
+    the hit journal beside a SQLite store instead, so that ``stats --since`` still counts the run
+    and the next fold moves it to the log it was meant for. Its counters were counted already
+    (``counted``). False where there is no journal or it cannot be written."""
+    from .._lean import dumps
+
+    path = journal_path(cache)
+    if path is None:
+        return False
+    line = {**record, "at": iso_utc(time.time()), "counted": True}
+    if prefix == FAIL_LOG_PREFIX:
+        line["fail_log"] = True
+    try:
+        data = dumps(line).encode("utf-8") + b"\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)  # one write: appends never interleave
+        finally:
+            os.close(fd)
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
+
+
 def fold_journal(cache: Cache) -> str | None:
     """Move the hit journal's records into the run log (best effort; returns an error text)."""
     path = journal_path(cache)
@@ -134,8 +159,11 @@ def fold_journal(cache: Cache) -> str | None:
     end_cpu = cost.exit_cpu_ms(cache.store)
     for line in _journal_lines(taken):
         record = cost.settle(line, end_cpu)  # the end of the process, after its last instant, added
-        problem = append(cache, RUN_LOG_PREFIX, record, at=record["at"]) or problem
-        cost.count_run(cache, record)  # the hit path counts nothing itself: a hit writes no store
+        prefix = FAIL_LOG_PREFIX if record.pop("fail_log", False) else RUN_LOG_PREFIX
+        counted = record.pop("counted", False)  # a full run's record kept here (keep_in_journal)
+        problem = append(cache, prefix, record, at=record["at"]) or problem
+        if not counted:
+            cost.count_run(cache, record)  # the hit path counts nothing itself: a hit writes no store
         if record.get("hit") and isinstance(record.get("hit_ms"), (int, float)):
             hit_costs.append(float(record["hit_ms"]))
             if isinstance(record.get("cpu_ms"), (int, float)) and record["cpu_ms"] > 0:

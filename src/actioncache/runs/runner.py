@@ -205,23 +205,28 @@ class ExecRun:
                 say("miss: " + ("; ".join(why) if why else "no entry under this key"))
         output = self._fresh(strace)
         record["duration_ms"] = output.get("duration_ms")
-        # Traced, so slower than the command alone: an upper bound until the next run measures it.
-        record["fresh_ms"] = output["fresh_ms"] = float(output.get("duration_ms") or 0.0)
+        # The command's own time (cost: what it would have cost run directly): traced, the trace's
+        # figure (trace.command_ms) until the measuring run times it untraced.
+        record["fresh_ms"] = float(output["fresh_ms"])
+        if output.get("traced"):
+            record["fresh_from"] = output.get("fresh_from", "traced")
+        # strace only slows a command down: the traced time is an upper bound of the command's own,
+        # so a traced run faster than a threshold or a hit is faster untraced too.
+        traced_ms = float(output.get("duration_ms") or 0.0)
         threshold = cost.explicit_threshold()  # set: no measuring run (cost.py; _store marks it measured)
         if output["exit_code"] != 0 or output.get("start_error"):
             record.update(outcome="fail")
             return self._finish(cache, record, output)
-        if threshold is not None and decision.store and not output.get("unrecordable") \
-                and record["fresh_ms"] < threshold:
-            return self._judged_cheap(cache, record, key, output, record["fresh_ms"], cost.HitCost(threshold, "set"))
+        if threshold is not None and decision.store and not output.get("unrecordable") and traced_ms < threshold:
+            return self._judged_cheap(cache, record, key, output, traced_ms, cost.HitCost(threshold, "set"))
         if threshold is None and decision.store and decision.lookup and not output.get("unrecordable"):
-            # strace only slows a command down: traced faster than a hit costs now, it is cheap
-            # untraced too, and the measuring run (a full start-up and one more run) is not needed.
-            cheap, hit = cost.cheap_verdict(cache.store, record["fresh_ms"], self._stretch)
+            # Traced faster than a hit costs now, it is cheap untraced too, and the measuring run
+            # (a full start-up and one more run) is not needed.
+            cheap, hit = cost.cheap_verdict(cache.store, traced_ms, self._stretch)
             if cheap:  # (this process's own load is the higher figure: confirmed by a probe of this moment)
-                cheap, hit = cost.cheap_verdict(cache.store, record["fresh_ms"], self._stretch, cost.probe(cache.store))
+                cheap, hit = cost.cheap_verdict(cache.store, traced_ms, self._stretch, cost.probe(cache.store))
             if cheap:
-                return self._judged_cheap(cache, record, key, output, record["fresh_ms"], hit, traced=True)
+                return self._judged_cheap(cache, record, key, output, traced_ms, hit, traced=True)
         stored = decision.store and self._store(cache, key, output, candidates)
         if stored:
             self._remember_env(cache, parts)
@@ -230,6 +235,16 @@ class ExecRun:
         else:
             record["outcome"] = ("miss" if decision.lookup else "record") if stored else "fresh"
         return self._finish(cache, record, output)
+
+    def record_uncached(self, cache: Cache, reason: str, exit_code: int, ran_ms: float) -> None:
+        """Record a run the command line let through uncached (``cli._passthrough``: on our own
+        streams, not looked up): timed like every run, its command's own time ``ran_ms``."""
+        self._stretch = cost.load_stretch()
+        record: dict[str, Any] = {"tool": self.tool, "scope": self.options.scope, "key": None, "lookup": False,
+                                  "hit": False, "phase_blocked": False, "uncacheable": reason,
+                                  "outcome": "fail" if exit_code != 0 else "fresh"}
+        self._finish(cache, record, {"exit_code": exit_code, "stdout": b"", "stderr": b"",
+                                     "duration_ms": round(ran_ms, 3), "fresh_ms": round(ran_ms, 3)})
 
     # --- pieces --------------------------------------------------------------------------
 
@@ -332,11 +347,12 @@ class ExecRun:
         output = self._fresh(None)
         probed = cost.probe(cache.store)  # in the same moment: a hit-shaped process's load and end
         fresh_ms = round(float(output.get("duration_ms") or 0.0), 3)
-        # The miss that recorded this entry counted its traced run as the command's own time; what
-        # strace added to it is overhead too, known only now.
-        traced_extra = max(0.0, float(found.get("duration_ms") or 0.0) - fresh_ms)
+        # The miss that recorded this entry counted the figure it had for the command's own time
+        # (the trace's, or the traced time itself in entries recorded before traces were timed):
+        # its error, either way, is counted now, once, in this run's overhead.
+        recorded = float(found.get("fresh_ms", found.get("duration_ms")) or 0.0)
         record.update(fresh_ms=fresh_ms, duration_ms=output.get("duration_ms"), measured=True,
-                      traced_extra_ms=round(traced_extra, 3))
+                      estimate_error_ms=round(recorded - fresh_ms, 3))
         others = [c for c in candidates if c is not found]
         key = str(record["key"])
         if output["exit_code"] != 0 or output.get("start_error"):
@@ -393,14 +409,16 @@ class ExecRun:
         if problem is not None:
             code, message = problem
             say(message)
-            return {"exit_code": code, "stdout": b"", "stderr": b"", "start_error": message, "duration_ms": 0.0}
+            return {"exit_code": code, "stdout": b"", "stderr": b"", "start_error": message, "duration_ms": 0.0,
+                    "fresh_ms": 0.0}
         if strace is None:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
                                env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more,
                                one_stream=self.options.one_stream)
             plain: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                      "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
-                                     "readset": [], "traced": False, "stdin_offset": stdin_offset()}
+                                     "fresh_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False,
+                                     "stdin_offset": stdin_offset()}
             if outcome.incomplete is not None:
                 plain["unrecordable"] = outcome.incomplete
             return plain
@@ -423,7 +441,8 @@ class ExecRun:
                                one_stream=self.options.one_stream)
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
-                                      "traced": True, "stdin_offset": stdin_offset()}
+                                      "traced": True, "stdin_offset": stdin_offset(),
+                                      **self._command_ms(log_path, outcome.duration_ms)}
             if outcome.incomplete is not None:
                 result["unrecordable"] = outcome.incomplete
                 return result
@@ -445,6 +464,21 @@ class ExecRun:
             except OSError as exc:
                 result["unrecordable"] = f"the trace could not be read ({exc})"
         return result
+
+    @staticmethod
+    def _command_ms(log_path: str, traced_ms: float) -> dict[str, Any]:
+        """The traced command's own time (``fresh_ms``, ``trace.command_ms``) and where it comes
+        from (``fresh_from``): the trace, else the traced time itself (an upper bound)."""
+        from .trace import command_ms
+
+        try:
+            with open(log_path, encoding="utf-8", errors="surrogateescape") as lines:
+                own = command_ms(lines)
+        except OSError:
+            own = None
+        if own is None:
+            return {"fresh_ms": round(traced_ms, 3), "fresh_from": "traced"}
+        return {"fresh_ms": round(min(own, traced_ms), 3), "fresh_from": "trace"}
 
     def _ran_non_cacheable(self, log_path: str) -> str | None:
         """Why the traced run must not be stored: it executed a ``non_cacheable_tools`` program
@@ -557,22 +591,26 @@ class ExecRun:
                 record.update(outcome="fail")
         return self._finish(cache, record, fresh)
 
-    def _timing(self, cache: Cache, record: dict[str, Any]) -> None:
-        """This process's cost (``lean.process_ms``) against the command's fresh time: a hit's
-        ``hit_ms`` and ``saved_ms``, another run's ``overhead_ms`` (what going through the cache added)."""
+    def _timing(self, cache: Cache, record: dict[str, Any], output: dict[str, Any]) -> None:
+        """This process's cost (``lean.process_ms``: from the fork that started the launcher)
+        against the command's own time (``fresh_ms``: the entry's for a replay, else what this run
+        had of it: untraced, its run; traced, the trace's figure; not started, 0): a hit's
+        ``hit_ms`` and ``saved_ms``, any other run's ``overhead_ms``. Every run is timed, whatever
+        its outcome; what the process costs after this is its tail (``cost.end_process``)."""
+        if not isinstance(record.get("fresh_ms"), (int, float)):
+            record["fresh_ms"] = round(float(output.get("fresh_ms", output.get("duration_ms")) or 0.0), 3)
         total = process_ms()
-        fresh = record.get("fresh_ms")
-        if total is None or not isinstance(fresh, (int, float)):
+        if total is None:
             return
+        fresh = float(record["fresh_ms"])
         cost.expect_tail(cache, record, total, self._stretch)  # what the process costs after this (cost.end_process)
         if record.get("hit"):
             record["hit_ms"] = round(total, 3)
-            record["saved_ms"] = 0.0 if record.get("audited") else round(float(fresh) - total, 3)
+            record["saved_ms"] = 0.0 if record.get("audited") else round(fresh - total, 3)
             if record.get("audited"):
-                record["overhead_ms"] = round(total - float(fresh), 3)
+                record["overhead_ms"] = round(total - fresh, 3)
         else:
-            extra = float(record.get("traced_extra_ms") or 0.0)
-            record["overhead_ms"] = round(max(0.0, total - float(fresh)) + extra, 3)
+            record["overhead_ms"] = round(max(0.0, total - fresh) + float(record.get("estimate_error_ms") or 0.0), 3)
 
     def _finish(self, cache: Cache, record: dict[str, Any], output: dict[str, Any]) -> int:
         code = int(output.get("exit_code", 1))
@@ -580,12 +618,15 @@ class ExecRun:
         if "outcome" not in record:
             record["outcome"] = "fail" if code != 0 else "fresh"
         failed = record["outcome"] == "fail"
-        self._timing(cache, record)
+        self._timing(cache, record, output)
         cost.count_run(cache, record)
         if failed:
             record.update(log.failure_text(output))
         if self.options.run_log or failed:
-            problem = log.append(cache, log.FAIL_LOG_PREFIX if failed else log.RUN_LOG_PREFIX, record)
+            prefix = log.FAIL_LOG_PREFIX if failed else log.RUN_LOG_PREFIX
+            problem = log.append(cache, prefix, record)
+            if problem and log.keep_in_journal(cache, prefix, record):
+                problem += " (kept in the hit journal until the store takes it)"
             problem = problem or log.fold_journal(cache)
             if problem:
                 self._note(f"warning: {problem}")

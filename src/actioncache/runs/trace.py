@@ -131,8 +131,10 @@ def traced_argv(strace: str, log_path: str, argv: list[str], terminal: bool = Fa
     """``terminal``: the command inherits a terminal, so its reads are traced too (a read of the
     terminal is input the cache cannot key)."""
     untraced = [name for name in UNTRACED if not (terminal and name in READS)]
-    # -s: execve's argv strings are printed (non_cacheable_tools match every program a run executed)
-    return [strace, "-f", "-qq", "-y", "-s", "4096", "--seccomp-bpf", "-e", "signal=none", "-e", "abbrev=!%%stat",
+    # -s: execve's argv strings are printed (non_cacheable_tools match every program a run executed);
+    # -ttt -T: each call's start and duration, from which command_ms takes the command's own time
+    return [strace, "-f", "-qq", "-y", "-ttt", "-T", "-s", "4096", "--seccomp-bpf", "-e", "signal=none",
+            "-e", "abbrev=!%%stat",
             "-e", "trace=!" + ",".join(f"?{name}" for name in untraced),
             "-o", log_path, "--", *argv]
 
@@ -272,12 +274,35 @@ class _Call:
     error: str | None
 
 
+def _timed(body: str) -> tuple[float | None, str, float | None]:
+    """(the call's start, the line without its stamps, the call's duration in seconds) of a line's
+    body after its pid, as ``strace -ttt -T`` prints it (``1700000000.123456 openat(...) = 3
+    <0.000021>``); a line without a start stamp comes back as it is (no -T suffix is looked for)."""
+    stamp, space, rest = body.partition(" ")
+    if not space or not stamp[:1].isdigit():
+        return None, body, None
+    try:
+        at = float(stamp)
+    except ValueError:
+        return None, body, None
+    took = None
+    if rest.endswith(">"):
+        cut = rest.rfind(" <")
+        try:
+            took = float(rest[cut + 2:-1]) if cut >= 0 else None
+        except ValueError:
+            took = None
+        if took is not None:
+            rest = rest[:cut]
+    return at, rest.lstrip(), took
+
+
 def _calls(lines: Iterable[str]) -> Iterator[_Call]:
     pending: dict[str, str] = {}
     for raw in lines:
         line = raw.rstrip("\n")
         pid, _, body = line.partition(" ")
-        body = body.lstrip()
+        body = _timed(body.lstrip())[1]
         if not pid.isdigit() or body.startswith(("+++", "---")):
             continue
         if body.startswith("<..."):
@@ -295,6 +320,45 @@ def _calls(lines: Iterable[str]) -> Iterator[_Call]:
             continue
         yield _Call(pid, body[:paren], args, ret.group(1), _unescape(ret.group(2)) if ret.group(2) else None,
                     ret.group(3))
+
+
+def command_ms(lines: Iterable[str]) -> float | None:
+    """The traced command's own time in milliseconds, as it would have run untraced (None: the
+    trace carries no timestamps). A traced run is slower than the command alone, by strace's start
+    and end and by two stops of the process at every traced call (``--seccomp-bpf``: only those);
+    the figure leaves both out. The span from the first call (the command's execve) to the last
+    leaves out strace's start and end; within it, every traced call costs the typical call's cost
+    under the tracer: the median call (``-T``) plus the median time from one call's end to the same
+    process's next call. The span less that for each traced call, never below zero; the run that
+    measures the command untraced (``runner.ExecRun._measure``) replaces the figure."""
+    from statistics import median
+
+    first: float | None = None
+    last = 0.0
+    ends: dict[str, float] = {}
+    started: dict[str, float] = {}  # a pid's call printed <unfinished ...>: when it started
+    gaps: list[float] = []
+    durations: list[float] = []
+    for raw in lines:
+        pid, _, body = raw.rstrip("\n").partition(" ")
+        at, body, took = _timed(body.lstrip())
+        if at is None or not pid.isdigit() or body.startswith(("+++", "---")):
+            continue
+        first = at if first is None else min(first, at)
+        last = max(last, at + (took or 0.0))
+        if body.endswith("<unfinished ...>"):
+            started[pid] = at
+            continue
+        if body.startswith("<..."):
+            at = started.pop(pid, at)
+        if pid in ends:
+            gaps.append(at - ends[pid])
+        durations.append(took or 0.0)
+        ends[pid] = at + (took or 0.0)
+    if first is None or not durations:
+        return None
+    per_call = median(durations) + (median(gaps) if gaps else 0.0)
+    return max(0.0, last - first - len(durations) * per_call) * 1000.0
 
 
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
