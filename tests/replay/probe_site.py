@@ -16,6 +16,17 @@ from urllib.parse import urlsplit
 SAVE = ("fetch('/save', {method: 'POST', headers: {'content-type': 'application/x-www-form-urlencoded'}, "
         "body: 'note=' + encodeURIComponent(document.querySelector('[name=note]').value)});")
 
+#: Instead of saving: save, then go to /done (a navigation the recording makes); or post the note as a
+#: form (a navigation the server answers 303 to /done). See :data:`NAVIGATIONS`.
+SAVE_THEN_DONE = SAVE.rstrip(";") + ".then(() => { location.href = '/done'; });"
+FORM_POST = ("const f = document.createElement('form'); f.method = 'post'; f.action = '/save'; "
+             "const i = document.createElement('input'); i.name = 'note'; "
+             "i.value = document.querySelector('[name=note]').value; f.append(i); document.body.append(f); f.submit();")
+#: Variants whose click navigates (recorded on their "-base" version): ``/done`` now redirects to
+#: ``/evil``, as a recorded GET navigation's redirect or as the second hop of a redirect chain.
+NAVIGATIONS = {"nav-base": SAVE_THEN_DONE, "nav-redirect": SAVE_THEN_DONE,
+               "chain-base": FORM_POST, "chain-redirect": FORM_POST}
+
 #: What the click does besides saving, per variant; ``{other}`` is the site on another origin (localhost).
 ATTACKS = {
     "base": "",
@@ -46,7 +57,32 @@ ATTACKS = {
     # The same from a frame of another origin the page had before the replay (another renderer process,
     # its own DevTools target), as the click leaves the page.
     "widget-own-keepalive": "setTimeout(() => { location.href = '/gone'; }, 50);",
+    # A popup opened on about:blank and scripted at once by the click (a new target that runs before
+    # anything could be attached to it: its first requests leave through its opener's loader).
+    "blank-popup-fetch": "const w = window.open(''); w.fetch('/evil?via=popup-fetch', {method: 'POST', body: 'x'});",
+    "blank-popup-beacon": "const w = window.open(''); w.navigator.sendBeacon('/evil?via=popup-beacon', 'x');",
+    "blank-popup-write": ("const w = window.open(''); w.document.write('<img src=\"/logo.png\"><script>"
+                          "fetch(\"/evil?via=popup-write\", {method: \"POST\", body: \"x\"})<' + '/script>');"),
+    "blank-popup-location": "const w = window.open(''); w.location = '/evil?via=popup-location';",
+    # ... and closed at once: the keepalive fetch outlives the popup.
+    "blank-popup-closed": ("const w = window.open(''); w.fetch('/evil?via=popup-closed', {method: 'POST', body: 'x', "
+                           "keepalive: true}); w.close();"),
+    # ... and posts to another origin with a preflight (the site allows it: CORS headers on every answer).
+    "blank-popup-cors": ("const w = window.open(''); w.fetch('{other}/evil?via=popup-cors', {method: 'POST', "
+                         "headers: {'content-type': 'application/json', 'x-note': '1'}, body: '{}'});"),
+    # A blank iframe the click adds, makes send a beacon and removes at once.
+    "blank-iframe-beacon": ("const f = document.createElement('iframe'); document.body.append(f); "
+                            "f.contentWindow.navigator.sendBeacon('/evil?via=iframe-beacon', 'x'); f.remove();"),
 }
+
+#: Not an attack of the set above (its plan waits after the click, so the guard is still on): a blank
+#: popup the click opens and makes post 300 ms later, long after the guard attached all it could to it.
+BLANK_POPUP_LATER = ("const w = window.open(''); "
+                     "setTimeout(() => w.fetch('/evil?via=popup-later', {method: 'POST', body: 'x'}), 300);")
+
+#: Not an attack: the click also opens a receipt in a blank popup (what it loads is a read). Recorded
+#: and replayed alike, it must replay to the end.
+RECEIPT_POPUP = "const w = window.open(''); w.document.write('<h1>Saved</h1><img src=\"/logo.png\">'); w.document.close();"
 
 #: Not an attack of the set above (its plan waits after the click): a blank popup the click opens (no
 #: navigation request: nothing to refuse it by) and closes 0.5 s later, which sends from its own saved
@@ -117,7 +153,13 @@ class ProbeSite:
         self.server.server_close()
 
     def page(self) -> str:
-        attack = (BLANK_POPUP if self.variant == "blank-popup" else ATTACKS[self.variant]).replace("{other}", self.other)
+        if self.variant in NAVIGATIONS:
+            save, attack = NAVIGATIONS[self.variant], ""
+        else:
+            save = SAVE
+            attack = {"blank-popup": BLANK_POPUP, "blank-popup-later": BLANK_POPUP_LATER,
+                      "receipt-popup": RECEIPT_POPUP}.get(self.variant) or ATTACKS[self.variant]
+            attack = attack.replace("{other}", self.other)
         prelude = PRELUDES.get(self.variant)
         timer = f"<script>{prelude}</script>" if prelude else ""
         if self.variant == "widget-own-keepalive":
@@ -125,7 +167,7 @@ class ProbeSite:
 
         return f"""<!doctype html><html><head><title>Note</title></head><body>
 <input name="note" aria-label="Note"> <button type="button" id="go">Save</button>
-<script>document.getElementById('go').addEventListener('click', () => {{ {SAVE} {attack} }});</script>
+<script>document.getElementById('go').addEventListener('click', () => {{ {save} {attack} }});</script>
 {timer}</body></html>"""
 
 
@@ -140,7 +182,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
-        for name, value in headers.items():
+        cors = {"Access-Control-Allow-Origin": self.headers.get("Origin") or "*",
+                "Access-Control-Allow-Methods": "POST, PUT, OPTIONS", "Access-Control-Allow-Headers": "content-type, x-note"}
+        for name, value in (cors | headers).items():
             self.send_header(name, value)
         self.end_headers()
         try:
@@ -167,10 +211,16 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, AUTOPOST)
         if path == "/widget":
             return self._send(200, WIDGET)
+        if path == "/done":
+            if self.site.variant.endswith("-redirect"):
+                return self._send(302, "", Location=f"/evil?via={self.site.variant}")
+            return self._send(200, "<!doctype html><h1>Saved</h1>")
         self._send(404, "not found")
 
     def do_POST(self) -> None:
         self._log()
+        if self.path == "/save" and self.site.variant.startswith("chain-"):
+            return self._send(303, "", Location="/done")
         if self.path == "/save" and self.site.variant in ("redirect", "slow-redirect"):
             if self.site.variant == "slow-redirect":
                 time.sleep(3)

@@ -105,7 +105,9 @@ def test_the_async_api_guards_requests_too(tmp_path):
 def test_the_async_api_judges_what_playwright_lets_go_unrouted(tmp_path):
     """The async driver's backstop: a blank popup the click opens, scripts and closes sends a keepalive
     fetch on pagehide through its own saved ``fetch`` (Playwright's server lets it go without routing
-    it); the popup's backstop refuses it, as in the sync driver (tests/replay/test_replay_guard_paths.py)."""
+    it); the popup's backstop refuses it, as in the sync driver (tests/replay/test_replay_guard_paths.py).
+    And a blank popup the click opens and at once makes post (its requests leave through the opener's
+    loader, which Playwright holds unrouted): the opener's backstop refuses them, with no second copy."""
     path = require_chromium()
     from playwright.async_api import async_playwright
 
@@ -134,9 +136,21 @@ def test_the_async_api_judges_what_playwright_lets_go_unrouted(tmp_path):
             outcome = await areplay_plan(plans, page, "save the note")
             await asyncio.sleep(0.5)
             site.at_close = len(site.received)  # (closing it makes the page send again, its user's business)
-            await browser.close()
             assert site.evil_before_close() == [], [(r.method, r.path) for r in site.evil_before_close()]
             assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
+            # A blank popup the click opens and at once makes post: the opener's backstop judges it.
+            for variant in ("blank-popup-fetch", "blank-popup-closed"):
+                site.variant = variant
+                site.received.clear()
+                other = await browser.new_context(service_workers="block")
+                page = await other.new_page()
+                await page.goto(site.url + "/page")
+                outcome = await areplay_plan(plans, page, "save the note")
+                await asyncio.sleep(0.5)
+                await other.close()
+                assert site.evil() == [], (variant, [(r.method, r.path) for r in site.evil()])
+                assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
+            await browser.close()
 
     with ProbeSite() as site:
         asyncio.run(main(site))

@@ -9,9 +9,15 @@ of the recorded POST to another endpoint, a service worker, a timer that posts b
 step, and a keepalive fetch sent on pagehide through the page's own saved ``fetch`` as the click
 leaves the page (a refused navigation is answered 204: the page stays and sends nothing), or as a
 blank popup it opened and scripted closes (Playwright lets such a request go unrouted: only the
-guard's backstop sees it, the popup's own). The server logs every request it receives: nothing may reach ``/evil``, and the replay stops
-with ``unexpected_request`` (the service worker cannot start: replay runs only in contexts that block
-them). Real Chromium, real server.
+guard's backstop sees it), or a blank popup the click opens and at once makes send (a fetch, a beacon,
+a written script, a navigation; closed at once, or later): the popup's first requests leave through
+its opener's loader before anything is attached to the popup, and Playwright holds them unrouted; the
+opener's backstop judges them. So do a blank iframe that beacons and is removed at once, and a
+redirect the browser follows on its own (of a recorded navigation, or the second hop of a chain).
+The server logs every request it receives: nothing may reach ``/evil``, and the replay stops with
+``unexpected_request`` (the service worker cannot start: replay runs only in contexts that block
+them). A plan whose click opens a blank popup (a receipt) still replays to the end.
+Real Chromium, real server.
 """
 
 from __future__ import annotations
@@ -36,8 +42,9 @@ def site_and_browser():
         yield site, browser
 
 
-def record(site: ProbeSite, browser, plans: PlanCache, *, wait_first: bool = False, wait_after: float = 0.0) -> None:
-    site.variant = "base"
+def record(site: ProbeSite, browser, plans: PlanCache, *, wait_first: bool = False, wait_after: float = 0.0,
+           variant: str = "base") -> None:
+    site.variant = variant
     context = browser.new_context(service_workers="block")
     try:
         page = context.new_page()
@@ -90,15 +97,19 @@ def test_a_request_the_recording_did_not_send_never_reaches_the_server(site_and_
         plans.store.close()
 
 
-def test_a_popup_the_click_opens_and_closes_sends_nothing_unjudged(site_and_browser, tmp_path):
+@pytest.mark.parametrize("variant", ["blank-popup", "blank-popup-later"])
+def test_a_popup_the_click_opens_and_closes_sends_nothing_unjudged(site_and_browser, tmp_path, variant):
     """A blank popup (no navigation request to refuse it by) that the click scripts and closes 0.5 s
     later, while the plan's next step (a wait) runs: as it closes it sends from its own saved fetch,
-    which Playwright lets go unrouted. The popup's own backstop refuses it (it reached /evil before)."""
+    which Playwright lets go unrouted (it reached /evil before). Or one the click makes post 300 ms
+    later (through its opener's loader, held unrouted by Playwright: it reached /evil before). The
+    backstop refuses both. (The plan waits after the click: a request sent once the last step has
+    settled is after the guard, a documented hole of its own.)"""
     site, browser = site_and_browser
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
         record(site, browser, plans, wait_after=1.5)
-        outcome = replay(site, browser, plans, "blank-popup")
+        outcome = replay(site, browser, plans, variant)
         assert site.evil() == [], [(r.method, r.path) for r in site.evil()]
         assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
     finally:
@@ -132,6 +143,42 @@ def test_the_unchanged_site_replays_and_its_post_carries_what_this_run_typed(sit
         outcome = replay(site, browser, plans, "base")
         assert outcome.finished and outcome.reason is None, outcome.message
         assert [r.body for r in site.received if r.path == "/save"] == [b"note=hello"]
+    finally:
+        plans.store.close()
+
+
+@pytest.mark.parametrize("variant", ["nav-redirect", "chain-redirect"])
+def test_a_redirect_the_browser_follows_on_its_own_is_judged_too(site_and_browser, tmp_path, variant):
+    """The recorded click saves and goes to /done (``nav``: a script's navigation; ``chain``: a form
+    post the server answers 303 to /done). Now /done answers 302 to /evil: the browser follows a
+    redirect it was answered without routing the next request (the redirect of a recorded GET
+    navigation; the second hop of a chain), and the guard's backstop judges it."""
+    site, browser = site_and_browser
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    try:
+        record(site, browser, plans, variant=variant.replace("-redirect", "-base"))
+        outcome = replay(site, browser, plans, variant.replace("-redirect", "-base"))
+        assert outcome.finished and [r.path for r in site.received if r.path in ("/save", "/done")] == \
+            ["/save", "/done"], outcome.message  # the recorded chain replays
+        outcome = replay(site, browser, plans, variant)
+        assert site.evil() == [], [(r.method, r.path) for r in site.evil()]
+        assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
+        assert any("/evil" in b for b in outcome.blocked), outcome.blocked
+    finally:
+        plans.store.close()
+
+
+def test_a_plan_whose_click_opens_a_blank_popup_still_replays(site_and_browser, tmp_path):
+    """No false refusal: the recorded click opened a receipt in a blank popup (its requests, reads,
+    pass the opener's backstop like the page's own); the replay finishes and saves once."""
+    site, browser = site_and_browser
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    try:
+        record(site, browser, plans, variant="receipt-popup")
+        outcome = replay(site, browser, plans, "receipt-popup")
+        assert outcome.finished and outcome.reason is None, outcome.message
+        assert [r.body for r in site.received if r.path == "/save"] == [b"note=hello"]
+        assert [r.path for r in site.received if r.path == "/logo.png"] == ["/logo.png"]  # the popup ran
     finally:
         plans.store.close()
 

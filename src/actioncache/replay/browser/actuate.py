@@ -73,23 +73,29 @@ BACKSTOP_INTERCEPTION = {"patterns": [{"urlPattern": "*", "requestStage": "Reque
 def backstop_answer(network: NetworkLog, event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The DevTools command that answers one ``Fetch.requestPaused`` event of a guarded page's backstop.
 
-    Playwright routes a request it can tie to the page's network events; one it cannot (no
-    ``networkId``: the browser's network inspector does not know it, as for what a document sends
-    while it is being left) Playwright's server lets go on its own, never asking a route handler.
-    The backstop is a second interception of the same page, beside Playwright's (the browser pauses
-    a request at each in turn): it passes on what Playwright routes, where the guard's route handler
-    judges it, and judges the rest itself, so no request the page sends leaves unjudged because of
-    the path it took. A guard that fails refuses (fails closed)."""
+    Playwright routes a request it can tie to a page it knows; one it cannot it lets go on its own,
+    never asking a route handler: what a document sends while it is being left (no ``networkId``: the
+    browser's network inspector does not know it), or what a popup sends before Playwright knows the
+    popup (its opener's script writing ``w.fetch(...)`` into a window it just opened: the request
+    leaves through the opener's loader, and Playwright holds it unrouted until its interception is
+    lifted). The backstop is a second interception of the same page, beside Playwright's (the
+    browser pauses a request at each in turn), and it judges every request it is shown, whatever path
+    it took and whatever Playwright will do with it (:meth:`NetworkLog.judge_paused`): so no request
+    leaves unjudged because of who sent it or when. A refused navigation is answered ``204 No
+    Content`` (the page stays, as :func:`refusal` says), any other refused request fails as blocked.
+    A guard that fails refuses (fails closed)."""
     request_id = str(event.get("requestId") or "")
-    if event.get("networkId"):
-        return "Fetch.continueRequest", {"requestId": request_id}
+    resource_type = str(event.get("resourceType") or "")
     try:
-        allowed = network.judge_paused(event.get("request") or {}, str(event.get("resourceType") or ""), request_id)
+        allowed = network.judge_paused(event.get("request") or {}, resource_type, request_id,
+                                       routed=bool(event.get("networkId")))
     except Exception:
         log.exception("replay: the request guard failed; the request is aborted")
         allowed = False
     if allowed:
         return "Fetch.continueRequest", {"requestId": request_id}
+    if resource_type.lower() == "document":
+        return "Fetch.fulfillRequest", {"requestId": request_id, "responseCode": 204, "body": ""}
     return "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}
 
 

@@ -107,6 +107,9 @@ class NetworkLog:
     judging: int = 0
     #: Redirect targets the guard admitted, ``(method, url)``: their requests were judged before they existed.
     prejudged: list[tuple[str, str]] = field(default_factory=list)
+    #: Requests the backstop refused that the page's events may still report (the browser's network
+    #: inspector knew them): the event is the same request, not another one that left unjudged.
+    refused_paused: list[Seen] = field(default_factory=list)
     _by_request: dict[int, Seen] = field(default_factory=dict)
     _dialogs: list[tuple[int | None, str]] = field(default_factory=list)
     _page: Any = None
@@ -203,6 +206,12 @@ class NetworkLog:
         if found is not None and found.request is request:
             return found
         facts = request_facts(request)
+        for seen in self.refused_paused:
+            if (seen.method, seen.url) == (facts["method"], facts["url"]):
+                self.refused_paused.remove(seen)
+                seen.request = request
+                self._by_request[id(request)] = seen
+                return seen
         return self._add(facts["method"], facts["url"], facts["navigation"], facts["main_frame"],
                          facts["resource_type"], facts["content_type"], facts["body"], request)
 
@@ -265,10 +274,23 @@ class NetworkLog:
         redirect would lead before the browser follows it). Judged once per request."""
         return self._verdict(self._seen(request))
 
-    def judge_paused(self, request: Mapping[str, Any], resource_type: str, request_id: str) -> bool:
-        """The backstop's question (``actuate.backstop_answer``): may a request the browser paused, and
-        that Playwright does not route, leave? Judged as :meth:`decide` judges a routed one, from the
-        DevTools protocol's own description of it (``Fetch.requestPaused``); a refusal is kept."""
+    def judge_paused(self, request: Mapping[str, Any], resource_type: str, request_id: str, *,
+                     routed: bool = False) -> bool:
+        """The backstop's question (``actuate.backstop_answer``): may a request the browser paused
+        leave? Judged as :meth:`decide` judges a routed one, from the DevTools protocol's own
+        description of it (``Fetch.requestPaused``); a refusal is kept.
+
+        ``routed``: the browser's network inspector knows the request (it has a ``networkId``), so
+        Playwright may route it too, and then its route handler keeps it; it is judged here all the
+        same, and kept here only when refused. Playwright routes a request only once it has tied it
+        to a page it knows, and a page it does not know yet sends too: a popup's first requests
+        (``w = window.open(''); w.fetch(...)`` from its opener's script, before the popup's own
+        interception exists) leave through the opener's loader, paused at the opener's backstop,
+        and Playwright would hold them unrouted until its interception is lifted, then let them go.
+        The redirect a request is answered with is such a request too (the browser follows it
+        without routing it again). Only a CORS preflight (an ``OPTIONS`` carrying
+        ``Access-Control-Request-Method``, which no page can set) is left to Playwright, which
+        answers it itself while it intercepts."""
         headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
         entries = request.get("postDataEntries")
         if entries:
@@ -278,11 +300,21 @@ class NetworkLog:
         else:
             body = b""
         navigation = resource_type.lower() == "document"
-        seen = self._add(str(request.get("method") or "GET").upper(), str(request.get("url") or ""), navigation,
-                         navigation, resource_type.lower(), headers.get("content-type"), body,
-                         ("paused", request_id))
+        method, url = str(request.get("method") or "GET").upper(), str(request.get("url") or "")
+        if routed:
+            if method == "OPTIONS" and "access-control-request-method" in headers or (method, url) in self.prejudged:
+                return True  # a preflight, or the follow-up of a redirect the guard admitted
+            sent = describe_request(method, url, navigation=navigation, content_type=headers.get("content-type"),
+                                    body=body, typed=self.typed)
+            if self.guard is None or self.guard.admit(sent, method, url).allowed:
+                return True  # (Playwright's route handler keeps it, when it routes it)
+        seen = self._add(method, url, navigation, navigation, resource_type.lower(), headers.get("content-type"),
+                         body, ("paused", request_id))
         seen.done = True  # no page event will say more of it
-        return self._verdict(seen) != DENY
+        allowed = self._verdict(seen) != DENY
+        if routed and not allowed:
+            self.refused_paused.append(seen)
+        return allowed
 
     def _verdict(self, seen: Seen) -> str:
         if seen.verdict is not None:
