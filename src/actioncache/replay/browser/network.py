@@ -304,8 +304,12 @@ class NetworkLog:
         if routed:
             if method == "OPTIONS" and "access-control-request-method" in headers or (method, url) in self.prejudged:
                 return True  # a preflight, or the follow-up of a redirect the guard admitted
+            # Described as Playwright's route describes the same request (the recording's descriptions come
+            # from Playwright too): a request without post data has no body there (None), not an empty one,
+            # so a recorded form post with nothing to send ("unknown" body) is the same request here.
+            routed_body = None if body == b"" and not entries else body
             sent = describe_request(method, url, navigation=navigation, content_type=headers.get("content-type"),
-                                    body=body, typed=self.typed)
+                                    body=routed_body, typed=self.typed)
             if self.guard is None or self.guard.admit(sent, method, url).allowed:
                 return True  # (Playwright's route handler keeps it, when it routes it)
         seen = self._add(method, url, navigation, navigation, resource_type.lower(), headers.get("content-type"),
