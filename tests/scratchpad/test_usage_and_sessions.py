@@ -184,6 +184,36 @@ def test_another_projects_start_keeps_a_named_session_a_week_and_counts_nothing_
         store.close()
 
 
+def test_a_named_session_read_from_python_keeps_its_week(mcp_sdk, tmp_path, src_env):
+    """A plain ``Scratchpad(store, "project-A")`` reading a named MCP session marks it used, and that
+    rewrite of its marker dropped the session's request to be kept 7 idle days: 2 idle days later,
+    another project's start removed its notes. The request belongs to the session, so every pad that
+    touches it carries it on."""
+    url = f"sqlite:///{tmp_path}/pad.db"
+
+    async def write(session):
+        return answer_of(await session.call_tool("scratchpad_write", {"data": "keep me", "description": "A"}))
+
+    _, written = run(server(src_env, "--store", url, "--session", "project-A"), write)
+    store = open_store(url)
+    try:
+        assert Scratchpad(store, "project-A", orphan_sweep_s=None).read(written["item"]["storageKey"])["data"] \
+            == "keep me"
+        age_session(store, "project-A", 2 * DAY)
+    finally:
+        store.close()
+
+    async def nothing(session):
+        return None
+
+    run(server(src_env, "--store", url, "--session", "project-B"), nothing)
+    store = open_store(url)
+    try:
+        assert Scratchpad(store, "project-A").read(written["item"]["storageKey"])["data"] == "keep me"
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("planted", [-1e12, -1.0, 0.5, 12345.25])
 def test_a_damaged_byte_counter_is_recounted_not_trusted(store, planted):
     """A negative counter (planted) made every write fit and showed usedBytes -1000000000000: the

@@ -272,13 +272,30 @@ class Scratchpad:
             return
         if not self._layout_checked:
             self._upgrade_layout()
+        keep_idle_s = self.keep_idle_s
+        if keep_idle_s is None:
+            keep_idle_s = self._kept_idle_s()
         marker: dict[str, Any] = {"_scratch_session": self.session_id, "_scratch_last_access": now}
-        if self.keep_idle_s is not None:
-            marker["_scratch_keep_idle_s"] = self.keep_idle_s
-        ttl = max(self.retention_s, self.keep_idle_s or 0.0)
+        if keep_idle_s is not None:
+            marker["_scratch_keep_idle_s"] = keep_idle_s
+        ttl = max(self.retention_s, keep_idle_s or 0.0)
         self.records.put_raw(self._index_key, JSON_FORMAT + b'{"layout":%d}' % _LAYOUT, kind=SESSION_TYPE,
                              ttl_s=ttl, metadata=marker, now=now)
         self._touched_until = now + _TOUCH_EVERY_S
+
+    def _kept_idle_s(self) -> float | None:
+        """How long the session asked to be kept when idle, as its marker says: a pad made without
+        ``keep_idle_s`` (a plain ``Scratchpad(store, id)`` reading a named MCP session) rewrites the
+        marker when it touches the session, and must carry that request on, not drop it (the session
+        would then go with the next 24-hour sweep). The protection belongs to the session, not to the
+        process that happens to use it."""
+        marker = self.store.get(self._index_key)
+        if marker is None:
+            return None
+        kept = marker.metadata.get("_scratch_keep_idle_s")
+        if isinstance(kept, (int, float)) and not isinstance(kept, bool) and math.isfinite(kept) and kept > 0:
+            return float(kept)
+        return None
 
     def _upgrade_layout(self) -> None:
         """Once per pad: a session written by an older version (marker layout 2) has items and index
