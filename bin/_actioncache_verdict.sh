@@ -101,7 +101,9 @@ _ac_journal() {  # one line in the store's hit journal, as the hit path writes i
   _ac_m=$((_ac_mp < 10 ? _ac_mp + 3 : _ac_mp - 9))
   _ac_y=$((_ac_z / 146097 * 400 + _ac_yoe + (_ac_m <= 2)))
   _ac_l=$((_ac_s % 86400))
-  if [ -e "$_ac_jnl" ]; then
+  if [ -L "$_ac_jnl" ]; then
+    :  # never append through a symbolic link planted in the journal's place (the hit path opens it O_NOFOLLOW)
+  elif [ -e "$_ac_jnl" ]; then
     _ac_line >> "$_ac_jnl"
   else
     (umask 077 && _ac_line >> "$_ac_jnl")  # made as the hit path makes it (0600)

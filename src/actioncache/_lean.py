@@ -369,6 +369,38 @@ def _packed_ref(common: str, ref: str) -> tuple[bool, str | None]:
     return True, None
 
 
+def own_directory(path: str, create: bool = False) -> int | None:
+    """A descriptor of ``path`` when it is a real directory of this user's that nobody else may write
+    (made ``0700`` when ``create`` and absent), opened without following a symbolic link; None
+    otherwise. What a store keeps beside its file (entry memos, cheap verdicts) is reached only
+    through such a descriptor (``dir_fd=``), so a symbolic link planted in a sidecar's place is never
+    followed: a listing, a removal or a write lands in the sidecar or nowhere, never in the
+    directory the link points to."""
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        info = None
+    if info is None or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        os.close(fd)
+        return None
+    return fd
+
+
+# A sidecar file appended to (the hit journal) is opened with this: never through a symbolic link.
+APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+
+
 def iso_utc(ts: float) -> str:
     """``2026-11-22T03:24:26.641721Z``, as the core's run-log timestamps."""
     import time

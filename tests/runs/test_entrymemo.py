@@ -204,3 +204,45 @@ def test_a_hit_with_a_file_on_stdin_loads_no_fcntl(ex, strace):
     assert hit.returncode == 0 and hit.stdout == b"input\n"
     assert "actioncache.runs.hitpath" in imported(hit) and "actioncache.runs.runner" not in imported(hit)  # a hit
     assert "fcntl" not in imported(hit)
+
+
+def test_sidecars_replaced_by_symlinks_are_never_followed(ex, strace, tmp_path):
+    """An outside tester made the memo directory, the cheap verdicts' directory and the hit journal
+    symbolic links to a directory (a file) of the user's: the memo writer emptied the directory it
+    pointed to, the verdict sweep removed old files there, and every hit appended its record to the
+    linked file. A sidecar is reached only without following a link: the user's files stay as they were,
+    and replays stay right."""
+    user = tmp_path / "users-files"
+    user.mkdir()
+    (user / "notes.txt").write_text("mine\n")
+    (user / "sub").mkdir()
+    (user / "sub" / "deep.txt").write_text("deep\n")
+    old = user / "old-report.txt"
+    old.write_text("old\n")
+    os.utime(old, (time.time() - 3 * 86400, time.time() - 3 * 86400))
+    project = tmp_path / "PROJECT.md"
+    project.write_text("the project file\n")
+    for _ in range(2):  # the store exists: a miss, then the first lookup
+        ex.run(*ARGS)
+    for suffix in (hitpath.MEMO_DIR_SUFFIX, "-exec-cheap"):
+        link = Path(str(ex.db) + suffix)
+        if link.is_dir() and not link.is_symlink():
+            for inner in sorted(link.rglob("*"), reverse=True):
+                inner.rmdir() if inner.is_dir() else inner.unlink()
+            link.rmdir()
+        link.symlink_to(user)
+    journal = Path(str(ex.db) + "-exec-hits.jsonl")
+    if journal.exists():
+        journal.unlink()
+    journal.symlink_to(project)
+    good = (ex.work / "good.sh").read_bytes()
+    for _ in range(3):
+        settle()
+        assert ex.run(*ARGS).stdout == good
+    cheap = ex.run("--mode", "use", "--", "true", extra_env={"ACTIONCACHE_CHEAP_MS": "1000000"})  # judged cheap
+    assert cheap.returncode == 0
+    ex.run("--mode", "use", "--", "true", extra_env={"ACTIONCACHE_CHEAP_MS": "1000000"})
+    assert sorted(p.relative_to(user).as_posix() for p in user.rglob("*")) == \
+        ["notes.txt", "old-report.txt", "sub", "sub/deep.txt"]
+    assert (user / "notes.txt").read_text() == "mine\n" and old.read_text() == "old\n"
+    assert project.read_text() == "the project file\n"

@@ -342,30 +342,39 @@ def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float) -> None:
     if path is None:
         _write_json(cache.store, CHEAP_PREFIX + key, value, CHEAP_TTL_S, "exec_cheap")
         return
+    folder, name = os.path.split(path)
+    fd = lean.own_directory(folder, create=True)  # never through a symlink planted in its place
+    if fd is None:
+        return
+    tmp = f"{name}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(lean.dumps(value))
-        os.replace(tmp, path)
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=fd)
+        try:
+            os.write(out, lean.dumps(value).encode("utf-8"))
+        finally:
+            os.close(out)
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        sweep_expired(fd, time.time())
     except OSError:
         return
-    sweep_expired(os.path.dirname(path), time.time())
+    finally:
+        os.close(fd)
 
 
-def sweep_expired(folder: str, now: float) -> None:
-    """Remove the files in ``folder`` older than any verdict lives (``CHEAP_TTL_S``, and a minute):
-    called where one is written, which is rare, so the listing is paid rarely and a folder of
-    verdicts (one per key, or per call for a command whose environment changes every call) never
-    outgrows what a day holds."""
+def sweep_expired(folder: int, now: float) -> None:
+    """Remove the files in ``folder`` (a descriptor: ``lean.own_directory``, so a symlink planted in
+    the verdicts' place is never listed through) older than any verdict lives (``CHEAP_TTL_S``, and
+    a minute): called where one is written, which is rare, so the listing is paid rarely and a
+    folder of verdicts (one per key, or per call for a command whose environment changes every
+    call) never outgrows what a day holds."""
     try:
         names = os.listdir(folder)
     except OSError:
         return
     for name in names:
         try:
-            if os.stat(os.path.join(folder, name)).st_mtime < now - CHEAP_TTL_S - 60.0:
-                os.unlink(os.path.join(folder, name))
+            if os.stat(name, dir_fd=folder, follow_symlinks=False).st_mtime < now - CHEAP_TTL_S - 60.0:
+                os.unlink(name, dir_fd=folder)
         except OSError:
             pass
 
@@ -444,7 +453,7 @@ def end_process(code: int) -> int:
         record.update(outcome=TAIL_OUTCOME, overhead_ms=round(total - timed_ms + end, 3),
                       at=lean.iso_utc(time.time()))
         try:
-            fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(journal, lean.APPEND_FLAGS, 0o600)
             try:
                 os.write(fd, lean.dumps(record).encode("utf-8") + b"\n")  # one write: appends never interleave
             finally:

@@ -264,26 +264,36 @@ def _uptime_cs() -> int | None:
 
 
 def _write(path: str, lines: list[str], back: int) -> None:
-    """Atomically, with its mtime ``back`` (see ``note``)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
-        finally:
-            os.close(fd)
-        os.utime(tmp, (back, back))
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    """Atomically, with its mtime ``back`` (see ``note``); through a descriptor of its folder
+    (``_lean.own_directory``), so a symlink planted in the folder's place is never written through."""
+    from .._lean import own_directory
+
+    folder, name = os.path.split(path)
+    fd = own_directory(folder)
+    if fd is None:
         return
-    _sweep(os.path.dirname(path), back)
+    tmp = f"{name}.{os.getpid()}.tmp"
+    try:
+        try:
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=fd)
+            try:
+                os.write(out, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+            finally:
+                os.close(out)
+            os.utime(tmp, (back, back), dir_fd=fd, follow_symlinks=False)
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except OSError:
+            try:
+                os.unlink(tmp, dir_fd=fd)
+            except OSError:
+                pass
+            return
+        _sweep(fd, back)
+    finally:
+        os.close(fd)
 
 
-def _sweep(folder: str, now: float) -> None:
+def _sweep(folder: int, now: float) -> None:
     """Remove this tool's verdicts older than any can live (an environment that changes every
     call, say, leaves one per call): written rarely, so the listing is paid rarely."""
     from .cost import sweep_expired

@@ -361,12 +361,24 @@ def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[lis
     no one else): marshal's format is as trusted as a ``__pycache__`` file, by who could write it."""
     from _stat import S_ISREG  # builtin
 
+    from .._lean import own_directory
+
     if now is None:  # ``now``: the store's signature, taken just before
         return None
+    directory = _memo_directory(path, now[0])
+    root = own_directory(path + MEMO_DIR_SUFFIX)
+    if root is None:
+        return None
     try:
-        fd = os.open(f"{_memo_directory(path, now[0])}/{key.rsplit(':', 1)[-1]}", os.O_RDONLY | os.O_NOFOLLOW)
+        inner = os.open(directory.rsplit("/", 1)[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+        try:
+            fd = os.open(key.rsplit(":", 1)[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=inner)
+        finally:
+            os.close(inner)
     except OSError:
         return None
+    finally:
+        os.close(root)
     try:
         info = os.fstat(fd)
         if not S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1 or info.st_mode & 0o022:
@@ -412,7 +424,7 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     directory = _memo_directory(path, signature)
     from marshal import dumps
 
-    from .._lean import sha256
+    from .._lean import own_directory, sha256
     from .manifest import with_output_bytes
 
     candidates, expires = row
@@ -423,47 +435,60 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     data = b"%s%s\n%s\n%s\n%d\n%s\n\n%s" % (
         MEMO_MAGIC, key.encode("utf-8", "surrogateescape"), signature.encode(),
         b"-" if expires is None else repr(expires).encode(), len(value), sha256(value).hexdigest().encode(), value)
-    target = f"{directory}/{key.rsplit(':', 1)[-1]}"
-    temporary = f"{target}.{os.getpid()}.tmp"
+    name = key.rsplit(":", 1)[-1]
+    temporary = f"{name}.{os.getpid()}.tmp"
+    signature_name = directory.rsplit("/", 1)[-1]
+    root_fd = own_directory(root, create=True)  # never through a symlink planted in the memos' place
+    if root_fd is None:
+        return
+    inner = -1
     try:
-        for made in (root, directory):
-            try:
-                os.mkdir(made, 0o700)
-            except FileExistsError:
-                pass
-        _remove_other_signatures(root, directory)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        _remove_other_signatures(root_fd, signature_name)
+        try:
+            os.mkdir(signature_name, 0o700, dir_fd=root_fd)
+        except FileExistsError:
+            pass
+        inner = os.open(signature_name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=inner)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
         finally:
             os.close(fd)
-        os.rename(temporary, target)
+        os.rename(temporary, name, src_dir_fd=inner, dst_dir_fd=inner)
     except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        if inner >= 0:
+            try:
+                os.unlink(temporary, dir_fd=inner)
+            except OSError:
+                pass
+    finally:
+        if inner >= 0:
+            os.close(inner)
+        os.close(root_fd)
 
 
-def _remove_other_signatures(root: str, keep: str) -> None:
-    """Remove ``root``'s directories but ``keep`` (memos of signatures the store no longer has);
-    a memo directory another writer is filling at the same moment loses its memos, which costs
-    that writer's next hit a query, nothing else."""
-    from _stat import S_ISDIR  # builtin
-
+def _remove_other_signatures(root: int, keep: str) -> None:
+    """Remove the directories in ``root`` (a descriptor: ``own_directory``) but ``keep`` (memos of
+    signatures the store no longer has), each opened without following a symbolic link (a link is
+    removed itself, never followed); a memo directory another writer is filling at the same moment
+    loses its memos, which costs that writer's next hit a query, nothing else."""
     for name in os.listdir(root):
-        old = f"{root}/{name}"
-        if old == keep:
+        if name == keep:
             continue
         try:
-            if not S_ISDIR(os.lstat(old).st_mode):  # a link or a file: removed itself, never followed
-                os.unlink(old)
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+            except OSError:  # a link or a file: removed itself
+                os.unlink(name, dir_fd=root)
                 continue
-            for inner in os.listdir(old):
-                os.unlink(f"{old}/{inner}")
-            os.rmdir(old)
+            try:
+                for entry in os.listdir(inner):
+                    os.unlink(entry, dir_fd=inner)
+            finally:
+                os.close(inner)
+            os.rmdir(name, dir_fd=root)
         except OSError:
             pass
 
@@ -540,11 +565,11 @@ def _write(fd: int, data: bytes) -> bool:
 
 def _journal_hit(path: str, now: float, record: "dict[str, Any]") -> None:
     """One line in the hit journal; best effort, like the run log (it never fails the replay)."""
-    from .._lean import dumps, iso_utc
+    from .._lean import APPEND_FLAGS, dumps, iso_utc
 
     record["at"] = iso_utc(now)
     try:
-        fd = os.open(path + HIT_JOURNAL_SUFFIX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path + HIT_JOURNAL_SUFFIX, APPEND_FLAGS, 0o600)  # never through a symlink
         try:
             os.write(fd, dumps(record).encode("utf-8") + b"\n")  # one write: appends never interleave
         finally:

@@ -24,6 +24,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .._lean import APPEND_FLAGS
 from .._time import iso_utc
 from ..records import Records
 
@@ -131,7 +132,7 @@ def keep_in_journal(cache: Cache, prefix: str, record: dict[str, Any]) -> bool:
         line["fail_log"] = True
     try:
         data = dumps(line).encode("utf-8") + b"\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, APPEND_FLAGS, 0o600)  # never through a symlink
         try:
             os.write(fd, data)  # one write: appends never interleave
         finally:
