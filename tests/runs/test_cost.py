@@ -73,6 +73,26 @@ def test_git_push_in_non_cacheable_tools_matches_git_push(ex, strace, fake_git):
     assert ex.runs() == 7  # git log is still cached
 
 
+def test_a_non_cacheable_command_runs_without_opening_the_store_and_is_counted(ex, strace, fake_git):
+    """An outside tester timed a `git push` listed in non_cacheable_tools at ~0.25 s through the cache
+    (5 ms alone): the full command opened the store to count it. It now becomes the command as mode
+    off does, after one line in the hit journal."""
+    (ex.work / ".actioncache.yml").write_text("non_cacheable_tools: [git_push]\n")
+    time.sleep(2.1)  # past the config memo's racy window (a config changed in the last 2 s is read again)
+    ex.run(*USE, "--", "git", "log")  # the store exists, and the config's memo
+    ex.run(*USE, "--", "git", "log")
+    before = ex.runs()
+    run = subprocess.run([PY, "-X", "importtime", "-m", "actioncache", "exec", *USE, "--summary", "--", "git", "push"],
+                         cwd=ex.work, env=ex.env, capture_output=True, timeout=60)
+    assert run.returncode == 0 and ex.runs() == before + 1  # it ran
+    assert b"git push is in non_cacheable_tools" in run.stderr
+    assert "_sqlite3" not in imported(run) and "actioncache.runs.runner" not in imported(run)
+    journal = Path(str(ex.db) + "-exec-hits.jsonl").read_text().splitlines()
+    record = json.loads(journal[-1])
+    assert record["uncacheable"].startswith("git push is in non_cacheable_tools") and record["overhead_ms"] > 0
+    assert record["hit"] is False and record["lookup"] is False
+
+
 @settings(max_examples=200, deadline=None)
 @given(tool=st.sampled_from(["git", "/usr/bin/git", "kubectl"]),
        sub=st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8),

@@ -116,17 +116,21 @@ def _config() -> "dict[str, Any] | None":
     return memo
 
 
-def _non_cacheable(patterns: list[str], command: list[str]) -> bool | None:
-    """Is ``command`` non-cacheable (``naming``: ``git_push`` is ``git push``)? None when a pattern
-    is a glob (the full command matches those)."""
+def _non_cacheable(patterns: list[str], command: list[str]) -> str | None:
+    """Why ``command`` is non-cacheable (``naming``: ``git_push`` is ``git push``), in the full
+    command's words; "" when it is not; None when a pattern is a glob (the full command matches those)."""
     if not patterns:
-        return False  # as runner.decide: no list, nothing to match (and naming is not imported)
+        return ""  # as runner.decide: no list, nothing to match (and naming is not imported)
     from .naming import match
 
     try:
-        return match(patterns, command) is not None
+        found = match(patterns, command)
     except ValueError:
         return None
+    if found is None:
+        return ""
+    pattern, shown = found
+    return f"{shown} is in non_cacheable_tools" + ("" if shown == pattern else f" (as {pattern!r})")
 
 
 def _phase_allows(opts: "dict[str, Any]", config: "dict[str, Any]") -> bool:
@@ -176,14 +180,17 @@ def try_hit(argv: list[str]) -> int | None:
     scopes = [s.strip().lower() for s in scopes_text.split(",") if s.strip()] if scopes_text else \
         config.get("scopes") or DEFAULT_SCOPES
     scope = opts.get("scope", "verify").strip().lower()
-    if "," in scope or not all(s.replace("_", "").replace("-", "").isalnum() for s in scopes):
+    if "," in scope or not all(s.replace("_", "").replace("-", "").isalnum() for s in (scope, *scopes)):
         return None  # the full path names the bad scope
     if mode in ("", "off") and not opts["summary"]:
         _run_directly(opts["command"])  # mode off: the command, as if typed (returns only if it cannot start)
         return None
-    if mode != "use" or scope not in scopes or (scope == "llm_ro" and not _phase_allows(opts, config)):
+    enabled = scope in scopes
+    if mode != "use" or enabled and scope == "llm_ro" and not _phase_allows(opts, config):
         return None
-    if _non_cacheable(config.get("non_cacheable") or [], opts["command"]) is not False:
+    listed = _non_cacheable(config.get("non_cacheable") or [], opts["command"]) if enabled else \
+        f"scope {scope!r} is not enabled"
+    if listed is None:
         return None
     try:
         max_age = float(opts["max_age"]) if "max_age" in opts else float(config.get("max_age_hours") or 168.0)
@@ -194,6 +201,9 @@ def try_hit(argv: list[str]) -> int | None:
     path = _store_path(opts.get("store"), config.get("store"))
     if path is None or not os.path.isfile(path):
         return None
+    if listed:  # a non-cacheable command, or a scope that is not enabled: it just runs
+        _let_through(opts, scope, path, listed)
+        return None  # (returns only when the command could not be started: the full command says why)
     return _lookup(opts, scope, path, max_age, config)
 
 
@@ -523,6 +533,29 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -
     _journal_hit(path, time.time(), record)
     _run_directly(opts["command"], prepared=True)
     return True
+
+
+def _let_through(opts: "dict[str, Any]", scope: str, path: str, reason: str) -> None:
+    """A command the config says is never cached (``non_cacheable_tools``) or whose scope is not
+    enabled: become it, as mode ``off`` does, after one line in the hit journal (what this process
+    cost before the command started: the cache's whole cost of the run). The full command would open
+    the store only to count it, which cost a ``git push`` ~0.2 s (the docs promise such a command
+    runs without opening the store)."""
+    import time
+
+    from .._lean import process_ms
+
+    tool = os.path.basename(opts["command"][0]) or opts["command"][0]
+    if opts["summary"]:
+        _write(2, f"actioncache exec: {tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s\n".encode())
+    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": None, "lookup": False, "hit": False,
+                              "phase_blocked": False, "uncacheable": reason, "outcome": "fresh", "fast": True}
+    _prepare_exec()  # before the clock is read: what this process costs is all of it up to the exec
+    total = process_ms()
+    if total is not None:
+        record.update(overhead_ms=round(total, 3), cpu_ms=round(time.process_time() * 1000.0, 3))
+    _journal_hit(path, time.time(), record)
+    _run_directly(opts["command"], prepared=True)
 
 
 def _prepare_exec() -> None:
