@@ -397,8 +397,46 @@ def own_directory(path: str, create: bool = False) -> int | None:
     return fd
 
 
-# A sidecar file appended to (the hit journal) is opened with this: never through a symbolic link.
-APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+def append_record(path: str, record: "Any") -> bool:
+    """Append ``record`` as one JSON line to the journal file at ``path`` (made ``0600``), in one
+    write (appends of several processes never interleave), never through a symbolic link planted in
+    its place; False when it cannot be written (best effort: a journal line never fails a run)."""
+    try:
+        data = dumps(record).encode("utf-8") + b"\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
+
+
+def write_whole(directory: int, name: str, data: bytes, mtime: int | None = None) -> bool:
+    """Write ``name`` in ``directory`` (a descriptor: :func:`own_directory`) whole: under a temporary
+    name, then renamed over it, so a reader sees the old file, the new one or none; never through a
+    symbolic link; ``mtime``: the file's times, set before the rename. False (and no temporary file
+    left) when it cannot be written."""
+    temporary = f"{name}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=directory)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        if mtime is not None:
+            os.utime(temporary, (mtime, mtime), dir_fd=directory, follow_symlinks=False)
+        os.rename(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    except OSError:
+        try:
+            os.unlink(temporary, dir_fd=directory)
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def iso_utc(ts: float) -> str:

@@ -346,17 +346,9 @@ def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float) -> None:
     fd = lean.own_directory(folder, create=True)  # never through a symlink planted in its place
     if fd is None:
         return
-    tmp = f"{name}.{os.getpid()}.tmp"
     try:
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=fd)
-        try:
-            os.write(out, lean.dumps(value).encode("utf-8"))
-        finally:
-            os.close(out)
-        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        sweep_expired(fd, time.time())
-    except OSError:
-        return
+        if lean.write_whole(fd, name, lean.dumps(value).encode("utf-8")):
+            sweep_expired(fd, time.time())
     finally:
         os.close(fd)
 
@@ -452,14 +444,7 @@ def end_process(code: int) -> int:
         end = float(record.get("exit_ms") or 0.0)
         record.update(outcome=TAIL_OUTCOME, overhead_ms=round(total - timed_ms + end, 3),
                       at=lean.iso_utc(time.time()))
-        try:
-            fd = os.open(journal, lean.APPEND_FLAGS, 0o600)
-            try:
-                os.write(fd, lean.dumps(record).encode("utf-8") + b"\n")  # one write: appends never interleave
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        lean.append_record(journal, record)
     os._exit(code)
 
 

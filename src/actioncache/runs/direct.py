@@ -266,29 +266,15 @@ def _uptime_cs() -> int | None:
 def _write(path: str, lines: list[str], back: int) -> None:
     """Atomically, with its mtime ``back`` (see ``note``); through a descriptor of its folder
     (``_lean.own_directory``), so a symlink planted in the folder's place is never written through."""
-    from .._lean import own_directory
+    from .._lean import own_directory, write_whole
 
     folder, name = os.path.split(path)
     fd = own_directory(folder)
     if fd is None:
         return
-    tmp = f"{name}.{os.getpid()}.tmp"
     try:
-        try:
-            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=fd)
-            try:
-                os.write(out, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
-            finally:
-                os.close(out)
-            os.utime(tmp, (back, back), dir_fd=fd, follow_symlinks=False)
-            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        except OSError:
-            try:
-                os.unlink(tmp, dir_fd=fd)
-            except OSError:
-                pass
-            return
-        _sweep(fd, back)
+        if write_whole(fd, name, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"), mtime=back):
+            _sweep(fd, back)
     finally:
         os.close(fd)
 

@@ -352,15 +352,15 @@ def _store_signature(path: str) -> "tuple[str, bool] | None":
     return " ".join(parts), settled
 
 
-def _memo_directory(path: str, signature: str) -> str:
-    """Where the memos made under one signature of the store live: ``{store}-exec-memo/{hash}``.
+def _signature_directory(signature: str) -> str:
+    """The directory of ``{store}-exec-memo`` the memos made under one signature of the store live in.
     Every write to the store changes its signature, so a memo written under another one can never
     be used again; ``_memo_write`` removes those directories (the memos stay as many as the keys
     hit since the store last changed). The hash only groups files: each memo still holds the full
     signature it is checked by."""
     from .._lean import sha256
 
-    return f"{path}{MEMO_DIR_SUFFIX}/{sha256(signature.encode()).hexdigest()[:8]}"
+    return str(sha256(signature.encode()).hexdigest()[:8])
 
 
 def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[list[dict[str, Any]], float | None] | None":
@@ -375,12 +375,11 @@ def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[lis
 
     if now is None:  # ``now``: the store's signature, taken just before
         return None
-    directory = _memo_directory(path, now[0])
     root = own_directory(path + MEMO_DIR_SUFFIX)
     if root is None:
         return None
     try:
-        inner = os.open(directory.rsplit("/", 1)[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+        inner = os.open(_signature_directory(now[0]), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
         try:
             fd = os.open(key.rsplit(":", 1)[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=inner)
         finally:
@@ -431,10 +430,10 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     whole under a temporary name and renamed, so a reader sees the old memo, the new one or none;
     the directories of other signatures (memos that can never be used again) are removed."""
     root = path + MEMO_DIR_SUFFIX
-    directory = _memo_directory(path, signature)
+    directory = _signature_directory(signature)
     from marshal import dumps
 
-    from .._lean import own_directory, sha256
+    from .._lean import own_directory, sha256, write_whole
     from .manifest import with_output_bytes
 
     candidates, expires = row
@@ -445,38 +444,24 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     data = b"%s%s\n%s\n%s\n%d\n%s\n\n%s" % (
         MEMO_MAGIC, key.encode("utf-8", "surrogateescape"), signature.encode(),
         b"-" if expires is None else repr(expires).encode(), len(value), sha256(value).hexdigest().encode(), value)
-    name = key.rsplit(":", 1)[-1]
-    temporary = f"{name}.{os.getpid()}.tmp"
-    signature_name = directory.rsplit("/", 1)[-1]
     root_fd = own_directory(root, create=True)  # never through a symlink planted in the memos' place
     if root_fd is None:
         return
-    inner = -1
     try:
-        _remove_other_signatures(root_fd, signature_name)
+        _remove_other_signatures(root_fd, directory)
         try:
-            os.mkdir(signature_name, 0o700, dir_fd=root_fd)
+            os.mkdir(directory, 0o700, dir_fd=root_fd)
         except FileExistsError:
             pass
-        inner = os.open(signature_name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=inner)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.rename(temporary, name, src_dir_fd=inner, dst_dir_fd=inner)
+        inner = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
     except OSError:
-        if inner >= 0:
-            try:
-                os.unlink(temporary, dir_fd=inner)
-            except OSError:
-                pass
+        return
     finally:
-        if inner >= 0:
-            os.close(inner)
         os.close(root_fd)
+    try:
+        write_whole(inner, key.rsplit(":", 1)[-1], data)
+    finally:
+        os.close(inner)
 
 
 def _remove_other_signatures(root: int, keep: str) -> None:
@@ -509,8 +494,6 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -
     cheap (False) or cannot be started (True)."""
     import time
 
-    from .._lean import process_ms
-
     verdict = path + CHEAP_DIR_SUFFIX + "/" + key.rsplit(":", 1)[-1]
     try:
         if os.stat(verdict).st_mtime < time.time() - CHEAP_TTL_S:
@@ -525,13 +508,7 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -
     from .direct import note
 
     note(opts, scope, path, key, record)  # the next identical call runs it from the command's shell part
-    _prepare_exec()  # before the clock is read: what this process costs is all of it up to the exec
-    total = process_ms()
-    if total is not None:
-        record.update(overhead_ms=round(total, 3),  # what this process cost before the command started
-                      cpu_ms=round(time.process_time() * 1000.0, 3))  # (cost.settle: the exec's own cost)
-    _journal_hit(path, time.time(), record)
-    _run_directly(opts["command"], prepared=True)
+    _become(opts["command"], path, record)
     return True
 
 
@@ -541,21 +518,28 @@ def _let_through(opts: "dict[str, Any]", scope: str, path: str, reason: str) -> 
     cost before the command started: the cache's whole cost of the run). The full command would open
     the store only to count it, which cost a ``git push`` ~0.2 s (the docs promise such a command
     runs without opening the store)."""
+    tool = os.path.basename(opts["command"][0]) or opts["command"][0]
+    if opts["summary"]:
+        _write(2, f"actioncache exec: {tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s\n".encode())
+    _become(opts["command"], path, {"tool": tool, "scope": scope, "key": None, "lookup": False, "hit": False,
+                                    "phase_blocked": False, "uncacheable": reason, "outcome": "fresh",
+                                    "fast": True})
+
+
+def _become(command: list[str], path: str, record: "dict[str, Any]") -> None:
+    """Become ``command`` (``execvp``, as mode ``off`` does) after ``record`` goes to the hit journal
+    with what this process cost before the command started, the cache's whole cost of the run
+    (``cost.settle`` adds the exec's own). Returns only when the command could not be started."""
     import time
 
     from .._lean import process_ms
 
-    tool = os.path.basename(opts["command"][0]) or opts["command"][0]
-    if opts["summary"]:
-        _write(2, f"actioncache exec: {tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s\n".encode())
-    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": None, "lookup": False, "hit": False,
-                              "phase_blocked": False, "uncacheable": reason, "outcome": "fresh", "fast": True}
     _prepare_exec()  # before the clock is read: what this process costs is all of it up to the exec
     total = process_ms()
     if total is not None:
         record.update(overhead_ms=round(total, 3), cpu_ms=round(time.process_time() * 1000.0, 3))
     _journal_hit(path, time.time(), record)
-    _run_directly(opts["command"], prepared=True)
+    _run_directly(command, prepared=True)
 
 
 def _prepare_exec() -> None:
@@ -598,14 +582,7 @@ def _write(fd: int, data: bytes) -> bool:
 
 def _journal_hit(path: str, now: float, record: "dict[str, Any]") -> None:
     """One line in the hit journal; best effort, like the run log (it never fails the replay)."""
-    from .._lean import APPEND_FLAGS, dumps, iso_utc
+    from .._lean import append_record, iso_utc
 
     record["at"] = iso_utc(now)
-    try:
-        fd = os.open(path + HIT_JOURNAL_SUFFIX, APPEND_FLAGS, 0o600)  # never through a symlink
-        try:
-            os.write(fd, dumps(record).encode("utf-8") + b"\n")  # one write: appends never interleave
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    append_record(path + HIT_JOURNAL_SUFFIX, record)

@@ -24,7 +24,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .._lean import APPEND_FLAGS
+from .._lean import append_record
 from .._time import iso_utc
 from ..records import Records
 
@@ -122,24 +122,13 @@ def keep_in_journal(cache: Cache, prefix: str, record: dict[str, Any]) -> bool:
     the hit journal beside a SQLite store instead, so that ``stats --since`` still counts the run
     and the next fold moves it to the log it was meant for. Its counters were counted already
     (``counted``). False where there is no journal or it cannot be written."""
-    from .._lean import dumps
-
     path = journal_path(cache)
     if path is None:
         return False
     line = {**record, "at": iso_utc(time.time()), "counted": True}
     if prefix == FAIL_LOG_PREFIX:
         line["fail_log"] = True
-    try:
-        data = dumps(line).encode("utf-8") + b"\n"
-        fd = os.open(path, APPEND_FLAGS, 0o600)  # never through a symlink
-        try:
-            os.write(fd, data)  # one write: appends never interleave
-        finally:
-            os.close(fd)
-    except (OSError, TypeError, ValueError):
-        return False
-    return True
+    return append_record(path, line)
 
 
 def fold_journal(cache: Cache) -> str | None:
