@@ -147,26 +147,36 @@ def test_a_named_session_used_every_day_keeps_its_first_week_notes(mcp_sdk, tmp_
     assert listing["total"] == 1 and listing["usedBytes"] == written["usedBytes"]
 
 
+def write_in_named_session(src_env, url: str, session: str, data, description: str) -> dict:
+    """One item written over MCP by `actioncache mcp --session SESSION`: its answer."""
+
+    async def write(client):
+        return answer_of(await client.call_tool("scratchpad_write", {"data": data, "description": description}))
+
+    return run(server(src_env, "--store", url, "--session", session), write)[1]
+
+
+def start_named_session(src_env, url: str, session: str) -> None:
+    """`actioncache mcp --session SESSION` started and left at once (its start sweeps the store)."""
+
+    async def nothing(client):
+        return None
+
+    run(server(src_env, "--store", url, "--session", session), nothing)
+
+
 def test_another_projects_start_keeps_a_named_session_a_week_and_counts_nothing_gone(mcp_sdk, tmp_path, src_env):
     """On a store shared by every project, `actioncache mcp --session project-B` removed project A's
     items after A was idle 24 hours; a named session now stays 7 idle days for everyone's sweep
     (an anonymous or crashed one still goes after 24 hours)."""
     url = f"sqlite:///{tmp_path}/pad.db"
-
-    async def write(session):
-        return answer_of(await session.call_tool("scratchpad_write", {"data": 1, "description": "project A"}))
-
-    _, written = run(server(src_env, "--store", url, "--session", "project-A"), write)
+    written = write_in_named_session(src_env, url, "project-A", 1, "project A")
     store = open_store(url)
     Scratchpad(store, "crashed-agent").write(1, "abandoned")
     for session in ("project-A", "crashed-agent"):
         age_session(store, session, 2 * DAY)
     store.close()
-
-    async def nothing(session):
-        return None
-
-    run(server(src_env, "--store", url, "--session", "project-B"), nothing)
+    start_named_session(src_env, url, "project-B")
     store = open_store(url)
     try:
         assert Scratchpad(store, "crashed-agent").list() == []
@@ -175,7 +185,7 @@ def test_another_projects_start_keeps_a_named_session_a_week_and_counts_nothing_
         age_session(store, "project-A", 8 * DAY)
     finally:
         store.close()
-    run(server(src_env, "--store", url, "--session", "project-B"), nothing)
+    start_named_session(src_env, url, "project-B")
     store = open_store(url)
     try:
         gone = Scratchpad(store, "project-A")
@@ -190,11 +200,7 @@ def test_a_named_session_read_from_python_keeps_its_week(mcp_sdk, tmp_path, src_
     another project's start removed its notes. The request belongs to the session, so every pad that
     touches it carries it on."""
     url = f"sqlite:///{tmp_path}/pad.db"
-
-    async def write(session):
-        return answer_of(await session.call_tool("scratchpad_write", {"data": "keep me", "description": "A"}))
-
-    _, written = run(server(src_env, "--store", url, "--session", "project-A"), write)
+    written = write_in_named_session(src_env, url, "project-A", "keep me", "A")
     store = open_store(url)
     try:
         assert Scratchpad(store, "project-A", orphan_sweep_s=None).read(written["item"]["storageKey"])["data"] \
@@ -202,11 +208,7 @@ def test_a_named_session_read_from_python_keeps_its_week(mcp_sdk, tmp_path, src_
         age_session(store, "project-A", 2 * DAY)
     finally:
         store.close()
-
-    async def nothing(session):
-        return None
-
-    run(server(src_env, "--store", url, "--session", "project-B"), nothing)
+    start_named_session(src_env, url, "project-B")
     store = open_store(url)
     try:
         assert Scratchpad(store, "project-A").read(written["item"]["storageKey"])["data"] == "keep me"
