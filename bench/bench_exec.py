@@ -161,19 +161,19 @@ def loop_commands() -> list[tuple[list[str], list[str]]]:
     return steps
 
 
-def build_step(work: Path, iteration: int) -> None:
-    """The stand-in agent's BUILD phase: every 5th iteration it edits a script and commits."""
-    if iteration % 5 == 4:
+def build_step(work: Path, iteration: int, commit_every: int = 5) -> None:
+    """The stand-in agent's BUILD phase: every ``commit_every``-th iteration it edits a script and commits."""
+    if iteration % commit_every == commit_every - 1:
         with open(work / "workers" / "build.sh", "a") as handle:
             handle.write(f'echo "step {iteration}"\n')
         git(work, "commit", "-qam", f"build {iteration}")
 
 
-def run_loop(work: Path, env: dict[str, str], cached: bool) -> float:
+def run_loop(work: Path, env: dict[str, str], cached: bool, commit_every: int = 5) -> float:
     """One 20-iteration loop; the seconds spent in the loop's commands (BUILD excluded: the same in both)."""
     spent = 0.0
     for iteration in range(ITERATIONS):
-        build_step(work, iteration)
+        build_step(work, iteration, commit_every)
         for flags, command in loop_commands():
             argv = [ACTIONCACHE, "exec", *flags, "--", *command] if cached else command
             started = time.perf_counter()
@@ -183,7 +183,9 @@ def run_loop(work: Path, env: dict[str, str], cached: bool) -> float:
     return spent
 
 
-VARIANTS = {"default": {}, "cheap0": {"ACTIONCACHE_CHEAP_MS": "0"}}  # the loop's environment with the cache
+# name: (the loop's environment with the cache, a commit every N iterations)
+VARIANTS: dict[str, tuple[dict[str, str], int]] = {"default": ({}, 5), "cheap0": ({"ACTIONCACHE_CHEAP_MS": "0"}, 5),
+                                                   "churn": ({}, 1)}
 
 
 def loop_rounds(tmp: Path, rounds: int, variants: list[str]) -> dict[str, list[dict[str, float]]]:
@@ -192,11 +194,11 @@ def loop_rounds(tmp: Path, rounds: int, variants: list[str]) -> dict[str, list[d
     for i in range(rounds):
         for name in variants:
             progress(f"loop ({name}): round {i + 1}/{rounds} (without, then with the cache)")
-            results[name].append(loop_round(tmp / f"{name}-{i}", VARIANTS[name]))
+            results[name].append(loop_round(tmp / f"{name}-{i}", *VARIANTS[name]))
     return results
 
 
-def loop_round(tmp: Path, extra: dict[str, str]) -> dict[str, float]:
+def loop_round(tmp: Path, extra: dict[str, str], commit_every: int) -> dict[str, float]:
     tmp.mkdir()
     out: dict[str, float] = {"load": os.getloadavg()[0]}
     for cached in (False, True):
@@ -206,13 +208,14 @@ def loop_round(tmp: Path, extra: dict[str, str]) -> dict[str, float]:
         if cached:
             env.update(CACHE_MODE="use", CACHE_SCOPE="verify,read,llm_ro", **extra)
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
-        out["with" if cached else "without"] = run_loop(work, env, cached)
+        out["with" if cached else "without"] = run_loop(work, env, cached, commit_every)
         if cached:
             report = json.loads(subprocess.run([ACTIONCACHE, "stats", "--json", "--since", started], env=env,
                                                cwd=work, capture_output=True, check=True).stdout)
             out.update(reported=report["time_saved_s"], by_hits=report["saved_by_hits_s"],
                        hit_cost=report["hit_cost_s"], overhead=report["overhead_s"], hits=report["hits"],
                        misses=report["misses"], cheap=report.get("uncached_cheap", 0),
+                       unrecorded=report.get("unrecorded", 0),
                        failures=report.get("failures", 0))
     out["measured"] = out["without"] - out["with"]
     out["load_after"] = os.getloadavg()[0]
@@ -224,9 +227,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 hit rounds, 2 loop rounds")
     parser.add_argument("--rounds", type=int, help="hit rounds (default 9)")
     parser.add_argument("--loops", type=int, help="loop rounds (default 3)")
-    parser.add_argument("--variants", default="default,cheap0",
+    parser.add_argument("--variants", default="default,cheap0,churn",
                         help="the loops to run, in each round: default (commands cheaper than a hit not cached), "
-                             "cheap0 (ACTIONCACHE_CHEAP_MS=0: every command cached); default both")
+                             "cheap0 (ACTIONCACHE_CHEAP_MS=0: every command cached), churn (a commit every "
+                             "iteration: REPORT never hits); default all three")
     args = parser.parse_args()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     if not variants or any(v not in VARIANTS for v in variants):
@@ -280,7 +284,8 @@ def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bo
     if not shellcheck:
         lines.append("\nshellcheck is not installed here: its case was left out.")
     titles = {"default": f"## A {ITERATIONS}-iteration loop in a Ralph loop's shape",
-              "cheap0": "## The same loop with ACTIONCACHE_CHEAP_MS=0 (every command cached, even cheap ones)"}
+              "cheap0": "## The same loop with ACTIONCACHE_CHEAP_MS=0 (every command cached, even cheap ones)",
+              "churn": "## The same loop with a commit every iteration (REPORT never hits)"}
     intro = {"default": "Seconds spent in the loop's commands (BUILD excluded), without the cache (the commands run "
                         "directly) and with it (`actioncache exec`, CACHE_MODE=use, a new store), then the cache's own "
                         "account from `actioncache stats --since` (net time saved = what hits saved less the overhead "
@@ -289,7 +294,12 @@ def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bo
                        "so `cat`, `ls` and `git log` are traced on a miss and replayed on a hit like the rest, and no "
                        "measuring run times a command untraced (a hit's saving rests on the traced run's figure for "
                        "the command's own time, `trace.command_ms`). The \"without\" run of each round is its own, "
-                       "right before the \"with\" run."}
+                       "right before the \"with\" run.",
+             "churn": "As the first loop, but the stand-in agent commits in every iteration, as a loop whose BUILD "
+                      "commits every time does: REPORT (`llm_ro`, keyed by HEAD) is a new request in every iteration "
+                      "and never hits, and shellcheck reads a changed script every time. What the cache costs such a "
+                      "loop is the point: after three misses whose overhead no hit repaid, a command's misses run "
+                      "directly, untraced and not recorded (docs/agent-loops.md, churning commands)."}
     for name, rows in loops.items():
         lines += ["", titles[name], "", intro[name], ""]
         lines += loop_table(rows)
@@ -300,12 +310,13 @@ def write_report(cases: list[Case], pairs: list[tuple[str, str]], shellcheck: bo
 
 def loop_table(loops: list[dict[str, float]]) -> list[str]:
     lines = ["| round | load (1 min) | without s | with s | measured saving s | reported (net) s | reported / measured "
-             "| hits | misses | not cached (cheap) | failures | hit cost s | overhead s |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| hits | misses | not cached (cheap) | misses not recorded | failures | hit cost s | overhead s |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for i, r in enumerate(loops, 1):
         ratio = r["reported"] / r["measured"] if r["measured"] else float("nan")
         lines.append(f"| {i} | {r['load']:.1f} | {r['without']:.2f} | {r['with']:.2f} | {r['measured']:.2f} | {r['reported']:.2f} | "
-                     f"{ratio:.2f} | {int(r['hits'])} | {int(r['misses'])} | {int(r['cheap'])} | {int(r['failures'])} | "
+                     f"{ratio:.2f} | {int(r['hits'])} | {int(r['misses'])} | {int(r['cheap'])} | {int(r.get('unrecorded', 0))} | "
+                     f"{int(r['failures'])} | "
                      f"{r['hit_cost']:.2f} | {r['overhead']:.2f} |")
     measured = statistics.median(r["measured"] for r in loops)
     reported = statistics.median(r["reported"] for r in loops)
@@ -316,7 +327,9 @@ def loop_table(loops: list[dict[str, float]]) -> list[str]:
               f"({(reported - measured) / abs(measured):+.1%} of the measured saving)." if measured else "",
               f"- The round furthest off: reported {worst['reported']:.2f} s against {worst['measured']:.2f} s measured "
               f"({(worst['reported'] - worst['measured']) / abs(worst['measured'] or 1.0):+.1%})." if loops else "",
-              f"- The cache {verdict}: saving per round {per_round}.", ""]
+              f"- The cache {verdict}: saving per round {per_round}.",
+              f"- With the cache, the loop's commands took {min(r['with'] / r['without'] for r in loops):.2f}x to "
+              f"{max(r['with'] / r['without'] for r in loops):.2f}x their time without it.", ""]
     return lines
 
 

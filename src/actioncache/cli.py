@@ -256,6 +256,10 @@ def _exec_notes(stats: dict[str, Any]) -> str:
                      "on misses and on commands not worth caching")
         if cheap:
             lines.append(f"exec: {cheap} runs were not cached: those commands run faster fresh than a hit costs")
+        unrecorded = sum(int(b.get("unrecorded") or 0) for b in execs.values())
+        if unrecorded:
+            lines.append(f"exec: {unrecorded} misses ran directly, not recorded: their commands kept missing, and "
+                         "recording them cost more than their hits saved (docs/agent-loops.md, churning commands)")
     if stats.get("not_narrowed"):
         lines.append("not narrowed by --since (their counters have no time; `actioncache stats` shows them): "
                      + ", ".join(stats["not_narrowed"]))

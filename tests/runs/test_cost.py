@@ -214,7 +214,7 @@ def test_a_command_slower_than_a_hit_is_measured_then_cached(ex, strace):
             b": hit;" in outcomes[3]] == [True] * 4, outcomes
     # A command that prints something else each time, its inputs unchanged, is not cached at all.
     with Cache(ex.url) as cache:  # (the hits above were timed: hits cost nothing here again)
-        cost._write_json(cache.store, cost.HIT_COST_KEY, {"hit_ms": 0.001, "n": 1, "cpu_ms": 0.001, "cpu_n": 1},
+        cost.write_json(cache.store, cost.HIT_COST_KEY, {"hit_ms": 0.001, "n": 1, "cpu_ms": 0.001, "cpu_n": 1},
                          None, "exec_cost")
     clock = (PY, "-c", "import time; time.sleep(0.3); print(time.time_ns())")
     assert b": miss;" in run(*clock).stderr
@@ -439,8 +439,8 @@ def test_a_command_cheaper_than_a_hit_never_reports_time_saved(tmp_path_factory,
     path = tmp_path_factory.mktemp("verdict") / "s.db"
     with Cache(f"sqlite:///{path}") as cache:
         cost.add_hit_costs(cache.store, [cpu * hit_stretch], [cpu])
-        known = cost._read_json(cache.store, cost.HIT_COST_KEY)
-        cost._write_json(cache.store, cost.HIT_COST_KEY, {**known, "exit_cpu_ms": end, "exit_n": 1}, None, "exec_cost")
+        known = cost.read_json(cache.store, cost.HIT_COST_KEY)
+        cost.write_json(cache.store, cost.HIT_COST_KEY, {**known, "exit_cpu_ms": end, "exit_n": 1}, None, "exec_cost")
         # The load of this moment, as a hit-shaped process met it (its stretch, and its end then).
         cheap, hit = cost.cheap_verdict(cache.store, fresh, None, cost.Probe(stretch, end * stretch))
         # A command whose time grows with the load as a hit's does gets the same verdict at every load.

@@ -48,6 +48,10 @@ timed) to the hit journal, and leaves with ``os._exit`` (no teardown left to mis
 is overhead, not a run (``counts_of``). Only beside a SQLite store (where the journal is); other
 stores' tails are not counted.
 
+A command worth caching whose misses never pay (its world changes before every run, so every
+run is a traced miss recorded for a hit that never comes) is judged per family, the command as
+the loop writes it, by ``ledger``: its misses then run directly for a while, not recorded.
+
 Counts go to the store's one set of counters (``records.count``) under ``exec:TOOL``: hits,
 misses, stores, failures, ``uncached_cheap``, ``time_saved_ms`` (net), ``hit_cost_ms``,
 ``overhead_ms``; ``actioncache stats`` shows them beside every other action's.
@@ -82,7 +86,7 @@ COUNTER_ACTION = "exec:"  # counters are kept under action "exec:TOOL" (a counte
 # --- the hit cost and the cheap verdicts ---------------------------------------------------------
 
 
-def _read_json(store: CacheStore, key: str) -> dict[str, Any] | None:
+def read_json(store: CacheStore, key: str) -> dict[str, Any] | None:
     try:
         entry = store.get(key)
     except Exception:  # noqa: BLE001 - an unreadable estimate is no estimate
@@ -96,7 +100,7 @@ def _read_json(store: CacheStore, key: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _write_json(store: CacheStore, key: str, value: dict[str, Any], ttl_s: float | None, kind: str) -> None:
+def write_json(store: CacheStore, key: str, value: dict[str, Any], ttl_s: float | None, kind: str) -> None:
     from ..records import Records
 
     try:  # plain JSON (b"j"), which the hit path reads without the codec
@@ -110,7 +114,7 @@ def hit_cost_ms(store: CacheStore) -> tuple[float, bool]:
     """(the store's average hit cost in wall-clock ms, whether it was measured); ``HIT_GUESS_MS``
     before any hit. Wall time as the hits met it, at whatever load they met: ``hit_cost_now``
     scales a hit to the load of the moment."""
-    known = _read_json(store, HIT_COST_KEY)
+    known = read_json(store, HIT_COST_KEY)
     if known and isinstance(known.get("hit_ms"), (int, float)) and known.get("n"):
         return float(known["hit_ms"]), True
     return HIT_GUESS_MS, False
@@ -121,7 +125,7 @@ def add_hit_costs(store: CacheStore, samples: list[float], cpu_samples: list[flo
     time (``samples``) and, when the hits recorded it, their CPU time (``cpu_samples``)."""
     if not samples and not cpu_samples:
         return
-    known = _read_json(store, HIT_COST_KEY) or {}
+    known = read_json(store, HIT_COST_KEY) or {}
     value = dict(known)
     for field, count_field, new in (("hit_ms", "n", samples), ("cpu_ms", "cpu_n", cpu_samples or [])):
         average = known.get(field) if isinstance(known.get(field), (int, float)) else None
@@ -131,7 +135,7 @@ def add_hit_costs(store: CacheStore, samples: list[float], cpu_samples: list[flo
             count += 1
         if average is not None:
             value[field], value[count_field] = round(float(average), 3), count
-    _write_json(store, HIT_COST_KEY, value, None, "exec_cost")
+    write_json(store, HIT_COST_KEY, value, None, "exec_cost")
 
 
 def process_cpu_ms() -> float:
@@ -203,7 +207,7 @@ def hit_cost_now(store: CacheStore, stretch: float | None, probed: Probe | None 
     threshold = explicit_threshold()
     if threshold is not None:
         return HitCost(threshold, "set")
-    known = _read_json(store, HIT_COST_KEY) or {}
+    known = read_json(store, HIT_COST_KEY) or {}
     cpu = _positive(known.get("cpu_ms")) if known.get("cpu_n") else None
     end = _positive(known.get("exit_cpu_ms")) or 0.0
     if probed is not None and cpu is not None:
@@ -268,18 +272,18 @@ def probe(store: CacheStore) -> Probe | None:
     if code != 0 or not 0.0 <= end_ms < 5000.0 or not cpu > 0.0 or not wall >= 0.0:
         return None
     found = Probe(max(1.0, wall / cpu), end_ms)
-    known = _read_json(store, HIT_COST_KEY) or {}
+    known = read_json(store, HIT_COST_KEY) or {}
     average = _positive(known.get("exit_cpu_ms"))
     sample = end_ms / found.stretch
     average = sample if average is None else average + EMA_ALPHA * (sample - average)
-    _write_json(store, HIT_COST_KEY, {**known, "exit_cpu_ms": round(average, 3),
+    write_json(store, HIT_COST_KEY, {**known, "exit_cpu_ms": round(average, 3),
                                       "exit_n": int(known.get("exit_n") or 0) + 1}, None, "exec_cost")
     return found
 
 
 def exit_cpu_ms(store: CacheStore) -> float | None:
     """The store's figure for a process's end (``measure_exit``), None before the first."""
-    return _positive((_read_json(store, HIT_COST_KEY) or {}).get("exit_cpu_ms"))
+    return _positive((read_json(store, HIT_COST_KEY) or {}).get("exit_cpu_ms"))
 
 
 def settle(record: dict[str, Any], end_cpu_ms: float | None) -> dict[str, Any]:
@@ -336,19 +340,26 @@ def cheap_file(cache: Cache, key: str) -> str | None:
     return os.path.join(journal[: -len(HIT_JOURNAL_SUFFIX)] + CHEAP_DIR_SUFFIX, key.rsplit(":", 1)[-1])
 
 
-def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float) -> None:
-    value = {"fresh_ms": round(fresh_ms, 3), "hit_ms": round(hit_ms, 3), "key": key}
+def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float, *, ttl_s: float = CHEAP_TTL_S,
+               now: float | None = None, extra: dict[str, Any] | None = None) -> None:
+    """Leave the verdict that ``key`` runs directly for ``ttl_s`` (a churn verdict, ``ledger``, is
+    one for a family, with ``extra`` saying so). A file's verdict lives ``CHEAP_TTL_S`` from its
+    mtime wherever it is read (here, the hit path, the shell part's deadline), so a shorter one is
+    written with its mtime set back by the difference."""
+    value = {"fresh_ms": round(fresh_ms, 3), "hit_ms": round(hit_ms, 3), "key": key, **(extra or {})}
     path = cheap_file(cache, key)
     if path is None:
-        _write_json(cache.store, CHEAP_PREFIX + key, value, CHEAP_TTL_S, "exec_cheap")
+        write_json(cache.store, CHEAP_PREFIX + key, value, ttl_s, "exec_cheap")
         return
     folder, name = os.path.split(path)
     fd = lean.own_directory(folder, create=True)  # never through a symlink planted in its place
     if fd is None:
         return
+    now = time.time() if now is None else now
+    mtime = None if ttl_s >= CHEAP_TTL_S else int(now - CHEAP_TTL_S + ttl_s)
     try:
-        if lean.write_whole(fd, name, lean.dumps(value).encode("utf-8")):
-            sweep_expired(fd, time.time())
+        if lean.write_whole(fd, name, lean.dumps(value).encode("utf-8"), mtime):
+            sweep_expired(fd, now)
     finally:
         os.close(fd)
 
@@ -375,7 +386,7 @@ def cheap_mark(cache: Cache, key: str) -> dict[str, Any] | None:
     """The live cheap verdict of ``key`` (younger than ``CHEAP_TTL_S``), else None."""
     path = cheap_file(cache, key)
     if path is None:
-        return _read_json(cache.store, CHEAP_PREFIX + key)
+        return read_json(cache.store, CHEAP_PREFIX + key)
     try:
         if os.stat(path).st_mtime < time.time() - CHEAP_TTL_S:
             return None
@@ -409,7 +420,7 @@ def expect_tail(cache: Cache, record: dict[str, Any], timed_ms: float, stretch: 
     own wall / CPU says nothing about the load)."""
     journal = journal_path(cache)
     if journal is not None:
-        kept = {k: record.get(k) for k in ("tool", "scope", "key")}
+        kept = {k: record.get(k) for k in ("tool", "scope", "key", "family")}
         end_cpu = exit_cpu_ms(cache.store)
         kept["exit_ms"] = round(end_cpu * (stretch or 1.0), 3) if end_cpu is not None else 0.0
         _TAIL[:] = [(journal, kept, timed_ms)]
@@ -476,6 +487,8 @@ def counts_of(record: dict[str, Any]) -> dict[str, float]:
         deltas["failures"] = 1
     if outcome in ("cheap", "cheap_miss"):
         deltas["uncached_cheap"] = 1
+    if outcome == "unrecorded":
+        deltas["unrecorded"] = 1  # a miss of a churning command, run directly (ledger)
     overhead = _number(record.get("overhead_ms"))
     if overhead:
         deltas["overhead_ms"] = overhead

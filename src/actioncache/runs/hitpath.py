@@ -242,19 +242,24 @@ def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, confi
     row = _memo_row(path, key, signature)
     if row is None:
         row = _select(path, key, signature)
-        if row is None:
+    found = None
+    if row is not None and (row[1] is None or row[1] > now):
+        try:
+            found, _ = manifest.choose(row[0], now, max_age)
+        except (ValueError, KeyError, TypeError):
             return None
-    if row[1] is not None and row[1] <= now:
-        return None
+    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "phase_blocked": False,
+                              "fast": True, "family": keys.family_key(tool, parts)}
+    if found is None:
+        if stdin.data is None:
+            _churning(path, record, command, opts["summary"])  # a miss of a churning command becomes the command here
+        return None  # the full command records the miss (or says why the command could not start)
+    if found.get("measured") is False:
+        return None  # a new entry's first lookup runs the command, untraced and timed (runner._measure)
     try:
-        found, _ = manifest.choose(row[0], now, max_age)
-        if found is None or found.get("measured") is False:
-            return None  # a new entry's first lookup runs the command, untraced and timed (runner._measure)
         output = manifest.output(found)
     except (ValueError, KeyError, TypeError):
         return None
-    record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "phase_blocked": False,
-                              "fast": True}
     keys.replay_stdin_offset(output["stdin_offset"])  # a file on stdin: where the recorded run left it
     written = _write(1, output["stdout"]) & _write(2, output["stderr"])
     if not written and not output["exit_code"]:
@@ -509,6 +514,29 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -
 
     note(opts, scope, path, key, record)  # the next identical call runs it from the command's shell part
     _become(opts["command"], path, record)
+    return True
+
+
+def _churning(path: str, record: "dict[str, Any]", command: list[str], opts_summary: bool) -> bool:
+    """A miss of a command whose family is churning (``ledger``: a verdict file named by the
+    family's hash, as a cheap verdict is named by its key's): become the command, untraced and not
+    recorded. Returns only when there is no live verdict (False) or the command cannot be started
+    (True). ``$ACTIONCACHE_CHEAP_MS`` set: no verdict counts (``ledger.churning``)."""
+    import time
+
+    if _env("ACTIONCACHE_CHEAP_MS"):
+        return False
+    verdict = path + CHEAP_DIR_SUFFIX + "/" + record["family"].rsplit(":", 1)[-1]
+    try:
+        if os.stat(verdict).st_mtime < time.time() - CHEAP_TTL_S:
+            return False
+    except OSError:
+        return False
+    if opts_summary:
+        _write(2, f"actioncache exec: {record['tool']}: miss, not recorded (churning: its entries keep changing); "
+                  "hits 0, misses 1, time saved 0.00s\n".encode())
+    record.update(hit=False, outcome="unrecorded")  # ledger.UNRECORDED
+    _become(command, path, record)
     return True
 
 

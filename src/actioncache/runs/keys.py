@@ -451,6 +451,12 @@ def run_key(tool: str, parts: "Mapping[str, Any]") -> str:
     return f"exec:{tool}:{sha256(dumps(parts).encode('utf-8')).hexdigest()}"
 
 
+def family_key(tool: str, parts: "Mapping[str, Any]") -> str:
+    """The command as the loop writes it, whatever world it runs in (``ledger``): ``run_key`` of
+    the tool, argv, working directory and scope only."""
+    return run_key(tool, {"family": 1, "scope": parts["scope"], "argv": parts["argv"], "cwd": parts["cwd"]})
+
+
 def command_env(environ: "Mapping[str, str]", mode: str, declared: "Sequence[str]" = (), ignore: "Sequence[str]" = (),
                 *, keyed: bool = False) -> dict[str, str]:
     """The variables the command sees (``keyed``: those of them that enter the key)."""

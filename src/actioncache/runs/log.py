@@ -131,8 +131,9 @@ def keep_in_journal(cache: Cache, prefix: str, record: dict[str, Any]) -> bool:
     return append_record(path, line)
 
 
-def fold_journal(cache: Cache) -> str | None:
-    """Move the hit journal's records into the run log (best effort; returns an error text)."""
+def fold_journal(cache: Cache, into: list[dict[str, Any]] | None = None) -> str | None:
+    """Move the hit journal's records into the run log (best effort; returns an error text);
+    ``into``: a list the folded records are also appended to, oldest first (their ledgers)."""
     path = journal_path(cache)
     if path is None or not os.path.exists(path):
         return None
@@ -149,6 +150,8 @@ def fold_journal(cache: Cache) -> str | None:
     end_cpu = cost.exit_cpu_ms(cache.store)
     for line in _journal_lines(taken):
         record = cost.settle(line, end_cpu)  # the end of the process, after its last instant, added
+        if into is not None:
+            into.append(record)
         prefix = FAIL_LOG_PREFIX if record.pop("fail_log", False) else RUN_LOG_PREFIX
         counted = record.pop("counted", False)  # a full run's record kept here (keep_in_journal)
         problem = append(cache, prefix, record, at=record["at"]) or problem

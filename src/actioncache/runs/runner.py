@@ -25,8 +25,8 @@ from .._lean import process_ms, which
 from ..cache import Cache
 from ..decision import Decision
 from ..policy import LoopConfig, Policy
-from . import cost, log, manifest
-from .keys import key_parts, replay_stdin_offset, run_key, stdin_offset
+from . import cost, ledger, log, manifest
+from .keys import family_key, key_parts, replay_stdin_offset, run_key, stdin_offset
 from .process import GONE, run_tool, write_failure
 
 EXIT_NOT_FOUND = 127
@@ -182,6 +182,7 @@ class ExecRun:
         if self.options.config_digest is not None:
             parts["config"] = self.options.config_digest  # the hit path adds the same (from its memo)
         key = record["key"] = run_key(tool, parts)
+        record["family"] = family_key(tool, parts)  # the command as the loop writes it (ledger)
         if self.options.explain:
             from ..keys import canonical_json
 
@@ -203,6 +204,10 @@ class ExecRun:
             record["why"] = why[:5]
             if self.options.explain:
                 say("miss: " + ("; ".join(why) if why else "no entry under this key"))
+            if decision.store and not blocked:
+                churn = ledger.churning(cache, record["family"])
+                if churn is not None:
+                    return self._unrecorded(cache, record, churn)
         output = self._fresh(strace)
         record["duration_ms"] = output.get("duration_ms")
         # The command's own time (cost: what it would have cost run directly): traced, the trace's
@@ -261,6 +266,18 @@ class ExecRun:
         output = self._fresh(None)
         record.update(outcome="fail" if output["exit_code"] != 0 else "cheap",
                       fresh_ms=round(float(output.get("duration_ms") or 0.0), 3), duration_ms=output.get("duration_ms"))
+        return self._finish(cache, record, output)
+
+    def _unrecorded(self, cache: Cache, record: dict[str, Any], churn: dict[str, Any]) -> int:
+        """A miss of a churning command (``ledger``): run directly, untraced, not recorded."""
+        if self.options.explain:
+            say(f"churning: {self.tool}'s last runs missed {churn.get('misses')} times and cost "
+                f"{-float(churn.get('net_ms') or 0) / 1000:.2f} s more than its hits saved: "
+                "a miss runs directly, not recorded, for a while")
+        output = self._fresh(None)
+        record.update(outcome="fail" if output["exit_code"] != 0 else ledger.UNRECORDED,
+                      fresh_ms=round(float(output.get("duration_ms") or 0.0), 3),
+                      duration_ms=output.get("duration_ms"))
         return self._finish(cache, record, output)
 
     def _env_secret(self) -> bytes:
@@ -612,6 +629,24 @@ class ExecRun:
         else:
             record["overhead_ms"] = round(max(0.0, total - fresh) + float(record.get("estimate_error_ms") or 0.0), 3)
 
+    def _weigh(self, cache: Cache, records: list[dict[str, Any]]) -> None:
+        """The runs into their families' ledgers; after a miss that traced the command (and tried
+        to record it), whether its family is churning (``ledger.judge``)."""
+        if cost.explicit_threshold() is not None:
+            return
+        try:
+            ledgers = ledger.add(cache, records)
+            record = records[-1]
+            family = record.get("family")
+            traced_miss = record.get("lookup") and record.get("outcome") in ("miss", "cheap_miss", "fail", "fresh")
+            if traced_miss and isinstance(family, str) and family in ledgers:
+                period = ledger.judge(cache, family, ledgers[family])
+                if period is not None and (self.options.explain or self.options.summary):
+                    say(f"churning: {self.tool} keeps missing and its misses cost more than its hits saved: "
+                        f"for {period / 60:.0f} min a miss runs directly, not recorded")
+        except Exception as exc:  # noqa: BLE001 - a ledger not kept costs hits, never the run
+            self._note(f"warning: ledger not updated: {exc}")
+
     def _finish(self, cache: Cache, record: dict[str, Any], output: dict[str, Any]) -> int:
         code = int(output.get("exit_code", 1))
         record["exit_code"] = code
@@ -622,14 +657,16 @@ class ExecRun:
         cost.count_run(cache, record)
         if failed:
             record.update(log.failure_text(output))
+        folded: list[dict[str, Any]] = []  # the hit journal's records, folded below
         if self.options.run_log or failed:
             prefix = log.FAIL_LOG_PREFIX if failed else log.RUN_LOG_PREFIX
             problem = log.append(cache, prefix, record)
             if problem and log.keep_in_journal(cache, prefix, record):
                 problem += " (kept in the hit journal until the store takes it)"
-            problem = problem or log.fold_journal(cache)
+            problem = problem or log.fold_journal(cache, folded)
             if problem:
                 self._note(f"warning: {problem}")
+        self._weigh(cache, [*folded, record])
         if self.options.summary:
             hits = int(bool(record.get("hit")))
             misses = int(bool(record.get("lookup")) and not hits and record["outcome"] != "cheap")

@@ -13,8 +13,8 @@ from .log import FAIL_LOG_PREFIX, RUN_LOG_PREFIX, parse_since, records
 if TYPE_CHECKING:
     from ..cache import Cache
 
-COUNTS = ("runs", "hits", "misses", "stores", "failures", "errors", "uncached_cheap", "audits", "audit_mismatches",
-          "phase_blocked")
+COUNTS = ("runs", "hits", "misses", "stores", "failures", "errors", "uncached_cheap", "unrecorded", "audits",
+          "audit_mismatches", "phase_blocked")
 
 
 def _bucket() -> dict[str, Any]:
@@ -113,6 +113,8 @@ def format_block(result: dict[str, Any]) -> str:
              f"  Overhead: {overhead_ms / 1000:.1f}s ({overhead_ms}ms: misses and commands not worth caching)"]
     if result.get("uncached_cheap"):
         lines.append(f"  Not Cached (faster fresh than a hit): {result['uncached_cheap']}")
+    if result.get("unrecorded"):
+        lines.append(f"  Misses Not Recorded (entries kept changing): {result['unrecorded']}")
     if result.get("failures"):
         lines.append(f"  Failures: {result['failures']}")
     if result.get("phase_blocked"):
