@@ -69,11 +69,29 @@ def test_a_write_fits_exactly_when_used_plus_needed_is_the_quota(store):
     with pytest.raises(QuotaExceededError) as growth:
         full.update(key, "y" * 600)
     grown = growth.value.details
-    assert grown["usedBytes"] == exact and grown["neededBytes"] > 100
+    assert grown["usedBytes"] == exact and grown["neededBytes"] == 100  # the data's growth, nothing else
     roomy = Scratchpad(store, session, session_quota_bytes=exact + grown["neededBytes"])
     roomy.update(key, "y" * 600)
     assert roomy.usage()["usedBytes"] == exact + grown["neededBytes"]
     assert roomy.usage()["dataBytes"] == 502 + 602
+
+
+def test_an_update_that_shrinks_the_data_fits_a_full_quota(store):
+    """An outside tester's finding: at a full quota, an update that shrank an item by a few bytes
+    was refused, as its first update added a createdAt field. An item's fields are the same from
+    its first write on, so shrinking the data shrinks the item, at a full quota too."""
+    session = new_session()
+    pad = Scratchpad(store, session)
+    key = pad.write("x" * 500, "an item", task_id="t", turn_id="a")["storageKey"]
+    used = pad.usage()["usedBytes"]
+    full = Scratchpad(store, session, session_quota_bytes=used)
+    for size in (499, 495, 400):  # each a shrink of the data, the first by one byte
+        full.update(key, "x" * size)
+        now = full.usage()["usedBytes"]
+        assert now < used, (size, now, used)
+        used = now
+    with pytest.raises(QuotaExceededError):
+        Scratchpad(store, session, session_quota_bytes=used).update(key, "x" * 401)  # a growth still is refused
 
 
 

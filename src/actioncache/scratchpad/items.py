@@ -209,8 +209,10 @@ def item_metadata(
         "taskId": key.task_id,
         "turnId": key.turn_id,
     }
-    if created != now:
-        meta["createdAt"] = iso_ms(created)
+    # Stored from the first write on (equal to ``timestamp`` then), so an update never adds a field
+    # of its own: an item whose data shrinks never grows, and fits a full quota (an update that
+    # first added ``createdAt`` was refused at a full quota while shrinking its data).
+    meta["createdAt"] = iso_ms(created)
     if custom:
         meta["metadata"] = dict(custom)
     return meta
@@ -235,6 +237,8 @@ def llm_view(meta: Mapping[str, Any], limit: int = VIEW_LIMIT) -> dict[str, Any]
     """
     view = {k: meta[k] for k in ("storageKey", "description", "timestamp", "dataSize", "sessionId",
                                  "taskId", "turnId", "createdAt", "metadata", "corrupt") if k in meta}
+    if view.get("createdAt") == view.get("timestamp"):
+        del view["createdAt"]  # never updated: the field says nothing the timestamp does not
     # sessionId is in every answer's envelope and taskId/turnId are parts of the storageKey, so
     # they go before a single character of the description does.
     for optional in ("createdAt", "sessionId", "taskId", "turnId"):

@@ -78,11 +78,12 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
             "type": "object",
             "properties": {
                 "data": _DATA,
+                # No maxLength: a longer description is cut with an ellipsis (FR-011), which a client
+                # that validates against the schema would refuse to send instead.
                 "description": {
                     "type": "string",
-                    "maxLength": DESCRIPTION_LIMIT,
-                    "description": "what the data is, one line, max 300 characters "
-                    "(e.g. 'Email 3 from Ann re: Q4 budget, 120-word summary')",
+                    "description": f"what the data is, one line, max {DESCRIPTION_LIMIT} characters (longer is cut "
+                    "with an ellipsis) (e.g. 'Email 3 from Ann re: Q4 budget, 120-word summary')",
                 },
                 "task_id": _ID,
                 "turn_id": {"type": "string", "description": "optional; 1-32 letters, digits or '-'. Leave out to "
@@ -125,8 +126,8 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
             "properties": {
                 "key": _KEY,
                 "data": _DATA,
-                "description": {"type": "string", "maxLength": DESCRIPTION_LIMIT,
-                                "description": "optional new description"},
+                "description": {"type": "string", "description": f"optional new description, max "
+                                f"{DESCRIPTION_LIMIT} characters (longer is cut with an ellipsis)"},
                 "metadata": _METADATA,
             },
             "required": ["key", "data"],
