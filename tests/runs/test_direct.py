@@ -290,3 +290,27 @@ def test_a_direct_run_gets_the_callers_variables_even_those_named_like_the_shell
     done, python = sh.run(*printenv)
     assert not python
     assert done.stdout.decode() == "".join(f"caller's {name}\n" for name in names), done.stderr
+
+
+def test_a_symlink_planted_as_the_tools_verdict_folder_is_never_written_or_swept_through(sh, tmp_path):
+    """The verdicts of a tool live in ``exec-direct/TOOL/``: a symbolic link planted in that folder's
+    place (to a directory of the user's, with a file older than any verdict lives) is never written
+    through and never swept, and the command still runs right (the last session's rule for the
+    store's sidecars, here for the direct verdicts: no test planted one)."""
+    user = tmp_path / "users-files"
+    user.mkdir()
+    old = user / "old-notes.txt"
+    old.write_text("mine\n")
+    back = time.time() - 3 * 86400
+    os.utime(old, (back, back))
+    folder = Path(sh.env["XDG_CACHE_HOME"]) / "actioncache" / "exec-direct" / "cat"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.symlink_to(user)
+    good = (sh.ex.work / "good.sh").read_bytes()
+    for _ in range(5):  # a judged miss, then cheap runs that would name and write the verdict
+        done, python = sh.run()
+        assert done.stdout == good and done.returncode == 0, done.stderr
+        assert python  # no verdict was written, so Python ran every one
+        sh.settle()
+    assert folder.is_symlink() and sorted(p.name for p in user.iterdir()) == ["old-notes.txt"]
+    assert old.read_text() == "mine\n"
