@@ -14,14 +14,18 @@ adds the runs to the family's **ledger** (``LEDGER_PREFIX``): the last ``WINDOW`
 what it saved (a hit: the command's fresh time less the hit's cost) or cost (any other run: its
 overhead, and the tail of its process), the rule ``cost.counts_of`` counts for ``stats``.
 
-After a run that missed, when the ledger's last ``WINDOW`` runs hold at least ``MIN_MISSES``
-misses and the cache cost the family more time than its hits saved, the family is **churning**:
-for a while (``period``) a miss of it is run directly, untraced and not recorded, as a command
-that is not cached would be. A lookup still serves any entry that still holds (a hit is always
-taken, and shows in the ledger). The period starts at the time the window took (so about a
-window's worth of runs go unrecorded) and doubles with each renewal, up to a day, so the cost of
-looking again falls geometrically; a judgement that finds the family paying resets it. Running a
-command directly is never a wrong answer: a verdict only ever costs hits, never correctness.
+After a traced miss, when the ledger's last ``WINDOW`` runs hold at least ``MIN_MISSES`` misses
+and the cache's net cost over them (their overhead less what their hits saved) is more than one
+hit of the command would save (its own time less a hit's cost), the family is **churning**: for a
+while a miss of it is run directly, untraced and not recorded, as a command that is not cached
+would be. So a quick command whose misses cost more than its hits save is judged after three
+misses in a row, and an expensive one (an LLM call of seconds) only after its misses have cost
+more than a hit of it is worth. A lookup still serves any entry that still holds (a hit is always
+taken, and shows in the ledger). The period is the time the window's runs took (so about a
+window's worth of runs go unrecorded: a loop that stalled for a few runs records again soon)
+and doubles with each renewal, up to a day, so the cost of looking again falls geometrically; a
+judgement that finds the family paying resets it. Running a command directly is never a wrong
+answer: a verdict only ever costs hits, never correctness.
 
 The verdict is a file beside a SQLite store (``cost.cheap_file``'s folder, named by the family's
 hash; its mtime is set so that it expires as a cheap verdict a day old does), which the hit path
@@ -43,7 +47,8 @@ if TYPE_CHECKING:
 LEDGER_PREFIX = "runs:ledger:"
 WINDOW = 10  # runs a judgement looks at
 MIN_MISSES = 3  # misses in the window before a family may be judged churning
-MIN_PERIOD_S = 60.0
+MIN_PERIOD_S = 1.0
+MIN_PERIOD_ENV = "ACTIONCACHE_CHURN_MIN_S"  # a longer shortest period, in seconds (a loop that wants one)
 UNRECORDED = "unrecorded"  # the outcome of a miss run directly under a churn verdict
 
 
@@ -74,7 +79,9 @@ def add(cache: Cache, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]
                 runs[-1][1] = round(float(runs[-1][1]) - float(record.get("overhead_ms") or 0.0), 3)
             continue
         miss = not record.get("hit")
-        runs.append([_epoch(record.get("at")), round(saved, 3), int(miss)])
+        fresh = record.get("fresh_ms")
+        fresh = round(float(fresh), 3) if isinstance(fresh, (int, float)) and not isinstance(fresh, bool) else 0.0
+        runs.append([_epoch(record.get("at")), round(saved, 3), int(miss), fresh])
         del runs[:-WINDOW]
     for family, ledger in changed.items():
         _write(cache, family, ledger)
@@ -84,7 +91,7 @@ def add(cache: Cache, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]
 def read(cache: Cache, family: str) -> dict[str, Any]:
     known = cost.read_json(cache.store, LEDGER_PREFIX + family) or {}
     runs = known.get("runs")
-    if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 3 for r in runs):
+    if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 4 for r in runs):
         runs = []
     strikes = known.get("strikes")
     return {"runs": runs, "strikes": strikes if isinstance(strikes, int) and strikes >= 0 else 0}
@@ -113,7 +120,9 @@ def judge(cache: Cache, family: str, ledger: dict[str, Any], now: float | None =
     runs = ledger["runs"]
     misses = sum(int(r[2]) for r in runs)
     net = sum(float(r[1]) for r in runs)
-    if misses < MIN_MISSES or net >= 0:
+    hit_ms, _ = cost.hit_cost_ms(cache.store)
+    worth = max(0.0, max((float(r[3]) for r in runs), default=0.0) - hit_ms)  # what one hit of it saves
+    if misses < MIN_MISSES or -net <= worth:
         if ledger["strikes"]:
             ledger["strikes"] = 0
             _write(cache, family, ledger)
@@ -121,12 +130,23 @@ def judge(cache: Cache, family: str, ledger: dict[str, Any], now: float | None =
     now = time.time() if now is None else now
     span = max(0.0, float(runs[-1][0]) - float(runs[0][0])) if runs else 0.0
     strikes = int(ledger["strikes"])
-    period = min(cost.CHEAP_TTL_S, max(MIN_PERIOD_S, span) * 2.0 ** min(strikes, 20))
+    period = min(cost.CHEAP_TTL_S, max(_shortest(), span) * 2.0 ** min(strikes, 20))
     ledger["strikes"] = strikes + 1
     _write(cache, family, ledger)
     cost.mark_cheap(cache, family, 0.0, 0.0, ttl_s=period, now=now,
-                    extra={"churn": True, "misses": misses, "net_ms": round(net, 3)})
+                    extra={"churn": True, "misses": misses, "net_ms": round(net, 3), "hit_worth_ms": round(worth, 3)})
     return period
+
+
+def _shortest() -> float:
+    """The shortest period: ``$ACTIONCACHE_CHURN_MIN_S`` when it is a number above the default."""
+    import os
+
+    try:
+        value = float(os.environ.get(MIN_PERIOD_ENV, "") or MIN_PERIOD_S)
+    except ValueError:
+        return MIN_PERIOD_S
+    return min(cost.CHEAP_TTL_S, value) if value > MIN_PERIOD_S else MIN_PERIOD_S
 
 
 def churning(cache: Cache, family: str) -> dict[str, Any] | None:
