@@ -186,3 +186,29 @@ def test_a_churn_verdict_is_per_command_not_per_tool(loop):
     set_state(ex, "s9")
     ex.run(*USE, "--", PY, "other.py")
     assert outcomes(ex)[-1] == "miss"  # traced and recorded: its own ledger has one miss
+
+
+def test_a_shared_store_keeps_the_verdict_as_an_entry(loop):
+    """On a store other than a SQLite file (Redis here: the loop's machines share it) the verdict
+    is an entry of the store, and the full command judges and honours it."""
+    import uuid
+
+    from services import redis_url, require_redis
+
+    require_redis()
+    ex = loop
+    url = redis_url(query=f"prefix=churn-{uuid.uuid4().hex[:12]}")
+    try:
+        for i in range(5):
+            set_state(ex, f"s{i}")
+            out = ex.run(*USE, "--store", url, "--", PY, "report.py")
+            assert out.returncode == 0 and out.stdout == f"state s{i}\n".encode(), out.stderr
+        assert ex.runs() == 5
+        with Cache(url) as cache:
+            marks = cache.store.find(pattern="cache:runs:cheap:*") + cache.store.find(pattern="runs:cheap:*")
+            outcomes = sorted((r["at"], r["outcome"]) for r in log.records(cache, log.RUN_LOG_PREFIX))
+        assert len(marks) == 1
+        assert [o for _, o in outcomes] == ["miss"] * 3 + ["unrecorded"] * 2
+    finally:
+        with Cache(url) as cache:
+            cache.store.drop()  # the namespace and everything in it
