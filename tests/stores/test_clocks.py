@@ -38,7 +38,10 @@ def test_skewed_writer_gives_everyone_hits_for_exactly_the_ttl(server_store, wri
         assert _cache(server_store, reader_skew).wrap("a", lambda: 2, ttl_seconds=600)["_cache_hit"] is True
     entry = server_store.get(first["_cache_key"])
     lives = entry.expires_at - server_store.server_time()
-    assert 590 < lives <= 600  # ten minutes by the server's clock: not 70, not already gone
+    # Ten minutes by the server's clock: not 70, not already gone. The writer knows the server's
+    # clock within a round trip (Flow.now: the offset is measured between two local readings), so
+    # the entry may live a few milliseconds past 600 s (600.0047 in a CI run on a loaded machine).
+    assert 590 < lives <= 600.5
 
 
 def test_expired_by_the_servers_clock_is_expired_for_every_reader(server_store):
