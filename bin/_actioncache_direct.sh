@@ -22,7 +22,8 @@ _ac_parse() {  # the number of arguments of `exec` before the command (as runs.h
       --max-age-hours=*|--env-ignore=*) shift; _ac_at=$((_ac_at + 1)) ;;
       --mode|--cache-mode|--scope|--scopes|--cache-scope|--phase|--input|--env|--store|--max-age-hours|\
       --env-ignore) [ $# -ge 2 ] || return 1; shift 2; _ac_at=$((_ac_at + 2)) ;;
-      *) return 1 ;;  # --summary, --explain, help, a typo: Python
+      --summary) shift; _ac_at=$((_ac_at + 1)) ;;  # the verdict carries the line to print (m)
+      *) return 1 ;;  # --explain, help, a typo: Python
     esac
   done
   return 1
@@ -31,7 +32,7 @@ _ac_parse() {  # the number of arguments of `exec` before the command (as runs.h
 _ac_direct() {  # "$@": the whole command line; returns only when Python takes over
   # A caller's exported variable named like one this file sets keeps its export flag: save the caller's
   # variables (bin/actioncache puts them back before any exec) unless bin/actioncache did for its names.
-  [ -z "${_ac_a+x}${_ac_boot+x}${_ac_cs+x}${_ac_d+x}${_ac_doe+x}${_ac_doy+x}${_ac_h+x}${_ac_hz+x}${_ac_io+x}${_ac_jnl+x}${_ac_l+x}${_ac_m+x}${_ac_mp+x}${_ac_ms+x}${_ac_nice+x}${_ac_policy+x}${_ac_rec+x}${_ac_root+x}${_ac_rtprio+x}${_ac_s+x}${_ac_seen+x}${_ac_sigign+x}${_ac_start+x}${_ac_t0+x}${_ac_tool+x}${_ac_up+x}${_ac_y+x}${_ac_yoe+x}${_ac_z+x}" ] || [ -n "$_ac_env" ] || _ac_env=$(export -p)
+  [ -z "${_ac_a+x}${_ac_boot+x}${_ac_cs+x}${_ac_d+x}${_ac_doe+x}${_ac_doy+x}${_ac_h+x}${_ac_hz+x}${_ac_io+x}${_ac_jnl+x}${_ac_l+x}${_ac_m+x}${_ac_mp+x}${_ac_ms+x}${_ac_msg+x}${_ac_nice+x}${_ac_policy+x}${_ac_rec+x}${_ac_root+x}${_ac_rtprio+x}${_ac_s+x}${_ac_seen+x}${_ac_sigign+x}${_ac_start+x}${_ac_t0+x}${_ac_tool+x}${_ac_up+x}${_ac_y+x}${_ac_yoe+x}${_ac_z+x}" ] || [ -n "$_ac_env" ] || _ac_env=$(export -p)
   _ac_parse "$@" || return 0
   case $_ac_tool in ''|.|..) return 0 ;; esac
   _ac_root=${XDG_CACHE_HOME:-${HOME-}/.cache}
@@ -57,6 +58,7 @@ _ac_direct() {  # "$@": the whole command line; returns only when Python takes o
   [ ${#_ac_h} -eq 128 ] || return 0
   if [ -f "$_ac_root/$_ac_tool/$_ac_h" ] && _ac_fds && _ac_check "$_ac_root/$_ac_tool/$_ac_h"; then
     _ac_journal
+    [ -z "$_ac_msg" ] || printf '%s\n' "$_ac_msg" >&2  # --summary's line, as the hit path prints it
     _ac_run=1  # the caller runs the command
     return 0
   fi

@@ -56,7 +56,7 @@ _ac_check() {  # $1: a verdict file; 0: it holds for this invocation (its lines:
   IFS=' ' read -r _ac_up _ac_l < /proc/uptime || return 1
   _ac_up=${_ac_up%.*}${_ac_up#*.}  # centiseconds
   _ac_num "$_ac_up" || return 1
-  _ac_seen= _ac_jnl= _ac_rec= _ac_hz= _ac_t0= _ac_io=
+  _ac_seen= _ac_jnl= _ac_rec= _ac_hz= _ac_t0= _ac_io= _ac_msg=
   while IFS= read -r _ac_l; do
     _ac_a=${_ac_l#??}
     case $_ac_l in
@@ -72,6 +72,7 @@ _ac_check() {  # $1: a verdict file; 0: it holds for this invocation (its lines:
       "X /"*) [ -x "$_ac_a" ] && ! [ -d "$_ac_a" ] && ! [ "$_ac_a" -nt "$1" ] || return 1 ;;
       "j /"*-exec-hits.jsonl) _ac_jnl=$_ac_a ;;  # only a hit journal, and a line no shell would run:
       "r {"*) case $_ac_a in *[!A-Za-z0-9\ _.:,\"{}/+@=%~-]*) ;; *) _ac_rec=$_ac_a ;; esac ;;
+      "m "*) case $_ac_a in *[!A-Za-z0-9\ _.:,\(\)\;-]*) return 1 ;; *) _ac_msg=$_ac_a ;; esac ;;  # --summary's line
       "k "*) _ac_num "$_ac_a" && [ "$_ac_a" -gt 0 ] && _ac_hz=$_ac_a ;;
       "t "*) _ac_num "$_ac_a" && _ac_t0=$_ac_a ;;
       "end") _ac_seen=${_ac_seen}. ; break ;;

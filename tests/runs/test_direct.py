@@ -314,3 +314,18 @@ def test_a_symlink_planted_as_the_tools_verdict_folder_is_never_written_or_swept
         sh.settle()
     assert folder.is_symlink() and sorted(p.name for p in user.iterdir()) == ["old-notes.txt"]
     assert old.read_text() == "mine\n"
+
+
+def test_a_cheap_command_run_with_summary_runs_from_the_shell_part_and_says_so(sh):
+    """The README's loop recipe puts --summary on every command: an outside tester saw each cheap
+    run through it cost a Python start-up (+63 ms) where the shell part's took +4 ms. The verdict
+    carries the summary line, which the shell prints as the hit path does."""
+    args = ("exec", "--mode", "use", "--scope", "read", "--summary", "--", "cat", "good.sh")
+    good = (sh.ex.work / "good.sh").read_bytes()
+    sh.direct(*args)
+    done, python = sh.run(*args)
+    assert not python and done.returncode == 0 and done.stdout == good
+    assert done.stderr == b"actioncache exec: cat: cheap (runs faster fresh than a hit: not cached); hits 0, " \
+                          b"misses 0, time saved 0.00s\n"
+    plain, python = sh.run()  # the same command without --summary is another invocation: its own verdict
+    assert plain.stdout == good and plain.stderr == b"" and python

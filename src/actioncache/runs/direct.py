@@ -36,10 +36,12 @@ lines the shell checks with builtins (``read``, ``case``, ``test``), in this ord
 * ``k HZ``, ``t BOOT_EPOCH_CS``, ``j JOURNAL``, ``r RECORD``: the shell appends the store's hit
   journal one record as ``hitpath._cheap`` does (``"sh": true``, ``overhead_ms`` from ``/proc``'s
   10 ms clocks), so ``actioncache stats`` counts these runs;
+* ``m LINE`` (an invocation with ``--summary`` only): the line the shell prints on stderr before it
+  runs the command, as the hit path does (letters, digits and ``:;,.()-`` only, else Python runs);
 * ``end``. Anything else, a missing or reordered line: the shell falls through to Python.
 
 No verdict is written for what the shell cannot check: the ``llm_ro`` scope (git HEAD), ``--input``
-(content hashes), ``--summary``, ``$ACTIONCACHE_CHEAP_MS`` set (a threshold for tests and tuning), a
+(content hashes), ``$ACTIONCACHE_CHEAP_MS`` set (a threshold for tests and tuning), a
 tool that is neither an ELF binary nor a ``#!`` script (the shell would run it as a script), stdin other than a terminal or /dev/null, an inherited regular
 file or a ``/dev/fd`` argument, stdout and stderr one regular file, a path with a newline. Nor while
 a checked file is *racy*: its mtime is within the second before now. The verdict's own mtime is
@@ -128,7 +130,7 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
     from .keys import env_secret_path, inherited_fds, path_candidates
 
     command = opts["command"]
-    if scope == "llm_ro" or opts["input"] or opts["summary"] or os.environ.get("ACTIONCACHE_CHEAP_MS", "").strip():
+    if scope == "llm_ro" or opts["input"] or os.environ.get("ACTIONCACHE_CHEAP_MS", "").strip():
         return None
     if any("/dev/fd/" in arg or "/proc/self/fd/" in arg for arg in command):
         return None
@@ -180,10 +182,18 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
     lines = [f"v {VERSION}", f"b {boot}", f"u {boot_cs + int(left * 100)}", f"c {len(argv) - len(command)}",
              f"s {stdio}", *(f"{kind} {path}" for kind, path in check),
              f"k {int(os.sysconf('SC_CLK_TCK'))}", f"t {int(now * 100) - boot_cs}",
-             f"j {store}{HIT_JOURNAL_SUFFIX}", f"r {prefix[:-1]}", "end"]
+             f"j {store}{HIT_JOURNAL_SUFFIX}", f"r {prefix[:-1]}"]
+    if opts["summary"]:  # the line hitpath._cheap prints (the shell part checks its characters)
+        lines.append(f"m {summary_line(os.path.basename(command[0]))}")
+    lines.append("end")
     if any("\n" in line or "\r" in line for line in lines) or any(not p.startswith("/") for _, p in check):
         return None
     return lines
+
+
+def summary_line(tool: str) -> str:
+    """What ``--summary`` prints for a cheap run (the hit path's and the shell part's)."""
+    return f"actioncache exec: {tool}: cheap (runs faster fresh than a hit: not cached); hits 0, misses 0, time saved 0.00s"
 
 
 def _config_trail(cwd: str, configmemo: Any) -> list[tuple[str, str]]:

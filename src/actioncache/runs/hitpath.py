@@ -505,13 +505,12 @@ def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -
             return False
     except OSError:
         return False
+    from .direct import note, summary_line
+
     if opts["summary"]:
-        _write(2, f"actioncache exec: {tool}: cheap (runs faster fresh than a hit: not cached); "
-                  "hits 0, misses 0, time saved 0.00s\n".encode())
+        _write(2, (summary_line(tool) + "\n").encode())
     record: dict[str, Any] = {"tool": tool, "scope": scope, "key": key, "lookup": True, "hit": False,
                               "phase_blocked": False, "outcome": "cheap", "fast": True}
-    from .direct import note
-
     note(opts, scope, path, key, record)  # the next identical call runs it from the command's shell part
     _become(opts["command"], path, record)
     return True

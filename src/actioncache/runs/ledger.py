@@ -23,8 +23,10 @@ misses in a row, and an expensive one (an LLM call of seconds) only after its mi
 more than a hit of it is worth. A lookup still serves any entry that still holds (a hit is always
 taken, and shows in the ledger). The period is the time the window's runs took (so about a
 window's worth of runs go unrecorded: a loop that stalled for a few runs records again soon)
-and doubles with each renewal, up to a day, so the cost of looking again falls geometrically; a
-judgement that finds the family paying resets it. Running a command directly is never a wrong
+and doubles with each renewal, up to 8 times the window's time (and a day), so looking again
+costs one traced miss in every 8 windows or so, and a loop that settles after churning for hours
+is seen within 8 windows' time (an outside tester's loop, with no such bound, waited 50 runs);
+a judgement that finds the family paying resets it. Running a command directly is never a wrong
 answer: a verdict only ever costs hits, never correctness.
 
 The verdict is a file beside a SQLite store (``cost.cheap_file``'s folder, named by the family's
@@ -49,6 +51,7 @@ WINDOW = 10  # runs a judgement looks at
 MIN_MISSES = 3  # misses in the window before a family may be judged churning
 MIN_PERIOD_S = 1.0
 MIN_PERIOD_ENV = "ACTIONCACHE_CHURN_MIN_S"  # a longer shortest period, in seconds (a loop that wants one)
+MAX_DOUBLINGS = 3  # a period is at most 8 windows' time: a loop that settles is seen within 8 windows
 UNRECORDED = "unrecorded"  # the outcome of a miss run directly under a churn verdict
 
 
@@ -130,7 +133,7 @@ def judge(cache: Cache, family: str, ledger: dict[str, Any], now: float | None =
     now = time.time() if now is None else now
     span = max(0.0, float(runs[-1][0]) - float(runs[0][0])) if runs else 0.0
     strikes = int(ledger["strikes"])
-    period = min(cost.CHEAP_TTL_S, max(_shortest(), span) * 2.0 ** min(strikes, 20))
+    period = min(cost.CHEAP_TTL_S, max(_shortest(), span) * 2.0 ** min(strikes, MAX_DOUBLINGS))
     ledger["strikes"] = strikes + 1
     _write(cache, family, ledger)
     cost.mark_cheap(cache, family, 0.0, 0.0, ttl_s=period, now=now,
