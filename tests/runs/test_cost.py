@@ -481,3 +481,16 @@ def test_the_verdict_uses_the_load_of_its_moment(ex, strace):
     with Cache(ex.url) as cache:
         measured = [r for r in log.records(cache, log.RUN_LOG_PREFIX) if r.get("outcome") == "measured"]
     assert len(measured) == 1 and measured[0]["hit_now_ms"] > 0
+
+
+def test_a_command_judged_cheap_under_a_set_threshold_is_keyed_anew_without_it(ex, strace):
+    """ACTIONCACHE_CHEAP_MS is part of the environment the key holds: the verdict it led to lasts
+    while it is set, and the message says so (an outside tester read "for a day" and saw the
+    command recorded as soon as the variable was unset)."""
+    judged = ex.run(*USE, "--explain", "--", "cat", "good.sh", extra_env={CHEAP_ENV: "1000000"})
+    assert b"runs directly for a day while this environment lasts" in judged.stderr, judged.stderr
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    unset = subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--summary", "--", "cat", "good.sh"], cwd=ex.work,
+                           env={**env, CHEAP_ENV: ""}, capture_output=True, timeout=120)
+    assert unset.stdout == (ex.work / "good.sh").read_bytes()
+    assert b"cat: cheap;" not in unset.stderr, unset.stderr  # another key: judged again, not run by the verdict

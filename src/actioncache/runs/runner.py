@@ -255,8 +255,10 @@ class ExecRun:
 
     def _cheap_text(self, fresh_ms: float, hit: cost.HitCost, traced: bool = False) -> str:
         ran = f"in at most {fresh_ms:.0f} ms fresh (traced)" if traced else f"in {fresh_ms:.0f} ms fresh"
-        return (f"not cached: {self.tool} runs {ran}, less than a hit costs "
-                f"({hit.describe()}); it runs directly for a day, then is measured again")
+        # With the threshold set, the variable is part of the key: unset, the command is keyed anew.
+        lasts = ("for a day while this environment lasts, then is judged again" if hit.source == "set"
+                 else "for a day, then is measured again")
+        return f"not cached: {self.tool} runs {ran}, less than a hit costs ({hit.describe()}); it runs directly {lasts}"
 
     def _cheap(self, cache: Cache, record: dict[str, Any], key: str, mark: dict[str, Any]) -> int:
         """A command known to run faster than a hit: run it directly (untraced, not stored)."""
