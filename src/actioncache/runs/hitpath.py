@@ -527,13 +527,14 @@ def _churning(path: str, record: "dict[str, Any]", command: list[str], opts_summ
         return False
     verdict = path + CHEAP_DIR_SUFFIX + "/" + record["family"].rsplit(":", 1)[-1]
     try:
-        if os.stat(verdict).st_mtime < time.time() - CHEAP_TTL_S:
-            return False
+        left = os.stat(verdict).st_mtime + CHEAP_TTL_S - time.time()
     except OSError:
         return False
+    if left <= 0:
+        return False
     if opts_summary:
-        _write(2, f"actioncache exec: {record['tool']}: miss, not recorded (churning: its entries keep changing); "
-                  "hits 0, misses 1, time saved 0.00s\n".encode())
+        _write(2, f"actioncache exec: {record['tool']}: miss, not recorded (churning: its last misses cost more than "
+                  f"its hits saved; recorded again in {left:.0f} s); hits 0, misses 1, time saved 0.00s\n".encode())
     record.update(hit=False, outcome="unrecorded")  # ledger.UNRECORDED
     _become(command, path, record)
     return True

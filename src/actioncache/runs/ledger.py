@@ -137,7 +137,8 @@ def judge(cache: Cache, family: str, ledger: dict[str, Any], now: float | None =
     ledger["strikes"] = strikes + 1
     _write(cache, family, ledger)
     cost.mark_cheap(cache, family, 0.0, 0.0, ttl_s=period, now=now,
-                    extra={"churn": True, "misses": misses, "net_ms": round(net, 3), "hit_worth_ms": round(worth, 3)})
+                    extra={"churn": True, "misses": misses, "net_ms": round(net, 3), "hit_worth_ms": round(worth, 3),
+                           "until": round(now + period, 3)})
     return period
 
 

@@ -272,10 +272,12 @@ class ExecRun:
 
     def _unrecorded(self, cache: Cache, record: dict[str, Any], churn: dict[str, Any]) -> int:
         """A miss of a churning command (``ledger``): run directly, untraced, not recorded."""
-        if self.options.explain:
+        if self.options.explain or self.options.summary:
+            until = churn.get("until")
+            left = f"for {float(until) - time.time():.0f} s more" if isinstance(until, (int, float)) else "for a while"
             say(f"churning: {self.tool}'s last runs missed {churn.get('misses')} times and cost "
                 f"{-float(churn.get('net_ms') or 0) / 1000:.2f} s more than its hits saved: "
-                "a miss runs directly, not recorded, for a while")
+                f"a miss runs directly, not recorded, {left}")
         output = self._fresh(None)
         record.update(outcome="fail" if output["exit_code"] != 0 else ledger.UNRECORDED,
                       fresh_ms=round(float(output.get("duration_ms") or 0.0), 3),
