@@ -1,6 +1,6 @@
 """`actioncache exec` in an agent loop: what a hit costs, and what the cache saves a whole loop.
 
-    python bench/bench_exec.py            # 9 rounds of the hit cases, 3 rounds of each loop (~6 minutes)
+    python bench/bench_exec.py            # 9 rounds of the hit cases, 3 rounds of each loop (~7 minutes)
     python bench/bench_exec.py --quick    # 5 rounds, 2 rounds of each loop
     python bench/bench_exec.py --variants default   # the loop with the default threshold only
 
@@ -17,10 +17,12 @@ Part 2, a 20-iteration loop in a Ralph loop's shape (PLAN/BUILD by a stand-in ag
 and commits every 5th iteration; VERIFY: shellcheck; read: cat, ls, git log; REPORT: the llm_ro
 script), run with the same commands bare ("without") and through `actioncache exec` with
 CACHE_MODE=use and a new store ("with"), alternating. The cache's own account (`actioncache stats
---since`, net time saved) is compared with the measured saving (without - with). Two variants, each
-with its own "without" run right before its "with" run: the defaults (commands cheaper than a hit
-are not cached) and ACTIONCACHE_CHEAP_MS=0 (every command cached, even cheap ones: more misses
-traced under strace, more hits whose command alone takes a few milliseconds).
+--since`, net time saved) is compared with the measured saving (without - with). Three variants,
+each with its own "without" run right before its "with" run: the defaults (commands cheaper than a
+hit are not cached), ACTIONCACHE_CHEAP_MS=0 (every command cached, even cheap ones: more misses
+traced under strace, more hits whose command alone takes a few milliseconds) and churn (the
+defaults, with a commit in every iteration: REPORT, keyed by HEAD, never hits, and what the cache
+costs such a loop is the figure).
 
 Stdlib only. Writes bench/results/exec.md.
 """
