@@ -75,7 +75,9 @@ KEYSPACE: Mapping[str, Space] = {
     "replay:": Space("replay", "plan-cache counters"),
     "runs:log:": Space("runs", "the exec run log"),
     "runs:fail:": Space("runs", "the exec fail log"),
-    "runs:cheap:": Space("runs", "exec commands whose fresh run is cheaper than a hit (not cached), by key"),
+    "runs:cheap:": Space("runs", "exec commands whose fresh run is cheaper than a hit (not cached), by key, and "
+                                 "churning commands (misses not recorded), by family"),
+    "runs:ledger:": Space("runs", "exec commands' recent runs and what each saved or cost, by family (churn)"),
     "runs:cost:": Space("runs", "the exec hit cost's running average"),
     "scratch:": Space("scratchpad", "scratchpad items"),
     "scratch-session:": Space("scratchpad", "scratchpad session records"),

@@ -78,7 +78,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
             "type": "object",
             "properties": {
                 "data": _DATA,
-                # No maxLength: a longer description is cut with an ellipsis (FR-011), which a client
+                # No maxLength: a longer description is cut with an ellipsis (docs/scratchpad.md), which a client
                 # that validates against the schema would refuse to send instead.
                 "description": {
                     "type": "string",
