@@ -31,11 +31,16 @@ flock 8
 echo $$ > "$ACTIONCACHE_TEST_RUN_DIR/owner.pid"
 export ACTIONCACHE_TEST_RUN_DIR ACTIONCACHE_TEST_RUN_OWNER=$$
 cleanup() {
+  # A start still under way (a check failed first) finishes before the stop, so nothing it starts is left.
+  [ -z "${services_pid:-}" ] || wait "$services_pid" 2>/dev/null || true
   bash scripts/services.sh stop || true
   rm -rf "$ACTIONCACHE_TEST_RUN_DIR"
 }
 trap cleanup EXIT
-bash scripts/services.sh start
+# The servers start (each waits on its own, a few seconds) while the checks below run; their output
+# is shown, and a failed start stops the run, before pytest, the first thing that talks to them.
+bash scripts/services.sh start >"$ACTIONCACHE_TEST_RUN_DIR/services-start.log" 2>&1 &
+services_pid=$!
 PYTHONPATH=src lint-imports --no-cache  # the layer contracts of pyproject.toml (lint-imports is in .venv)
 ruff check --no-cache src tests bench   # the lint rules of pyproject.toml
 # The package under mypy --strict (pyproject.toml) and a typed user's script. mypy's cache is the
@@ -50,6 +55,12 @@ check_types() {
   mypy --strict --cache-dir "$MYPY_CACHE" tests/typing/user_script.py
 }
 with_lock "$MYPY_CACHE.lock" "mypy's shared cache" check_types
+services_status=0
+wait "$services_pid" || services_status=$?
+services_pid=
+cat "$ACTIONCACHE_TEST_RUN_DIR/services-start.log"
+rm -f "$ACTIONCACHE_TEST_RUN_DIR/services-start.log"
+[ "$services_status" = 0 ] || { echo "!! the servers did not all start (scripts/services.sh start)" >&2; exit 1; }
 workers=()
 if [ "${ACTIONCACHE_TEST_WORKERS:-auto}" != 1 ] && "$AC_PY" -c "import xdist" 2>/dev/null; then
   workers=(-n "${ACTIONCACHE_TEST_WORKERS:-auto}" --dist loadgroup)

@@ -15,8 +15,11 @@ the recording's first step acted on stops before acting (``start_page_changed``)
 from __future__ import annotations
 
 import html
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -137,12 +140,32 @@ def env():
         shop.close()
 
 
-def _record(env, tmp_path, start: str, goal: str, steps, query: str = "clip-on desk lamp") -> PlanCache:
+@pytest.fixture(scope="module")
+def recorded(env, tmp_path_factory):
+    """``plans_for(tmp_path, start, goal, steps, query)``: a PlanCache in tmp_path holding the plan
+    ``_record`` makes. The same recording (start, goal, steps, query) is made once per module (a few
+    seconds of real Chromium) and each test gets its own copy of its database."""
+    folder = tmp_path_factory.mktemp("landing-recordings")
+    made: dict[tuple[Any, ...], Path] = {}
+
+    def plans_for(tmp_path: Path, start: str, goal: str, steps, query: str = "clip-on desk lamp") -> PlanCache:
+        key = (start, goal, steps, query)
+        if key not in made:
+            db = folder / f"plans-{len(made)}.db"
+            _record(env, db, start, goal, steps, query).store.close()
+            made[key] = db
+        shutil.copyfile(made[key], tmp_path / "plans.db")
+        return PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+
+    return plans_for
+
+
+def _record(env, db: Path, start: str, goal: str, steps, query: str = "clip-on desk lamp") -> PlanCache:
     from actioncache.replay.browser import PageRecorder
 
     shop, browser = env
     shop.flags, shop.carted = set(), []
-    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
+    plans = PlanCache(open_store(f"sqlite:///{db}"))
     context = browser.new_context(service_workers="block")
     try:
         page = context.new_page()
@@ -194,8 +217,8 @@ def _search(rec) -> None:
 DEALS, SEARCH = ("/deals", "add the clip-on desk lamp to the cart"), ("/shop", "buy the lamp the user names")
 
 
-def test_a_link_that_now_points_to_another_product_is_not_followed_into_a_purchase(env, tmp_path):
-    plans = _record(env, tmp_path, *DEALS, _deals)
+def test_a_link_that_now_points_to_another_product_is_not_followed_into_a_purchase(env, recorded, tmp_path):
+    plans = recorded(tmp_path, *DEALS, _deals)
     outcome, carted = _replay(env, plans, *DEALS, "stale-link")
     assert not outcome.finished and outcome.reason == FallbackReason.LANDING_CHANGED, outcome.message
     assert "/product/104" in outcome.message and "/product/101" in outcome.message
@@ -203,8 +226,8 @@ def test_a_link_that_now_points_to_another_product_is_not_followed_into_a_purcha
     plans.store.close()
 
 
-def test_a_product_id_reused_for_another_product_is_told_by_the_page_it_lands_on(env, tmp_path):
-    plans = _record(env, tmp_path, *DEALS, _deals)
+def test_a_product_id_reused_for_another_product_is_told_by_the_page_it_lands_on(env, recorded, tmp_path):
+    plans = recorded(tmp_path, *DEALS, _deals)
     outcome, carted = _replay(env, plans, *DEALS, "renumbered")
     assert not outcome.finished and outcome.reason == FallbackReason.LANDING_CHANGED, outcome.message
     assert "Oak Floor Lamp" in outcome.message
@@ -212,19 +235,19 @@ def test_a_product_id_reused_for_another_product_is_told_by_the_page_it_lands_on
     plans.store.close()
 
 
-def test_a_search_result_link_that_now_points_to_another_product_is_not_bought(env, tmp_path):
+def test_a_search_result_link_that_now_points_to_another_product_is_not_bought(env, recorded, tmp_path):
     # The recorded query again: the click is re-decided by the resolver (it picks the link named like
     # the query), and the page that link now opens names another product.
-    plans = _record(env, tmp_path, *SEARCH, _search)
+    plans = recorded(tmp_path, *SEARCH, _search)
     outcome, carted = _replay(env, plans, *SEARCH, "stale-link")
     assert not outcome.finished and outcome.reason == FallbackReason.LANDING_CHANGED, outcome.message
     assert carted == []
     plans.store.close()
 
 
-def test_a_plan_recorded_on_one_product_page_does_not_buy_another(env, tmp_path):
+def test_a_plan_recorded_on_one_product_page_does_not_buy_another(env, recorded, tmp_path):
     goal = "add this lamp to the cart"
-    plans = _record(env, tmp_path, "/product/101", goal, lambda rec: rec.click("text=Add to cart"))
+    plans = recorded(tmp_path, "/product/101", goal, lambda rec: rec.click("text=Add to cart"))
     outcome, carted = _replay(env, plans, "/product/104", goal)
     assert not outcome.finished and outcome.reason == FallbackReason.START_PAGE_CHANGED, outcome.message
     assert outcome.served == 0 and carted == []
@@ -236,8 +259,8 @@ def test_a_plan_recorded_on_one_product_page_does_not_buy_another(env, tmp_path)
 
 @pytest.mark.parametrize("where, query, item", [(DEALS, None, "101"), (SEARCH, None, "101"),
                                                 (SEARCH, "oak floor lamp", "104")])
-def test_unchanged_pages_and_another_query_still_replay(env, tmp_path, where, query, item):
-    plans = _record(env, tmp_path, *where, _deals if where == DEALS else _search)
+def test_unchanged_pages_and_another_query_still_replay(env, recorded, tmp_path, where, query, item):
+    plans = recorded(tmp_path, *where, _deals if where == DEALS else _search)
     outcome, carted = _replay(env, plans, *where, query=query)
     assert outcome.finished, outcome.message
     assert carted == [item]
@@ -251,10 +274,10 @@ def _cheapest(rec) -> None:
     rec.click("text=Add to cart")
 
 
-def test_a_monthly_rate_is_not_read_as_the_cheapest_price(env, tmp_path):
+def test_a_monthly_rate_is_not_read_as_the_cheapest_price(env, recorded, tmp_path):
     # "The cheapest" was chosen among prices; a rate ($9/mo) is not a price to compare them with.
     goal = "add the cheapest lamp to the cart"
-    plans = _record(env, tmp_path, "/shop", goal, _cheapest, query="lamp")
+    plans = recorded(tmp_path, "/shop", goal, _cheapest, query="lamp")
     outcome, carted = _replay(env, plans, "/shop", goal, "rental")
     assert outcome.finished and carted == ["101"], outcome.message  # the recorded query's own choice stands
     other, carted = _replay(env, plans, "/shop", goal, "rental", query="desk lamp")

@@ -91,33 +91,39 @@ def _scan(folder: Path, values: list[str]) -> None:
             assert form not in blob, f"a value copied from the page ({value[:3]}...) is in the store as {form[:3]!r}"
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module (each test makes its own contexts): not a launch per test."""
+    with sync_chromium() as chromium:
+        yield chromium
+
+
 @pytest.mark.parametrize("lang", ["ja", "fr", "ar", "en"])
-def test_values_shown_on_the_page_and_typed_are_placeholders_and_a_second_user_gets_his_own(tmp_path, lang):
+def test_values_shown_on_the_page_and_typed_are_placeholders_and_a_second_user_gets_his_own(browser, tmp_path, lang):
     from actioncache.replay.browser import PageRecorder, replay_plan
 
     site = _Site(lang)
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
-        with sync_chromium() as browser:
-            context = browser.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(site.url)
-            rec = PageRecorder(page, inputs={"name": "Alice Martin"})
-            rec.fill("#f0", "Alice Martin")
-            for name, value in ALICE.items():
-                rec.fill(f"#{name}", value)  # copied from the page: not proof that it is public
-            rec.click("#go")
-            rec.complete()
-            assert rec.save(plans, "update my settings") is not None
-            context.close()
-            assert site.posts[-1].endswith(b"f1=Hunter2-Zq9xP&f2=Grenoble&f3=ak_9f8e7d6c5b4a3&f4=1987")
-            _scan(tmp_path, [v for v in ALICE.values() if v != "1987"])  # 1987 is also an option's text
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        rec = PageRecorder(page, inputs={"name": "Alice Martin"})
+        rec.fill("#f0", "Alice Martin")
+        for name, value in ALICE.items():
+            rec.fill(f"#{name}", value)  # copied from the page: not proof that it is public
+        rec.click("#go")
+        rec.complete()
+        assert rec.save(plans, "update my settings") is not None
+        context.close()
+        assert site.posts[-1].endswith(b"f1=Hunter2-Zq9xP&f2=Grenoble&f3=ak_9f8e7d6c5b4a3&f4=1987")
+        _scan(tmp_path, [v for v in ALICE.values() if v != "1987"])  # 1987 is also an option's text
 
-            context = browser.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(site.url)
-            outcome = replay_plan(plans, page, "update my settings", secrets=BOB)
-            context.close()
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        outcome = replay_plan(plans, page, "update my settings", secrets=BOB)
+        context.close()
         assert outcome.finished, outcome.message
         body = site.posts[-1]
         assert body == b"f0=Alice+Martin&by=1986&f1=BobPass-777x&f2=Lyon-bob&f3=ak_bobbobbob111&f4=2468", body
@@ -131,28 +137,27 @@ def test_values_shown_on_the_page_and_typed_are_placeholders_and_a_second_user_g
         site.close()
 
 
-def test_a_value_given_for_a_field_stored_in_clear_wins_over_the_recorded_one(tmp_path):
+def test_a_value_given_for_a_field_stored_in_clear_wins_over_the_recorded_one(browser, tmp_path):
     from actioncache.replay.browser import PageRecorder, replay_plan
 
     site = _Site("en")
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
-        with sync_chromium() as browser:
-            context = browser.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(site.url)
-            rec = PageRecorder(page, inputs={"name": "Alice Martin"})
-            rec.fill("#f0", "Alice Martin")  # a declared input: stored in clear
-            rec.click("#go")
-            rec.complete()
-            rec.save(plans, "update my settings")
-            context.close()
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        rec = PageRecorder(page, inputs={"name": "Alice Martin"})
+        rec.fill("#f0", "Alice Martin")  # a declared input: stored in clear
+        rec.click("#go")
+        rec.complete()
+        rec.save(plans, "update my settings")
+        context.close()
 
-            context = browser.new_context(service_workers="block")
-            page = context.new_page()
-            page.goto(site.url)
-            outcome = replay_plan(plans, page, "update my settings", secrets={"f0": "Bob Stone"})
-            context.close()
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.goto(site.url)
+        outcome = replay_plan(plans, page, "update my settings", secrets={"f0": "Bob Stone"})
+        context.close()
         assert outcome.finished, outcome.message
         assert site.posts[-1].startswith(b"f0=Bob+Stone"), site.posts[-1]
     finally:
