@@ -43,7 +43,7 @@ from ._sql import Dialect, SQLStore, key_range
 from ._url import check_fields, check_userinfo, host_part, positive_number, userinfo, whole_number
 from .base import Entry, LazyMetadata, glob_tokens, redact_secrets, redact_url, url_secrets
 from .breaker import CircuitBreaker, breaker_health, breaker_options
-from .near import ListeningFeed, NearCache, near_options
+from .near import LISTEN_POLL_S, ListeningFeed, NearCache, near_options
 from .registry import Targets
 
 try:
@@ -863,6 +863,6 @@ class _NotifyFeed(ListeningFeed):
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
             ready()
             while not self.closed.is_set():
-                for note in conn.notifies(timeout=0.5):
+                for note in conn.notifies(timeout=LISTEN_POLL_S):
                     changed(note.payload or None)
                 conn.execute("SELECT 1")  # a connection that died says so here

@@ -69,7 +69,7 @@ from .base import (
     url_secrets,
 )
 from .breaker import CircuitBreaker, breaker_health, breaker_options
-from .near import ListeningFeed, NearCache, near_options
+from .near import LISTEN_POLL_S, ListeningFeed, NearCache, near_options
 from .redis_connect import (
     DEFAULT_READ_TIMEOUT_S,
     DEFAULT_WRITE_TIMEOUT_S,
@@ -1174,7 +1174,7 @@ class _InvalidationFeed(ListeningFeed):
         try:
             pubsub.subscribe(self._channel)
             while not self.closed.is_set():
-                message = pubsub.get_message(timeout=0.5)
+                message = pubsub.get_message(timeout=LISTEN_POLL_S)
                 if message is None:
                     continue
                 if message["type"] == "subscribe":
