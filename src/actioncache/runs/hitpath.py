@@ -533,8 +533,8 @@ def _churning(path: str, record: "dict[str, Any]", command: list[str], opts_summ
     if left <= 0:
         return False
     if opts_summary:
-        _write(2, f"actioncache exec: {record['tool']}: miss, not recorded (churning: its last misses cost more than "
-                  f"its hits saved; recorded again in {left:.0f} s); hits 0, misses 1, time saved 0.00s\n".encode())
+        _write(2, f"actioncache exec: {record['tool']}: miss, not recorded (churning: its last misses and failures cost "
+                  f"more than its hits saved; recorded again in {left:.0f} s); hits 0, misses 1, time saved 0.00s\n".encode())
     record.update(hit=False, outcome="unrecorded")  # ledger.UNRECORDED
     _become(command, path, record)
     return True

@@ -275,7 +275,7 @@ class ExecRun:
         if self.options.explain or self.options.summary:
             until = churn.get("until")
             left = f"for {float(until) - time.time():.0f} s more" if isinstance(until, (int, float)) else "for a while"
-            say(f"churning: {self.tool}'s last runs missed {churn.get('misses')} times and cost "
+            say(f"churning: {self.tool}'s last runs missed or failed {churn.get('misses')} times and cost "
                 f"{-float(churn.get('net_ms') or 0) / 1000:.2f} s more than its hits saved: "
                 f"a miss runs directly, not recorded, {left}")
         output = self._fresh(None)
@@ -646,8 +646,9 @@ class ExecRun:
             if traced_miss and isinstance(family, str) and family in ledgers:
                 period = ledger.judge(cache, family, ledgers[family])
                 if period is not None and (self.options.explain or self.options.summary):
-                    say(f"churning: {self.tool} keeps missing and its misses cost more than its hits saved: "
-                        f"for {period / 60:.0f} min a miss runs directly, not recorded")
+                    lasts = f"{period:.0f} s" if period < 120 else f"{period / 60:.0f} min"
+                    say(f"churning: {self.tool}'s recent misses and failures (never recorded) cost more than a hit "
+                        f"of it saves: for {lasts} a miss runs directly, not recorded")
         except Exception as exc:  # noqa: BLE001 - a ledger not kept costs hits, never the run
             self._note(f"warning: ledger not updated: {exc}")
 
