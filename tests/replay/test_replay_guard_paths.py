@@ -22,10 +22,7 @@ Real Chromium, real server.
 
 from __future__ import annotations
 
-import shutil
 import time
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -65,34 +62,6 @@ def record(site: ProbeSite, browser, plans: PlanCache, *, wait_first: bool = Fal
         context.close()
 
 
-@pytest.fixture(scope="module")
-def recorded_plans(site_and_browser, tmp_path_factory):
-    """``plans_for(tmp_path, **record_options)``: a PlanCache in tmp_path holding the plan ``record``
-    makes with those options. Each kind of recording is made once per module (about 2 s of real
-    Chromium each) and every test gets its own copy of that database, so what one replay does to its
-    plan (trust, a refusal) never reaches another test."""
-    site, browser = site_and_browser
-    folder = tmp_path_factory.mktemp("probe-recordings")
-    made: dict[tuple[Any, ...], Path] = {}
-
-    def plans_for(tmp_path: Path, **options: Any) -> PlanCache:
-        # The same options (defaults filled in) and the same settle bound make the same recording.
-        options = {"wait_first": False, "wait_after": 0.0, "variant": "base"} | options
-        key = (*sorted(options.items()), steps.SETTLE_MAX_S)
-        if key not in made:
-            db = folder / f"plans-{len(made)}.db"
-            plans = PlanCache(open_store(f"sqlite:///{db}"))
-            try:
-                record(site, browser, plans, **options)
-            finally:
-                plans.store.close()
-            made[key] = db
-        shutil.copyfile(made[key], tmp_path / "plans.db")
-        return PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
-
-    return plans_for
-
-
 def replay(site: ProbeSite, browser, plans: PlanCache, variant: str, **context_options):
     site.variant = variant
     site.received.clear()
@@ -113,11 +82,11 @@ ATTACKED = sorted(v for v in ATTACKS if v not in ("base", "service-worker"))
 
 
 @pytest.mark.parametrize("variant", ATTACKED)
-def test_a_request_the_recording_did_not_send_never_reaches_the_server(site_and_browser, recorded_plans,
-                                                                       tmp_path, variant):
+def test_a_request_the_recording_did_not_send_never_reaches_the_server(site_and_browser, tmp_path, variant):
     site, browser = site_and_browser
-    plans = recorded_plans(tmp_path, wait_first=variant == "timer")
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        record(site, browser, plans, wait_first=variant == "timer")
         outcome = replay(site, browser, plans, variant)
         # A page that sends from pagehide sends again when the test closes it, after the replay returned it:
         # not the replay's doing (the guard is lifted when replay_plan returns).
@@ -129,7 +98,7 @@ def test_a_request_the_recording_did_not_send_never_reaches_the_server(site_and_
 
 
 @pytest.mark.parametrize("variant", ["blank-popup", "blank-popup-later"])
-def test_a_popup_the_click_opens_and_closes_sends_nothing_unjudged(site_and_browser, recorded_plans, tmp_path, variant):
+def test_a_popup_the_click_opens_and_closes_sends_nothing_unjudged(site_and_browser, tmp_path, variant):
     """A blank popup (no navigation request to refuse it by) that the click scripts and closes 0.5 s
     later, while the plan's next step (a wait) runs: as it closes it sends from its own saved fetch,
     which Playwright lets go unrouted (it reached /evil before). Or one the click makes post 300 ms
@@ -137,8 +106,9 @@ def test_a_popup_the_click_opens_and_closes_sends_nothing_unjudged(site_and_brow
     backstop refuses both. (The plan waits after the click: a request sent once the last step has
     settled is after the guard, a documented hole of its own.)"""
     site, browser = site_and_browser
-    plans = recorded_plans(tmp_path, wait_after=1.5)
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        record(site, browser, plans, wait_after=1.5)
         outcome = replay(site, browser, plans, variant)
         assert site.evil() == [], [(r.method, r.path) for r in site.evil()]
         assert outcome.reason == FallbackReason.UNEXPECTED_REQUEST and not outcome.finished, outcome.message
@@ -146,16 +116,17 @@ def test_a_popup_the_click_opens_and_closes_sends_nothing_unjudged(site_and_brow
         plans.store.close()
 
 
-def test_a_refusal_judged_after_the_last_step_stopped_waiting_still_stops_the_run(site_and_browser, recorded_plans,
-                                                                                  tmp_path, monkeypatch):
+def test_a_refusal_judged_after_the_last_step_stopped_waiting_still_stops_the_run(site_and_browser, tmp_path,
+                                                                                monkeypatch):
     """The server answers the recorded POST with a redirect to /evil 3 s late, after the replay has
     stopped waiting for its last step (a load-dependent moment, made certain here by shortening the
     step's longest wait): the guard is still fetching when it comes off, the drivers let that judgement
     end, and its refusal must still stop the run; the outcome never says finished beside a refusal."""
     monkeypatch.setattr(steps, "SETTLE_MAX_S", 0.3)
     site, browser = site_and_browser
-    plans = recorded_plans(tmp_path)
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        record(site, browser, plans)
         outcome = replay(site, browser, plans, "slow-redirect")
         assert site.evil() == [], [(r.method, r.path) for r in site.evil()]
         assert any("/evil" in b for b in outcome.blocked), outcome.blocked
@@ -164,11 +135,11 @@ def test_a_refusal_judged_after_the_last_step_stopped_waiting_still_stops_the_ru
         plans.store.close()
 
 
-def test_the_unchanged_site_replays_and_its_post_carries_what_this_run_typed(site_and_browser, recorded_plans,
-                                                                             tmp_path):
+def test_the_unchanged_site_replays_and_its_post_carries_what_this_run_typed(site_and_browser, tmp_path):
     site, browser = site_and_browser
-    plans = recorded_plans(tmp_path)
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        record(site, browser, plans)
         outcome = replay(site, browser, plans, "base")
         assert outcome.finished and outcome.reason is None, outcome.message
         assert [r.body for r in site.received if r.path == "/save"] == [b"note=hello"]
@@ -177,14 +148,15 @@ def test_the_unchanged_site_replays_and_its_post_carries_what_this_run_typed(sit
 
 
 @pytest.mark.parametrize("variant", ["nav-redirect", "chain-redirect"])
-def test_a_redirect_the_browser_follows_on_its_own_is_judged_too(site_and_browser, recorded_plans, tmp_path, variant):
+def test_a_redirect_the_browser_follows_on_its_own_is_judged_too(site_and_browser, tmp_path, variant):
     """The recorded click saves and goes to /done (``nav``: a script's navigation; ``chain``: a form
     post the server answers 303 to /done). Now /done answers 302 to /evil: the browser follows a
     redirect it was answered without routing the next request (the redirect of a recorded GET
     navigation; the second hop of a chain), and the guard's backstop judges it."""
     site, browser = site_and_browser
-    plans = recorded_plans(tmp_path, variant=variant.replace("-redirect", "-base"))
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        record(site, browser, plans, variant=variant.replace("-redirect", "-base"))
         outcome = replay(site, browser, plans, variant.replace("-redirect", "-base"))
         assert outcome.finished and [r.path for r in site.received if r.path in ("/save", "/done")] == \
             ["/save", "/done"], outcome.message  # the recorded chain replays
@@ -196,12 +168,13 @@ def test_a_redirect_the_browser_follows_on_its_own_is_judged_too(site_and_browse
         plans.store.close()
 
 
-def test_a_plan_whose_click_opens_a_blank_popup_still_replays(site_and_browser, recorded_plans, tmp_path):
+def test_a_plan_whose_click_opens_a_blank_popup_still_replays(site_and_browser, tmp_path):
     """No false refusal: the recorded click opened a receipt in a blank popup (its requests, reads,
     pass the opener's backstop like the page's own); the replay finishes and saves once."""
     site, browser = site_and_browser
-    plans = recorded_plans(tmp_path, variant="receipt-popup")
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        record(site, browser, plans, variant="receipt-popup")
         outcome = replay(site, browser, plans, "receipt-popup")
         assert outcome.finished and outcome.reason is None, outcome.message
         assert [r.body for r in site.received if r.path == "/save"] == [b"note=hello"]
@@ -210,11 +183,12 @@ def test_a_plan_whose_click_opens_a_blank_popup_still_replays(site_and_browser, 
         plans.store.close()
 
 
-def test_a_context_that_allows_service_workers_is_not_used(site_and_browser, recorded_plans, tmp_path):
+def test_a_context_that_allows_service_workers_is_not_used(site_and_browser, tmp_path):
     """A service worker's requests bypass routing: a replay refuses such a context before acting."""
     site, browser = site_and_browser
-    plans = recorded_plans(tmp_path)
+    plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        record(site, browser, plans)
         outcome = replay(site, browser, plans, "service-worker", service_workers="allow")
         assert outcome.reason == FallbackReason.UNGUARDED_PAGE and outcome.served == 0
         assert "service_workers='block'" in outcome.message
