@@ -10,7 +10,6 @@ Real Chromium; the server logs every request.
 
 from __future__ import annotations
 
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -104,21 +103,6 @@ def site_and_browser():
     site.server.server_close()
 
 
-@pytest.fixture(scope="module")
-def recorded_plan(site_and_browser, tmp_path_factory):
-    """The database of the one plan every test replays, recorded once per module (``_record``: about
-    2 s of real Chromium); each test replays its own copy of it, so one replay's loss of trust never
-    reaches another test."""
-    site, browser = site_and_browser
-    db = tmp_path_factory.mktemp("outcomes-recording") / "plans.db"
-    plans = PlanCache(open_store(f"sqlite:///{db}"))
-    try:
-        _record(site, browser, plans)
-    finally:
-        plans.store.close()
-    return db
-
-
 def _record(site, browser, plans) -> None:
     site.variant = "base"
     context = browser.new_context(service_workers="block")
@@ -134,12 +118,11 @@ def _record(site, browser, plans) -> None:
 
 
 @pytest.mark.parametrize("variant", [*sorted(v for v in DONE if v != "base"), *sorted(CLICK)])
-def test_a_step_that_led_elsewhere_than_recorded_stops_and_the_plan_loses_trust(site_and_browser, recorded_plan,
-                                                                               tmp_path, variant):
+def test_a_step_that_led_elsewhere_than_recorded_stops_and_the_plan_loses_trust(site_and_browser, tmp_path, variant):
     site, browser = site_and_browser
-    shutil.copyfile(recorded_plan, tmp_path / "plans.db")
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        _record(site, browser, plans)
         site.variant, site.posts[:] = variant, []
         context = browser.new_context(service_workers="block")
         page = context.new_page()
@@ -154,12 +137,12 @@ def test_a_step_that_led_elsewhere_than_recorded_stops_and_the_plan_loses_trust(
         plans.store.close()
 
 
-def test_the_recorded_outcome_replays(site_and_browser, recorded_plan, tmp_path):
+def test_the_recorded_outcome_replays(site_and_browser, tmp_path):
     site, browser = site_and_browser
-    shutil.copyfile(recorded_plan, tmp_path / "plans.db")
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
-        site.variant, site.posts[:] = "base", []
+        _record(site, browser, plans)
+        site.posts[:] = []
         context = browser.new_context(service_workers="block")
         page = context.new_page()
         page.goto(site.url)
@@ -171,11 +154,11 @@ def test_the_recorded_outcome_replays(site_and_browser, recorded_plan, tmp_path)
         plans.store.close()
 
 
-def test_what_a_page_sends_while_it_is_left_does_not_leave(site_and_browser, recorded_plan, tmp_path):
+def test_what_a_page_sends_while_it_is_left_does_not_leave(site_and_browser, tmp_path):
     site, browser = site_and_browser
-    shutil.copyfile(recorded_plan, tmp_path / "plans.db")
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        _record(site, browser, plans)
         site.variant, site.posts[:] = "unload", []
         context = browser.new_context(service_workers="block")
         page = context.new_page()
@@ -197,12 +180,12 @@ def test_what_a_page_sends_while_it_is_left_does_not_leave(site_and_browser, rec
     reason="known hole (docs/replay.md): a frame of another origin the page had before the replay sends from its "
            "own saved fetch as the page is left by a recorded navigation; Chromium drops the frame's DevTools target "
            "with the page, and the request can leave before any interception holds it", strict=False))])
-def test_what_a_page_sends_while_it_is_left_from_its_own_references_does_not_leave(site_and_browser, recorded_plan,
-                                                                                  tmp_path, variant):
+def test_what_a_page_sends_while_it_is_left_from_its_own_references_does_not_leave(site_and_browser, tmp_path,
+                                                                                  variant):
     site, browser = site_and_browser
-    shutil.copyfile(recorded_plan, tmp_path / "plans.db")
     plans = PlanCache(open_store(f"sqlite:///{tmp_path}/plans.db"))
     try:
+        _record(site, browser, plans)
         site.variant, site.posts[:] = variant, []
         context = browser.new_context(service_workers="block")
         page = context.new_page()
