@@ -3,6 +3,8 @@ session (``actioncache mcp --session NAME``) is resumed at its start, never remo
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import pytest
 
 from actioncache.scratchpad import QuotaExceededError, Scratchpad
@@ -42,11 +44,8 @@ def test_used_bytes_in_every_answer_is_what_the_quota_refuses_on(mcp_sdk, tmp_pa
     assert refused["usedBytes"] == used[-1] == listing["usedBytes"]  # the refusal and the listing agree
     assert after_delete["usedBytes"] == used[-1] - item  # a delete gives back exactly what the write took
     assert again["success"] is True and again["usedBytes"] == used[-1]
-    store = open_store(url)
-    try:
+    with closing(open_store(url)) as store:
         assert Scratchpad(store, "quota-desk").usage()["usedBytes"] == again["usedBytes"]
-    finally:
-        store.close()
 
 
 def test_a_write_fits_exactly_when_used_plus_needed_is_the_quota(store):
@@ -117,12 +116,9 @@ def test_a_named_session_idle_for_days_is_resumed_at_its_start_not_removed(mcp_s
     _, (read, listing) = run(server(src_env, *args), calls)
     assert read["success"] is True and read["data"] == {"notes": "from Monday"}
     assert listing["total"] == 1 and listing["sessionId"] == "desk-kept"
-    store = open_store(url)
-    try:
+    with closing(open_store(url)) as store:
         assert Scratchpad(store, "crashed-agent").list() == []  # the start-up sweep still ran
         assert Scratchpad(store, "desk-kept").read(key)["data"] == {"notes": "from Monday"}  # and left it for next time
-    finally:
-        store.close()
 
 
 # --- a session in use keeps its items (attack-scratch F3, F4, F8) ---------------------------------
@@ -195,21 +191,15 @@ def test_another_projects_start_keeps_a_named_session_a_week_and_counts_nothing_
         age_session(store, session, 2 * DAY)
     store.close()
     start_named_session(src_env, url, "project-B")
-    store = open_store(url)
-    try:
+    with closing(open_store(url)) as store:
         assert Scratchpad(store, "crashed-agent").list() == []
         kept = Scratchpad(store, "project-A")
         assert kept.read(written["item"]["storageKey"])["data"] == 1
         age_session(store, "project-A", 8 * DAY)
-    finally:
-        store.close()
     start_named_session(src_env, url, "project-B")
-    store = open_store(url)
-    try:
+    with closing(open_store(url)) as store:
         gone = Scratchpad(store, "project-A")
         assert gone.list() == [] and gone.used_bytes() == 0
-    finally:
-        store.close()
 
 
 def test_a_named_session_read_from_python_keeps_its_week(mcp_sdk, tmp_path, src_env):
@@ -219,19 +209,13 @@ def test_a_named_session_read_from_python_keeps_its_week(mcp_sdk, tmp_path, src_
     touches it carries it on."""
     url = f"sqlite:///{tmp_path}/pad.db"
     written = write_in_named_session(src_env, url, "project-A", "keep me", "A")
-    store = open_store(url)
-    try:
+    with closing(open_store(url)) as store:
         assert Scratchpad(store, "project-A", orphan_sweep_s=None).read(written["item"]["storageKey"])["data"] \
             == "keep me"
         age_session(store, "project-A", 2 * DAY)
-    finally:
-        store.close()
     start_named_session(src_env, url, "project-B")
-    store = open_store(url)
-    try:
+    with closing(open_store(url)) as store:
         assert Scratchpad(store, "project-A").read(written["item"]["storageKey"])["data"] == "keep me"
-    finally:
-        store.close()
 
 
 @pytest.mark.parametrize("planted", [-1e12, -1.0, 0.5, 12345.25])
