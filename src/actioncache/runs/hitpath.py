@@ -493,17 +493,23 @@ def _remove_other_signatures(root: int, keep: str) -> None:
             pass
 
 
+def _verdict_left(path: str, name: str) -> float:
+    """Seconds the verdict file of ``name`` (a key's cheap verdict, a family's churn verdict: its
+    hash, in ``{store}-exec-cheap/``) has left to live: ``CHEAP_TTL_S`` from its mtime; <= 0 when
+    there is none or it expired."""
+    import time
+
+    try:
+        return os.stat(path + CHEAP_DIR_SUFFIX + "/" + name.rsplit(":", 1)[-1]).st_mtime + CHEAP_TTL_S - time.time()
+    except OSError:
+        return 0.0
+
+
 def _cheap(path: str, key: str, tool: str, scope: str, opts: "dict[str, Any]") -> bool:
     """A command whose fresh run is cheaper than a hit (``cost``: a verdict file beside the store,
     younger than a day): become the command, as mode ``off`` does. Returns only when it is not
     cheap (False) or cannot be started (True)."""
-    import time
-
-    verdict = path + CHEAP_DIR_SUFFIX + "/" + key.rsplit(":", 1)[-1]
-    try:
-        if os.stat(verdict).st_mtime < time.time() - CHEAP_TTL_S:
-            return False
-    except OSError:
+    if _verdict_left(path, key) <= 0:
         return False
     from .direct import note, summary_line
 
@@ -521,15 +527,9 @@ def _churning(path: str, record: "dict[str, Any]", command: list[str], opts_summ
     family's hash, as a cheap verdict is named by its key's): become the command, untraced and not
     recorded. Returns only when there is no live verdict (False) or the command cannot be started
     (True). ``$ACTIONCACHE_CHEAP_MS`` set: no verdict counts (``ledger.churning``)."""
-    import time
-
     if _env("ACTIONCACHE_CHEAP_MS"):
         return False
-    verdict = path + CHEAP_DIR_SUFFIX + "/" + record["family"].rsplit(":", 1)[-1]
-    try:
-        left = os.stat(verdict).st_mtime + CHEAP_TTL_S - time.time()
-    except OSError:
-        return False
+    left = _verdict_left(path, record["family"])
     if left <= 0:
         return False
     if opts_summary:

@@ -75,11 +75,11 @@ def add(cache: Cache, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]
         ledger = changed.get(family)
         if ledger is None:
             ledger = changed[family] = read(cache, family)
-        saved = cost.counts_of(record).get("time_saved_ms", 0.0)
+        saved = cost.counts_of(record).get("time_saved_ms", 0.0)  # a tail's: minus its overhead
         runs: list[list[Any]] = ledger["runs"]
         if tail:  # the end of a full run's process: that run's cost
             if runs:
-                runs[-1][1] = round(float(runs[-1][1]) - float(record.get("overhead_ms") or 0.0), 3)
+                runs[-1][1] = round(float(runs[-1][1]) + saved, 3)
             continue
         miss = not record.get("hit")
         fresh = record.get("fresh_ms")

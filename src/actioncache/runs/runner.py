@@ -265,8 +265,13 @@ class ExecRun:
         if self.options.explain:
             say(f"cheap: {self.tool} ran in {float(mark.get('fresh_ms') or 0):.0f} ms fresh, a hit costs "
                 f"{float(mark.get('hit_ms') or 0):.0f} ms: not cached (judged again a day after)")
+        return self._run_directly(cache, record, "cheap")
+
+    def _run_directly(self, cache: Cache, record: dict[str, Any], outcome: str) -> int:
+        """Run the command untraced and not stored (a cheap command, a churning miss): its run is
+        its own time; ``outcome`` unless it failed."""
         output = self._fresh(None)
-        record.update(outcome="fail" if output["exit_code"] != 0 else "cheap",
+        record.update(outcome="fail" if output["exit_code"] != 0 else outcome,
                       fresh_ms=round(float(output.get("duration_ms") or 0.0), 3), duration_ms=output.get("duration_ms"))
         return self._finish(cache, record, output)
 
@@ -278,11 +283,7 @@ class ExecRun:
             say(f"churning: {self.tool}'s last runs missed or failed {churn.get('misses')} times and cost "
                 f"{-float(churn.get('net_ms') or 0) / 1000:.2f} s more than its hits saved: "
                 f"a miss runs directly, not recorded, {left}")
-        output = self._fresh(None)
-        record.update(outcome="fail" if output["exit_code"] != 0 else ledger.UNRECORDED,
-                      fresh_ms=round(float(output.get("duration_ms") or 0.0), 3),
-                      duration_ms=output.get("duration_ms"))
-        return self._finish(cache, record, output)
+        return self._run_directly(cache, record, ledger.UNRECORDED)
 
     def _env_secret(self) -> bytes:
         """The store's secret environment values are keyed with (``keys.env_secret``)."""
