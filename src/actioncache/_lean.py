@@ -369,6 +369,40 @@ def _packed_ref(common: str, ref: str) -> tuple[bool, str | None]:
     return True, None
 
 
+# When this process last created a directory (``time.time_ns()``; 0: never), for ``settle_own_writes``.
+_created_ns = 0
+
+
+def make_dirs(path: str, mode: int = 0o777) -> None:
+    """``os.makedirs(path, mode, exist_ok=True)`` that remembers when it created a directory: the
+    creation moves the times of the directory that holds it, which a command the cache traces next
+    may list (``settle_own_writes``). Raises what ``os.makedirs`` raises."""
+    global _created_ns
+    if os.path.isdir(path):
+        return
+    os.makedirs(path, mode=mode, exist_ok=True)
+    import time  # builtin
+
+    _created_ns = time.time_ns()
+
+
+def settle_own_writes(granularity_ns: int) -> None:
+    """Return once every directory this process created (``make_dirs``) is older than the file
+    system's timestamp granularity. A traced run that lists a directory whose times moved within
+    that granularity of its start cannot be recorded (``readset.build``: a change then is
+    indistinguishable from one made while it ran), so without the wait the cache's own first
+    write beside a command (``store: .ac/cache.db`` in the directory it lists) would make that
+    command's first run a miss the next run pays again. Waits at most ``granularity_ns``, and only
+    in the process that created something."""
+    if not _created_ns:
+        return
+    import time  # builtin
+
+    left = _created_ns + granularity_ns - time.time_ns()
+    if left > 0:
+        time.sleep(left / 1e9)
+
+
 def own_directory(path: str, create: bool = False) -> int | None:
     """A descriptor of ``path`` when it is a real directory of this user's that nobody else may write
     (made ``0700`` when ``create`` and absent), opened without following a symbolic link; None

@@ -8,7 +8,7 @@ within the timestamp granularity of the moment it was read), so an edit can neve
 unchanged signature. Only ``os`` and the lean helpers are imported.
 """
 
-from .._lean import dumps, file_sha256, loads, sha256
+from .._lean import dumps, file_sha256, loads, make_dirs, sha256
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def write(config: "Any", now_ns: int) -> None:
             "store": config.store, "run_log": config.run_log, "verbose": config.verbose, "enabled": config.enabled,
             "ignored": list(config.ignored)}
     try:
-        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        make_dirs(os.path.dirname(memo))
         tmp = f"{memo}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(dumps(data))

@@ -44,7 +44,7 @@ else:  # os without importing it (``_os``: ~6 M instructions a hit), stat from t
 
     from .._os import os
 
-from .._lean import dumps, file_sha256, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
+from .._lean import dumps, file_sha256, make_dirs, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
 from .._lean import one_output_stream as one_output_stream  # noqa: E402 - shared with agents.runhit
 
 KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``); process state keyed
@@ -74,7 +74,7 @@ def env_secret(store_path: str | None) -> bytes:
         except OSError:
             pass
         try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            make_dirs(os.path.dirname(path) or ".")
             fd = os.open(path + f".{os.getpid()}.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError:
             break

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .._lean import process_ms, which
+from .._lean import make_dirs, process_ms, settle_own_writes, which
 from ..cache import Cache
 from ..decision import Decision
 from ..policy import LoopConfig, Policy
@@ -32,6 +32,7 @@ from .process import GONE, run_tool, write_failure
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126
 ENTRY_PREFIX = "cache:"
+TRACE_FOLDER = "traces"  # in the user's cache directory (_trace_folder)
 
 
 def open_cache(url: str | None, config: LoopConfig) -> Cache:
@@ -52,10 +53,25 @@ def _create_private(cache: Cache) -> None:
     if path is None or os.path.exists(path):
         return  # SQLite opens an empty file as a new database; other formats are left to their stores
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        make_dirs(os.path.dirname(os.path.abspath(path)))  # settled before a traced run (_fresh)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except OSError:
         pass
+
+
+def _trace_folder() -> str | None:
+    """Where a traced run's log is written: ``TRACE_FOLDER`` in this user's cache directory, one of
+    the cache's own places (``ExecRun._own_files``), so making and removing a log moves no directory
+    a command may look at (in ``/tmp`` it did: ``ls /tmp`` never hit, each run's log dir was a change
+    in what it listed). None (the system's temporary directory) when it cannot be made."""
+    from ..config import user_cache_dir
+
+    folder = str(user_cache_dir() / TRACE_FOLDER)
+    try:
+        make_dirs(folder, 0o700)
+    except OSError:
+        return None
+    return folder
 
 
 def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
@@ -454,8 +470,12 @@ class ExecRun:
             untraced = self._fresh(None)
             untraced.setdefault("unrecordable", f"the command could not be traced ({untraceable})")
             return untraced
-        with tempfile.TemporaryDirectory(prefix="actioncache-trace-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="trace-", dir=_trace_folder()) as tmp:
             log_path = os.path.join(tmp, "trace")
+            # A directory this process created (the store's, a memo's) is not news to the command:
+            # its times are settled before the run starts (_lean.settle_own_writes), by the fine
+            # granularity the read-set judges "changed while the command ran" by, and 1 ms more.
+            settle_own_writes(manifest.FINE_GRANULARITY_NS + 1_000_000)
             started_ns = time.time_ns()
             terminal = _inherits_terminal(self.options.stdin_data, self.options.pass_fds)
             outcome = run_tool(traced_argv(strace, log_path, self.command, terminal), stdin_data=self.options.stdin_data,
@@ -553,7 +573,8 @@ class ExecRun:
         base = user_cache_dir()
         strace = tracer()
         memo = probe_memo(strace) if strace else None
-        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), env_secret_path(None), *([memo] if memo else [])]
+        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / TRACE_FOLDER), env_secret_path(None),
+               *([memo] if memo else [])]
         for url in (self.store_url, os.environ.get("ACTIONCACHE_URL", "")):
             path = store_file(url) if url else None
             if path is not None:

@@ -47,6 +47,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from .._lean import make_dirs
 from .readset import place, stat_text
 
 TRACE_ENV = "ACTIONCACHE_TRACE"
@@ -168,7 +169,7 @@ def tracing_works(strace: str) -> str | None:
     problem = _probe(strace)
     if problem is None and memo is not None:
         try:
-            os.makedirs(os.path.dirname(memo), exist_ok=True)
+            make_dirs(os.path.dirname(memo))
             open(memo, "w").close()
         except OSError:
             pass

@@ -1,0 +1,49 @@
+"""What the cache itself writes while it traces a command never changes what the command observes.
+
+A traced run is recorded only if nothing it looked at changed within the file system's timestamp
+granularity of its start (a change then cannot be told from one made while it ran), and a hit
+only if nothing it looked at changed since. So every write of the cache's own must land where
+the read-set ignores it (its own places), or be settled before the command starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from .test_exec import use
+
+PY = sys.executable
+
+# The real CLI, with the fine timestamp granularity raised to 300 ms: the store directory the first
+# run creates is then always within it when the command starts (at the usual 20 ms it is ~30 ms
+# before on this machine, and a CI run under load once started inside it: the run was not recorded).
+COARSE_TICK = ("import sys; from actioncache.runs import manifest; manifest.FINE_GRANULARITY_NS = 300_000_000; "
+               "from actioncache.cli import main; sys.exit(main())")
+
+
+def test_a_command_listing_the_temporary_directory_hits(ex, strace, tmp_path):
+    # Each traced run's log was a new directory in $TMPDIR: `ls /tmp` missed every time, and was
+    # not even recorded (its listing changed as it started). Logs live in the cache's own folder now.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp / "kept").write_text("")
+    runs = [ex.run(*use("--", "ls", "-a", str(tmp)), extra_env={"TMPDIR": str(tmp)}) for _ in range(3)]
+    assert [r.returncode for r in runs] == [0, 0, 0]
+    assert b"ls: miss" in runs[0].stderr and b"ls: hit" in runs[1].stderr and b"ls: hit" in runs[2].stderr, \
+        runs[1].stderr
+    assert runs[2].stdout == runs[0].stdout and b"kept" in runs[0].stdout
+    assert sorted(p.name for p in tmp.iterdir()) == ["kept"]  # nothing of the cache's left there either
+
+
+def test_the_store_directory_a_first_run_creates_does_not_cost_that_run_its_record(ex, strace):
+    # `store: .ac/cache.db` beside what the command lists: making `.ac` moves the times of the
+    # directory `ls` lists, just before it starts. The cache settles its own writes first.
+    (ex.work / ".actioncache.yml").write_text("mode: use\nstore: .ac/cache.db\n")
+    ex.trust(ex.work)
+    env = {k: v for k, v in ex.env.items() if k != "ACTIONCACHE_URL"}
+    runs = [subprocess.run([PY, "-c", COARSE_TICK, "exec", "--summary", "--", "ls", "-a"], cwd=ex.work, env=env,
+                           capture_output=True, timeout=120) for _ in range(2)]
+    assert (ex.work / ".ac" / "cache.db").exists()
+    assert b"ls: miss" in runs[0].stderr, runs[0].stderr
+    assert b"ls: hit" in runs[1].stderr, runs[0].stderr + runs[1].stderr
+    assert runs[1].stdout == runs[0].stdout and b".ac" in runs[0].stdout
