@@ -1,4 +1,4 @@
-"""What the cache itself writes while it traces a command never changes what the command observes.
+"""What the cache itself writes never changes what a traced command observes, or what it prints.
 
 A traced run is recorded only if nothing it looked at changed within the file system's timestamp
 granularity of its start (a change then cannot be told from one made while it ran), and a hit
@@ -47,3 +47,15 @@ def test_the_store_directory_a_first_run_creates_does_not_cost_that_run_its_reco
     assert b"ls: miss" in runs[0].stderr, runs[0].stderr
     assert b"ls: hit" in runs[1].stderr, runs[0].stderr + runs[1].stderr
     assert runs[1].stdout == runs[0].stdout and b".ac" in runs[0].stdout
+
+
+def test_a_summary_starts_its_own_line_after_output_without_a_newline(ex, strace):
+    # A command whose stderr ends mid-line: the summary (fresh, then replayed on the hit path)
+    # used to finish the command's last line.
+    tool = ["sh", "-c", "printf 'no newline at the end' >&2"]
+    runs = [ex.run(*use("--", *tool)) for _ in range(2)]
+    assert b"no newline at the end\nactioncache exec: sh: miss" in runs[0].stderr, runs[0].stderr
+    assert b"no newline at the end\nactioncache exec: sh: hit" in runs[1].stderr, runs[1].stderr
+    whole = [ex.run(*use("--", "sh", "-c", "echo 'a whole line' >&2")) for _ in range(2)]
+    assert [b"a whole line\nactioncache exec: sh: " in r.stderr for r in whole] == [True, True]  # no blank line
+    assert b"sh: hit" in whole[1].stderr

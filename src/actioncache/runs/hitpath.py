@@ -272,7 +272,9 @@ def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, confi
     _journal_hit(path, now, record)
     if opts["summary"]:
         saved = float(record.get("saved_ms") or 0.0)
-        _write(2, f"actioncache exec: {tool}: hit; hits 1, misses 0, time saved {saved / 1000:.2f}s\n".encode())
+        tail = output["stderr"] or (output["stdout"] if keys.one_output_stream() else b"")
+        lead = b"\n" if tail and not tail.endswith(b"\n") else b""  # on a line of its own (runner.say)
+        _write(2, lead + f"actioncache exec: {tool}: hit; hits 1, misses 0, time saved {saved / 1000:.2f}s\n".encode())
     # Done: everything went out through os.write, nothing is buffered, nothing waits for exit
     # handlers. Leaving now skips the interpreter's teardown, a cost the hit's timing cannot see.
     os._exit(int(output["exit_code"]))

@@ -90,11 +90,26 @@ def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
     return Decision(False, False, f"{shown} is in non_cacheable_tools (as {pattern!r})")
 
 
+# Whether the command's last bytes on this process's stderr (its own streamed run, or a replay)
+# ended mid-line: the next message then starts a line of its own instead of finishing the
+# command's last one ("...no newline at endactioncache exec: ls: hit").
+_mid_line = False
+
+
+def command_wrote(stream: bytes) -> None:
+    """The command's bytes just went out on stderr (its stdout too, when they are one stream)."""
+    global _mid_line
+    if stream:
+        _mid_line = not stream.endswith(b"\n")
+
+
 def say(message: str) -> None:
+    global _mid_line
     if sys.stderr is None:  # stderr closed (2>&-): nowhere to say it
         return
-    sys.stderr.write(f"actioncache exec: {message}\n")
+    sys.stderr.write(f"{chr(10) if _mid_line else ''}actioncache exec: {message}\n")
     sys.stderr.flush()
+    _mid_line = False
 
 
 def tool_name(command: Sequence[str]) -> str:
@@ -369,6 +384,7 @@ class ExecRun:
         replay_stdin_offset(cached["stdin_offset"])
         if self.options.stream:
             failures = {write_failure(sys.stdout, cached["stdout"]), write_failure(sys.stderr, cached["stderr"])}
+            command_wrote(cached["stderr"] or (cached["stdout"] if self.options.one_stream else b""))
             if failures - {None, GONE} and not cached["exit_code"]:
                 cached = {**cached, "exit_code": 1}  # a replay whose write failed exits as the command would
         record["outcome"] = "hit"
@@ -441,6 +457,10 @@ class ExecRun:
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
             self._note(f"warning: cache entry not updated: {exc}")
 
+    def _streamed(self, outcome: Any) -> None:
+        if self.options.stream:
+            command_wrote(outcome.stdout if self.options.one_stream else outcome.stderr)
+
     def _fresh(self, strace: str | None) -> dict[str, Any]:
         """Run the command (traced when ``strace``); the result carries ``readset`` or ``unrecordable``."""
         problem = self._cannot_start()
@@ -453,6 +473,7 @@ class ExecRun:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
                                env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more,
                                one_stream=self.options.one_stream)
+            self._streamed(outcome)
             plain: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                      "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                      "fresh_ms": round(outcome.duration_ms, 3), "readset": [], "traced": False,
@@ -481,6 +502,7 @@ class ExecRun:
             outcome = run_tool(traced_argv(strace, log_path, self.command, terminal), stdin_data=self.options.stdin_data,
                                stream=self.options.stream, env=self._env(), pass_fds=self.options.pass_fds,
                                one_stream=self.options.one_stream)
+            self._streamed(outcome)
             result: dict[str, Any] = {"exit_code": outcome.exit_code, "stdout": outcome.stdout,
                                       "stderr": outcome.stderr, "duration_ms": round(outcome.duration_ms, 3),
                                       "traced": True, "stdin_offset": stdin_offset(),
