@@ -10,6 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from .test_exec import use
 
 PY = sys.executable
@@ -21,13 +23,18 @@ COARSE_TICK = ("import sys; from actioncache.runs import manifest; manifest.FINE
                "from actioncache.cli import main; sys.exit(main())")
 
 
-def test_a_command_listing_the_temporary_directory_hits(ex, strace, tmp_path):
-    # Each traced run's log was a new directory in $TMPDIR: `ls /tmp` missed every time, and was
-    # not even recorded (its listing changed as it started). Logs live in the cache's own folder now.
+@pytest.mark.parametrize("store", ["sqlite", "blob-sqlite"])
+def test_a_command_listing_the_temporary_directory_hits(ex, strace, tmp_path, store):
+    # Each traced run's log was a new directory in $TMPDIR, and so was a blob store's local copy:
+    # `ls /tmp` missed every time, and was not even recorded (its listing changed as it started).
+    # Every temporary file of exec's own lives in the cache's own folder now.
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     (tmp / "kept").write_text("")
-    runs = [ex.run(*use("--", "ls", "-a", str(tmp)), extra_env={"TMPDIR": str(tmp)}) for _ in range(3)]
+    env = {"TMPDIR": str(tmp)}
+    if store == "blob-sqlite":  # a local stand-in for object storage: the store's copy is made the same way
+        env["ACTIONCACHE_URL"] = f"blob-sqlite+file://{tmp_path}/remote/cache.db"
+    runs = [ex.run(*use("--", "ls", "-a", str(tmp)), extra_env=env) for _ in range(3)]
     assert [r.returncode for r in runs] == [0, 0, 0]
     assert b"ls: miss" in runs[0].stderr and b"ls: hit" in runs[1].stderr and b"ls: hit" in runs[2].stderr, \
         runs[1].stderr

@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _passthrough(command, tool, args.summary, stream_problem, inherited, env,
                             _Counted(args, config, policy, scope, command) if counted else None)
     from .keys import describe_fds, observe_stdin, one_output_stream
-    from .runner import ExecOptions, ExecRun, open_cache
+    from .runner import ExecOptions, ExecRun, open_cache, use_own_temp_folder
 
     stdin = observe_stdin()
     passed, descriptors, fd_problem = describe_fds(inherited, command)
@@ -149,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           one_stream=one_output_stream(),
                           config_digest=configmemo.config_digest(str(config.path) if config.path else None),
                           decision=decision)
+    use_own_temp_folder()  # before a store makes a temporary file (a blob store's local copy)
     try:
         cache = open_cache(args.store, config)
     except Exception as exc:  # noqa: BLE001 - a store that cannot open never stops the tool

@@ -32,7 +32,7 @@ from .process import GONE, run_tool, write_failure
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126
 ENTRY_PREFIX = "cache:"
-TRACE_FOLDER = "traces"  # in the user's cache directory (_trace_folder)
+TEMP_FOLDER = "tmp"  # in the user's cache directory (own_temp_folder)
 
 
 def open_cache(url: str | None, config: LoopConfig) -> Cache:
@@ -59,19 +59,35 @@ def _create_private(cache: Cache) -> None:
         pass
 
 
-def _trace_folder() -> str | None:
-    """Where a traced run's log is written: ``TRACE_FOLDER`` in this user's cache directory, one of
-    the cache's own places (``ExecRun._own_files``), so making and removing a log moves no directory
-    a command may look at (in ``/tmp`` it did: ``ls /tmp`` never hit, each run's log dir was a change
-    in what it listed). None (the system's temporary directory) when it cannot be made."""
+def own_temp_folder() -> str | None:
+    """``TEMP_FOLDER`` in the user's cache directory, one of the cache's own places
+    (``ExecRun._own_files``), where a traced run's log is written rather than in ``$TMPDIR``: there,
+    each run's log directory was a change in what a command listing ``$TMPDIR`` saw (``ls /tmp``
+    never hit). None (the system's temporary directory) when it cannot be made, or is not a directory
+    of this user's that nobody else may write (a link planted there is not followed)."""
+    from .._lean import own_directory
     from ..config import user_cache_dir
 
-    folder = str(user_cache_dir() / TRACE_FOLDER)
+    folder = str(user_cache_dir() / TEMP_FOLDER)
     try:
         make_dirs(folder, 0o700)
     except OSError:
         return None
+    fd = own_directory(folder)
+    if fd is None:
+        return None
+    os.close(fd)
     return folder
+
+
+def use_own_temp_folder() -> None:
+    """Every temporary file of this exec process goes to ``own_temp_folder()``: a blob store's local
+    copy too (``tempfile.mkdtemp``), which sat in ``$TMPDIR`` while the command ran. Only the
+    ``actioncache exec`` process, never a library user's (``command.exec_cached`` in an agent);
+    the command's own environment keeps its ``TMPDIR``."""
+    folder = own_temp_folder()
+    if folder is not None:
+        tempfile.tempdir = folder
 
 
 def decide(policy: Policy, scope: str, command: Sequence[str]) -> Decision:
@@ -491,7 +507,7 @@ class ExecRun:
             untraced = self._fresh(None)
             untraced.setdefault("unrecordable", f"the command could not be traced ({untraceable})")
             return untraced
-        with tempfile.TemporaryDirectory(prefix="trace-", dir=_trace_folder()) as tmp:
+        with tempfile.TemporaryDirectory(prefix="trace-", dir=own_temp_folder()) as tmp:
             log_path = os.path.join(tmp, "trace")
             # A directory this process created (the store's, a memo's) is not news to the command:
             # its times are settled before the run starts (_lean.settle_own_writes), by the fine
@@ -595,7 +611,7 @@ class ExecRun:
         base = user_cache_dir()
         strace = tracer()
         memo = probe_memo(strace) if strace else None
-        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / TRACE_FOLDER), env_secret_path(None),
+        own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / TEMP_FOLDER), env_secret_path(None),
                *([memo] if memo else [])]
         for url in (self.store_url, os.environ.get("ACTIONCACHE_URL", "")):
             path = store_file(url) if url else None
