@@ -9,6 +9,37 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=scripts/services.d/_background.inc
 . scripts/services.d/_background.inc
 NODES=6
+
+start_node() { # N: start node N on free ports and print its port. A free port may be taken between
+  # the check and redis-server's bind (another service starting, an outgoing connection): a node
+  # that died or never opened its port is started again on other ports, up to 3 times.
+  local n=$1 dir="$RUN/redis-cluster-$1" try port bus pid
+  mkdir -p "$dir"
+  for try in 1 2 3; do
+    read -r port bus < <("$AC_PY" -c 'import socket
+held = [socket.socket() for _ in range(2)]
+for s in held: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in held))')  # two distinct ports, held together while chosen
+    rm -f "$dir/nodes.conf"
+    # A short node timeout: a replica takes over a dead master's slots within about 2 s (validity
+    # factor 0: whatever the age of its copy, as a test of failover wants). The bus port is given,
+    # not port + 10000: that one may be taken, or past 65535.
+    setsid redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --dir "$dir" --logfile "" \
+      --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-port "$bus" --cluster-node-timeout 1000 \
+      --cluster-replica-validity-factor 0 --repl-diskless-sync-delay 0 \
+      >"$dir.log" 2>&1 </dev/null &
+    pid=$!
+    for _ in $(seq 1 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      _port_open "$port" && { record_pid "$RUN/redis-cluster-$n.pid" "$pid"; echo "$port"; return 0; }
+      sleep 0.1
+    done
+    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    echo "redis-cluster: node $n on ports $port/$bus did not start (try $try): $(tail -1 "$dir.log")" >&2
+  done
+  return 1
+}
 case "${1:-}" in
   start)
     if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
@@ -16,22 +47,8 @@ case "${1:-}" in
     fi
     ports=()
     for n in $(seq 1 "$NODES"); do
-      port="$(free_port)"
-      bus="$(free_port)"  # given, not port + 10000: that one may be taken, or past 65535
-      dir="$RUN/redis-cluster-$n"
-      mkdir -p "$dir"
-      # A short node timeout: a replica takes over a dead master's slots within about 2 s (validity
-      # factor 0: whatever the age of its copy, as a test of failover wants).
-      setsid redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --dir "$dir" --logfile "" \
-        --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-port "$bus" --cluster-node-timeout 1000 \
-        --cluster-replica-validity-factor 0 --repl-diskless-sync-delay 0 \
-        >"$dir.log" 2>&1 </dev/null &
-      record_pid "$RUN/redis-cluster-$n.pid" $!
+      port="$(start_node "$n")" || { echo "redis-cluster: node $n did not start (3 tries); logs in $RUN" >&2; exit 1; }
       ports+=("$port")
-    done
-    for port in "${ports[@]}"; do
-      for _ in $(seq 1 100); do _port_open "$port" && break; sleep 0.1; done
-      _port_open "$port" || { echo "redis-cluster: node on port $port did not start; log in $RUN" >&2; exit 1; }
     done
     nodes=()
     for port in "${ports[@]}"; do nodes+=("127.0.0.1:$port"); done
