@@ -10,23 +10,43 @@ cd "$(dirname "$0")/../.." || exit 1
 case "${1:-}" in
   start)
     command -v redis-server >/dev/null || { echo "redis-sentinel: redis-server not installed (run scripts/install.sh)" >&2; exit 1; }
-    master="$(free_port)"; replica="$(free_port)"; sentinel="$(free_port)"
     dir="$RUN/redis-sentinel"
-    mkdir -p "$dir"
     start_one() { # NAME PORT ARGS...: a process of this service, its pid in $RUN/redis-sentinel-NAME.pid
-      local name="$1" port="$2"; shift 2
+      local name="$1" port="$2" pid; shift 2
       setsid redis-server "$@" >"$dir/$name.log" 2>&1 </dev/null &
-      record_pid "$RUN/redis-sentinel-$name.pid" $!
-      for _ in $(seq 1 100); do _port_open "$port" && return 0; sleep 0.1; done
-      echo "redis-sentinel: $name on port $port did not start; log: $dir/$name.log" >&2; return 1
+      pid=$!
+      record_pid "$RUN/redis-sentinel-$name.pid" "$pid"
+      for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        _port_open "$port" && return 0
+        sleep 0.1
+      done
+      echo "redis-sentinel: $name on port $port did not start: $(tail -1 "$dir/$name.log")" >&2; return 1
     }
-    common=(--bind 127.0.0.1 --save "" --appendonly no --dir "$dir")
-    start_one master "$master" --port "$master" "${common[@]}" || exit 1
-    start_one replica "$replica" --port "$replica" "${common[@]}" --replicaof 127.0.0.1 "$master" || exit 1
-    # The sentinel rewrites its configuration file: it must be a file of its own.
-    printf 'port %s\nbind 127.0.0.1\ndir %s\nsentinel monitor actioncache 127.0.0.1 %s 1\nsentinel down-after-milliseconds actioncache 1000\nsentinel failover-timeout actioncache 5000\n' \
-      "$sentinel" "$dir" "$master" >"$dir/sentinel.conf"
-    start_one sentinel "$sentinel" "$dir/sentinel.conf" --sentinel || exit 1
+    start_all() { # the three on three free ports, chosen together (so they differ)
+      read -r master replica sentinel < <("$AC_PY" -c 'import socket
+held = [socket.socket() for _ in range(3)]
+for s in held: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in held))')
+      rm -rf "$dir"
+      mkdir -p "$dir"
+      common=(--bind 127.0.0.1 --save "" --appendonly no --dir "$dir")
+      start_one master "$master" --port "$master" "${common[@]}" || return 1
+      start_one replica "$replica" --port "$replica" "${common[@]}" --replicaof 127.0.0.1 "$master" || return 1
+      # The sentinel rewrites its configuration file: it must be a file of its own.
+      printf 'port %s\nbind 127.0.0.1\ndir %s\nsentinel monitor actioncache 127.0.0.1 %s 1\nsentinel down-after-milliseconds actioncache 1000\nsentinel failover-timeout actioncache 5000\n' \
+        "$sentinel" "$dir" "$master" >"$dir/sentinel.conf"
+      start_one sentinel "$sentinel" "$dir/sentinel.conf" --sentinel
+    }
+    # A free port may be taken between the check and the bind: the three start again on other ports
+    # (up to 3 tries), what did start of them stopped first.
+    started=0
+    for try in 1 2 3; do
+      if start_all; then started=1; break; fi
+      for name in sentinel replica master; do stop_pid "$RUN/redis-sentinel-$name.pid"; done
+      echo "redis-sentinel: try $try failed; starting again on other ports" >&2
+    done
+    [ "$started" = 1 ] || exit 1
     publish ACTIONCACHE_TEST_REDIS_SENTINEL_URL "redis+sentinel://127.0.0.1:$sentinel/actioncache/15"
     echo "redis-sentinel: master 127.0.0.1:$master, replica :$replica, sentinel :$sentinel" ;;
   stop)
