@@ -16,10 +16,7 @@ start_node() { # N: start node N on free ports and print its port. A free port m
   local n=$1 dir="$RUN/redis-cluster-$1" try port bus pid
   mkdir -p "$dir"
   for try in 1 2 3; do
-    read -r port bus < <("$AC_PY" -c 'import socket
-held = [socket.socket() for _ in range(2)]
-for s in held: s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in held))')  # two distinct ports, held together while chosen
+    read -r port bus < <(free_ports 2)
     rm -f "$dir/nodes.conf"
     # A short node timeout: a replica takes over a dead master's slots within about 2 s (validity
     # factor 0: whatever the age of its copy, as a test of failover wants). The bus port is given,
@@ -29,11 +26,7 @@ print(*(s.getsockname()[1] for s in held))')  # two distinct ports, held togethe
       --cluster-replica-validity-factor 0 --repl-diskless-sync-delay 0 \
       >"$dir.log" 2>&1 </dev/null &
     pid=$!
-    for _ in $(seq 1 100); do
-      kill -0 "$pid" 2>/dev/null || break
-      _port_open "$port" && { record_pid "$RUN/redis-cluster-$n.pid" "$pid"; echo "$port"; return 0; }
-      sleep 0.1
-    done
+    if await_port "$pid" "$port" 100 0.1; then record_pid "$RUN/redis-cluster-$n.pid" "$pid"; echo "$port"; return 0; fi
     kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     echo "redis-cluster: node $n on ports $port/$bus did not start (try $try): $(tail -1 "$dir.log")" >&2

@@ -16,18 +16,11 @@ case "${1:-}" in
       setsid redis-server "$@" >"$dir/$name.log" 2>&1 </dev/null &
       pid=$!
       record_pid "$RUN/redis-sentinel-$name.pid" "$pid"
-      for _ in $(seq 1 100); do
-        kill -0 "$pid" 2>/dev/null || break
-        _port_open "$port" && return 0
-        sleep 0.1
-      done
+      await_port "$pid" "$port" 100 0.1 && return 0
       echo "redis-sentinel: $name on port $port did not start: $(tail -1 "$dir/$name.log")" >&2; return 1
     }
     start_all() { # the three on three free ports, chosen together (so they differ)
-      read -r master replica sentinel < <("$AC_PY" -c 'import socket
-held = [socket.socket() for _ in range(3)]
-for s in held: s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in held))')
+      read -r master replica sentinel < <(free_ports 3)
       rm -rf "$dir"
       mkdir -p "$dir"
       common=(--bind 127.0.0.1 --save "" --appendonly no --dir "$dir")
