@@ -851,6 +851,11 @@ def _close_quietly(conn: psycopg.Connection[Any]) -> None:
         pass
 
 
+# How often a listener asks the server whether its connection still lives: the listener wakes every
+# LISTEN_POLL_S to see whether it was closed, but a query each time would be ten a second per process.
+_LISTEN_PING_S = 0.5
+
+
 class _NotifyFeed(ListeningFeed):
     """The table's near-cache channel (LISTEN), as a near cache's feed (``stores/near.py``)."""
 
@@ -862,7 +867,10 @@ class _NotifyFeed(ListeningFeed):
         with psycopg.connect(self._conninfo, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
             ready()
+            pinged = time.monotonic()
             while not self.closed.is_set():
                 for note in conn.notifies(timeout=LISTEN_POLL_S):
                     changed(note.payload or None)
-                conn.execute("SELECT 1")  # a connection that died says so here
+                if time.monotonic() - pinged >= _LISTEN_PING_S:
+                    conn.execute("SELECT 1")  # a connection that died says so here
+                    pinged = time.monotonic()
