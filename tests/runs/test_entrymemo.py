@@ -13,7 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from actioncache.runs import hitpath
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actioncache.runs import hitpath, manifest
 
 PY = sys.executable
 ARGS = ("--mode", "use", "--", "cat", "good.sh")
@@ -130,7 +133,8 @@ def test_a_memo_that_is_not_whole_or_not_the_keys_is_not_used(ex, strace):
     memo.write_bytes(data[:at] + b"F" + data[at + 1:])  # damaged ("forged" to "Forged"): its length kept
     assert ex.run(*ARGS).stdout == good
     forge(memo, b"forged\n")
-    memo.write_bytes(memo.read_bytes().replace(b"actioncache-entry-memo 3 ", b"actioncache-entry-memo 3 0", 1))
+    version = hitpath.MEMO_MAGIC.rsplit(b" ", 2)[0] + b" "  # "actioncache-entry-memo N "
+    memo.write_bytes(memo.read_bytes().replace(version, version + b"0", 1))
     assert ex.run(*ARGS).stdout == good  # another Python's marshal format
 
 
@@ -246,3 +250,73 @@ def test_sidecars_replaced_by_symlinks_are_never_followed(ex, strace, tmp_path):
         ["notes.txt", "old-report.txt", "sub", "sub/deep.txt"]
     assert (user / "notes.txt").read_text() == "mine\n" and old.read_text() == "old\n"
     assert project.read_text() == "the project file\n"
+
+
+# --- the memo's numeric read-set (manifest.memo_form) judges as the stored text does --------------
+
+_CHANGES = ("none", "chmod", "same size, times kept", "append", "new inode", "remove", "hard link", "touch",
+            "retarget link")
+
+
+def _records(root: Path) -> list[list[object]]:
+    """Every kind of stat record a trace makes, for a file, a directory, a link and a missing name."""
+    records: list[list[object]] = []
+    for name in ("file", "dir", "link", "missing"):
+        path = str(root / name)
+        for kind in ("s", "l", "x", "o"):
+            seen, _ = manifest.look("s" if kind == "o" else kind, path)
+            if kind == "o" and not seen.startswith("!"):
+                seen = manifest.open_view(seen)
+            records.append([kind, path, seen, None])
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        if not os.path.isdir(path):
+            seen, _ = manifest.look("f", path)
+            records.append(["f", path, seen, manifest.signature(info, with_ctime=True)])
+    return records
+
+
+def _change(root: Path, what: str) -> None:
+    file = root / "file"
+    if what == "chmod":
+        file.chmod(0o600)
+    elif what == "same size, times kept":
+        info = file.stat()
+        file.write_bytes(b"Y" * info.st_size)
+        os.utime(file, ns=(info.st_atime_ns, info.st_mtime_ns))
+    elif what == "append":
+        with file.open("ab") as handle:
+            handle.write(b"more")
+    elif what == "new inode":
+        (root / "new").write_bytes(file.read_bytes())
+        os.replace(root / "new", file)
+    elif what == "remove":
+        file.unlink()
+    elif what == "hard link":
+        os.link(file, root / "second")
+    elif what == "touch":
+        os.utime(root / "dir", ns=(1, 1))
+    elif what == "retarget link":
+        (root / "link").unlink()
+        (root / "link").symlink_to("dir")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(what=st.sampled_from(_CHANGES), order=st.randoms(use_true_random=False))
+def test_the_memos_numbers_judge_every_change_as_the_stored_text_does(tmp_path_factory, what, order):
+    root = tmp_path_factory.mktemp("looks")
+    (root / "file").write_bytes(b"x" * 100)
+    (root / "dir").mkdir()
+    (root / "link").symlink_to("file")
+    records = _records(root)
+    order.shuffle(records)
+    numbers = manifest.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
+    assert any(isinstance(record[2], tuple) for record in numbers)  # the memo's form is not the text
+    assert marshal.loads(marshal.dumps(numbers)) == numbers
+    time.sleep(0.03)  # past the timestamp granularity: a change moves the times it moves
+    _change(root, what)
+    from_text, from_numbers = manifest.first_change(records), manifest.first_change(numbers)
+    assert from_numbers == from_text  # the same record found changed, shown in the same words
+    assert (from_text is None) == (what == "none")

@@ -317,13 +317,13 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 # the same for a memo and a query.
 MEMO_DIR_SUFFIX = "-exec-memo"
 # The memo holds the candidates as ``manifest.decode`` returned them (so they passed its
-# ``well_formed``), their outputs decoded to bytes (``manifest.with_output_bytes``), in ``marshal``'s
+# ``well_formed``), their outputs decoded to bytes and their stat looks as numbers (``manifest.memo_form``), in ``marshal``'s
 # format: loading them costs a fraction of decoding the JSON and checking its shape again (~1.2 M
 # instructions for a read-set of 325 records), and a hit from a memo loads neither SQLite nor
 # ``binascii``. marshal's format belongs to one Python version: the magic line names it, and a memo
 # another Python wrote is not read. A length and a SHA-256 of the payload (the hash the key already
 # loaded; a CRC-32 loaded ``binascii``): a memo cut short or damaged is not read either.
-MEMO_MAGIC = b"actioncache-entry-memo 3 %x %d\n" % (sys.hexversion, __import__("marshal").version)
+MEMO_MAGIC = b"actioncache-entry-memo 4 %x %d\n" % (sys.hexversion, __import__("marshal").version)
 _STORE_FILES = ("", "-wal", "-journal")
 
 
@@ -441,11 +441,11 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     from marshal import dumps
 
     from .._lean import own_directory, sha256, write_whole
-    from .manifest import with_output_bytes
+    from .manifest import memo_form
 
     candidates, expires = row
     try:
-        value = dumps(with_output_bytes(candidates))
+        value = dumps(memo_form(candidates))
     except ValueError:  # (decoded JSON always marshals; well_formed checked the base64)
         return
     data = b"%s%s\n%s\n%s\n%d\n%s\n\n%s" % (

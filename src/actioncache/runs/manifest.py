@@ -96,17 +96,18 @@ def candidate(result: "dict[str, Any]", readset: "list[list[Any]]", at: float, t
             **({"stdin_offset": result["stdin_offset"]} if result.get("stdin_offset") is not None else {})}
 
 
-def with_output_bytes(candidates: "list[dict[str, Any]]") -> "list[dict[str, Any]]":
-    """The candidates with stdout and stderr as bytes rather than base64 (what the hit path's entry
-    memo keeps: ``output`` then needs no ``binascii``, whose load cost a hit ~0.2 ms)."""
+def memo_form(candidates: "list[dict[str, Any]]") -> "list[dict[str, Any]]":
+    """The candidates as the hit path's entry memo keeps them: stdout and stderr as bytes rather than
+    base64 (``output`` then needs no ``binascii``, whose load cost a hit ~0.2 ms), the read-set's
+    stat looks as numbers (``in_numbers``)."""
     from binascii import a2b_base64
 
-    return [{**c, "stdout": a2b_base64(c.get("stdout", "")), "stderr": a2b_base64(c.get("stderr", ""))}
-            for c in candidates]
+    return [{**c, "stdout": a2b_base64(c.get("stdout", "")), "stderr": a2b_base64(c.get("stderr", "")),
+             "readset": in_numbers(c["readset"])} for c in candidates]
 
 
 def _output_bytes(value: "str | bytes") -> bytes:
-    if isinstance(value, bytes):  # decoded already (``with_output_bytes``)
+    if isinstance(value, bytes):  # decoded already (``memo_form``)
         return value
     from binascii import a2b_base64
 
@@ -316,14 +317,73 @@ def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | N
                 except OSError as exc:
                     taken = exc
                 followed[path] = taken
-            if sig is not None and not isinstance(taken, OSError) and sig == (  # signature(with_ctime=True)
-                    f"{taken.st_mode:o}:{taken.st_size}:{taken.st_mtime_ns}:{taken.st_ino}:{taken.st_ctime_ns}"):
+            if sig is not None and not isinstance(taken, OSError):
+                if sig.__class__ is tuple:  # the memo's form (in_numbers): compared as numbers, no text made
+                    if sig == (taken.st_mode, taken.st_size, taken.st_mtime_ns, taken.st_ino, taken.st_ctime_ns):
+                        continue
+                elif sig == f"{taken.st_mode:o}:{taken.st_size}:{taken.st_mtime_ns}:{taken.st_ino}:{taken.st_ctime_ns}":
+                    continue  # (signature(with_ctime=True))
+        if seen.__class__ is tuple:  # the memo's form of a stat look (in_numbers)
+            if kind == "l":
+                try:
+                    taken = os.lstat(path)
+                except OSError as exc:
+                    taken = exc
+            if isinstance(taken, OSError):
+                return path, _as_text(kind, seen), error_of(taken)
+            now_seen = _numbers(kind, taken)
+            if now_seen == seen:
                 continue
+            return path, _as_text(kind, seen), _as_text(kind, now_seen)
         own = record[4] if len(record) > 4 and isinstance(record[4], str) else None
         now, _ = look(kind, path, own, taken)
         if now != seen:
             return path, seen, now
     return None
+
+
+# --- the entry memo's form of a read-set -----------------------------------------------------------
+#
+# The hit path's entry memo (``hitpath``) keeps a read-set with each stat look (``s``, ``l``, ``x``,
+# ``o``) and each file's signature as a tuple of the numbers they were written from, so that a hit
+# compares numbers with numbers instead of writing every stat it takes out as text: an ``llm_ro``
+# script's read-set holds ~170 of them, and the text cost its hit ~1 M instructions. The text stays
+# the stored form (JSON, what ``--explain`` shows); a look that no longer holds is reported as text.
+
+_STAT_LOOKS = ("s", "l", "x")
+
+
+def _numbers(kind: str, info: "os.stat_result") -> "tuple[int, ...]":
+    if kind == "o":
+        return (info.st_mode, info.st_size, info.st_nlink, info.st_uid, info.st_gid)
+    return (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_nlink,
+            info.st_uid, info.st_gid)
+
+
+def _as_text(kind: str, numbers: "tuple[int, ...]") -> str:
+    if kind == "o":
+        mode, size, nlink, uid, gid = numbers
+        return f"o:{mode:o}:{size}:{nlink}:{uid}:{gid}"
+    return stat_text(*numbers)
+
+
+def in_numbers(readset: "list[list[Any]]") -> "list[list[Any]]":
+    """``readset`` with its stat looks and signatures as numbers (the memo's form, read by
+    ``first_change``); a record whose text is not a stat look's (an error, another kind) is kept."""
+    converted = []
+    for record in readset:
+        kind, seen, sig = record[0], record[2], record[3]
+        fields = seen.split(":")
+        if kind in _STAT_LOOKS and len(fields) == 8 and all(f.isdigit() for f in fields):
+            seen = (int(fields[0], 8), *(int(f) for f in fields[1:]))
+        elif kind == "o" and len(fields) == 6 and fields[0] == "o" and all(f.isdigit() for f in fields[1:]):
+            seen = (int(fields[1], 8), *(int(f) for f in fields[2:]))
+        if sig is not None:
+            parts = sig.split(":")
+            if len(parts) == 5 and all(p.isdigit() for p in parts):
+                sig = (int(parts[0], 8), *(int(p) for p in parts[1:]))
+        converted.append([kind, record[1], seen, sig, *record[4:]])
+    return converted
 
 
 def describe(seen: str) -> str:
