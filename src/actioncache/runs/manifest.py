@@ -329,8 +329,8 @@ def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | N
                     taken = os.lstat(path)
                 except OSError as exc:
                     taken = exc
-            if isinstance(taken, OSError):
-                return path, _as_text(kind, seen), error_of(taken)
+            if taken is None or isinstance(taken, OSError):  # (None: no stat look has a tuple; a readlink has text)
+                return path, _as_text(kind, seen), "?" if taken is None else error_of(taken)
             now_seen = _numbers(kind, taken)
             if now_seen == seen:
                 continue

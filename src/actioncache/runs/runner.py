@@ -619,9 +619,21 @@ class ExecRun:
                 own.append(os.path.abspath(path))
         return own
 
+    def _keyed_by_request(self, reason: str) -> str:
+        """How to cache an ``llm_ro`` command that the trace refused for its network use: an LLM call
+        always talks to the network, whose answer no read-set can vouch for; it is cached by the
+        request it is sent instead, which the user names (the key's fallback: the command line, its
+        files, ``--input``, the environment, the git HEAD), as the Python API's ``cache.wrap`` does."""
+        from .trace import NETWORK_REASON
+
+        if self.options.scope != "llm_ro" or not reason.startswith(NETWORK_REASON):
+            return ""
+        return ("; an LLM call is cached by the request it is sent: name its prompt files with --input and "
+                "run it with ACTIONCACHE_TRACE=off (docs/agent-loops.md, \"LLM calls over the network\")")
+
     def _store(self, cache: Cache, key: str, output: dict[str, Any], candidates: list[dict[str, Any]]) -> bool:
         if output.get("unrecordable"):
-            self._note(f"not cached: {output['unrecordable']}")
+            self._note(f"not cached: {output['unrecordable']}{self._keyed_by_request(str(output['unrecordable']))}")
             return False
         readset = output.get("readset", [])
         if self.options.explain:

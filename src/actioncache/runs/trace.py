@@ -629,6 +629,9 @@ def _unix_path(text: str) -> str | None:
     return _string(text[at + 9:end + 1]) if end > 0 else None
 
 
+NETWORK_REASON = "the command used the network or a socket"  # how a run not cached for it is named
+
+
 def _network(call: _Call, here: str | None) -> Iterator[Touch]:
     """The rule for the network: every call that reaches past this machine's file system (a peer, a
     port, a route, a listener or its absence) makes the run uncacheable, whatever it returned: a
@@ -665,7 +668,7 @@ def _network(call: _Call, here: str | None) -> Iterator[Touch]:
     elif name == "recvmmsg" and "msg_name=" not in text:
         return
     outcome = f"failed: {call.error}" if call.error else "succeeded"
-    yield _uncacheable(f"the command used the network or a socket ({name} on {peer or (args[0] if args else '?')}, "
+    yield _uncacheable(f"{NETWORK_REASON} ({name} on {peer or (args[0] if args else '?')}, "
                        f"{outcome}): what it observed can change without a file changing")
 
 
