@@ -376,11 +376,23 @@ _created_ns = 0
 def make_dirs(path: str, mode: int = 0o777) -> None:
     """``os.makedirs(path, mode, exist_ok=True)`` that remembers when it created a directory: the
     creation moves the times of the directory that holds it, which a command the cache traces next
-    may list (``settle_own_writes``). Raises what ``os.makedirs`` raises."""
+    may list (``settle_own_writes``). Raises OSError as ``os.makedirs`` does."""
     global _created_ns
-    if os.path.isdir(path):
+    missing = []  # not os.makedirs: the real os costs a hit path ~6 M instructions (_os has mkdir)
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path or not parent:
+            break
+        path = parent
+    if not missing:
         return
-    os.makedirs(path, mode=mode, exist_ok=True)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, mode)
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise
     import time  # builtin
 
     _created_ns = time.time_ns()
@@ -403,6 +415,34 @@ def settle_own_writes(granularity_ns: int) -> None:
         time.sleep(left / 1e9)
 
 
+SIDECAR_FOLDER = "exec-sidecars"  # in the user cache directory: each SQLite store's entry memos and verdicts
+
+
+def user_cache_dir() -> str:
+    """``config.user_cache_dir()`` as a string, without ``pathlib`` (tests/runs/test_lean_os.py pins
+    the two equal)."""
+    import sys
+
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
+        return os.path.join(base, "actioncache", "Cache")
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~"), "Library", "Caches", "actioncache")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "actioncache")
+
+
+def store_sidecar(store: str, kind: str) -> str:
+    """The folder of the SQLite store at ``store`` that holds its ``kind``: ``memo`` (the exec hit
+    path's entry memos) or ``cheap`` (cheap and churn verdicts). In the user's cache directory,
+    named by the store's absolute path, never beside the store: a store kept in the project (a loop's
+    ``artifacts/.../cache.sqlite``) would put a folder that every run rewrites into every
+    walk of the project (``find .``, ``git status``, ``os.walk``), and such a walk looks into the
+    cache's own files, so it could never be cached. Reached only through ``own_directory``."""
+    name = sha256(os.path.abspath(store).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(user_cache_dir(), SIDECAR_FOLDER, f"{name}-{kind}")
+
+
 def own_directory(path: str, create: bool = False) -> int | None:
     """A descriptor of ``path`` when it is a real directory of this user's that nobody else may write
     (made ``0700`` when ``create`` and absent), opened without following a symbolic link; None
@@ -412,6 +452,7 @@ def own_directory(path: str, create: bool = False) -> int | None:
     directory the link points to."""
     if create:
         try:
+            make_dirs(os.path.dirname(path), 0o700)
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass

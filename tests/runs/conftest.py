@@ -55,6 +55,16 @@ class ExecEnv:
     env: dict[str, str]
     run: Callable[..., subprocess.CompletedProcess]
 
+    def sidecar(self, kind: str, store: Path | None = None) -> Path:
+        """The store's ``kind`` folder (``memo``, ``cheap``) as the exec process finds it, under this
+        environment's cache directory (``_lean.store_sidecar``)."""
+        from unittest import mock
+
+        from actioncache._lean import store_sidecar
+
+        with mock.patch.dict(os.environ, {"XDG_CACHE_HOME": self.env["XDG_CACHE_HOME"]}):
+            return Path(store_sidecar(str(store or self.db), kind))
+
     def runs(self) -> int:
         """How many times a counting tool really ran: the marks in $RUNS_DIR (``COUNTING_TOOL``)."""
         return len(os.listdir(self.env["RUNS_DIR"]))

@@ -65,7 +65,7 @@ def outcomes(ex) -> list[str]:
 
 
 def verdicts(ex) -> list[Path]:
-    folder = Path(str(ex.db) + "-exec-cheap")
+    folder = ex.sidecar("cheap")
     return sorted(folder.iterdir()) if folder.is_dir() else []
 
 

@@ -145,7 +145,7 @@ def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
         in judged.stderr and b"cat: cheap_miss;" in judged.stderr, judged.stderr
     assert judged.stdout == (ex.work / "good.sh").read_bytes()
     assert ex.entries() == []  # its output is not kept
-    verdicts = list(Path(f"{ex.db}{cost.CHEAP_DIR_SUFFIX}").iterdir())
+    verdicts = list(ex.sidecar("cheap").iterdir())
     assert len(verdicts) == 1
     for _ in range(2):
         later = run("--summary")  # the hit path becomes the command, as mode off does
@@ -165,8 +165,8 @@ def test_expired_cheap_verdicts_are_removed_when_one_is_written(ex, strace):
     env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
     with Cache(ex.url) as cache:
         cost.add_hit_costs(cache.store, [60_000.0])
-    folder = Path(f"{ex.db}{cost.CHEAP_DIR_SUFFIX}")
-    folder.mkdir()
+    folder = ex.sidecar("cheap")
+    folder.mkdir(parents=True)
     old, young = folder / ("0" * 64), folder / ("1" * 64)
     for path, age in ((old, cost.CHEAP_TTL_S + 120), (young, cost.CHEAP_TTL_S - 120)):
         path.write_text("{}")

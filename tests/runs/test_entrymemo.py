@@ -23,7 +23,7 @@ ARGS = ("--mode", "use", "--", "cat", "good.sh")
 
 
 def memo_dir(ex) -> Path:
-    return Path(str(ex.db) + hitpath.MEMO_DIR_SUFFIX)
+    return ex.sidecar("memo")
 
 
 def settle() -> None:
@@ -228,8 +228,9 @@ def test_sidecars_replaced_by_symlinks_are_never_followed(ex, strace, tmp_path):
     project.write_text("the project file\n")
     for _ in range(2):  # the store exists: a miss, then the first lookup
         ex.run(*ARGS)
-    for suffix in (hitpath.MEMO_DIR_SUFFIX, "-exec-cheap"):
-        link = Path(str(ex.db) + suffix)
+    for kind in ("memo", "cheap"):
+        link = ex.sidecar(kind)
+        link.parent.mkdir(parents=True, exist_ok=True)
         if link.is_dir() and not link.is_symlink():
             for inner in sorted(link.rglob("*"), reverse=True):
                 inner.rmdir() if inner.is_dir() else inner.unlink()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,3 +130,17 @@ def test_once_os_is_imported_its_environ_is_what_the_hit_path_sees():
     finally:
         del os.environ["ACTIONCACHE_TEST_LEAN_OS"]
     assert lean_os.stat is os.stat and lean_os.path.join("a", "b") == "a/b" and lean_os.walk is os.walk
+
+
+@pytest.mark.parametrize("xdg", [None, "/tmp/some cache", "relative/cache"])
+def test_the_lean_cache_directory_is_the_configs(monkeypatch, xdg):
+    # The hit path finds a store's memos and verdicts (``_lean.store_sidecar``) where the full command
+    # put them: both must name the same user cache directory.
+    from actioncache import config
+    from actioncache._lean import user_cache_dir
+
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert user_cache_dir() == str(config.user_cache_dir())

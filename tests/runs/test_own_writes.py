@@ -66,3 +66,22 @@ def test_a_summary_starts_its_own_line_after_output_without_a_newline(ex, strace
     whole = [ex.run(*use("--", "sh", "-c", "echo 'a whole line' >&2")) for _ in range(2)]
     assert [b"a whole line\nactioncache exec: sh: " in r.stderr for r in whole] == [True, True]  # no blank line
     assert b"sh: hit" in whole[1].stderr
+
+
+@pytest.mark.parametrize("walk", [["find", "."], [PY, "-c", "import os; print(sorted(os.walk('.')))"]])
+def test_a_walk_of_a_project_that_holds_the_store_is_cached_after_the_memos_exist(ex, strace, walk):
+    # The store kept in the project, as a Ralph loop keeps it (artifacts/rollflow_cache/cache.sqlite). Its
+    # entry memos and verdicts were folders beside it, made by the first hit and rewritten by later
+    # ones: every walk recorded after that looked into them and was never cached again. They live in
+    # the user cache directory now, so a walk sees only the store's own files, left out by name.
+    store = ex.work / "artifacts" / "rollflow_cache" / "cache.sqlite"
+    store.parent.mkdir(parents=True)
+    env = {"ACTIONCACHE_URL": f"sqlite:///{store}"}
+    for _ in range(3):  # a miss, then hits that leave a memo
+        assert ex.run(*use("--", *walk), extra_env=env).returncode == 0
+    assert list(ex.sidecar("memo", store).iterdir())  # the first hits left their memo
+    (ex.work / "new.txt").write_text("a change the walk sees\n")
+    runs = [ex.run(*use("--", *walk), extra_env=env) for _ in range(2)]
+    assert b"miss" in runs[0].stderr and b": hit" in runs[1].stderr, runs[0].stderr + runs[1].stderr
+    assert b"new.txt" in runs[1].stdout
+    assert sorted(p.name for p in store.parent.iterdir() if p.is_dir()) == []  # nothing of ours to walk into

@@ -26,8 +26,8 @@ minus its ``overhead_ms``; time saved is their sum.
   directly.
 
 A command whose fresh run is cheaper than a hit is not cached: the measuring run removes its entry
-and leaves a *cheap* verdict for its key instead (a file in ``{store}-exec-cheap/`` beside a SQLite
-store, which the hit path checks before it loads SQLite; an entry under ``CHEAP_PREFIX`` elsewhere).
+and leaves a *cheap* verdict for its key instead (a file in the SQLite store's ``cheap`` folder,
+``_lean.store_sidecar``, in the user cache directory, which the hit path checks before it loads SQLite; an entry under ``CHEAP_PREFIX`` elsewhere).
 For ``CHEAP_TTL_S`` later runs of it simply become the command (``exec``), as in mode ``off``; then
 the next run is traced and judged again. Once the hit path has run it so, the ``actioncache``
 command's shell part runs the same invocation without starting Python (``direct``). The hit cost it is compared with is taken under the load
@@ -74,7 +74,6 @@ CHEAP_PREFIX = "runs:cheap:"
 COST_PREFIX = "runs:cost:"
 HIT_COST_KEY = COST_PREFIX + "hit"
 CHEAP_TTL_S = 86400.0
-CHEAP_DIR_SUFFIX = "-exec-cheap"  # a directory beside a SQLite store: one file per cheap key
 CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # log.HIT_JOURNAL_SUFFIX
 HIT_GUESS_MS = 30.0  # a hit on a quiet machine, before one is timed here (scaled by the load now)
@@ -337,7 +336,7 @@ def cheap_file(cache: Cache, key: str) -> str | None:
     journal = journal_path(cache)
     if journal is None:
         return None
-    return os.path.join(journal[: -len(HIT_JOURNAL_SUFFIX)] + CHEAP_DIR_SUFFIX, key.rsplit(":", 1)[-1])
+    return os.path.join(lean.store_sidecar(journal[: -len(HIT_JOURNAL_SUFFIX)], "cheap"), key.rsplit(":", 1)[-1])
 
 
 def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float, *, ttl_s: float = CHEAP_TTL_S,

@@ -36,7 +36,6 @@ else:  # os without importing it (``_os``: ~6 M instructions a hit)
 DEFAULT_SCOPES = ("verify", "read")
 LLM_RO_PHASES = ("REPORT", "ANALYZE", "REVIEW")  # policy.LLM_RO_PHASES
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # runs.log.HIT_JOURNAL_SUFFIX
-CHEAP_DIR_SUFFIX = "-exec-cheap"  # cost.CHEAP_DIR_SUFFIX
 CHEAP_TTL_S = 86400.0  # cost.CHEAP_TTL_S
 _VALUE_FLAGS = {"--mode": "mode", "--cache-mode": "mode", "--scope": "scope", "--scopes": "scopes",
                 "--cache-scope": "scopes", "--phase": "phase", "--input": "input", "--env": "env", "--store": "store",
@@ -302,7 +301,8 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 #
 # Loading SQLite (``_sqlite3``, libsqlite3 and its relocations) and one query cost a hit ~3.7 M
 # instructions, 9% of ``python -c pass``. A hit that read an entry from the store leaves a copy of
-# it in ``{store}-exec-memo/{key's hash}`` with the full stat signatures (type and permissions, size,
+# it in the store's ``memo`` folder (``_lean.store_sidecar``: in the user cache directory, not beside the
+# store), ``{signature's hash}/{key's hash}``, with the full stat signatures (type and permissions, size,
 # mtime, ctime, inode, device; or absent) of the store's files: the SQLite file, its ``-wal`` and its
 # ``-journal``, which hold every committed byte. The next hit uses the copy only while the
 # signatures are still exactly those: any write to the store (a miss storing an entry, another
@@ -315,7 +315,6 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 # SQLite again. The memo holds the key (a file name is only its hash) and the row's expiry, which
 # is judged on every hit as the query judges it; the read-set check and everything after it are
 # the same for a memo and a query.
-MEMO_DIR_SUFFIX = "-exec-memo"
 # The memo holds the candidates as ``manifest.decode`` returned them (so they passed its
 # ``well_formed``), their outputs decoded to bytes and their stat looks as numbers (``manifest.memo_form``), in ``marshal``'s
 # format: loading them costs a fraction of decoding the JSON and checking its shape again (~1.2 M
@@ -360,7 +359,7 @@ def _store_signature(path: str) -> "tuple[str, bool] | None":
 
 
 def _signature_directory(signature: str) -> str:
-    """The directory of ``{store}-exec-memo`` the memos made under one signature of the store live in.
+    """The directory of the store's ``memo`` folder the memos made under one signature of the store live in.
     Every write to the store changes its signature, so a memo written under another one can never
     be used again; ``_memo_write`` removes those directories (the memos stay as many as the keys
     hit since the store last changed). The hash only groups files: each memo still holds the full
@@ -378,11 +377,11 @@ def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[lis
     no one else): marshal's format is as trusted as a ``__pycache__`` file, by who could write it."""
     from _stat import S_ISREG  # builtin
 
-    from .._lean import own_directory
+    from .._lean import own_directory, store_sidecar
 
     if now is None:  # ``now``: the store's signature, taken just before
         return None
-    root = own_directory(path + MEMO_DIR_SUFFIX)
+    root = own_directory(store_sidecar(path, "memo"))
     if root is None:
         return None
     try:
@@ -436,11 +435,10 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     """Best effort (a memo that cannot be written is only a slower next hit): one file, written
     whole under a temporary name and renamed, so a reader sees the old memo, the new one or none;
     the directories of other signatures (memos that can never be used again) are removed."""
-    root = path + MEMO_DIR_SUFFIX
     directory = _signature_directory(signature)
     from marshal import dumps
 
-    from .._lean import own_directory, sha256, write_whole
+    from .._lean import own_directory, sha256, store_sidecar, write_whole
     from .manifest import memo_form
 
     candidates, expires = row
@@ -451,7 +449,7 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     data = b"%s%s\n%s\n%s\n%d\n%s\n\n%s" % (
         MEMO_MAGIC, key.encode("utf-8", "surrogateescape"), signature.encode(),
         b"-" if expires is None else repr(expires).encode(), len(value), sha256(value).hexdigest().encode(), value)
-    root_fd = own_directory(root, create=True)  # never through a symlink planted in the memos' place
+    root_fd = own_directory(store_sidecar(path, "memo"), create=True)  # never through a symlink planted in the memos' place
     if root_fd is None:
         return
     try:
@@ -497,12 +495,14 @@ def _remove_other_signatures(root: int, keep: str) -> None:
 
 def _verdict_left(path: str, name: str) -> float:
     """Seconds the verdict file of ``name`` (a key's cheap verdict, a family's churn verdict: its
-    hash, in ``{store}-exec-cheap/``) has left to live: ``CHEAP_TTL_S`` from its mtime; <= 0 when
+    hash, in the store's ``cheap`` folder) has left to live: ``CHEAP_TTL_S`` from its mtime; <= 0 when
     there is none or it expired."""
     import time
 
+    from .._lean import store_sidecar
+
     try:
-        return os.stat(path + CHEAP_DIR_SUFFIX + "/" + name.rsplit(":", 1)[-1]).st_mtime + CHEAP_TTL_S - time.time()
+        return os.stat(store_sidecar(path, "cheap") + "/" + name.rsplit(":", 1)[-1]).st_mtime + CHEAP_TTL_S - time.time()
     except OSError:
         return 0.0
 

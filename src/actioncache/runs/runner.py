@@ -600,9 +600,10 @@ class ExecRun:
     def _own_files(self) -> list[str]:
         """The store's own files, which a command must not look at to be cached (``readset.build``;
         every run changes them): the store file in use and the default one (with the files the store
-        keeps beside them: ``readset.SIDECARS``), and the memos this cache keeps in its cache
-        directory, all recognised by identity (``readset.OwnFiles``). Nothing else there: a
+        keeps beside them: ``readset.SIDECARS``), and the memos and verdicts this cache keeps in its
+        cache directory (``_lean.store_sidecar``), all recognised by identity (``readset.OwnFiles``). Nothing else there: a
         virtualenv under it is observed."""
+        from .._lean import SIDECAR_FOLDER
         from ..config import DEFAULT_FILENAME, user_cache_dir
         from ..stores.registry import store_file
         from .keys import env_secret_path
@@ -612,7 +613,7 @@ class ExecRun:
         strace = tracer()
         memo = probe_memo(strace) if strace else None
         own = [str(base / DEFAULT_FILENAME), str(base / "config-memo"), str(base / TEMP_FOLDER), env_secret_path(None),
-               *([memo] if memo else [])]
+               str(base / SIDECAR_FOLDER), *([memo] if memo else [])]
         for url in (self.store_url, os.environ.get("ACTIONCACHE_URL", "")):
             path = store_file(url) if url else None
             if path is not None:
