@@ -38,7 +38,7 @@ _ac_stdio() {  # $1: t|n (stdin a terminal, /dev/null); $2: 1|2 (stdout and stde
     fi
   done
   case $2 in
-    1) [ /dev/stdout -ef /dev/stderr ] && ! [ -f /dev/stdout ] ;;  # (one regular file: Python decides)
+    1) [ /dev/stdout -ef /dev/stderr ] ;;  # (one regular file: two opens of it too; running directly is right either way)
     2) ! [ /dev/stdout -ef /dev/stderr ] ;;
     *) return 1 ;;
   esac
