@@ -75,6 +75,10 @@ fi
 "$UV" sync "${sync_args[@]}"
 # shellcheck source=scripts/dev-env.inc
 . scripts/dev-env.inc  # again, now that .venv is there: AC_PY and PATH point into it
+# A hit of `actioncache exec` loads its modules compiled; where Python may not write them itself
+# (PYTHONDONTWRITEBYTECODE, a read-only checkout) every hit would compile them again, ~3x its cost.
+echo "== install: compiling actioncache's modules and the command's launcher (python -m compileall)"
+"$AC_PY" -m compileall -q src/actioncache .venv/bin/_actioncache_launch.py bin/_actioncache_launch.py >/dev/null
 
 for part in scripts/install.d/*.sh; do
   [ -e "$part" ] || continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -106,6 +107,28 @@ def test_doctor_gives_a_clear_verdict(ex):
     off = doctor({})
     assert off.returncode == 1 and b"export CACHE_MODE=use" in off.stdout
     assert off.stdout.decode().splitlines()[-1].startswith("FAIL:")
+
+
+def test_doctor_notes_a_hit_path_that_is_not_compiled(ex, tmp_path):
+    # An outside tester's hits cost 3.7x python -c pass: PYTHONDONTWRITEBYTECODE was set and the
+    # install had no __pycache__, so every hit compiled the hit path's modules. An empty bytecode
+    # prefix that Python may not write to stands for that install here.
+    prefix = tmp_path / "pycache"
+    env = {**ex.env, "CACHE_MODE": "use", "PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def doctor() -> str:
+        done = subprocess.run([PY, "-m", "actioncache", "doctor"], env=env, cwd=ex.work, capture_output=True,
+                              timeout=180)
+        assert done.returncode == 0, done.stdout
+        return done.stdout.decode()
+
+    said = doctor()
+    assert "[note] compiled: " in said and "hitpath" in said and "-m compileall" in said, said
+    import actioncache
+
+    subprocess.run([PY, "-m", "compileall", "-q", os.path.dirname(actioncache.__file__)], env=env, check=True,
+                   capture_output=True, timeout=300)
+    assert "[ok  ] compiled: the exec hit path's modules are compiled" in doctor()
 
 
 def test_untrusted_repo_config_store_is_ignored_and_reported(ex, tmp_path):
