@@ -23,7 +23,7 @@ with urllib.request.urlopen(urllib.request.Request(os.environ["MODEL_URL"], data
 class _Model(BaseHTTPRequestHandler):
     calls = 0
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         type(self).calls += 1
         length = int(self.headers.get("Content-Length") or 0)
         prompt = self.rfile.read(length).decode()
