@@ -355,3 +355,30 @@ def test_output_captured_in_one_file_runs_from_the_shell_part(sh, tmp_path):
         sh.settle()
     assert not started  # the verdict was left, and the shell part ran it
     assert not captured(shared=False)  # `>log 2>log`: that verdict found, the command run directly, right
+
+
+@pytest.mark.parametrize("why", ["non_cacheable", "scope_not_enabled"])
+def test_a_command_never_cached_runs_from_the_shell_part(sh, why):
+    # `git push` listed in non_cacheable_tools ran through a Python start-up every iteration (60-90 ms
+    # against 5-25 ms direct in an outside tester's loop): the hit path becomes it, and now leaves the
+    # shell part the same verdict a cheap command gets. The config and the variables keep it honest.
+    args = ("exec", "--mode", "use", "--scope", "lint", "--", "cat", "good.sh")
+    env: dict[str, str] = {}
+    if why == "non_cacheable":
+        (sh.ex.work / "actioncache.toml").write_text('non_cacheable_tools = ["cat"]\n')
+        sh.settle(sh.ex.work / "actioncache.toml")
+        time.sleep(2.1)  # a config changed (ctime) within 2 s is read again by every run, never from its memo
+        env["CACHE_SCOPE"] = "verify,read,lint"
+    good = (sh.ex.work / "good.sh").read_bytes()
+    sh.direct(*args, extra_env=env)
+    done, python = sh.run(*args, extra_env=env)
+    assert not python and done.stdout == good and done.returncode == 0
+    records = [r for r in journal(sh.ex) if r.get("sh")]
+    assert records and records[-1]["outcome"] == "fresh" and records[-1]["uncacheable"]
+    # what made it never cached changes: Python decides again, and caches it
+    if why == "non_cacheable":
+        (sh.ex.work / "actioncache.toml").write_text("\n")
+    else:
+        env["CACHE_SCOPE"] = "verify,read,lint"
+    done, python = sh.run(*args, extra_env=env)
+    assert python and done.stdout == good

@@ -82,9 +82,12 @@ def _asked() -> str | None:
     return value if isinstance(value, str) else None
 
 
-def note(opts: dict[str, Any], scope: str, store: str, key: str, record: dict[str, Any]) -> None:
-    """The hit path is about to run ``opts["command"]`` directly (cheap): leave the shell part a
-    verdict for this invocation, or the directory that makes it name the next one. Best effort."""
+def note(opts: dict[str, Any], scope: str, store: str, key: str | None, record: dict[str, Any],
+         summary: str | None = None) -> None:
+    """The hit path is about to run ``opts["command"]`` directly (cheap; or, ``key`` None, a command
+    the config never caches or whose scope is not enabled, ``summary`` the line ``--summary`` prints
+    for it): leave the shell part a verdict for this invocation, or the directory that makes it name
+    the next one. Best effort."""
     asked = _asked()
     command = opts["command"]
     tool = os.path.basename(command[0])
@@ -113,15 +116,15 @@ def note(opts: dict[str, Any], scope: str, store: str, key: str, record: dict[st
     # newer than the verdict whether the shell compares seconds or nanoseconds.
     written = int(time.time() - took / 1000.0) - 1
     try:
-        lines = _verdict(sys.argv[2:], opts, scope, store, key, record, written)
+        lines = _verdict(sys.argv[2:], opts, scope, store, key, record, written, summary)
     except (OSError, ValueError):
         return
     if lines is not None:
         _write(asked, lines, written)
 
 
-def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key: str, record: dict[str, Any],
-             written: int) -> list[str] | None:
+def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key: str | None,
+             record: dict[str, Any], written: int, summary: str | None = None) -> list[str] | None:
     import time
 
     from .._lean import dumps, store_sidecar, which
@@ -139,8 +142,10 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
         return None
     cwd = os.getcwd()
     check: list[tuple[str, str]] = []  # (kind, path)
-    cheap = store_sidecar(store, "cheap") + "/" + key.rsplit(":", 1)[-1]
-    check += [("f", store), ("f", cheap), ("e", env_secret_path(store))]
+    # A cheap verdict lives while its key's cheap file does; a command let through (never cached, its
+    # scope not enabled) for as long, its reason held by what the hash and the config trail check.
+    cheap = store_sidecar(store, "cheap") + "/" + key.rsplit(":", 1)[-1] if key is not None else None
+    check += [("f", store), *([("f", cheap), ("e", env_secret_path(store))] if cheap else [])]
     tracer = which("strace")
     if tracer is None:
         return None
@@ -170,12 +175,14 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
     boot_cs = _uptime_cs()
     with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
         boot = handle.read().strip()
-    left = os.stat(cheap).st_mtime + CHEAP_TTL_S - now
+    left = (os.stat(cheap).st_mtime if cheap else now) + CHEAP_TTL_S - now
     if boot_cs is None or left <= 1.0 or not boot:
         return None
     for kind, path in check:
         if kind in "eX" and os.stat(path).st_mtime_ns >= written * 1_000_000_000:
             return None  # racy: changed since this process started, or within a second before
+    if record.get("uncacheable"):  # the reason, in the characters the shell part copies (no quotes)
+        record = {**record, "uncacheable": _plain(str(record["uncacheable"]), " _.:,/+@=%~-")}
     prefix = dumps(record)
     if not prefix.endswith("}"):
         return None
@@ -184,11 +191,17 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
              f"k {int(os.sysconf('SC_CLK_TCK'))}", f"t {int(now * 100) - boot_cs}",
              f"j {store}{HIT_JOURNAL_SUFFIX}", f"r {prefix[:-1]}"]
     if opts["summary"]:  # the line hitpath._cheap prints (the shell part checks its characters)
-        lines.append(f"m {summary_line(os.path.basename(command[0]))}")
+        lines.append(f"m {_plain(summary, ' _.:,();-') if summary else summary_line(os.path.basename(command[0]))}")
     lines.append("end")
     if any("\n" in line or "\r" in line for line in lines) or any(not p.startswith("/") for _, p in check):
         return None
     return lines
+
+
+def _plain(text: str, allowed: str) -> str:
+    """``text`` without the characters the shell part refuses in a verdict line (it checks every one:
+    a line holding another is not taken), letters and digits kept."""
+    return "".join(c for c in text if c.isascii() and c.isalnum() or c in allowed)
 
 
 def summary_line(tool: str) -> str:

@@ -548,12 +548,16 @@ def _let_through(opts: "dict[str, Any]", scope: str, path: str, reason: str) -> 
     cost before the command started: the cache's whole cost of the run). The full command would open
     the store only to count it, which cost a ``git push`` ~0.2 s (the docs promise such a command
     runs without opening the store)."""
+    from .direct import note
+
     tool = os.path.basename(opts["command"][0]) or opts["command"][0]
+    summary = f"actioncache exec: {tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s"
     if opts["summary"]:
-        _write(2, f"actioncache exec: {tool}: not cached ({reason}); hits 0, misses 0, time saved 0.0s\n".encode())
-    _become(opts["command"], path, {"tool": tool, "scope": scope, "key": None, "lookup": False, "hit": False,
-                                    "phase_blocked": False, "uncacheable": reason, "outcome": "fresh",
-                                    "fast": True})
+        _write(2, (summary + "\n").encode())
+    record = {"tool": tool, "scope": scope, "key": None, "lookup": False, "hit": False, "phase_blocked": False,
+              "uncacheable": reason, "outcome": "fresh", "fast": True}
+    note(opts, scope, path, None, record, summary)  # the next identical call runs it from the command's shell part
+    _become(opts["command"], path, record)
 
 
 def _become(command: list[str], path: str, record: "dict[str, Any]") -> None:
