@@ -197,6 +197,21 @@ def test_llm_ro_in_report_is_keyed_by_git_head(ex):
     assert ex.runs() == 2
 
 
+@pytest.mark.parametrize("name", ["CACHE_PHASE", "ACTIONCACHE_PHASE", "CACHE_SCOPE"])
+def test_a_step_that_reads_its_phase_or_scopes_is_answered_for_its_own(ex, strace, name):
+    # An outside tester's step chose its prompt by $CACHE_PHASE: ANALYZE and REVIEW replayed REPORT's
+    # answer, as the policy variables were left out of the key. Only those that must share entries
+    # across values (the mode: record, then use) are left out now.
+    (ex.work / "phase.sh").write_text(f'#!/bin/sh\necho "analysis for ${{{name}}}"\n')
+    (ex.work / "phase.sh").chmod(0o755)
+    values = ("REPORT", "ANALYZE", "REVIEW") if "PHASE" in name else ("verify,read,llm_ro", "verify,llm_ro,read,x")
+    base = {"CACHE_MODE": "use", "CACHE_SCOPE": "verify,read,llm_ro"}
+    for value in (*values, *values):
+        done = ex.run("--scope", "llm_ro", "--", "./phase.sh", extra_env={**base, "CACHE_PHASE": "REPORT", name: value})
+        assert done.returncode == 0 and done.stdout == f"analysis for {value}\n".encode(), done.stderr
+    assert len(ex.entries()) == len(values)  # one per value, each hit once it was recorded
+
+
 # --- inputs, directories, stdin -----------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ Keys come from inputs, never from the iteration. A command's primary key covers
 * its argv, as given, and the working directory (a bare ``ls`` in another directory is another key);
 * the content hash of every ``--input`` (a tree hash for a directory);
 * **the environment**: every variable the command can see (a digest of each value, never the value),
-  less ``ENV_IGNORE`` (actioncache's own policy settings: whether to cache, not what is printed) and the
+  less ``ENV_IGNORE`` (the policy settings that act on the same entries: mode, force-fresh, audit) and the
   names given with ``--env-ignore``. With ``--env-mode strict`` the command sees only ``STRICT_BASE``
   and the names given with ``--env``, and exactly those are keyed;
 * **stdin**, when it is a pipe (not a terminal, not empty): its bytes, which are then fed to the
@@ -141,13 +141,16 @@ def _hmac_start(secret: bytes) -> "tuple[Any, Any]":
             sha256((key ^ int.from_bytes(b"\x5c" * size, "big")).to_bytes(size, "big")))
     _hmac_pads[secret] = pads
     return pads
-# actioncache's own policy settings (policy.sources.ENV_VARS): they choose whether a run is cached,
-# not what it prints; the seed loop records, then uses. Nothing else is left out: shell and terminal
-# variables (SHLVL, OLDPWD, _, session ids) can be printed by a command (`cd -`, `echo $SHLVL`).
-ENV_IGNORE = frozenset({"ACTIONCACHE_MODE", "CACHE_MODE", "ACTIONCACHE_SCOPE", "CACHE_SCOPE", "ACTIONCACHE_PHASE",
-                        "CACHE_PHASE", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH", "ACTIONCACHE_AUDIT_RATE",
-                        "CACHE_AUDIT_RATE", "ACTIONCACHE_LLM_RO_PHASES", "CACHE_LLM_RO_PHASES", "CACHE_SKIP",
-                        "ACTIONCACHE_CONFIG"})
+# The policy settings whose very purpose is to act on the same entries under another value: a loop
+# records, then uses (MODE); a forced fresh run replaces the entry later runs use (FORCE_FRESH, SKIP);
+# an audit re-runs a hit and compares (AUDIT_RATE); ACTIONCACHE_CONFIG names the config, whose
+# contents are keyed. Every other variable is keyed, the phase and the scopes too: a command can
+# print them or choose by them (a step that picks its prompt by $CACHE_PHASE answered ANALYZE with
+# REPORT's reply while they were left out), and a loop gives each step one phase. Shell and
+# terminal variables (SHLVL, OLDPWD, _, session ids) are keyed as well: `cd -`, `echo $SHLVL`.
+# What is left: a command that prints $CACHE_MODE replays the recording run's value.
+ENV_IGNORE = frozenset({"ACTIONCACHE_MODE", "CACHE_MODE", "ACTIONCACHE_FORCE_FRESH", "CACHE_FORCE_FRESH",
+                        "ACTIONCACHE_AUDIT_RATE", "CACHE_AUDIT_RATE", "CACHE_SKIP", "ACTIONCACHE_CONFIG"})
 # What a command sees with --env-mode strict, besides the names given with --env (LC_* included).
 STRICT_BASE = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ")
 STDIN_LIMIT = 16 * 1024 * 1024  # bytes of stdin keyed at most; above it the command runs uncached
