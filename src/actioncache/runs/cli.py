@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true", help="print the decision and the key's parts to stderr")
     p.add_argument("--failures", action="store_true", help="list the fail log (with --since) instead of running")
     p.add_argument("--since", metavar="WHEN", help="with --failures: only since WHEN (30m, 2h, 7d or ISO time)")
-    p.add_argument("--store", metavar="URL", help="store URL (default: config `store`, $ACTIONCACHE_URL, user cache dir)")
+    p.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL, else the config `store`, else the user cache dir)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     return p
 
