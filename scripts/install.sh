@@ -78,7 +78,10 @@ fi
 # A hit of `actioncache exec` loads its modules compiled; where Python may not write them itself
 # (PYTHONDONTWRITEBYTECODE, a read-only checkout) every hit would compile them again, ~3x its cost.
 echo "== install: compiling actioncache's modules and the command's launcher (python -m compileall)"
-"$AC_PY" -m compileall -q src/actioncache .venv/bin/_actioncache_launch.py bin/_actioncache_launch.py >/dev/null
+compiled=(src/actioncache bin/_actioncache_launch.py)
+[ -e .venv/bin/_actioncache_launch.py ] && compiled+=(.venv/bin/_actioncache_launch.py)
+"$AC_PY" -m compileall -q "${compiled[@]}" >/dev/null ||
+  echo "== install: compileall failed: exec hits will compile their modules on every run (~3x their cost)" >&2
 
 for part in scripts/install.d/*.sh; do
   [ -e "$part" ] || continue
