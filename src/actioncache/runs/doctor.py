@@ -114,9 +114,14 @@ def _compiled_check() -> None:
     import importlib.util
 
     stale = []
-    for name in HIT_PATH_MODULES:
-        spec = importlib.util.find_spec(name)
-        source = spec.origin if spec is not None else None
+    # the launcher module beside the command that starts this Python (bin/actioncache imports it)
+    launcher = os.path.join(os.path.dirname(sys.executable), "_actioncache_launch.py")
+    for name in (*HIT_PATH_MODULES, *(["_actioncache_launch"] if os.path.isfile(launcher) else [])):
+        if name == "_actioncache_launch":
+            source: str | None = launcher
+        else:
+            spec = importlib.util.find_spec(name)
+            source = spec.origin if spec is not None else None
         if not source or not source.endswith(".py"):
             continue
         try:
@@ -131,7 +136,8 @@ def _compiled_check() -> None:
             stale.append(name.rsplit(".", 1)[-1])
     if stale:
         _line(NOTE, f"compiled: {', '.join(stale)} not compiled (or changed since): every exec hit compiles them, "
-                    f"~3x its cost; run: {sys.executable} -m compileall -q {os.path.dirname(os.path.dirname(__file__))}")
+                    f"~3x its cost; run: {sys.executable} -m compileall -q {os.path.dirname(os.path.dirname(__file__))}"
+                    + (f" {launcher}" if "_actioncache_launch" in stale else ""))
     else:
         _line(OK, "compiled: the exec hit path's modules are compiled")
 
