@@ -419,8 +419,8 @@ SIDECAR_FOLDER = "exec-sidecars"  # in the user cache directory: each SQLite sto
 
 
 def user_cache_dir() -> str:
-    """``config.user_cache_dir()`` as a string, without ``pathlib`` (tests/runs/test_lean_os.py pins
-    the two equal)."""
+    """The user's cache directory (``config.user_cache_dir()`` is this as a ``Path``), without
+    ``pathlib``: the exec hit path finds a store's memos and verdicts here."""
     import sys
 
     if sys.platform == "win32":

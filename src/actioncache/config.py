@@ -7,22 +7,18 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from urllib.parse import quote
+
+from ._lean import user_cache_dir as _lean_user_cache_dir
 
 ENV_URL = "ACTIONCACHE_URL"
 DEFAULT_FILENAME = "actioncache.db"
 
 
 def user_cache_dir() -> Path:
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "actioncache" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "actioncache"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "actioncache"
+    """The user's cache directory, as the exec hit path finds it (``_lean.user_cache_dir``)."""
+    return Path(_lean_user_cache_dir())
 
 
 def default_store_url() -> str:

@@ -133,14 +133,17 @@ def test_once_os_is_imported_its_environ_is_what_the_hit_path_sees():
 
 
 @pytest.mark.parametrize("xdg", [None, "/tmp/some cache", "relative/cache"])
-def test_the_lean_cache_directory_is_the_configs(monkeypatch, xdg):
+def test_the_cache_directory_is_where_the_hit_path_and_the_library_look(monkeypatch, xdg):
     # The hit path finds a store's memos and verdicts (``_lean.store_sidecar``) where the full command
-    # put them: both must name the same user cache directory.
+    # put them: both name the same user cache directory, $XDG_CACHE_HOME's or ~/.cache's.
     from actioncache import config
-    from actioncache._lean import user_cache_dir
+    from actioncache._lean import store_sidecar, user_cache_dir
 
     if xdg is None:
         monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     else:
         monkeypatch.setenv("XDG_CACHE_HOME", xdg)
-    assert user_cache_dir() == str(config.user_cache_dir())
+    expected = os.path.join(xdg or os.path.join(os.path.expanduser("~"), ".cache"), "actioncache")
+    assert user_cache_dir() == str(config.user_cache_dir()) == expected
+    assert store_sidecar("/p/s.db", "memo").startswith(os.path.join(expected, "exec-sidecars") + "/")
+    assert store_sidecar("/p/../p/s.db", "memo") == store_sidecar("/p/s.db", "memo") != store_sidecar("/q/s.db", "memo")

@@ -150,8 +150,9 @@ def _store_path(flag: str | None, configured: str | None = None) -> str | None:
     if not url:
         if sys.platform != "linux":
             return None
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return os.path.join(base, "actioncache", "actioncache.db")  # config.default_store_url
+        from .._lean import user_cache_dir
+
+        return os.path.join(user_cache_dir(), "actioncache.db")  # config.default_store_url
     if not url.startswith("sqlite:///") or "?" in url or "%" in url or "#" in url:  # the store's parser decides those
         return None
     return "/" + url[len("sqlite:///"):].lstrip("/")
