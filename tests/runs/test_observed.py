@@ -89,6 +89,62 @@ def test_find_newer_sees_a_directory_that_became_newer(ex, strace, tree):
     assert outcome(after) == "miss" and b"workers/ralph" in after.stdout
 
 
+def test_ls_r_is_cached_and_every_change_below_the_walk_misses(ex, strace, tree):
+    # ls -R asks statx for each directory's inode only (its loop check): the kernel returns no times,
+    # and such a run was never cached ("could not read what it returned"). What it did see is checked,
+    # completed by the rest of the directory's stat data as the run left it.
+    ls = ("ls", "-R", "workers")
+    assert outcome(honest(ex, *ls)) == "miss"
+    assert outcome(honest(ex, *ls)) == "hit"
+    changes = [lambda: (tree / "workers" / "ralph" / "new.sh").write_text("x\n"),  # a name two levels down
+               lambda: (tree / "workers" / "ralph" / "sub").mkdir(),  # a directory it must enter
+               lambda: (tree / "workers" / "ralph" / "sub").rename(tree / "workers" / "ralph" / "sub2"),
+               lambda: shutil.rmtree(tree / "workers" / "ralph" / "sub2")]
+    for change in changes:
+        change()
+        assert outcome(honest(ex, *ls)) == "miss"
+        assert outcome(honest(ex, *ls)) == "hit"
+
+
+_STATX = ("{{stx_mask={mask}, stx_blksize=4096, stx_attributes=0, stx_nlink=3, stx_uid=0, stx_gid=0, "
+          "stx_mode=S_IFDIR|0755, stx_ino=2271384, stx_size=4096, stx_blocks=8{times}}}")
+_TIMES = (", stx_mtime={tv_sec=1795908369, tv_nsec=5} /* x */, stx_ctime={tv_sec=1795908370, tv_nsec=6} /* y */")
+
+
+@given(times=st.booleans(), drop=st.sets(st.sampled_from(["nlink", "uid", "gid", "ino", "size"])))
+def test_a_statx_observation_keeps_exactly_the_fields_the_kernel_returned(times, drop):
+    from actioncache.runs.trace import observed_stat
+
+    struct = _STATX.format(mask="STATX_TYPE|STATX_MODE|STATX_INO", times=_TIMES if times else "")
+    for name in drop:
+        struct = struct.replace(f", stx_{name}=", ", stx_other_" + name + "=")  # a field not returned
+    fields = observed_stat(struct).split(":")
+    assert fields[0] == "40755"
+    named = dict(zip(("size", "mtime", "ctime", "ino", "nlink", "uid", "gid"), fields[1:], strict=True))
+    expected = {"size": "4096", "ino": "2271384", "nlink": "3", "uid": "0", "gid": "0",
+                "mtime": "1795908369000000005", "ctime": "1795908370000000006"}
+    for name, value in named.items():
+        unseen = name in drop or (name in ("mtime", "ctime") and not times)
+        assert value == (readset.UNSEEN if unseen else expected[name]), (name, value)
+    no_type = struct.replace("stx_mode=", "stx_other_mode=")
+    assert observed_stat(no_type) is None  # without the type there is nothing to complete it from
+    if readset.UNSEEN in fields:  # a field missing from an abbreviated struct may have been returned
+        assert observed_stat(struct[:-1] + ", ...}") is None
+
+
+def test_a_statx_field_that_changed_before_the_record_makes_the_run_unrecordable(tmp_path):
+    # What the command saw of a directory (its inode) must still be there when the rest is filled in.
+    folder = tmp_path / "d"
+    folder.mkdir()
+    info = folder.stat()
+    seen = f"{info.st_mode:o}:?:?:?:{info.st_ino + 1}:?:?:?"
+    with pytest.raises(readset.Unrecordable, match="changed after the command observed it"):
+        readset.build([Touch("stat", str(folder), None, seen)], time.time_ns())
+    same = f"{info.st_mode:o}:?:?:?:{info.st_ino}:?:?:?"
+    records = readset.build([Touch("stat", str(folder), None, same)], time.time_ns() + 10**10)
+    assert records[0][2] == readset.stat_of(folder.stat())  # completed: every field is checked on a hit
+
+
 # --- 1. no directory left out by its name ----------------------------------------------------------------
 
 

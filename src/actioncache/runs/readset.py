@@ -90,6 +90,8 @@ from .manifest import signature as signature  # noqa: E402
 from .manifest import stat_of as stat_of  # noqa: E402
 from .manifest import stat_text as stat_text  # noqa: E402
 
+UNSEEN = "?"  # a field a ``statx`` call did not return (``trace.observed_stat``; ``_filled`` completes it)
+
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/dev/", "/run/",
                    "/var/run/", "/nix/store/", "/snap/")
 PSEUDO_PREFIXES = ("/proc/", "/sys/")
@@ -321,6 +323,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             kind = "s"  # a system file or directory counts by its stat data
         observed.setdefault(path, touch.error)
         seen = "!" + touch.error if touch.error else touch.stat
+        if seen is not None and UNSEEN in seen:
+            seen = _filled(path, kind, seen)
         if kind == "o" and seen is not None:
             seen = open_view(seen)
         if kind == "r" and touch.error == "EINVAL":
@@ -454,6 +458,22 @@ def _interpreter(path: str) -> str | None:
         return None
     words = head[2:].split(b"\n", 1)[0].split()
     return os.fsdecode(words[0]) if words and words[0].startswith(b"/") else None
+
+
+def _filled(path: str, kind: str, partial: str) -> str:
+    """A ``statx`` observation that lacks fields its caller did not ask for (``trace.observed_stat``),
+    completed from the path as the run left it: what the command saw must be what is there now, and
+    the record then checks every field, the ones it saw and the rest (more than it saw, never less)."""
+    from .unrecordable import Unrecordable
+
+    try:
+        info = os.lstat(path) if kind == "l" else os.stat(path)
+    except OSError as exc:
+        raise Unrecordable(f"{path} changed after the command observed it: it is gone ({exc.strerror})") from exc
+    whole = stat_of(info)
+    if any(part not in (UNSEEN, now) for part, now in zip(partial.split(":"), whole.split(":"), strict=True)):
+        raise Unrecordable(f"{path} changed after the command observed it: it saw {partial}, now {describe(whole)}")
+    return whole
 
 
 def _walked_through(looked: dict[tuple[str, str], str | None]) -> set[tuple[str, str]]:

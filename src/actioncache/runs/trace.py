@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from .._lean import make_dirs
-from .readset import place, stat_text
+from .readset import UNSEEN, place, stat_text
 
 TRACE_ENV = "ACTIONCACHE_TRACE"
 # Every system call is traced except these: frequent, and they observe nothing beyond the
@@ -395,7 +395,13 @@ _STAT_STRUCT = {"stat": 1, "stat64": 1, "lstat": 1, "lstat64": 1, "newfstatat": 
 
 
 def observed_stat(struct: str) -> str | None:
-    """The stat data strace printed (``-e abbrev=!%%stat``) as :func:`readset.stat_text`; None if incomplete."""
+    """The stat data strace printed (``-e abbrev=!%%stat``) as :func:`readset.stat_text`; None if incomplete.
+
+    A ``statx`` returns only the fields its caller asked for, as its ``stx_mask`` says (``ls -R``
+    asks for the inode of each directory it enters, not its times): a field it did not return is
+    ``UNSEEN`` in the text, for the read-set to fill in from the path as the run left it
+    (``readset._filled``), so the check covers what the command saw and more, never less. The file's
+    type and permissions must be there."""
     if not struct.startswith("{"):
         return None
     fields: dict[str, int] = {}
@@ -419,7 +425,11 @@ def observed_stat(struct: str) -> str | None:
         return stat_text(fields["mode"], fields["size"], fields["mtime"], fields["ctime"], fields["ino"],
                          fields["nlink"], fields["uid"], fields["gid"])
     except KeyError:
-        return None
+        pass
+    if "stx_mask=" not in struct or "mode" not in fields or struct.rstrip().endswith("...}"):
+        return None  # a stat struct is whole unless abbreviated; a statx without the type is no observation
+    return ":".join([f"{fields['mode']:o}", *(str(fields[name]) if name in fields else UNSEEN
+                                               for name in ("size", "mtime", "ctime", "ino", "nlink", "uid", "gid"))])
 
 
 class _Cwds:
