@@ -156,6 +156,20 @@ def test_a_command_faster_fresh_than_a_hit_is_not_cached(ex, strace):
     assert report["by_action"]["exec:cat"]["uncached_cheap"] == 4 and report["by_action"]["exec:cat"]["hits"] == 0
 
 
+def test_an_untraced_run_judged_cheap_says_its_own_time_not_a_traced_bound(ex):
+    # With ACTIONCACHE_TRACE=off the run that judged the command cheap was not traced: its time is
+    # the command's own, and the note said "at most ... (traced)" all the same.
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV} | {"ACTIONCACHE_TRACE": "off"}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [60_000.0])
+    judged = subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--summary", "--", "cat", "good.sh"],
+                            cwd=ex.work, env=env, capture_output=True, timeout=120)
+    assert b"not cached: cat runs in " in judged.stderr and b"cat: cheap_miss;" in judged.stderr, judged.stderr
+    assert b"(traced)" not in judged.stderr and b"at most" not in judged.stderr, judged.stderr
+
+
 def test_expired_cheap_verdicts_are_removed_when_one_is_written(ex, strace):
     """A cheap verdict lives a day; the folder beside the store held every one ever written (one per
     key: a command whose arguments change every call left one per call). Writing a verdict now

@@ -278,7 +278,7 @@ class ExecRun:
             if cheap:  # (this process's own load is the higher figure: confirmed by a probe of this moment)
                 cheap, hit = cost.cheap_verdict(cache.store, traced_ms, self._stretch, cost.probe(cache.store))
             if cheap:
-                return self._judged_cheap(cache, record, key, output, traced_ms, hit, traced=True)
+                return self._judged_cheap(cache, record, key, output, traced_ms, hit, traced=bool(output.get("traced")))
         stored = decision.store and self._store(cache, key, output, candidates)
         if stored:
             self._remember_env(cache, parts)
