@@ -124,13 +124,20 @@ def sqlite3_module() -> "Any":
 
 
 def connect_read_only(path: str) -> "Any":
-    """A connection to the SQLite file at ``path``, opened read-only (``mode=ro``: a hit never creates
-    or writes the store); None when it cannot be opened."""
+    """A connection to the SQLite file at ``path`` that only reads; None when it cannot be opened.
+
+    Opened read-write (``mode=rw``, which never creates the file) where this user may write it: a
+    ``mode=ro`` connection to a store in WAL mode makes its ``-wal`` and ``-shm`` and leaves them
+    behind, where closing a read-write one, the last, removes them, so between runs the store's
+    directory holds what it held before the read (a walk of a project that keeps its store there
+    lists the same names whether or not a hit read it). Read-only where it must be."""
     sqlite3 = sqlite3_module()
-    try:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
-    except sqlite3.Error:
-        return None
+    for mode in ("rw", "ro") if os.access(path, os.W_OK) else ("ro",):
+        try:
+            return sqlite3.connect(f"file:{path}?mode={mode}", uri=True, timeout=5.0, isolation_level=None)
+        except sqlite3.Error:
+            continue
+    return None
 
 
 def select_one(path: str, sql: str, params: "tuple[Any, ...]") -> "tuple[Any, ...] | None":
@@ -416,6 +423,7 @@ def settle_own_writes(granularity_ns: int) -> None:
 
 
 SIDECAR_FOLDER = "exec-sidecars"  # in the user cache directory: each SQLite store's entry memos and verdicts
+HIT_JOURNAL = "exec-hits.jsonl"  # a store's hit journal, a sidecar file (``hit_journal``)
 
 
 def user_cache_dir() -> str:
@@ -434,13 +442,21 @@ def user_cache_dir() -> str:
 
 def store_sidecar(store: str, kind: str) -> str:
     """The folder of the SQLite store at ``store`` that holds its ``kind``: ``memo`` (the exec hit
-    path's entry memos) or ``cheap`` (cheap and churn verdicts). In the user's cache directory,
+    path's entry memos) or ``cheap`` (cheap and churn verdicts); or, ``HIT_JOURNAL``, its hit journal. In the user's cache directory,
     named by the store's absolute path, never beside the store: a store kept in the project (a loop's
     ``artifacts/.../cache.sqlite``) would put a folder that every run rewrites into every
     walk of the project (``find .``, ``git status``, ``os.walk``), and such a walk looks into the
     cache's own files, so it could never be cached. Reached only through ``own_directory``."""
     name = sha256(os.path.abspath(store).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return os.path.join(user_cache_dir(), SIDECAR_FOLDER, f"{name}-{kind}")
+
+
+def hit_journal(store: str) -> str:
+    """The hit journal of the SQLite store at ``store``: the runs the exec hit path and the shell
+    part served, one JSON line each, until the next full run folds them into the run log. A sidecar
+    file (:func:`store_sidecar`): beside the store it came and went with the folds, and a walk of a
+    project that keeps its store there listed it or not depending on that moment."""
+    return store_sidecar(store, HIT_JOURNAL)
 
 
 def own_directory(path: str, create: bool = False) -> int | None:
@@ -475,10 +491,16 @@ def own_directory(path: str, create: bool = False) -> int | None:
 def append_record(path: str, record: "Any") -> bool:
     """Append ``record`` as one JSON line to the journal file at ``path`` (made ``0600``), in one
     write (appends of several processes never interleave), never through a symbolic link planted in
-    its place; False when it cannot be written (best effort: a journal line never fails a run)."""
+    its place; False when it cannot be written (best effort: a journal line never fails a run). Its
+    folder (the store's sidecars, ``hit_journal``) is made ``0700`` when it is not there yet."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
     try:
         data = dumps(record).encode("utf-8") + b"\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileNotFoundError:
+            make_dirs(os.path.dirname(path), 0o700)
+            fd = os.open(path, flags, 0o600)
         try:
             os.write(fd, data)
         finally:

@@ -56,7 +56,7 @@ class ExecEnv:
     run: Callable[..., subprocess.CompletedProcess]
 
     def sidecar(self, kind: str, store: Path | None = None) -> Path:
-        """The store's ``kind`` folder (``memo``, ``cheap``) as the exec process finds it, under this
+        """The store's ``kind`` sidecar (``memo``, ``cheap``, ``exec-hits.jsonl``) as the exec process finds it, under this
         environment's cache directory (``_lean.store_sidecar``)."""
         from unittest import mock
 

@@ -87,7 +87,7 @@ def test_a_non_cacheable_command_runs_without_opening_the_store_and_is_counted(e
     assert run.returncode == 0 and ex.runs() == before + 1  # it ran
     assert b"git push is in non_cacheable_tools" in run.stderr
     assert "_sqlite3" not in imported(run) and "actioncache.runs.runner" not in imported(run)
-    journal = Path(str(ex.db) + "-exec-hits.jsonl").read_text().splitlines()
+    journal = ex.sidecar("exec-hits.jsonl").read_text().splitlines()
     record = json.loads(journal[-1])
     assert record["uncacheable"].startswith("git push is in non_cacheable_tools") and record["overhead_ms"] > 0
     assert record["hit"] is False and record["lookup"] is False
@@ -508,3 +508,20 @@ def test_a_command_judged_cheap_under_a_set_threshold_is_keyed_anew_without_it(e
                            env={**env, CHEAP_ENV: ""}, capture_output=True, timeout=120)
     assert unset.stdout == (ex.work / "good.sh").read_bytes()
     assert b"cat: cheap;" not in unset.stderr, unset.stderr  # another key: judged again, not run by the verdict
+
+
+def test_a_hit_journal_an_earlier_version_left_beside_the_store_is_still_counted(ex, strace):
+    # The hit journal moved from beside the store to the user cache directory; the hits an earlier
+    # version journaled there, not yet folded, are folded by the next full run and counted.
+    for _ in range(3):
+        assert ex.run(*USE, "--", "cat", "good.sh").returncode == 0  # a miss, then hits on the hit path
+    journal = ex.sidecar("exec-hits.jsonl")
+    legacy = Path(f"{ex.db}-exec-hits.jsonl")
+    legacy.write_bytes(journal.read_bytes())  # as the earlier version left it
+    hits = sum(1 for line in journal.read_text().splitlines() if json.loads(line).get("hit"))
+    journal.unlink()
+    assert hits >= 1
+    (ex.work / "other.sh").write_text("echo other\n")
+    ex.run(*USE, "--", "cat", "other.sh")  # a full run folds the journals
+    assert not legacy.exists()
+    assert stats_json(ex)["by_action"]["exec:cat"]["hits"] == hits

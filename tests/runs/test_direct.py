@@ -89,7 +89,7 @@ def sh(ex, strace, tmp_path) -> Launcher:
 
 
 def journal(ex) -> list[dict]:
-    path = Path(f"{ex.db}-exec-hits.jsonl")
+    path = ex.sidecar("exec-hits.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 

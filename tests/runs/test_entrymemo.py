@@ -236,7 +236,7 @@ def test_sidecars_replaced_by_symlinks_are_never_followed(ex, strace, tmp_path):
                 inner.rmdir() if inner.is_dir() else inner.unlink()
             link.rmdir()
         link.symlink_to(user)
-    journal = Path(str(ex.db) + "-exec-hits.jsonl")
+    journal = ex.sidecar("exec-hits.jsonl")
     if journal.exists():
         journal.unlink()
     journal.symlink_to(project)

@@ -89,3 +89,26 @@ def test_a_walk_of_a_project_that_holds_the_store_is_cached_after_the_memos_exis
     assert b"miss" in runs[0].stderr and b": hit" in runs[1].stderr, runs[0].stderr + runs[1].stderr
     assert b"new.txt" in runs[1].stdout
     assert sorted(p.name for p in store.parent.iterdir() if p.is_dir()) == []  # nothing of ours to walk into
+
+
+@pytest.mark.parametrize("walk", [["ls", "-aR"], ["find", "."], ["ls", "-a", "artifacts/rollflow_cache"]])
+def test_a_replayed_walk_of_the_project_that_holds_the_store_prints_what_a_direct_walk_prints(ex, strace, walk):
+    # An outside tester's replayed `find .` listed the store's -wal and -shm (the recording exec held the
+    # store open while the command ran) and left out its hit journal (made by the first hit, beside the
+    # store). exec lets go of the store while it traces, a hit's read of it leaves nothing behind, and
+    # the hit journal is a sidecar in the user cache directory: between runs the store's directory holds
+    # the same names, and a replay prints them as a direct run does.
+    store = ex.work / "artifacts" / "rollflow_cache" / "cache.sqlite"
+    store.parent.mkdir(parents=True)
+    (ex.work / "PROMPT.md").write_text("report\n")
+    env = {"ACTIONCACHE_URL": f"sqlite:///{store}"}
+    outcomes = []
+    for step in range(6):
+        if step == 3:  # another command's miss writes the store and folds the hit journal
+            assert ex.run(*use("--", "cat", "PROMPT.md"), extra_env=env).returncode == 0
+        cached = ex.run(*use("--", *walk), extra_env=env)
+        direct = subprocess.run(walk, cwd=ex.work, capture_output=True, timeout=60)
+        assert cached.stdout == direct.stdout, (step, cached.stdout, direct.stdout, cached.stderr)
+        outcomes.append(b": hit" in cached.stderr)
+    assert outcomes[-1], outcomes  # still cached after all that
+    assert sorted(p.name for p in store.parent.iterdir()) == ["cache.sqlite", "cache.sqlite.envkey"]

@@ -324,19 +324,31 @@ def cheap_verdict(store: CacheStore, fresh_ms: float, stretch: float | None = No
     return fresh_ms < hit.ms, hit
 
 
-def journal_path(cache: Cache) -> str | None:
-    """The hit journal of ``cache``'s store (SQLite files only: the only store the fast path reads)."""
+def _sqlite_file(cache: Cache) -> str | None:
+    """The file of ``cache``'s store when it is a SQLite file (the only store the fast path reads)."""
     path = getattr(cache.store, "path", None)
-    return f"{path}{HIT_JOURNAL_SUFFIX}" if path is not None and cache.url.startswith("sqlite:") else None
+    return str(path) if path is not None and cache.url.startswith("sqlite:") else None
+
+
+def journal_path(cache: Cache) -> str | None:
+    """The hit journal of ``cache``'s store (``_lean.hit_journal``; SQLite files only)."""
+    path = _sqlite_file(cache)
+    return lean.hit_journal(path) if path is not None else None
+
+
+def legacy_journal_path(cache: Cache) -> str | None:
+    """Where earlier versions kept the hit journal: beside the store (folded once, then gone)."""
+    path = _sqlite_file(cache)
+    return path + HIT_JOURNAL_SUFFIX if path is not None else None
 
 
 def cheap_file(cache: Cache, key: str) -> str | None:
-    """Where the cheap verdict of ``key`` lives beside a SQLite store (the hit path checks it before
+    """Where the cheap verdict of ``key`` lives for a SQLite store (the hit path checks it before
     it even loads SQLite, so a cheap command costs what mode ``off`` costs); None for other stores."""
-    journal = journal_path(cache)
-    if journal is None:
+    path = _sqlite_file(cache)
+    if path is None:
         return None
-    return os.path.join(lean.store_sidecar(journal[: -len(HIT_JOURNAL_SUFFIX)], "cheap"), key.rsplit(":", 1)[-1])
+    return os.path.join(lean.store_sidecar(path, "cheap"), key.rsplit(":", 1)[-1])
 
 
 def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float, *, ttl_s: float = CHEAP_TTL_S,

@@ -127,9 +127,9 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
              record: dict[str, Any], written: int, summary: str | None = None) -> list[str] | None:
     import time
 
-    from .._lean import dumps, store_sidecar, which
+    from .._lean import dumps, hit_journal, store_sidecar, which
     from . import configmemo
-    from .cost import CHEAP_TTL_S, HIT_JOURNAL_SUFFIX
+    from .cost import CHEAP_TTL_S
     from .keys import env_secret_path, inherited_fds, path_candidates
 
     command = opts["command"]
@@ -189,7 +189,7 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
     lines = [f"v {VERSION}", f"b {boot}", f"u {boot_cs + int(left * 100)}", f"c {len(argv) - len(command)}",
              f"s {stdio}", *(f"{kind} {path}" for kind, path in check),
              f"k {int(os.sysconf('SC_CLK_TCK'))}", f"t {int(now * 100) - boot_cs}",
-             f"j {store}{HIT_JOURNAL_SUFFIX}", f"r {prefix[:-1]}"]
+             f"j {hit_journal(store)}", f"r {prefix[:-1]}"]
     if opts["summary"]:  # the line hitpath._cheap prints (the shell part checks its characters)
         lines.append(f"m {_plain(summary, ' _.:,();-') if summary else summary_line(os.path.basename(command[0]))}")
     lines.append("end")

@@ -18,8 +18,8 @@ it; ``bench/bench_exec.py`` measures it against ``python -c pass`` and
 
 A hit writes nothing to the store (a hit is a read: a write transaction and the checkpoint when the
 last connection closes cost more than the whole start-up). It appends its run-log record to the
-store's hit journal instead (``runs.log.HIT_JOURNAL_SUFFIX``: one line, ``O_APPEND``), which
-``stats --since`` and ``loop-stats`` read and the next miss folds into the run log.
+store's hit journal instead (``_lean.hit_journal``, in the user cache directory: one line,
+``O_APPEND``), which ``stats --since`` and ``loop-stats`` read and the next miss folds into the run log.
 """
 
 import sys
@@ -617,7 +617,7 @@ def _write(fd: int, data: bytes) -> bool:
 
 def _journal_hit(path: str, now: float, record: "dict[str, Any]") -> None:
     """One line in the hit journal; best effort, like the run log (it never fails the replay)."""
-    from .._lean import append_record, iso_utc
+    from .._lean import append_record, hit_journal, iso_utc
 
     record["at"] = iso_utc(now)
-    append_record(path + HIT_JOURNAL_SUFFIX, record)
+    append_record(hit_journal(path), record)

@@ -7,7 +7,8 @@ Every ``actioncache exec`` run that involves the cache adds one small entry:
   exit code and the tails of its stdout and stderr. Failures are never cached.
 
 A hit served by the fast path (``runs.hitpath``) writes nothing to the store; it appends its record
-to the store's *hit journal* (``{sqlite file}-exec-hits.jsonl``) instead. ``records`` reads the
+to the store's *hit journal* (``_lean.hit_journal``: a sidecar in the user cache directory; earlier
+versions kept it beside the SQLite file as ``-exec-hits.jsonl``) instead. ``records`` reads the
 journal beside the run log, and the next run that opens the store folds it into the run log.
 
 Entries are JSON through the cache's codec, expire after ``LOG_TTL_DAYS`` (``actioncache cleanup``
@@ -133,10 +134,19 @@ def keep_in_journal(cache: Cache, prefix: str, record: dict[str, Any]) -> bool:
 
 def fold_journal(cache: Cache, into: list[dict[str, Any]] | None = None) -> str | None:
     """Move the hit journal's records into the run log (best effort; returns an error text);
-    ``into``: a list the folded records are also appended to, oldest first (their ledgers)."""
+    ``into``: a list the folded records are also appended to, oldest first (their ledgers). A
+    journal an earlier version kept beside the store is folded first, once."""
+    from .cost import legacy_journal_path
+
+    legacy = legacy_journal_path(cache)
+    problem = _fold(cache, legacy, into) if legacy is not None and os.path.exists(legacy) else None
     path = journal_path(cache)
     if path is None or not os.path.exists(path):
-        return None
+        return problem
+    return _fold(cache, path, into) or problem
+
+
+def _fold(cache: Cache, path: str, into: list[dict[str, Any]] | None) -> str | None:
     taken = f"{path}.{os.getpid()}.folding"
     try:
         os.rename(path, taken)  # new hits start a new journal; this one is ours alone

@@ -235,11 +235,10 @@ def listing_digest(path: str, own: str | None = None) -> str:
     return str(digest.hexdigest())
 
 
-# What the store keeps beside its SQLite file, by the end of their names: SQLite's own files, the hit
-# journal (``runs.log``; one being folded: ``.{pid}.folding``), the cheap verdicts' directory
-# (``runs.cost``) and the hit path's entry memos as earlier versions made them there (they live in the
-# user cache directory now: ``_lean.store_sidecar``), the environment secret (``keys.ENV_SECRET_SUFFIX``;
-# made as ``.{pid}.tmp``).
+# What the store keeps beside its SQLite file, by the end of their names: SQLite's own files, the
+# environment secret (``keys.ENV_SECRET_SUFFIX``; made as ``.{pid}.tmp``), and the hit journal (one
+# being folded: ``.{pid}.folding``), the cheap verdicts' directory and the hit path's entry memos as
+# earlier versions made them there (they live in the user cache directory now: ``_lean.store_sidecar``).
 SIDECARS = ("-wal", "-shm", "-journal", "-exec-hits.jsonl", "-exec-cheap", "-exec-memo", ".envkey")
 
 

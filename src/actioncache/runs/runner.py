@@ -155,6 +155,20 @@ def fallback_note(reason: str) -> str:
             "see docs/agent-loops.md")
 
 
+def _let_go(cache: Cache) -> None:
+    """Close this process's connections to a SQLite store before the command it traces runs (they
+    reopen on the next use): an open connection keeps the store's ``-wal`` and ``-shm`` beside it,
+    which the command would see in a listing of the store's directory where a run of it at any other
+    moment, with no ``exec`` holding the store, would not; closed, the last connection removes them,
+    and a walk of a project that keeps its store there is recorded as a direct run would see it."""
+    if not cache.url.startswith("sqlite:"):
+        return
+    try:
+        cache.store.close()
+    except Exception:  # noqa: BLE001 - a store that will not close costs a detail of a listing, never the run
+        pass
+
+
 @dataclass
 class ExecOptions:
     """What one run needs besides the command and the policy (the CLI's flags, or an action's kwargs)."""
@@ -255,7 +269,7 @@ class ExecRun:
                 churn = ledger.churning(cache, record["family"])
                 if churn is not None:
                     return self._unrecorded(cache, record, churn)
-        output = self._fresh(strace)
+        output = self._fresh(strace, cache)
         record["duration_ms"] = output.get("duration_ms")
         # The command's own time (cost: what it would have cost run directly): traced, the trace's
         # figure (trace.command_ms) until the measuring run times it untraced.
@@ -477,8 +491,9 @@ class ExecRun:
         if self.options.stream:
             command_wrote(outcome.stdout if self.options.one_stream else outcome.stderr)
 
-    def _fresh(self, strace: str | None) -> dict[str, Any]:
-        """Run the command (traced when ``strace``); the result carries ``readset`` or ``unrecordable``."""
+    def _fresh(self, strace: str | None, cache: Cache | None = None) -> dict[str, Any]:
+        """Run the command (traced when ``strace``); the result carries ``readset`` or ``unrecordable``.
+        ``cache``: its store is let go of while a traced command runs (``_let_go``)."""
         problem = self._cannot_start()
         if problem is not None:
             code, message = problem
@@ -512,6 +527,8 @@ class ExecRun:
             # A directory this process created (the store's, a memo's) is not news to the command:
             # its times are settled before the run starts (_lean.settle_own_writes), by the fine
             # granularity the read-set judges "changed while the command ran" by, and 1 ms more.
+            if cache is not None:
+                _let_go(cache)
             settle_own_writes(manifest.FINE_GRANULARITY_NS + 1_000_000)
             started_ns = time.time_ns()
             terminal = _inherits_terminal(self.options.stdin_data, self.options.pass_fds)
@@ -667,7 +684,7 @@ class ExecRun:
     def _audit(self, cache: Cache, record: dict[str, Any], cached: dict[str, Any], candidates: list[dict[str, Any]],
                strace: str | None) -> int:
         """Verify outputs periodically: Re-run a sampled hit; a mismatch replaces the entry."""
-        fresh = self._fresh(strace)
+        fresh = self._fresh(strace, cache)
         same = all(fresh.get(f) == cached.get(f) for f in ("exit_code", "stdout", "stderr"))
         # An audited hit stays a hit in the counts, but saved no time.
         record.update(audited=True, mismatch=not same, saved_ms=0, outcome="audit_ok" if same else "audit_mismatch")
