@@ -34,6 +34,7 @@ Needs valgrind. Stdlib only. Prints a Markdown table and writes bench/results/hi
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -126,14 +127,25 @@ def commands() -> list[tuple[str, list[str], list[str]]]:
     return found
 
 
-def journal_lines(journal: Path) -> list[bytes]:
-    try:
-        return journal.read_bytes().splitlines()
-    except OSError:
-        return []
+def hit_journals(store: Path, cache_home: Path) -> list[Path]:
+    """Where a launcher keeps the store's hit journal: in the user cache directory (named by the
+    store's path, as ``_lean.hit_journal`` names it), or beside the store (earlier versions, which
+    ``--compare`` may measure)."""
+    name = hashlib.sha256(os.path.abspath(store).encode()).hexdigest()[:32]
+    return [cache_home / "actioncache" / "exec-sidecars" / f"{name}-exec-hits.jsonl", Path(f"{store}-exec-hits.jsonl")]
 
 
-def was_hit(journal: Path, before: list[bytes]) -> bool:
+def journal_lines(journals: list[Path]) -> list[bytes]:
+    lines: list[bytes] = []
+    for journal in journals:
+        try:
+            lines += journal.read_bytes().splitlines()
+        except OSError:
+            pass
+    return lines
+
+
+def was_hit(journal: list[Path], before: list[bytes]) -> bool:
     """The run appended one line to the hit journal, and it says hit (the fast path answered)."""
     after = journal_lines(journal)
     return len(after) == len(before) + 1 and json.loads(after[-1]).get("outcome") == "hit"
@@ -167,14 +179,14 @@ def main() -> int:
             root = Path(other).resolve()
             launchers[f" ({other})"] = (str(root / "src"), str(root / "bin" / "actioncache"))
         # name: (argv, the hit's stdout or None, the environment, the store's hit journal or None)
-        cases: dict[str, tuple[list[str], bytes | None, dict[str, str], Path | None]] = {"python -c pass": ([PY, "-c", "pass"], None, env, None),
+        cases: dict[str, tuple[list[str], bytes | None, dict[str, str], list[Path] | None]] = {"python -c pass": ([PY, "-c", "pass"], None, env, None),
                                   "python -S -c pass": ([PY, "-S", "-c", "pass"], None, env, None)}
         for number, (label, (source, launcher)) in enumerate(launchers.items()):
             # A store per launcher: two checkouts whose entry memos differ in format would each read
             # the other's memo as not theirs and every hit would query SQLite.
             store = tmp / f"store{number}.db"
             own_env = {**env, "ACTIONCACHE_URL": f"sqlite:///{store}"}
-            journal = Path(f"{store}-exec-hits.jsonl")
+            journal = hit_journals(store, tmp / "xdg")
             for name, flags, command in commands():
                 argv = [*harness, source, launcher, "exec", "--mode", "use", *flags,
                         "--", *command]
