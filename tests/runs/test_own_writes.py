@@ -112,3 +112,29 @@ def test_a_replayed_walk_of_the_project_that_holds_the_store_prints_what_a_direc
         outcomes.append(b": hit" in cached.stderr)
     assert outcomes[-1], outcomes  # still cached after all that
     assert sorted(p.name for p in store.parent.iterdir()) == ["cache.sqlite", "cache.sqlite.envkey"]
+
+
+@pytest.mark.parametrize("look", [["stat", "-c", "%n %F %h %i %a %U", "artifacts/rollflow_cache"],
+                                  ["ls", "-la", "--time-style=+", "artifacts"]])
+def test_a_folder_made_in_the_stores_directory_is_seen_by_a_stat_of_that_directory(ex, strace, look):
+    # An outside tester's `ls -la artifacts` replayed link count 2 for the store's directory after a
+    # folder was made in it (3): that directory counted by type, permissions and owner only, since the
+    # store's own writes move its times. Its inode and link count, which they never move, count too.
+    store = ex.work / "artifacts" / "rollflow_cache" / "cache.sqlite"
+    store.parent.mkdir(parents=True)
+    env = {"ACTIONCACHE_URL": f"sqlite:///{store}"}
+
+    def same() -> bool:
+        cached = ex.run(*use("--", *look), extra_env=env)
+        direct = subprocess.run(look, cwd=ex.work, capture_output=True, timeout=60)
+        assert cached.stdout == direct.stdout, (cached.stdout, direct.stdout, cached.stderr)
+        return b": hit" in cached.stderr
+
+    hits = [same() for _ in range(3)]
+    assert hits[-1], hits  # cached, whatever the store's own writes did to the directory's times
+    (store.parent / "sub").mkdir()
+    assert not same()
+    assert same()
+    (store.parent / "sub").rmdir()
+    (store.parent / "sub2").mkdir()  # the same link count again, another name
+    same()

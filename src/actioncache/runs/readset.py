@@ -342,7 +342,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             twice.setdefault((kind, path), (prior, seen))
     walked = _walked_through(looked)
     # The directory that holds the store: the store's own writes add and remove its -wal and -shm
-    # there, so it counts without them (its listing) and by type, permissions and owner (its stat).
+    # there, so it counts without them (its listing) and without its times (its stat: homes below).
     # ... recognised by device and inode, not by the spelling of its path (``proj/.ac`` in a
     # listing of ``proj``, ``.ac/sub/..``): every spelling of it counts the same way.
     def store_dir(path: str) -> bool:
@@ -350,13 +350,25 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
 
     # A directory where the command made only temporary entries (created and removed again within the
     # run: tempfile's probe of /tmp, pytest's scratch files) has the listing it had, but times and a
-    # link count the command's own outputs moved: it counts by type, permissions and owner, like the
-    # store's directory. An entry the run left behind keeps the rule that the run changed it.
+    # link count the command's own outputs moved: it counts by type, permissions and owner, like a
+    # directory walked through. An entry the run left behind keeps the rule that the run changed it.
     scratch = {_parent(p) for p in outputs} - {_parent(p) for p in outputs if os.path.lexists(p)}
     walked |= {(kind, path) for (kind, path), seen in looked.items()
-               if (path in scratch or store_dir(path)) and kind in ("s", "l") and seen is not None
+               if path in scratch and kind in ("s", "l") and seen is not None
                and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
+    # The store's directory counts by all the store's own writes leave as they were (home_view): its
+    # times (and size) move with every open of the store, its inode, link count and owner do not, so
+    # a subdirectory made or removed there is seen (``ls -la`` of its parent prints the link count).
+    # (Only walked through on the way to a path in it, it counts as any walked directory does.)
+    homes = {(kind, path) for (kind, path), seen in looked.items()
+             if store_dir(path) and kind in ("s", "l") and seen is not None and (kind, path) not in walked
+             and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
     for (kind, path), (first, then) in twice.items():
+        if (kind, path) in homes:
+            if _home_view(first) != _home_view(then):
+                raise Unrecordable(f"{path} changed while the command ran (it was seen twice, differently: "
+                                   f"{describe(first)}, then {describe(then)})")
+            continue
         if (kind, path) not in walked or _walk_view(first) != _walk_view(then):
             raise Unrecordable(f"{path} changed while the command ran (it was seen twice, differently: "
                                f"{describe(first)}, then {describe(then)})")
@@ -375,8 +387,10 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     for (kind, path), seen in looked.items():
         if (kind, path) in walked and seen is not None:
             kind, seen = "a", _walk_view(seen)
+        elif (kind, path) in homes and seen is not None:
+            kind, seen = "h", _home_view(seen)
         if kind in ("s", "l") and seen is None and store_dir(path):
-            kind = "a"  # the store's directory, by type, permissions and owner (its own writes move the rest)
+            kind = "h"  # the store's directory (its own writes move its times: home_view)
         own = mine.names_in(path) if kind == "d" else None
         now, info = look(kind, path, own)
         if seen is not None:  # what the call itself returned (stat data, an error)
@@ -400,7 +414,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         # /proc/self/mountinfo is made afresh for each process): no change test by ctime, and no
         # signature, so a hit reads it again.
         pseudo = place(path) == "pseudo"
-        if (info is not None and kind not in ("r", "a") and own is None and not pseudo
+        if (info is not None and kind not in ("r", "a", "h") and own is None and not pseudo
                 and info.st_ctime_ns >= started_ns - granularity(info)):
             raise Unrecordable(f"{path} changed while the command ran")
         sig = None
@@ -495,6 +509,14 @@ def _walked_through(looked: dict[tuple[str, str], str | None]) -> set[tuple[str,
             if kind in ("s", "l") and path in ancestors and ("d", path) not in looked
             and seen is not None and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))
             and not path.endswith("/..")}
+
+
+def _home_view(seen: str) -> str:
+    """An observed stat of the directory that holds the store as an ``h`` record sees it: type and
+    permissions, inode, link count, owner (not its times or size, which the store's own files move
+    as they come and go)."""
+    mode, _, _, _, ino, nlink, uid, gid = seen.split(":")
+    return f"h:{mode}:{ino}:{nlink}:{uid}:{gid}"
 
 
 def _walk_view(seen: str) -> str:

@@ -156,7 +156,7 @@ def fallback_note(reason: str) -> str:
 
 
 def _let_go(cache: Cache) -> None:
-    """Close this process's connections to a SQLite store before the command it traces runs (they
+    """Close this process's connections to a SQLite store before the command runs (they
     reopen on the next use): an open connection keeps the store's ``-wal`` and ``-shm`` beside it,
     which the command would see in a listing of the store's directory where a run of it at any other
     moment, with no ``exec`` holding the store, would not; closed, the last connection removes them,
@@ -230,10 +230,10 @@ class ExecRun:
         if self.options.uncacheable and (decision.lookup or decision.store):
             self._note(f"{tool}: runs uncached: {self.options.uncacheable}")
             record.update(lookup=False, uncacheable=self.options.uncacheable)
-            return self._finish(cache, record, self._fresh(None))
+            return self._finish(cache, record, self._fresh(None, cache))
         strace = self._tracer() if (decision.lookup or decision.store) else None
         if not (decision.lookup or decision.store):
-            return self._finish(cache, record, self._fresh(None))
+            return self._finish(cache, record, self._fresh(None, cache))
         parts = key_parts(self.command, scope=scope, inputs=self.options.inputs, env_names=self.options.env_names,
                           stdin_data=self.options.stdin_data, stdin_file=self.options.stdin_file,
                           check_git_sha=self.policy.check_git_sha,
@@ -331,7 +331,7 @@ class ExecRun:
     def _run_directly(self, cache: Cache, record: dict[str, Any], outcome: str) -> int:
         """Run the command untraced and not stored (a cheap command, a churning miss): its run is
         its own time; ``outcome`` unless it failed."""
-        output = self._fresh(None)
+        output = self._fresh(None, cache)
         record.update(outcome="fail" if output["exit_code"] != 0 else outcome,
                       fresh_ms=round(float(output.get("duration_ms") or 0.0), 3), duration_ms=output.get("duration_ms"))
         return self._finish(cache, record, output)
@@ -428,7 +428,7 @@ class ExecRun:
         faster fresh than a hit costs is then not cached; one whose output differs is not cached."""
         cached = manifest.output(found)
         stretch = cost.load_stretch()  # the load of this moment, for a hit's cost now (cost.hit_cost_now)
-        output = self._fresh(None)
+        output = self._fresh(None, cache)
         probed = cost.probe(cache.store)  # in the same moment: a hit-shaped process's load and end
         fresh_ms = round(float(output.get("duration_ms") or 0.0), 3)
         # The miss that recorded this entry counted the figure it had for the command's own time
@@ -493,13 +493,15 @@ class ExecRun:
 
     def _fresh(self, strace: str | None, cache: Cache | None = None) -> dict[str, Any]:
         """Run the command (traced when ``strace``); the result carries ``readset`` or ``unrecordable``.
-        ``cache``: its store is let go of while a traced command runs (``_let_go``)."""
+        ``cache``: its store is let go of while the command runs (``_let_go``)."""
         problem = self._cannot_start()
         if problem is not None:
             code, message = problem
             say(message)
             return {"exit_code": code, "stdout": b"", "stderr": b"", "start_error": message, "duration_ms": 0.0,
                     "fresh_ms": 0.0}
+        if cache is not None:
+            _let_go(cache)
         if strace is None:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
                                env=self._env(), pass_fds=self.options.pass_fds, stdin_more=self.options.stdin_more,
@@ -519,7 +521,7 @@ class ExecRun:
         untraceable = tracing_works(strace)
         if untraceable is not None:
             self._note(fallback_note(untraceable) + "; set ACTIONCACHE_TRACE=off to cache with those keys")
-            untraced = self._fresh(None)
+            untraced = self._fresh(None, cache)
             untraced.setdefault("unrecordable", f"the command could not be traced ({untraceable})")
             return untraced
         with tempfile.TemporaryDirectory(prefix="trace-", dir=own_temp_folder()) as tmp:
@@ -527,8 +529,6 @@ class ExecRun:
             # A directory this process created (the store's, a memo's) is not news to the command:
             # its times are settled before the run starts (_lean.settle_own_writes), by the fine
             # granularity the read-set judges "changed while the command ran" by, and 1 ms more.
-            if cache is not None:
-                _let_go(cache)
             settle_own_writes(manifest.FINE_GRANULARITY_NS + 1_000_000)
             started_ns = time.time_ns()
             terminal = _inherits_terminal(self.options.stdin_data, self.options.pass_fds)
