@@ -285,7 +285,7 @@ def look(kind: str, path: str, own: str | None = None,
     if kind == "a":
         return f"a:{stat.S_IFMT(mode):o}:{stat.S_IMODE(mode):o}:{info.st_uid}:{info.st_gid}", None
     if kind == "h":  # the directory that holds the store: all but what the store's own writes move (home_view)
-        return f"h:{mode:o}:{info.st_ino}:{info.st_nlink}:{info.st_uid}:{info.st_gid}", None
+        return f"h:{mode:o}:{info.st_size}:{info.st_ino}:{info.st_nlink}:{info.st_uid}:{info.st_gid}", None
     if stat.S_ISDIR(mode) and kind == "f":
         return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
     try:
@@ -408,7 +408,7 @@ def describe(seen: str) -> str:
     if seen.startswith("a:"):
         return "there (type, mode, owner " + seen[2:] + ")"
     if seen.startswith("h:"):
-        return "the store's directory (type and mode, inode, links, owner " + seen[2:] + ")"
+        return "the store's directory (type and mode, size, inode, links, owner " + seen[2:] + ")"
     fields = seen.split(":")
     if len(fields) == 8 and all(f.lstrip("-").isdigit() for f in fields):
         mode, size, mtime, ctime, ino, nlink, uid, gid = fields

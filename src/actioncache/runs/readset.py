@@ -357,7 +357,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
                if path in scratch and kind in ("s", "l") and seen is not None
                and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
     # The store's directory counts by all the store's own writes leave as they were (home_view): its
-    # times (and size) move with every open of the store, its inode, link count and owner do not, so
+    # times move with every open of the store, its size, inode, link count and owner do not, so
     # a subdirectory made or removed there is seen (``ls -la`` of its parent prints the link count).
     # (Only walked through on the way to a path in it, it counts as any walked directory does.)
     homes = {(kind, path) for (kind, path), seen in looked.items()
@@ -513,10 +513,11 @@ def _walked_through(looked: dict[tuple[str, str], str | None]) -> set[tuple[str,
 
 def _home_view(seen: str) -> str:
     """An observed stat of the directory that holds the store as an ``h`` record sees it: type and
-    permissions, inode, link count, owner (not its times or size, which the store's own files move
-    as they come and go)."""
-    mode, _, _, _, ino, nlink, uid, gid = seen.split(":")
-    return f"h:{mode}:{ino}:{nlink}:{uid}:{gid}"
+    permissions, size, inode, link count, owner; not its times, which the store's own files move as
+    they come and go (its size too on some file systems, but only while a process has the store
+    open: ``exec`` lets go of it while the command runs)."""
+    mode, size, _, _, ino, nlink, uid, gid = seen.split(":")
+    return f"h:{mode}:{size}:{ino}:{nlink}:{uid}:{gid}"
 
 
 def _walk_view(seen: str) -> str:
