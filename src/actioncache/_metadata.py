@@ -30,6 +30,14 @@ def entry_metadata(key: str, action: str | None, kind: str, now: float, ttl_s: f
     return meta
 
 
+def stored_by(action: str, kind: str) -> dict[str, str]:
+    """The metadata filter of the entries ``action`` stored as ``kind`` (``entry_metadata``'s fields)."""
+    wanted: dict[str, str] = {}
+    wanted["_cache_type"] = kind
+    wanted["_cache_action"] = action
+    return wanted
+
+
 def fresh_until(entry: Entry) -> float | None:
     """When an entry written with a stale window stops being fresh (None: no such window); for an
     entry that passed ``entry_problem``, which refuses a fresh-until that is not a time."""

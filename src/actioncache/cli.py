@@ -32,7 +32,8 @@ FACE_COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _store_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL or the user cache dir)")
+    parser.add_argument("--store", metavar="URL", help="store URL (default: $ACTIONCACHE_URL, else the loop "
+                        "config's store, else the user cache dir)")
     parser.add_argument("--json", action="store_true", help="print JSON for machines instead of a table")
 
 
@@ -133,6 +134,8 @@ def _open_cache(url: str | None, create: bool = False) -> Any:
     from .config import default_store_url
     from .errors import StoreError
 
+    if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
+        url = _config_store()
     url = url or default_store_url()
     from .stores.base import redact_url
     from .stores.registry import missing_store_file
@@ -141,6 +144,19 @@ def _open_cache(url: str | None, create: bool = False) -> Any:
     if missing:
         raise StoreError(missing)
     return Cache(url, cleanup_probability=0.0)
+
+
+def _config_store() -> str | None:
+    """The ``store`` of the loop config in effect here (a trusted one), as ``exec`` and
+    ``loop-stats`` find it: ``stats``, ``invalidate`` or ``export`` in a loop's project read the
+    store its runs wrote, not the default one. A config that cannot be read is an error that names it."""
+    from .errors import PolicyError, StoreURLError
+    from .policy import load_config
+
+    try:
+        return load_config().store
+    except PolicyError as exc:
+        raise StoreURLError(f"the config in effect here cannot be read: {exc}") from exc
 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
@@ -303,6 +319,13 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
         result = cache.invalidate(metadata_filter=metadata_filter, progress=_progress("invalidating"))
     elif args.action:
         result = cache.invalidate(metadata_filter={"_cache_action": args.action}, progress=_progress("invalidating"))
+        if args.action.startswith("exec:") and result.get("success"):
+            # exec's entries under the name stats shows them by; earlier versions stored the bare tool name
+            from ._metadata import stored_by
+            from .runs.manifest import ENTRY_TYPE
+
+            older = cache.invalidate(metadata_filter=stored_by(args.action[5:], ENTRY_TYPE))
+            result["deleted_count"] += older.get("deleted_count", 0)
     else:
         result = cache.invalidate(key=args.key, pattern=args.pattern, progress=_progress("invalidating"))
     return _report_deleted(args, result, "")

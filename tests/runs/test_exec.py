@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+
+from pathlib import Path
 
 import pytest
 
@@ -289,6 +292,40 @@ def test_yaml_config_sets_mode_and_store_once_trusted(ex):
                        capture_output=True, timeout=120, check=True)
     assert ex.runs() == 1
     assert (ex.work / ".ac" / "cache.db").exists()
+
+
+def test_the_store_commands_read_the_store_the_loop_config_names(ex):
+    # An outside tester's loop kept `store:` in its config: exec and loop-stats used it, while `stats`
+    # said "no store at ~/.cache/actioncache/actioncache.db", `invalidate` failed the same way and
+    # `cleanup` cleaned the default store. Every store command takes the store exec takes.
+    (ex.work / ".actioncache.yml").write_text("mode: use\nstore: .ac/cache.db\n")
+    ex.trust(ex.work)
+    env = {k: v for k, v in ex.env.items() if k != "ACTIONCACHE_URL"}
+
+    def cli(*args: str, cwd: Path = ex.work) -> subprocess.CompletedProcess:
+        return subprocess.run([PY, "-m", "actioncache", *args], cwd=cwd, env=env, capture_output=True, timeout=120)
+
+    for _ in range(2):
+        assert cli("exec", "--", PY, "tool.py", "runs").returncode == 0
+    assert ex.runs() == 1
+    stats = cli("stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["by_action"][f"exec:{os.path.basename(PY)}"]["hits"] == 1
+    dropped = cli("invalidate", "--action", f"exec:{os.path.basename(PY)}")
+    assert dropped.returncode == 0, dropped.stderr
+    assert cli("exec", "--", PY, "tool.py", "runs").returncode == 0
+    assert ex.runs() == 2  # the entry was gone: the tool ran again
+    assert not (Path(env["XDG_CACHE_HOME"]) / "actioncache" / "actioncache.db").exists()  # the default: untouched
+    # An entry an earlier version stored under the bare tool name goes with the same command.
+    from actioncache.records import Records
+    from actioncache.runs.manifest import ENTRY_TYPE
+
+    with Cache(f"sqlite:///{ex.work / '.ac' / 'cache.db'}") as cache:
+        Records(cache.store, cache.codec).put_raw("exec:old", b"{}", kind=ENTRY_TYPE, action="cat")
+    assert cli("invalidate", "--action", "exec:cat").stdout.strip() == b"deleted 1 entry"
+    elsewhere = ex.work.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert b"no store at" in cli("stats", cwd=elsewhere).stderr  # outside the project: the default, as exec
 
 
 # --- audits and stats -------------------------------------------------------------------------------

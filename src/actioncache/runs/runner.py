@@ -483,7 +483,7 @@ class ExecRun:
                      "candidates": len(candidates)}
             Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + key, manifest.encode(candidates),
                                                       kind=manifest.ENTRY_TYPE, ttl_s=self.policy.max_age_hours * 3600.0,
-                                                      action=self.tool, metadata=extra)
+                                                      action=f"exec:{self.tool}", metadata=extra)
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
             self._note(f"warning: cache entry not updated: {exc}")
 
@@ -667,7 +667,7 @@ class ExecRun:
                  "command": _printable(" ".join(self.command))[:500], "candidates": 1 + len(keep)}
         try:
             Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + key, manifest.encode([new, *keep]),
-                                                      kind=manifest.ENTRY_TYPE, ttl_s=ttl_s, action=self.tool,
+                                                      kind=manifest.ENTRY_TYPE, ttl_s=ttl_s, action=f"exec:{self.tool}",
                                                       metadata=extra)
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
             self._note(f"warning: result not cached: {exc}")
