@@ -294,6 +294,16 @@ def test_yaml_config_sets_mode_and_store_once_trusted(ex):
     assert (ex.work / ".ac" / "cache.db").exists()
 
 
+def test_the_kill_switch_is_named_where_a_run_says_caching_is_off(ex):
+    # With `cache_settings.enabled: false` and CACHE_MODE=use exported, the summary said "set
+    # CACHE_MODE=use or record": the one setting that was already so (an outside tester).
+    (ex.work / ".actioncache.yml").write_text("cache_settings:\n  enabled: false\n")
+    ex.trust(ex.work)
+    for summary in (ex.run("--summary", "--", "cat", "tool.py"), ex.run("--explain", "--", "cat", "tool.py")):
+        assert b"cache_settings.enabled is false in " in summary.stderr, summary.stderr
+        assert b"set CACHE_MODE=use" not in summary.stderr, summary.stderr
+
+
 def test_the_store_commands_read_the_store_the_loop_config_names(ex):
     # An outside tester's loop kept `store:` in its config: exec and loop-stats used it, while `stats`
     # said "no store at ~/.cache/actioncache/actioncache.db", `invalidate` failed the same way and

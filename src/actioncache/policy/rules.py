@@ -36,6 +36,7 @@ class Policy:
     audit_rate: float = 0.0
     llm_ro_phases: frozenset[str] = LLM_RO_PHASES
     notes: tuple[str, ...] = field(default=(), compare=False)
+    off_because: str = field(default="set CACHE_MODE=use or record", compare=False)  # what mode off says
 
     def is_non_cacheable(self, action: str) -> bool:
         base = action.rsplit("/", 1)[-1]
@@ -49,7 +50,7 @@ class Policy:
         if scope is None:
             return ALWAYS
         if self.mode == "off":
-            return Decision(False, False, "cache mode is off (set CACHE_MODE=use or record)")
+            return Decision(False, False, f"cache mode is off ({self.off_because})")
         if self.is_non_cacheable(action):
             return Decision(False, False, f"{action} is in non_cacheable_tools")
         if self.phase_blocks(scope):

@@ -92,9 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if not under_trace():  # inside an outer trace nothing of the cache's own is touched (keys.under_trace)
         configmemo.write(config, time.time_ns())  # the next hit need not parse the file again
-    if not config.enabled and policy.mode != "off":  # the kill switch beats flags and the environment
-        policy = replace(policy, mode="off")
-        _say(f"caching is off: cache_settings.enabled is false in {config.path}")
+    if not config.enabled:  # the kill switch beats flags and the environment
+        if policy.mode != "off":
+            _say(f"caching is off: cache_settings.enabled is false in {config.path}")
+        policy = replace(policy, mode="off", off_because=f"cache_settings.enabled is false in {config.path}")
     for note in policy.notes:
         _say(f"warning: {note}")
     if args.failures:
