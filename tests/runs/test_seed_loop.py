@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 PY = sys.executable
 SEED_USE = ("--cache-mode", "use", "--cache-scope", "verify,read")
@@ -106,6 +107,18 @@ def test_doctor_gives_a_clear_verdict(ex):
     off = doctor({})
     assert off.returncode == 1 and b"export CACHE_MODE=use" in off.stdout
     assert off.stdout.decode().splitlines()[-1].startswith("FAIL:")
+
+
+def test_doctor_writes_only_to_the_store_it_names(ex):
+    # An outside tester's doctor reported the config's store and wrote its round trip's entries into
+    # the default one (the round trip runs in a folder of its own, where no config is found).
+    (ex.work / ".actioncache.yml").write_text("store: .ac/cache.db\n")
+    ex.trust(ex.work)
+    env = {k: v for k, v in ex.env.items() if k != "ACTIONCACHE_URL"} | {"CACHE_MODE": "use"}
+    done = subprocess.run([PY, "-m", "actioncache", "doctor"], env=env, cwd=ex.work, capture_output=True, timeout=180)
+    assert done.returncode == 0, done.stdout
+    assert f"{ex.work / '.ac' / 'cache.db'}: writable".encode() in done.stdout, done.stdout
+    assert not (Path(env["XDG_CACHE_HOME"]) / "actioncache" / "actioncache.db").exists()
 
 
 def test_doctor_notes_a_hit_path_that_is_not_compiled(ex, tmp_path):
