@@ -170,6 +170,29 @@ def test_an_untraced_run_judged_cheap_says_its_own_time_not_a_traced_bound(ex):
     assert b"(traced)" not in judged.stderr and b"at most" not in judged.stderr, judged.stderr
 
 
+def test_a_quick_command_that_cannot_be_recorded_is_judged_cheap_too(ex, strace):
+    # `git status` after a commit rewrites .git/index, which it read: never recordable, so it was never
+    # judged either, and every run was traced for nothing (an outside tester's loop traced it 21 times).
+    from actioncache.runs import cost
+
+    env = {k: v for k, v in ex.env.items() if k != CHEAP_ENV}
+    with Cache(ex.url) as cache:
+        cost.add_hit_costs(cache.store, [60_000.0])  # hits here cost a minute: every quick command is cheap
+    (ex.work / "count").write_text("0\n")
+    bump = ["sh", "-c", "cat count; echo 1 >> count"]  # it changes a file it read: unrecordable
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run([PY, "-m", "actioncache", "exec", *USE, "--summary", "--", *bump], cwd=ex.work,
+                              env=env, capture_output=True, timeout=120)
+
+    first = run()
+    assert b"sh: cheap_miss;" in first.stderr, first.stderr
+    second = run()
+    assert b"sh: cheap" in second.stderr and b"changed" not in second.stderr, second.stderr  # run directly
+    assert second.stdout == b"0\n1\n" and (ex.work / "count").read_text() == "0\n1\n1\n"  # it really ran
+    assert ex.entries() == []
+
+
 def test_expired_cheap_verdicts_are_removed_when_one_is_written(ex, strace):
     """A cheap verdict lives a day; the folder beside the store held every one ever written (one per
     key: a command whose arguments change every call left one per call). Writing a verdict now

@@ -283,9 +283,12 @@ class ExecRun:
         if output["exit_code"] != 0 or output.get("start_error"):
             record.update(outcome="fail")
             return self._finish(cache, record, output)
-        if threshold is not None and decision.store and not output.get("unrecordable") and traced_ms < threshold:
+        # A run that could not be recorded is judged too: running a command directly is always right,
+        # and one faster than a hit would otherwise be traced, for nothing, every time (`git status`
+        # after a commit refreshes .git/index, which it read: never recordable, never judged).
+        if threshold is not None and decision.store and traced_ms < threshold:
             return self._judged_cheap(cache, record, key, output, traced_ms, cost.HitCost(threshold, "set"))
-        if threshold is None and decision.store and decision.lookup and not output.get("unrecordable"):
+        if threshold is None and decision.store and decision.lookup:
             # Traced faster than a hit costs now, it is cheap untraced too, and the measuring run
             # (a full start-up and one more run) is not needed.
             cheap, hit = cost.cheap_verdict(cache.store, traced_ms, self._stretch)
