@@ -1,0 +1,68 @@
+"""A contrast needs an aligned difference: a slot both requests fill, with different values.
+
+One side saying more (chat, background, a detail restated in other words), or the same parts in
+another order, is no contrast. Pairs written for these tests, checked in both directions; beside
+each class, the swaps of the same shape that must still be refused.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from actioncache.semantic.guard import GATES, Pair, contrast
+
+
+def _both(gate: str, a: str, b: str) -> tuple[str | None, str | None]:
+    return GATES[gate](Pair(a, b)), GATES[gate](Pair(b, a))
+
+
+# entity: a word no dictionary knows, said apart from the request (chat), is not a name it adds.
+CHAT_ASIDES = [
+    ("how do i restart the printer", "ugh the printer froze again lol, how do i restart the printer"),
+    ("show the weather forecast for the weekend", "planning a hike tbh, show the weather forecast for the weekend"),
+    ("what is the difference between tcp and udp", "tcp vs udp, what is the difference"),
+]
+
+
+@pytest.mark.parametrize("a, b", CHAT_ASIDES)
+def test_a_word_said_apart_from_the_request_is_no_name(a, b):
+    assert _both("entity", a, b) == (None, None)
+
+
+# entity and code_exact: an identifier or a quoted string restated as plain words.
+RESTATED = [
+    ("copy notes.txt into the backup folder", "copy notes.txt to ./backup"),
+    ("resize the logo to 400 pixels wide", "resize the logo to 400px wide"),
+    ("convert this python 2 script to python 3", "convert this py2 script to python 3"),
+    ("add a field 'email' to the user model", "add email field to the user model"),
+]
+
+
+@pytest.mark.parametrize("a, b", RESTATED)
+def test_an_identifier_said_in_plain_words_is_the_same_request(a, b):
+    assert _both("entity", a, b) == (None, None)
+    assert _both("code_exact", a, b) == (None, None)
+    assert contrast(a, b) is None and contrast(b, a) is None
+
+
+# The same shapes where the other side fills the slot with something else, or says it as code.
+ALIGNED = [
+    ("explain the plot of hamlet", "explain the plot of othello"),  # the same slot, another name
+    ("check my chase balance", "check my citi balance"),
+    ("find a hotel near the louvre", "find a hotel near the orsay"),
+    ("invite everyone to the standup", "invite priya to the standup"),
+    ("email the report", "email the report to priya"),  # a name said as an argument
+    ("copy notes.txt to ./backup", "copy notes.txt to /backup"),
+    ("git checkout -b hotfix", "git checkout hotfix"),  # a flag is never chat
+    ("rename the variable userId to userID", "rename the variable userId to UserId"),  # code as typed
+    ("git push origin main", "git push origin :main"),
+    ("rsync -a src dest", "rsync -a src/ dest"),  # a command line's words are arguments, not prose
+    ("set `debug: true` in the config", "set `debug: false` in the config"),
+]
+
+
+@pytest.mark.parametrize("a, b", ALIGNED)
+def test_an_aligned_difference_is_still_refused(a, b):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None
+
