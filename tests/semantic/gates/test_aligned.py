@@ -66,3 +66,19 @@ def test_an_aligned_difference_is_still_refused(a, b):
     assert contrast(a, b) is not None
     assert contrast(b, a) is not None
 
+
+# role: two conjuncts exchanged around "and" / "or" play one part together.
+@pytest.mark.parametrize("a, b", [
+    ("make the summary shorter and more formal", "make the summary more formal and shorter"),
+    ("rotate the keys and restart the workers", "restart the workers and rotate the keys"),
+])
+def test_conjuncts_in_another_order_are_no_role_swap(a, b):
+    assert _both("role", a, b) == (None, None)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("sort by date and then by name", "sort by name and then by date"),
+    ("transfer money from savings to checking", "transfer money from checking to savings"),
+])
+def test_the_parts_of_a_relation_trading_places_are_still_a_role_swap(a, b):
+    assert _both("role", a, b) == ("role", "role")
