@@ -82,3 +82,28 @@ def test_conjuncts_in_another_order_are_no_role_swap(a, b):
 ])
 def test_the_parts_of_a_relation_trading_places_are_still_a_role_swap(a, b):
     assert _both("role", a, b) == ("role", "role")
+
+
+# number and date: one value spelt another way is one value.
+@pytest.mark.parametrize("a, b", [
+    ("move 500 dollars to savings", "move five hundred dollars to savings"),
+    ("buy 25 apples", "buy twenty-five apples"),
+    ("a budget of 60k for the car", "a budget of 60,000 for the car"),
+    ("remind me at 9pm to stretch", "remind me at 21:00 to stretch"),
+    ("run the backup at 2am", "run the backup at 02:00"),
+])
+def test_one_value_in_another_spelling_is_the_same_number(a, b):
+    assert _both("number", a, b) == (None, None)
+    assert _both("date", a, b) == (None, None)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("move 500 dollars to savings", "move five hundred euros to savings"),
+    ("buy 25 apples", "buy twenty-six apples"),
+    ("remind me at 9am to stretch", "remind me at 21:00 to stretch"),
+    ("run the backup at 2pm", "run the backup at 02:00"),
+    ("budget of 60k for the car", "budget of $6,000 for the car"),
+])
+def test_another_value_or_half_of_the_day_still_differs(a, b):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None

@@ -3,6 +3,7 @@ Friday") differ; "today", "now" and "currently" count as no date (a request is a
 
 from __future__ import annotations
 
+from .number import clock
 from .registry import rule
 from .text import DATE_WORDS, Side, backstory, is_number
 
@@ -17,6 +18,10 @@ def dates(side: Side) -> set[str]:
     out = set()
     toks = side.tokens
     for i, tok in enumerate(toks):
+        time = clock(tok)
+        if time:
+            out.add(time[1])  # "21:00" is in the pm, as "9pm" is
+            continue
         if tok not in DATE_WORDS:
             continue
         if tok in _AMBIGUOUS_DATES:
