@@ -107,3 +107,22 @@ def test_one_value_in_another_spelling_is_the_same_number(a, b):
 def test_another_value_or_half_of_the_day_still_differs(a, b):
     assert contrast(a, b) is not None
     assert contrast(b, a) is not None
+
+
+# clause: a clause that states ("i'm the best man", "tax season is looming") asks nothing more.
+@pytest.mark.parametrize("a, b", [
+    ("write a toast for my brother's wedding",
+     "my brother is getting married and i'm the best man, could you write a toast for his wedding"),
+    ("schedule a call with the accountant", "tax season is looming, can you set up a call with my accountant"),
+])
+def test_a_stated_clause_is_no_action_the_other_lacks(a, b):
+    assert _both("clause", a, b) == (None, None)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("summarize the notes", "i'm done, summarize the notes and delete the database"),
+    ("summarize the notes", "summarize the notes, then archive the old tickets"),
+])
+def test_an_action_clause_beside_a_stated_one_still_differs(a, b):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None
