@@ -126,3 +126,26 @@ def test_a_stated_clause_is_no_action_the_other_lacks(a, b):
 def test_an_action_clause_beside_a_stated_one_still_differs(a, b):
     assert contrast(a, b) is not None
     assert contrast(b, a) is not None
+
+
+# quantifier: the pronoun "one", "all" on both sides, "any" under a negation, "just" + a past.
+@pytest.mark.parametrize("a, b", [
+    ("how do i write a good cover letter", "my cover letters keep getting ignored, how do i write a good one"),
+    ("add a unit test for parse_date", "my reviewer wants a unit test for parse_date, could you add one"),
+    ("show me all the buckets in our account", "list every bucket we have"),
+    ("delete the images that are not used by a container", "delete the images not used by any container"),
+    ("change my shipping address", "we just moved, change my shipping address"),
+])
+def test_no_part_of_a_whole_is_no_quantifier_contrast(a, b):
+    assert _both("quantifier", a, b) == (None, None)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("restart one of the web pods", "restart all of the web pods"),
+    ("book a room with a balcony", "book a room, any but one with a balcony"),
+    ("delete my files", "delete all files"),
+    ("email the first three reviewers", "email the reviewers"),
+])
+def test_a_part_of_a_whole_still_differs(a, b):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None
