@@ -149,3 +149,24 @@ def test_no_part_of_a_whole_is_no_quantifier_contrast(a, b):
 def test_a_part_of_a_whole_still_differs(a, b):
     assert contrast(a, b) is not None
     assert contrast(b, a) is not None
+
+
+# date: modifiers that say the same, and today's half of the day.
+@pytest.mark.parametrize("a, b", [
+    ("cancel my 3pm appointment", "cancel my appointment at 3 this afternoon"),
+    ("what did I spend last month", "what did I spend the previous month"),
+    ("which subscriptions renew this month", "which subscriptions renew in the current month"),
+    ("two tickets for the 8pm show tonight", "two tickets for the show at 8 this evening"),
+])
+def test_the_same_day_said_another_way_is_no_date_contrast(a, b):
+    assert _both("date", a, b) == (None, None)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("book it for this afternoon", "book it for tomorrow afternoon"),
+    ("book a table tonight", "book a table tomorrow night"),
+    ("what did I spend last month", "what did I spend next month"),
+])
+def test_another_day_still_differs(a, b):
+    assert contrast(a, b) is not None
+    assert contrast(b, a) is not None
