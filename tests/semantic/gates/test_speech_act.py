@@ -73,3 +73,37 @@ def test_one_act_reworded_is_not_refused_for_its_act(a, b):
 ])
 def test_the_act_is_read_from_the_grammar(text, expected):
     assert act(side(text)) == expected
+
+
+# A request of several sentences has the act of its last sentence that asks or commands: the ones
+# that only state tell its background. A bare "how?" after a command asks the way; a phrase about a
+# way ("steps", "tips", "the fastest way to") asks the way too.
+SAME_ACT_WITH_BACKGROUND = [
+    ("how do I reset my router", "ok so my internet is being weird again... how do i reset my router"),
+    ("how do I reset my router", "my internet keeps dropping 😩 how do i reset my router"),
+    ("how do I turn off autocorrect", "turn off autocorrect - how?"),
+    ("how do I bulk insert rows", "fastest way to bulk insert rows?"),
+    ("how do I change the oil in my car", "oil change steps for my car"),
+    ("is it ok to take aspirin with coffee", "is aspirin ok to take with coffee"),
+    ("delete the file old.pdf", "pls delete old.pdf, don't need it anymore"),
+    ("unzip the reports folder", "got the reports from finance, could ya unzip the reports folder"),
+    ("what time does the pharmacy open", "hi! do you happen to know what time the pharmacy opens? thank you kindly."),
+]
+
+
+@pytest.mark.parametrize("a, b", SAME_ACT_WITH_BACKGROUND)
+def test_background_sentences_carry_no_act(a, b):
+    gate = GATES["speech_act"]
+    assert gate(Pair(a, b)) is None
+    assert gate(Pair(b, a)) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("reset my router", "ok so my internet is being weird again... how do i reset my router"),
+    ("restart the runner", "the build broke again. is the runner restarted?"),
+    ("turn off autocorrect", "turn off autocorrect - how?"),
+    ("bulk insert the rows", "fastest way to bulk insert rows?"),
+])
+def test_the_asking_sentence_still_differs_from_the_command(a, b):
+    assert GATES["speech_act"](Pair(a, b)) == "speech_act"
+    assert GATES["speech_act"](Pair(b, a)) == "speech_act"

@@ -53,20 +53,31 @@ def _pictograph(c: str) -> bool:
     return code >= 0x1F000 or 0x2600 <= code <= 0x27BF or code in (0xFE0F, 0x200D)
 
 
-def _symbols_out(text: str) -> str:
+SENTENCE_MARK = "¶"
+_PICTOGRAPHS = re.compile(r"\s*[\U0001F000-\U0010FFFF\u2600-\u27BF\uFE0F\u200D]+\s*")
+
+
+def _symbols_out(text: str, breaks: bool = False) -> str:
+    """``text`` without emoticons and pictographs; with ``breaks``, a pictograph typed between two
+    sentences ends the first ("my mac is full 🙃 how do i free up space": two sentences), marked by
+    :data:`SENTENCE_MARK` (no word, no clause break: only the checks that read sentences see it)."""
     text = _EMOTICON.sub(" ", text)
+    if breaks:
+        text = _PICTOGRAPHS.sub(lambda m: " " if not m.string[:m.start()].strip() or m.string[:m.start()].rstrip()[-1] in ".!?,;:"
+                                else f" {SENTENCE_MARK} ", text)
     return "".join(" " if _pictograph(c) else c for c in text)
 
 
-def strip_chatter(text: str) -> str:
-    """``text`` without the social talk around its request; the text itself when nothing else is left."""
-    out = without_chatter(text)
+def strip_chatter(text: str, breaks: bool = False) -> str:
+    """``text`` without the social talk around its request; the text itself when nothing else is left.
+    ``breaks``: a pictograph between two sentences leaves :data:`SENTENCE_MARK` (the checks read it)."""
+    out = without_chatter(text, breaks)
     return out if out else " ".join(text.split())
 
 
-def without_chatter(text: str) -> str:
+def without_chatter(text: str, breaks: bool = False) -> str:
     """``text`` without its social talk; ``""`` when it was all social talk ("hi!", "thanks so much")."""
-    out = _symbols_out(text)
+    out = _symbols_out(text, breaks)
     for _ in range(3):  # "hey, hi! ok so ..." : phrases follow one another
         before = out
         out = _LEADING.sub("", out)

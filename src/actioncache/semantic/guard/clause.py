@@ -52,15 +52,21 @@ _DEGREE = frozenset({"just", "really", "super", "still", "finally", "totally", "
 
 
 def _statement(words: list[str]) -> bool:
-    """A clause that states rather than asks: a subject first, or a noun then a finite verb; or, with
+    """A clause that states rather than asks: a subject first (with its verb in one word: "i'm",
+    "disk's"), or a noun (or two) then a finite verb; or, with
     the subject left out as chat leaves it, a verb that no command starts with (a participle or a past:
     "trying to call my cousin", "just got in", "graduated in may") or an adjective ("sorry to ping
     you", "super excited to have her")."""
     words = [w for w in words if w not in ("and", "then", "also", "plus", "but", "so", "because")]
     if not words:
         return True
+    head, _, tail = words[0].partition("'")
+    if tail in ("m", "s", "re", "ve", "ll", "d") and head.isalpha():
+        return True  # a subject and its verb in one word: "i'm", "disk's", "we're"
     if words[0] in _SUBJECTS or (len(words) > 1 and words[1] in _FINITE):
         return True
+    if len(words) > 2 and words[2] in _FINITE and all("n" in lexicon.pos(lexicon.lemma(w)) for w in words[:2]):
+        return True  # a compound noun and its verb: "tax season is looming"
     first = next((w for w in words if w not in _DEGREE and not _adverb(w)), "")  # past "now", "quickly"
     if not first.isalpha():
         return False

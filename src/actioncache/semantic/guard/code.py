@@ -17,7 +17,12 @@ are the chunks between spaces (edge punctuation trimmed) that are not prose:
 * in a command line (a request with a flag or a path), any word with a capital past its first
   letter or inside the line: ``git checkout -b Feature`` is not ``... feature``.
 
-These must be the same on both sides, character for character. Letters with digits and nothing
+These must be the same on both sides, character for character, unless the other side says them
+in prose: a path, file name or quoted string on one side only whose every word and number the
+other side says as plain words ("extract archive.zip to ./data" / "unzip archive.zip into the data
+folder", "add a field 'phone'" / "add a phone field") restates them. A flag or a sign is never
+prose, and a token that only one side has in a place where the other has code of its own
+("./build" / "/build") is still a difference. Letters with digits and nothing
 else (``EC2``, ``OPS-142``, ``iphone15``) are names people type in any case: the entity check
 compares them, up to case, as it compares every name. Numbers,
 money and plain words are the other checks' business; a capital that only opens a sentence
@@ -32,8 +37,9 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
+from .. import lexicon
 from .registry import RULE, Pair, register
-from .text import ARROW
+from .text import ARROW, CARDINALS
 
 # A quoted string is compared whole; backticks only mark code, whose chunks are read one by one.
 _QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|(?<!\w)'[^'\n]{1,200}'(?!\w)")
@@ -147,7 +153,49 @@ class CodeExact:
     name = "code_exact"
 
     def __call__(self, pair: Pair) -> str | None:
-        return None if code_tokens(pair.request) == code_tokens(pair.candidate) else self.name
+        mine, theirs = code_tokens(pair.request), code_tokens(pair.candidate)
+        if mine == theirs:
+            return None
+        if all(_restated(t, pair.candidate) for t in mine - theirs) and all(_restated(t, pair.request) for t in theirs - mine):
+            return None
+        return self.name
+
+
+_PARTS = re.compile(r"[^\W\d_]+|\d+")
+_PATH = re.compile(r"(?=[^/.]*[/.])[\w.~/-]+")  # a path or a file name: words with a slash or a dot
+
+
+@lru_cache(maxsize=8192)
+def prose_words(text: str) -> frozenset[str]:
+    """The words and numbers ``text`` says in prose (outside its code tokens), lower-case, number
+    words as digits."""
+    text = ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))
+    chunks = _QUOTED.sub(" ", text).split()
+    if _command_line(chunks):
+        return frozenset()  # a command line's words are its arguments, not prose ("rsync -a src dest")
+    out: set[str] = set()
+    for chunk in chunks:
+        token = _trim(chunk)
+        if kind(token) == "exact":
+            continue
+        for part in _PARTS.findall(token):
+            out.add(part if any(c.isupper() for c in part[1:]) else CARDINALS.get(part.lower(), part.lower()))
+    return frozenset(out)
+
+
+def _restated(token: str, other: str) -> bool:
+    """``token`` (a code token of one side only) is a quoted string, a relative path or a file name, and the other side says each of
+    its words and numbers in prose (a plural or other form of the word counts; a word with a capital
+    past its first letter only as typed)."""
+    if not (token.startswith("«") or _PATH.fullmatch(token)) or token[:1] in "/+-":
+        return False  # only a quoted string, a relative path or a file name; never a flag, a sign, ":main", "$HOME"
+    # a part with a capital past its first letter ("userID") is said only as typed
+    parts = [p if any(c.isupper() for c in p[1:]) else p.lower() for p in _PARTS.findall(token.strip("«»"))]
+    if not parts:
+        return False
+    said = prose_words(other)
+    said_lemmas = set().union(*(lexicon.lemmas(w) for w in said if w.isalpha())) if said else set()
+    return all(p in said or (p.isalpha() and p.islower() and len(p) > 1 and lexicon.lemmas(p) & said_lemmas) for p in parts)
 
 
 register(CodeExact())

@@ -3,10 +3,13 @@ Friday") differ; "today", "now" and "currently" count as no date (a request is a
 
 from __future__ import annotations
 
+from .number import clock
 from .registry import rule
 from .text import DATE_WORDS, Side, backstory, is_number
 
-_DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past"}
+_DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past", "current"}
+# Modifiers that say the same: "the current month" is "this month", "the previous week" is "last week".
+_SAME_MODIFIER = {"current": "this", "previous": "last", "past": "last"}
 # A time of day says which half of the day: "6:45 in the morning" is "6:45 am".
 _HALF_DAY = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 # "may", "march", "second" and "am" are also ordinary words: dates only next to a number.
@@ -17,6 +20,10 @@ def dates(side: Side) -> set[str]:
     out = set()
     toks = side.tokens
     for i, tok in enumerate(toks):
+        time = clock(tok)
+        if time:
+            out.add(time[1])  # "21:00" is in the pm, as "9pm" is
+            continue
         if tok not in DATE_WORDS:
             continue
         if tok in _AMBIGUOUS_DATES:
@@ -24,6 +31,9 @@ def dates(side: Side) -> set[str]:
             if not any(is_number(t) for t in near):
                 continue
         modifier = toks[i - 1] if i and toks[i - 1] in _DATE_MODIFIERS else ""
+        modifier = _SAME_MODIFIER.get(modifier, modifier)
+        if tok in _HALF_DAY and modifier == "this" or tok == "tonight":
+            modifier, tok = "", ("evening" if tok == "tonight" else tok)  # "this afternoon": today's, as "3pm" says
         out.add(f"{modifier} {_HALF_DAY.get(tok, tok[:3])}".strip())
     return out
 

@@ -4,6 +4,14 @@ A name is a word WordNet does not know ("nyc", "priya", "acme/api", "PROJ-12"), 
 knows as a proper noun ("paris", "monday"), a capitalised word inside the sentence, a quoted
 string, or an identifier (digits, slashes, a command-line flag). A typo of a word of the other
 side, a "#channel" for "channel" and a compound written apart are the same name.
+
+Only an aligned difference refuses: a name on one side stands where the other side has another
+word (the same word before or after it), or it is said as an argument (after a preposition, an
+article, a possessive or a verb, or before a word both sides say). A name said apart from the
+request ("my sink is clogged lol. how do i unclog it") is chat, not a change. An identifier whose
+words the other side says as plain words ("./data" / "the data folder", "800px" / "800 pixels",
+"py2" / "python 2") restates them; a quoted string whose words the other side says in the same
+order is the same string.
 """
 
 from __future__ import annotations
@@ -18,11 +26,14 @@ from .text import (
     DATE_WORDS,
     NOW,
     NUMBER_WORDS,
+    RELATIONS,
     UNIT_SYMBOLS,
     UNIT_WORDS,
     Side,
     backstory,
+    content_word,
     is_number,
+    number_key,
     typo_of,
 )
 
@@ -35,7 +46,7 @@ _ELONGATED = re.compile(r"([a-z])\1{2,}")  # "heyyy", "pleeease": one letter typ
 
 
 def is_entity(raw: str, low: str, position: int) -> bool:
-    if low in lexicon.FUNCTION_WORDS or low in NUMBER_WORDS or low in DATE_WORDS or low in NOW:
+    if low in lexicon.FUNCTION_WORDS or low in RELATIONS or low in NUMBER_WORDS or low in DATE_WORDS or low in NOW:
         return False
     if is_number(low) or low in UNIT_SYMBOLS or low in UNIT_WORDS or _VERSION.fullmatch(low):
         return False  # numbers and their units have their own check
@@ -127,17 +138,77 @@ def quoted(side: Side) -> set[str]:
 @rule("entity")
 def entity(a: Side, b: Side) -> bool:
     """A name, identifier or quoted string of one side is missing from the other."""
-    if quoted(a) != quoted(b):
+    if _requoted(a, b) or _requoted(b, a):
         return True
     # A name on each side that the other lacks is a swap; a name on one side only is a change unless
-    # it stands in the story told around the request (see ``backstory``).
-    missing_a, missing_b = missing_names(a, b), missing_names(b, a)
+    # it stands in the story told around the request (see ``backstory``) or apart from it (``_aside``).
+    missing_a = [n for n in missing_names(a, b) if not _aside(n, a, b)]
+    missing_b = [n for n in missing_names(b, a) if not _aside(n, b, a)]
     if missing_a and missing_b:
         return True
     for mine, theirs, names in ((a, b, missing_a), (b, a, missing_b)):
         if names and not backstory(mine, theirs, _naming(frozenset(names))):
             return True
     return False
+
+
+def _requoted(mine: Side, other: Side) -> bool:
+    """A quoted string of ``mine`` that ``other`` neither quotes nor says word for word."""
+    words = [t for t in re.split(r"\s+", other.text) if t]
+    plain = _TOKENIZE.findall(" ".join(words))
+    for q in quoted(mine) - quoted(other):
+        run = _TOKENIZE.findall(q)
+        if not run or not any(plain[i:i + len(run)] == run for i in range(len(plain) - len(run) + 1)):
+            return True
+    return False
+
+
+_TOKENIZE = re.compile(r"[^\s\"'`“”]+(?:'[^\s\"'`“”]+)*")
+_PARTS = re.compile(r"[a-z]+|\d+")
+
+
+def _aside(name: str, mine: Side, other: Side) -> bool:
+    """``name`` (on ``mine`` only) changes nothing the other side says: it is not in an aligned slot
+    (the other side has no other word next to the same neighbour) and it is not said as an argument
+    (after a function word or relation, or before a word the other side says too); or it is an
+    identifier whose every part the other side says as a plain word (a restated detail)."""
+    if name.startswith("-"):
+        return False  # a command-line flag is code, never chat
+    if not name.isalpha():
+        return _restated(name, other)
+    toks = ("^", *mine.tokens, "$")
+    theirs = ("^", *other.tokens, "$")
+    mine_set = set(mine.tokens)
+    for i, tok in enumerate(toks):
+        if tok != name:
+            continue
+        left, right = toks[i - 1], toks[i + 1]
+        if left in lexicon.FUNCTION_WORDS or left in RELATIONS or left.startswith("-"):
+            return False
+        if right != "$" and right in theirs and content_word(right):
+            return False
+        for j in range(1, len(theirs) - 1):
+            w = theirs[j]
+            if w in mine_set:
+                continue
+            if theirs[j - 1] == left or theirs[j + 1] == right:
+                return False
+    return True
+
+
+def _restated(name: str, other: Side) -> bool:
+    """Every letter run and digit run of ``name`` is a plain word of ``other`` (a word, not part of an
+    identifier), a number word for it, or a short form of one ("px" / "pixels", "py" / "python")."""
+    plain = [number_key(t) for t in other.tokens if t.isalnum() and (t.isalpha() or t.isdigit() or t in CARDINALS)]
+    parts = _PARTS.findall(name)
+    if not parts or not plain:
+        return False
+    words = [w for w in plain if w.isalpha()]
+    for part in parts:
+        if part in plain or (part.isalpha() and (abbreviates(part, words) or any(lexicon.lemmas(part) & lexicon.lemmas(w) for w in words))):
+            continue
+        return False
+    return True
 
 
 def _naming(names: frozenset[str]) -> Callable[[Side], bool]:

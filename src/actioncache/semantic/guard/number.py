@@ -27,10 +27,71 @@ _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by
 
 def digit_groups(side: Side) -> set[str]:
     """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
-    cardinal number words as digits."""
-    return ({g.replace(",", "") for t in side.tokens if not _NUMERONYM.fullmatch(t)
-             for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
-            | {CARDINALS[p] for t in side.tokens for p in t.split("-") if p in CARDINALS})
+    cardinal number words as digits; one value spelt another way is one group: "60,000" / "60k" /
+    "sixty thousand", "five hundred" / "500", "sixty-five" / "65", "21:00" / "9" (its unit "pm")."""
+    toks = list(side.tokens)
+    out: set[str] = set()
+    for t in toks:
+        if _NUMERONYM.fullmatch(t):
+            continue
+        time = clock(t)
+        if time:
+            out.add(time[0])
+            continue
+        thousands = re.fullmatch(r"(\d+)k", t)
+        if thousands:
+            out.add(str(int(thousands[1]) * 1000))
+            continue
+        out |= {g.replace(",", "") for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+    for run in _THOUSANDS.findall(side.text):  # "60,000" was read as "60" and "000"
+        parts = run.split(",")
+        out -= set(parts)
+        out.add("".join(parts))
+    return out | _number_words(toks)
+
+
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000}
+
+
+def clock(tok: str) -> tuple[str, str] | None:
+    """A time on a 24-hour clock ("21:00", "02:00") as the number a 12-hour clock says and its half
+    ("9", "pm"; "2", "am"; "9:30", "pm"), so that it meets "9pm" and "9 pm"; else None."""
+    m = re.fullmatch(r"(\d{2}):(\d{2})", tok)
+    if not m or int(m[1]) > 23 or int(m[2]) > 59 or not (int(m[1]) > 12 or m[1].startswith("0")):
+        return None
+    hour = int(m[1])
+    twelve = str(hour % 12 or 12) + ("" if m[2] == "00" else f":{m[2]}")
+    return twelve, ("pm" if hour >= 12 else "am")
+
+
+def _word_run(toks: tuple[str, ...] | list[str], i: int) -> int:
+    """The end of the run of number words that starts at ``i`` (``i`` itself when none does)."""
+    k = i
+    while k < len(toks) and all(p in CARDINALS or p in _MULTIPLIERS for p in toks[k].split("-")):
+        k += 1
+    return k
+
+
+def _number_words(toks: list[str]) -> set[str]:
+    """Runs of number words as one value each: "five hundred" is 500, "sixty-five" 65, "a thousand" 1000."""
+    out: set[str] = set()
+    total, current, started = 0, 0, False
+    words = [p for t in toks for p in t.split("-")]
+    for w in words + [""]:
+        if w in CARDINALS and CARDINALS[w] not in ("100", "1000"):
+            current += int(CARDINALS[w])
+            started = True
+        elif w in _MULTIPLIERS:
+            current = max(current, 1) * _MULTIPLIERS[w]
+            if _MULTIPLIERS[w] >= 1000:
+                total, current = total + current, 0
+            started = True
+        else:
+            if started:
+                out.add(str(total + current))
+            total, current, started = 0, 0, False
+    return out
 
 
 @rule("number")
@@ -142,6 +203,18 @@ def units(side: Side) -> dict[str, str]:
     out: dict[str, str] = {}
     toks = side.tokens
     for i, tok in enumerate(toks):
+        time = clock(tok)
+        if time:
+            out.setdefault(time[0], time[1])  # "21:00" is 9 pm
+            continue
+        if _word_run(toks, i) > i + 1:  # "five hundred dollars": one number, 500, and its unit
+            k = _word_run(toks, i)
+            value = next(iter(_number_words(list(toks[i:k]))), "")
+            if value and k < len(toks) and not is_number(toks[k]) and toks[k] not in lexicon.FUNCTION_WORDS:
+                out.setdefault(value, _unit_name(toks[k]))
+            continue
+        if i and _word_run(toks, i - 1) > i:
+            continue  # inside a run of number words
         if is_number(tok) or tok in NUMBER_WORDS:
             unit = ""
             if i and toks[i - 1] in UNIT_SYMBOLS:

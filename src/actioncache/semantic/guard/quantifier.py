@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import lexicon
 from .registry import rule
-from .text import Side, overlap
+from .text import DATE_WORDS, Side, overlap
 
 QUANTIFIERS = {
     "all": "all", "every": "all", "each": "all", "whole": "all", "entire": "all",
@@ -45,12 +45,40 @@ def quantifiers(side: Side) -> set[str]:
             q = "at " + q
         elif q == "most" and i + 1 < len(toks) and toks[i + 1] not in ("of",) and lexicon.pos(toks[i + 1]) and "a" in lexicon.pos(toks[i + 1]) and "n" not in lexicon.pos(toks[i + 1]):
             continue  # "most expensive": a superlative, judged by the comparison check
-        elif q == "one" and i + 1 < len(toks) and toks[i + 1] in ("can", "could", "may", "should", "must"):
-            continue  # "one can ...": the pronoun
+        elif q == "one" and (nxt in ("can", "could", "may", "should", "must") or (
+                i and _describes(toks[i - 1]) and not _counts(nxt) and nxt != "of")):
+            continue  # "one can ...", "write a good one", "add one": the pronoun, not a number of things
         elif q == "first" and i + 1 < len(toks) and toks[i + 1] in ("of",):
             continue
+        elif q in ("first", "last") and nxt in DATE_WORDS:
+            continue  # "last night", "last month": the date check's
+        elif q == "any" and any(t in _NEGATIONS for t in toks[max(0, i - 4):i]):
+            continue  # "not used by any container": "a container", under the negation
+        elif tok == "just" and nxt.isalpha() and lexicon.lemma(nxt) != nxt and "v" in lexicon.pos(lexicon.lemma(nxt)):
+            continue  # "just signed my lease", "we just moved": recently, not "only"
         out.add(q)
     return out
+
+
+_NEGATIONS = frozenset({"not", "no", "never", "without"})
+
+
+def _describes(word: str) -> bool:
+    """A verb or an adjective: what stands before the pronoun "one" ("add one", "a good one")."""
+    if word in lexicon.FUNCTION_WORDS or not word.isalpha():
+        return False
+    kinds = lexicon.pos(lexicon.lemma(word)) or lexicon.pos(word)
+    return "v" in kinds or "a" in kinds
+
+
+def _counts(word: str) -> bool:
+    """``word`` can be what a quantifier counts: a noun, an adjective before one, a number."""
+    if not word or word in lexicon.FUNCTION_WORDS:
+        return False
+    if any(c.isdigit() for c in word):
+        return True
+    kinds = lexicon.pos(lexicon.lemma(word)) or lexicon.pos(word)
+    return not kinds or "n" in kinds or "a" in kinds
 
 
 _OBJECTS = frozenset({"it", "them", "this", "that", "the", "a", "an", "my", "our", "your", "me", "us", "everything"})
@@ -84,4 +112,6 @@ def quantifier(a: Side, b: Side) -> bool:
 def _scope_of_owner(a: Side, b: Side, qa: set[str], qb: set[str]) -> bool:
     """"delete my files" is not "delete all files": an owner on one side, everything on the other."""
     owned_a, owned_b = bool(set(a.tokens) & _POSSESSIVES), bool(set(b.tokens) & _POSSESSIVES)
+    if "all" in qa and "all" in qb:
+        return False  # everything on both sides: "all the buckets in our account" / "every bucket we have"
     return (owned_a and not owned_b and "all" in qb) or (owned_b and not owned_a and "all" in qa)

@@ -88,8 +88,8 @@ def _wh_role(side: Side) -> str | None:
 @rule("role", whole=True)
 def role(a: Side, b: Side) -> bool:
     """A relation governs other words, its words trade places, or the same words stand in another order."""
-    if _list_reordered(a, b):
-        return False  # the members of a list in another order play the same parts
+    if _list_reordered(a, b) or _conjuncts_swapped(a.tokens, b.tokens):
+        return False  # the members of a list, or two conjuncts, in another order play the same parts
     wa, wb = _wh_role(a), _wh_role(b)
     if wa and wb and wa != wb and a.tokens[0] == b.tokens[0] and set(content(a)) == set(content(b)):
         return True
@@ -158,6 +158,25 @@ def _list_reordered(a: Side, b: Side) -> bool:
     if not members_a or members_a != members_b:
         return False
     return rest_a == rest_b or _moved(tuple(rest_a), tuple(rest_b))
+
+
+def _conjuncts_swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+    """``y`` is ``x`` with the two stretches joined by a coordinating word ("and", "or") exchanged:
+    "make it shorter and more formal" / "make it more formal and shorter". Two conjuncts play one
+    part together, in either order."""
+    if len(x) != len(y) or sorted(x) != sorted(y):
+        return False
+    n = len(x)
+    for k, tok in enumerate(x):
+        if tok not in _COORDINATORS:
+            continue
+        for i in range(k):
+            if x[:i] != y[:i]:
+                break
+            for j in range(k + 2, n + 1):
+                if x[:i] + x[k + 1:j] + (tok,) + x[i:k] + x[j:] == y:
+                    return True
+    return False
 
 
 def _moved(x: tuple[str, ...], y: tuple[str, ...]) -> bool:

@@ -5,12 +5,16 @@ instructions; "can I drop the users table" / "should I ..." for permission or ad
 users table dropped" / "did you drop ..." about a state. Their plans differ (run it, explain it,
 check a policy, look it up), and the embedding places them at 0.9 and more. Each request gets one
 of these acts, read from its grammar after the politeness around it ("could you", "I'd like to",
-"please", "help me"):
+"please", "help me"). A request of several sentences (split at a stop, a comma, a colon, a dash or
+an emoji) has the act of its last sentence that asks or commands something: the sentences that
+only state ("my sink is clogged lol", "I'm a US citizen") tell its background, and a bare "how?"
+after a command asks the way to do it ("turn off autocorrect - how?"):
 
 ``act``    an imperative whose verb changes something ("drop", "cancel", "deploy");
 ``ask``    a wh-question ("what", "which", "how many") or "tell me / give me": information for the user;
 ``look``   an imperative whose verb retrieves or reports ("show", "list", "find", "check", "search");
-``phrase`` no verb to read ("paris weather", "a table for two at 7"): either of the above;
+``phrase`` no verb to read ("paris weather", "a table for two at 7"): either of the above (a
+           phrase about a way, "steps", "tips", "the fastest way to ...", is ``how``);
 ``how``    asks the way ("how do I", "how to", "what are the steps to", "walk me through");
 ``may``    asks ability, permission or advice ("can I", "should we", "do I need to",
            "is it safe to");
@@ -27,9 +31,12 @@ the bill". The verbs that retrieve or report are a short list written from Engli
 
 from __future__ import annotations
 
+import re
+
 from .. import lexicon
+from .chatter import SENTENCE_MARK
 from .registry import rule
-from .text import WH_WORDS, Side
+from .text import TOKEN, WH_WORDS, Side, split_contractions
 
 ACT, ASK, LOOK, PHRASE, HOW, MAY, STATE = "act", "ask", "look", "phrase", "how", "may", "state"
 _COMPATIBLE = {frozenset(pair) for pair in ((PHRASE, ACT), (PHRASE, ASK), (PHRASE, LOOK), (PHRASE, STATE),
@@ -55,6 +62,11 @@ _ASKING = frozenset({"tell", "show", "explain", "teach", "check", "confirm", "ve
 _WHETHER = frozenset({"if", "whether"})
 _HOW_NOUNS = frozenset({"steps", "step", "way", "ways", "process", "procedure", "instructions", "instruction",
                         "guide", "tutorial", "best"})
+# Nouns that name a way of doing something: a phrase about one asks the way.
+_WAY_NOUNS = frozenset({"steps", "step", "way", "ways", "procedure", "instructions", "instruction", "guide",
+                        "tutorial", "tips", "tip"})
+# Where one sentence of a request ends: a stop, comma, colon or dash before a space, or an emoji.
+_SENTENCE_BREAK = re.compile(r"[.!?;,:]+(?=\s|$)|\s[-—–]+\s|[—–]|" + SENTENCE_MARK)
 
 
 def _verb(word: str) -> bool:
@@ -108,6 +120,8 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
         return MAY
     if first == "is" and second in ("it", "this", "that") and (third in _MAY_ADJECTIVES or toks[2:4] == ["a", "good"]):
         return MAY
+    if first == "is" and any(t in _MAY_ADJECTIVES and toks[i + 1:i + 2] == ["to"] for i, t in enumerate(toks[2:6], 2)):
+        return MAY  # "is ibuprofen ok to take with coffee": whether one may, as "is it ok to"
     if first in ("am", "are") and second in _SUBJECT_PRONOUNS | {"you"} and third in ("able", "allowed", "supposed", "permitted"):
         return MAY
     if first == "is" and second == "there" and "way" in toks[2:5]:
@@ -115,8 +129,13 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
     # "do a backup", "do the rollout": the verb "do", not its auxiliary.
     if first == "do" and second in ("a", "an", "the", "my", "our", "this", "that", "some", "another"):
         return ACT
+    # "don't follow symlinks", "don't need it anymore": a command or a statement without its subject.
+    if first in ("do", "does") and second == "not":
+        return act_of(_after(toks, 2), wrapped=True)
     # A yes/no question: an auxiliary first.
     if first in _AUXILIARIES:
+        if first in ("do", "does") and second == "you" and third == "happen" and toks[3:4] == ["to"]:
+            return act_of(["do", "you", *toks[4:]])  # "do you happen to know ...": "do you know ..."
         if first in ("do", "does") and second == "you" and third in ("know", "have"):
             return act_of(_after(toks, 2))
         return STATE
@@ -129,7 +148,7 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
         if tuple(toks[:len(start)]) == start and len(toks) > len(start):
             return act_of(_after(toks, len(start)), wrapped=True)
     # "tell me how to / I want to know whether / check if ...": what follows says what is asked.
-    if first in _LEARN | _ASKING or (first == "i" and second in ("wonder", "am")):
+    if first in _LEARN | _ASKING or (first == "i" and second in ("wonder", "am", "was")):
         for i, tok in enumerate(toks[:5]):
             if tok in _WHETHER and i:
                 return STATE
@@ -174,7 +193,21 @@ def _imperative(first: str, second: str, third: str = "") -> bool:
 
 
 def act(side: Side) -> str:
-    return act_of(list(side.tokens))
+    """The act of the request's last sentence that asks or commands (see the module's notes)."""
+    found = PHRASE
+    for part in _SENTENCE_BREAK.split(side.text):
+        toks = [t.lower() for t in split_contractions(TOKEN.findall(part))]
+        if not toks or toks[0] in ("thank", "thanks"):
+            continue  # nothing, or thanks ("thank you kindly.")
+        if toks == ["how"] and found in (ACT, LOOK, PHRASE):
+            found = HOW  # "turn off autocorrect - how?"
+            continue
+        this = act_of(toks)
+        if this == PHRASE and _WAY_NOUNS & set(toks):
+            this = HOW  # "oil change steps for a civic", "fastest way to insert rows"
+        if this != PHRASE:
+            found = this
+    return found
 
 
 @rule("speech_act")

@@ -83,7 +83,7 @@ def normal(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def side(text: str) -> Side:
-    normalised = strip_chatter(normal(text))
+    normalised = strip_chatter(normal(text), breaks=True)
     # A leading "No," / "Yes," answers a question; it neither negates nor quantifies the request
     # (a bare "no" or "yes" is the whole request and stays).
     normalised = re.sub(r"^\s*(?:no|nope|nah|yes|yeah|yep|yup|sure|ok|okay)\s*[,.!]\s*(?=\S)", "", normalised,
@@ -115,6 +115,10 @@ CHAT_SPELLINGS = {"pls": ("please",), "plz": ("please",), "thx": ("thanks",), "u
                   "nah": ("no",), "ok": ("okay",), "k": ("okay",), "kk": ("okay",)}
 
 
+# Auxiliaries and modals after which a chat "ya" is "you" ("could ya unzip it").
+_ADDRESSING = frozenset({"can", "could", "would", "will", "do", "did", "are", "have", "thank", "see"})
+
+
 def _contraction(low: str) -> tuple[str, str] | None:
     """("what", "is") for "what's" or "whats"; ("do", "not") for "don't" or "dont"; else None."""
     bare = low.replace("'", "")
@@ -135,7 +139,9 @@ def split_contractions(tokens: list[str]) -> list[str]:
     for tok in tokens:
         low = tok.lower()
         split = _contraction(low) if low.replace("'", "").isalpha() else None
-        if low in CHAT_SPELLINGS:
+        if low in ("ya", "yah") and out and out[-1].lower() in _ADDRESSING:
+            out.append("you")  # "could ya", "do ya": the one addressed, not "yes"
+        elif low in CHAT_SPELLINGS:
             out += CHAT_SPELLINGS[low]
         elif split is not None:
             out += [tok[: len(split[0])] if tok[: len(split[0])].lower() == split[0] else split[0], split[1]]
