@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           summary=args.summary or config.verbose, explain=args.explain, run_log=config.run_log,
                           one_stream=one_output_stream(),
                           config_digest=configmemo.config_digest(str(config.path) if config.path else None),
-                          decision=decision)
+                          decision=decision, own_store=True)
     use_own_temp_folder()  # before a store makes a temporary file (a blob store's local copy)
     try:
         cache = open_cache(args.store, config)

@@ -160,7 +160,9 @@ def _let_go(cache: Cache) -> None:
     reopen on the next use): an open connection keeps the store's ``-wal`` and ``-shm`` beside it,
     which the command would see in a listing of the store's directory where a run of it at any other
     moment, with no ``exec`` holding the store, would not; closed, the last connection removes them,
-    and a walk of a project that keeps its store there is recorded as a direct run would see it."""
+    and a walk of a project that keeps its store there is recorded as a direct run would see it.
+    Only a cache the run owns (``ExecOptions.own_store``: the ``actioncache exec`` command's): an
+    agent's cache is shared by its other actions and threads, and holds the store open anyway."""
     if not cache.url.startswith("sqlite:"):
         return
     try:
@@ -191,6 +193,7 @@ class ExecOptions:
     run_log: bool = True
     config_digest: str | None = None  # the config file in effect (configmemo.config_digest): part of the key
     decision: Decision | None = None  # the caller's decision, made once; None: decide here from the policy
+    own_store: bool = False  # the cache is this run's alone (the CLI's): let go of it while the command runs (_let_go)
 
 
 @dataclass
@@ -503,7 +506,7 @@ class ExecRun:
             say(message)
             return {"exit_code": code, "stdout": b"", "stderr": b"", "start_error": message, "duration_ms": 0.0,
                     "fresh_ms": 0.0}
-        if cache is not None:
+        if cache is not None and self.options.own_store:  # a shared cache (an agent's) stays as its threads use it
             _let_go(cache)
         if strace is None:
             outcome = run_tool(self.command, stdin_data=self.options.stdin_data, stream=self.options.stream,
