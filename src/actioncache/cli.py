@@ -134,9 +134,7 @@ def _open_cache(url: str | None, create: bool = False) -> Any:
     from .config import default_store_url
     from .errors import StoreError
 
-    if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
-        url = _config_store()
-    url = url or default_store_url()
+    url = _store_here(url) or default_store_url()
     from .stores.base import redact_url
     from .stores.registry import missing_store_file
 
@@ -146,15 +144,18 @@ def _open_cache(url: str | None, create: bool = False) -> Any:
     return Cache(url, cleanup_probability=0.0)
 
 
-def _config_store() -> str | None:
-    """The ``store`` of the loop config in effect here (a trusted one), as ``exec`` and
-    ``loop-stats`` find it: ``stats``, ``invalidate`` or ``export`` in a loop's project read the
-    store its runs wrote, not the default one. A config that cannot be read is an error that names it."""
+def _store_here(url: str | None) -> str | None:
+    """The store ``exec`` and ``loop-stats`` take here (``LoopConfig.store_for``: ``--store``, else
+    ``$ACTIONCACHE_URL``, else the trusted loop config's ``store``): ``stats``, ``invalidate`` or
+    ``export`` in a loop's project read the store its runs wrote, not the default one. A config that
+    cannot be read is an error that names it."""
+    if url is not None:
+        return url  # no config is read: --store works beside a broken one
     from .errors import PolicyError, StoreURLError
     from .policy import load_config
 
     try:
-        return load_config().store
+        return load_config().store_for(url)
     except PolicyError as exc:
         raise StoreURLError(f"the config in effect here cannot be read: {exc}") from exc
 

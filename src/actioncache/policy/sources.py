@@ -49,6 +49,13 @@ class LoopConfig:
     enabled: bool = True  # cache_settings.enabled: false is a kill switch, stronger than the environment
     ignored: tuple[str, ...] = ()  # settings an untrusted config asked for (store, mode), for the warning
 
+    def store_for(self, flag: str | None) -> str | None:
+        """The store a command here takes: ``flag`` (``--store``), else none where ``$ACTIONCACHE_URL``
+        is set (the cache reads it), else this config's ``store`` (None: the default store)."""
+        if flag is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
+            return self.store
+        return flag
+
 
 # How a config file spells each policy field.
 _FILE_FIELDS = (("mode", "mode"), ("scopes", "scopes"), ("phase", "phase"), ("audit_rate", "audit_rate"),

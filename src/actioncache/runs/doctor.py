@@ -154,9 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     store_ok = _store_check(args.store, config)
     # The round trip runs in a folder of its own, where no config is found: it is given the store the
-    # check above opened (open_cache's order), not left to fall back to the default one.
-    configured = config.store if not os.environ.get("ACTIONCACHE_URL", "").strip() else None
-    trip_ok = store_ok and _round_trip(args.store or configured)
+    # check above opened, not left to fall back to the default one.
+    trip_ok = store_ok and _round_trip(config.store_for(args.store))
     _compiled_check()
     if policy_ok and store_ok and trip_ok:
         print("SUCCESS: the cache is working")

@@ -37,9 +37,7 @@ TEMP_FOLDER = "tmp"  # in the user's cache directory (own_temp_folder)
 
 def open_cache(url: str | None, config: LoopConfig) -> Cache:
     """``--store``, else ``$ACTIONCACHE_URL``, else the config file's ``store``, else the default."""
-    if url is None and not os.environ.get("ACTIONCACHE_URL", "").strip():
-        url = config.store
-    cache = Cache(url, cleanup_probability=0.0)  # parses and checks the URL; opens nothing yet
+    cache = Cache(config.store_for(url), cleanup_probability=0.0)  # parses and checks the URL; opens nothing yet
     _create_private(cache)
     return cache
 
@@ -489,7 +487,7 @@ class ExecRun:
                      "candidates": len(candidates)}
             Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + key, manifest.encode(candidates),
                                                       kind=manifest.ENTRY_TYPE, ttl_s=self.policy.max_age_hours * 3600.0,
-                                                      action=f"exec:{self.tool}", metadata=extra)
+                                                      action=cost.COUNTER_ACTION + self.tool, metadata=extra)
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
             self._note(f"warning: cache entry not updated: {exc}")
 
@@ -673,7 +671,7 @@ class ExecRun:
                  "command": _printable(" ".join(self.command))[:500], "candidates": 1 + len(keep)}
         try:
             Records(cache.store, cache.codec).put_raw(ENTRY_PREFIX + key, manifest.encode([new, *keep]),
-                                                      kind=manifest.ENTRY_TYPE, ttl_s=ttl_s, action=f"exec:{self.tool}",
+                                                      kind=manifest.ENTRY_TYPE, ttl_s=ttl_s, action=cost.COUNTER_ACTION + self.tool,
                                                       metadata=extra)
         except Exception as exc:  # noqa: BLE001 - a store that fails never fails the tool
             self._note(f"warning: result not cached: {exc}")
