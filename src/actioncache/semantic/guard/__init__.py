@@ -22,7 +22,8 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ``substitution``        one content word swapped in an otherwise identical request (:mod:`.substitution`)
 ``clause``              an added or dropped action (:mod:`.clause`)
 ``speech_act``          a command, a question about it, or about its state (:mod:`.speech_act`)
-``code_exact``          flags, paths, identifiers, quoted strings as typed (:mod:`.code`)
+``code_exact``          flags, paths, identifiers, operators, quoted strings as typed (:mod:`.code`)
+``command_line``        two lines typed for a program, a word changed (:mod:`.code`)
 ``context``             the conversations before the two requests (:mod:`.context`)
 ======================  =================================================================
 
