@@ -28,30 +28,124 @@ _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by
 def digit_groups(side: Side) -> set[str]:
     """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
     cardinal number words as digits; one value spelt another way is one group: "60,000" / "60k" /
-    "sixty thousand", "five hundred" / "500", "sixty-five" / "65", "21:00" / "9" (its unit "pm")."""
+    "sixty thousand", "five hundred" / "500", "two thousand five hundred" / "2500", "1.5k" / "1500",
+    "a dozen" / "12", "sixty-five" / "65", "21:00" / "9" (its unit "pm")."""
     toks = list(side.tokens)
     out: set[str] = set()
-    for t in toks:
-        if _NUMERONYM.fullmatch(t):
+    spans = number_spans(side.tokens)
+    covered = {k for start, end, _ in spans for k in range(start, end)}
+    out |= {value for _, _, value in spans}
+    for i, t in enumerate(toks):
+        if i in covered or _NUMERONYM.fullmatch(t):
             continue
         time = clock(t)
         if time:
             out.add(time[0])
             continue
-        thousands = re.fullmatch(r"(\d+)k", t)
-        if thousands:
-            out.add(str(int(thousands[1]) * 1000))
-            continue
         out |= {g.replace(",", "") for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+        if "-" in t:  # "two-factor" says two as "2fa" does
+            out |= {value for _, _, value in number_spans(t.split("-"))}
     for run in _THOUSANDS.findall(side.text):  # "60,000" was read as "60" and "000"
         parts = run.split(",")
         out -= set(parts)
         out.add("".join(parts))
-    return out | _number_words(toks)
+    return out
 
 
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
-_MULTIPLIERS = {"hundred": 100, "thousand": 1000}
+# Number words that multiply what comes before them ("five hundred", "2 thousand", "two dozen").
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "dozen": 12}
+# A plain number as typed: "500", "2.5", "60k", "1.5k" (not a time, a date, an ordinal or an identifier).
+_PLAIN = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k?)")
+
+
+def _value(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+
+
+def number_spans(toks: tuple[str, ...] | list[str]) -> list[tuple[int, int, str]]:
+    """The numbers of a request as ``(start, end, value)``: a run of number words composes into one
+    value ("two thousand five hundred" is 2500, "a dozen" 12, "two hundred and fifty" 250, "half a
+    dozen" 6, "sixty-five" 65), as does a plain number and the multipliers after it ("5 thousand",
+    "1.5 million", "1.5k")."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(toks)
+    while i < n:
+        tok = toks[i]
+        plain = _PLAIN.fullmatch(tok)
+        if plain:
+            number = float(plain[1].replace(",", "")) * (1000 if plain[2] else 1)
+            k = i + 1
+            while k < n and toks[k] in _MULTIPLIERS:
+                number *= _MULTIPLIERS[toks[k]]
+                k += 1
+            # as typed when nothing multiplies it ("007", "2.50" stay as they are)
+            out.append((i, k, _value(number) if plain[2] or k > i + 1 else tok.replace(",", "")))
+            i = k
+            continue
+        start = i
+        total, current, started = 0, 0, False
+        if tok == "half" and tuple(toks[i + 1:i + 3]) == ("a", "dozen"):
+            out.append((i, i + 3, "6"))
+            i += 3
+            continue
+        if tok in ("a", "an") and i + 1 < n and toks[i + 1] in _MULTIPLIERS:
+            i += 1  # "a hundred", "a dozen": one of them
+        k = i
+        while k < n:
+            parts = toks[k].split("-")
+            if not all(p in CARDINALS or p in _MULTIPLIERS for p in parts):
+                # "two hundred and fifty": "and" inside a run, after a multiplier, before a cardinal
+                if toks[k] == "and" and started and toks[k - 1] in _MULTIPLIERS and k + 1 < n \
+                        and toks[k + 1].split("-")[0] in CARDINALS and toks[k + 1] not in _MULTIPLIERS:
+                    k += 1
+                    continue
+                break
+            for p in parts:
+                if p in _MULTIPLIERS:
+                    current = max(current, 1) * _MULTIPLIERS[p]
+                    if _MULTIPLIERS[p] >= 1000:
+                        total, current = total + current, 0
+                else:
+                    current += int(CARDINALS[p])
+            started = True
+            k += 1
+        if started:
+            out.append((start, k, str(total + current)))
+            i = k
+        else:
+            i = start + 1
+    return out
+
+
+def spelt(side: Side) -> tuple[str, ...]:
+    """The request's tokens with each number spelt one way, as its value, and a unit symbol or a
+    unit's written form as the unit's name after it: "send five hundred dollars" and "send $500"
+    are both ``send 500 dollar``."""
+    toks = side.tokens
+    starts = {start: (end, value) for start, end, value in number_spans(toks)}
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        if tok in UNIT_SYMBOLS and i + 1 in starts:
+            end, value = starts[i + 1]
+            out += [value, UNIT_SYMBOLS[tok]]
+            if end < len(toks) and _unit_name(toks[end]) == UNIT_SYMBOLS[tok]:
+                end += 1  # "$5 dollars"
+            i = end
+            continue
+        if i in starts:
+            end, value = starts[i]
+            out.append(value)
+            if end < len(toks) and toks[end].isalpha() and toks[end] not in lexicon.FUNCTION_WORDS:
+                out.append(_unit_name(toks[end]))
+                end += 1
+            i = end
+            continue
+        out.append(tok)
+        i += 1
+    return tuple(out)
 
 
 def clock(tok: str) -> tuple[str, str] | None:
@@ -63,35 +157,6 @@ def clock(tok: str) -> tuple[str, str] | None:
     hour = int(m[1])
     twelve = str(hour % 12 or 12) + ("" if m[2] == "00" else f":{m[2]}")
     return twelve, ("pm" if hour >= 12 else "am")
-
-
-def _word_run(toks: tuple[str, ...] | list[str], i: int) -> int:
-    """The end of the run of number words that starts at ``i`` (``i`` itself when none does)."""
-    k = i
-    while k < len(toks) and all(p in CARDINALS or p in _MULTIPLIERS for p in toks[k].split("-")):
-        k += 1
-    return k
-
-
-def _number_words(toks: list[str]) -> set[str]:
-    """Runs of number words as one value each: "five hundred" is 500, "sixty-five" 65, "a thousand" 1000."""
-    out: set[str] = set()
-    total, current, started = 0, 0, False
-    words = [p for t in toks for p in t.split("-")]
-    for w in words + [""]:
-        if w in CARDINALS and CARDINALS[w] not in ("100", "1000"):
-            current += int(CARDINALS[w])
-            started = True
-        elif w in _MULTIPLIERS:
-            current = max(current, 1) * _MULTIPLIERS[w]
-            if _MULTIPLIERS[w] >= 1000:
-                total, current = total + current, 0
-            started = True
-        else:
-            if started:
-                out.add(str(total + current))
-            total, current, started = 0, 0, False
-    return out
 
 
 @rule("number")
@@ -202,27 +267,27 @@ def units(side: Side) -> dict[str, str]:
     """Number -> the unit written with it: a symbol before it ("$ 5"), or the word after it."""
     out: dict[str, str] = {}
     toks = side.tokens
-    for i, tok in enumerate(toks):
+    starts = {start: (end, value) for start, end, value in number_spans(toks)}
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
         time = clock(tok)
         if time:
             out.setdefault(time[0], time[1])  # "21:00" is 9 pm
+            i += 1
             continue
-        if _word_run(toks, i) > i + 1:  # "five hundred dollars": one number, 500, and its unit
-            k = _word_run(toks, i)
-            value = next(iter(_number_words(list(toks[i:k]))), "")
-            if value and k < len(toks) and not is_number(toks[k]) and toks[k] not in lexicon.FUNCTION_WORDS:
-                out.setdefault(value, _unit_name(toks[k]))
-            continue
-        if i and _word_run(toks, i - 1) > i:
-            continue  # inside a run of number words
-        if is_number(tok) or tok in NUMBER_WORDS:
+        if i in starts or is_number(tok) or tok in NUMBER_WORDS:
+            end, value = starts.get(i, (i + 1, number_key(tok)))  # "five hundred dollars": one number, 500
             unit = ""
             if i and toks[i - 1] in UNIT_SYMBOLS:
                 unit = UNIT_SYMBOLS[toks[i - 1]]
-            elif i + 1 < len(toks) and not is_number(toks[i + 1]) and (
-                    toks[i + 1] not in lexicon.FUNCTION_WORDS or toks[i + 1] in UNIT_SYMBOLS):
-                unit = _unit_name(toks[i + 1])
-            out.setdefault(number_key(tok), unit)
+            elif end < len(toks) and not is_number(toks[end]) and (
+                    toks[end] not in lexicon.FUNCTION_WORDS or toks[end] in UNIT_SYMBOLS):
+                unit = _unit_name(toks[end])
+            out.setdefault(value, unit)
+            i = end
+            continue
+        i += 1
     return {k: v for k, v in out.items() if v}
 
 
