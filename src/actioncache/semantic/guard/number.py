@@ -293,3 +293,68 @@ def units(side: Side) -> dict[str, str]:
 
 def decisive_units(side: Side) -> dict[str, str]:
     return {n: u for n, u in units(side).items() if u in _DECISIVE}
+
+
+# Prepositions that tell what a number is (a closed class of English): "by 20 %" is a change, "to
+# 20 %" a target, "from 20 %" a start, "at 7" a time, "for 7" a party, "in 5 minutes" a delay,
+# "within 5 minutes" a deadline.
+_NUMBER_RELATIONS = frozenset({
+    "by", "to", "from", "of", "per", "at", "in", "on", "for", "into", "with", "within", "after", "before",
+    "until", "till", "since", "than", "between", "through", "past", "near", "around", "about", "x", "times",
+})
+# Prepositions that give a number the same relation: "a party of 4" / "for 4" / "with 4 guests",
+# "between 240 and 300" / "from 240 to 300", "into 3 parts" / "to 3 parts", "till" / "until".
+_SAME_RELATION = {"of": "for", "with": "for", "between": "from", "into": "to", "till": "until", "x": "times"}
+_TIME_OF_DAY = frozenset({"am", "pm", "o'clock", "oclock"})
+# Words that stand between a preposition and its number and say nothing of the relation.
+_APPROXIMATE = frozenset({"about", "around", "approximately", "roughly", "nearly", "almost", "exactly", "just",
+                          "precisely", "some", "only", "another", "an", "extra", "additional", "over"})
+
+
+def relations_of_numbers(side: Side) -> dict[str, set[str]]:
+    """Number value -> the relations it stands in: the preposition right before it (past an article,
+    a unit symbol or an approximation: "by about 20 %"), a bound as its direction ("under 20", "at most
+    20", "up to 20" are all "<")."""
+    toks = side.tokens
+    bounded = bounds(side)
+    out: dict[str, set[str]] = {}
+    for start, end, value in number_spans(toks):
+        key = value
+        bound = bounded.get(value) or bounded.get(number_key(toks[start])) or bounded.get(number_key(toks[end - 1]))
+        if bound:
+            out.setdefault(key, set()).add(bound)
+            continue
+        j = start - 1
+        while j >= 0 and (toks[j] in SKIP_AFTER_RELATION or toks[j] in UNIT_SYMBOLS) and start - j <= 2:
+            j -= 1
+        if j >= 1 and toks[j] in _APPROXIMATE and toks[j - 1] in _NUMBER_RELATIONS:
+            j -= 1  # "by about 20": the relation is "by"
+        if j >= 0 and toks[j] in _NUMBER_RELATIONS and toks[j] not in _APPROXIMATE - {"about", "around"}:
+            if toks[j] in ("about", "around") and (j == 0 or toks[j - 1] not in _NUMBER_RELATIONS):
+                continue  # "about 20": an approximation, no relation
+            out.setdefault(key, set()).add(_SAME_RELATION.get(toks[j], toks[j]))
+    return out
+
+
+@rule("relation")
+def relation(a: Side, b: Side) -> bool:
+    """A shared number stands in another relation: "increase the price by 20 %" is not "to 20 %"
+    (both sides give the number a preposition, and they differ), and "move the 2pm call to 4pm" is
+    not "move the 4pm call to 2pm" (one relation governs another of the shared numbers). A number
+    with a preposition on one side only ("by 20 %" / "20 %") is left alone."""
+    ra, rb = relations_of_numbers(a), relations_of_numbers(b)
+    # A time of day on either side: "a reminder for 10" is one at 10 am.
+    times = {value for side in (a, b) for _, end, value in number_spans(side.tokens)
+             if side.tokens[end:end + 1] and side.tokens[end] in _TIME_OF_DAY}
+    for found in (ra, rb):
+        for n in times & found.keys():
+            found[n] = {"at" if w == "for" else w for w in found[n]}
+    if any(ra[n] and rb[n] and not ra[n] & rb[n] for n in ra.keys() & rb.keys()):
+        return True
+    shared = set(digit_groups(a)) & set(digit_groups(b))
+    for word in set().union(*ra.values(), *rb.values()):
+        governed_a = {n for n in shared if word in ra.get(n, set())}
+        governed_b = {n for n in shared if word in rb.get(n, set())}
+        if governed_a and governed_b and governed_a != governed_b:
+            return True
+    return False
