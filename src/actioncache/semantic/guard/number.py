@@ -3,6 +3,10 @@
 "5 minutes" / "5 hours", "fix-7" / "fix-9" (digits inside identifiers count), "three" / "four",
 "7 am" / "7 pm", "per second" / "per minute", "3 times a day" / "... a week". An inflection or a
 WordNet abbreviation is the same unit ("5 min" / "5 minutes", "per sec" / "per second").
+
+``bound``: a bound on a shared number faces the other way ("under 200" / "over 200").
+``relation``: a shared number stands in another relation ("by 20 %" / "to 20 %"), or two shared
+numbers trade relations ("move the 2pm call to 4pm" / "move the 4pm call to 2pm").
 """
 
 from __future__ import annotations

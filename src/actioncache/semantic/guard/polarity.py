@@ -3,7 +3,8 @@
 ``negation``: one side is negated (not, no, never, without, except, stop, n't ...), the other not,
 unless an opposite word cancels it ("not mandatory" is "optional").
 ``opposite``: a word only one side has is a WordNet antonym of a word only the other side has
-("lock" / "unlock", "cheap" / "expensive", "add" / "remove"), negating or opposing prefixes included.
+("lock" / "unlock", "cheap" / "expensive", "add" / "remove"), negating or opposing prefixes included,
+or an aspectual verb of another phase ("pause" / "resume", ``lexicon.phase``).
 """
 
 from __future__ import annotations

@@ -171,7 +171,7 @@ _OBJECT_STARTS = frozenset({"the", "a", "an", "my", "your", "our", "his", "her",
                             "those", "me", "us", "him", "them", "it", "all", "every", "some", "any", "each", "both",
                             "up", "down", "out", "off", "on", "over", "back", "away", "more", "another", "no", "",
                             # the other pronouns a verb takes as its object ("give everyone access")
-                            "you", "her", "everyone", "everybody", "someone", "somebody", "anyone", "anybody",
+                            "you", "everyone", "everybody", "someone", "somebody", "anyone", "anybody",
                             "nobody", "everything", "something", "anything", "nothing", "myself", "yourself",
                             "himself", "herself", "itself", "ourselves", "themselves"})
 
