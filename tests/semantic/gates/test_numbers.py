@@ -115,3 +115,20 @@ SAME_RELATION = [
 def test_the_same_relation_reworded_passes(a, b):
     assert GATES["relation"](Pair(a, b)) is None
     assert GATES["relation"](Pair(b, a)) is None
+
+
+# A comparison and a bound on one number ("older than 90 days" / "over 90 days old") and a year
+# placed by "in", "for" or "during" are one relation.
+@pytest.mark.parametrize("a, b", [
+    ("move objects older than 90 days to glacier", "move anything over 90 days old to glacier"),
+    ("total revenue per month in 2024", "sum of revenue by month for 2024"),
+    ("list the invoices issued during 2023", "list the invoices issued in 2023"),
+])
+def test_comparisons_and_years_keep_their_relation(a, b):
+    assert GATES["relation"](Pair(a, b)) is None
+    assert GATES["relation"](Pair(b, a)) is None
+
+
+def test_a_year_before_or_from_is_still_another_relation():
+    assert GATES["relation"](Pair("archive emails from before 2020", "archive emails from 2020")) == "relation"
+    assert GATES["relation"](Pair("archive emails from 2020", "archive emails from before 2020")) == "relation"

@@ -304,7 +304,8 @@ def decisive_units(side: Side) -> dict[str, str]:
 # "within 5 minutes" a deadline.
 _NUMBER_RELATIONS = frozenset({
     "by", "to", "from", "of", "per", "at", "in", "on", "for", "into", "with", "within", "after", "before",
-    "until", "till", "since", "than", "between", "through", "past", "near", "around", "about", "x", "times",
+    "until", "till", "since", "between", "through", "past", "near", "around", "about", "x", "times",
+    "during", "throughout",
 })
 # Prepositions that give a number the same relation: "a party of 4" / "for 4" / "with 4 guests",
 # "between 240 and 300" / "from 240 to 300", "into 3 parts" / "to 3 parts", "till" / "until".
@@ -340,6 +341,14 @@ def relations_of_numbers(side: Side) -> dict[str, set[str]]:
     return out
 
 
+# A year: the prepositions that place something inside it say one thing.
+_WITHIN_A_YEAR = frozenset({"in", "for", "during", "of", "on", "throughout"})
+
+
+def _years(a: Side, b: Side) -> set[str]:
+    return {n for n in digit_groups(a) | digit_groups(b) if re.fullmatch(r"(19|20)\d\d", n)}
+
+
 @rule("relation")
 def relation(a: Side, b: Side) -> bool:
     """A shared number stands in another relation: "increase the price by 20 %" is not "to 20 %"
@@ -353,6 +362,8 @@ def relation(a: Side, b: Side) -> bool:
     for found in (ra, rb):
         for n in times & found.keys():
             found[n] = {"at" if w == "for" else w for w in found[n]}
+        for n in found.keys() & _years(a, b):  # "revenue in 2024" / "for 2024" / "during 2024"
+            found[n] = {"in" if w in _WITHIN_A_YEAR else w for w in found[n]}
     if any(ra[n] and rb[n] and not ra[n] & rb[n] for n in ra.keys() & rb.keys()):
         return True
     shared = set(digit_groups(a)) & set(digit_groups(b))
