@@ -132,3 +132,8 @@ def test_comparisons_and_years_keep_their_relation(a, b):
 def test_a_year_before_or_from_is_still_another_relation():
     assert GATES["relation"](Pair("archive emails from before 2020", "archive emails from 2020")) == "relation"
     assert GATES["relation"](Pair("archive emails from 2020", "archive emails from before 2020")) == "relation"
+
+
+def test_a_capital_m_after_a_number_is_million():
+    assert digit_groups(side("a csv with 2M transaction rows")) == digit_groups(side("a csv of 2 million rows"))
+    assert contrast("dedupe the 2M rows", "dedupe the 3 million rows") == "number"

@@ -42,6 +42,10 @@ def digit_groups(side: Side) -> set[str]:
     for i, t in enumerate(toks):
         if i in covered or _NUMERONYM.fullmatch(t):
             continue
+        millions = re.fullmatch(r"(\d+(?:\.\d+)?)M", side.raw[i]) if len(side.raw) == len(toks) else None
+        if millions:  # "2M rows" is "2 million rows" (a lower-case "5m" may be minutes or metres)
+            out.add(_value(float(millions[1]) * 10**6))
+            continue
         time = clock(t)
         if time:
             out.add(time[0])
