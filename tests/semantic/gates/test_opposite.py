@@ -61,3 +61,25 @@ def test_phases_are_read_from_any_inflection():
 
 def test_an_opposite_word_still_cancels_a_negation():
     assert _both("the field is not mandatory", "the field is optional") == (None, None)
+
+
+# A verb of a phase with few verbs (a break, going on, starting over) swapped for a verb outside it,
+# in the same place of an otherwise equal request, names another action.
+@pytest.mark.parametrize("a, b", [
+    ("pause the music", "play the music"),
+    ("pause the nightly backup job", "run the nightly backup job"),
+    ("resume the download", "retry the download"),
+    ("restart the render", "cancel the render"),
+])
+def test_a_rare_phase_verb_swapped_for_another_verb_is_refused(a, b):
+    x, y = _both(a, b)
+    assert x is not None and y is not None
+
+
+# Starting has many verbs: their swap is a rewording, for this check.
+@pytest.mark.parametrize("a, b", [
+    ("start the server", "launch the server"),
+    ("resume playback", "continue playback"),
+])
+def test_starting_reworded_passes(a, b):
+    assert _both(a, b) == (None, None)
