@@ -9,9 +9,10 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ======================  =================================================================
 ``number``              digits, number words or units differ (:mod:`.number`)
 ``bound``               "under 200" / "over 200", "at least" / "at most" (:mod:`.number`)
+``relation``            "by 20 %" / "to 20 %", two numbers in swapped roles (:mod:`.number`)
 ``date``                dates, days or their modifiers differ (:mod:`.date`)
 ``negation``            one side negated (:mod:`.polarity`)
-``opposite``            WordNet antonyms, negating or opposing prefixes (:mod:`.polarity`)
+``opposite``            antonyms, opposing prefixes, aspectual phases (:mod:`.polarity`)
 ``direction``           in/out, to/from, before/after ... on the same word (:mod:`.direction`)
 ``person``              another owner or addressee (:mod:`.person`)
 ``quantifier``          all / some / only / first ... (:mod:`.quantifier`)
