@@ -265,16 +265,40 @@ register(CodeExact())
 
 class CommandLine:
     """The rule gate ``command_line``: two lines typed for a program (:func:`line_words`) each say a
-    word the other does not."""
+    word the other does not, and one of those is a word English does not know or differs from the
+    other side's only in case, or both lines start with a program's name (:func:`_program_first`);
+    an imperative's known words changed are the other checks' business ("resume playback" /
+    "continue playback" is a rewording), and so are numbers."""
 
     kind = RULE
     name = "command_line"
 
     def __call__(self, pair: Pair) -> str | None:
         mine, theirs = line_words(pair.request), line_words(pair.candidate)
-        if mine and theirs and mine - theirs and theirs - mine:
-            return self.name
+        if not (mine and theirs and mine - theirs and theirs - mine):
+            return None
+        changed = [w for w in (mine - theirs) + (theirs - mine) if not _NUMBER.fullmatch(w) and w.lower() not in CARDINALS]
+        folded = Counter(w.lower() for w in changed)
+        if any(n > 1 for n in folded.values()) or any(_foreign(w) for w in changed):
+            return self.name  # a capital, or a word only the program knows
+        if changed and _program_first(pair.request) and _program_first(pair.candidate):
+            return self.name  # "git checkout main" / "git checkout master": arguments, not English
         return None
+
+
+def _program_first(text: str) -> bool:
+    """The line starts with a program's name, a word English has no verb for ("git", "docker",
+    "kubectl"), not with an imperative ("resume playback", "order 24 bagels"): its other words are
+    the program's arguments, and any of them changed is another request."""
+    first = next(iter(line_words(text)), "").lower()
+    return bool(first) and "v" not in lexicon.pos(first) and "v" not in lexicon.pos(lexicon.lemma(first))
+
+
+def _foreign(word: str) -> bool:
+    """A word English does not know ("rm", "rmi", "kubectl", "wget"): only the program it is typed for
+    knows what it means, so it is compared as typed. A number is the number checks' business."""
+    low = word.lower()
+    return bool(_WORD.fullmatch(word)) and not lexicon.known(low) and low not in CARDINALS
 
 
 register(CommandLine())
