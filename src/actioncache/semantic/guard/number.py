@@ -12,6 +12,7 @@ numbers trade relations ("move the 2pm call to 4pm" / "move the 4pm call to 2pm"
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .. import lexicon
 from .registry import rule
@@ -29,7 +30,8 @@ from .text import (
 _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by its ends (a name to the entity check)
 
 
-def digit_groups(side: Side) -> set[str]:
+@lru_cache(maxsize=8192)
+def digit_groups(side: Side) -> frozenset[str]:
     """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
     cardinal number words as digits; one value spelt another way is one group: "60,000" / "60k" /
     "sixty thousand", "five hundred" / "500", "two thousand five hundred" / "2500", "1.5k" / "1500",
@@ -57,7 +59,7 @@ def digit_groups(side: Side) -> set[str]:
         parts = run.split(",")
         out -= set(parts)
         out.add("".join(parts))
-    return out
+    return frozenset(out)
 
 
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
@@ -72,6 +74,11 @@ def _value(number: float) -> str:
 
 
 def number_spans(toks: tuple[str, ...] | list[str]) -> list[tuple[int, int, str]]:
+    return list(_number_spans(tuple(toks)))  # every gate asks for the same requests' numbers
+
+
+@lru_cache(maxsize=8192)
+def _number_spans(toks: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
     """The numbers of a request as ``(start, end, value)``: a run of number words composes into one
     value ("two thousand five hundred" is 2500, "a dozen" 12, "two hundred and fifty" 250, "half a
     dozen" 6, "sixty-five" 65), as does a plain number and the multipliers after it ("5 thousand",
@@ -123,7 +130,7 @@ def number_spans(toks: tuple[str, ...] | list[str]) -> list[tuple[int, int, str]
             i = k
         else:
             i = start + 1
-    return out
+    return tuple(out)
 
 
 def spelt(side: Side) -> tuple[str, ...]:
