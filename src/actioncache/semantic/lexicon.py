@@ -91,9 +91,11 @@ def lemmas(word: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def lemma(word: str) -> str:
-    """One base form: the shortest known one (good enough to compare two words)."""
+    """One base form: the shortest known one (good enough to compare two words), the first in
+    alphabetical order among equally short ones: a set's order changes with the hash seed, and a
+    check must answer the same in every process ("lost": "lose", not "lost" in one and "lose" in another)."""
     options = [w for w in lemmas(word) if w in _data()["pos"]]
-    return min(options, key=len) if options else word
+    return min(options, key=lambda w: (len(w), w)) if options else word
 
 
 @lru_cache(maxsize=65536)

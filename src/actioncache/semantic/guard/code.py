@@ -291,7 +291,7 @@ def _program_first(text: str) -> bool:
     "kubectl"), not with an imperative ("resume playback", "order 24 bagels"): its other words are
     the program's arguments, and any of them changed is another request."""
     first = next(iter(line_words(text)), "").lower()
-    return bool(first) and "v" not in lexicon.pos(first) and "v" not in lexicon.pos(lexicon.lemma(first))
+    return bool(first) and "v" not in lexicon.pos(first)  # as typed: "docker" is no form of "dock"
 
 
 def _foreign(word: str) -> bool:
