@@ -36,7 +36,7 @@ def clause(a: Side, b: Side) -> bool:
                 continue
             # An action: a verb, or an unknown word where a command's verb stands ("cc the team"); a
             # statement ("it keeps dropping", "the budget is tight") tells why, it asks nothing more.
-            if _statement(words) or words[0] in _ADJUNCT:
+            if statement(words) or words[0] in _ADJUNCT:
                 continue
             if any("v" in lexicon.pos(lexicon.lemma(t)) for t in words_content) or (words and words[0] == words_content[0]):
                 return True
@@ -55,7 +55,7 @@ _ADJUNCT = frozenset({"in", "on", "at", "for", "with", "without", "within", "ins
 _DEGREE = frozenset({"just", "really", "super", "still", "finally", "totally", "kinda", "very", "so"})
 
 
-def _statement(words: list[str]) -> bool:
+def statement(words: list[str]) -> bool:
     """A clause that states rather than asks: a subject first (with its verb in one word: "i'm",
     "disk's"), or a noun (or two) then a finite verb; or, with
     the subject left out as chat leaves it, a verb that no command starts with (a participle or a past:

@@ -29,6 +29,7 @@ from difflib import SequenceMatcher
 
 from .. import lexicon
 from .chatter import SENTENCE_MARK
+from .clause import statement
 from .registry import rule
 from .text import (
     CLAUSE_BREAK,
@@ -36,6 +37,7 @@ from .text import (
     NOW,
     TOKEN,
     Side,
+    align,
     content_word,
     is_number,
     split_contractions,
@@ -96,7 +98,13 @@ def _progressive(word: str) -> bool:
 
 def _participle(word: str) -> bool:
     """A past form ("cooked", "moved", "started"): what happened, not what is."""
-    return word != lexicon.lemma(word) and word.endswith(("ed", "en")) and _verb(word)
+    return word.endswith(("ed", "en")) and bool(_verb_bases(word))
+
+
+def _verb_bases(word: str) -> set[str]:
+    """The verbs ``word`` is an inflection of, itself left out ("lost" -> {"lose"}; "live" -> {}): all
+    of them, as the shortest base form alone ties ("lost" / "lose")."""
+    return {w for w in lexicon.lemmas(word) if w != word and "v" in lexicon.pos(w)}
 
 
 def stated(words: list[str]) -> list[str] | None:
@@ -133,7 +141,7 @@ def stated(words: list[str]) -> list[str] | None:
         return _having(rest)
     if verb in _PAST or not _verb(verb) or lexicon.mental(verb) or _progressive(verb) or _participle(verb):
         return None
-    if lexicon.lemma(verb) != verb and not verb.endswith("s"):
+    if _verb_bases(verb) and not verb.endswith("s"):
         return None  # an irregular past ("i ran", "i took")
     if rest[:1] == ["to"] or (rest and _progressive(rest[0])):
         return None  # "i need to ...", "i keep hearing ...": what one means to do or keeps doing
@@ -144,7 +152,7 @@ def _being(rest: list[str]) -> list[str] | None:
     """What follows "i am", "my X is": a state ("pregnant", "on windows 10", "a vegan", "16"), unless it
     is a feeling or what one is doing ("so stressed", "writing a report", "going to ...")."""
     rest = [w for w in rest if w != "not"]
-    if (len(rest) > 1 and _progressive(rest[0]) and lexicon.holding(rest[0]) and lexicon.lemma(rest[0]) not in _AUXILIARY
+    if (len(rest) > 1 and _progressive(rest[0]) and lexicon.holding(rest[0]) and not _verb_bases(rest[0]) & _AUXILIARY
             and (_noun_phrase(rest[1]) or rest[1] in _SCOPE)):
         return _owned(rest[1:])  # "i'm using python 2", "i'm living in lyon": what one uses or is
     if not rest or rest[0] in ("going", "about") or _progressive(rest[0]) or _DEGREE & set(rest):
@@ -216,10 +224,24 @@ def _states_more(mine: Side, theirs: Side) -> bool:
         said = stated(words)
         if said is None:
             continue
-        facts = [w for w in said if content_word(w) and w not in DATE_WORDS]
+        # Compounds spelt as the other side spells them ("vs code" / "vscode"); the fact is in its
+        # nouns, adjectives and names, not in the verb forms around them ("built on wordpress",
+        # "an app written in kotlin", "planning an offsite": the other side may say it without them).
+        joined = align(Side(" ".join(said), tuple(said), tuple(said)), theirs)[0].tokens
+        facts = [w for w in joined if content_word(w) and w not in DATE_WORDS and not _verb_form(w)]
         if uncovered(facts, theirs):
             return True
     return False
+
+
+def _verb_form(word: str) -> bool:
+    """An inflected verb that is no plural noun ("built", "written", "selling"; not "apps")."""
+    return any(not ("n" in lexicon.pos(base) and word == base + "s") for base in _verb_bases(word))
+
+
+def _states(side: Side, word: str) -> bool:
+    """``word`` stands in a clause of ``side`` that states something (a subject and its verb)."""
+    return any(word in words and (stated(words) is not None or statement(words)) for words in _clauses(side))
 
 
 def _lemma(word: str) -> str:
@@ -300,8 +322,9 @@ def _adjunct(gap: list[str], theirs: Side, ends: bool) -> bool:
 def condition(a: Side, b: Side) -> bool:
     """One side says all the other says and states a condition or adds an adjunct the other lacks."""
     for mine, theirs in ((a, b), (b, a)):
-        if len(uncovered(theirs.tokens, mine)) > 1:
-            continue  # both sides reword freely: not one request with a fact added
+        slack = uncovered(theirs.tokens, mine)
+        if len(slack) > 1 or any(_states(theirs, w) for w in slack):
+            continue  # both sides reword freely, or both state a fact in their own words: not one fact added
         if _states_more(mine, theirs) or _adds_adjunct(mine, theirs):
             return True
     return False
