@@ -35,6 +35,21 @@ STATED = [
     ("my dog is a puppy, how often should i feed him?", "how often should i feed my dog?"),
     ("because we're on kubernetes, how do we roll back a deploy?", "how do we roll back a deploy?"),
     ("i'm vegan. what should i cook for dinner tonight?", "what should i cook for dinner tonight?"),
+    ("I'm breastfeeding, can I drink coffee?", "can I drink coffee?"),
+    ("I'm fasting, can I take my vitamins?", "can I take my vitamins?"),
+    ("I'm using a mac, how do I take a screenshot?", "how do I take a screenshot?"),
+    ("I'm living in lyon, how do I renew my passport?", "how do I renew my passport?"),
+    ("I work night shifts, when should I sleep?", "when should I sleep?"),
+    ("my landlord is my brother, can he raise the rent?", "can my landlord raise the rent?"),
+    ("I'm on a keto diet, give me a dessert recipe", "give me a dessert recipe"),
+    ("we have a dog, which plants are safe for the garden?", "which plants are safe for the garden?"),
+    ("my car is electric, how often should i service it?", "how often should i service my car?"),
+    ("As a diabetic, can I eat bananas?", "can I eat bananas?"),
+    ("being pregnant, can I take ibuprofen?", "can I take ibuprofen?"),
+    # a role the asker states is a fact the text depends on (a best man's toast is his own): the
+    # clause check lets it by as a statement (test_aligned.py), this check does not
+    ("write a toast for my brother's wedding",
+     "my brother is getting married and i'm the best man, could you write a toast for his wedding"),
 ]
 
 # An adjunct inside the request: where or to what the action applies, or marked as additional.
@@ -48,6 +63,8 @@ ADJUNCT = [
     ("rename the function", "rename the function across the whole codebase"),
     ("reset the password", "reset the password for the admin account"),
     ("purge the queue", "purge the queue on the eu cluster as well"),
+    ("make pancakes", "make pancakes with oat milk"),
+    ("write a birthday poem", "write a birthday poem for my mom"),
 ]
 
 
@@ -97,6 +114,24 @@ CHAT = [
      "Suggest a dinner menu for six people; I'm allergic to shellfish and nuts"),
 ]
 
+# Two sides that state one fact, each in its own words (conversations' histories do): no fact added.
+REWORDED = [
+    ("I use VS Code.", "editor: vscode"),
+    ("Our website is built on WordPress.", "hey so our site is wordpress"),
+    ("My laptop fan is constantly loud.", "laptop fan is always roaring"),
+    ("I've got an Android app written in Kotlin.", "kotlin android app here"),
+    ("Our startup is using Stripe for payments.", "we use stripe for billing"),
+    ("I need a new passport photo.", "gotta get a passport pic"),
+]
+
+
+@pytest.mark.parametrize("a, b", REWORDED)
+def test_one_fact_stated_twice_in_other_words_adds_nothing(a, b):
+    gate = GATES["condition"]
+    assert gate(Pair(a, b)) is None
+    assert gate(Pair(b, a)) is None
+
+
 # Pinned elsewhere (test_backstory.py, test_chatter.py): the chat this gate must keep serving.
 PINNED = [
     ("how long does cooked pasta keep in the fridge",
@@ -124,6 +159,8 @@ def test_chat_around_the_request_is_the_same_request(a, b):
     (["i", "am", "so", "stressed"], None),  # graded and a feeling
     (["i", "am", "nervous"], None),  # a feeling
     (["i", "am", "writing", "a", "report"], None),  # what one is doing
+    (["i", "am", "using", "a", "mac"], ["a", "mac"]),  # what one uses
+    (["we", "lost", "the", "cup"], None),  # a past, whichever base form "lost" has
     (["i", "cooked", "too", "much", "pasta"], None),  # what one did
     (["i", "have", "to", "leave", "soon"], None),  # what one has to do
     (["i", "have", "been", "sick"], None),  # a perfect: a story

@@ -104,6 +104,8 @@ def _participle(word: str) -> bool:
 def _verb_bases(word: str) -> set[str]:
     """The verbs ``word`` is an inflection of, itself left out ("lost" -> {"lose"}; "live" -> {}): all
     of them, as the shortest base form alone ties ("lost" / "lose")."""
+    if word.endswith(("er", "est")):
+        return set()  # "beginner", "faster": a noun or a degree, no verb's inflection
     return {w for w in lexicon.lemmas(word) if w != word and "v" in lexicon.pos(w)}
 
 
@@ -117,7 +119,8 @@ def stated(words: list[str]) -> list[str] | None:
         return None
     if words[i] == "being":
         return _being(words[i + 1:])  # "being pregnant, can i ...": the asker's state, its subject left out
-    if words[i] in _ASKER:
+    asker = words[i] in _ASKER
+    if asker:
         i += 1
     elif words[i] in _POSSESSIVE:
         # "my dog", "our prod database": one to three words before the verb.
@@ -136,11 +139,13 @@ def stated(words: list[str]) -> list[str] | None:
         return None
     verb, rest = words[i], words[i + 1:]
     if verb in _BE:
-        return _being(rest)
+        return _being(rest, asker)
     if verb in _HAVE:
         return _having(rest)
     if verb in _PAST or not _verb(verb) or lexicon.mental(verb) or _progressive(verb) or _participle(verb):
         return None
+    if verb in lexicon.FUNCTION_WORDS:
+        return None  # "i need a passport photo", "i want ...", "i get ...": the request itself, not a state
     if _verb_bases(verb) and not verb.endswith("s"):
         return None  # an irregular past ("i ran", "i took")
     if rest[:1] == ["to"] or (rest and _progressive(rest[0])):
@@ -148,20 +153,22 @@ def stated(words: list[str]) -> list[str] | None:
     return rest
 
 
-def _being(rest: list[str]) -> list[str] | None:
+def _being(rest: list[str], asker: bool = True) -> list[str] | None:
     """What follows "i am", "my X is": a state ("pregnant", "on windows 10", "a vegan", "16"), unless it
     is a feeling or what one is doing ("so stressed", "writing a report", "going to ...")."""
     rest = [w for w in rest if w != "not"]
-    if (len(rest) > 1 and _progressive(rest[0]) and lexicon.holding(rest[0]) and not _verb_bases(rest[0]) & _AUXILIARY
-            and (_noun_phrase(rest[1]) or rest[1] in _SCOPE)):
-        return _owned(rest[1:])  # "i'm using python 2", "i'm living in lyon": what one uses or is
+    if rest and _progressive(rest[0]) and lexicon.holding(rest[0]) and not _verb_bases(rest[0]) & _AUXILIARY:
+        if len(rest) == 1:
+            return rest  # "i'm breastfeeding", "i'm fasting": a state of the body
+        if _noun_phrase(rest[1]) or rest[1] in _SCOPE:
+            return _owned(rest[1:])  # "i'm using python 2", "i'm living in lyon": what one uses or is
     if not rest or rest[0] in ("going", "about") or _progressive(rest[0]) or _DEGREE & set(rest):
         return None
     head = next((w for w in rest if content_word(w) and not _adverb(w)), None)
     if head is not None and (_progressive(head) or _participle(head) and _progressive(rest[0])):
         return None
-    if any(lexicon.feeling(w) for w in rest if content_word(w)):
-        return None  # how one feels ("nervous", "on the highway freaking out")
+    if asker and any(lexicon.feeling(w) for w in rest if content_word(w)):
+        return None  # how one feels ("nervous", "on the highway freaking out"); a thing of theirs feels nothing
     phrase = _phrase(rest[1:] if rest[0] in _SCOPE or rest[0] == "up" else rest)
     if phrase and lexicon.happening(phrase[-1]):
         return None  # what is going on ("on vacation", "up for renewal"), not what one is
@@ -229,6 +236,7 @@ def _states_more(mine: Side, theirs: Side) -> bool:
         # "an app written in kotlin", "planning an offsite": the other side may say it without them).
         joined = align(Side(" ".join(said), tuple(said), tuple(said)), theirs)[0].tokens
         facts = [w for w in joined if content_word(w) and w not in DATE_WORDS and not _verb_form(w)]
+        facts = facts or [w for w in joined if content_word(w)]  # the verb is all it states: "i'm fasting"
         if uncovered(facts, theirs):
             return True
     return False
