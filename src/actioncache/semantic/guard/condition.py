@@ -6,8 +6,10 @@ all the other says and more, and the more is one of two things:
 
 * a clause that states a present condition of the asker or of something of theirs: a subject "i",
   "we", "my X", "our X" with a verb in the present, "be" ("i'm diabetic", "we're on windows 10", "my
-  dog is a puppy"), "have" ("i have a peanut allergy") or another verb ("i live in germany", "we use
-  postgres"), whose words the other side does not cover;
+  dog is a puppy"), "have" ("i have a peanut allergy"), a progressive of using or being ("i'm using a
+  mac", "i'm fasting") or another verb ("i live in germany", "my repo uses yarn"); or with the
+  subject left out, "being pregnant, ...", "as a diabetic, ..."; whose words the other side does not
+  cover;
 * an adjunct inside the request that the other lacks: a preposition and its noun, the place or
   scope the action applies to ("on the remote", "in the test database", "for the admin account"),
   or an added word marked as additional ("too", "also", "as well").
@@ -18,8 +20,11 @@ what one is doing, has done or will do (a progressive, a past, a perfect: "i'm w
 "i cooked too much pasta on tuesday", "trying to reach my aunt"), what one thinks, hopes or wants
 (a verb of thinking, perceiving, saying or feeling), what one has to do ("i have an interview
 tomorrow", "i have a question": an act, an event, a time or a message, not a thing one is or owns),
-and a purpose ("for a school project"). A condition the other side restates in its own words
-("i'm a us citizen ... visa requirements for us citizens") adds nothing.
+a graded state, an evaluation ("pretty new to git", "a total mess"), and a purpose ("for a school
+project"). A condition the other side restates ("i'm a us citizen ... visa requirements for us
+citizens") adds nothing, nor do two sides that each state one fact in their own words ("i use vs
+code" / "editor: vscode", as conversations' histories do): one side must say nothing the other
+does not, outside one reworded word of the request.
 """
 
 from __future__ import annotations
