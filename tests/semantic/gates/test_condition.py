@@ -46,6 +46,11 @@ STATED = [
     ("my car is electric, how often should i service it?", "how often should i service my car?"),
     ("As a diabetic, can I eat bananas?", "can I eat bananas?"),
     ("being pregnant, can I take ibuprofen?", "can I take ibuprofen?"),
+    ("I'm left-handed, which guitar should I buy?", "which guitar should I buy?"),
+    ("i'm self-employed, how do I pay taxes?", "how do I pay taxes?"),
+    ("we're a nonprofit, do we pay sales tax?", "do we pay sales tax?"),
+    ("I'm a nurse, what are the best shoes?", "what are the best shoes?"),  # a noun, though "nurse" is a verb of emotion too
+    ("my phone is an android, how do I block a number?", "how do I block a number?"),
     # a role the asker states is a fact the text depends on (a best man's toast is his own): the
     # clause check lets it by as a statement (test_aligned.py), this check does not
     ("write a toast for my brother's wedding",
@@ -65,6 +70,7 @@ ADJUNCT = [
     ("purge the queue", "purge the queue on the eu cluster as well"),
     ("make pancakes", "make pancakes with oat milk"),
     ("write a birthday poem", "write a birthday poem for my mom"),
+    ("delete the branch", "delete the branch, the remote one too"),
 ]
 
 
@@ -98,6 +104,7 @@ CHAT = [
     ("I'm writing a report on japan, what is the population of japan?", "what is the population of japan?"),
     ("I have a question: how do I reset my password?", "how do I reset my password"),
     ("I have an interview tomorrow, what should I wear?", "what should I wear?"),
+    ("I'm on vacation, can you set an out of office reply?", "set an out of office reply"),
     ("I hope this makes sense: how do i merge two dicts in python?", "how do i merge two dicts in python?"),
     ("ok so my internet is being dumb again... how do i reset my router", "how do I reset my router"),
     ("my sourdough bread keeps coming out dense, why is my sourdough so dense?", "why is my sourdough so dense?"),

@@ -172,12 +172,18 @@ def _being(rest: list[str], asker: bool = True) -> list[str] | None:
     head = next((w for w in rest if content_word(w) and not _adverb(w)), None)
     if head is not None and (_progressive(head) or _participle(head) and _progressive(rest[0])):
         return None
-    if asker and any(lexicon.feeling(w) for w in rest if content_word(w)):
+    if asker and any(_feels(w) for w in rest if content_word(w)):
         return None  # how one feels ("nervous", "on the highway freaking out"); a thing of theirs feels nothing
-    phrase = _phrase(rest[1:] if rest[0] in _SCOPE or rest[0] == "up" else rest)
+    phrase = _phrase(rest[1:]) if rest[0] in _SCOPE or rest[0] == "up" else []
     if phrase and lexicon.happening(phrase[-1]):
         return None  # what is going on ("on vacation", "up for renewal"), not what one is
     return rest
+
+
+def _feels(word: str) -> bool:
+    """An adjective or a verb's participle of feeling ("nervous", "stressed", "freaking"), not a noun
+    that is also a verb of emotion ("a nurse")."""
+    return lexicon.feeling(word) and ("a" in lexicon.pos(word) or bool(_verb_bases(word)))
 
 
 def _phrase(words: list[str]) -> list[str]:
@@ -240,11 +246,16 @@ def _states_more(mine: Side, theirs: Side) -> bool:
         # nouns, adjectives and names, not in the verb forms around them ("built on wordpress",
         # "an app written in kotlin", "planning an offsite": the other side may say it without them).
         joined = align(Side(" ".join(said), tuple(said), tuple(said)), theirs)[0].tokens
+        joined = tuple(p for w in joined for p in (w.split("-") if _hyphenated(w) else [w]))  # "left-handed"
         facts = [w for w in joined if content_word(w) and w not in DATE_WORDS and not _verb_form(w)]
         facts = facts or [w for w in joined if content_word(w)]  # the verb is all it states: "i'm fasting"
         if uncovered(facts, theirs):
             return True
     return False
+
+
+def _hyphenated(word: str) -> bool:
+    return "-" in word and all(part.isalpha() for part in word.split("-"))
 
 
 def _verb_form(word: str) -> bool:
