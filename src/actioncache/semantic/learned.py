@@ -32,6 +32,7 @@ from importlib import resources
 from typing import Any
 
 from .guard.context import key_text
+from .guard.number import spelt
 from .guard.registry import VERIFIER, Pair
 from .numpy_required import np
 
@@ -78,8 +79,10 @@ def available() -> bool:
 
 
 def _alike(pair: Pair) -> bool:
+    """The same words once normalised, numbers spelt one way ("five hundred dollars" / "$500"): the
+    rules have read both, and the model, which sees word pieces, has nothing left to judge."""
     a, b = pair.story_sides
-    return a.tokens == b.tokens
+    return a.tokens == b.tokens or spelt(a) == spelt(b)
 
 
 class LearnedVerifier:
@@ -174,7 +177,7 @@ class LearnedVerifier:
 
     def __call__(self, pair: Pair) -> str | None:
         if _alike(pair):
-            return None  # the same words once normalised ("to-do" / "todo", "whats" / "what's"): nothing to judge
+            return None  # the same words once normalised ("to-do" / "todo", "$500" / "500 dollars"): nothing to judge
         mine, theirs = pair.story or (key_text((), pair.request), key_text((), pair.candidate))
         cosine = float(pair.extras.get("cosine", pair.similarity))
         score = self.probability(self.features(mine), self.features(theirs), cosine)

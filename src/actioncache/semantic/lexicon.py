@@ -107,14 +107,39 @@ def lemma(word: str) -> str:
 def opposite(a: str, b: str) -> bool:
     """Some base form of ``a`` is a WordNet antonym of some base form of ``b``, or one negates the
     other by a prefix ("lock"/"unlock", "connect"/"disconnect", "arm"/"disarm"), or the two share
-    a stem behind opposing prefixes ("encrypt"/"decrypt", "upload"/"download", "import"/"export")."""
+    a stem behind opposing prefixes ("encrypt"/"decrypt", "upload"/"download", "import"/"export"),
+    or they are aspectual verbs of two phases ("pause"/"resume", "start"/"stop", "stop"/"finish")."""
     antonyms = _data()["antonyms"]
     for x in lemmas(a):
         for y in lemmas(b):
             if ((x, y) in antonyms or (y, x) in antonyms or _prefix_negation(x, y) or _prefix_negation(y, x)
                     or _prefix_swap(x, y)):
                 return True
-    return False
+    pa, pb = phase(a), phase(b)
+    return bool(pa and pb and pa != pb)
+
+
+# The aspectual verbs of English, by the phase of an activity they name: its start, its start over,
+# its going on, a break in it, its being cut off, its completion. Two of different phases on the
+# same thing are two actions ("pause the backup" / "resume the backup", "stop" / "finish"); WordNet
+# lists few of them as antonyms. A closed class of English grammar, not a list of test words.
+_PHASES = {
+    "start": ("begin", "start", "commence", "initiate"),
+    "restart": ("restart", "recommence", "reinitiate"),
+    "continue": ("continue", "resume", "proceed", "unpause"),
+    "break": ("pause", "suspend", "interrupt"),
+    "halt": ("stop", "halt", "cease", "quit", "discontinue", "terminate", "abort"),
+    "complete": ("finish", "complete", "conclude"),
+}
+_PHASE_OF = {verb: name for name, verbs in _PHASES.items() for verb in verbs}
+
+
+def phase(word: str) -> str:
+    """The phase an aspectual verb names ("pause" -> "break", "resumed" -> "continue"), else ``""``."""
+    for base in sorted(lemmas(word), key=len):
+        if base in _PHASE_OF:
+            return _PHASE_OF[base]
+    return ""
 
 
 _NEGATING_PREFIXES = ("un", "dis", "de", "non", "non-", "in", "im", "il", "ir", "anti", "mis")

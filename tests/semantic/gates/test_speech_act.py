@@ -107,3 +107,56 @@ def test_background_sentences_carry_no_act(a, b):
 def test_the_asking_sentence_still_differs_from_the_command(a, b):
     assert GATES["speech_act"](Pair(a, b)) == "speech_act"
     assert GATES["speech_act"](Pair(b, a)) == "speech_act"
+
+
+# A question about who holds something now, against a command that changes it: a command's verb
+# takes a pronoun as its object as it takes a name ("give everyone access", "subscribe everybody").
+STATE_VS_CHANGE = [
+    ("who has access to the finance folder", "give everyone access to the finance folder"),
+    ("who can edit the roadmap doc", "let everyone edit the roadmap doc"),
+    ("who is subscribed to the newsletter", "subscribe everybody to the newsletter"),
+    ("what does the cleanup script delete", "delete everything the cleanup script lists"),
+    ("who is on the on-call rota", "add someone to the on-call rota"),
+]
+
+
+@pytest.mark.parametrize("question, command", STATE_VS_CHANGE)
+def test_a_question_about_state_is_not_the_command_that_changes_it(question, command):
+    assert GATES["speech_act"](Pair(question, command)) == "speech_act"
+    assert GATES["speech_act"](Pair(command, question)) == "speech_act"
+
+
+# "how" after a command, after a dash, a comma or nothing at all, asks the way, as "how do I" does.
+HOW_AFTER = [
+    ("reset my password – how?", "how do I reset my password"),
+    ("reset my password - how?", "how do I reset my password"),
+    ("reset my password how?", "how do I reset my password"),
+    ("export the contacts to csv, how?", "how can I export the contacts to csv"),
+    ("turn off autocorrect — how", "how to turn off autocorrect"),
+]
+
+
+@pytest.mark.parametrize("a, b", HOW_AFTER)
+def test_a_trailing_how_asks_the_way(a, b):
+    assert act(side(a)) == "how"
+    assert GATES["speech_act"](Pair(a, b)) is None and GATES["speech_act"](Pair(b, a)) is None
+    assert contrast(a, b) is None and contrast(b, a) is None
+
+
+@pytest.mark.parametrize("a, b", HOW_AFTER)
+def test_a_trailing_how_is_not_the_command(a, b):
+    command = b.replace("how do I ", "").replace("how can I ", "").replace("how to ", "")
+    assert GATES["speech_act"](Pair(a, command)) == "speech_act"
+    assert GATES["speech_act"](Pair(command, a)) == "speech_act"
+
+
+# The same command with a pronoun for its object stays one command.
+SAME_COMMAND = [
+    ("give everyone access to the finance folder", "grant everyone access to the finance folder"),
+    ("show everyone the dashboard", "show the dashboard to everyone"),
+]
+
+
+@pytest.mark.parametrize("a, b", SAME_COMMAND)
+def test_a_pronoun_object_keeps_the_command(a, b):
+    assert GATES["speech_act"](Pair(a, b)) is None and GATES["speech_act"](Pair(b, a)) is None

@@ -9,9 +9,10 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ======================  =================================================================
 ``number``              digits, number words or units differ (:mod:`.number`)
 ``bound``               "under 200" / "over 200", "at least" / "at most" (:mod:`.number`)
+``relation``            "by 20 %" / "to 20 %", two numbers in swapped roles (:mod:`.number`)
 ``date``                dates, days or their modifiers differ (:mod:`.date`)
 ``negation``            one side negated (:mod:`.polarity`)
-``opposite``            WordNet antonyms, negating or opposing prefixes (:mod:`.polarity`)
+``opposite``            antonyms, opposing prefixes, aspectual phases (:mod:`.polarity`)
 ``direction``           in/out, to/from, before/after ... on the same word (:mod:`.direction`)
 ``person``              another owner or addressee (:mod:`.person`)
 ``quantifier``          all / some / only / first ... (:mod:`.quantifier`)
@@ -22,7 +23,8 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ``substitution``        one content word swapped in an otherwise identical request (:mod:`.substitution`)
 ``clause``              an added or dropped action (:mod:`.clause`)
 ``speech_act``          a command, a question about it, or about its state (:mod:`.speech_act`)
-``code_exact``          flags, paths, identifiers, quoted strings as typed (:mod:`.code`)
+``code_exact``          flags, paths, identifiers, operators, quoted strings as typed (:mod:`.code`)
+``command_line``        two lines typed for a program, a word changed (:mod:`.code`)
 ``context``             the conversations before the two requests (:mod:`.context`)
 ======================  =================================================================
 

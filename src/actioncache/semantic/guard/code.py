@@ -10,7 +10,9 @@ are the chunks between spaces (edge punctuation trimmed) that are not prose:
 * paths and file names: anything with ``/`` or ``\\``, ``~/notes``, ``deploy.sh``, ``logs.tar.gz``;
 * identifiers and assignments: ``API_TIMEOUT=30``, ``user_id``, ``requests==2.31.0``, ``os.path``,
   ``$HOME``, ``a::b``, ``f()``;
-* quoted or backticked strings, whole.
+* quoted or backticked strings, whole;
+* operators typed between spaces (``=``, ``!=``, ``>=``, ``|``, ``&&``), compared when both sides
+  have some (one on one side only may be prose: "timeout = 30 seconds").
 
 * camel case that starts in lower case: ``getUserById``, ``maxRetries`` (not ``iPhone``, ``FitLife``:
   brands, names in any case);
@@ -28,6 +30,11 @@ compares them, up to case, as it compares every name. Numbers,
 money and plain words are the other checks' business; a capital that only opens a sentence
 ("Deploy.sh failed") is no difference. :func:`exact_form` is the same reading for the exact-match key: prose
 case-folded, code as typed.
+
+The gate ``command_line`` compares two *lines typed for a program*, requests that say no prose at all
+("git checkout Main", "docker rmi web", "drop table Users"): no flag marks their words as code, yet
+each is an argument, so a word each side says that the other does not (a capital included) is
+another request; and the exact-match form keeps such a line's capitals.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from functools import lru_cache
 
 from .. import lexicon
 from .registry import RULE, Pair, register
-from .text import ARROW, CARDINALS
+from .text import ARROW, CARDINALS, CHAT_SPELLINGS
 
 # A quoted string is compared whole; backticks only mark code, whose chunks are read one by one.
 _QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|(?<!\w)'[^'\n]{1,200}'(?!\w)")
@@ -52,10 +59,21 @@ _VERSION = re.compile(r"[vV]\d+(?:\.\d+)+")  # "v2.4.1" is the version 2.4.1
 _NAME = re.compile(r"[#@][^\W\d_][\w-]*")  # a channel or a handle: the entity check's
 _LOWER_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z0-9]*)+")  # "getUser", "maxRetries"; not "iPhone", "eBay"
 _ALNUM = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # letters and digits, hyphens between: "EC2", "OPS-142"
+# A comparison or a pipe, typed between spaces: "id = 5" is not "id != 5", "a | b" not "a || b".
+_OPERATOR = re.compile(r"&&|[!=<>|&≠≤≥]*[=<>|≠≤≥][!=<>|&≠≤≥]*")
+# The closed classes of English that make a sentence prose: articles and possessives, pronouns,
+# question words, auxiliaries and modals, prepositions, conjunctions. A request with none of them
+# ("git checkout Main", "docker rmi web", "drop table Users") is a line typed for a program.
+_PROSE = frozenset(["a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our", "their", "some", "any", "every", "each", "i", "me", "you", "we", "us", "he", "she", "it", "they", "them", "him", "what", "where", "when", "why", "how", "who", "whom", "whose", "which", "is", "are", "am", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has", "had", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "to", "of", "in", "on", "at", "by", "for", "from", "with", "about", "into", "onto", "than", "via", "between", "through", "during", "before", "after", "and", "or", "but", "if", "because"])
 
 
 def _capitalised(token: str) -> bool:
     return token[:1].isupper() and not any(c.isupper() for c in token[1:])
+
+
+def _token(chunk: str) -> str:
+    """A chunk between spaces without the punctuation around it; an operator stays whole."""
+    return chunk if _OPERATOR.fullmatch(chunk) else _trim(chunk)
 
 
 def _trim(chunk: str) -> str:
@@ -98,7 +116,7 @@ def code_tokens(text: str) -> Counter[str]:
     chunks = _QUOTED.sub(" ", text).split()
     command_line = _command_line(chunks)
     for chunk in chunks:
-        token = _trim(chunk)
+        token = _token(chunk)
         if token.endswith(("'s", "’s")) and len(token) > 2:
             token = token[:-2]  # a possessive is not part of the code: "draft.docx's name" names draft.docx
         if starts and _capitalised(token):
@@ -111,14 +129,55 @@ def code_tokens(text: str) -> Counter[str]:
 
 def _command_line(chunks: list[str]) -> bool:
     """A request with a flag or a path: every capital in it is code."""
-    return any(kind(_trim(c)) == "exact" and _trim(c)[:1] in "-+/~." for c in chunks)
+    return any(kind(t) == "exact" and t[:1] in "-+/~." for t in map(_token, chunks))
+
+
+def _bare(chunks: list[str]) -> bool:
+    """Two words or more and no prose: no article, pronoun, question word, auxiliary, preposition or
+    conjunction, no sentence punctuation ("git checkout Main", "docker rmi web", "drop table Users"):
+    a line typed for a program."""
+    words = [t.lower() for t in map(_token, chunks) if _WORD.fullmatch(t)]
+    return (len(words) >= 2 and not any(w in _PROSE or "'" in w or "’" in w for w in words)
+            and not any(c[-1] in _SENTENCE_MARKS and kind(_token(c)) != "exact" for c in chunks[:-1])
+            and not chunks[-1].endswith(("?", "!")))
+
+
+# Inside a line: "Okay, TypeScript React.", "road trip: Denver to SLC" are sentences, and so is one
+# that ends in "?" or "!" ("Sounds fun!"); a line may end with a full stop: "Run git checkout Main."
+_SENTENCE_MARKS = ",.;:!?"
+
+
+@lru_cache(maxsize=8192)
+def line_words(text: str) -> Counter[str]:
+    """The words of a line typed for a program (:func:`_bare`), as typed but for a capital that only
+    opens it, chat spellings ("pls") left out; empty for prose. Two such lines that each say a word
+    the other does not are different requests: "docker rm web" / "docker rmi web", "git rebase main"
+    / "git merge main", "git checkout Main" / "... main" (a word English may not know, may call a
+    synonym, or may fold); a word said on one side only ("run cargo build" / "cargo build") is the
+    other checks' business."""
+    chunks = _QUOTED.sub(" ", ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))).split()
+    if not _bare(chunks):
+        return Counter()
+    words = [t for t in map(_token, chunks) if t and t.lower() not in CHAT_SPELLINGS]
+    if words and _capitalised(words[0]):
+        words[0] = words[0].lower()
+    return Counter(words)
+
+
+@lru_cache(maxsize=8192)
+def operators(text: str) -> Counter[str]:
+    """The comparisons and pipes typed between spaces ("id = 5", "a || b", "size > 5 GB")."""
+    return Counter(c for c in unicodedata.normalize("NFKC", text).split() if _OPERATOR.fullmatch(c))
 
 
 def exact_form(text: str) -> str:
     """The exact-match form of a request: Unicode NFKC, whitespace collapsed, prose case-folded,
-    code (flags, paths, identifiers, quoted strings) as typed; backticks only mark code and go."""
+    code (flags, paths, identifiers, operators, quoted strings, a command line's capitals and
+    capitals) as typed; backticks only mark code and go. An exact match is served with no check at
+    all: it folds only what the checks would fold."""
     text = unicodedata.normalize("NFKC", text).replace("`", " ")
-    command_line = _command_line(ARROW.sub(" to ", _QUOTED.sub(" ", text)).split())
+    chunks = ARROW.sub(" to ", _QUOTED.sub(" ", text)).split()
+    command_line = _command_line(chunks) or _bare(chunks)  # the command_line gate compares bare lines' case
     out: list[str] = []
     last = 0
     for match in _QUOTED.finditer(text):
@@ -135,11 +194,11 @@ def _fold_prose(text: str, *, starts: bool, command_line: bool) -> str:
     def fold(match: re.Match[str]) -> str:
         nonlocal starts
         chunk = match.group(0)
-        token = _trim(chunk)
+        token = _token(chunk)
         if starts and _capitalised(token):
             chunk = chunk.replace(token, token[0].lower() + token[1:], 1)
         starts = chunk[-1:] in ".!?:"
-        token = _trim(chunk)
+        token = _token(chunk)
         keep = kind(token) == "exact" or (command_line and any(c.isupper() for c in token))
         return chunk if keep else chunk.casefold()
 
@@ -153,6 +212,9 @@ class CodeExact:
     name = "code_exact"
 
     def __call__(self, pair: Pair) -> str | None:
+        mine_ops, their_ops = operators(pair.request), operators(pair.candidate)
+        if mine_ops and their_ops and mine_ops != their_ops:
+            return self.name  # "id = 5" / "id != 5"; an operator on one side only may be prose ("timeout = 30s")
         mine, theirs = code_tokens(pair.request), code_tokens(pair.candidate)
         if mine == theirs:
             return None
@@ -199,3 +261,44 @@ def _restated(token: str, other: str) -> bool:
 
 
 register(CodeExact())
+
+
+class CommandLine:
+    """The rule gate ``command_line``: two lines typed for a program (:func:`line_words`) each say a
+    word the other does not, and one of those is a word English does not know or differs from the
+    other side's only in case, or both lines start with a program's name (:func:`_program_first`);
+    an imperative's known words changed are the other checks' business ("resume playback" /
+    "continue playback" is a rewording), and so are numbers."""
+
+    kind = RULE
+    name = "command_line"
+
+    def __call__(self, pair: Pair) -> str | None:
+        mine, theirs = line_words(pair.request), line_words(pair.candidate)
+        if not (mine and theirs and mine - theirs and theirs - mine):
+            return None
+        changed = [w for w in (mine - theirs) + (theirs - mine) if not _NUMBER.fullmatch(w) and w.lower() not in CARDINALS]
+        folded = Counter(w.lower() for w in changed)
+        if any(n > 1 for n in folded.values()) or any(_foreign(w) for w in changed):
+            return self.name  # a capital, or a word only the program knows
+        if changed and _program_first(pair.request) and _program_first(pair.candidate):
+            return self.name  # "git checkout main" / "git checkout master": arguments, not English
+        return None
+
+
+def _program_first(text: str) -> bool:
+    """The line starts with a program's name, a word English has no verb for ("git", "docker",
+    "kubectl"), not with an imperative ("resume playback", "order 24 bagels"): its other words are
+    the program's arguments, and any of them changed is another request."""
+    first = next(iter(line_words(text)), "").lower()
+    return bool(first) and "v" not in lexicon.pos(first) and "v" not in lexicon.pos(lexicon.lemma(first))
+
+
+def _foreign(word: str) -> bool:
+    """A word English does not know ("rm", "rmi", "kubectl", "wget"): only the program it is typed for
+    knows what it means, so it is compared as typed. A number is the number checks' business."""
+    low = word.lower()
+    return bool(_WORD.fullmatch(word)) and not lexicon.known(low) and low not in CARDINALS
+
+
+register(CommandLine())

@@ -3,6 +3,10 @@
 "5 minutes" / "5 hours", "fix-7" / "fix-9" (digits inside identifiers count), "three" / "four",
 "7 am" / "7 pm", "per second" / "per minute", "3 times a day" / "... a week". An inflection or a
 WordNet abbreviation is the same unit ("5 min" / "5 minutes", "per sec" / "per second").
+
+``bound``: a bound on a shared number faces the other way ("under 200" / "over 200").
+``relation``: a shared number stands in another relation ("by 20 %" / "to 20 %"), or two shared
+numbers trade relations ("move the 2pm call to 4pm" / "move the 4pm call to 2pm").
 """
 
 from __future__ import annotations
@@ -28,30 +32,128 @@ _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by
 def digit_groups(side: Side) -> set[str]:
     """Every run of digits, inside identifiers too ("fix-7", "PROJ-123", "iphone15"), and the
     cardinal number words as digits; one value spelt another way is one group: "60,000" / "60k" /
-    "sixty thousand", "five hundred" / "500", "sixty-five" / "65", "21:00" / "9" (its unit "pm")."""
+    "sixty thousand", "five hundred" / "500", "two thousand five hundred" / "2500", "1.5k" / "1500",
+    "a dozen" / "12", "sixty-five" / "65", "21:00" / "9" (its unit "pm")."""
     toks = list(side.tokens)
     out: set[str] = set()
-    for t in toks:
-        if _NUMERONYM.fullmatch(t):
+    spans = number_spans(side.tokens)
+    covered = {k for start, end, _ in spans for k in range(start, end)}
+    out |= {value for _, _, value in spans}
+    for i, t in enumerate(toks):
+        if i in covered or _NUMERONYM.fullmatch(t):
+            continue
+        millions = re.fullmatch(r"(\d+(?:\.\d+)?)M", side.raw[i]) if len(side.raw) == len(toks) else None
+        if millions:  # "2M rows" is "2 million rows" (a lower-case "5m" may be minutes or metres)
+            out.add(_value(float(millions[1]) * 10**6))
             continue
         time = clock(t)
         if time:
             out.add(time[0])
             continue
-        thousands = re.fullmatch(r"(\d+)k", t)
-        if thousands:
-            out.add(str(int(thousands[1]) * 1000))
-            continue
         out |= {g.replace(",", "") for g in re.findall(r"\d+(?:[.,:/]\d+)*", t)}
+        if "-" in t:  # "two-factor" says two as "2fa" does
+            out |= {value for _, _, value in number_spans(t.split("-"))}
     for run in _THOUSANDS.findall(side.text):  # "60,000" was read as "60" and "000"
         parts = run.split(",")
         out -= set(parts)
         out.add("".join(parts))
-    return out | _number_words(toks)
+    return out
 
 
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
-_MULTIPLIERS = {"hundred": 100, "thousand": 1000}
+# Number words that multiply what comes before them ("five hundred", "2 thousand", "two dozen").
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "dozen": 12}
+# A plain number as typed: "500", "2.5", "60k", "1.5k" (not a time, a date, an ordinal or an identifier).
+_PLAIN = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k?)")
+
+
+def _value(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+
+
+def number_spans(toks: tuple[str, ...] | list[str]) -> list[tuple[int, int, str]]:
+    """The numbers of a request as ``(start, end, value)``: a run of number words composes into one
+    value ("two thousand five hundred" is 2500, "a dozen" 12, "two hundred and fifty" 250, "half a
+    dozen" 6, "sixty-five" 65), as does a plain number and the multipliers after it ("5 thousand",
+    "1.5 million", "1.5k")."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(toks)
+    while i < n:
+        tok = toks[i]
+        plain = _PLAIN.fullmatch(tok)
+        if plain:
+            number = float(plain[1].replace(",", "")) * (1000 if plain[2] else 1)
+            k = i + 1
+            while k < n and toks[k] in _MULTIPLIERS:
+                number *= _MULTIPLIERS[toks[k]]
+                k += 1
+            # as typed when nothing multiplies it ("007", "2.50" stay as they are)
+            out.append((i, k, _value(number) if plain[2] or k > i + 1 else tok.replace(",", "")))
+            i = k
+            continue
+        start = i
+        total, current, started = 0, 0, False
+        if tok == "half" and tuple(toks[i + 1:i + 3]) == ("a", "dozen"):
+            out.append((i, i + 3, "6"))
+            i += 3
+            continue
+        if tok in ("a", "an") and i + 1 < n and toks[i + 1] in _MULTIPLIERS:
+            i += 1  # "a hundred", "a dozen": one of them
+        k = i
+        while k < n:
+            parts = toks[k].split("-")
+            if not all(p in CARDINALS or p in _MULTIPLIERS for p in parts):
+                # "two hundred and fifty": "and" inside a run, after a multiplier, before a cardinal
+                if toks[k] == "and" and started and toks[k - 1] in _MULTIPLIERS and k + 1 < n \
+                        and toks[k + 1].split("-")[0] in CARDINALS and toks[k + 1] not in _MULTIPLIERS:
+                    k += 1
+                    continue
+                break
+            for p in parts:
+                if p in _MULTIPLIERS:
+                    current = max(current, 1) * _MULTIPLIERS[p]
+                    if _MULTIPLIERS[p] >= 1000:
+                        total, current = total + current, 0
+                else:
+                    current += int(CARDINALS[p])
+            started = True
+            k += 1
+        if started:
+            out.append((start, k, str(total + current)))
+            i = k
+        else:
+            i = start + 1
+    return out
+
+
+def spelt(side: Side) -> tuple[str, ...]:
+    """The request's tokens with each number spelt one way, as its value, and a unit symbol or a
+    unit's written form as the unit's name after it: "send five hundred dollars" and "send $500"
+    are both ``send 500 dollar``."""
+    toks = side.tokens
+    starts = {start: (end, value) for start, end, value in number_spans(toks)}
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        if tok in UNIT_SYMBOLS and i + 1 in starts:
+            end, value = starts[i + 1]
+            out += [value, UNIT_SYMBOLS[tok]]
+            if end < len(toks) and _unit_name(toks[end]) == UNIT_SYMBOLS[tok]:
+                end += 1  # "$5 dollars"
+            i = end
+            continue
+        if i in starts:
+            end, value = starts[i]
+            out.append(value)
+            if end < len(toks) and toks[end].isalpha() and toks[end] not in lexicon.FUNCTION_WORDS:
+                out.append(_unit_name(toks[end]))
+                end += 1
+            i = end
+            continue
+        out.append(tok)
+        i += 1
+    return tuple(out)
 
 
 def clock(tok: str) -> tuple[str, str] | None:
@@ -63,35 +165,6 @@ def clock(tok: str) -> tuple[str, str] | None:
     hour = int(m[1])
     twelve = str(hour % 12 or 12) + ("" if m[2] == "00" else f":{m[2]}")
     return twelve, ("pm" if hour >= 12 else "am")
-
-
-def _word_run(toks: tuple[str, ...] | list[str], i: int) -> int:
-    """The end of the run of number words that starts at ``i`` (``i`` itself when none does)."""
-    k = i
-    while k < len(toks) and all(p in CARDINALS or p in _MULTIPLIERS for p in toks[k].split("-")):
-        k += 1
-    return k
-
-
-def _number_words(toks: list[str]) -> set[str]:
-    """Runs of number words as one value each: "five hundred" is 500, "sixty-five" 65, "a thousand" 1000."""
-    out: set[str] = set()
-    total, current, started = 0, 0, False
-    words = [p for t in toks for p in t.split("-")]
-    for w in words + [""]:
-        if w in CARDINALS and CARDINALS[w] not in ("100", "1000"):
-            current += int(CARDINALS[w])
-            started = True
-        elif w in _MULTIPLIERS:
-            current = max(current, 1) * _MULTIPLIERS[w]
-            if _MULTIPLIERS[w] >= 1000:
-                total, current = total + current, 0
-            started = True
-        else:
-            if started:
-                out.add(str(total + current))
-            total, current, started = 0, 0, False
-    return out
 
 
 @rule("number")
@@ -202,29 +275,105 @@ def units(side: Side) -> dict[str, str]:
     """Number -> the unit written with it: a symbol before it ("$ 5"), or the word after it."""
     out: dict[str, str] = {}
     toks = side.tokens
-    for i, tok in enumerate(toks):
+    starts = {start: (end, value) for start, end, value in number_spans(toks)}
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
         time = clock(tok)
         if time:
             out.setdefault(time[0], time[1])  # "21:00" is 9 pm
+            i += 1
             continue
-        if _word_run(toks, i) > i + 1:  # "five hundred dollars": one number, 500, and its unit
-            k = _word_run(toks, i)
-            value = next(iter(_number_words(list(toks[i:k]))), "")
-            if value and k < len(toks) and not is_number(toks[k]) and toks[k] not in lexicon.FUNCTION_WORDS:
-                out.setdefault(value, _unit_name(toks[k]))
-            continue
-        if i and _word_run(toks, i - 1) > i:
-            continue  # inside a run of number words
-        if is_number(tok) or tok in NUMBER_WORDS:
+        if i in starts or is_number(tok) or tok in NUMBER_WORDS:
+            end, value = starts.get(i, (i + 1, number_key(tok)))  # "five hundred dollars": one number, 500
             unit = ""
             if i and toks[i - 1] in UNIT_SYMBOLS:
                 unit = UNIT_SYMBOLS[toks[i - 1]]
-            elif i + 1 < len(toks) and not is_number(toks[i + 1]) and (
-                    toks[i + 1] not in lexicon.FUNCTION_WORDS or toks[i + 1] in UNIT_SYMBOLS):
-                unit = _unit_name(toks[i + 1])
-            out.setdefault(number_key(tok), unit)
+            elif end < len(toks) and not is_number(toks[end]) and (
+                    toks[end] not in lexicon.FUNCTION_WORDS or toks[end] in UNIT_SYMBOLS):
+                unit = _unit_name(toks[end])
+            out.setdefault(value, unit)
+            i = end
+            continue
+        i += 1
     return {k: v for k, v in out.items() if v}
 
 
 def decisive_units(side: Side) -> dict[str, str]:
     return {n: u for n, u in units(side).items() if u in _DECISIVE}
+
+
+# Prepositions that tell what a number is (a closed class of English): "by 20 %" is a change, "to
+# 20 %" a target, "from 20 %" a start, "at 7" a time, "for 7" a party, "in 5 minutes" a delay,
+# "within 5 minutes" a deadline.
+_NUMBER_RELATIONS = frozenset({
+    "by", "to", "from", "of", "per", "at", "in", "on", "for", "into", "with", "within", "after", "before",
+    "until", "till", "since", "between", "through", "past", "near", "around", "about", "x", "times",
+    "during", "throughout",
+})
+# Prepositions that give a number the same relation: "a party of 4" / "for 4" / "with 4 guests",
+# "between 240 and 300" / "from 240 to 300", "into 3 parts" / "to 3 parts", "till" / "until".
+_SAME_RELATION = {"of": "for", "with": "for", "between": "from", "into": "to", "till": "until", "x": "times"}
+_TIME_OF_DAY = frozenset({"am", "pm", "o'clock", "oclock"})
+# Words that stand between a preposition and its number and say nothing of the relation.
+_APPROXIMATE = frozenset({"about", "around", "approximately", "roughly", "nearly", "almost", "exactly", "just",
+                          "precisely", "some", "only", "another", "an", "extra", "additional", "over"})
+
+
+def relations_of_numbers(side: Side) -> dict[str, set[str]]:
+    """Number value -> the relations it stands in: the preposition right before it (past an article,
+    a unit symbol or an approximation: "by about 20 %"), a bound as its direction ("under 20", "at most
+    20", "up to 20" are all "<")."""
+    toks = side.tokens
+    bounded = bounds(side)
+    out: dict[str, set[str]] = {}
+    for start, end, value in number_spans(toks):
+        key = value
+        bound = bounded.get(value) or bounded.get(number_key(toks[start])) or bounded.get(number_key(toks[end - 1]))
+        if bound:
+            out.setdefault(key, set()).add(bound)
+            continue
+        j = start - 1
+        while j >= 0 and (toks[j] in SKIP_AFTER_RELATION or toks[j] in UNIT_SYMBOLS) and start - j <= 2:
+            j -= 1
+        if j >= 1 and toks[j] in _APPROXIMATE and toks[j - 1] in _NUMBER_RELATIONS:
+            j -= 1  # "by about 20": the relation is "by"
+        if j >= 0 and toks[j] in _NUMBER_RELATIONS and toks[j] not in _APPROXIMATE - {"about", "around"}:
+            if toks[j] in ("about", "around") and (j == 0 or toks[j - 1] not in _NUMBER_RELATIONS):
+                continue  # "about 20": an approximation, no relation
+            out.setdefault(key, set()).add(_SAME_RELATION.get(toks[j], toks[j]))
+    return out
+
+
+# A year: the prepositions that place something inside it say one thing.
+_WITHIN_A_YEAR = frozenset({"in", "for", "during", "of", "on", "throughout"})
+
+
+def _years(a: Side, b: Side) -> set[str]:
+    return {n for n in digit_groups(a) | digit_groups(b) if re.fullmatch(r"(19|20)\d\d", n)}
+
+
+@rule("relation")
+def relation(a: Side, b: Side) -> bool:
+    """A shared number stands in another relation: "increase the price by 20 %" is not "to 20 %"
+    (both sides give the number a preposition, and they differ), and "move the 2pm call to 4pm" is
+    not "move the 4pm call to 2pm" (one relation governs another of the shared numbers). A number
+    with a preposition on one side only ("by 20 %" / "20 %") is left alone."""
+    ra, rb = relations_of_numbers(a), relations_of_numbers(b)
+    # A time of day on either side: "a reminder for 10" is one at 10 am.
+    times = {value for side in (a, b) for _, end, value in number_spans(side.tokens)
+             if side.tokens[end:end + 1] and side.tokens[end] in _TIME_OF_DAY}
+    for found in (ra, rb):
+        for n in times & found.keys():
+            found[n] = {"at" if w == "for" else w for w in found[n]}
+        for n in found.keys() & _years(a, b):  # "revenue in 2024" / "for 2024" / "during 2024"
+            found[n] = {"in" if w in _WITHIN_A_YEAR else w for w in found[n]}
+    if any(ra[n] and rb[n] and not ra[n] & rb[n] for n in ra.keys() & rb.keys()):
+        return True
+    shared = set(digit_groups(a)) & set(digit_groups(b))
+    for word in set().union(*ra.values(), *rb.values()):
+        governed_a = {n for n in shared if word in ra.get(n, set())}
+        governed_b = {n for n in shared if word in rb.get(n, set())}
+        if governed_a and governed_b and governed_a != governed_b:
+            return True
+    return False

@@ -34,8 +34,8 @@ from .registry import RULE, VERIFIER, Gate, Pair, lookup
 
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "quantifier", "comparison",
-                 "bound", "modality", "speech_act", "entity", "code_exact", "role", "substitution", "clause",
-                 "condition")
+                 "bound", "relation", "modality", "speech_act", "entity", "code_exact", "command_line", "role",
+                 "substitution", "clause", "condition")
 _MEMORY = 4096
 log = logging.getLogger("actioncache.semantic")
 

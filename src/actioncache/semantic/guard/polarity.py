@@ -3,7 +3,8 @@
 ``negation``: one side is negated (not, no, never, without, except, stop, n't ...), the other not,
 unless an opposite word cancels it ("not mandatory" is "optional").
 ``opposite``: a word only one side has is a WordNet antonym of a word only the other side has
-("lock" / "unlock", "cheap" / "expensive", "add" / "remove"), negating or opposing prefixes included.
+("lock" / "unlock", "cheap" / "expensive", "add" / "remove"), negating or opposing prefixes included,
+or an aspectual verb of another phase ("pause" / "resume", ``lexicon.phase``).
 """
 
 from __future__ import annotations
@@ -34,19 +35,24 @@ def negated(side: Side) -> bool:
 def negation(a: Side, b: Side) -> bool:
     """One side is negated and the other not (an opposite word on the other side cancels it)."""
     # "not mandatory" is "optional": a negation that comes with an opposite word cancels out.
-    return negated(a) != negated(b) and not has_opposite(a, b)
+    return negated(a) != negated(b) and not has_opposite(a, b, cancelling=True)
 
 
 @rule("opposite")
 def opposite(a: Side, b: Side) -> bool:
     """A word only one side has is an antonym of a word only the other side has."""
-    if negated(a) != negated(b):
+    if negated(a) != negated(b) and has_opposite(a, b, cancelling=True):
         return False  # "not mandatory" / "optional": the negation and the opposite cancel out
     return has_opposite(a, b)
 
 
-def has_opposite(a: Side, b: Side) -> bool:
+def has_opposite(a: Side, b: Side, *, cancelling: bool = False) -> bool:
+    """``cancelling``: only words that do not negate themselves count, for an opposite that cancels a
+    negation ("not mandatory" / "optional"); a negating verb is no such word ("stop the download" /
+    "finish the download": "stop" negates, and is not cancelled by its own opposite)."""
     left, right = only_in(a, b)
+    if cancelling:
+        left, right = left - NEGATIONS, right - NEGATIONS
     return any(lexicon.opposite(x, y) for x in left for y in right if _wordlike(x) and _wordlike(y))
 
 

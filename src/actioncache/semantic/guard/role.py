@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .. import lexicon
 from .entity import is_entity
+from .number import number_spans
 from .registry import rule
 from .text import (
     DATE_WORDS,
@@ -29,6 +30,9 @@ def relations(side: Side) -> dict[str, frozenset[str]]:
     station}), for relations used once, before a name or a noun (not "to" before a verb: "used to load")."""
     out: dict[str, frozenset[str]] = {}
     toks = side.tokens
+    # A number is its value ("to 1.5k" / "to 1500", "to five hundred" / "to 500").
+    values = {start: value for start, _, value in number_spans(toks)}
+    inside = {k for start, end, _ in number_spans(toks) for k in range(start + 1, end)}
     for i, tok in enumerate(toks):
         if tok not in RELATIONS or toks.count(tok) > 1:
             continue
@@ -46,7 +50,8 @@ def relations(side: Side) -> dict[str, frozenset[str]]:
         phrase: list[str] = []
         while j < len(toks) and len(phrase) < 4 and toks[j] not in RELATIONS and (
                 toks[j] not in lexicon.FUNCTION_WORDS or not phrase):
-            phrase.append(lexicon.lemma(toks[j]))
+            if j not in inside:
+                phrase.append(values.get(j) or lexicon.lemma(toks[j]))
             j += 1
         out[tok] = frozenset(phrase)
     return out

@@ -169,7 +169,11 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
 
 _OBJECT_STARTS = frozenset({"the", "a", "an", "my", "your", "our", "his", "her", "their", "its", "this", "that", "these",
                             "those", "me", "us", "him", "them", "it", "all", "every", "some", "any", "each", "both",
-                            "up", "down", "out", "off", "on", "over", "back", "away", "more", "another", "no", ""})
+                            "up", "down", "out", "off", "on", "over", "back", "away", "more", "another", "no", "",
+                            # the other pronouns a verb takes as its object ("give everyone access")
+                            "you", "everyone", "everybody", "someone", "somebody", "anyone", "anybody",
+                            "nobody", "everything", "something", "anything", "nothing", "myself", "yourself",
+                            "himself", "herself", "itself", "ourselves", "themselves"})
 
 
 def _imperative(first: str, second: str, third: str = "") -> bool:
@@ -203,6 +207,8 @@ def act(side: Side) -> str:
             found = HOW  # "turn off autocorrect - how?"
             continue
         this = act_of(toks)
+        if len(toks) > 1 and toks[-1] == "how" and this in (ACT, LOOK, PHRASE):
+            this = HOW  # "reset my password how?": a "how" after the command, the break left out
         if this == PHRASE and _WAY_NOUNS & set(toks):
             this = HOW  # "oil change steps for a civic", "fastest way to insert rows"
         if this != PHRASE:

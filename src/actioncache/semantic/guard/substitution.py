@@ -44,7 +44,7 @@ def _swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
         p, q = span_a[0], span_b[0]
         if lexicon.synonyms(p, q) or edit_distance_le1(p, q):
             return False
-        if start == 0 and _verb(p) and _verb(q) and not lexicon.opposite(p, q):
+        if start == 0 and _verb(p) and _verb(q) and not lexicon.opposite(p, q) and not _phase_swap(p, q):
             # The command's verb reworded ("delete" / "remove", "drop" / "delete"): WordNet lists few
             # such pairs as synonyms, and the ones that are not the same act are opposites (the
             # opposite check's) or left to the learned verifier.
@@ -55,6 +55,14 @@ def _swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
 
 
 _ARTICLES = frozenset({"a", "an", "the"})
+# Phases of an activity whose verbs are few (``lexicon.phase``): another verb in their place names
+# another action ("pause the music" / "play the music"). Starting and stopping have many verbs
+# ("launch", "run", "boot"; "kill", "shut", "cancel"), so a swap there is left to the other checks.
+_FEW_VERBS = frozenset({"break", "continue", "restart"})
+
+
+def _phase_swap(p: str, q: str) -> bool:
+    return bool({lexicon.phase(p), lexicon.phase(q)} & _FEW_VERBS) and lexicon.phase(p) != lexicon.phase(q)
 
 
 def _verb(word: str) -> bool:

@@ -29,6 +29,7 @@ from .chatter import strip_chatter
 TOKEN = re.compile(
     r"(?<!\S)--?[^\W\d_][\w-]*"
     r"|(?<![\w/])(?:~|\.{1,2})?/[\w.\-/~]*[\w~/]"
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,])"  # "2,500": one number, its thousands grouped
     r"|[#@]?\w+(?:[./\-:'’]\w+)*"
     r"|[%$€£¥°]",
     re.UNICODE,
