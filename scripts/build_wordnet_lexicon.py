@@ -15,6 +15,19 @@ kept, see the ``licence`` field of the output):
 * ``synsets``: groups of single-word lemmas that share a meaning (a synonym is no contrast);
 * ``base``: irregular inflections to their base forms (WordNet's ``*.exc`` files).
 
+A second file, ``data/kinds.json.gz`` (:func:`kinds`), groups words by WordNet's lexicographer files
+(its own semantic classes), for the check that tells a stated condition from an aside:
+
+* ``feeling``: adjectives that name a feeling (one of their first senses is, or its head adjective
+  is, derived from a noun of feelings or a verb of emotion: "nervous", "worried", "terrified") and
+  verbs whose first senses are of emotion ("stress", "scare", "excite": their participles are feelings);
+* ``mental``: verbs whose first sense thinks, perceives, says or feels ("think", "wonder", "hope");
+* ``happening``: nouns whose first sense is an act, an event or a time ("project", "trip",
+  "deadline"): what one does or has to do, not what one is or owns;
+* ``message``: nouns whose first sense is a communication ("question", "interview", "file", "account");
+* ``holding``: verbs one of whose first senses uses or is ("use", "live", "run" as a program
+  runs): their progressive states what one has ("i'm using python 2"), not what one does.
+
 Run once when WordNet changes (the output is committed; nothing reads WordNet at run time):
     apt-get install wordnet-base      # Debian's package of the WordNet 3.0 database
     python scripts/build_wordnet_lexicon.py [/usr/share/wordnet]
@@ -29,6 +42,9 @@ from collections import defaultdict
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "src/actioncache/semantic/data/lexicon.json.gz"
+KINDS_OUT = OUT.with_name("kinds.json.gz")
+# WordNet's lexicographer files, in the order of their numbers (lexnames(5WN)).
+LEXNAMES = ["adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process", "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition", "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion", "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl"]
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 LICENCE = (
     "WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved. Permission to use, copy, "
@@ -49,7 +65,7 @@ def parse(root: Path):
             if line.startswith("  "):
                 continue  # the licence header
             fields = line.split(" | ")[0].split()
-            offset, ss_type = int(fields[0]), fields[2]
+            offset, lexfile, ss_type = int(fields[0]), int(fields[1]), fields[2]
             count = int(fields[3], 16)
             words = [fields[4 + 2 * i] for i in range(count)]
             i = 4 + 2 * count
@@ -58,7 +74,7 @@ def parse(root: Path):
             for j in range(n_ptr):
                 symbol, target, tpos, st = fields[i + 1 + 4 * j: i + 5 + 4 * j]
                 pointers.append((symbol, int(target), "a" if tpos == "s" else tpos, int(st[:2], 16), int(st[2:], 16)))
-            synsets[(pos, offset)] = {"type": ss_type, "words": words, "pointers": pointers}
+            synsets[(pos, offset)] = {"type": ss_type, "words": words, "pointers": pointers, "lex": LEXNAMES[lexfile]}
     return synsets
 
 
@@ -171,5 +187,69 @@ def main(root: Path) -> None:
     print(f"{OUT}: {len(pos_of)} words, {len(proper)} proper, {len(antonyms)} antonym pairs, {len(base)} inflections")
 
 
+def senses(root: Path) -> dict[tuple[str, str], list[tuple[str, int]]]:
+    """(word, pos) -> its synsets, most frequent sense first (WordNet's ``index.*`` files)."""
+    out: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for pos, name in POS_FILES.items():
+        for line in (root / f"index.{name}").read_text(encoding="latin-1").splitlines():
+            if line.startswith("  "):
+                continue
+            fields = line.split()
+            n_ptr = int(fields[3])
+            out[(fields[0], pos)] = [(pos, int(o)) for o in fields[4 + n_ptr + 2:]]
+    return out
+
+
+FIRST_SENSES = 3  # a word's kind is that of its commonest senses, not of a rare one
+FEELINGS = ("noun.feeling", "verb.emotion")
+
+
+def kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> dict[str, list[str]]:
+    synsets = synsets or parse(root)
+    index = senses(root)
+
+    def lex(key: tuple[str, int]) -> str:
+        return str(synsets[key]["lex"])
+
+    def feels(key: tuple[str, int], depth: int = 0) -> bool:
+        """The adjective synset is derived from (or names the attribute of) a feeling or an emotion,
+        or its head adjective is."""
+        for symbol, target, tpos, _, _ in synsets[key]["pointers"]:
+            other = (tpos, target)
+            if symbol in ("+", "=", "\\", "<") and lex(other) in FEELINGS:
+                return True
+            if symbol == "&" and depth == 0 and feels(other, 1):
+                return True
+        return False
+
+    feeling, mental, happening, message, holding = set(), set(), set(), set(), set()
+    for (word, pos), keys in index.items():
+        if "_" in word or not word.isalpha():
+            continue
+        first = keys[:FIRST_SENSES]
+        if pos == "a" and any(feels(k) for k in first) or pos == "v" and any(lex(k) == "verb.emotion" for k in first):
+            feeling.add(word)
+        if pos == "v" and lex(keys[0]) in ("verb.cognition", "verb.perception", "verb.communication", "verb.emotion"):
+            mental.add(word)
+        if pos == "n" and lex(keys[0]) in ("noun.act", "noun.event", "noun.time"):
+            happening.add(word)
+        if pos == "n" and lex(keys[0]) == "noun.communication":
+            message.add(word)
+        if pos == "v" and any(lex(k) in ("verb.consumption", "verb.stative") for k in first):
+            holding.add(word)
+    return {"feeling": sorted(feeling), "mental": sorted(mental), "happening": sorted(happening), "message": sorted(message),
+            "holding": sorted(holding)}
+
+
+def write_kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> None:
+    table = {"source": "WordNet 3.0 (Princeton University), built by scripts/build_wordnet_lexicon.py",
+             "licence": LICENCE, **kinds(root, synsets)}
+    with gzip.GzipFile(KINDS_OUT, "wb", compresslevel=9, mtime=0) as fh:
+        fh.write(json.dumps(table, separators=(",", ":")).encode("utf-8"))
+    print(f"{KINDS_OUT}: " + ", ".join(f"{len(table[k])} {k}" for k in ("feeling", "mental", "happening", "message", "holding")))
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "/usr/share/wordnet"))
+    wordnet = Path(sys.argv[1] if len(sys.argv) > 1 else "/usr/share/wordnet")
+    main(wordnet)
+    write_kinds(wordnet)

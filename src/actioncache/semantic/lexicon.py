@@ -3,6 +3,8 @@
 Loaded once, on the first contrast check (about 0.3 s; ~6 MB in memory). Everything is keyed by
 lower-case words, so no check depends on how the user capitalised a request. The file is built
 by ``scripts/build_wordnet_lexicon.py`` from WordNet 3.0; see its docstring for what each part is.
+Beside it, ``data/kinds.json.gz`` (the same script) holds a few of WordNet's semantic classes
+(feelings, verbs of thinking, acts and events...): :func:`feeling`, :func:`mental`, :func:`happening`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def _data() -> dict[str, Any]:
             if _DATA is None:
                 raw = resources.files("actioncache.semantic").joinpath("data/lexicon.json.gz").read_bytes()
                 loaded = json.loads(gzip.decompress(raw))
+                kinds = json.loads(gzip.decompress(
+                    resources.files("actioncache.semantic").joinpath("data/kinds.json.gz").read_bytes()))
                 synonyms: dict[str, set[int]] = {}
                 for index, group in enumerate(loaded["synsets"]):
                     for word in group:
@@ -46,6 +50,9 @@ def _data() -> dict[str, Any]:
                     "antonyms": frozenset(tuple(pair) for pair in loaded["antonyms"]),
                     "base": loaded["base"],
                     "synonyms": synonyms,
+                    # WordNet's semantic classes the checks ask about (``data/kinds.json.gz``, built by
+                    # ``scripts/build_wordnet_lexicon.py``: see its docstring for each class).
+                    "kinds": {k: frozenset(kinds[k]) for k in _KIND_POS},
                 }
     return _DATA
 
@@ -157,6 +164,44 @@ def _prefix_swap(a: str, b: str) -> bool:
     """The same stem (three letters or more) behind two opposing prefixes."""
     return any(a.startswith(p) and b.startswith(q) and a[len(p):] == b[len(q):] and len(a) - len(p) >= 3
                for p, q in _PREFIX_SWAPS)
+
+
+@lru_cache(maxsize=65536)
+def of_kind(kind: str, word: str) -> bool:
+    """Some base form of ``word`` is in WordNet's class ``kind`` (a verb's class: as a verb, a noun's: as a noun)."""
+    table = _data()["kinds"][kind]
+    wanted = _KIND_POS[kind]
+    return any(w in table for w in lemmas(word) if not wanted or wanted in pos(w))
+
+
+_KIND_POS = {"feeling": "", "mental": "v", "happening": "n", "message": "n", "holding": "v"}
+
+
+def feeling(word: str) -> bool:
+    """``word`` names a feeling: an adjective of feeling ("nervous") or a form of a verb of emotion
+    ("stressed", "worried")."""
+    return of_kind("feeling", word)
+
+
+def mental(word: str) -> bool:
+    """``word`` is (a form of) a verb whose commonest sense thinks, perceives, says or feels ("think", "hope")."""
+    return of_kind("mental", word)
+
+
+def happening(word: str) -> bool:
+    """``word`` is (a form of) a noun whose commonest sense is an act, an event or a time ("project",
+    "trip", "deadline")."""
+    return of_kind("happening", word)
+
+
+def message(word: str) -> bool:
+    """``word`` is (a form of) a noun whose commonest sense is a communication ("question", "interview")."""
+    return of_kind("message", word)
+
+
+def holding(word: str) -> bool:
+    """``word`` is a form of a verb one of whose commonest senses uses or is ("using", "runs", "lives")."""
+    return of_kind("holding", word)
 
 
 def synonyms(a: str, b: str) -> bool:

@@ -36,7 +36,7 @@ def clause(a: Side, b: Side) -> bool:
                 continue
             # An action: a verb, or an unknown word where a command's verb stands ("cc the team"); a
             # statement ("it keeps dropping", "the budget is tight") tells why, it asks nothing more.
-            if _statement(words):
+            if statement(words) or words[0] in _ADJUNCT:
                 continue
             if any("v" in lexicon.pos(lexicon.lemma(t)) for t in words_content) or (words and words[0] == words_content[0]):
                 return True
@@ -48,10 +48,14 @@ _SUBJECTS = frozenset({"i", "it", "he", "she", "they", "we", "you", "this", "tha
 _FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "keeps", "keep", "seems", "does", "did", "am"})
 
 
+# A clause that opens with one of these prepositions is an adjunct of the request beside it ("for a
+# school project, ...", "in the test database, ..."), no action of its own: the condition check
+# judges whether it changes the request.
+_ADJUNCT = frozenset({"in", "on", "at", "for", "with", "without", "within", "inside", "under", "across", "over"})
 _DEGREE = frozenset({"just", "really", "super", "still", "finally", "totally", "kinda", "very", "so"})
 
 
-def _statement(words: list[str]) -> bool:
+def statement(words: list[str]) -> bool:
     """A clause that states rather than asks: a subject first (with its verb in one word: "i'm",
     "disk's"), or a noun (or two) then a finite verb; or, with
     the subject left out as chat leaves it, a verb that no command starts with (a participle or a past:

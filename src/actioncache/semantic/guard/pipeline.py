@@ -17,6 +17,7 @@ from . import (  # noqa: F401 - importing a check module registers its gate
     clause,
     code,
     comparison,
+    condition,
     date,
     direction,
     entity,
@@ -34,7 +35,7 @@ from .registry import RULE, VERIFIER, Gate, Pair, lookup
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "quantifier", "comparison",
                  "bound", "relation", "modality", "speech_act", "entity", "code_exact", "command_line", "role",
-                 "substitution", "clause")
+                 "substitution", "clause", "condition")
 _MEMORY = 4096
 log = logging.getLogger("actioncache.semantic")
 
