@@ -51,6 +51,8 @@ WORD_IN_A_LINE = [
     ("kubectl get pods", "kubectl get nodes"),
     ("brew install wget", "brew install curl"),
     ("git checkout main", "git checkout master"),  # a program's arguments, though English knows both words
+    ("npm run build", "npm build"),  # a word on one side only is another subcommand
+    ("git push", "git push origin main"),
 ]
 
 
@@ -79,6 +81,7 @@ SAME = [
     ("execute make clean", "make clean"),
     ("restart nginx", "please restart the nginx service"),  # the line's word said in prose
     ("restart nginx pls", "restart nginx"),  # a chat spelling is no argument
+    ("git status", "git status please"),  # nor is a word said to the agent
     ("Git checkout main", "git checkout main"),  # a capital that only opens the line
     ("what is the capital of france", "What is the capital of France?"),  # prose: case-folded
     ("set the timeout to 30 seconds", "timeout = 30 seconds"),  # an operator on one side only: prose

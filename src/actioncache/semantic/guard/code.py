@@ -147,6 +147,9 @@ def _bare(chunks: list[str]) -> bool:
 _SENTENCE_MARKS = ",.;:!?"
 
 
+_POLITE = frozenset({"please", "thanks", "thank", "now"})  # said to the agent, not to the program
+
+
 @lru_cache(maxsize=8192)
 def line_words(text: str) -> Counter[str]:
     """The words of a line typed for a program (:func:`_bare`), as typed but for a capital that only
@@ -158,7 +161,7 @@ def line_words(text: str) -> Counter[str]:
     chunks = _QUOTED.sub(" ", ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))).split()
     if not _bare(chunks):
         return Counter()
-    words = [t for t in map(_token, chunks) if t and t.lower() not in CHAT_SPELLINGS]
+    words = [t for t in map(_token, chunks) if t and t.lower() not in CHAT_SPELLINGS and t.lower() not in _POLITE]
     if words and _capitalised(words[0]):
         words[0] = words[0].lower()
     return Counter(words)
@@ -264,32 +267,36 @@ register(CodeExact())
 
 
 class CommandLine:
-    """The rule gate ``command_line``: two lines typed for a program (:func:`line_words`) each say a
-    word the other does not, and one of those is a word English does not know or differs from the
-    other side's only in case, or both lines start with a program's name (:func:`_program_first`);
-    an imperative's known words changed are the other checks' business ("resume playback" /
-    "continue playback" is a rewording), and so are numbers."""
+    """The rule gate ``command_line``: two lines typed for a program (:func:`line_words`) that both
+    start with a program's name (:func:`_program_first`) and say other words; or that each say a
+    word the other does not, one of them a word English does not know or one that differs from the
+    other side's only in case. An imperative's known words changed are the other checks' business
+    ("resume playback" / "continue playback" is a rewording), and so are numbers."""
 
     kind = RULE
     name = "command_line"
 
     def __call__(self, pair: Pair) -> str | None:
         mine, theirs = line_words(pair.request), line_words(pair.candidate)
-        if not (mine and theirs and mine - theirs and theirs - mine):
+        if not (mine and theirs) or mine == theirs:
+            return None
+        if _program_first(pair.request) and _program_first(pair.candidate):
+            # a program's arguments, not English: "git checkout main" / "... master", "npm run build"
+            # / "npm build" (a word on one side only is another subcommand or argument too)
+            return self.name
+        if not (mine - theirs and theirs - mine):
             return None
         changed = [w for w in (mine - theirs) + (theirs - mine) if not _NUMBER.fullmatch(w) and w.lower() not in CARDINALS]
         folded = Counter(w.lower() for w in changed)
         if any(n > 1 for n in folded.values()) or any(_foreign(w) for w in changed):
             return self.name  # a capital, or a word only the program knows
-        if changed and _program_first(pair.request) and _program_first(pair.candidate):
-            return self.name  # "git checkout main" / "git checkout master": arguments, not English
         return None
 
 
 def _program_first(text: str) -> bool:
     """The line starts with a program's name, a word English has no verb for ("git", "docker",
     "kubectl"), not with an imperative ("resume playback", "order 24 bagels"): its other words are
-    the program's arguments, and any of them changed is another request."""
+    the program's arguments."""
     first = next(iter(line_words(text)), "").lower()
     return bool(first) and "v" not in lexicon.pos(first)  # as typed: "docker" is no form of "dock"
 
