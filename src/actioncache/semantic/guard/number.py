@@ -174,11 +174,122 @@ def clock(tok: str) -> tuple[str, str] | None:
     return twelve, ("pm" if hour >= 12 else "am")
 
 
+# Units of time and what they hold: seconds for the units that convert exactly, months for the
+# calendar's ("30 days" is not "a month", "12 weeks" not "3 months"; "a year" is "12 months").
+_SECONDS = {"second": 1, "sec": 1, "secs": 1, "minute": 60, "min": 60, "mins": 60, "hour": 3600, "hr": 3600,
+            "hrs": 3600, "day": 86400, "week": 604800, "fortnight": 1209600}
+_MONTHS = {"month": 1, "year": 12, "decade": 120}
+# A unit counted once: "a week", "every minute", "one hour" (not after a number: "twice a week" is a rate).
+_ONCE = frozenset({"a", "an", "one", "every", "each", "per"})
+_EVERY = frozenset({"every", "each", "per"})
+
+
+def _time_unit(word: str) -> tuple[str, float] | None:
+    for form in (word, lexicon.lemma(word), word[:-1] if word.endswith("s") else word):
+        if form in _SECONDS:
+            return "s", _SECONDS[form]
+        if form in _MONTHS:
+            return "mo", _MONTHS[form]
+    return None
+
+
+def _amount(word: str) -> float | None:
+    """A number as written in a compound ("30", "3/4", "1.5", "one", "sixty")."""
+    if re.fullmatch(r"\d+(?:\.\d+)?", word):
+        return float(word)
+    fraction = re.fullmatch(r"(\d+)/(\d+)", word)
+    if fraction and int(fraction[2]):
+        return int(fraction[1]) / int(fraction[2])
+    if word in CARDINALS:
+        return float(CARDINALS[word])
+    return 1.0 if word in ("one", "a", "an") else None
+
+
+@lru_cache(maxsize=8192)
+def durations(side: Side) -> tuple[tuple[int, int, str], ...]:
+    """The lengths of time ``side`` says, as ``(start, end, value)`` over its tokens, each value
+    canonical: "5 minutes", "five minutes", "300 seconds" are ``300s``; "a 30-day notice" ``2592000s``;
+    "half an hour" ``1800s``; "a year", "12 months" ``12mo``."""
+    toks = side.tokens
+    found: list[tuple[int, int, str]] = []
+    spans = {start: (end, value) for start, end, value in number_spans(toks)}
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        before = toks[i - 1] if i else ""
+        compound = re.fullmatch(r"([\w./]+)-(\w+)", tok)  # "30-day", "3/4-hour", "one-hour", "60-min"
+        if compound and (unit := _time_unit(compound[2])) and (amount := _amount(compound[1])) is not None:
+            found.append((i, i + 1, _value(amount * unit[1]) + unit[0]))
+        elif i in spans and spans[i][0] < len(toks) and (unit := _time_unit(toks[spans[i][0]])):
+            found.append((i, spans[i][0] + 1, _value(float(spans[i][1]) * unit[1]) + unit[0]))
+        elif tok == "half" and toks[i + 1:i + 2] in (("a",), ("an",)) and i + 2 < len(toks) and (unit := _time_unit(toks[i + 2])):
+            found.append((i, i + 3, _value(0.5 * unit[1]) + unit[0]))  # "half an hour"
+        elif (tok in _ONCE and i + 1 < len(toks) and (unit := _time_unit(toks[i + 1]))
+              and not (is_number(before) or before in CARDINALS or before in ("once", "twice", "times"))):
+            found.append((i, i + 2, _value(unit[1]) + unit[0]))  # "a week", "every minute"
+        else:
+            i += 1
+            continue
+        start, end, value = found[-1]
+        rate = toks[start] in ("a", "an") and any(is_number(t) or t in CARDINALS for t in toks[max(0, start - 2):start])
+        if rate or toks[start] in _EVERY or (start and toks[start - 1] in _EVERY):
+            # "every minute", "each 60 seconds", "per week", "10 gb a month": a period, never a delay or a length
+            widened = start - 1 if not rate and toks[start] not in _EVERY else start  # "every 60 seconds"
+            found[-1] = (widened, end, "every" + value)
+        i = end
+    return tuple(found)
+
+
+def _without(side: Side, spans: tuple[tuple[int, int, str], ...]) -> Side:
+    cut = {k for start, end, _ in spans for k in range(start, end)}
+    tokens = tuple(t for k, t in enumerate(side.tokens) if k not in cut)
+    raw = tuple(t for k, t in enumerate(side.raw) if k not in cut) if len(side.raw) == len(side.tokens) else tokens
+    return Side(" ".join(tokens), tokens, raw)
+
+
+def same_durations(a: Side, b: Side) -> bool:
+    """The two sides say the same lengths of time, in other units ("60-min" / "one-hour", "7 days" /
+    "a week", "every minute" / "60 seconds"), and the same other numbers."""
+    mine, theirs = durations(a), durations(b)
+    return (bool(mine) and sorted(v for *_, v in mine) == sorted(v for *_, v in theirs)
+            and digit_groups(_without(a, mine)) == digit_groups(_without(b, theirs)))
+
+
+def spell_durations(a: Side, b: Side) -> tuple[Side, Side]:
+    """Both sides with each length of time spelt as one token of its value ("60-min" and "one hour"
+    both ``3600s``), when they say the same ones (:func:`same_durations`); else as they are. Every
+    check then reads one duration as one thing: not a name ("60-min"), not a date ("a week")."""
+    if not same_durations(a, b):
+        return a, b
+    return _spelt_durations(a), _spelt_durations(b)
+
+
+def _spelt_durations(side: Side) -> Side:
+    """``side`` with each length of time said as a number of seconds or of months ("a week": "604800
+    seconds", "every minute": "every 60 seconds"), which the other number checks read as they read
+    any number and its unit (its relation, its bound)."""
+    toks, raw, text = list(side.tokens), list(side.raw), side.text
+    keep_raw = len(raw) == len(toks)
+    for start, end, value in reversed(durations(side)):
+        every = value.startswith("every")
+        amount, unit = re.fullmatch(r"(?:every)?([\d.]+)(s|mo)", value).groups()  # type: ignore[union-attr]
+        spelt = ["every"] * every + [amount, "seconds" if unit == "s" else "months"]
+        said = r"\s+".join(re.escape(t) for t in toks[start:end])
+        text = re.sub(rf"(?<!\w){said}(?!\w)", " ".join(spelt), text, count=1)
+        toks[start:end] = spelt
+        if keep_raw:
+            raw[start:end] = spelt
+    return Side(text, tuple(toks), tuple(raw) if keep_raw else tuple(toks))
+
+
 @rule("number")
 def numbers(a: Side, b: Side) -> bool:
     """The digits, the number words, a shared number's unit or a rate's unit differ."""
     if digit_groups(a) != digit_groups(b):
         return True
+    mine, theirs = durations(a), durations(b)
+    if mine and theirs and sorted(v for *_, v in mine) != sorted(v for *_, v in theirs):
+        return True  # "every minute" / "in a minute", "a week" / "a month"
     a_words = {t for t in a.tokens if t in NUMBER_WORDS and t not in CARDINALS}
     b_words = {t for t in b.tokens if t in NUMBER_WORDS and t not in CARDINALS}
     if a_words and b_words and a_words != b_words:

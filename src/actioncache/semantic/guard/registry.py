@@ -41,15 +41,21 @@ class Pair:
 
     @cached_property
     def sides(self) -> tuple[Side, Side]:
-        """Both requests read by the rules, compounds spelt alike."""
-        return align(side(self.request), side(self.candidate))
+        """Both requests read by the rules, compounds and lengths of time spelt alike."""
+        return _alike(side(self.request), side(self.candidate))
 
     @cached_property
     def story_sides(self) -> tuple[Side, Side]:
         """Both stories (both requests when neither has a history) read by the rules."""
         if self.story is None:
             return self.sides
-        return align(side(self.story[0]), side(self.story[1]))
+        return _alike(side(self.story[0]), side(self.story[1]))
+
+
+def _alike(a: Side, b: Side) -> tuple[Side, Side]:
+    from .number import spell_durations  # late: the number module registers its gates here
+
+    return spell_durations(*align(a, b))
 
 
 @runtime_checkable
