@@ -137,3 +137,12 @@ def test_a_year_before_or_from_is_still_another_relation():
 def test_a_capital_m_after_a_number_is_million():
     assert digit_groups(side("a csv with 2M transaction rows")) == digit_groups(side("a csv of 2 million rows"))
     assert contrast("dedupe the 2M rows", "dedupe the 3 million rows") == "number"
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("Twelve. Suggest some team activities.", "12 people. activity suggestions?", True),  # "suggest" is no unit
+    ("Five. List the options.", "5 options, list them", True),
+    ("book 12 rooms", "book 12 seats", False),  # a noun after a shared number still is its unit
+])
+def test_a_verb_after_a_number_opens_the_next_sentence_it_is_no_unit(a, b, same):
+    assert (contrast(a, b) is None) is same and (contrast(b, a) is None) is same

@@ -408,13 +408,20 @@ def units(side: Side) -> dict[str, str]:
             if i and toks[i - 1] in UNIT_SYMBOLS:
                 unit = UNIT_SYMBOLS[toks[i - 1]]
             elif end < len(toks) and not is_number(toks[end]) and (
-                    toks[end] not in lexicon.FUNCTION_WORDS or toks[end] in UNIT_SYMBOLS):
+                    toks[end] not in lexicon.FUNCTION_WORDS or toks[end] in UNIT_SYMBOLS) and not _verb_only(toks[end]):
                 unit = _unit_name(toks[end])
             out.setdefault(value, unit)
             i = end
             continue
         i += 1
     return {k: v for k, v in out.items() if v}
+
+
+def _verb_only(word: str) -> bool:
+    """A word English knows only as a verb is no unit: the next sentence starts there ("Twelve.
+    Suggest some activities" counts twelve of nothing said)."""
+    kinds = lexicon.pos(word) or lexicon.pos(lexicon.lemma(word))
+    return kinds == "v"
 
 
 def decisive_units(side: Side) -> dict[str, str]:
