@@ -26,7 +26,9 @@ A second file, ``data/kinds.json.gz`` (:func:`kinds`), groups words by WordNet's
   "deadline"): what one does or has to do, not what one is or owns;
 * ``message``: nouns whose first sense is a communication ("question", "interview", "file", "account");
 * ``holding``: verbs one of whose first senses uses or is ("use", "live", "run" as a program
-  runs): their progressive states what one has ("i'm using python 2"), not what one does.
+  runs): their progressive states what one has ("i'm using python 2"), not what one does;
+* ``person``: nouns whose first sense is a person ("tenant", "landlord", "manager", "intern"): a
+  relation to the speaker ("my tenant" / "my landlord") names who plays which part.
 
 Run once when WordNet changes (the output is committed; nothing reads WordNet at run time):
     apt-get install wordnet-base      # Debian's package of the WordNet 3.0 database
@@ -222,7 +224,7 @@ def kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> dic
                 return True
         return False
 
-    feeling, mental, happening, message, holding = set(), set(), set(), set(), set()
+    feeling, mental, happening, message, holding, person = set(), set(), set(), set(), set(), set()
     for (word, pos), keys in index.items():
         if "_" in word or not word.isalpha():
             continue
@@ -235,10 +237,12 @@ def kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> dic
             happening.add(word)
         if pos == "n" and lex(keys[0]) == "noun.communication":
             message.add(word)
+        if pos == "n" and lex(keys[0]) == "noun.person":
+            person.add(word)
         if pos == "v" and any(lex(k) in ("verb.consumption", "verb.stative") for k in first):
             holding.add(word)
     return {"feeling": sorted(feeling), "mental": sorted(mental), "happening": sorted(happening), "message": sorted(message),
-            "holding": sorted(holding)}
+            "holding": sorted(holding), "person": sorted(person)}
 
 
 def write_kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> None:
@@ -246,7 +250,7 @@ def write_kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) 
              "licence": LICENCE, **kinds(root, synsets)}
     with gzip.GzipFile(KINDS_OUT, "wb", compresslevel=9, mtime=0) as fh:
         fh.write(json.dumps(table, separators=(",", ":")).encode("utf-8"))
-    print(f"{KINDS_OUT}: " + ", ".join(f"{len(table[k])} {k}" for k in ("feeling", "mental", "happening", "message", "holding")))
+    print(f"{KINDS_OUT}: " + ", ".join(f"{len(table[k])} {k}" for k in ("feeling", "mental", "happening", "message", "holding", "person")))
 
 
 if __name__ == "__main__":

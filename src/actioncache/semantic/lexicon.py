@@ -174,7 +174,7 @@ def of_kind(kind: str, word: str) -> bool:
     return any(w in table for w in lemmas(word) if not wanted or wanted in pos(w))
 
 
-_KIND_POS = {"feeling": "", "mental": "v", "happening": "n", "message": "n", "holding": "v"}
+_KIND_POS = {"feeling": "", "mental": "v", "happening": "n", "message": "n", "holding": "v", "person": "n"}
 
 
 def feeling(word: str) -> bool:
@@ -202,6 +202,11 @@ def message(word: str) -> bool:
 def holding(word: str) -> bool:
     """``word`` is a form of a verb one of whose commonest senses uses or is ("using", "runs", "lives")."""
     return of_kind("holding", word)
+
+
+def person(word: str) -> bool:
+    """``word`` is (a form of) a noun whose commonest sense is a person ("tenant", "manager", "sister")."""
+    return of_kind("person", word)
 
 
 def synonyms(a: str, b: str) -> bool:

@@ -1,8 +1,12 @@
 """``person``: the owner or addressee changes: a possessive or object pronoun only one side has
-faces one of another person on the other ("cancel my order" / "cancel his order")."""
+faces one of another person on the other ("cancel my order" / "cancel his order"); or one
+possessor's relation names another person: "my tenant" / "my landlord", "my manager" / "my
+employee" (WordNet's nouns whose first sense is a person). A relation and its converse name the
+two parties of one relation, so they swap who plays which part."""
 
 from __future__ import annotations
 
+from .. import lexicon
 from .registry import rule
 from .text import Side, only_in
 
@@ -20,3 +24,34 @@ def person(a: Side, b: Side) -> bool:
     pa = {PERSONS[t] for t in left if t in PERSONS}
     pb = {PERSONS[t] for t in right if t in PERSONS}
     return bool(pa and pb and not pa & pb)
+
+
+@rule("relative")
+def relative(a: Side, b: Side) -> bool:
+    """The same possessor's relation is another person on each side ("sue my landlord" / "my tenant
+    sues me", "my former intern" / "my former boss"), and neither side names the other's."""
+    ra, rb = _relatives(a), _relatives(b)
+    words_a = {lexicon.lemma(t) for t in a.tokens}
+    words_b = {lexicon.lemma(t) for t in b.tokens}
+    return any(p == q and x != y and x not in words_b and y not in words_a and not lexicon.synonyms(x, y)
+               for p, x in ra for q, y in rb)
+
+
+def _relatives(side: Side) -> set[tuple[str, str]]:
+    """(possessor, person noun) for each "my tenant", "our former manager" (past up to two adjectives)."""
+    toks = side.tokens
+    out = set()
+    for i, tok in enumerate(toks):
+        if tok not in _POSSESSORS:
+            continue
+        for j in range(i + 1, min(i + 4, len(toks))):
+            word = toks[j]
+            if lexicon.person(word):
+                out.add((PERSONS[tok], lexicon.lemma(word)))
+                break
+            if word in lexicon.FUNCTION_WORDS or "a" not in lexicon.pos(word):
+                break
+    return out
+
+
+_POSSESSORS = frozenset({"my", "our", "your", "his", "her", "their"})

@@ -33,7 +33,7 @@ from . import (  # noqa: F401 - importing a check module registers its gate
 from .registry import RULE, VERIFIER, Gate, Pair, lookup
 
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
-DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "quantifier", "comparison",
+DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "relative", "quantifier", "comparison",
                  "bound", "relation", "modality", "speech_act", "entity", "code_exact", "command_line", "role",
                  "substitution", "clause", "condition")
 _MEMORY = 4096

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .. import lexicon
 from .entity import is_entity
+from .frame import swapped
 from .number import number_spans
 from .registry import rule
 from .text import (
@@ -95,6 +96,8 @@ def role(a: Side, b: Side) -> bool:
     """A relation governs other words, its words trade places, or the same words stand in another order."""
     if _list_reordered(a, b) or _conjuncts_swapped(a.tokens, b.tokens):
         return False  # the members of a list, or two conjuncts, in another order play the same parts
+    if swapped(a, b):
+        return True  # two participants both sides name trade a part
     wa, wb = _wh_role(a), _wh_role(b)
     if wa and wb and wa != wb and a.tokens[0] == b.tokens[0] and set(content(a)) == set(content(b)):
         return True

@@ -1,0 +1,68 @@
+"""Role swaps: the same participants in other parts are another request; the same parts reworded are not.
+
+Pairs written for these tests (beyond the tuning sets' shapes), checked in both directions.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from actioncache.semantic.guard import GATES, Pair, contrast
+
+
+def _both(a: str, b: str) -> tuple[str | None, str | None]:
+    return contrast(a, b), contrast(b, a)
+
+
+SWAPPED = [
+    ("Priya owes me $25 for the tickets, nudge her", "I owe Priya $25 for the tickets, nudge her"),
+    ("Give Omar admin rights on my repo; I keep read rights on his.",
+     "Give me admin rights on Omar's repo; he keeps read rights on mine."),
+    ("Book it so I sit in the front and my son in the back.", "Book it so my son sits in the front and I'm in the back."),
+    ("Set the cc address to ops@corp.io and the bcc address to audit@corp.io.",
+     "Set the cc address to audit@corp.io and the bcc address to ops@corp.io."),
+    ("In the invoices table, join payments on invoice_id, keeping all invoices.",
+     "In the payments table, join invoices on invoice_id, keeping all payments."),
+    ("Forward https://a.example.org to https://b.example.org", "forward https://b.example.org to https://a.example.org"),
+    ("My neighbour is driving me to the airport; write him a thank-you.",
+     "I'm driving my neighbour to the airport; write him a thank-you."),
+    ("What should I charge my customer per session as a personal trainer?",
+     "What should I pay a personal trainer per session as a customer?"),
+]
+
+CONVERSE = [
+    ("My landlord is threatening to evict me, what can I do?", "I'm threatening to evict my tenant, what can I do?"),
+    ("How do I thank my mentor for the advice?", "How do I thank my student for the advice?"),
+    ("Draft a complaint to my employer about overtime.", "Draft a complaint to my employee about overtime."),
+]
+
+
+@pytest.mark.parametrize("a, b", SWAPPED)
+def test_the_same_participants_in_other_parts_are_refused(a, b):
+    assert None not in _both(a, b)
+
+
+@pytest.mark.parametrize("a, b", CONVERSE)
+def test_the_speakers_relation_named_by_another_person_is_refused(a, b):
+    assert GATES["relative"](Pair(a, b)) and GATES["relative"](Pair(b, a))
+
+
+SAME_PARTS = [
+    ("Alex owes me $40 for dinner", "I'm owed $40 by Alex for dinner"),
+    ("Priya reviewed my pull request", "my pull request was reviewed by Priya"),
+    ("Summarize the paper's methods, results and limitations.", "Summarize the limitations, the methods and the results of the paper."),
+    ("Set up a weekly sync with Ana, Ben and Carla on Mondays", "Mondays, weekly sync with Carla, Ben and Ana, set it up"),
+    ("Restart the worker pods in staging, then check their logs.", "Check the logs of the staging worker pods after restarting them."),
+    ("Resize the images to 1024px and convert them to webp", "convert the images to webp and resize to 1024px"),
+    ("How much did I spend on groceries last month?", "What was my total grocery spending for last month?"),
+]
+
+
+@pytest.mark.parametrize("a, b", SAME_PARTS)
+def test_the_same_parts_reworded_or_reordered_pass_the_role_gate(a, b):
+    assert GATES["role"](Pair(a, b)) is None and GATES["role"](Pair(b, a)) is None
+
+
+def test_the_same_relation_reworded_passes_the_relative_gate():
+    assert GATES["relative"](Pair("email my manager the report", "email the report to my manager")) is None
+    assert GATES["relative"](Pair("call my sister", "phone my sister")) is None
