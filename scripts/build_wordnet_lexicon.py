@@ -28,7 +28,11 @@ A second file, ``data/kinds.json.gz`` (:func:`kinds`), groups words by WordNet's
 * ``holding``: verbs one of whose first senses uses or is ("use", "live", "run" as a program
   runs): their progressive states what one has ("i'm using python 2"), not what one does;
 * ``person``: nouns whose first sense is a person ("tenant", "landlord", "manager", "intern"): a
-  relation to the speaker ("my tenant" / "my landlord") names who plays which part.
+  relation to the speaker ("my tenant" / "my landlord") names who plays which part;
+* ``person_kinds``: for each such noun, the classes above its first two senses (a hypernym and
+  its depth, up to three hops) that few person nouns share (at most ``NARROW_KIND``): two nouns
+  sharing one are the same kind of person said twice ("boss" / "manager": a leader two or three
+  hops up), not the two parties of a relation ("tenant" / "landlord" share none).
 
 Run once when WordNet changes (the output is committed; nothing reads WordNet at run time):
     apt-get install wordnet-base      # Debian's package of the WordNet 3.0 database
@@ -202,6 +206,7 @@ def senses(root: Path) -> dict[tuple[str, str], list[tuple[str, int]]]:
     return out
 
 
+NARROW_KIND = 300  # a class above more person nouns than this ("person", "worker") says nothing of which kind
 FIRST_SENSES = 3  # a word's kind is that of its commonest senses, not of a rare one
 FEELINGS = ("noun.feeling", "verb.emotion")
 
@@ -241,8 +246,23 @@ def kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> dic
             person.add(word)
         if pos == "v" and any(lex(k) in ("verb.consumption", "verb.stative") for k in first):
             holding.add(word)
+    def above(key: tuple[str, int]) -> set[str]:
+        out, frontier = set(), [key]
+        for depth in range(1, 4):
+            frontier = [(tpos, target) for k in frontier for symbol, target, tpos, _, _ in synsets[k]["pointers"]
+                        if symbol in ("@", "@i")]
+            out |= {f"{target}@{depth}" for _, target in frontier}
+        return out
+
+    classes = {w: set().union(*(above(k) for k in index[(w, "n")][:2])) for w in person}
+    count: dict[str, int] = defaultdict(int)
+    for found in classes.values():
+        for c in found:
+            count[c] += 1
+    person_kinds = {w: sorted(c for c in found if count[c] <= NARROW_KIND) for w, found in sorted(classes.items())}
     return {"feeling": sorted(feeling), "mental": sorted(mental), "happening": sorted(happening), "message": sorted(message),
-            "holding": sorted(holding), "person": sorted(person)}
+            "holding": sorted(holding), "person": sorted(person),
+            "person_kinds": {w: c for w, c in person_kinds.items() if c}}
 
 
 def write_kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> None:

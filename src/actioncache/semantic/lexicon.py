@@ -53,6 +53,7 @@ def _data() -> dict[str, Any]:
                     # WordNet's semantic classes the checks ask about (``data/kinds.json.gz``, built by
                     # ``scripts/build_wordnet_lexicon.py``: see its docstring for each class).
                     "kinds": {k: frozenset(kinds[k]) for k in _KIND_POS},
+                    "person_kinds": {w: frozenset(c) for w, c in kinds.get("person_kinds", {}).items()},
                 }
     return _DATA
 
@@ -207,6 +208,14 @@ def holding(word: str) -> bool:
 def person(word: str) -> bool:
     """``word`` is (a form of) a noun whose commonest sense is a person ("tenant", "manager", "sister")."""
     return of_kind("person", word)
+
+
+def same_kind_of_person(a: str, b: str) -> bool:
+    """Two person nouns share a narrow WordNet class at the same depth above them ("boss" /
+    "manager": leaders; "friend" / "mate": associates), so they may name one person in two words."""
+    table = _data()["person_kinds"]
+    left = set().union(*(table.get(x, frozenset()) for x in lemmas(a)))
+    return any(left & table.get(y, frozenset()) for y in lemmas(b))
 
 
 def synonyms(a: str, b: str) -> bool:

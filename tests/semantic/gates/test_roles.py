@@ -28,11 +28,18 @@ SWAPPED = [
      "I'm driving my neighbour to the airport; write him a thank-you."),
     ("What should I charge my customer per session as a personal trainer?",
      "What should I pay a personal trainer per session as a customer?"),
+    # The one asked to act is who acts; the owner of one thing; a doer turned undergoer.
+    ("Ask my lead to approve my expense report.", "Approve my lead's expense report."),
+    ("Set up a call where Mia interviews Zoe", "Set up a call where Zoe interviews Mia"),
+    ("How do I get reimbursed by my company for travel?", "How do I reimburse my employee for travel?"),
+    ("Show me how to coach a new hire.", "Show me how to be coached as a new hire."),
+    ("Remind Lee to pay Kim back on Friday", "Remind Kim to pay Lee back on Friday"),
+    ("Make my brother the executor and my sister the beneficiary", "Make my sister the executor and my brother the beneficiary"),
 ]
 
 CONVERSE = [
     ("My landlord is threatening to evict me, what can I do?", "I'm threatening to evict my tenant, what can I do?"),
-    ("How do I thank my mentor for the advice?", "How do I thank my student for the advice?"),
+    ("How do I thank my teacher for the advice?", "How do I thank my student for the advice?"),
     ("Draft a complaint to my employer about overtime.", "Draft a complaint to my employee about overtime."),
 ]
 
@@ -55,6 +62,11 @@ SAME_PARTS = [
     ("Restart the worker pods in staging, then check their logs.", "Check the logs of the staging worker pods after restarting them."),
     ("Resize the images to 1024px and convert them to webp", "convert the images to webp and resize to 1024px"),
     ("How much did I spend on groceries last month?", "What was my total grocery spending for last month?"),
+    ("Send the team a reminder about the deadline", "Send a reminder about the deadline to the team"),
+    ("The invoice should be paid by Acme", "Acme should pay the invoice"),
+    ("By end of day, I need the expense report submitted.", "Submit the expense report before end of day."),
+    ("Pay the electricity bill using my Amex.", "With my Amex, pay the electricity bill."),
+    ("Forward Tom's email to Jane", "Forward the email from Tom to Jane"),
 ]
 
 
@@ -66,3 +78,5 @@ def test_the_same_parts_reworded_or_reordered_pass_the_role_gate(a, b):
 def test_the_same_relation_reworded_passes_the_relative_gate():
     assert GATES["relative"](Pair("email my manager the report", "email the report to my manager")) is None
     assert GATES["relative"](Pair("call my sister", "phone my sister")) is None
+    assert GATES["relative"](Pair("How do I ask my boss for a raise?", "tips for asking my manager for a raise")) is None
+    assert GATES["relative"](Pair("a toast for my best friend's wedding", "a toast for my best mate's wedding")) is None

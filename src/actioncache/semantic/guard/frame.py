@@ -7,7 +7,7 @@ is read from what governs it:
 
 * a preposition: ``("to", "from address")``, the preposition and the two words before it (what it
   attaches to: "the reply-to address to X" and "the from address to X" are two slots);
-* a verb before it: ``("obj", "owe")``; a second object right after a first one is ``("obj2", verb)``;
+* a verb before it: ``("obj", "owe")``; of two objects in a row the first is who receives, ``("dat", verb)``;
 * otherwise the verb after it: ``("subj", "owe")``, or in the passive ("I'm owed $40 by Alex")
   ``("obj", "owe")``, the phrase after its "by" then being the subject; with no verb, the
   preposition after it ("my wife on the aisle"): ``("pre", "on")``.
@@ -82,8 +82,8 @@ def _verb(tok: str) -> bool:
 
 
 def _only_noun(tok: str) -> bool:
-    kinds = lexicon.pos(lexicon.lemma(tok)) or lexicon.pos(tok)
-    return bool(kinds) and "v" not in kinds and ("n" in kinds or "a" in kinds)
+    kinds = "".join(lexicon.pos(w) for w in lexicon.lemmas(tok) | {tok})
+    return bool(kinds) and "v" not in kinds and ("n" in kinds or "a" in kinds) and not tok.endswith("ing")
 
 
 def _name(tok: str, i: int) -> bool:
@@ -100,6 +100,29 @@ def _object_of_command(toks: tuple[str, ...], i: int) -> bool:
     if i == 0 or toks[i] in lexicon.FUNCTION_WORDS or "n" not in lexicon.pos(lexicon.lemma(toks[i])):
         return False
     return _verb(toks[i - 1]) and (i == 1 or toks[i - 2] in ("|", "to", "please", "and", "then"))
+
+
+def _present_tense(toks: tuple[str, ...], j: int) -> bool:
+    """A verb's "-s" form after a singular noun, before a preposition and a pronoun or article: "the
+    board presents to me" (the phrase is "the board")."""
+    tok, before = toks[j], toks[j - 1]
+    return (tok.endswith("s") and not before.endswith("s") and _verb(tok) and "n" in lexicon.pos(noun(before))
+            and j + 2 < len(toks) and toks[j + 1] in PREPOSITIONS
+            and (toks[j + 2] in PERSON_OF or toks[j + 2] in _DETERMINERS))
+
+
+def _past_tense(toks: tuple[str, ...], j: int) -> bool:
+    """A past form of a verb with no noun after it: a verb, not an adjective ("my tenant stopped
+    paying", not "a lost passport")."""
+    tok = toks[j]
+    irregular = lexicon.lemma(tok) != tok and not set(lexicon.pos(tok)) & {"n", "a"}
+    if not (tok.endswith(("ed", "en")) or irregular):
+        return False
+    if tok.endswith("s") or not _verb(tok):
+        return False
+    nxt = toks[j + 1] if j + 1 < len(toks) else "|"
+    return nxt == "|" or nxt in lexicon.FUNCTION_WORDS or nxt in PREPOSITIONS or not (
+        "n" in lexicon.pos(noun(nxt)) or _name(nxt, j + 1))
 
 
 def _inside_phrase(tok: str, i: int) -> bool:
@@ -155,25 +178,45 @@ def frame(side: Side) -> dict[str, frozenset[Role]]:
 @lru_cache(maxsize=4096)
 def _frame(text: str, capitals: frozenset[str]) -> dict[str, frozenset[Role]]:
     # A pronoun written in capitals is a name ("the US").
-    toks = tuple(f"{t}." if t in capitals and t in PERSON_OF else t for t in _tokens(text))
+    toks = _named(text, capitals)
+    phrases = _phrases(toks)
+    roles: dict[int, Role] = {}
+    return _frame_of(toks, phrases, roles)
+
+
+def _phrases(toks: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The noun phrases, as [start, end) spans."""
     n = len(toks)
-    phrases: list[tuple[int, int]] = []  # [start, end)
+    phrases: list[tuple[int, int]] = []
     i = 0
     while i < n:
-        if toks[i] != _POSS_MARK and (_starts_phrase(toks[i], i) or _object_of_command(toks, i)):
+        relative = toks[i] in ("that", "which", "who") and bool(phrases) and phrases[-1][1] == i
+        if toks[i] != _POSS_MARK and not relative and (_starts_phrase(toks[i], i) or _object_of_command(toks, i)):
             j = i + 1
             if toks[i] not in PERSON_OF or toks[i] in _POSSESSIVE:
-                while j < n and (_inside_phrase(toks[j], j) or toks[j] in _DETERMINERS and toks[j - 1] == _POSS_MARK):
+                while j < n and (_inside_phrase(toks[j], j) or toks[j] in _DETERMINERS and toks[j - 1] == _POSS_MARK) \
+                        and not _present_tense(toks, j) and not _past_tense(toks, j):
                     j += 1
-            if toks[i] in ("her", "his") and (j == i + 1):
-                pass  # "her" with nothing after is an object pronoun, "his" a pronoun of its own
             phrases.append((i, j))
             i = j
         else:
             i += 1
-    roles: dict[int, Role] = {}
+    return phrases
+
+
+def _named(text: str, capitals: frozenset[str]) -> tuple[str, ...]:
+    # A pronoun written in capitals is a name ("the US").
+    return tuple(f"{t}." if t in capitals and t in PERSON_OF else t for t in _tokens(text))
+
+def _frame_of(toks: tuple[str, ...], phrases: list[tuple[int, int]], roles: dict[int, Role]) -> dict[str, frozenset[Role]]:
+    controlled: dict[int, Role] = {}
     for index, (start, _end) in enumerate(phrases):
         roles[index] = _role(toks, phrases, index, roles)
+        end = phrases[index][1]
+        if roles[index][0] in ("obj", "dat") and end + 1 < len(toks) and toks[end] == "to" and _verb(toks[end + 1]) \
+                and not _only_noun(toks[end + 1]):
+            # "ask my manager to review my pr": the one asked is who reviews.
+            controlled[index] = ("subj", lexicon.lemma(toks[end + 1]))
         # A list's members play one part: a member after "and", "or" or a comma right after the member
         # before it, with no verb of its own, plays that member's part ("methods, results and limitations").
         if index and roles[index][0] in ("none", "pre") and start >= 1 and toks[start - 1] in ("and", "or", "|") \
@@ -192,9 +235,13 @@ def _frame(text: str, capitals: frozenset[str]) -> dict[str, frozenset[Role]]:
             if who is None:
                 continue
             if (toks[k] in _POSSESSIVE and k + 1 < end) or k + 1 < owner_end:
-                out.setdefault(who, set()).add(("poss", noun(toks[end - 1]), *role))
+                # What it owns: the word before the next "'s" ("my manager 's pr": my manager), else the head.
+                marks = [m for m in range(k + 2, end) if toks[m] == _POSS_MARK]
+                out.setdefault(who, set()).add(("poss", noun(toks[marks[0] - 1] if marks else toks[end - 1]), *role))
             else:
                 out.setdefault(who, set()).add(role)
+                if index in controlled:
+                    out[who].add(controlled[index])
     return {who: frozenset(parts) for who, parts in out.items()}
 
 
@@ -212,7 +259,10 @@ def _role(toks: tuple[str, ...], phrases: list[tuple[int, int]], index: int, rol
                     return ("subj", lexicon.lemma(toks[k]))
         return (before, *_attached(toks, start - 1))
     if index and phrases[index - 1][1] == start and roles.get(index - 1, ("",))[0] == "obj":
-        return ("obj2", roles[index - 1][1])  # "give the dog the cat's food"
+        # Two objects: the first is who receives ("send the team a reminder" is "send a reminder to
+        # the team"; "give the dog the cat's food").
+        roles[index - 1] = ("dat", roles[index - 1][1])
+        return ("obj", roles[index - 1][1])
     if before != "|" and before not in lexicon.FUNCTION_WORDS - {"get", "give", "tell", "show", "find", "make", "put",
                                                                 "set", "check", "see", "know", "want", "like"} \
             and _verb(before):
@@ -230,6 +280,8 @@ def _role(toks: tuple[str, ...], phrases: list[tuple[int, int]], index: int, rol
             return ("obj", lexicon.lemma(toks[k + 1]))
         if _passive(toks, k):
             return ("obj", lexicon.lemma(verb))
+        if k == end and verb.endswith("ed") and before in ("need", "needs", "want", "wants", "get", "got", "have", "has", "had"):
+            return ("obj", lexicon.lemma(verb))  # "i need the report submitted": the report undergoes it
         return ("subj", lexicon.lemma(verb) if verb not in _BE else "be")
     if k < len(toks) and toks[k] in PREPOSITIONS:
         return ("pre", toks[k])
@@ -260,6 +312,13 @@ def swapped(a: Side, b: Side) -> bool:
     / "so my wife sits by the window", "redirect x to y" / "redirect y to x")."""
     fa, fb = frame(a), frame(b)
     shared = fa.keys() & fb.keys()
+    # One participant is the doer of a verb on one side and its undergoer on the other ("how do I get
+    # reimbursed" / "how do I reimburse my employee", "alex owes me" / "i owe alex").
+    for who in shared:
+        for side_x, side_y in ((fa[who], fb[who]), (fb[who], fa[who])):
+            if any(r[0] == "subj" and ("obj", *r[1:]) in side_y and ("obj", *r[1:]) not in side_x
+                   and r not in side_y for r in side_x):
+                return True
     if len(shared) < 2:
         return False
     holders_a: dict[Role, set[str]] = {}
@@ -280,3 +339,46 @@ def swapped(a: Side, b: Side) -> bool:
                or (y in _PRONOUNS and y[0] != "3") for x in lost for y in gained):
             return True
     return False
+
+
+@lru_cache(maxsize=4096)
+def _voices(text: str, capitals: frozenset[str]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The verbs said in the active with an object after them ("interview a candidate"), in a
+    passive without a subject or a "by" ("how to be interviewed"), and in a passive with a "by"."""
+    toks = _named(text, capitals)
+    inside = {k for start, end in _phrases(toks) for k in range(start, end)}
+    starts = {start for start, _ in _phrases(toks)}
+    active, bare, agent = set(), set(), set()
+    for k, tok in enumerate(toks):
+        if k in inside or tok in lexicon.FUNCTION_WORDS or not _verb(tok):
+            continue
+        if _passive(toks, k):
+            rest = toks[k + 1:k + 6]
+            until = rest.index("|") if "|" in rest else len(rest)
+            if "by" in rest[:until]:
+                agent.add(lexicon.lemma(tok))
+            elif _controlled(toks, k):
+                bare.add(lexicon.lemma(tok))
+        elif k + 1 in starts and not tok.endswith("ed"):
+            active.add(lexicon.lemma(tok))
+    return frozenset(active), frozenset(bare), frozenset(agent)
+
+
+def _controlled(toks: tuple[str, ...], k: int) -> bool:
+    """The passive at ``k`` has no subject of its own: an infinitive or a gerund ("how to be
+    interviewed", "getting paid"), whose undergoer is whoever wants or does it (the speaker)."""
+    j = k - 1
+    while j >= 0 and toks[j] in ("not", "also", "still", "just"):
+        j -= 1
+    if j < 0:
+        return False
+    return toks[j] in ("being", "getting") or (toks[j] in ("be", "get") and j > 0 and toks[j - 1] == "to")
+
+
+def voice_turned(a: Side, b: Side) -> bool:
+    """One verb done to something on one side ("how to interview a job candidate") is undergone
+    on the other, with no one named as its doer ("how to be interviewed as a job candidate"): the
+    speaker moved from doing it to having it done."""
+    va = _voices(a.text, frozenset(t.lower() for t in a.raw if t.isupper() and len(t) > 1))
+    vb = _voices(b.text, frozenset(t.lower() for t in b.raw if t.isupper() and len(t) > 1))
+    return bool((va[0] - vb[0] - vb[2]) & (vb[1] - va[1])) or bool((vb[0] - va[0] - va[2]) & (va[1] - vb[1]))

@@ -2,7 +2,8 @@
 faces one of another person on the other ("cancel my order" / "cancel his order"); or one
 possessor's relation names another person: "my tenant" / "my landlord", "my manager" / "my
 employee" (WordNet's nouns whose first sense is a person). A relation and its converse name the
-two parties of one relation, so they swap who plays which part."""
+two parties of one relation, so they swap who plays which part; two nouns of one narrow WordNet
+class ("boss" / "manager") may name the same person."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def relative(a: Side, b: Side) -> bool:
     ra, rb = _relatives(a), _relatives(b)
     words_a = {lexicon.lemma(t) for t in a.tokens}
     words_b = {lexicon.lemma(t) for t in b.tokens}
-    return any(p == q and x != y and x not in words_b and y not in words_a and not lexicon.synonyms(x, y)
-               for p, x in ra for q, y in rb)
+    return any(p == q and x != y and lexicon.lemma(x) not in words_b and lexicon.lemma(y) not in words_a
+               and not lexicon.synonyms(x, y)
+               and not lexicon.same_kind_of_person(x, y) for p, x in ra for q, y in rb)
 
 
 def _relatives(side: Side) -> set[tuple[str, str]]:
@@ -47,7 +49,7 @@ def _relatives(side: Side) -> set[tuple[str, str]]:
         for j in range(i + 1, min(i + 4, len(toks))):
             word = toks[j]
             if lexicon.person(word):
-                out.add((PERSONS[tok], lexicon.lemma(word)))
+                out.add((PERSONS[tok], word))
                 break
             if word in lexicon.FUNCTION_WORDS or "a" not in lexicon.pos(word):
                 break

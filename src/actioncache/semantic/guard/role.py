@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import lexicon
 from .entity import is_entity
-from .frame import swapped
+from .frame import swapped, voice_turned
 from .number import number_spans
 from .registry import rule
 from .text import (
@@ -96,8 +96,8 @@ def role(a: Side, b: Side) -> bool:
     """A relation governs other words, its words trade places, or the same words stand in another order."""
     if _list_reordered(a, b) or _conjuncts_swapped(a.tokens, b.tokens):
         return False  # the members of a list, or two conjuncts, in another order play the same parts
-    if swapped(a, b):
-        return True  # two participants both sides name trade a part
+    if swapped(a, b) or voice_turned(a, b):
+        return True  # two participants both sides name trade a part, or the doer became the undergoer
     wa, wb = _wh_role(a), _wh_role(b)
     if wa and wb and wa != wb and a.tokens[0] == b.tokens[0] and set(content(a)) == set(content(b)):
         return True
