@@ -32,7 +32,9 @@ A second file, ``data/kinds.json.gz`` (:func:`kinds`), groups words by WordNet's
 * ``person_kinds``: for each such noun, the classes above its first two senses (a hypernym and
   its depth, up to three hops) that few person nouns share (at most ``NARROW_KIND``): two nouns
   sharing one are the same kind of person said twice ("boss" / "manager": a leader two or three
-  hops up), not the two parties of a relation ("tenant" / "landlord" share none).
+  hops up), not the two parties of a relation ("tenant" / "landlord" share none); with its own senses
+  that are persons (``<offset>@0``) and every class above them (``<offset>@*``), so that a noun said for one
+  of its kinds is the same person ("my kid" / "my daughter").
 
 Run once when WordNet changes (the output is committed; nothing reads WordNet at run time):
     apt-get install wordnet-base      # Debian's package of the WordNet 3.0 database
@@ -259,7 +261,12 @@ def kinds(root: Path, synsets: dict[tuple[str, int], dict] | None = None) -> dic
     for found in classes.values():
         for c in found:
             count[c] += 1
-    person_kinds = {w: sorted(c for c in found if count[c] <= NARROW_KIND) for w, found in sorted(classes.items())}
+    # Its own senses that are persons at depth 0, and every class above its first two as "<offset>@*" (for a noun said for one of
+    # its kinds: "my kid" / "my daughter", "my dad" / "my father").
+    person_kinds = {w: sorted({c for c in found if count[c] <= NARROW_KIND}
+                              | {f"{k[1]}@0" for k in index[(w, "n")] if lex(k) == "noun.person"}
+                              | {c.split("@")[0] + "@*" for c in found})
+                    for w, found in sorted(classes.items())}
     return {"feeling": sorted(feeling), "mental": sorted(mental), "happening": sorted(happening), "message": sorted(message),
             "holding": sorted(holding), "person": sorted(person),
             "person_kinds": {w: c for w, c in person_kinds.items() if c}}

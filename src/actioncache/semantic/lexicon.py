@@ -212,10 +212,15 @@ def person(word: str) -> bool:
 
 def same_kind_of_person(a: str, b: str) -> bool:
     """Two person nouns share a narrow WordNet class at the same depth above them ("boss" /
-    "manager": leaders; "friend" / "mate": associates), so they may name one person in two words."""
+    "manager": leaders; "friend" / "mate": associates), or one is a kind of the other ("daughter" /
+    "kid"), so they may name one person in two words."""
     table = _data()["person_kinds"]
     left = set().union(*(table.get(x, frozenset()) for x in lemmas(a)))
-    return any(left & table.get(y, frozenset()) for y in lemmas(b))
+    right = set().union(*(table.get(y, frozenset()) for y in lemmas(b)))
+    if any(not c.endswith("@*") for c in left & right):
+        return True
+    # One names a kind of the other ("daughter" is a kind of "kid"; "dad" of "father").
+    return any(c.endswith("@0") and c[:-1] + "*" in other for one, other in ((left, right), (right, left)) for c in one)
 
 
 def synonyms(a: str, b: str) -> bool:

@@ -35,6 +35,7 @@ SWAPPED = [
     ("Show me how to coach a new hire.", "Show me how to be coached as a new hire."),
     ("Remind Lee to pay Kim back on Friday", "Remind Kim to pay Lee back on Friday"),
     ("Make my brother the executor and my sister the beneficiary", "Make my sister the executor and my brother the beneficiary"),
+    ("how to be mentored by a senior engineer", "how to mentor a senior engineer"),
 ]
 
 CONVERSE = [
@@ -67,6 +68,15 @@ SAME_PARTS = [
     ("By end of day, I need the expense report submitted.", "Submit the expense report before end of day."),
     ("Pay the electricity bill using my Amex.", "With my Amex, pay the electricity bill."),
     ("Forward Tom's email to Jane", "Forward the email from Tom to Jane"),
+    # An instrument made subject, a question in the passive, a feeling's participle, two subjects together.
+    ("We deploy our web app with a Helm chart.", "Our Helm chart deploys a web app."),
+    ("Was my visa application approved?", "Check whether my visa application was approved."),
+    ("My dog ate chocolate, should I worry?", "My dog ate chocolate, should I be worried?"),
+    ("The groom is my brother Tom; he and Anna met at a gym.", "The groom is my brother Tom; he met Anna at a gym."),
+    ("Can I drink the tap water there?", "Is the tap water there safe to drink?"),
+    ("how to be promoted by my manager", "how can my manager promote me"),
+    ("The office closed on Monday; email my team.", "The office was closed on Monday; email my team."),
+    ("I lost my debit card, freeze it", "My debit card is lost, freeze it"),
 ]
 
 
@@ -80,3 +90,6 @@ def test_the_same_relation_reworded_passes_the_relative_gate():
     assert GATES["relative"](Pair("call my sister", "phone my sister")) is None
     assert GATES["relative"](Pair("How do I ask my boss for a raise?", "tips for asking my manager for a raise")) is None
     assert GATES["relative"](Pair("a toast for my best friend's wedding", "a toast for my best mate's wedding")) is None
+    # One names a kind of the other.
+    assert GATES["relative"](Pair("a bike for my kid, 10 years old", "a bike for my son, 10 years old")) is None
+    assert GATES["relative"](Pair("my dad has dementia, how do I cope", "my father has dementia, how do I cope")) is None

@@ -41,7 +41,7 @@ PREPOSITIONS = frozenset({"in", "on", "at", "for", "of", "with", "by", "from", "
                           "without", "among", "vs", "versus", "upon"})
 _BE = frozenset({"be", "am", "is", "are", "was", "were", "been", "being", "get", "gets", "got", "getting"})
 _AUXILIARIES = _BE | frozenset({"do", "does", "did", "have", "has", "had", "will", "would", "shall", "should", "can",
-                                "could", "may", "might", "must", "not", "to", "also", "still", "just", "really"})
+                                "could", "may", "might", "must", "not", "also", "still", "just", "really"})
 _POSS_MARK = "'s"
 # A web address or an e-mail address is one value (the shared tokens split them at ":" and "@").
 _VALUE = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s,;]*[^\s,;.]|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", re.IGNORECASE)
@@ -118,7 +118,7 @@ def _past_tense(toks: tuple[str, ...], j: int) -> bool:
     irregular = lexicon.lemma(tok) != tok and not set(lexicon.pos(tok)) & {"n", "a"}
     if not (tok.endswith(("ed", "en")) or irregular):
         return False
-    if tok.endswith("s") or not _verb(tok):
+    if tok.endswith(("s", "ing")) or not _verb(tok):
         return False
     nxt = toks[j + 1] if j + 1 < len(toks) else "|"
     return nxt == "|" or nxt in lexicon.FUNCTION_WORDS or nxt in PREPOSITIONS or not (
@@ -128,8 +128,8 @@ def _past_tense(toks: tuple[str, ...], j: int) -> bool:
 def _inside_phrase(tok: str, i: int) -> bool:
     """A word that continues a noun phrase: a noun or adjective (even one that can be a verb), a name,
     a number, a possessive mark."""
-    if tok == _POSS_MARK:
-        return True
+    if tok == _POSS_MARK or tok in ("very", "most", "least", "more", "less"):
+        return True  # "my very first meeting"
     if tok in lexicon.FUNCTION_WORDS or tok == "|" or tok in PREPOSITIONS:
         return False
     kinds = lexicon.pos(lexicon.lemma(tok)) + lexicon.pos(tok)
@@ -157,6 +157,10 @@ def noun(tok: str) -> str:
     """The base form of a noun ("owners" -> "owner"; ``lexicon.lemma`` may give a verb: "manager" -> "manage")."""
     forms = [w for w in lexicon.lemmas(tok) if "n" in lexicon.pos(w)]
     return min(forms, key=lambda w: (len(w), w)) if forms else tok
+
+
+def _participle(tok: str) -> bool:
+    return not tok.endswith(("ing", "s")) and lexicon.lemma(tok) != tok and _verb(tok)
 
 
 def _passive(toks: tuple[str, ...], k: int) -> bool:
@@ -194,7 +198,8 @@ def _phrases(toks: tuple[str, ...]) -> list[tuple[int, int]]:
         if toks[i] != _POSS_MARK and not relative and (_starts_phrase(toks[i], i) or _object_of_command(toks, i)):
             j = i + 1
             if toks[i] not in PERSON_OF or toks[i] in _POSSESSIVE:
-                while j < n and (_inside_phrase(toks[j], j) or toks[j] in _DETERMINERS and toks[j - 1] == _POSS_MARK) \
+                while j < n and (_inside_phrase(toks[j], j) or toks[j] in _DETERMINERS and toks[j - 1] == _POSS_MARK
+                                 or j == i + 1 and toks[i] in _POSSESSIVE and toks[j].endswith("ing")) \
                         and not _present_tense(toks, j) and not _past_tense(toks, j):
                     j += 1
             phrases.append((i, j))
@@ -214,14 +219,18 @@ def _frame_of(toks: tuple[str, ...], phrases: list[tuple[int, int]], roles: dict
         roles[index] = _role(toks, phrases, index, roles)
         end = phrases[index][1]
         if roles[index][0] in ("obj", "dat") and end + 1 < len(toks) and toks[end] == "to" and _verb(toks[end + 1]) \
-                and not _only_noun(toks[end + 1]):
+                and not _only_noun(toks[end + 1]) and _someone(toks[end - 1], end - 1):
             # "ask my manager to review my pr": the one asked is who reviews.
             controlled[index] = ("subj", lexicon.lemma(toks[end + 1]))
         # A list's members play one part: a member after "and", "or" or a comma right after the member
         # before it, with no verb of its own, plays that member's part ("methods, results and limitations").
-        if index and roles[index][0] in ("none", "pre") and start >= 1 and toks[start - 1] in ("and", "or", "|") \
-                and phrases[index - 1][1] == start - 1:
+        joined = index and start >= 1 and toks[start - 1] in ("and", "or", "|") and phrases[index - 1][1] == start - 1
+        if joined and roles[index][0] in ("none", "pre") and toks[start] not in _SUBJECT_PRONOUNS:
             roles[index] = roles[index - 1]
+        elif joined and toks[start - 1] != "|" and roles[index][0] == "subj" and roles[index - 1][0] in ("none", "pre"):
+            # Two subjects of one verb act together ("he and anna met" is "he met anna"): neither is
+            # its sole doer, so neither trades that part.
+            roles[index] = roles[index - 1] = ("with", *roles[index][1:])
     out: dict[str, set[Role]] = {}
     for index, (start, end) in enumerate(phrases):
         role = roles[index]
@@ -258,6 +267,8 @@ def _role(toks: tuple[str, ...], phrases: list[tuple[int, int]], index: int, rol
                 if _verb(toks[k]) and _passive(toks, k):
                     return ("subj", lexicon.lemma(toks[k]))
         return (before, *_attached(toks, start - 1))
+    if toks[start] in _SUBJECT_PRONOUNS:
+        return _subject_role(toks, end)  # "they say i underreported": "i" is a subject, never an object
     if index and phrases[index - 1][1] == start and roles.get(index - 1, ("",))[0] == "obj":
         # Two objects: the first is who receives ("send the team a reminder" is "send a reminder to
         # the team"; "give the dog the cat's food").
@@ -269,6 +280,17 @@ def _role(toks: tuple[str, ...], phrases: list[tuple[int, int]], index: int, rol
         return ("obj", lexicon.lemma(before))
     if before in ("give", "tell", "show", "find", "make", "put", "set", "check", "see", "know", "want", "like"):
         return ("obj", before)
+    return _subject_role(toks, end, before)
+
+
+def _someone(tok: str, i: int) -> bool:
+    """A word that names someone who can act: a pronoun, a name, a noun of a person."""
+    return tok in PERSON_OF or lexicon.person(tok) or (_name(tok, i) and not is_number(tok))
+
+
+def _subject_role(toks: tuple[str, ...], end: int, before: str = "|") -> Role:
+    """The part of a phrase ending at ``end`` that no verb or preposition governs: the subject of
+    the verb after it (in the passive, its object), or the preposition after it."""
     k = end
     while k < len(toks) and toks[k] in _AUXILIARIES:
         k += 1
@@ -277,10 +299,14 @@ def _role(toks: tuple[str, ...], phrases: list[tuple[int, int]], index: int, rol
     if k < len(toks) and toks[k] != "|" and toks[k] not in PREPOSITIONS and (_verb(toks[k]) or toks[k] in _BE):
         verb = toks[k]
         if k + 1 < len(toks) and verb in _BE and _verb(toks[k + 1]) and _passive(toks, k + 1):
-            return ("obj", lexicon.lemma(toks[k + 1]))
-        if _passive(toks, k):
-            return ("obj", lexicon.lemma(verb))
-        if k == end and verb.endswith("ed") and before in ("need", "needs", "want", "wants", "get", "got", "have", "has", "had"):
+            verb, k = toks[k + 1], k + 1
+        if _passive(toks, k) or (before in _BE and k == end and _participle(verb)):
+            # (The second: a question, "was my application approved".) A feeling's participle said of
+            # someone is their state ("i'm worried" is "i worry").
+            felt = lexicon.feeling(verb) and end > 0 and _someone(toks[end - 1], end - 1)
+            return ("subj" if felt else "obj", lexicon.lemma(verb))
+        if k == end and not verb.endswith(("s", "ing")) and lexicon.lemma(verb) != verb \
+                and before in ("need", "needs", "want", "wants", "get", "got", "have", "has", "had"):
             return ("obj", lexicon.lemma(verb))  # "i need the report submitted": the report undergoes it
         return ("subj", lexicon.lemma(verb) if verb not in _BE else "be")
     if k < len(toks) and toks[k] in PREPOSITIONS:
@@ -314,10 +340,12 @@ def swapped(a: Side, b: Side) -> bool:
     shared = fa.keys() & fb.keys()
     # One participant is the doer of a verb on one side and its undergoer on the other ("how do I get
     # reimbursed" / "how do I reimburse my employee", "alex owes me" / "i owe alex").
+    # Only where the verb is said with both parts on one side: "the office closed" is "the office
+    # was closed" (a verb whose subject undergoes it when it has no object).
     for who in shared:
-        for side_x, side_y in ((fa[who], fb[who]), (fb[who], fa[who])):
-            if any(r[0] == "subj" and ("obj", *r[1:]) in side_y and ("obj", *r[1:]) not in side_x
-                   and r not in side_y for r in side_x):
+        for fx, fy in ((fa, fb), (fb, fa)):
+            if any(r[0] == "subj" and ("obj", *r[1:]) in fy[who] and ("obj", *r[1:]) not in fx[who]
+                   and r not in fy[who] and (_held(fx, ("obj", *r[1:])) or _held(fy, r)) for r in fx[who]):
                 return True
     if len(shared) < 2:
         return False
@@ -331,8 +359,10 @@ def swapped(a: Side, b: Side) -> bool:
     for r in holders_a.keys() & holders_b.keys():
         if r[0] in ("none", "pre") or len(r) < 2 and r[0] != "as":
             continue
-        lost = holders_a[r] - holders_b[r]
-        gained = holders_b[r] - holders_a[r]
+        # What one side does something with may do it on the other ("we deploy the app with a helm
+        # chart" / "our helm chart deploys the app"): an instrument made subject trades no part.
+        lost = {x for x in holders_a[r] - holders_b[r] if not (r[0] == "subj" and _means(fb[x]))}
+        gained = {y for y in holders_b[r] - holders_a[r] if not (r[0] == "subj" and _means(fa[y]))}
         # A pronoun of the third person may be the other side's noun ("check their logs" / "check
         # the logs of the pods"): it trades a part only with another pronoun.
         if any(x != y and (x in _PRONOUNS) == (y in _PRONOUNS) or (x in _PRONOUNS and x[0] != "3")
@@ -341,10 +371,18 @@ def swapped(a: Side, b: Side) -> bool:
     return False
 
 
+def _held(frame_: dict[str, frozenset[Role]], role: Role) -> bool:
+    return any(role in parts for parts in frame_.values())
+
+
+def _means(parts: frozenset[Role]) -> bool:
+    return any(r[0] in ("with", "via", "using", "through") or r[:2] == ("obj", "use") for r in parts)
+
+
 @lru_cache(maxsize=4096)
 def _voices(text: str, capitals: frozenset[str]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The verbs said in the active with an object after them ("interview a candidate"), in a
-    passive without a subject or a "by" ("how to be interviewed"), and in a passive with a "by"."""
+    passive without a subject ("how to be interviewed"), and in another passive with a "by"."""
     toks = _named(text, capitals)
     inside = {k for start, end in _phrases(toks) for k in range(start, end)}
     starts = {start for start, _ in _phrases(toks)}
@@ -355,10 +393,10 @@ def _voices(text: str, capitals: frozenset[str]) -> tuple[frozenset[str], frozen
         if _passive(toks, k):
             rest = toks[k + 1:k + 6]
             until = rest.index("|") if "|" in rest else len(rest)
-            if "by" in rest[:until]:
-                agent.add(lexicon.lemma(tok))
-            elif _controlled(toks, k):
+            if _controlled(toks, k):
                 bare.add(lexicon.lemma(tok))
+            elif "by" in rest[:until]:
+                agent.add(lexicon.lemma(tok))
         elif k + 1 in starts and not tok.endswith("ed"):
             active.add(lexicon.lemma(tok))
     return frozenset(active), frozenset(bare), frozenset(agent)
@@ -377,8 +415,16 @@ def _controlled(toks: tuple[str, ...], k: int) -> bool:
 
 def voice_turned(a: Side, b: Side) -> bool:
     """One verb done to something on one side ("how to interview a job candidate") is undergone
-    on the other, with no one named as its doer ("how to be interviewed as a job candidate"): the
-    speaker moved from doing it to having it done."""
+    on the other in a passive with no subject of its own ("how to be interviewed as a job
+    candidate", "how to be mentored by a senior engineer"): the speaker moved from doing it to
+    having it done."""
     va = _voices(a.text, frozenset(t.lower() for t in a.raw if t.isupper() and len(t) > 1))
     vb = _voices(b.text, frozenset(t.lower() for t in b.raw if t.isupper() and len(t) > 1))
-    return bool((va[0] - vb[0] - vb[2]) & (vb[1] - va[1])) or bool((vb[0] - va[0] - va[2]) & (va[1] - vb[1]))
+    turned = ((va[0] - vb[0] - vb[2]) & (vb[1] - va[1])) | ((vb[0] - va[0] - va[2]) & (va[1] - vb[1]))
+    if not turned:
+        return False
+    # The same doer on both sides ("how to be promoted by my manager" / "how my manager can promote
+    # me") is the same act.
+    fa, fb = frame(a), frame(b)
+    return any(not any(("subj", verb) in fa[w] and ("subj", verb) in fb[w] for w in fa.keys() & fb.keys())
+               for verb in turned)
