@@ -69,6 +69,7 @@ def pos(word: str) -> str:
     return found
 
 
+@lru_cache(maxsize=65536)
 def known(word: str) -> bool:
     return word in FUNCTION_WORDS or bool(pos(word)) or bool(pos(lemma(word)))
 

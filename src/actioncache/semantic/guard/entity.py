@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from .. import lexicon
 from .registry import rule
@@ -68,6 +69,7 @@ def is_entity(raw: str, low: str, position: int) -> bool:
     return not lexicon.known(low)
 
 
+@lru_cache(maxsize=16384)
 def _misspelt(word: str) -> bool:
     """One letter off a WordNet word of five letters or more (dropped, doubled, swapped or replaced)."""
     letters = "abcdefghijklmnopqrstuvwxyz"

@@ -161,8 +161,11 @@ def split_contractions(tokens: list[str]) -> list[str]:
     return out
 
 
+_NUMBER_TOKEN = re.compile(r"\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|m)?")
+
+
 def is_number(tok: str) -> bool:
-    return any(c.isdigit() for c in tok) and bool(re.fullmatch(r"\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|m)?", tok))
+    return tok[:1].isdigit() and bool(_NUMBER_TOKEN.fullmatch(tok))  # (every gate asks, for every token)
 
 
 def number_key(tok: str) -> str:
