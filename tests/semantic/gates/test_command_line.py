@@ -67,6 +67,8 @@ OPERATORS = [
     ("list the files bigger than x where size < 10", "list the files bigger than x where size <= 10"),
     ("run make test | tee out.txt", "run make test || tee out.txt"),
     ("show rows where status == 'open'", "show rows where status != 'open'"),
+    ("UPDATE accounts SET balance = balance + 50 WHERE id = 7", "UPDATE accounts SET balance = balance - 50 WHERE id = 7"),
+    ("set x = a * b", "set x = a / b"),  # arithmetic between spaces, beside another operator
 ]
 
 
@@ -85,6 +87,7 @@ SAME = [
     ("Git checkout main", "git checkout main"),  # a capital that only opens the line
     ("what is the capital of france", "What is the capital of France?"),  # prose: case-folded
     ("set the timeout to 30 seconds", "timeout = 30 seconds"),  # an operator on one side only: prose
+    ("reset my password - how?", "how do I reset my password"),  # a hyphen between spaces on one side: a dash
     ("compare prices: Shark Stratos vs Dyson V15", "Compare the prices of the Dyson V15 and the Shark Stratos"),
 ]
 

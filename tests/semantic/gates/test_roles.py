@@ -93,3 +93,14 @@ def test_the_same_relation_reworded_passes_the_relative_gate():
     # One names a kind of the other.
     assert GATES["relative"](Pair("a bike for my kid, 10 years old", "a bike for my son, 10 years old")) is None
     assert GATES["relative"](Pair("my dad has dementia, how do I cope", "my father has dementia, how do I cope")) is None
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("Show emails sent by John", "Show emails sent to John", False),  # the doer, the recipient
+    ("Show files shared by Maria", "Show files shared with Maria", False),
+    ("list tickets assigned to Priya", "list tickets assigned by Priya", False),
+    ("Show emails sent by John", "Show emails sent from John", True),  # "from" names the doer too
+    ("list tickets assigned to Priya", "list tickets that were assigned to Priya", True),
+])
+def test_the_doer_a_passive_names_with_by_is_no_other_part(a, b, same):
+    assert (contrast(a, b) is None) is same and (contrast(b, a) is None) is same

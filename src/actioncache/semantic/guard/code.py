@@ -61,6 +61,7 @@ _LOWER_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z0-9]*)+")  # "getUser", "maxRet
 _ALNUM = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # letters and digits, hyphens between: "EC2", "OPS-142"
 # A comparison or a pipe, typed between spaces: "id = 5" is not "id != 5", "a | b" not "a || b".
 _OPERATOR = re.compile(r"&&|[!=<>|&≠≤≥]*[=<>|≠≤≥][!=<>|&≠≤≥]*")
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "×", "÷", "−"})
 # The closed classes of English that make a sentence prose: articles and possessives, pronouns,
 # question words, auxiliaries and modals, prepositions, conjunctions. A request with none of them
 # ("git checkout Main", "docker rmi web", "drop table Users") is a line typed for a program.
@@ -169,8 +170,10 @@ def line_words(text: str) -> Counter[str]:
 
 @lru_cache(maxsize=8192)
 def operators(text: str) -> Counter[str]:
-    """The comparisons and pipes typed between spaces ("id = 5", "a || b", "size > 5 GB")."""
-    return Counter(c for c in unicodedata.normalize("NFKC", text).split() if _OPERATOR.fullmatch(c))
+    """The comparisons, pipes and arithmetic typed between spaces ("id = 5", "a || b", "size > 5 GB",
+    "balance + 50"; a hyphen between spaces is a dash in prose, so it counts only against a side
+    that has operators too)."""
+    return Counter(c for c in unicodedata.normalize("NFKC", text).split() if _OPERATOR.fullmatch(c) or c in _ARITHMETIC)
 
 
 def exact_form(text: str) -> str:

@@ -318,11 +318,13 @@ def _role(word: str) -> bool:
 
 
 def _adjunct(gap: list[str], theirs: Side, ends: bool) -> bool:
+    if ends and (gap[-1] in _ADDITIVE or gap[-2:] == ["as", "well"]):
+        # "delete the old log files too": the request adds itself to something done or said before,
+        # which the plain request does not do, even with nothing else added
+        return True
     new = [w for w in uncovered(gap, theirs) if w not in DATE_WORDS and not is_number(w) and w not in ("as", "well")]
     if not new:
         return False
-    if ends and (gap[-1] in _ADDITIVE or gap[-2:] == ["as", "well"]):
-        return True
     for n, w in enumerate(gap):
         if w not in _SCOPE and not (w == "as" and n + 1 < len(gap) and _role(gap[n + 1])):
             continue

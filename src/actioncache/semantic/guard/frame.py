@@ -347,6 +347,13 @@ def swapped(a: Side, b: Side) -> bool:
             if any(r[0] == "subj" and ("obj", *r[1:]) in fy[who] and ("obj", *r[1:]) not in fx[who]
                    and r not in fy[who] and (_held(fx, ("obj", *r[1:])) or _held(fy, r)) for r in fx[who]):
                 return True
+        # The doer a passive names with "by" is not the one it names with another preposition on the
+        # same word ("emails sent by john" / "sent to john", "files shared by maria" / "with maria");
+        # "from" may name the doer too ("emails from john").
+        for fx, fy in ((fa, fb), (fb, fa)):
+            if any(r[0] == "by" and r not in fy[who] and any(q[1:] == r[1:] and q[0] not in ("by", "from") for q in fy[who])
+                   for r in fx[who]):
+                return True
     if len(shared) < 2:
         return False
     holders_a: dict[Role, set[str]] = {}
