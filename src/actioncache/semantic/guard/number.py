@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 
 from .. import lexicon
-from .registry import rule
+from .registry import SPELLINGS, rule
 from .text import (
     CARDINALS,
     NUMBER_WORDS,
@@ -262,6 +262,9 @@ def spell_durations(a: Side, b: Side) -> tuple[Side, Side]:
     if not same_durations(a, b):
         return a, b
     return _spelt_durations(a), _spelt_durations(b)
+
+
+SPELLINGS.append(spell_durations)
 
 
 def _spelt_durations(side: Side) -> Side:

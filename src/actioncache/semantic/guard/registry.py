@@ -52,10 +52,16 @@ class Pair:
         return _alike(side(self.story[0]), side(self.story[1]))
 
 
-def _alike(a: Side, b: Side) -> tuple[Side, Side]:
-    from .number import spell_durations  # late: the number module registers its gates here
+# Readings that spell both requests alike before any rule reads them, registered by the check
+# modules that own them (``number``: a length of time in other units).
+SPELLINGS: list[Callable[[Side, Side], tuple[Side, Side]]] = []
 
-    return spell_durations(*align(a, b))
+
+def _alike(a: Side, b: Side) -> tuple[Side, Side]:
+    a, b = align(a, b)
+    for spell in SPELLINGS:
+        a, b = spell(a, b)
+    return a, b
 
 
 @runtime_checkable
