@@ -27,6 +27,7 @@ SAME = [
     ("limit to 100 requests per minute", "limit to 100 requests per 60 seconds"),
     ("back up 10 gb per month", "back up 10 gb a month"),
     ("set the session timeout to 2 hours", "set the session timeout to 120 minutes"),
+    ("block my calendar for 90 minutes", "block my calendar for an hour and a half"),  # an outside tester's
 ]
 
 
@@ -46,6 +47,7 @@ DIFFERENT = [
     ("list stocks held more than a year", "list stocks held less than 12 months"),
     ("limit to 100 requests per minute", "limit to 100 requests per hour"),
     ("keep 7 days of logs for 3 apps", "keep a week of logs for 4 apps"),  # the other numbers still count
+    ("block my calendar for an hour and a half", "block my calendar for 2 hours"),
 ]
 
 

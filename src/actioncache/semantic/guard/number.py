@@ -231,6 +231,12 @@ def durations(side: Side) -> tuple[tuple[int, int, str], ...]:
             i += 1
             continue
         start, end, value = found[-1]
+        if toks[end:end + 3] == ("and", "a", "half"):  # "an hour and a half", "2 days and a half"
+            whole, scale = re.fullmatch(r"([\d.]+)(s|mo)", value).groups()  # type: ignore[union-attr]
+            per_unit = _time_unit(toks[end - 1])
+            if per_unit is not None:
+                end, value = end + 3, _value(float(whole) + per_unit[1] / 2) + scale
+                found[-1] = (start, end, value)
         rate = toks[start] in ("a", "an") and any(is_number(t) or t in CARDINALS for t in toks[max(0, start - 2):start])
         if rate or toks[start] in _EVERY or (start and toks[start - 1] in _EVERY):
             # "every minute", "each 60 seconds", "per week", "10 gb a month": a period, never a delay or a length
