@@ -81,6 +81,12 @@ def _trim(chunk: str) -> str:
     return chunk.lstrip(_LEAD).rstrip(_TRAIL)
 
 
+def _read(text: str) -> str:
+    """``text`` as the code checks read it: Unicode NFKC, backticks gone (they only mark code), an
+    arrow said as "to"."""
+    return ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))
+
+
 _CHAT = frozenset({"w/", "w/o", "b/c", "b4", "a/c", "n/a"})  # chat spellings with a slash: words
 
 
@@ -109,7 +115,7 @@ def kind(token: str) -> str | None:
 @lru_cache(maxsize=8192)
 def code_tokens(text: str) -> Counter[str]:
     """The tokens of ``text`` compared as typed, quoted strings included whole."""
-    text = ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))
+    text = _read(text)
     exact: Counter[str] = Counter()
     for quoted in _QUOTED.findall(text):
         exact["«" + " ".join(quoted[1:-1].split()) + "»"] += 1
@@ -133,6 +139,12 @@ def _command_line(chunks: list[str]) -> bool:
     return any(kind(t) == "exact" and t[:1] in "-+/~." for t in map(_token, chunks))
 
 
+# Inside a line: "Okay, TypeScript React.", "road trip: Denver to SLC" are sentences, and so is one
+# that ends in "?" or "!" ("Sounds fun!"); a line may end with a full stop: "Run git checkout Main."
+_SENTENCE_MARKS = ",.;:!?"
+_POLITE = frozenset({"please", "thanks", "thank", "now"})  # said to the agent, not to the program
+
+
 def _bare(chunks: list[str]) -> bool:
     """Two words or more and no prose: no article, pronoun, question word, auxiliary, preposition or
     conjunction, no sentence punctuation ("git checkout Main", "docker rmi web", "drop table Users"):
@@ -143,14 +155,6 @@ def _bare(chunks: list[str]) -> bool:
             and not chunks[-1].endswith(("?", "!")))
 
 
-# Inside a line: "Okay, TypeScript React.", "road trip: Denver to SLC" are sentences, and so is one
-# that ends in "?" or "!" ("Sounds fun!"); a line may end with a full stop: "Run git checkout Main."
-_SENTENCE_MARKS = ",.;:!?"
-
-
-_POLITE = frozenset({"please", "thanks", "thank", "now"})  # said to the agent, not to the program
-
-
 @lru_cache(maxsize=8192)
 def line_words(text: str) -> Counter[str]:
     """The words of a line typed for a program (:func:`_bare`), as typed but for a capital that only
@@ -159,7 +163,7 @@ def line_words(text: str) -> Counter[str]:
     / "git merge main", "git checkout Main" / "... main" (a word English may not know, may call a
     synonym, or may fold); a word said on one side only ("run cargo build" / "cargo build") is the
     other checks' business."""
-    chunks = _QUOTED.sub(" ", ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))).split()
+    chunks = _QUOTED.sub(" ", _read(text)).split()
     if not _bare(chunks):
         return Counter()
     words = [t for t in map(_token, chunks) if t and t.lower() not in CHAT_SPELLINGS and t.lower() not in _POLITE]
@@ -178,9 +182,9 @@ def operators(text: str) -> Counter[str]:
 
 def exact_form(text: str) -> str:
     """The exact-match form of a request: Unicode NFKC, whitespace collapsed, prose case-folded,
-    code (flags, paths, identifiers, operators, quoted strings, a command line's capitals and
-    capitals) as typed; backticks only mark code and go. An exact match is served with no check at
-    all: it folds only what the checks would fold."""
+    code (flags, paths, identifiers, operators, quoted strings, a command line's capitals past its
+    first letter) as typed; backticks only mark code and go. An exact match is served with no check
+    at all: it folds only what the checks would fold."""
     text = unicodedata.normalize("NFKC", text).replace("`", " ")
     chunks = ARROW.sub(" to ", _QUOTED.sub(" ", text)).split()
     command_line = _command_line(chunks) or _bare(chunks)  # the command_line gate compares bare lines' case
@@ -237,7 +241,7 @@ _PATH = re.compile(r"(?=[^/.]*[/.])[\w.~/-]+")  # a path or a file name: words w
 def prose_words(text: str) -> frozenset[str]:
     """The words and numbers ``text`` says in prose (outside its code tokens), lower-case, number
     words as digits."""
-    text = ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))
+    text = _read(text)
     chunks = _QUOTED.sub(" ", text).split()
     if _command_line(chunks):
         return frozenset()  # a command line's words are its arguments, not prose ("rsync -a src dest")
