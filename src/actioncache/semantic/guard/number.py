@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 from .. import lexicon
 from .registry import SPELLINGS, rule
@@ -205,13 +206,29 @@ def _amount(word: str) -> float | None:
     return 1.0 if word in ("one", "a", "an") else None
 
 
+class Duration(NamedTuple):
+    """A length of time a request says, over its tokens ``start:end``: ``amount`` seconds or months
+    (``scale`` ``"s"`` or ``"mo"``), a period when ``every``."""
+
+    start: int
+    end: int
+    amount: float
+    scale: str
+    every: bool = False
+
+    @property
+    def key(self) -> str:
+        """What two sides compare: "5 minutes", "five minutes", "300 seconds" are ``300s``; "every
+        minute" ``every60s``; "a year", "12 months" ``12mo``."""
+        return ("every" if self.every else "") + _value(self.amount) + self.scale
+
+
 @lru_cache(maxsize=8192)
-def durations(side: Side) -> tuple[tuple[int, int, str], ...]:
-    """The lengths of time ``side`` says, as ``(start, end, value)`` over its tokens, each value
-    canonical: "5 minutes", "five minutes", "300 seconds" are ``300s``; "a 30-day notice" ``2592000s``;
-    "half an hour" ``1800s``; "a year", "12 months" ``12mo``."""
+def durations(side: Side) -> tuple[Duration, ...]:
+    """The lengths of time ``side`` says: "5 minutes", "a 30-day notice", "half an hour", "an hour
+    and a half", "a year", "every minute", "10 gb a month" (a period)."""
     toks = side.tokens
-    found: list[tuple[int, int, str]] = []
+    found: list[Duration] = []
     spans = {start: (end, value) for start, end, value in number_spans(toks)}
     i = 0
     while i < len(toks):
@@ -219,35 +236,39 @@ def durations(side: Side) -> tuple[tuple[int, int, str], ...]:
         before = toks[i - 1] if i else ""
         compound = re.fullmatch(r"([\w./]+)-(\w+)", tok)  # "30-day", "3/4-hour", "one-hour", "60-min"
         if compound and (unit := _time_unit(compound[2])) and (amount := _amount(compound[1])) is not None:
-            found.append((i, i + 1, _value(amount * unit[1]) + unit[0]))
+            found.append(Duration(i, i + 1, amount * unit[1], unit[0]))
         elif i in spans and spans[i][0] < len(toks) and (unit := _time_unit(toks[spans[i][0]])):
-            found.append((i, spans[i][0] + 1, _value(float(spans[i][1]) * unit[1]) + unit[0]))
+            found.append(Duration(i, spans[i][0] + 1, float(spans[i][1]) * unit[1], unit[0]))
         elif tok == "half" and toks[i + 1:i + 2] in (("a",), ("an",)) and i + 2 < len(toks) and (unit := _time_unit(toks[i + 2])):
-            found.append((i, i + 3, _value(0.5 * unit[1]) + unit[0]))  # "half an hour"
+            found.append(Duration(i, i + 3, 0.5 * unit[1], unit[0]))  # "half an hour"
         elif (tok in _ONCE and i + 1 < len(toks) and (unit := _time_unit(toks[i + 1]))
               and not (is_number(before) or before in CARDINALS or before in ("once", "twice", "times"))):
-            found.append((i, i + 2, _value(unit[1]) + unit[0]))  # "a week", "every minute"
+            found.append(Duration(i, i + 2, unit[1], unit[0]))  # "a week", "every minute"
         else:
             i += 1
             continue
-        start, end, value = found[-1]
-        if toks[end:end + 3] == ("and", "a", "half"):  # "an hour and a half", "2 days and a half"
-            whole, scale = re.fullmatch(r"([\d.]+)(s|mo)", value).groups()  # type: ignore[union-attr]
-            per_unit = _time_unit(toks[end - 1])
+        said = found[-1]
+        if toks[said.end:said.end + 3] == ("and", "a", "half"):  # "an hour and a half", "2 days and a half"
+            per_unit = _time_unit(toks[said.end - 1])
             if per_unit is not None:
-                end, value = end + 3, _value(float(whole) + per_unit[1] / 2) + scale
-                found[-1] = (start, end, value)
-        rate = toks[start] in ("a", "an") and any(is_number(t) or t in CARDINALS for t in toks[max(0, start - 2):start])
-        if rate or toks[start] in _EVERY or (start and toks[start - 1] in _EVERY):
+                said = said._replace(end=said.end + 3, amount=said.amount + per_unit[1] / 2)
+        rate = toks[said.start] in ("a", "an") and any(is_number(t) or t in CARDINALS
+                                                      for t in toks[max(0, said.start - 2):said.start])
+        if rate or toks[said.start] in _EVERY or (said.start and toks[said.start - 1] in _EVERY):
             # "every minute", "each 60 seconds", "per week", "10 gb a month": a period, never a delay or a length
-            widened = start - 1 if not rate and toks[start] not in _EVERY else start  # "every 60 seconds"
-            found[-1] = (widened, end, "every" + value)
-        i = end
+            widened = said.start - 1 if not rate and toks[said.start] not in _EVERY else said.start  # "every 60 seconds"
+            said = said._replace(start=widened, every=True)
+        found[-1] = said
+        i = said.end
     return tuple(found)
 
 
-def _without(side: Side, spans: tuple[tuple[int, int, str], ...]) -> Side:
-    cut = {k for start, end, _ in spans for k in range(start, end)}
+def _duration_keys(side: Side) -> list[str]:
+    return sorted(d.key for d in durations(side))
+
+
+def _without(side: Side, spans: tuple[Duration, ...]) -> Side:
+    cut = {k for d in spans for k in range(d.start, d.end)}
     tokens = tuple(t for k, t in enumerate(side.tokens) if k not in cut)
     raw = tuple(t for k, t in enumerate(side.raw) if k not in cut) if len(side.raw) == len(side.tokens) else tokens
     return Side(" ".join(tokens), tokens, raw)
@@ -256,9 +277,9 @@ def _without(side: Side, spans: tuple[tuple[int, int, str], ...]) -> Side:
 def same_durations(a: Side, b: Side) -> bool:
     """The two sides say the same lengths of time, in other units ("60-min" / "one-hour", "7 days" /
     "a week", "every minute" / "60 seconds"), and the same other numbers."""
-    mine, theirs = durations(a), durations(b)
-    return (bool(mine) and sorted(v for *_, v in mine) == sorted(v for *_, v in theirs)
-            and digit_groups(_without(a, mine)) == digit_groups(_without(b, theirs)))
+    mine = _duration_keys(a)
+    return (bool(mine) and mine == _duration_keys(b)
+            and digit_groups(_without(a, durations(a))) == digit_groups(_without(b, durations(b))))
 
 
 def spell_durations(a: Side, b: Side) -> tuple[Side, Side]:
@@ -279,15 +300,13 @@ def _spelt_durations(side: Side) -> Side:
     any number and its unit (its relation, its bound)."""
     toks, raw, text = list(side.tokens), list(side.raw), side.text
     keep_raw = len(raw) == len(toks)
-    for start, end, value in reversed(durations(side)):
-        every = value.startswith("every")
-        amount, unit = re.fullmatch(r"(?:every)?([\d.]+)(s|mo)", value).groups()  # type: ignore[union-attr]
-        spelt = ["every"] * every + [amount, "seconds" if unit == "s" else "months"]
-        said = r"\s+".join(re.escape(t) for t in toks[start:end])
+    for d in reversed(durations(side)):
+        spelt = ["every"] * d.every + [_value(d.amount), "seconds" if d.scale == "s" else "months"]
+        said = r"\s+".join(re.escape(t) for t in toks[d.start:d.end])
         text = re.sub(rf"(?<!\w){said}(?!\w)", " ".join(spelt), text, count=1)
-        toks[start:end] = spelt
+        toks[d.start:d.end] = spelt
         if keep_raw:
-            raw[start:end] = spelt
+            raw[d.start:d.end] = spelt
     return Side(text, tuple(toks), tuple(raw) if keep_raw else tuple(toks))
 
 
@@ -296,8 +315,8 @@ def numbers(a: Side, b: Side) -> bool:
     """The digits, the number words, a shared number's unit or a rate's unit differ."""
     if digit_groups(a) != digit_groups(b):
         return True
-    mine, theirs = durations(a), durations(b)
-    if mine and theirs and sorted(v for *_, v in mine) != sorted(v for *_, v in theirs):
+    mine, theirs = _duration_keys(a), _duration_keys(b)
+    if mine and theirs and mine != theirs:
         return True  # "every minute" / "in a minute", "a week" / "a month"
     a_words = {t for t in a.tokens if t in NUMBER_WORDS and t not in CARDINALS}
     b_words = {t for t in b.tokens if t in NUMBER_WORDS and t not in CARDINALS}
