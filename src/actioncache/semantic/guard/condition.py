@@ -40,13 +40,12 @@ from .text import (
     CLAUSE_BREAK,
     DATE_WORDS,
     NOW,
-    TOKEN,
     Side,
     align,
     content_word,
     is_number,
-    split_contractions,
     uncovered,
+    words_of,
 )
 
 # A clause of its own: the shared clause breaks, a pictograph between two sentences, a dash or a bracket.
@@ -82,10 +81,6 @@ _DEGREE = frozenset({"so", "too", "very", "really", "super", "pretty", "quite", 
                      "extremely", "literally", "basically", "lowkey", "highkey", "honestly", "seriously", "such",
                      "way", "rather", "fairly", "somewhat", "slightly", "incredibly", "terribly", "awfully",
                      "truly", "utterly", "utter", "sooo", "soo", "mega", "hella", "bloody", "freaking"})
-
-
-def _words(text: str) -> list[str]:
-    return [t.lower() for t in split_contractions(TOKEN.findall(text))]
 
 
 def _adverb(word: str) -> bool:
@@ -226,7 +221,7 @@ def _owned(rest: list[str]) -> list[str] | None:
 
 
 def _clauses(side: Side) -> list[list[str]]:
-    return [w for w in (_words(part) for part in _CLAUSE.split(side.text)) if w]
+    return [w for w in (words_of(part) for part in _CLAUSE.split(side.text)) if w]
 
 
 def _with_parts(side: Side) -> Side:
@@ -275,10 +270,10 @@ def _lemma(word: str) -> str:
 def _adds_adjunct(mine: Side, theirs: Side) -> bool:
     """``mine`` is ``theirs`` with an adjunct inside the request: a scoping preposition and a noun
     ``theirs`` does not cover, or an added word marked as additional ("too", "as well")."""
-    parts = [w for w in (_words(p) for p in _SENTENCE.split(mine.text)) if w]
+    parts = [w for w in (words_of(p) for p in _SENTENCE.split(mine.text)) if w]
     flat = [w for p in parts for w in p]
     where = [n for n, p in enumerate(parts) for _ in p]
-    other = _words(theirs.text)
+    other = words_of(theirs.text)
     matcher = SequenceMatcher(None, [_lemma(w) for w in other], [_lemma(w) for w in flat], autojunk=False)
     matched = [False] * len(flat)
     covered = 0

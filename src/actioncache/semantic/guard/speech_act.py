@@ -36,7 +36,7 @@ import re
 from .. import lexicon
 from .chatter import SENTENCE_MARK
 from .registry import rule
-from .text import TOKEN, WH_WORDS, Side, split_contractions
+from .text import WH_WORDS, Side, words_of
 
 ACT, ASK, LOOK, PHRASE, HOW, MAY, STATE = "act", "ask", "look", "phrase", "how", "may", "state"
 _COMPATIBLE = {frozenset(pair) for pair in ((PHRASE, ACT), (PHRASE, ASK), (PHRASE, LOOK), (PHRASE, STATE),
@@ -200,7 +200,7 @@ def act(side: Side) -> str:
     """The act of the request's last sentence that asks or commands (see the module's notes)."""
     found = PHRASE
     for part in _SENTENCE_BREAK.split(side.text):
-        toks = [t.lower() for t in split_contractions(TOKEN.findall(part))]
+        toks = words_of(part)
         if not toks or toks[0] in ("thank", "thanks"):
             continue  # nothing, or thanks ("thank you kindly.")
         if toks == ["how"] and found in (ACT, LOOK, PHRASE):

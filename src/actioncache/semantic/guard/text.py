@@ -164,6 +164,11 @@ def split_contractions(tokens: list[str]) -> list[str]:
 _NUMBER_TOKEN = re.compile(r"\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|m)?")
 
 
+def words_of(text: str) -> list[str]:
+    """The words of ``text``, lower-case, contractions split ("don't": "do", "not")."""
+    return [t.lower() for t in split_contractions(TOKEN.findall(text))]
+
+
 def is_number(tok: str) -> bool:
     return tok[:1].isdigit() and bool(_NUMBER_TOKEN.fullmatch(tok))  # (every gate asks, for every token)
 
