@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -103,6 +104,33 @@ def test_a_background_refresh_raising_a_base_exception_lets_the_key_go(url, exc)
     assert cache.get(key)["value"] == "v1"  # nothing stored
     cache.wrap("s", lambda: "v2", {}, **SWR)
     assert _eventually(lambda: cache.get(key)["value"] == "v2")
+
+
+def test_a_caller_who_finds_the_lease_free_may_refresh_at_once(tmp_path):
+    """The moment a finished refresh's lease is free, the key is free in this process too: a caller
+    then starts the next refresh. A store whose release returns slowly (a network round trip after
+    the server let go) holds the ending refresh open in that window."""
+    from actioncache.stores.sqlite import SQLiteStore
+
+    released = threading.Event()
+
+    class SlowRelease(SQLiteStore):
+        def release_lease(self, key, token):
+            super().release_lease(key, token)
+            released.set()
+            time.sleep(1.0)
+
+    cache = Cache(store=SlowRelease(str(tmp_path / "slow.db")))
+    key = _seed_and_expire(cache, "slow")
+
+    def fails():
+        raise RuntimeError("upstream down")  # nothing stored: the entry stays stale
+
+    assert cache.wrap("slow", fails, {}, **SWR)["_cache_stale"] is True
+    assert released.wait(30)
+    assert cache.get(key)["value"] == "v1"
+    assert cache.wrap("slow", lambda: "v3", {}, **SWR)["_cache_stale"] is True
+    assert _eventually(lambda: cache.get(key)["value"] == "v3")
 
 
 @pytest.mark.parametrize("exc", [SystemExit, KeyboardInterrupt])

@@ -159,10 +159,12 @@ class Refresh:
                 flow.count(self.action, refreshes=1)
                 flow.save(key, self.action, *result, self.options, self.token)
         finally:
-            release_lease(flow.store, key, self.token)
+            # Unmarked here before the lease goes: a caller that finds the lease free must find the
+            # key free in this process too, or its refresh is refused by a mark about to vanish.
             with stale.lock:
                 if stale.refreshing.get(key) is self:
                     del stale.refreshing[key]
+            release_lease(flow.store, key, self.token)
             self.settled.set()
 
 
