@@ -39,16 +39,30 @@ PATIENT_CONNECT = {"postgres": "connect_timeout_s=2&"}
 
 def _server_store(name: str, base_url: str, option: str) -> CacheStore:
     """A store on a shared server, isolated by a unique Redis prefix / PostgreSQL table, removed at exit."""
-    import atexit
     from urllib.parse import urlsplit
 
     import services
 
     services.require(name, urlsplit(base_url).hostname or "127.0.0.1", urlsplit(base_url).port or 0)
-    store = open_store(f"{base_url}{'&' if '?' in base_url else '?'}{PATIENT}{PATIENT_CONNECT.get(name, '')}"
-                       f"{option}={unique('ac_')}")
-    atexit.register(lambda: _quietly(store.drop))
-    return store
+    url = f"{base_url}{'&' if '?' in base_url else '?'}{PATIENT}{PATIENT_CONNECT.get(name, '')}{option}={unique('ac_')}"
+    _drop_at_exit(url)
+    return open_store(url)
+
+
+def _drop_at_exit(url: str) -> None:
+    """Remove a test's table or prefix when the run ends, through a store opened then: holding the
+    test's own store until then kept every test's connections open, and a run's PostgreSQL ran
+    out of them ("too many clients")."""
+    import atexit
+
+    def drop() -> None:
+        store = open_store(url)
+        try:
+            store.drop()
+        finally:
+            store.close()
+
+    atexit.register(_quietly, drop)
 
 
 def _quietly(fn: Callable[[], object]) -> None:
@@ -107,11 +121,9 @@ def _seeded_store(name: str, url: str) -> CacheStore:
         services.require(name, "127.0.0.1", 0)  # not started: skip locally, fail under CI
     first = url.split("://", 1)[1].split("/", 1)[0].split(",")[0].rpartition("@")[2]
     services.require(name, first.rpartition(":")[0], int(first.rpartition(":")[2]))
-    store = open_store(f"{url}{'&' if '?' in url else '?'}{PATIENT}prefix={unique('ac_')}")
-    import atexit
-
-    atexit.register(lambda: _quietly(store.drop))
-    return store
+    url = f"{url}{'&' if '?' in url else '?'}{PATIENT}prefix={unique('ac_')}"
+    _drop_at_exit(url)
+    return open_store(url)
 
 
 def postgres_store(tmp_path: Path) -> CacheStore:

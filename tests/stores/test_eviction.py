@@ -16,11 +16,26 @@ LIMITED = ["memory", "sqlite", "libsql", "postgres", "duckdb"]
 VALUE = b"v" * 1000
 
 
+_POSTGRES_TABLES: list = []
+
+
+@pytest.fixture(autouse=True)
+def _drop_the_tables_a_test_made():
+    """Each PostgreSQL table goes with its test, and its connections with it: kept to the end of
+    the run, every test's pool stayed open and the server ran out of connections."""
+    yield
+    while _POSTGRES_TABLES:
+        store = _POSTGRES_TABLES.pop()
+        try:
+            store.drop()
+        finally:
+            store.close()
+
+
 def _open(kind: str, tmp_path, limit: int, policy: str):
     if kind == "memory":
         return open_store(f"memory://?max_size_bytes={limit}&eviction={policy}")
     if kind == "postgres":
-        import atexit
         import uuid
 
         import services
@@ -28,7 +43,7 @@ def _open(kind: str, tmp_path, limit: int, policy: str):
         services.require_postgres()
         store = open_store(f"{services.POSTGRES_URL}?connect_timeout_s=2&table=ev_{uuid.uuid4().hex[:12]}&max_size_bytes={limit}"
                            f"&eviction={policy}")
-        atexit.register(store.drop)
+        _POSTGRES_TABLES.append(store)
         return store
     if kind == "duckdb":
         return open_store(f"duckdb:///{tmp_path}/evict.duckdb?max_size_bytes={limit}&eviction={policy}")
