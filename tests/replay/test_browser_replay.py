@@ -254,3 +254,34 @@ def test_a_button_that_now_submits_elsewhere_is_not_clicked(page, site, plans):
     page.goto(site.url + "/raw/pay-v1")  # the unchanged page still replays
     outcome = replay_plan(plans, page, "pay the bill", url=site.url + "/raw/pay-v1")
     assert outcome.finished and site.other_posts == ["/pay", "/pay"]
+
+
+def test_a_landing_that_writes_its_title_after_load_is_waited_for_and_another_one_still_stops(page, site, plans):
+    """The page a step lands on is judged once it says what it is: a landing whose title and heading
+    a script writes after load is looked at again (as a missing element is), and one that then says
+    something else than the recorded landing still stops the replay."""
+    from actioncache.replay.browser import PageRecorder, replay_plan
+
+    RAW_PAGES["land-start"] = "<title>Cart</title><h1>Your cart</h1><a href='/raw/land-done'>Place the order</a>"
+    RAW_PAGES["land-done"] = "<title>Thank you</title><h1>Order placed</h1>"
+    page.goto(site.url + "/raw/land-start")
+    rec = PageRecorder(page)
+    rec.click("a")
+    rec.complete()
+    assert rec.save(plans, "place the order")
+
+    def late(title: str, heading: str) -> str:
+        return ("<body><script>setTimeout(() => { document.title = %r; "
+                "document.body.insertAdjacentHTML('afterbegin', '<h1>%s</h1>'); }, 700)</script></body>" % (title, heading))
+
+    RAW_PAGES["land-done"] = late("Thank you", "Order placed")
+    page.goto(site.url + "/raw/land-start")
+    outcome = replay_plan(plans, page, "place the order", wait_s=5)
+    assert outcome.finished, outcome.message
+    assert page.title() == "Thank you"
+
+    RAW_PAGES["land-done"] = late("Payment failed", "Try again")
+    page.goto(site.url + "/raw/land-start")
+    outcome = replay_plan(plans, page, "place the order", wait_s=5)
+    assert not outcome.finished and outcome.reason == FallbackReason.LANDING_CHANGED, outcome.message
+    assert "Payment failed" in outcome.message

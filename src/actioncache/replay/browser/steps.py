@@ -382,31 +382,43 @@ def _step(action: Action, page: Page, network: NetworkLog, previous: StepEffects
     stop = _unexpected(network, position)
     if stop is not None or effects is None:
         return stop
-    state = yield Outcome()
-    if state.get("controlled"):  # the step led to a page a service worker controls: nothing more is guarded
-        return ReplayFallback(FallbackReason.UNGUARDED_PAGE, f"action {position}: {_UNGUARDED}")
-    observed = ObservedOutcome(url=str(state.get("url") or page.url), captcha=bool(state.get("captcha")),
-                               status=network.document_status(step), answered=network.answered(step),
-                               prompt=bool(state.get("prompt")), dialogs=_count(state.get("dialogs")),
-                               alert=bool(state.get("alert")), js_dialogs=network.dialogs(step),
-                               missing=_missing(effects, network, step))
-    stop = check_outcome(effects, observed, step=position, target=target)
-    if stop is not None:
-        return stop
-    typed = {k: v for k, v in network.typed.items() if k <= plan_index}
-    decided = None
-    if decided_from is not None and network.guard is not None and effects.landing:
+    # A page that says nothing yet (no title, no heading: its navigation still committing on a loaded
+    # machine, or a script that writes them after load) is looked at again, as a missing element is,
+    # for at most wait_s, when the recorded page said something. A page that says something else
+    # stops the replay at once.
+    deadline = time.monotonic() + wait_s
+    while True:
+        state = yield Outcome()
+        if state.get("controlled"):  # the step led to a page a service worker controls: nothing more is guarded
+            return ReplayFallback(FallbackReason.UNGUARDED_PAGE, f"action {position}: {_UNGUARDED}")
+        observed = ObservedOutcome(url=str(state.get("url") or page.url), captcha=bool(state.get("captcha")),
+                                   status=network.document_status(step), answered=network.answered(step),
+                                   prompt=bool(state.get("prompt")), dialogs=_count(state.get("dialogs")),
+                                   alert=bool(state.get("alert")), js_dialogs=network.dialogs(step),
+                                   missing=_missing(effects, network, step))
+        stop = check_outcome(effects, observed, step=position, target=target)
+        if stop is not None:
+            return stop
+        typed = {k: v for k, v in network.typed.items() if k <= plan_index}
+        decided = None
+        if decided_from is not None:
+            exact = None
+            if href and not str(href).startswith(("javascript:", "#", "mailto:", "tel:")):
+                exact = landing_url(urljoin(page.url or "", str(href)), typed)
+            decided = (exact, str((action.element or {}).get("name") or ""), decided_from.name)
+        landed = check_landing(effects, landing_url(observed.url, typed),
+                               page_identity(state.get("title"), state.get("heading"), typed), step=position,
+                               decided=decided)
+        blank = not str(state.get("title") or "").strip() and not str(state.get("heading") or "").strip()
+        if landed is None or not blank or not effects.identity or time.monotonic() >= deadline:
+            break
+        yield Sleep(POLL_S)
+    if landed is None and decided_from is not None and network.guard is not None and effects.landing:
         # The resolver chose another item for this run's input: the ids its landing names stand for
         # the recorded landing's in the requests of the steps after it (and only those ids).
         network.guard.remap.update(id_changes(request_ids(effects.landing),
                                               request_ids(landing_url(observed.url, typed))))
-    if decided_from is not None:
-        exact = None
-        if href and not str(href).startswith(("javascript:", "#", "mailto:", "tel:")):
-            exact = landing_url(urljoin(page.url or "", str(href)), typed)
-        decided = (exact, str((action.element or {}).get("name") or ""), decided_from.name)
-    return check_landing(effects, landing_url(observed.url, typed),
-                         page_identity(state.get("title"), state.get("heading"), typed), step=position, decided=decided)
+    return landed
 
 
 def _count(value: Any) -> int:
