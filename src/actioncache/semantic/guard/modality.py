@@ -17,7 +17,7 @@ _MODALITY = {
 _SUBJECTS = {"i", "we", "you", "he", "she", "it", "they", "the", "my", "our", "this", "that", "there"}
 
 
-def modalities(side: Side) -> set[str]:
+def modalities(side: Side, simple_past: bool = True) -> set[str]:
     """Tense and modality of the request itself: an auxiliary that opens it or a question
     ("did I", "should we", "was the"), or follows a pronoun subject ("I should"). One inside a
     longer statement ("... can be used to ...") describes, it does not ask."""
@@ -43,7 +43,33 @@ def modalities(side: Side) -> set[str]:
             if tok != "had" and not perfect_question:
                 continue  # "has two doors", "have to": possession or obligation, not tense
         out.add(kind)
+    if simple_past and _asks_in_simple_past(toks):
+        out.add("past")
     return out
+
+
+def _asks_in_simple_past(toks: list[str]) -> bool:
+    """A question whose subject is its question word, asked in the simple past: "what made the build
+    fail", "who deployed this", "which test failed", "show me who changed line 42". It asks about the
+    past as "why did the build fail" does, with no auxiliary to say so."""
+    for i, wh in enumerate(toks):  # opening the request, or the question it embeds ("show me who changed it")
+        if wh not in ("what", "who", "which"):
+            continue
+        for tok in toks[i + 1:i + 3]:
+            if _simple_past(tok):
+                return True
+            if tok in _MODALITY or tok in ("is", "are", "am", "do", "does", "'s"):
+                break  # "what is", "who does": the tense is the auxiliary's
+    return False
+
+
+def _simple_past(tok: str) -> bool:
+    """A verb's past form: "-ed" of a verb ("failed", "deployed"), or an irregular one WordNet maps to
+    its verb that is no noun itself ("made", "broke", "went", "ran"; not "saw", "found")."""
+    if tok.endswith(("s", "ing")) or tok in _MODALITY:
+        return False
+    bases = [b for b in lexicon.lemmas(tok) if b != tok and "v" in lexicon.pos(b)]
+    return bool(bases) and (tok.endswith("ed") or "n" not in lexicon.pos(tok))
 
 
 def past_participle(tok: str) -> bool:
@@ -60,11 +86,13 @@ def modality(a: Side, b: Side) -> bool:
     present is no difference: a request is about what comes ("what's the weather tomorrow" / "how will
     the weather be tomorrow")."""
     ma, mb = modalities(a) - {"future"}, modalities(b) - {"future"}
-    if ma != mb and (ma and mb or "past" in ma | mb or overlap(a, b) >= ALIKE):
-        # Two modalities ("did I pay" / "should I pay"), a past on one side ("how many days did I use"),
-        # or a modal on one side only of two requests worded alike ("can I cancel my order" / "cancel my
-        # order"). A free rewording puts its own "should" or "can" in ("what are the symptoms of x" /
-        # "what signs should I look for"): the request is the same.
+    said = modalities(a, simple_past=False) | modalities(b, simple_past=False)
+    if ma != mb and (ma and mb or "past" in said or overlap(a, b) >= ALIKE):
+        # Two modalities ("did I pay" / "should I pay"), a past an auxiliary says on one side ("how many
+        # days did I use"), or a modal on one side only of two requests worded alike ("can I cancel my
+        # order" / "cancel my order"). A free rewording puts its own "should" or "can" in ("what are the
+        # symptoms of x" / "what signs should I look for"), or asks "what changed" for "summarize the
+        # changes": the request is the same.
         return True
     if "future" in modalities(a) | modalities(b) and "past" in modalities(a) | modalities(b):
         return True
