@@ -1,6 +1,6 @@
 """``negation`` and ``opposite``: one side says no, or a word only one side has opposes one of the other.
 
-``negation``: one side is negated (not, no, never, without, except, stop, n't ...), the other not,
+``negation``: one side is negated (not, no, never, without, except, stop, n't, "all but" ...), the other not,
 unless an opposite word cancels it ("not mandatory" is "optional").
 ``opposite``: a word only one side has is a WordNet antonym of a word only the other side has
 ("lock" / "unlock", "cheap" / "expensive", "add" / "remove"), negating or opposing prefixes included,
@@ -28,7 +28,23 @@ def negated(side: Side) -> bool:
     toks = side.tokens
     return any(t in NEGATIONS and not (t in ("no", "not") and i + 2 < len(toks) and toks[i + 1] in _BOUNDING
                                        and toks[i + 2] == "than")
-               for i, t in enumerate(toks))
+               for i, t in enumerate(toks)) or _but_excepts(toks)
+
+
+# "every service but the database", "all but one", "everyone but me": after a word for all of them,
+# "but" followed by what it leaves out is "except". A "but" that opens a clause ("..., but it is
+# slow", "but I want") joins two statements instead.
+_ALL = frozenset({"all", "every", "everything", "everyone", "everybody", "each", "any", "anything", "anyone"})
+_CLAUSE_SUBJECTS = frozenset({"i", "we", "you", "he", "she", "it", "they", "there", "this", "that", "not", "also",
+                              "then", "please", "do", "don't", "just", "still", "only", "if", "when"})
+
+
+def _but_excepts(toks: tuple[str, ...]) -> bool:
+    for i, tok in enumerate(toks):
+        if tok == "but" and i + 1 < len(toks) and toks[i + 1] not in _CLAUSE_SUBJECTS \
+                and any(t in _ALL for t in toks[:i]):
+            return True
+    return False
 
 
 @rule("negation")
