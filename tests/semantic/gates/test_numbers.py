@@ -146,3 +146,19 @@ def test_a_capital_m_after_a_number_is_million():
 ])
 def test_a_verb_after_a_number_opens_the_next_sentence_it_is_no_unit(a, b, same):
     assert tuple(reason is None for reason in _both(a, b)) == (same, same)
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("book seats for 2 adults", "book seats for 2 adults and 2 children", False),
+    ("buy 3 apples and 3 pears", "buy 3 apples", False),
+    ("reserve 1 double room", "reserve 1 double room and 1 single room", False),
+    ("buy 3 apples", "buy three apples please", True),
+    ("a table for 4 at the bistro", "a table for 4 people at the bistro", None),  # one count: not the number check's
+])
+def test_a_number_that_counts_another_thing_on_one_side_only_is_another_request(a, b, same):
+    """The class: the digits alike, one side counts something the other never names ("and 2 children")."""
+    reasons = _both(a, b)
+    if same is None:
+        assert "number" not in reasons
+    else:
+        assert tuple(reason is None for reason in reasons) == (same, same)

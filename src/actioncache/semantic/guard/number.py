@@ -328,6 +328,9 @@ def numbers(a: Side, b: Side) -> bool:
     if any(not same_unit(a_units[n], b_units[n]) and not (a_units[n] in b_words and b_units[n] in a_words)
            for n in a_units.keys() & b_units.keys()):
         return True  # (both words on both sides: "10 shares of apple" / "ten apple shares")
+    # A number that counts another thing on one side only: "2 adults" / "2 adults and 2 children".
+    if _counts_more(a, b, b_words) or _counts_more(b, a, a_words):
+        return True
     # A percentage or an amount of money on one side is not a bare number on the other.
     da, db = decisive_units(a), decisive_units(b)
     if any(n not in b_units for n in da) or any(n not in a_units for n in db):
@@ -420,6 +423,24 @@ def _unit_name(tok: str) -> str:
 def units(side: Side) -> dict[str, str]:
     """Number -> the unit written with it: a symbol before it ("$ 5"), or the word after it."""
     out: dict[str, str] = {}
+    for value, unit in counted(side):
+        out.setdefault(value, unit)
+    return {k: v for k, v in out.items() if v}
+
+
+def _counts_more(a: Side, b: Side, b_words: set[str]) -> bool:
+    """``a`` says a number of something ``b`` never names, with a number ``b`` says of something
+    else: the digits alike, the request bigger ("2 adults and 2 children" against "2 adults")."""
+    b_counted = counted(b)
+    b_values = {value for value, unit in b_counted if unit}  # ("a table for 4" / "for 4 people": one count)
+    return any(unit and value in b_values and (value, unit) not in b_counted and unit not in b_words
+               and lexicon.lemma(unit) not in b_words for value, unit in counted(a))
+
+
+def counted(side: Side) -> list[tuple[str, str]]:
+    """Each number of a request with the unit written with it (``""`` for none), in order, every
+    occurrence: a symbol before it ("$ 5"), or the word after it."""
+    out: list[tuple[str, str]] = []
     toks = side.tokens
     starts = {start: (end, value) for start, end, value in number_spans(toks)}
     i = 0
@@ -427,7 +448,7 @@ def units(side: Side) -> dict[str, str]:
         tok = toks[i]
         time = clock(tok)
         if time:
-            out.setdefault(time[0], time[1])  # "21:00" is 9 pm
+            out.append((time[0], time[1]))  # "21:00" is 9 pm
             i += 1
             continue
         if i in starts or is_number(tok) or tok in NUMBER_WORDS:
@@ -438,11 +459,11 @@ def units(side: Side) -> dict[str, str]:
             elif end < len(toks) and not is_number(toks[end]) and (
                     toks[end] not in lexicon.FUNCTION_WORDS or toks[end] in UNIT_SYMBOLS) and not _verb_only(toks[end]):
                 unit = _unit_name(toks[end])
-            out.setdefault(value, unit)
+            out.append((value, unit))
             i = end
             continue
         i += 1
-    return {k: v for k, v in out.items() if v}
+    return out
 
 
 def _verb_only(word: str) -> bool:
