@@ -31,6 +31,31 @@ FUNCTION_WORDS = FUNCTION_WORDS | frozenset([
     "everyone", "everything", "nothing", "nobody"])
 
 
+# Everyday words WordNet 3.0 (2006) never listed, so every check read them as names ("fyi", "repo",
+# "app", "signup"): a chattier or newer wording then "named" something the other side did not. Their
+# parts of speech as WordNet would give them; the abbreviations of chat as adverbs (they colour a
+# request). Product and program names (nginx, postgres, kubectl) are not here: they stay names.
+_NEWER_WORDS = {
+    **dict.fromkeys((
+        "app", "repo", "config", "timeout", "admin", "dev", "regex", "codebase", "namespace", "signup", "login",
+        "logout", "coworker", "timestamp", "whitespace", "onboarding", "inbox", "standup", "autoscaling", "autoscaler",
+        "timezone", "username", "hotfix", "tarball", "screenshot", "autopay", "changelog", "bodyweight", "dataset",
+        "smartphone", "backend", "frontend", "plugin", "emoji", "selfie", "hashtag", "livestream", "playlist",
+        "chatbot", "webhook", "endpoint", "runtime", "middleware", "lockfile", "linter", "microservice", "checkbox",
+        "dropdown", "popup", "toolbar", "sidebar", "navbar", "homepage", "subfolder", "subdirectory", "filename",
+        "hostname", "dataframe", "workspace", "uptime", "env", "prod", "bday", "tix", "pickleball", "keto",
+        "startup", "username", "passcode", "voicemail", "textbook", "website", "webpage", "offsite", "onsite",
+    ), "n"),
+    **dict.fromkeys(("unsubscribe", "rebase", "autofill", "livestream", "timebox"), "v"),
+    **dict.fromkeys(("refundable", "offline", "online", "onsite"), "a"),
+    **dict.fromkeys((
+        "lol", "lmao", "haha", "hehe", "fyi", "tbh", "imo", "imho", "btw", "omg", "ugh", "eek", "oof", "tho", "pls",
+        "plz", "thx", "ty", "idk", "asap", "lmk", "rn", "ya", "yep", "yup", "nope", "gonna", "wanna", "gotta", "kinda",
+        "sorta",
+    ), "r"),
+}
+
+
 def _data() -> dict[str, Any]:
     global _DATA
     if _DATA is None:
@@ -45,7 +70,7 @@ def _data() -> dict[str, Any]:
                     for word in group:
                         synonyms.setdefault(word, set()).add(index)
                 _DATA = {
-                    "pos": loaded["pos"],
+                    "pos": {**_NEWER_WORDS, **loaded["pos"]},  # WordNet's own entry wins
                     "proper": frozenset(loaded["proper"]),
                     "antonyms": frozenset(tuple(pair) for pair in loaded["antonyms"]),
                     "base": loaded["base"],
