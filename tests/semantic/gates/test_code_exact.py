@@ -71,3 +71,17 @@ def test_exact_form_is_stable_and_keeps_code(text):
     once = exact_form(text)
     assert exact_form(once) == once
     assert code_tokens(once) == code_tokens(text)
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("set timeout: 30 in the workflow yaml", "set timeout-minutes: 30 in the workflow yaml", False),
+    ("set retries: 3 in config.yaml", "set max-retries: 3 in config.yaml", False),
+    ("add worker_count: 4 to settings", "add worker_threads: 4 to settings", False),
+    ("set timeout: 30 in the workflow", "set the timeout to 30 in the workflow", True),
+    ("note: 5 items are missing, find them", "find the 5 missing items", True),
+    ("set debug: true in settings", "set debug to true in settings", True),
+])
+def test_a_settings_key_before_its_value_is_code(a, b, same):
+    """The class: "key: value" with a key of joined words (YAML, a config line) names one setting as
+    typed; a plain word before a colon may be prose."""
+    assert (contrast(a, b) is None, contrast(b, a) is None) == (same, same)

@@ -122,16 +122,32 @@ def code_tokens(text: str) -> Counter[str]:
     starts = True
     chunks = _QUOTED.sub(" ", text).split()
     command_line = _command_line(chunks)
-    for chunk in chunks:
+    for i, chunk in enumerate(chunks):
         token = _token(chunk)
         if token.endswith(("'s", "’s")) and len(token) > 2:
             token = token[:-2]  # a possessive is not part of the code: "draft.docx's name" names draft.docx
+        if _key(chunk, chunks[i + 1] if i + 1 < len(chunks) else ""):
+            exact[token] += 1  # "timeout-minutes: 30", "retries: 3": a setting's key, as typed
+            starts = False
+            continue
         if starts and _capitalised(token):
             token = token[0].lower() + token[1:]  # a capital that only starts a sentence ("Deploy.sh failed")
         starts = chunk[-1:] in ".!?:"
         if kind(token) == "exact" or (command_line and any(c.isupper() for c in token)):
             exact[token] += 1
     return exact
+
+
+_KEY = re.compile(r"[A-Za-z_]\w*(?:[._-]\w+)+:")  # words joined by "-", "_" or ".": a plain word and a colon may be prose
+_VALUE = re.compile(r"-?\d[\d.,]*\w*|true|false|yes|no|null|none|on|off|[\"'].*", re.IGNORECASE)
+
+
+def _key(chunk: str, following: str) -> bool:
+    """``chunk`` is a setting's key: words joined by "-", "_" or "." and a colon, followed by a value
+    (a number, a boolean, a quoted string), as in YAML or a config line ("timeout-minutes: 30",
+    "max_retries: 3"). Prose that introduces a list or a clause with a colon ("note: 5 items are
+    missing", "road trip: Denver to SLC") has a plain word there."""
+    return bool(_KEY.fullmatch(chunk)) and bool(_VALUE.fullmatch(following.rstrip(".,;")))
 
 
 def _command_line(chunks: list[str]) -> bool:
