@@ -48,7 +48,7 @@ def modalities(side: Side, simple_past: bool = True) -> set[str]:
     return out
 
 
-def _asks_in_simple_past(toks: list[str]) -> bool:
+def _asks_in_simple_past(toks: tuple[str, ...]) -> bool:
     """A question whose subject is its question word, asked in the simple past: "what made the build
     fail", "who deployed this", "which test failed", "show me who changed line 42". It asks about the
     past as "why did the build fail" does, with no auxiliary to say so."""
