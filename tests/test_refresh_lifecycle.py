@@ -133,6 +133,39 @@ def test_a_caller_who_finds_the_lease_free_may_refresh_at_once(tmp_path):
     assert _eventually(lambda: cache.get(key)["value"] == "v3")
 
 
+def test_a_caller_overtaken_by_another_refresh_finds_the_work_done_under_the_lease(tmp_path):
+    """Between a caller's stale read and its lease, another caller refreshed the key and let the
+    lease go: the first caller takes the lease, finds the entry fresh again and runs nothing (four
+    processes refreshing one stale key ran the function twice on a loaded machine)."""
+    from actioncache.stores.sqlite import SQLiteStore
+
+    path = tmp_path / "overtaken.db"
+    other = Cache(f"sqlite:///{path}")
+    overtaken: list[int] = []
+
+    class Overtaken(SQLiteStore):
+        def acquire_lease(self, name, ttl_s):
+            if not overtaken:  # the other caller's whole refresh happens right here
+                overtaken.append(1)
+                assert other.wrap("k", lambda: "v2", {}, **SWR)["_cache_stale"] is True
+                assert _eventually(lambda: other.get(key)["value"] == "v2" and _lease_is_free(other, key))
+            return super().acquire_lease(name, ttl_s)
+
+    cache = Cache(store=Overtaken(str(path)))
+    key = _seed_and_expire(cache, "k")
+    ran: list[int] = []
+
+    def again():
+        ran.append(1)
+        return "v3"
+
+    assert cache.wrap("k", again, {}, **SWR)["_cache_stale"] is True
+    assert overtaken
+    time.sleep(1.0)  # a refresh started here would have run by now
+    assert ran == [] and cache.get(key)["value"] == "v2"
+    assert _lease_is_free(other, key)
+
+
 @pytest.mark.parametrize("exc", [SystemExit, KeyboardInterrupt])
 def test_a_locked_run_raising_a_base_exception_releases_its_lease(url, exc):
     cache, other = Cache(url), Cache(url)

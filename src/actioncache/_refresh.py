@@ -75,6 +75,9 @@ class Stale:
         stale value. ``run`` computes (sync, or a coroutine for ``spawn`` to schedule); returns
         whether this caller started the refresh.
 
+        A caller whose stale read was overtaken (another caller refreshed the key and released its
+        lease before this one took it) finds the fresh entry under the lease and starts nothing.
+
         However the refresh ends (done, failed, raised a ``BaseException``, cancelled with its event
         loop, or cut short at interpreter exit) its heartbeat stops, its lease is released and the key
         is no longer marked refreshing here, so the next caller (in any process) may refresh it.
@@ -99,10 +102,23 @@ class Stale:
             refresh.end(None)
             return False
         refresh.token = token or None
+        if token and self._refreshed_meanwhile(key):
+            # Another caller's refresh stored the new value and let the lease go between this
+            # caller's stale read and its lease: the lease is taken again only to find the work done.
+            refresh.end(None)
+            return False
         refresh.heartbeat = Heartbeat(store, key, refresh.token, lease_s, alive=refresh.alive,
                                       on_dead=lambda: refresh.end(None))
         refresh.running = spawn(run, refresh.end)
         return True
+
+    def _refreshed_meanwhile(self, key: str) -> bool:
+        """The entry is fresh again (read under the lease just taken): nothing is left to refresh."""
+        try:
+            return self.flow.read(key, None).hit
+        except Exception as exc:  # noqa: BLE001 - unknown: refresh, as without the check
+            log.debug("re-reading %s under its lease failed: %s", key, exc)
+            return False
 
     def settle(self, deadline: float) -> None:
         """At interpreter exit: give the background refreshes still running until ``deadline``
