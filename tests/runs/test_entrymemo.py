@@ -256,13 +256,14 @@ def test_sidecars_replaced_by_symlinks_are_never_followed(ex, strace, tmp_path):
 # --- the memo's numeric read-set (manifest.memo_form) judges as the stored text does --------------
 
 _CHANGES = ("none", "chmod", "same size, times kept", "append", "new inode", "remove", "hard link", "touch",
-            "retarget link")
+            "retarget link", "create the missing name")
 
 
 def _records(root: Path) -> list[list[object]]:
-    """Every kind of stat record a trace makes, for a file, a directory, a link and a missing name."""
+    """Every kind of stat record a trace makes, for a file, a directory, a link, a missing name and
+    a name under a file (ENOTDIR); every kind of look at the two names that cannot be stat'ed."""
     records: list[list[object]] = []
-    for name in ("file", "dir", "link", "missing"):
+    for name in ("file", "dir", "link", "missing", "file/inner"):
         path = str(root / name)
         for kind in ("s", "l", "x", "o"):
             seen, _ = manifest.look("s" if kind == "o" else kind, path)
@@ -272,6 +273,8 @@ def _records(root: Path) -> list[list[object]]:
         try:
             info = os.stat(path)
         except OSError:
+            for kind in ("f", "d", "a", "r"):  # an error, whatever the look (first_change compares it at once)
+                records.append([kind, path, manifest.look(kind, path)[0], None])
             continue
         if not os.path.isdir(path):
             seen, _ = manifest.look("f", path)
@@ -302,6 +305,8 @@ def _change(root: Path, what: str) -> None:
     elif what == "retarget link":
         (root / "link").unlink()
         (root / "link").symlink_to("dir")
+    elif what == "create the missing name":
+        (root / "missing").write_bytes(b"")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
