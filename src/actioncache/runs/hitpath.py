@@ -64,8 +64,9 @@ _BAIL_ENV = ("ACTIONCACHE_CONFIG", "CACHE_SKIP", "ACTIONCACHE_FORCE_FRESH", "CAC
 
 
 def _env(*names: str) -> str:
+    environ = os.environ  # once: each use of os.environ is a call of _os's __getattr__ (~5 k instructions)
     for name in names:
-        value = os.environ.get(name, "").strip()
+        value = environ.get(name, "").strip()
         if value:
             return value
     return ""
@@ -186,7 +187,7 @@ def try_hit(argv: list[str]) -> int | None:
         # none of the store's files (a command that looks at them is not cached), sees none.
         return None
     opts = _parse(argv)
-    if opts is None or any(os.environ.get(name, "").strip() for name in _BAIL_ENV):
+    if opts is None or _env(*_BAIL_ENV):
         return None
     if _env("ACTIONCACHE_AUDIT_RATE", "CACHE_AUDIT_RATE") not in ("", "0", "0.0"):
         return None
