@@ -26,6 +26,11 @@ def memo_dir(ex) -> Path:
     return ex.sidecar("memo")
 
 
+def memos(ex) -> list[Path]:
+    """The memos ({signature hash}/{key hash}), not the vouches beside them (``hitpath.VOUCH_SUFFIX``)."""
+    return [p for p in memo_dir(ex).glob("*/*") if not p.name.endswith(hitpath.VOUCH_SUFFIX)]
+
+
 def settle() -> None:
     time.sleep(0.1)  # past the timestamp granularity of the store's last write: its signature is not racy
 
@@ -36,9 +41,9 @@ def hit_with_memo(ex) -> Path:
         ex.run(*ARGS)
     settle()
     assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()
-    memos = list(memo_dir(ex).glob("*/*"))  # {store}-exec-memo/{signature hash}/{key hash}
-    assert len(memos) == 1, memos
-    return memos[0]
+    found = memos(ex)  # {store}-exec-memo/{signature hash}/{key hash}
+    assert len(found) == 1, found
+    return found[0]
 
 
 def imported(result: subprocess.CompletedProcess) -> set[str]:
@@ -95,8 +100,8 @@ def test_a_changed_entry_is_replayed_from_the_store_not_the_memo(ex, strace):
     assert ex.run(*ARGS).stdout == b"the store's new answer\n"
     settle()
     assert ex.run(*ARGS).stdout == b"the store's new answer\n"  # through the memo written again
-    memos = list(memo_dir(ex).glob("*/*"))               # under the store's new signature, the old one's gone
-    assert len(memos) == 1 and b"the store's new answer\n" in memos[0].read_bytes()
+    found = memos(ex)                                    # under the store's new signature, the old one's gone
+    assert len(found) == 1 and b"the store's new answer\n" in found[0].read_bytes()
     assert not memo.exists()
 
 
@@ -136,6 +141,58 @@ def test_a_memo_that_is_not_whole_or_not_the_keys_is_not_used(ex, strace):
     version = hitpath.MEMO_MAGIC.rsplit(b" ", 2)[0] + b" "  # "actioncache-entry-memo N "
     memo.write_bytes(memo.read_bytes().replace(version, version + b"0", 1))
     assert ex.run(*ARGS).stdout == good  # another Python's marshal format
+
+
+def test_a_vouched_memo_changed_since_is_hashed_again(ex, strace):
+    """A memo whose hash a hit checked while it was settled is vouched for (its full stat signature
+    beside it, ``hitpath.VOUCH_SUFFIX``) and later hits do not hash it again; any change to it
+    (here: damaged, its length and its mtime kept) moves its ctime, and its hash is checked again."""
+    memo = hit_with_memo(ex)
+    good = (ex.work / "good.sh").read_bytes()
+    vouch = memo.with_name(memo.name + hitpath.VOUCH_SUFFIX)
+    settle()
+    assert ex.run(*ARGS).stdout == good and vouch.exists()  # its hash checked, it vouched for
+    assert ex.run(*ARGS).stdout == good  # through the vouch
+    before = memo.stat()
+    data = memo.read_bytes()
+    at = data.rindex(b"#!/bin/sh")  # in the replayed stdout (good.sh's text): "#" to "X", the length kept
+    memo.write_bytes(data[:at] + b"X" + data[at + 1:])
+    os.utime(memo, ns=(before.st_atime_ns, before.st_mtime_ns))  # its mtime back: its ctime moved
+    assert memo.stat().st_size == before.st_size and memo.stat().st_mtime_ns == before.st_mtime_ns
+    assert ex.run(*ARGS).stdout == good
+
+
+def test_a_memo_is_vouched_for_only_when_settled_and_only_as_it_is(ex, tmp_path):
+    """The vouch (the hash is not checked again) is written only when the memo's times were older
+    than the timestamp granularity before it was read, and is used only while the memo's stat
+    signature is exactly the one it names."""
+    store = str(ex.db)
+    stored = {"at": 1.0, "readset": [], "stdout": base64.b64encode(b"out\n").decode(), "stderr": ""}
+    row = (manifest.memo_form([stored]), None)  # as the memo keeps it
+    key = "exec:cat:" + "a" * 64
+    hitpath._memo_write(store, key, "sig", ([stored], None))
+    memo = next(ex.sidecar("memo").glob("*/" + "a" * 64))
+    vouch = memo.with_name(memo.name + hitpath.VOUCH_SUFFIX)
+    future = time.time_ns() + 10_000_000_000
+    os.utime(memo, ns=(future, future))  # an mtime not yet past: racy whatever the clock
+    assert hitpath._memo_row(store, key, ("sig", True)) == row
+    assert not vouch.exists()  # read, its hash checked, not vouched for
+    past = time.time_ns() - 10_000_000_000
+    os.utime(memo, ns=(past, past))
+    settle()
+    assert hitpath._memo_row(store, key, ("sig", True)) == row
+    assert vouch.exists()
+    # The payload changed under the same header (its hash no longer holds), the vouch kept: the
+    # signature it names is no longer the memo's (the rewrite moved the ctime), so the hash is checked.
+    data = memo.read_bytes()
+    memo.write_bytes(data.replace(b"out\n", b"OUT\n"))
+    os.utime(memo, ns=(past, past))
+    assert hitpath._memo_row(store, key, ("sig", True)) is None
+    # A vouch naming the memo's signature exactly is believed (the hash is not checked): what makes
+    # the line above mean something.
+    info = memo.stat()
+    vouch.write_text(f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_dev}")
+    assert hitpath._memo_row(store, key, ("sig", True))[0][0]["stdout"] == b"OUT\n"
 
 
 def test_a_racy_or_linked_store_signature_is_not_trusted(tmp_path):
@@ -189,7 +246,7 @@ def test_memos_of_a_signature_the_store_no_longer_has_are_removed(ex, tmp_path):
         db.execute("INSERT INTO other VALUES (1)")
     settle()
     assert ex.run(*ARGS).stdout == (ex.work / "good.sh").read_bytes()   # a query, and a new memo
-    left = list(memo_dir(ex).glob("*/*"))
+    left = memos(ex)
     assert len(left) == 1 and left[0] != memo and not memo.parent.exists()
     assert (outside / "keep-me").exists() and not (memo_dir(ex) / "a-link").exists()
 
@@ -256,13 +313,14 @@ def test_sidecars_replaced_by_symlinks_are_never_followed(ex, strace, tmp_path):
 # --- the memo's numeric read-set (manifest.memo_form) judges as the stored text does --------------
 
 _CHANGES = ("none", "chmod", "same size, times kept", "append", "new inode", "remove", "hard link", "touch",
-            "retarget link")
+            "retarget link", "create the missing name")
 
 
 def _records(root: Path) -> list[list[object]]:
-    """Every kind of stat record a trace makes, for a file, a directory, a link and a missing name."""
+    """Every kind of stat record a trace makes, for a file, a directory, a link, a missing name and
+    a name under a file (ENOTDIR); every kind of look at the two names that cannot be stat'ed."""
     records: list[list[object]] = []
-    for name in ("file", "dir", "link", "missing"):
+    for name in ("file", "dir", "link", "missing", "file/inner"):
         path = str(root / name)
         for kind in ("s", "l", "x", "o"):
             seen, _ = manifest.look("s" if kind == "o" else kind, path)
@@ -272,6 +330,8 @@ def _records(root: Path) -> list[list[object]]:
         try:
             info = os.stat(path)
         except OSError:
+            for kind in ("f", "d", "a", "r"):  # an error, whatever the look (first_change compares it at once)
+                records.append([kind, path, manifest.look(kind, path)[0], None])
             continue
         if not os.path.isdir(path):
             seen, _ = manifest.look("f", path)
@@ -302,6 +362,8 @@ def _change(root: Path, what: str) -> None:
     elif what == "retarget link":
         (root / "link").unlink()
         (root / "link").symlink_to("dir")
+    elif what == "create the missing name":
+        (root / "missing").write_bytes(b"")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

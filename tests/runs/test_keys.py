@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from actioncache.runs import keys
 from actioncache.runs.keys import file_digest, key_parts, path_candidates, run_key, tree_digest
 
 names = st.text(alphabet="abcdefgh", min_size=1, max_size=6)
@@ -201,3 +202,25 @@ def test_a_percent_encoded_hash_makes_the_file_it_names_private(ex, tmp_path):
     made = where / "c#d.db"
     assert made.is_file() and stat.S_IMODE(made.stat().st_mode) == 0o600
     assert not (where / "c").exists()
+
+
+def test_the_inherited_status_fields_are_what_a_walk_of_the_lines_finds(monkeypatch):
+    """``/proc/self/status``'s fields are found by their line (the last one that starts with the name
+    and a colon), not by a walk of every line: the same values, also for a process name holding a
+    line separator Python splits on (the kernel escapes newlines in it, not \\x1c)."""
+    text = ("Name:\tx\x1cSigBlk:\tffffffffffffffff\nUmask:\t0022\nSigBlk:\t0000000000000001\n"
+            "SigIgn:\t0000000001001000\nCapEff:\t000001fffeffffff\nSeccomp:\t2\nMems_allowed_list:\t0-1\n")
+
+    def walk(text: str) -> dict[str, str]:  # what the key read before, line by line
+        found = {}
+        for line in text.splitlines():
+            name, _, value = line.partition(":")
+            if name in keys._STATUS_FIELDS:
+                value = value.strip()
+                found[name] = format(int(value, 16) & ~keys._PYTHON_IGNORED, "016x") if name == "SigIgn" else value
+        return found
+
+    monkeypatch.setattr(keys, "_STATUS", [text])
+    found = keys._inherited_status()
+    assert found.pop("oom_score_adj").lstrip("-").isdigit()
+    assert found == walk(text) and found["SigBlk"] == "0000000000000001" and found["SigIgn"] == "0000000000000000"

@@ -23,8 +23,28 @@ store's hit journal instead (``_lean.hit_journal``, in the user cache directory:
 """
 
 import sys
+from _stat import S_ISREG  # builtin, loaded by the launcher
 
-from .._lean import CONFIG_NAMES  # the names policy.find_config tries (a test pins them)
+# CONFIG_NAMES: the names policy.find_config tries (a test pins them). The helpers here, not in
+# the functions that use them: a ``from`` import of a plain module runs, and fails, a look-up of
+# its ``__path__`` each time it is executed (two AttributeErrors made and cleared), which the
+# import statements in a hit's functions cost it ~0.1 M instructions (0.11 M llm_ro, 0.06 M cat).
+from .._lean import (
+    CONFIG_NAMES,
+    append_record,
+    default_signals,
+    hit_journal,
+    iso_utc,
+    output_problem,
+    own_directory,
+    process_ms,
+    select_one,
+    sha256,
+    store_sidecar,
+    user_cache_dir,
+    which,
+    write_whole,
+)
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hit ~10 ms
 if TYPE_CHECKING:
@@ -44,8 +64,9 @@ _BAIL_ENV = ("ACTIONCACHE_CONFIG", "CACHE_SKIP", "ACTIONCACHE_FORCE_FRESH", "CAC
 
 
 def _env(*names: str) -> str:
+    environ = os.environ  # once: each use of os.environ is a call of _os's __getattr__ (~5 k instructions)
     for name in names:
-        value = os.environ.get(name, "").strip()
+        value = environ.get(name, "").strip()
         if value:
             return value
     return ""
@@ -150,8 +171,6 @@ def _store_path(flag: str | None, configured: str | None = None) -> str | None:
     if not url:
         if sys.platform != "linux":
             return None
-        from .._lean import user_cache_dir
-
         return os.path.join(user_cache_dir(), "actioncache.db")  # config.default_store_url
     if not url.startswith("sqlite:///") or "?" in url or "%" in url or "#" in url:  # the store's parser decides those
         return None
@@ -168,7 +187,7 @@ def try_hit(argv: list[str]) -> int | None:
         # none of the store's files (a command that looks at them is not cached), sees none.
         return None
     opts = _parse(argv)
-    if opts is None or any(os.environ.get(name, "").strip() for name in _BAIL_ENV):
+    if opts is None or _env(*_BAIL_ENV):
         return None
     if _env("ACTIONCACHE_AUDIT_RATE", "CACHE_AUDIT_RATE") not in ("", "0", "0.0"):
         return None
@@ -210,31 +229,29 @@ def try_hit(argv: list[str]) -> int | None:
 def _lookup(opts: "dict[str, Any]", scope: str, path: str, max_age: float, config: "dict[str, Any]") -> int | None:
     import time
 
-    from .._lean import output_problem, process_ms, which
     from . import keys, manifest
-    from .keys import describe_fds, env_secret, inherited_fds, key_parts, observe_stdin, run_key
 
     command = opts["command"]
     tool = os.path.basename(command[0]) or command[0]
-    _, descriptors, problem = describe_fds(inherited_fds(), command)
+    _, descriptors, problem = keys.describe_fds(keys.inherited_fds(), command)
     if descriptors or problem or output_problem():
         return None  # the full command keys inherited files or says why it cannot cache
-    stdin = observe_stdin()  # kept for the full command when this is not a hit
+    stdin = keys.observe_stdin()  # kept for the full command when this is not a hit
     if stdin.problem:
         return None
     traced = _env("ACTIONCACHE_TRACE").lower() not in ("off", "0", "no", "false") and which("strace") is not None
     if not traced:
         return None  # the full path says once that read-sets are off
     try:
-        parts = key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
+        parts = keys.key_parts(command, scope=scope, inputs=opts["input"], env_names=opts["env"], traced=True,
                           stdin_data=stdin.data, stdin_file=stdin.file, env_ignore=opts["env_ignore"],
-                          check_git_sha=config.get("check_git_sha") is not False, secret=env_secret(path),
+                          check_git_sha=config.get("check_git_sha") is not False, secret=keys.env_secret(path),
                           one_stream=keys.one_output_stream())
     except OSError:
         return None
     if config.get("digest"):
         parts["config"] = config["digest"]  # runner.ExecOptions.config_digest: the same file, the same bytes
-    key = run_key(tool, parts)
+    key = keys.run_key(tool, parts)
     if stdin.data is None and _cheap(path, key, tool, scope, opts):  # (stdin read: the full command feeds it)
         return None  # the command could not be started: the full command says why
     now = time.time()
@@ -284,7 +301,6 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
     """The entry's candidates (``manifest.decode``) and expiry from the store (None: no entry, or
     the store cannot be read), and a memo of them for the next hit when the store's files are
     settled (``_memo_write``). ``before``: the store's signature, taken before the query."""
-    from .._lean import select_one
     from . import manifest
 
     row = select_one(path, "SELECT value, expires_at FROM entries WHERE key = ?", ("cache:" + key,))
@@ -323,7 +339,16 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 # ``binascii``. marshal's format belongs to one Python version: the magic line names it, and a memo
 # another Python wrote is not read. A length and a SHA-256 of the payload (the hash the key already
 # loaded; a CRC-32 loaded ``binascii``): a memo cut short or damaged is not read either.
+# That hash is checked once per memo, not on every hit: a hit that checked it, when the memo's
+# ctime and mtime were older than the timestamp granularity before it was read (the rule of the
+# store's signature above, and of ``manifest._big_file``), leaves the memo's full stat signature
+# (type and permissions, size, mtime, ctime, inode, device) beside it (``VOUCH_SUFFIX``, a file of
+# this user's like the memo), and a later hit whose memo has exactly that signature does not hash
+# it again: any write to the memo since (a damaged or rewritten one, a replaced file) moved its
+# ctime or its inode. Hashing the payload cost a hit of the bench's ``llm_ro`` script (a 26 kB memo)
+# 1.2 M instructions, ``cat`` 0.26 M; reading the vouch costs ~0.01 M.
 MEMO_MAGIC = b"actioncache-entry-memo 4 %x %d\n" % (sys.hexversion, __import__("marshal").version)
+VOUCH_SUFFIX = ".ok"  # beside a memo: its full stat signature, once its hash was checked while it was settled
 _STORE_FILES = ("", "-wal", "-journal")
 
 
@@ -331,7 +356,6 @@ def _store_signature(path: str) -> "tuple[str, bool] | None":
     """The stat signatures of the store's files, and whether they may be trusted (not racy); None
     when one cannot be taken (an error other than absence)."""
     import time  # builtin
-    from _stat import S_ISREG  # builtin
 
     from . import manifest
 
@@ -365,8 +389,6 @@ def _signature_directory(signature: str) -> str:
     be used again; ``_memo_write`` removes those directories (the memos stay as many as the keys
     hit since the store last changed). The hash only groups files: each memo still holds the full
     signature it is checked by."""
-    from .._lean import sha256
-
     return str(sha256(signature.encode()).hexdigest()[:8])
 
 
@@ -376,10 +398,6 @@ def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[lis
 
     A memo is read only if this user wrote it (a regular file of this user's, one link, writable by
     no one else): marshal's format is as trusted as a ``__pycache__`` file, by who could write it."""
-    from _stat import S_ISREG  # builtin
-
-    from .._lean import own_directory, store_sidecar
-
     if now is None:  # ``now``: the store's signature, taken just before
         return None
     root = own_directory(store_sidecar(path, "memo"))
@@ -387,17 +405,34 @@ def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[lis
         return None
     try:
         inner = os.open(_signature_directory(now[0]), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
-        try:
-            fd = os.open(key.rsplit(":", 1)[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=inner)
-        finally:
-            os.close(inner)
     except OSError:
         return None
     finally:
         os.close(root)
     try:
-        info = os.fstat(fd)
-        if not S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1 or info.st_mode & 0o022:
+        return _memo_read(inner, key.rsplit(":", 1)[-1], key, now[0])
+    finally:
+        os.close(inner)
+
+
+def _own_file(fd: int) -> "os.stat_result | None":
+    """``fd``'s stat when it is a regular file of this user's, with one link, writable by no one else."""
+    info = os.fstat(fd)
+    if not S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1 or info.st_mode & 0o022:
+        return None
+    return info
+
+
+def _read_own(directory: int, name: str) -> "tuple[bytes, os.stat_result] | None":
+    """The content and stat of ``name`` in ``directory`` when it is this user's own file (``_own_file``),
+    opened without following a symbolic link; None otherwise."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
+    except OSError:
+        return None
+    try:
+        info = _own_file(fd)
+        if info is None:
             return None
         chunks = []
         while True:
@@ -409,27 +444,45 @@ def _memo_row(path: str, key: str, now: "tuple[str, bool] | None") -> "tuple[lis
         return None
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+    return b"".join(chunks), info
+
+
+def _memo_read(directory: int, name: str, key: str, signature: str) -> "tuple[list[dict[str, Any]], float | None] | None":
+    import time  # builtin
+
+    started = time.time_ns()  # before the memo is read: a vouch is written only if it was settled by then
+    found = _read_own(directory, name)
+    if found is None:
+        return None
+    data, info = found
     if not data.startswith(MEMO_MAGIC):
         return None
     header, sep, value = data[len(MEMO_MAGIC):].partition(b"\n\n")
     lines = header.decode("utf-8", "surrogateescape").split("\n")
     if not sep or len(lines) != 5 or lines[0] != key or str(len(value)) != lines[3]:
         return None
-    if now[0] != lines[1]:
+    if signature != lines[1]:
         return None  # the store changed since: SQLite answers
+    seen = f"{info.st_mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_dev}"
+    vouch = _read_own(directory, name + VOUCH_SUFFIX)
+    vouched = vouch is not None and vouch[0] == seen.encode()
     from marshal import loads
 
-    from .._lean import sha256
-
     try:
-        if sha256(value).hexdigest() != lines[4]:
+        if not vouched and sha256(value).hexdigest() != lines[4]:
             return None
         expires = None if lines[2] == "-" else float(lines[2])
         candidates = loads(value)
     except (ValueError, EOFError, TypeError):
         return None
-    return (candidates, expires) if isinstance(candidates, list) else None
+    if not isinstance(candidates, list):
+        return None
+    if not vouched:
+        from .manifest import granularity
+
+        if info.st_ctime_ns < started - granularity(info) and info.st_mtime_ns < started:
+            write_whole(directory, name + VOUCH_SUFFIX, seen.encode())  # best effort: else the next hit hashes it
+    return candidates, expires
 
 
 def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, Any]], float | None]") -> None:
@@ -439,7 +492,6 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     directory = _signature_directory(signature)
     from marshal import dumps
 
-    from .._lean import own_directory, sha256, store_sidecar, write_whole
     from .manifest import memo_form
 
     candidates, expires = row
@@ -499,8 +551,6 @@ def _verdict_left(path: str, name: str) -> float:
     hash, in the store's ``cheap`` folder) has left to live: ``CHEAP_TTL_S`` from its mtime; <= 0 when
     there is none or it expired."""
     import time
-
-    from .._lean import store_sidecar
 
     try:
         return os.stat(store_sidecar(path, "cheap") + "/" + name.rsplit(":", 1)[-1]).st_mtime + CHEAP_TTL_S - time.time()
@@ -567,8 +617,6 @@ def _become(command: list[str], path: str, record: "dict[str, Any]") -> None:
     (``cost.settle`` adds the exec's own). Returns only when the command could not be started."""
     import time
 
-    from .._lean import process_ms
-
     _prepare_exec()  # before the clock is read: what this process costs is all of it up to the exec
     total = process_ms()
     if total is not None:
@@ -581,8 +629,6 @@ def _prepare_exec() -> None:
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:  # None: that descriptor was closed when we started (>&-)
             stream.flush()
-    from .._lean import default_signals
-
     default_signals()
 
 
@@ -617,7 +663,5 @@ def _write(fd: int, data: bytes) -> bool:
 
 def _journal_hit(path: str, now: float, record: "dict[str, Any]") -> None:
     """One line in the hit journal; best effort, like the run log (it never fails the replay)."""
-    from .._lean import append_record, hit_journal, iso_utc
-
     record["at"] = iso_utc(now)
     append_record(hit_journal(path), record)

@@ -307,34 +307,55 @@ def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | N
     One ``stat`` (and one ``lstat``) per path, however many records it has: a Python command's
     read-set holds a ``.pyc`` as read (``f``) and as stat'ed open (``o``), a directory as stat'ed
     and as searched (``a``), so a third of an ``llm_ro`` script's records share a path. The stats are
-    all taken during this one check, as before; a path seen twice is seen once."""
-    followed: dict[str, os.stat_result | OSError] = {}  # os.stat of each path, or its error
+    all taken during this one check, as before; a path seen twice is seen once.
+
+    A path that cannot be stat'ed is kept as its error's text (``error_of``), which is what every
+    look but ``l`` and ``r`` sees of it (``look`` with a failed stat): compared at once, without a
+    call to ``look`` (an ``llm_ro`` script's read-set holds ~140 such records, the paths the
+    loader and the import system probed, and the two calls each cost its hit ~0.3 M instructions).
+    The stat looks of the memo's form are compared as tuples built here, not by ``_numbers``."""
+    followed: dict[str, Any] = {}  # os.stat of each path, or the text of its error
+    stat_ = os.stat
     for record in records:
         kind, path, seen, sig = record[0], record[1], record[2], record[3]
-        taken = None
-        if kind != "l" and kind != "r":
-            taken = followed.get(path)
-            if taken is None:
+        if kind == "l" or kind == "r":
+            if seen.__class__ is tuple:  # the memo's form of an lstat look (in_numbers)
                 try:
-                    taken = os.stat(path)
+                    linked = os.lstat(path)
                 except OSError as exc:
-                    taken = exc
-                followed[path] = taken
-            if sig is not None and not isinstance(taken, OSError):
-                if sig.__class__ is tuple:  # the memo's form (in_numbers): compared as numbers, no text made
-                    if sig == (taken.st_mode, taken.st_size, taken.st_mtime_ns, taken.st_ino, taken.st_ctime_ns):
-                        continue
-                elif sig == f"{taken.st_mode:o}:{taken.st_size}:{taken.st_mtime_ns}:{taken.st_ino}:{taken.st_ctime_ns}":
-                    continue  # (signature(with_ctime=True))
-        if seen.__class__ is tuple:  # the memo's form of a stat look (in_numbers)
-            if kind == "l":
-                try:
-                    taken = os.lstat(path)
-                except OSError as exc:
-                    taken = exc
-            if taken is None or isinstance(taken, OSError):  # (None: no stat look has a tuple; a readlink has text)
-                return path, _as_text(kind, seen), "?" if taken is None else error_of(taken)
-            now_seen = _numbers(kind, taken)
+                    return path, _as_text(kind, seen), error_of(exc)
+                now_seen = _numbers(kind, linked)
+                if now_seen == seen:
+                    continue
+                return path, _as_text(kind, seen), _as_text(kind, now_seen)
+            own = record[4] if len(record) > 4 and isinstance(record[4], str) else None
+            now, _ = look(kind, path, own)
+            if now != seen:
+                return path, seen, now
+            continue
+        taken: Any = followed.get(path)
+        if taken is None:
+            try:
+                taken = stat_(path)
+            except OSError as exc:
+                taken = error_of(exc)
+            followed[path] = taken
+        if taken.__class__ is str:  # the stat failed: every look here sees its error (look, error_of)
+            if seen == taken:
+                continue
+            return path, _as_text(kind, seen) if seen.__class__ is tuple else seen, taken
+        if sig is not None:
+            if sig.__class__ is tuple:  # the memo's form (in_numbers): compared as numbers, no text made
+                if sig == (taken.st_mode, taken.st_size, taken.st_mtime_ns, taken.st_ino, taken.st_ctime_ns):
+                    continue
+            elif sig == f"{taken.st_mode:o}:{taken.st_size}:{taken.st_mtime_ns}:{taken.st_ino}:{taken.st_ctime_ns}":
+                continue  # (signature(with_ctime=True))
+        if seen.__class__ is tuple:  # the memo's form of a stat look (in_numbers; _numbers, written out)
+            if kind == "o":
+                now_seen = (taken.st_mode, taken.st_size, taken.st_nlink, taken.st_uid, taken.st_gid)
+            else:
+                now_seen = (taken.st_mode, taken.st_size, taken.st_mtime_ns, taken.st_ctime_ns, taken.st_ino,
+                            taken.st_nlink, taken.st_uid, taken.st_gid)
             if now_seen == seen:
                 continue
             return path, _as_text(kind, seen), _as_text(kind, now_seen)
@@ -372,20 +393,31 @@ def _as_text(kind: str, numbers: "tuple[int, ...]") -> str:
 
 def in_numbers(readset: "list[list[Any]]") -> "list[list[Any]]":
     """``readset`` with its stat looks and signatures as numbers (the memo's form, read by
-    ``first_change``); a record whose text is not a stat look's (an error, another kind) is kept."""
+    ``first_change``); a record whose text is not a stat look's (an error, another kind) is kept.
+
+    Equal values become one object (a path in several records, ``!ENOENT``, the times of files
+    installed together), which ``marshal`` writes once and then refers to: an ``llm_ro`` script's
+    memo shrank by a fifth, and a hit hashes (``hitpath._memo_row``) and loads every byte of it."""
+    shared: dict[Any, Any] = {}
+
+    def one(value: "Any") -> "Any":
+        return shared.setdefault((value.__class__, value), value)
+
     converted = []
     for record in readset:
         kind, seen, sig = record[0], record[2], record[3]
         fields = seen.split(":")
         if kind in _STAT_LOOKS and len(fields) == 8 and all(f.isdigit() for f in fields):
-            seen = (int(fields[0], 8), *(int(f) for f in fields[1:]))
+            seen = (int(fields[0], 8), *(one(int(f)) for f in fields[1:]))
         elif kind == "o" and len(fields) == 6 and fields[0] == "o" and all(f.isdigit() for f in fields[1:]):
-            seen = (int(fields[1], 8), *(int(f) for f in fields[2:]))
+            seen = (int(fields[1], 8), *(one(int(f)) for f in fields[2:]))
+        else:
+            seen = one(seen)
         if sig is not None:
             parts = sig.split(":")
             if len(parts) == 5 and all(p.isdigit() for p in parts):
-                sig = (int(parts[0], 8), *(int(p) for p in parts[1:]))
-        converted.append([kind, record[1], seen, sig, *record[4:]])
+                sig = (int(parts[0], 8), *(one(int(p)) for p in parts[1:]))
+        converted.append([one(kind), one(record[1]), seen, sig, *record[4:]])
     return converted
 
 
