@@ -71,11 +71,18 @@ except ImportError:  # another Python implementation: the json package is fine t
 
 
 def loads(text: str) -> "Any":
+    """``json.loads`` (strict): anything that is not one JSON value raises ValueError, as there. The
+    bare C scanner says so otherwise (StopIteration where no value starts, SystemError for a control
+    character inside a string, without the json package's error class to raise): a caller that
+    takes a damaged entry for a miss catches ValueError alone."""
     if _scan is None:
         import json
 
         return json.loads(text)
-    value, end = _scan(text, 0)
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, SystemError) as exc:
+        raise ValueError(f"not JSON ({type(exc).__name__} at {exc})") from None
     if text[end:].strip():
         raise ValueError("extra data after the JSON value")
     return value

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,21 @@ def test_lean_json_is_canonical_json(value):
     text = lean.dumps(value)
     assert text == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert lean.loads(text) == json.loads(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40) | json_values.map(lambda v: json.dumps(v)[:-1]) | st.sampled_from(
+    ['"a\x01b"', '{"a": "x\ty"}', '{"a": tru}', "", "[1,", '"\ud800"', "01", "nan"]))
+def test_lean_json_takes_what_json_takes_and_refuses_the_rest_with_value_error(text):
+    """A damaged entry (another writer's, a cut-off file) must be a miss: the hit path catches
+    ValueError, so the lean reader raises nothing else where json refuses the text."""
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises(ValueError):
+            lean.loads(text)
+        return
+    assert lean.loads(text) == expected
 
 
 def test_a_config_file_is_read_from_its_memo_and_an_edit_is_seen(ex, strace):
