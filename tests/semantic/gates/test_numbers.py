@@ -162,3 +162,15 @@ def test_a_number_that_counts_another_thing_on_one_side_only_is_another_request(
         assert "number" not in reasons
     else:
         assert tuple(reason is None for reason in reasons) == (same, same)
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("my budget is $1,200, pick a laptop for me", "my budget is $1200, pick a laptop for me", True),
+    ("reserve a table for 4, patio if possible", "reserve a patio table for 4 people if possible", True),
+    ("book 2 rooms, then email me", "book 2 suites, then email me", False),
+    ("pay $1,200, then tell me", "pay $1,300, then tell me", False),
+])
+def test_a_number_ends_at_the_punctuation_after_it(a, b, same):
+    """The class: a comma after a number ends it ("$1,200," is one number, not 1 and 200) and its
+    unit (the word after the comma starts another phrase: "for 4, patio" counts no patios)."""
+    assert tuple(reason is None for reason in _both(a, b)) == (same, same)

@@ -26,6 +26,7 @@ from .text import (
     Side,
     is_number,
     number_key,
+    stops_after,
 )
 
 _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]")  # "k8s", "i18n": a word, spelt by its ends (a name to the entity check)
@@ -442,6 +443,7 @@ def counted(side: Side) -> list[tuple[str, str]]:
     occurrence: a symbol before it ("$ 5"), or the word after it."""
     out: list[tuple[str, str]] = []
     toks = side.tokens
+    stops = stops_after(side)  # "1.2k, pick a laptop": no unit across the comma
     starts = {start: (end, value) for start, end, value in number_spans(toks)}
     i = 0
     while i < len(toks):
@@ -456,7 +458,7 @@ def counted(side: Side) -> list[tuple[str, str]]:
             unit = ""
             if i and toks[i - 1] in UNIT_SYMBOLS:
                 unit = UNIT_SYMBOLS[toks[i - 1]]
-            elif end < len(toks) and not is_number(toks[end]) and (
+            elif end < len(toks) and end - 1 not in stops and not is_number(toks[end]) and (
                     toks[end] not in lexicon.FUNCTION_WORDS or toks[end] in UNIT_SYMBOLS) and not _verb_only(toks[end]):
                 unit = _unit_name(toks[end])
             out.append((value, unit))

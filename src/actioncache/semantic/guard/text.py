@@ -29,7 +29,7 @@ from .chatter import strip_chatter
 TOKEN = re.compile(
     r"(?<!\S)--?[^\W\d_][\w-]*"
     r"|(?<![\w/])(?:~|\.{1,2})?/[\w.\-/~]*[\w~/]"
-    r"|(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,])"  # "2,500": one number, its thousands grouped
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\w|,\d)"  # "2,500": one number, its thousands grouped ("2,500, then": a comma after it ends it)
     r"|[#@]?\w+(?:[./\-:'’]\w+)*"
     r"|[%$€£¥°]",
     re.UNICODE,
@@ -162,6 +162,24 @@ def split_contractions(tokens: list[str]) -> list[str]:
 
 
 _NUMBER_TOKEN = re.compile(r"\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|m)?")
+
+
+@lru_cache(maxsize=8192)
+def stops_after(side: Side) -> frozenset[int]:
+    """The positions of the tokens a punctuation mark follows ("1.2k, pick a laptop": the number's).
+    The tokens are found in order in the text; a token the text does not hold as such (a split
+    contraction) ends the search, and no later token is said to have a stop after it."""
+    out = set()
+    at = 0
+    for i, tok in enumerate(side.tokens):
+        found = side.text.find(tok, at)
+        if found < 0:
+            break
+        at = found + len(tok)
+        rest = side.text[at:at + 3].lstrip(" ")
+        if rest[:1] in (",", ";", ":", ".", "!", "?", ")") and not rest[1:2].isalnum():
+            out.add(i)
+    return frozenset(out)
 
 
 def words_of(text: str) -> list[str]:
