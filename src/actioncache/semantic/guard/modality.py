@@ -85,7 +85,8 @@ def modality(a: Side, b: Side) -> bool:
     """The tense or modality differs, or the same verb stands in another tense. A future against the
     present is no difference: a request is about what comes ("what's the weather tomorrow" / "how will
     the weather be tomorrow")."""
-    ma, mb = modalities(a) - {"future"}, modalities(b) - {"future"}
+    all_a, all_b = modalities(a), modalities(b)
+    ma, mb = all_a - {"future"}, all_b - {"future"}
     said = modalities(a, simple_past=False) | modalities(b, simple_past=False)
     if ma != mb and (ma and mb or "past" in said or overlap(a, b) >= ALIKE):
         # Two modalities ("did I pay" / "should I pay"), a past an auxiliary says on one side ("how many
@@ -94,7 +95,7 @@ def modality(a: Side, b: Side) -> bool:
         # symptoms of x" / "what signs should I look for"), or asks "what changed" for "summarize the
         # changes": the request is the same.
         return True
-    if "future" in modalities(a) | modalities(b) and "past" in modalities(a) | modalities(b):
+    if "future" in all_a | all_b and "past" in all_a | all_b:
         return True
     # The same verb in another tense: "deployed" vs "deploy" (a passive "be used" is not a past).
     return _tense_shift(a, b) or _tense_shift(b, a)

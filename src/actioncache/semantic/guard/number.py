@@ -438,9 +438,11 @@ def _counts_more(a: Side, b: Side, b_words: set[str]) -> bool:
                and lexicon.lemma(unit) not in b_words for value, unit in counted(a))
 
 
-def counted(side: Side) -> list[tuple[str, str]]:
+@lru_cache(maxsize=8192)
+def counted(side: Side) -> tuple[tuple[str, str], ...]:
     """Each number of a request with the unit written with it (``""`` for none), in order, every
-    occurrence: a symbol before it ("$ 5"), or the word after it."""
+    occurrence: a symbol before it ("$ 5"), or the word after it. Remembered: the number check asks
+    it of each side three times (``units`` of both, then each side's count against the other's)."""
     out: list[tuple[str, str]] = []
     toks = side.tokens
     stops = stops_after(side)  # "1.2k, pick a laptop": no unit across the comma
@@ -465,7 +467,7 @@ def counted(side: Side) -> list[tuple[str, str]]:
             i = end
             continue
         i += 1
-    return out
+    return tuple(out)
 
 
 def _verb_only(word: str) -> bool:
