@@ -38,6 +38,7 @@ from .._lean import (
     output_problem,
     own_directory,
     process_ms,
+    read_to_end,
     select_one,
     sha256,
     store_sidecar,
@@ -432,19 +433,11 @@ def _read_own(directory: int, name: str) -> "tuple[bytes, os.stat_result] | None
         return None
     try:
         info = _own_file(fd)
-        if info is None:
-            return None
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
+        return None if info is None else (read_to_end(fd), info)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return b"".join(chunks), info
 
 
 def _memo_read(directory: int, name: str, key: str, signature: str) -> "tuple[list[dict[str, Any]], float | None] | None":

@@ -44,7 +44,7 @@ else:  # os without importing it (``_os``: ~6 M instructions a hit), stat from t
 
     from .._os import os
 
-from .._lean import dumps, file_sha256, make_dirs, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
+from .._lean import dumps, file_sha256, make_dirs, read_to_end, sha256, which  # noqa: E402 - after the TYPE_CHECKING block
 from .._lean import one_output_stream as one_output_stream  # noqa: E402 - shared with agents.runhit
 
 KEY_VERSION = 4  # 4: environment values enter through a keyed hash (``env_secret``); process state keyed
@@ -380,19 +380,13 @@ _STATUS: list[str | None] = []
 
 
 def _proc_file(path: str) -> bytes | None:
-    """The bytes of a file of /proc; None when it cannot be read. Through the descriptor: ``open``'s
-    file objects cost a hit ~0.01 M instructions a file."""
+    """The bytes of a file of /proc; None when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
-    chunks: list[bytes] = []
     try:
-        while True:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+        return read_to_end(fd)
     except OSError:
         return None
     finally:
