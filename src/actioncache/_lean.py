@@ -462,6 +462,27 @@ def store_sidecar(store: str, kind: str) -> str:
     return os.path.join(user_cache_dir(), SIDECAR_FOLDER, f"{name}-{kind}")
 
 
+CHEAP_TTL_S = 86400.0  # how long a cheap or churning verdict lives (runs.cost)
+
+
+def sweep_expired(folder: int, now: float) -> None:
+    """Remove the files in ``folder`` (a descriptor: ``lean.own_directory``, so a symlink planted in
+    the verdicts' place is never listed through) older than any verdict lives (``CHEAP_TTL_S``, and
+    a minute): called where one is written, which is rare, so the listing is paid rarely and a
+    folder of verdicts (one per key, or per call for a command whose environment changes every
+    call) never outgrows what a day holds."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        try:
+            if os.stat(name, dir_fd=folder, follow_symlinks=False).st_mtime < now - CHEAP_TTL_S - 60.0:
+                os.unlink(name, dir_fd=folder)
+        except OSError:
+            pass
+
+
 def hit_journal(store: str) -> str:
     """The hit journal of the SQLite store at ``store``: the runs the exec hit path and the shell
     part served, one JSON line each, until the next full run folds them into the run log. A sidecar

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 CHEAP_PREFIX = "runs:cheap:"
 COST_PREFIX = "runs:cost:"
 HIT_COST_KEY = COST_PREFIX + "hit"
-CHEAP_TTL_S = 86400.0
+CHEAP_TTL_S = lean.CHEAP_TTL_S
 CHEAP_ENV = "ACTIONCACHE_CHEAP_MS"
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # log.HIT_JOURNAL_SUFFIX
 HIT_GUESS_MS = 30.0  # a hit on a quiet machine, before one is timed here (scaled by the load now)
@@ -370,27 +370,9 @@ def mark_cheap(cache: Cache, key: str, fresh_ms: float, hit_ms: float, *, ttl_s:
     mtime = None if ttl_s >= CHEAP_TTL_S else int(now - CHEAP_TTL_S + ttl_s)
     try:
         if lean.write_whole(fd, name, lean.dumps(value).encode("utf-8"), mtime):
-            sweep_expired(fd, now)
+            lean.sweep_expired(fd, now)
     finally:
         os.close(fd)
-
-
-def sweep_expired(folder: int, now: float) -> None:
-    """Remove the files in ``folder`` (a descriptor: ``lean.own_directory``, so a symlink planted in
-    the verdicts' place is never listed through) older than any verdict lives (``CHEAP_TTL_S``, and
-    a minute): called where one is written, which is rare, so the listing is paid rarely and a
-    folder of verdicts (one per key, or per call for a command whose environment changes every
-    call) never outgrows what a day holds."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        try:
-            if os.stat(name, dir_fd=folder, follow_symlinks=False).st_mtime < now - CHEAP_TTL_S - 60.0:
-                os.unlink(name, dir_fd=folder)
-        except OSError:
-            pass
 
 
 def cheap_mark(cache: Cache, key: str) -> dict[str, Any] | None:

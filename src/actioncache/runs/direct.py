@@ -127,9 +127,8 @@ def _verdict(argv: list[str], opts: dict[str, Any], scope: str, store: str, key:
              record: dict[str, Any], written: int, summary: str | None = None) -> list[str] | None:
     import time
 
-    from .._lean import dumps, hit_journal, store_sidecar, which
+    from .._lean import CHEAP_TTL_S, dumps, hit_journal, store_sidecar, which
     from . import configmemo
-    from .cost import CHEAP_TTL_S
     from .keys import env_secret_path, inherited_fds, path_candidates
 
     command = opts["command"]
@@ -310,6 +309,6 @@ def _write(path: str, lines: list[str], back: int) -> None:
 def _sweep(folder: int, now: float) -> None:
     """Remove this tool's verdicts older than any can live (an environment that changes every
     call, say, leaves one per call): written rarely, so the listing is paid rarely."""
-    from .cost import sweep_expired
+    from .._lean import sweep_expired
 
     sweep_expired(folder, now)

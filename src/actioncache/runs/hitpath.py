@@ -30,6 +30,7 @@ from _stat import S_ISREG  # builtin, loaded by the launcher
 # its ``__path__`` each time it is executed (two AttributeErrors made and cleared), which the
 # import statements in a hit's functions cost it ~0.1 M instructions (0.11 M llm_ro, 0.06 M cat).
 from .._lean import (
+    CHEAP_TTL_S,
     CONFIG_NAMES,
     append_record,
     default_signals,
@@ -57,7 +58,6 @@ else:  # os without importing it (``_os``: ~6 M instructions a hit)
 DEFAULT_SCOPES = ("verify", "read")
 LLM_RO_PHASES = ("REPORT", "ANALYZE", "REVIEW")  # policy.LLM_RO_PHASES
 HIT_JOURNAL_SUFFIX = "-exec-hits.jsonl"  # runs.log.HIT_JOURNAL_SUFFIX
-CHEAP_TTL_S = 86400.0  # cost.CHEAP_TTL_S
 _VALUE_FLAGS = {"--mode": "mode", "--cache-mode": "mode", "--scope": "scope", "--scopes": "scopes",
                 "--cache-scope": "scopes", "--phase": "phase", "--input": "input", "--env": "env", "--store": "store",
                 "--max-age-hours": "max_age", "--env-ignore": "env_ignore"}
