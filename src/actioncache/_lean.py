@@ -70,8 +70,11 @@ try:
     # What make_scanner reads from its context (the attributes of json.JSONDecoder), on a bare module
     # object: a class made for it cost every hit ~0.05 M instructions.
     _context = type(os)("actioncache._lean.scan_context")
+    # parse_constant as json.decoder's: the scanner calls it for NaN, Infinity and -Infinity, which
+    # json.loads takes (None there raised TypeError for them)
     _context.__dict__.update(strict=True, object_hook=None, object_pairs_hook=None, parse_float=float, parse_int=int,
-                             parse_constant=None, memo={})
+                             parse_constant={"-Infinity": float("-inf"), "Infinity": float("inf"),
+                                             "NaN": float("nan")}.__getitem__, memo={})
     _scan = _json_c.make_scanner(_context)
     # json.encoder's C encoder, made as json.dumps(sort_keys=True, separators=(",", ":"),
     # ensure_ascii=True) makes it (no check for cycles): the same text, without a Python call per value

@@ -99,7 +99,8 @@ def test_lean_json_is_canonical_json(value):
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=40) | json_values.map(lambda v: json.dumps(v)[:-1]) | st.sampled_from(
-    ['"a\x01b"', '{"a": "x\ty"}', '{"a": tru}', "", "[1,", '"\ud800"', "01", "nan"]))
+    ['"a\x01b"', '{"a": "x\ty"}', '{"a": tru}', "", "[1,", '"\ud800"', "01", "nan", "NaN", "Infinity",
+     "[-Infinity, NaN]"]))
 def test_lean_json_takes_what_json_takes_and_refuses_the_rest_with_value_error(text):
     """A damaged entry (another writer's, a cut-off file) must be a miss: the hit path catches
     ValueError, so the lean reader raises nothing else where json refuses the text."""
@@ -109,7 +110,7 @@ def test_lean_json_takes_what_json_takes_and_refuses_the_rest_with_value_error(t
         with pytest.raises(ValueError):
             lean.loads(text)
         return
-    assert lean.loads(text) == expected
+    assert repr(lean.loads(text)) == repr(expected)  # (repr: NaN, which json takes, is not equal to itself)
 
 
 def test_a_config_file_is_read_from_its_memo_and_an_edit_is_seen(ex, strace):
