@@ -383,3 +383,91 @@ def test_the_memos_numbers_judge_every_change_as_the_stored_text_does(tmp_path_f
     from_text, from_numbers = manifest.first_change(records), manifest.first_change(numbers)
     assert from_numbers == from_text  # the same record found changed, shown in the same words
     assert (from_text is None) == (what == "none")
+
+
+# --- absent names vouched for by their directory (manifest.vouch_absences) -------------------------
+
+_DIRECTORY_CHANGES = ("none", "create a missing name", "create another name", "remove a name", "rename in",
+                      "chmod the directory", "replace the directory", "retarget a dangling link", "utime back",
+                      "make a missing path", "make the folder a missing path goes through")
+
+
+def _absent_records(root: Path) -> list[list[object]]:
+    """Looks of every kind at names absent from ``root/dir`` (and from ``root`` itself), beside a
+    present file and a dangling link whose target directory exists."""
+    (root / "dir").mkdir()
+    (root / "dir" / "here").write_bytes(b"x")
+    (root / "dir" / "unlooked").write_bytes(b"y")  # in the directory, never looked at
+    (root / "target").mkdir()
+    (root / "dir" / "dangling").symlink_to(root / "target" / "later")
+    records: list[list[object]] = []
+    for name in ("dir/missing", "dir/gone.py", "dir/here", "dir/dangling", "absent-at-top", "dir/sub/../missing",
+                 "nowhere/at/all", "dir/sub/../here"):
+        path = str(root / name)
+        for kind in ("s", "l", "f", "x"):
+            records.append([kind, path, manifest.look(kind, path)[0], None])
+    return records
+
+
+def _change_directory(root: Path, what: str) -> None:
+    directory = root / "dir"
+    if what == "create a missing name":
+        (directory / "missing").write_bytes(b"")
+    elif what == "create another name":
+        (directory / "another").write_bytes(b"")
+    elif what == "remove a name":
+        (directory / "unlooked").unlink()
+    elif what == "rename in":
+        (root / "outside").write_bytes(b"")
+        os.rename(root / "outside", directory / "gone.py")
+    elif what == "chmod the directory":
+        directory.chmod(0o700)
+    elif what == "replace the directory":
+        os.rename(directory, root / "old-dir")
+        (root / "dir").mkdir()
+    elif what == "retarget a dangling link":
+        (root / "target" / "later").write_bytes(b"now here")  # the link's own directory does not change
+    elif what == "make a missing path":
+        (root / "nowhere" / "at").mkdir(parents=True)
+        (root / "nowhere" / "at" / "all").write_bytes(b"")
+    elif what == "make the folder a missing path goes through":
+        (directory / "sub").mkdir()  # dir/sub/../here is dir/here now
+    elif what == "utime back":  # a create, then the directory's times put back as they were
+        info = directory.stat()
+        (directory / "missing").write_bytes(b"")
+        os.utime(directory, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(what=st.sampled_from(_DIRECTORY_CHANGES), order=st.randoms(use_true_random=False))
+def test_absences_vouched_for_by_their_directory_judge_every_change_as_the_stored_text_does(tmp_path_factory,
+                                                                                           what, order):
+    root = tmp_path_factory.mktemp("absent")
+    records = _absent_records(root)
+    order.shuffle(records)
+    past = time.time_ns() - 5_000_000_000
+    for folder in (root, root / "dir", root / "target"):
+        os.utime(folder, ns=(past, past))  # settled: older than the timestamp granularity
+    time.sleep(0.05)  # and the ctime the utime moved, too
+    numbers = manifest.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
+    vouched = [r for r in numbers if r[0] == "v"]
+    assert vouched, numbers  # the absent names of dir and of root are vouched for by them
+    assert not any("dangling" in str(r[1]) for r in vouched)  # a dangling link answers ENOENT, but is an entry
+    assert marshal.loads(marshal.dumps(numbers)) == numbers
+    time.sleep(0.03)
+    _change_directory(root, what)
+    from_text, from_numbers = manifest.first_change(records), manifest.first_change(numbers)
+    assert from_numbers == from_text  # the same record found changed, shown in the same words
+    assert (from_text is None) == (what in ("none", "create another name", "remove a name", "chmod the directory"))
+
+
+def test_absences_in_a_directory_changed_within_a_tick_are_not_vouched_for(tmp_path):
+    (tmp_path / "dir").mkdir()
+    path = str(tmp_path / "dir" / "missing")
+    records = [["s", path, manifest.look("s", path)[0], None]]
+    assert records[0][2] == "!ENOENT"
+    assert manifest.vouch_absences(records) == records  # just made: a create in the same tick could hide
+    past = time.time_ns() - 5_000_000_000
+    os.utime(tmp_path / "dir", ns=(past, past))
+    time.sleep(0.05)
+    assert manifest.vouch_absences(records)[0][0] == "v"
