@@ -22,8 +22,11 @@ _THANKS = (r"(?:thanks?\s+(?:a\s+lot|so\s+much|a\s+bunch|a\s+ton|in\s+advance|ag
            r"|many\s+thanks|much\s+appreciated|(?:i\s+)?appreciate\s+it|you\s+rock|k\s+thx|ok(?:ay)?\s+thanks"
            r"|thanks|thank\s+you|thx|ty|tysm|cheers)")
 _PLEASANTRY = (r"(?:(?:i\s+)?hope\s+you(?:'re|\s+are|re)\s+(?:well|doing\s+well|good)|(?:i\s+)?hope\s+(?:your|the)\s+"
-               r"(?:day|week)\s+is\s+going\s+well|how\s+are\s+you(?:\s+doing)?(?:\s+today)?"
-               r"|sorry\s+to\s+(?:bother|bug|trouble)\s+you(?:\s+again)?|no\s+rush|no\s+hurry|no\s+worries(?:\s+if\s+not)?"
+               r"(?:day|week|weekend)(?:'s|\s+is)\s+going\s+well|how\s+are\s+you(?:\s+doing)?(?:\s+today)?"
+               r"|(?:i\s+)?hope\s+(?:all|everything)(?:'s|\s+is)\s+(?:well|good|ok|okay)"
+               r"|(?:i\s+)?hope\s+you\s+had\s+a\s+(?:good|nice|great|lovely)\s+(?:day|week|weekend|holiday|break)"
+               r"|(?:i\s+)?hope\s+this\s+(?:isn't|is\s+not|isnt)\s+a\s+(?:dumb|stupid|silly)\s+question"
+               r"|sorry\s+to\s+(?:bother|bug|trouble)\s+(?:you|u|ya)(?:\s+again)?|no\s+rush|no\s+hurry|no\s+worries(?:\s+if\s+not)?"
                r"|have\s+a\s+(?:good|nice|great|lovely)\s+(?:one|day|weekend|evening|night))")
 _HEDGE = (r"(?:if\s+(?:it(?:'s|\s+is|s)\s+not\s+too\s+much\s+(?:trouble|bother|work)|you\s+(?:don't|do\s+not|dont)\s+mind"
           r"|you\s+can|possible|that(?:'s|\s+is|s)\s+(?:ok|okay|alright|fine)|you\s+get\s+a\s+(?:chance|sec|second|minute|moment))"

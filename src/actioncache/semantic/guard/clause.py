@@ -34,13 +34,32 @@ def clause(a: Side, b: Side) -> bool:
             words_content = [t for t in words if content_word(t)]
             if len(words_content) < 2 or len(uncovered(words_content, theirs)) < len(words_content):
                 continue
-            # An action: a verb, or an unknown word where a command's verb stands ("cc the team"); a
+            # An action: a verb, or an unknown word, where a command's verb stands ("cc the team"); a
             # statement ("it keeps dropping", "the budget is tight") tells why, it asks nothing more.
             if statement(words) or words[0] in _ADJUNCT:
                 continue
-            if any("v" in lexicon.pos(lexicon.lemma(t)) for t in words_content) or (words and words[0] == words_content[0]):
+            if command(words):
                 return True
     return False
+
+
+def command(words: list[str]) -> bool:
+    """The clause starts as a command does: past adverbs ("now", "actually") and "please", a word
+    that can be a verb ("wipe the cache", "change the port") or one English does not know ("cc the
+    team"). A noun phrase, a number or an adjective first names or describes ("release day", "mac
+    user here", "16 chars long", "full of legalese", "change of plans"): it adds no action."""
+    rest = list(words)
+    while rest and (rest[0] in _DEGREE or rest[0] == "please" or _adverb(rest[0], loosely=True)):
+        rest.pop(0)
+    if not rest or not content_word(rest[0]):
+        return False  # "to bother you this late": an infinitive, no command
+    first = rest[0]
+    if first in _SPEAKER_STATES:
+        return False  # "need it for my report", "hope all is well": the speaker's state, "i" left out
+    if rest[1:2] == ["of"]:
+        return False  # "change of plans", "a list of": a noun and what it is of
+    kinds = lexicon.pos(first) + lexicon.pos(lexicon.lemma(first))
+    return "v" in kinds or not kinds
 
 
 _SUBJECTS = frozenset({"i", "it", "he", "she", "they", "we", "you", "this", "that", "there", "which", "who", "my",
@@ -52,6 +71,10 @@ _FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "keeps", 
 # school project, ...", "in the test database, ..."), no action of its own: the condition check
 # judges whether it changes the request.
 _ADJUNCT = frozenset({"in", "on", "at", "for", "with", "without", "within", "inside", "under", "across", "over"})
+# Verbs that say what the speaker hopes, needs or wonders, as chat says them with "I" left out; a
+# closed class, never a command to an assistant ("need to stock up lol", "wanna get it right").
+_SPEAKER_STATES = frozenset({"hope", "wish", "guess", "wonder", "need", "needed", "wanna", "gotta", "hoping",
+                             "wondering"})
 _DEGREE = frozenset({"just", "really", "super", "still", "finally", "totally", "kinda", "very", "so"})
 
 
@@ -81,6 +104,9 @@ def statement(words: list[str]) -> bool:
     return "a" in kinds
 
 
-def _adverb(word: str) -> bool:
+def _adverb(word: str, *, loosely: bool = False) -> bool:
+    """Only an adverb to WordNet; ``loosely``: an adverb and never a verb ("now", "just")."""
     kinds = lexicon.pos(word)
+    if loosely:
+        return "r" in kinds and "v" not in kinds
     return bool(kinds) and set(kinds) <= {"r"}
