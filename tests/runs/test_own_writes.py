@@ -138,3 +138,45 @@ def test_a_folder_made_in_the_stores_directory_is_seen_by_a_stat_of_that_directo
     (store.parent / "sub").rmdir()
     (store.parent / "sub2").mkdir()  # the same link count again, another name
     same()
+
+
+def _sqlite_read(path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("SELECT count(*) FROM entries").fetchone()
+    db.close()
+
+
+@pytest.mark.parametrize("meanwhile", [None, "file", "replaced", "removed"])
+def test_the_stores_directory_gets_its_mtime_back_only_when_nothing_else_changed_there(tmp_path, meanwhile):
+    # The rule of _lean.store_opening/store_closed, on a store in WAL mode: an open and close makes
+    # and removes -wal and -shm (the mtime moves), and is put back; an entry added, replaced or
+    # removed meanwhile by anyone else leaves the kernel's time.
+    import os
+    import sqlite3
+
+    from actioncache import _lean
+
+    home = tmp_path / "rollflow_cache"
+    home.mkdir()
+    store = home / "cache.sqlite"
+    (home / "notes").write_text("x")
+    db = sqlite3.connect(store, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE entries (key TEXT)")
+    db.close()
+    os.utime(home, ns=(1_000_000_000, 1_000_000_000))
+    _lean.store_opening(str(store))
+    _sqlite_read(store)
+    if meanwhile == "file":
+        (home / "new").write_text("y")
+    elif meanwhile == "replaced":
+        (home / "notes.tmp").write_text("z")
+        os.rename(home / "notes.tmp", home / "notes")
+    elif meanwhile == "removed":
+        (home / "notes").unlink()
+    _lean.store_closed(str(store))
+    assert sorted(os.listdir(home)) == sorted({"cache.sqlite", "notes", "new"} - {
+        None: {"new"}, "file": set(), "replaced": {"new"}, "removed": {"new", "notes"}}[meanwhile])
+    assert (os.stat(home).st_mtime_ns == 1_000_000_000) == (meanwhile is None)
