@@ -156,18 +156,101 @@ def connect_read_only(path: str) -> "Any":
 
 def select_one(path: str, sql: str, params: "tuple[Any, ...]") -> "tuple[Any, ...] | None":
     """One row of a query on the SQLite file at ``path``, opened read-only (:func:`connect_read_only`);
-    None when there is no such row or the file cannot be read."""
+    None when there is no such row or the file cannot be read. The directory that holds the file keeps
+    its mtime (:func:`store_opening`)."""
     sqlite3 = sqlite3_module()
-    db = connect_read_only(path)
-    if db is None:
-        return None
+    store_opening(path)
     try:
-        row: tuple[Any, ...] | None = db.execute(sql, params).fetchone()
-        return row
-    except sqlite3.Error:
-        return None
+        db = connect_read_only(path)
+        if db is None:
+            return None
+        try:
+            row: tuple[Any, ...] | None = db.execute(sql, params).fetchone()
+            return row
+        except sqlite3.Error:
+            return None
+        finally:
+            db.close()
     finally:
-        db.close()
+        store_closed(path)
+
+
+# --- the mtime of the directory that holds a SQLite file -------------------------------------------
+#
+# SQLite in WAL mode makes the file's -wal and -shm beside it when a connection first reads, and the
+# last connection to close removes them: every process that opens the store moves the mtime (and the
+# ctime) of the directory that holds it, twice. A store kept in a project (a loop's
+# ``artifacts/.../cache.sqlite``) is in a directory that ``ls -la artifacts`` or ``stat`` shows, and a
+# traced run is keyed on what it saw of that directory, its mtime too (``runs.readset``): so each
+# process of ours that opened the store puts the directory's mtime back as it found it when it lets
+# go, provided the directory holds the entries it held then (by name and inode, less SQLite's own
+# files: ``SQLITE_FILES``). Anything else added, removed or replaced there meanwhile (by the user, or
+# by us: the store file made, its environment secret written) leaves the mtime as the kernel set it,
+# so no change of anyone else's is hidden. The ctime cannot be put back (``utime`` itself sets it).
+# Opens of the same file in one process nest (a store's connections, a second store object on it):
+# the first notes the directory, the last puts its mtime back.
+
+SQLITE_FILES = ("-wal", "-shm", "-journal")  # what SQLite makes beside a database file, by the end of their names
+_opened: "dict[str, list[Any]]" = {}  # a database file -> [this process's opens of it, its directory as they found it]
+
+
+def _directory_now(directory: "str | int", base: str) -> "tuple[int, int, int, int, frozenset[tuple[str, int]]] | None":
+    """The directory's device, inode, atime, mtime and entries (name, inode) less SQLite's own files
+    beside the database file ``base``; None when it cannot be read."""
+    own = {base + suffix for suffix in SQLITE_FILES}
+    try:
+        info = os.stat(directory)
+        with os.scandir(directory) as entries:
+            names = frozenset((e.name, e.inode()) for e in entries if e.name not in own)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_atime_ns, info.st_mtime_ns, names
+
+
+def store_opening(path: str) -> None:
+    """Note the directory that holds the SQLite file at ``path`` before this process opens it (one
+    ``stat`` and one listing, for the first open only): :func:`store_closed` puts its mtime back."""
+    path = os.path.abspath(path)
+    opened = _opened.get(path)
+    if opened is None:
+        opened = _opened[path] = [0, _directory_now(os.path.dirname(path), os.path.basename(path))]
+    opened[0] += 1
+
+
+def store_closed(path: str) -> None:
+    """After this process closed what it opened of the SQLite file at ``path`` (the last close of
+    the ones :func:`store_opening` counted): put the mtime of the directory that holds it back to
+    what it was before the first, when the directory is the same one with the same entries (less
+    SQLite's own). A change made between that check and the ``utime`` is caught by a second look,
+    which then gives the directory the time of now, as the change itself would have."""
+    path = os.path.abspath(path)
+    opened = _opened.get(path)
+    if opened is None:
+        return
+    opened[0] -= 1
+    if opened[0] > 0:
+        return
+    del _opened[path]
+    before = opened[1]
+    if before is None:
+        return
+    base = os.path.basename(path)
+    try:
+        fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        now = _directory_now(fd, base)
+        if now is None or now[3] == before[3] or now[:2] != before[:2] or now[4] != before[4]:
+            return  # unmoved, another directory, or other entries: the kernel's time stands
+        os.utime(fd, ns=(now[2], before[3]))
+        after = _directory_now(fd, base)
+        if after is None or after[4] != before[4]:
+            os.utime(fd)  # a change came in between: it happened now
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _no_cache(maxsize: int = 128) -> "Callable[[Any], Any]":

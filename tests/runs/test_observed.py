@@ -132,6 +132,22 @@ def test_a_statx_observation_keeps_exactly_the_fields_the_kernel_returned(times,
         assert observed_stat(struct[:-1] + ", ...}") is None
 
 
+@pytest.mark.parametrize(("mask", "asks"), [
+    ("STATX_MODE|STATX_NLINK|STATX_UID|STATX_GID|STATX_MTIME|STATX_SIZE", False),  # ls -la
+    ("STATX_MTIME", False),  # stat -c %y
+    ("STATX_MODE|STATX_NLINK|STATX_UID|STATX_GID|STATX_CTIME|STATX_SIZE", True),  # ls -lc
+    ("STATX_CTIME", True),  # stat -c %z
+    ("STATX_ALL", True),  # stat
+    ("STATX_BASIC_STATS|STATX_BTIME", True),
+    ("STATX_MODE|0x80", True),  # a bit strace has no name for is printed as a number
+    ("0", False),
+])
+def test_a_statx_request_mask_says_whether_the_command_asked_for_the_ctime(mask, asks):
+    from actioncache.runs.trace import asks_ctime
+
+    assert asks_ctime(mask) is asks
+
+
 def test_a_statx_field_that_changed_before_the_record_makes_the_run_unrecordable(tmp_path):
     # What the command saw of a directory (its inode) must still be there when the rest is filled in.
     folder = tmp_path / "d"

@@ -138,3 +138,112 @@ def test_a_folder_made_in_the_stores_directory_is_seen_by_a_stat_of_that_directo
     (store.parent / "sub").rmdir()
     (store.parent / "sub2").mkdir()  # the same link count again, another name
     same()
+
+
+def _store_in_the_project(ex) -> dict[str, str]:
+    store = ex.work / "artifacts" / "rollflow_cache" / "cache.sqlite"
+    store.parent.mkdir(parents=True)
+    return {"ACTIONCACHE_URL": f"sqlite:///{store}"}
+
+
+def _cached_and_direct(ex, env: dict[str, str], look: list[str]) -> tuple[bool, bytes]:
+    """A cached run of ``look`` and a direct run right after it print the same; whether it was a hit."""
+    cached = ex.run(*use("--", *look), extra_env=env)
+    direct = subprocess.run(look, cwd=ex.work, capture_output=True, timeout=60)
+    assert cached.returncode == direct.returncode == 0, cached.stderr
+    assert cached.stdout == direct.stdout, (cached.stdout, direct.stdout, cached.stderr)
+    return b": hit" in cached.stderr, direct.stdout
+
+
+@pytest.mark.parametrize("look", [["ls", "-la", "--time-style=+%s", "artifacts"],
+                                  ["stat", "-c", "%n %y", "artifacts/rollflow_cache"],
+                                  ["ls", "-ld", "--time-style=+%s", "artifacts/rollflow_cache"]])
+def test_a_replayed_look_at_the_stores_directory_prints_the_time_a_direct_look_prints(ex, strace, look):
+    # An outside tester's cached `ls -la artifacts` printed the store directory's old modification
+    # time: that directory counted without its times, which every open of the store moved (SQLite
+    # makes and removes the store's -wal and -shm there). Now its mtime counts, and each process of
+    # the cache's puts it back as it found it when it lets go of the store.
+    env = _store_in_the_project(ex)
+    hits = []
+    for step in range(6):
+        if step in (2, 4):  # another command's miss writes the store
+            (ex.work / "PROMPT.md").write_text(f"report {step}\n")
+            miss = ex.run(*use("--", "cat", "PROMPT.md"), extra_env=env)
+            assert b"cat: miss" in miss.stderr, miss.stderr
+        hits.append(_cached_and_direct(ex, env, look)[0])
+    assert hits[-1], hits  # still cached after all that
+    # The full command (which --explain takes) checks the read-set with the store let go of too.
+    explained = ex.run(*use("--explain", "--", *look), extra_env=env)
+    direct = subprocess.run(look, cwd=ex.work, capture_output=True, timeout=60)
+    assert b": hit" in explained.stderr and explained.stdout == direct.stdout, explained.stderr
+    before = _cached_and_direct(ex, env, look)[1]
+    subprocess.run(["touch", "-d", "2020-01-01", "artifacts/rollflow_cache"], cwd=ex.work, check=True)
+    hit, printed = _cached_and_direct(ex, env, look)
+    assert not hit and printed != before  # the user's new time is seen
+    assert [_cached_and_direct(ex, env, look)[0] for _ in range(2)][-1]  # and cached again
+
+
+@pytest.mark.parametrize("look", [["stat", "-c", "%z", "artifacts/rollflow_cache"],
+                                  ["ls", "-lcd", "--time-style=+%s.%N", "artifacts/rollflow_cache"]])
+def test_a_command_that_asks_the_ctime_of_the_stores_directory_is_not_cached(ex, strace, look):
+    # The store's own writes move that directory's ctime, and setting a time back sets the ctime: a
+    # replay of it could only print a time a direct run no longer prints. So it runs every time, and
+    # prints a time no older than a direct run's just before it (a run of the cache writes the store
+    # after the command, so a direct run after it may print a later one).
+    env = _store_in_the_project(ex)
+
+    def ctime(printed: bytes) -> bytes:  # both print it in a form that sorts as it counts
+        return printed.split()[4] if look[0] == "ls" else printed.strip()
+
+    for step in range(4):
+        if step == 2:
+            (ex.work / "PROMPT.md").write_text("report\n")
+            assert ex.run(*use("--", "cat", "PROMPT.md"), extra_env=env).returncode == 0
+        before = subprocess.run(look, cwd=ex.work, capture_output=True, timeout=60, check=True).stdout
+        cached = ex.run(*use("--", *look), extra_env=env)
+        after = subprocess.run(look, cwd=ex.work, capture_output=True, timeout=60, check=True).stdout
+        assert b": hit" not in cached.stderr, cached.stderr
+        assert b"the ctime of" in cached.stderr or step == 0, cached.stderr
+        assert ctime(before) <= ctime(cached.stdout) <= ctime(after), (before, cached.stdout, after)
+
+
+def _sqlite_read(path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("SELECT count(*) FROM entries").fetchone()
+    db.close()
+
+
+@pytest.mark.parametrize("meanwhile", [None, "file", "replaced", "removed"])
+def test_the_stores_directory_gets_its_mtime_back_only_when_nothing_else_changed_there(tmp_path, meanwhile):
+    # The rule of _lean.store_opening/store_closed, on a store in WAL mode: an open and close makes
+    # and removes -wal and -shm (the mtime moves), and is put back; an entry added, replaced or
+    # removed meanwhile by anyone else leaves the kernel's time.
+    import os
+    import sqlite3
+
+    from actioncache import _lean
+
+    home = tmp_path / "rollflow_cache"
+    home.mkdir()
+    store = home / "cache.sqlite"
+    (home / "notes").write_text("x")
+    db = sqlite3.connect(store, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE entries (key TEXT)")
+    db.close()
+    os.utime(home, ns=(1_000_000_000, 1_000_000_000))
+    _lean.store_opening(str(store))
+    _sqlite_read(store)
+    if meanwhile == "file":
+        (home / "new").write_text("y")
+    elif meanwhile == "replaced":
+        (home / "notes.tmp").write_text("z")
+        os.rename(home / "notes.tmp", home / "notes")
+    elif meanwhile == "removed":
+        (home / "notes").unlink()
+    _lean.store_closed(str(store))
+    assert sorted(os.listdir(home)) == sorted({"cache.sqlite", "notes", "new"} - {
+        None: {"new"}, "file": set(), "replaced": {"new"}, "removed": {"new", "notes"}}[meanwhile])
+    assert (os.stat(home).st_mtime_ns == 1_000_000_000) == (meanwhile is None)

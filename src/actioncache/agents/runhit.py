@@ -161,7 +161,7 @@ def read_record(index: str, key: str) -> dict[str, Any] | None:
 
 def still_valid(record: dict[str, Any], now: float) -> bool:
     """The record's files have the same bytes and its rows are the same rows, unexpired."""
-    from .._lean import connect_read_only, file_sha256, sqlite3_module
+    from .._lean import connect_read_only, file_sha256, sqlite3_module, store_closed, store_opening
 
     try:
         valid_until = record["valid_until"]
@@ -195,18 +195,22 @@ def still_valid(record: dict[str, Any], now: float) -> bool:
     if not isinstance(store, str) or not os.path.isfile(store):
         return False
     sqlite3 = sqlite3_module()
-    db = connect_read_only(store)
-    if db is None:
-        return False
+    store_opening(store)  # the directory that holds the store keeps its mtime (_lean.store_closed)
     try:
-        for key, fingerprint in rows:
-            row = db.execute(ROW_SQL, (key,)).fetchone()
-            if (None if row is None else row_fingerprint(row)) != fingerprint:
-                return False
-    except (sqlite3.Error, TypeError, ValueError):
-        return False
+        db = connect_read_only(store)
+        if db is None:
+            return False
+        try:
+            for key, fingerprint in rows:
+                row = db.execute(ROW_SQL, (key,)).fetchone()
+                if (None if row is None else row_fingerprint(row)) != fingerprint:
+                    return False
+        except (sqlite3.Error, TypeError, ValueError):
+            return False
+        finally:
+            db.close()
     finally:
-        db.close()
+        store_closed(store)
     return True
 
 
@@ -249,21 +253,25 @@ def _count(record: dict[str, Any]) -> None:
     store = record.get("store")
     if not rows or not isinstance(store, str):
         return
-    from .._lean import sqlite3_module
+    from .._lean import sqlite3_module, store_closed, store_opening
 
     sqlite3 = sqlite3_module()
+    store_opening(store)  # the directory that holds the store keeps its mtime (_lean.store_closed)
     try:
-        db = sqlite3.connect(f"file:{store}?mode=rw", uri=True, timeout=5.0, isolation_level=None)
-    except sqlite3.Error:
-        return
-    try:
-        db.execute("INSERT INTO counters (name, value) VALUES " + ", ".join(["(?, ?)"] * len(rows))
-                   + " ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value",
-                   [item for name, delta in rows for item in (str(name), float(delta))])
-    except (sqlite3.Error, TypeError, ValueError):
-        pass
+        try:
+            db = sqlite3.connect(f"file:{store}?mode=rw", uri=True, timeout=5.0, isolation_level=None)
+        except sqlite3.Error:
+            return
+        try:
+            db.execute("INSERT INTO counters (name, value) VALUES " + ", ".join(["(?, ?)"] * len(rows))
+                       + " ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value",
+                       [item for name, delta in rows for item in (str(name), float(delta))])
+        except (sqlite3.Error, TypeError, ValueError):
+            pass
+        finally:
+            db.close()
     finally:
-        db.close()
+        store_closed(store)
 
 
 def _write(fd: int, data: bytes) -> None:

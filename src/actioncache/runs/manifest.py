@@ -284,8 +284,9 @@ def look(kind: str, path: str, own: str | None = None,
         return f"o:{mode:o}:{info.st_size}:{info.st_nlink}:{info.st_uid}:{info.st_gid}", None
     if kind == "a":
         return f"a:{stat.S_IFMT(mode):o}:{stat.S_IMODE(mode):o}:{info.st_uid}:{info.st_gid}", None
-    if kind == "h":  # the directory that holds the store: all but what the store's own writes move (home_view)
-        return f"h:{mode:o}:{info.st_size}:{info.st_ino}:{info.st_nlink}:{info.st_uid}:{info.st_gid}", None
+    if kind == "h":  # the directory that holds the store: all but the ctime, which the store's own writes move (home_view)
+        return (f"h:{mode:o}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_nlink}:{info.st_uid}:"
+                f"{info.st_gid}"), None
     if stat.S_ISDIR(mode) and kind == "f":
         return f"dir:{stat.S_IMODE(mode):o}:{info.st_ino}", None
     try:
@@ -536,6 +537,11 @@ def describe(seen: str) -> str:
     if seen.startswith("a:"):
         return "there (type, mode, owner " + seen[2:] + ")"
     if seen.startswith("h:"):
+        fields = seen[2:].split(":")
+        if len(fields) == 7 and fields[2].isdigit():
+            mode, size, mtime, ino, nlink, uid, gid = fields
+            return (f"the store's directory (mode {mode} size {size} mtime {int(mtime) / 1e9:.6f} inode {ino} "
+                    f"links {nlink} owner {uid}:{gid})")
         return "the store's directory (type and mode, size, inode, links, owner " + seen[2:] + ")"
     fields = seen.split(":")
     if len(fields) == 8 and all(f.lstrip("-").isdigit() for f in fields):

@@ -24,10 +24,10 @@ out (the pseudo-files):
 * **refused**: the store's own files (the SQLite file in use and the files the store keeps beside
   it, ``SIDECARS``, passed as ``ignore``), which every run changes: a command that reads, stats or
   opens one is not cached (a nested exec touches none: ``keys.under_trace``). In the directory that
-  holds them, their names in its listing and its times, which the store's own writes move, are left
-  out. Recognised by identity (:class:`OwnFiles`: that directory by device and inode, so
-  ``proj/.ac`` in a listing of ``proj``, ``.ac/sub/..`` or a symlink to it count the same way, and
-  the database by device and inode);
+  holds them, their names in its listing are left out, and its stat counts as an ``h`` record: every
+  field but the ctime, its mtime too (see below). Recognised by identity (:class:`OwnFiles`: that
+  directory by device and inode, so ``proj/.ac`` in a listing of ``proj``, ``.ac/sub/..`` or a
+  symlink to it count the same way, and the database by device and inode);
 * **left out** (``own``): the process's own pseudo-files, which describe the
   process rather than the machine and differ for every process: the files of ``/proc/self/`` and
   ``/proc/thread-self/`` that describe the process itself (``OWN_PROC_FILES``: ``stat``, ``status``,
@@ -42,6 +42,25 @@ out (the pseudo-files):
   nothing about what they contain (``free`` reads ``/proc/meminfo``);
 * everything else, including the writable places under system prefixes (``/dev/shm``,
   ``/run/user``...), the user's cache directory and a virtualenv, by content.
+
+The directory that holds the store (``h``): SQLite makes the store's ``-wal`` and ``-shm`` there when
+a process opens it and removes them when the last one closes it, which moves the directory's mtime
+and ctime. The command is keyed on what it saw of the directory, its mtime too (``ls -la`` of the
+project, ``ls -ld``, ``stat -c %y``), and the cache keeps its own writes from moving that: every
+process of ours that opens the store puts the directory's mtime back when it lets go, as it found
+it, when the directory holds the same entries as then (``_lean.store_closed``; a change of anyone
+else's in between keeps the kernel's time). The ctime cannot be put back (setting a time sets it),
+so it is never keyed, and a command that asked for it is not recorded: a ``statx`` whose request
+mask names it (``STATX_CTIME``, ``STATX_BASIC_STATS``, ``STATX_ALL``: ``ls -lc``, ``stat -c %z``,
+plain ``stat``; ``trace.Touch.ctime_asked``). A call that returns every field without being asked
+(``stat``, ``lstat``, ``newfstatat``, ``fstat``) is keyed on the mtime and not the ctime: ``find .``
+and ``du -s .`` make one for each directory they walk, the store's too, and print no time of it, so
+refusing them would leave every walk of a project that holds the store uncached. The gap this
+leaves, by choice: a program that prints the store directory's ctime through such a call
+(``find -printf %C``, ``os.stat``) sees on a hit the ctime it had when recorded. The fields a
+``statx`` did not return are completed from the path as the run left it (``_filled``), as for any
+other path. Two of our processes with the store open at once can leave the mtime moved (each puts
+back what it found): a miss, never a wrong hit, as the record holds what the directory shows.
 
 Paths the command itself writes before looking at them are its outputs: recorded as the run left
 them (content, or absence for a temporary file it removed), without the checks for change during
@@ -288,6 +307,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     relisted: set[str] = set()  # listed directories the command may have added to or removed from
     listed: set[str] = set()
     twice: dict[tuple[str, str], tuple[str, str]] = {}  # observations that differed within the run
+    ctime_asked: set[str] = set()  # paths a statx asked the ctime of (trace.Touch.ctime_asked)
     mine = OwnFiles(ignore)
     for touch in touches:
         if touch.kind == "unresolved":
@@ -322,6 +342,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         if where == "system" and kind in ("f", "d") and not touch.error:
             kind = "s"  # a system file or directory counts by its stat data
         observed.setdefault(path, touch.error)
+        if touch.ctime_asked and not touch.error:
+            ctime_asked.add(path)
         seen = "!" + touch.error if touch.error else touch.stat
         if seen is not None and UNSEEN in seen:
             seen = _filled(path, kind, seen)
@@ -342,11 +364,20 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             twice.setdefault((kind, path), (prior, seen))
     walked = _walked_through(looked)
     # The directory that holds the store: the store's own writes add and remove its -wal and -shm
-    # there, so it counts without them (its listing) and without its times (its stat: homes below).
+    # there, so it counts without them (its listing) and without its ctime (its stat: homes below).
     # ... recognised by device and inode, not by the spelling of its path (``proj/.ac`` in a
     # listing of ``proj``, ``.ac/sub/..``): every spelling of it counts the same way.
     def store_dir(path: str) -> bool:
         return mine.names_in(path) is not None
+
+    for path in ctime_asked:
+        if store_dir(path):
+            # Its mtime is put back after each of the cache's own opens of the store (_lean.store_closed);
+            # its ctime cannot be (setting a time sets the ctime), so what the command printed of it
+            # would be printed again on a hit where a fresh run prints a later time.
+            raise Unrecordable(f"the command asked for the ctime of {path}, the directory that holds the cache's "
+                               "store: every run of the cache moves it (SQLite makes and removes the store's "
+                               "-wal and -shm there), so it cannot be checked again")
 
     # A directory where the command made only temporary entries (created and removed again within the
     # run: tempfile's probe of /tmp, pytest's scratch files) has the listing it had, but times and a
@@ -357,9 +388,11 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
                if path in scratch and kind in ("s", "l") and seen is not None
                and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
     # The store's directory counts by all the store's own writes leave as they were (home_view): its
-    # times move with every open of the store, its size, inode, link count and owner do not, so
-    # a subdirectory made or removed there is seen (``ls -la`` of its parent prints the link count).
-    # (Only walked through on the way to a path in it, it counts as any walked directory does.)
+    # ctime moves with every open of the store; its mtime is put back as each of our processes lets
+    # go of the store (_lean.store_closed), and its size, inode, link count and owner do not move, so
+    # a file or subdirectory made or removed there is seen (``ls -la`` of its parent prints the mtime
+    # and the link count). (Only walked through on the way to a path in it, it counts as any walked
+    # directory does.)
     homes = {(kind, path) for (kind, path), seen in looked.items()
              if store_dir(path) and kind in ("s", "l") and seen is not None and (kind, path) not in walked
              and not seen.startswith("!") and stat.S_ISDIR(int(seen.split(":")[0], 8))}
@@ -513,11 +546,13 @@ def _walked_through(looked: dict[tuple[str, str], str | None]) -> set[tuple[str,
 
 def _home_view(seen: str) -> str:
     """An observed stat of the directory that holds the store as an ``h`` record sees it: type and
-    permissions, size, inode, link count, owner; not its times, which the store's own files move as
-    they come and go (its size too on some file systems, but only while a process has the store
-    open: ``exec`` lets go of it while the command runs)."""
-    mode, size, _, _, ino, nlink, uid, gid = seen.split(":")
-    return f"h:{mode}:{size}:{ino}:{nlink}:{uid}:{gid}"
+    permissions, size, mtime, inode, link count, owner; not its ctime, which the store's own files
+    move as they come and go (``_lean.store_closed`` puts the mtime back, and cannot put the ctime
+    back; the size moves too on some file systems, but only while a process has the store open:
+    ``exec`` lets go of it while the command runs). A command that asked for the ctime is not
+    recorded (``build``)."""
+    mode, size, mtime, _, ino, nlink, uid, gid = seen.split(":")
+    return f"h:{mode}:{size}:{mtime}:{ino}:{nlink}:{uid}:{gid}"
 
 
 def _walk_view(seen: str) -> str:

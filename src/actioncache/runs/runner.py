@@ -154,11 +154,13 @@ def fallback_note(reason: str) -> str:
 
 
 def _let_go(cache: Cache) -> None:
-    """Close this process's connections to a SQLite store before the command runs (they
-    reopen on the next use): an open connection keeps the store's ``-wal`` and ``-shm`` beside it,
-    which the command would see in a listing of the store's directory where a run of it at any other
-    moment, with no ``exec`` holding the store, would not; closed, the last connection removes them,
-    and a walk of a project that keeps its store there is recorded as a direct run would see it.
+    """Close this process's connections to a SQLite store before the command runs, and before a
+    read-set is checked (they reopen on the next use): an open connection keeps the store's ``-wal``
+    and ``-shm`` beside it, and the mtime of the directory that holds them moved, which the command
+    would see (in a listing of that directory, in ``ls -la`` of its parent) where a run of it at any
+    other moment, with no ``exec`` holding the store, would not; closed, the last connection removes
+    them and the directory gets its mtime back (``_lean.store_closed``), and a walk of a project that
+    keeps its store there is recorded and checked as a direct run would see it.
     Only a cache the run owns (``ExecOptions.own_store``: the ``actioncache exec`` command's): an
     agent's cache is shared by its other actions and threads, and holds the store open anyway."""
     if not cache.url.startswith("sqlite:"):
@@ -257,6 +259,11 @@ class ExecRun:
             if mark is not None:
                 return self._cheap(cache, record, key, mark)
         candidates = self._candidates(cache, key)
+        if self.options.own_store:
+            # Checked with the store let go of, as a direct run would find the directory that holds
+            # it: an open connection keeps its -wal and -shm there, and the directory's mtime moved
+            # (closed, the last connection removes them and the mtime is put back: _lean.store_closed).
+            _let_go(cache)
         if decision.lookup:
             found, why = manifest.choose(candidates, time.time(), self.policy.max_age_hours)
             if found is not None:

@@ -119,6 +119,11 @@ class Touch:
     # truncate, a rename's source); None: it replaces whatever was there (O_CREAT|O_TRUNC, a rename's
     # target).
     needs: str | None = None
+    # A stat (``stat``, ``lstat``) made by a ``statx`` whose request mask named the ctime
+    # (``STATX_CTIME``, or ``STATX_BASIC_STATS``/``STATX_ALL``: ``ls -lc``, ``stat -c %z``, ``stat``):
+    # the command asked for that time. False for a ``statx`` that did not, and for the calls that
+    # return every field without being asked (``stat``, ``lstat``, ``newfstatat``, ``fstat``).
+    ctime_asked: bool = False
 
 
 def tracer() -> str | None:
@@ -392,6 +397,29 @@ _FIELD = re.compile(r"(st_|stx_)(\w+?)=(\{tv_sec=(-?\d+), tv_nsec=(\d+)\}|[^,}]+
 # the struct argument of each stat call: index in the argument list, and whether it follows a final symlink
 _STAT_STRUCT = {"stat": 1, "stat64": 1, "lstat": 1, "lstat64": 1, "newfstatat": 2, "fstatat64": 2, "statx": 4,
                 "fstat": 1, "fstat64": 1}
+
+
+_STATX_CTIME = 0x80
+_STATX_WITH_CTIME = ("STATX_CTIME", "STATX_BASIC_STATS", "STATX_ALL")
+
+
+def asks_ctime(mask: str) -> bool:
+    """Whether a ``statx`` request mask, as strace printed it (``STATX_MODE|STATX_MTIME``, with any
+    bits it has no name for as a number), asks for the ctime."""
+    for part in mask.split("|"):
+        part = part.strip()
+        if part in _STATX_WITH_CTIME:
+            return True
+        try:
+            if int(part, 0) & _STATX_CTIME:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _statx_asks_ctime(call: _Call) -> bool:
+    return call.name == "statx" and len(call.args) > 3 and asks_ctime(call.args[3])
 
 
 def observed_stat(struct: str) -> str | None:
@@ -786,7 +814,8 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
                 if place(path) in ("own", "pseudo") or path.startswith("/dev/"):
                     continue  # a pseudo-file's stat data says nothing; a device's read or write decides
                 kind = "stat" if observed is None or observed.startswith("40") else "fstat"
-                yield Touch(kind, path, None, observed) if observed is not None else _uncacheable(
+                yield Touch(kind, path, None, observed, ctime_asked=_statx_asks_ctime(call)) \
+                    if observed is not None else _uncacheable(
                     f"the command called {name} on {path} and the trace could not read what it returned")
             continue
         if name in ("open", "openat", "openat2", "creat"):
@@ -819,11 +848,12 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
             observed = observed_stat(call.args[_STAT_STRUCT[name]])
         needs = "present content" if name == "truncate" else {"create": "absent", "remove": "present",
                                                               "write": "present"}.get(kind)
-        yield _touch(call, kind, fd_i, path_i, here, failed, observed, needs)
+        yield _touch(call, kind, fd_i, path_i, here, failed, observed, needs,
+                     ctime_asked=kind in ("stat", "lstat") and _statx_asks_ctime(call))
 
 
 def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | None, error: str | None,
-           observed: str | None = None, needs: str | None = None) -> Touch:
+           observed: str | None = None, needs: str | None = None, ctime_asked: bool = False) -> Touch:
     path = _resolve(call, fd_i, path_i, here)
     if path is None:
         return Touch("unresolved", f"{call.name}({', '.join(call.args[:path_i + 1])}) of process {call.pid}")
@@ -831,7 +861,7 @@ def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | No
     if real is None:
         return _uncacheable(f"the command used {path}, a path through /proc or /dev/fd that the trace cannot "
                             "resolve to the file it leads to")
-    return Touch(kind, real, error, observed, needs)
+    return Touch(kind, real, error, observed, needs, ctime_asked)
 
 
 def _through_view(path: str, call: _Call, here: str | None, opened: str | None = None) -> str | None:

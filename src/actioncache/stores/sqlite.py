@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 from urllib.parse import quote, urlsplit
 
-from .. import config
+from .. import _lean, config
 from .._json import dumps_compact
 from ..errors import StoreURLError
 from ._errors import StoreErrors
@@ -273,7 +273,17 @@ class SQLiteStore(SQLStore):
 
     # --- connections --------------------------------------------------------------------
 
+    def _init_connections(self) -> None:
+        super()._init_connections()
+        self._directory_noted = False  # this object's opens are counted (_lean.store_opening)
+
     def _connect(self) -> sqlite3.Connection:
+        if not self._directory_noted:
+            # The directory that holds the file gets its mtime back when this process lets go of
+            # it (close): opening and closing the store makes and removes its -wal and -shm there,
+            # and a command that lists the directory's parent sees that mtime (_lean.store_closed).
+            self._directory_noted = True
+            _lean.store_opening(str(self.path))
         with self.errors.opening(f"SQLite store at {self.path}"):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
@@ -297,6 +307,12 @@ class SQLiteStore(SQLStore):
                 conn = self._connect_read_only()
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         return conn
+
+    def close(self) -> None:
+        super().close()
+        if self._directory_noted and os.getpid() == self._pid:
+            self._directory_noted = False
+            _lean.store_closed(str(self.path))
 
     def _connect_read_only(self) -> sqlite3.Connection:
         """A file this process may not write (another user's cache, a read-only mount) still serves
