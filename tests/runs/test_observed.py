@@ -607,3 +607,93 @@ def test_own_files_by_identity(tmp_path):
         assert mine.owns(str(path)), path
     for path in (tmp_path / "elsewhere" / "s.db", store_dir / "s.db-notes", store_dir / "s.dbx", store_dir):
         assert not mine.owns(str(path)), path
+
+
+# --- what a statx asked for is kept, even of a directory a path goes through --------------------------
+
+
+@pytest.mark.parametrize("mask, asks", [
+    ("STATX_MODE", False),  # ls -a of a directory
+    ("STATX_TYPE|STATX_MODE|STATX_UID|STATX_GID", False),
+    ("STATX_ATIME", False),  # no record keeps the atime
+    ("STATX_NLINK", True),  # stat -c %h
+    ("STATX_MODE|STATX_NLINK|STATX_UID|STATX_GID|STATX_MTIME|STATX_SIZE", True),  # ls -l
+    ("STATX_INO", True),  # ls -R's loop check
+    ("STATX_BASIC_STATS", True),
+    ("STATX_MODE|0x40", True),  # a bit strace has no name for is printed as a number
+    ("STATX_MODE|STATX_SOMETHING_NEW", True),  # a name this list lacks: assumed to ask
+])
+def test_a_statx_request_mask_says_whether_the_command_asked_for_more_than_type_mode_and_owner(mask, asks):
+    from actioncache.runs.trace import asks_details
+
+    assert asks_details(mask) is asks
+
+
+@pytest.mark.parametrize("script", ['stat -c "%h %Y" d; cat d/f',  # the directory, and a file in it
+                                    'stat -c %h d; test -e d/cfg && echo cfg; true',  # an absent name in it
+                                    'ls -ld --time-style=+%s d; cat d/f'])
+def test_a_directory_stated_for_its_link_count_and_times_and_looked_into_is_keyed_by_them(ex, strace, script):
+    # An outside tester: `stat -c "%h %Y" d; cat d/f` replayed link count 2 and the old mtime after
+    # `mkdir d/sub`: d was taken for a directory only walked through on the way to d/f, keyed by type,
+    # permissions and owner. The statx asked for the link count and the mtime: those are keyed.
+    (ex.work / "d").mkdir()
+    (ex.work / "d" / "f").write_text("F\n")
+    old = time.time() - 100
+    os.utime(ex.work / "d", (old, old))
+    run = ("sh", "-c", script)
+    outcomes = [outcome(honest(ex, *run)) for _ in range(3)]
+    assert outcomes[-1] == "hit", outcomes
+    (ex.work / "d" / "sub").mkdir()
+    assert outcome(honest(ex, *run)) != "hit"
+    assert outcome(honest(ex, *run)) == "hit"
+
+
+def _tmpfs_dir() -> Path:
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        pytest.skip("no writable /dev/shm here")
+    return Path(tempfile.mkdtemp(dir=shm))
+
+
+def test_a_stat_of_an_open_directory_under_dev_shm_is_keyed(ex, strace):
+    # An outside tester: under /dev/shm an fstat was dropped as a device's would be (every path under
+    # /dev was), so the link count and times of an open directory, and the mode and link count of an
+    # open file, replayed stale after `mkdir d/x`, `ln f f2`, `chmod 600 f`. A file or directory counts
+    # there as anywhere; only a device's stat is left to its read or write.
+    root = _tmpfs_dir()
+    try:
+        (root / "d").mkdir()
+        (root / "f").write_text("A\n")
+        for folder in (root, root / "d"):
+            os.utime(folder, (time.time() - 100, time.time() - 100))
+        probe = ("import os; fd = os.open('d', os.O_RDONLY | os.O_DIRECTORY); st = os.fstat(fd); "
+                 "print(st.st_nlink, st.st_mtime_ns); fd = os.open('f', os.O_RDONLY); st = os.fstat(fd); "
+                 "print(st.st_nlink, oct(st.st_mode))")
+        run = (PY, "-c", probe)
+        changes = [lambda: (root / "d" / "x").mkdir(), lambda: os.link(root / "f", root / "f2"),
+                   lambda: (root / "f").chmod(0o600)]
+        outcomes = [outcome(honest(ex, *run, cwd=root)) for _ in range(3)]
+        assert outcomes[-1] == "hit", outcomes
+        for change in changes:
+            change()
+            assert outcome(honest(ex, *run, cwd=root)) != "hit"
+            assert outcome(honest(ex, *run, cwd=root)) == "hit"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_an_unsorted_listing_replays_the_order_the_directory_lists_now(ex, strace):
+    # An outside tester: `ls -U` on tmpfs replayed `c b a` after `rm a; touch a` (tmpfs lists the newest
+    # first: `a c b`): the listing was keyed by its sorted names. It is keyed in the order listed.
+    root = _tmpfs_dir()
+    try:
+        for name in "abc":
+            (root / name).write_text("")
+        run = (PY, "-c", "import os; print(os.listdir('.'))")  # no stat of the directory: the listing alone
+        outcomes = [outcome(honest(ex, *run, cwd=root)) for _ in range(3)]
+        assert outcomes[-1] == "hit", outcomes
+        (root / "a").unlink()
+        (root / "a").write_text("")
+        assert outcome(honest(ex, *run, cwd=root)) != "hit"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

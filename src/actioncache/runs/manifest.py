@@ -222,14 +222,16 @@ def error_of(exc: OSError) -> str:
 
 
 def listing_digest(path: str, own: str | None = None) -> str:
-    """SHA-256 of a directory's sorted names and kinds; ``own``: the names of the store's own files
-    there (``/``-separated), which are left out with the files the store keeps beside them
-    (``own_name``: ``-wal``, ``-shm``, the hit journal...)."""
+    """SHA-256 of a directory's names and kinds, in the order the file system lists them (the order
+    ``ls -U``, ``os.listdir`` and ``find`` print: on tmpfs the newest first, so a name removed and
+    made again moves, and overlayfs lists a file copied up apart from the rest); ``own``: the names
+    of the store's own files there (``/``-separated), which are left out with the files the store
+    keeps beside them (``own_name``: ``-wal``, ``-shm``, the hit journal...)."""
     digest = sha256()
     owns = own.split("/") if own else ()
     with os.scandir(path) as entries:
-        names = sorted((e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries
-                       if not own_name(e.name, owns))
+        names = [(e.name, "l" if e.is_symlink() else "d" if e.is_dir() else "f") for e in entries
+                 if not own_name(e.name, owns)]
     for name, kind in names:
         digest.update(os.fsencode(name) + b"\0" + kind.encode() + b"\n")
     return str(digest.hexdigest())

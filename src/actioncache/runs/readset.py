@@ -6,7 +6,7 @@ observed is observed the same way again**, each path by the same kind of call. O
 and kind of observation:
 
 * ``f`` a file that was read: SHA-256 of its content (through symlinks: what a reader gets);
-* ``d`` a directory that was listed: SHA-256 of its sorted names and entry types;
+* ``d`` a directory that was listed: SHA-256 of its names and entry types, in the order it lists them;
 * ``s`` a path that was stat'ed (``stat``, ``fstat``, ``statx``...): the stat data the call returned,
   as the trace printed it: type, permissions, size, mtime, ctime, inode, link count, owner and group
   (directories too: ``ls -la`` shows their times and link counts);
@@ -308,6 +308,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
     listed: set[str] = set()
     twice: dict[tuple[str, str], tuple[str, str]] = {}  # observations that differed within the run
     ctime_asked: set[str] = set()  # paths a statx asked the ctime of (trace.Touch.ctime_asked)
+    details_asked: set[tuple[str, str]] = set()  # stat looks a statx asked details of (Touch.details_asked)
     mine = OwnFiles(ignore)
     for touch in touches:
         if touch.kind == "unresolved":
@@ -344,6 +345,8 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
         observed.setdefault(path, touch.error)
         if touch.ctime_asked and not touch.error:
             ctime_asked.add(path)
+        if touch.details_asked and not touch.error:
+            details_asked.add((kind, path))
         seen = "!" + touch.error if touch.error else touch.stat
         if seen is not None and UNSEEN in seen:
             seen = _filled(path, kind, seen)
@@ -362,7 +365,7 @@ def build(touches: Iterable[Any], started_ns: int, *, ignore: Sequence[str] = ()
             looked[(kind, path)] = seen
         elif seen is not None and seen != prior:
             twice.setdefault((kind, path), (prior, seen))
-    walked = _walked_through(looked)
+    walked = _walked_through(looked) - details_asked
     # The directory that holds the store: the store's own writes add and remove its -wal and -shm
     # there, so it counts without them (its listing) and without its ctime (its stat: homes below).
     # ... recognised by device and inode, not by the spelling of its path (``proj/.ac`` in a
@@ -529,7 +532,12 @@ def _walked_through(looked: dict[tuple[str, str], str | None]) -> set[tuple[str,
     permissions and owner (``a``), not by their times and link counts, which change whenever
     anything is added beside them (``/tmp``, a home directory). A directory that is listed, or
     stat'ed as the last component of what the command asked about (``ls -la DIR``, ``DIR/..``,
-    ``find DIR -newer F``, which lists it), keeps all its stat data."""
+    ``find DIR -newer F``, which lists it), keeps all its stat data; so does one a ``statx`` asked
+    for its link count, size, inode or times (``stat -c '%h %Y' DIR; cat DIR/f``: the caller says
+    what it uses; ``build`` takes those out, ``trace.Touch.details_asked``). A ``stat``, ``lstat`` or
+    ``newfstatat`` returns every field unasked, as ``git`` and ``realpath`` make them of every
+    ancestor: a program that prints an ancestor's times or link count from such a call, and also
+    looks inside it, is replayed with the old ones (a named gap, docs/agent-loops.md)."""
     ancestors: set[str] = set()
     for _, path in looked:
         parent = _parent(path)

@@ -124,6 +124,11 @@ class Touch:
     # the command asked for that time. False for a ``statx`` that did not, and for the calls that
     # return every field without being asked (``stat``, ``lstat``, ``newfstatat``, ``fstat``).
     ctime_asked: bool = False
+    # A ``statx`` whose request mask named more than the type, permissions and owner (its link count,
+    # size, inode, blocks or a time: ``stat -c '%h %Y'``, ``ls -ld``): the command asked for what a
+    # directory only walked through is not keyed by (``readset._walked_through``), so it keeps them.
+    # False for a ``statx`` that did not, and for the calls that return every field unasked.
+    details_asked: bool = False
 
 
 def tracer() -> str | None:
@@ -418,8 +423,50 @@ def asks_ctime(mask: str) -> bool:
     return False
 
 
+def _plain_file(observed: str | None) -> bool:
+    """Whether stat data (``readset.stat_text``) is of a regular file or a directory."""
+    if observed is None:
+        return False
+    try:
+        kind = int(observed.split(":")[0], 8) & 0o170000
+    except ValueError:
+        return False
+    return kind in (0o100000, 0o040000)
+
+
 def _statx_asks_ctime(call: _Call) -> bool:
     return call.name == "statx" and len(call.args) > 3 and asks_ctime(call.args[3])
+
+
+# The statx request bits beyond the type, permissions and owner: NLINK, MTIME, CTIME, INO, SIZE,
+# BLOCKS, BTIME (not ATIME, which no record keeps, nor MNT_ID and later bits, which stat data lacks).
+_STATX_DETAILS = 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+_STATX_BITS = {"STATX_TYPE": 0x1, "STATX_MODE": 0x2, "STATX_NLINK": 0x4, "STATX_UID": 0x8, "STATX_GID": 0x10,
+               "STATX_ATIME": 0x20, "STATX_MTIME": 0x40, "STATX_CTIME": 0x80, "STATX_INO": 0x100,
+               "STATX_SIZE": 0x200, "STATX_BLOCKS": 0x400, "STATX_BASIC_STATS": 0x7ff, "STATX_BTIME": 0x800,
+               "STATX_ALL": 0xfff}
+
+
+def asks_details(mask: str) -> bool:
+    """Whether a ``statx`` request mask, as strace printed it, asks for more than the type,
+    permissions and owner (a name strace has that is not listed here counts as asking)."""
+    for part in mask.split("|"):
+        part = part.strip()
+        if not part:
+            continue
+        bits = _STATX_BITS.get(part)
+        if bits is None:
+            try:
+                bits = int(part, 0)
+            except ValueError:
+                return True  # a bit strace names that this list does not: assume it asks
+        if bits & _STATX_DETAILS:
+            return True
+    return False
+
+
+def _statx_asks_details(call: _Call) -> bool:
+    return call.name == "statx" and len(call.args) > 3 and asks_details(call.args[3])
 
 
 def observed_stat(struct: str) -> str | None:
@@ -811,10 +858,12 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
                 # touch: stdio and Python stat every file they open, for its block size, and its
                 # content is checked by the read). The run's own outputs are left out in
                 # readset.build (a file it wrote counts by what it left).
-                if place(path) in ("own", "pseudo") or path.startswith("/dev/"):
+                if place(path) in ("own", "pseudo") or path.startswith("/dev/") and not _plain_file(observed):
                     continue  # a pseudo-file's stat data says nothing; a device's read or write decides
+                    # (a file or directory under /dev, in /dev/shm say, counts as any other does)
                 kind = "stat" if observed is None or observed.startswith("40") else "fstat"
-                yield Touch(kind, path, None, observed, ctime_asked=_statx_asks_ctime(call)) \
+                yield Touch(kind, path, None, observed, ctime_asked=_statx_asks_ctime(call),
+                            details_asked=_statx_asks_details(call)) \
                     if observed is not None else _uncacheable(
                     f"the command called {name} on {path} and the trace could not read what it returned")
             continue
@@ -849,11 +898,13 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
         needs = "present content" if name == "truncate" else {"create": "absent", "remove": "present",
                                                               "write": "present"}.get(kind)
         yield _touch(call, kind, fd_i, path_i, here, failed, observed, needs,
-                     ctime_asked=kind in ("stat", "lstat") and _statx_asks_ctime(call))
+                     ctime_asked=kind in ("stat", "lstat") and _statx_asks_ctime(call),
+                     details_asked=kind in ("stat", "lstat") and _statx_asks_details(call))
 
 
 def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | None, error: str | None,
-           observed: str | None = None, needs: str | None = None, ctime_asked: bool = False) -> Touch:
+           observed: str | None = None, needs: str | None = None, ctime_asked: bool = False,
+           details_asked: bool = False) -> Touch:
     path = _resolve(call, fd_i, path_i, here)
     if path is None:
         return Touch("unresolved", f"{call.name}({', '.join(call.args[:path_i + 1])}) of process {call.pid}")
@@ -861,7 +912,7 @@ def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | No
     if real is None:
         return _uncacheable(f"the command used {path}, a path through /proc or /dev/fd that the trace cannot "
                             "resolve to the file it leads to")
-    return Touch(kind, real, error, observed, needs, ctime_asked)
+    return Touch(kind, real, error, observed, needs, ctime_asked, details_asked)
 
 
 def _through_view(path: str, call: _Call, here: str | None, opened: str | None = None) -> str | None:
