@@ -192,6 +192,14 @@ def select_one(path: str, sql: str, params: "tuple[Any, ...]") -> "tuple[Any, ..
 
 SQLITE_FILES = ("-wal", "-shm", "-journal")  # what SQLite makes beside a database file, by the end of their names
 _opened: "dict[str, list[Any]]" = {}  # a database file -> [this process's opens of it, its directory as they found it]
+# Above zero while store_opening or store_closed look at the store's directory: the cache's own
+# bookkeeping, not the user's program reading files (agents.runrecord's watch leaves it out).
+_bookkeeping = [0]
+
+
+def keeping_books() -> bool:
+    """Whether this process is in the cache's own look at a store's directory now."""
+    return _bookkeeping[0] > 0
 
 
 def _directory_now(directory: "str | int", base: str) -> "tuple[int, int, int, int, frozenset[tuple[str, int]]] | None":
@@ -213,7 +221,11 @@ def store_opening(path: str) -> None:
     path = os.path.abspath(path)
     opened = _opened.get(path)
     if opened is None:
-        opened = _opened[path] = [0, _directory_now(os.path.dirname(path), os.path.basename(path))]
+        _bookkeeping[0] += 1
+        try:
+            opened = _opened[path] = [0, _directory_now(os.path.dirname(path), os.path.basename(path))]
+        finally:
+            _bookkeeping[0] -= 1
     opened[0] += 1
 
 
@@ -234,6 +246,14 @@ def store_closed(path: str) -> None:
     before = opened[1]
     if before is None:
         return
+    _bookkeeping[0] += 1
+    try:
+        _put_back(path, before)
+    finally:
+        _bookkeeping[0] -= 1
+
+
+def _put_back(path: str, before: "tuple[int, int, int, int, frozenset[tuple[str, int]]]") -> None:
     base = os.path.basename(path)
     try:
         fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)

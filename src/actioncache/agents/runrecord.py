@@ -40,6 +40,7 @@ from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from .._lean import keeping_books
 from .._time import iso_utc
 from ..stores.base import FRESH_UNTIL
 from ..stores.sqlite import SQLiteStore
@@ -257,7 +258,7 @@ _hooked = False
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     watch = _active
-    if watch is not None and not watch.in_hook:
+    if watch is not None and not watch.in_hook and not keeping_books():  # (not the store's own bookkeeping)
         watch.in_hook = True
         try:
             watch.event(event, args)
@@ -328,7 +329,10 @@ class Watch:
             self._saved = None
 
     def _probe(self, path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
-        """``os.stat`` while watching: the answer is part of what the run read."""
+        """``os.stat`` while watching: the answer is part of what the run read (not the cache's own
+        look at its store's directory, ``_lean.store_opening``)."""
+        if keeping_books():
+            return self._stat(path, *args, **kwargs)
         try:
             result = self._stat(path, *args, **kwargs)
         except OSError as exc:
