@@ -151,3 +151,21 @@ def test_a_history_retelling_its_numbers_in_other_words_passes(first, second):
 ])
 def test_a_history_with_another_number_or_unit_still_refuses(first, second):
     assert _both_ways(first, second) == ("context", "context")
+
+
+@pytest.mark.parametrize("first, second", [
+    ("I'm interviewing at a bank for an analyst job.", "interviewing for an analyst job at a bank on monday"),
+    ("We're moving from Leeds to Bristol.", "moving leeds -> bristol next month"),
+])
+def test_a_day_only_one_history_tells_around_its_facts_passes(first, second):
+    assert _both_ways(first, second) == (None, None)
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Summarize today's sales.", "Summarize tomorrow's sales."),
+    ("We're moving in June.", "We're moving in July."),
+    ("Book a flight to Rome.", "Book a flight to Rome, I must land before noon."),  # a deadline
+    ("I need the report by friday.", "I need the report."),
+])
+def test_another_day_or_a_deadline_in_a_history_still_refuses(first, second):
+    assert _both_ways(first, second) == ("context", "context")

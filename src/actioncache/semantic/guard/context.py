@@ -88,14 +88,14 @@ def _other_option(mine: Sequence[tuple[str, str]], theirs: Sequence[tuple[str, s
 
 def _facts_differ(a: str, b: str) -> bool:
     """A history states its facts in clauses of their own ("my team lead is sarah, but she's on leave,
-    so omar is covering"): a name or a day that only one history states is a fact it adds, never a
-    story around the request (which the rules let a single request tell)."""
-    from .date import dates
+    so omar is covering"): a name that only one history states is a fact it adds, never a story
+    around the request (which the rules let a single request tell). A day only one history tells is
+    read by ``history.py``'s date rule: a deadline is a fact, "on thursday" the story."""
     from .entity import missing_names
     from .text import align, side
 
     x, y = align(side(a), side(b))
-    return bool(missing_names(x, y) or missing_names(y, x) or dates(x) != dates(y))
+    return bool(missing_names(x, y) or missing_names(y, x))
 
 
 def _open_question(turn: str) -> bool:

@@ -1,4 +1,4 @@
-"""How the rules read two conversations' histories: a number counts where both sides give a different one.
+"""How the rules read two conversations' histories: a number or a day counts where both sides give another.
 
 A request asks for something; a history tells it, and people retell the same facts in other words:
 "hosting Thanksgiving for 12 people" / "12 guests", "$10,000 saved" / "10k saved", "9th grade" /
@@ -11,7 +11,10 @@ is read with its own number rule instead, every other default rule as it is:
 * with the same values, a unit refuses only where both sides write one and they differ as units do:
   another length of time ("14 years" / "14 weeks"), another currency or percent ("$50" / "50 euros"),
   another rate ("a day" / "a week"), another unit of measure ("5 kg" / "5 lb"). A unit on one side
-  only, or the thing counted named in other words ("people" / "guests"), is the same fact retold.
+  only, or the thing counted named in other words ("people" / "guests"), is the same fact retold;
+* a day counts where both sides say one ("in june" / "in july", "today's sales" / "tomorrow's
+  sales"), or where one side alone sets a deadline ("i must land before noon"); a day only one side
+  tells ("interviewing on thursday", "moving next month") is told around the facts.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import lexicon
+from .date import dates
 from .number import counted, decisive_units, digit_groups, durations, rates, same_unit
 from .pipeline import DEFAULT_RULES, Pipeline
 from .registry import RuleCheck
@@ -85,5 +89,32 @@ def history_numbers(a: Side, b: Side) -> bool:
     return _other_measure(a, b) or _other_measure(b, a)
 
 
-_READ_APART = {"number": RuleCheck("number", history_numbers)}
+# Words that make a day a bound the answer must keep ("land before noon", "done by friday").
+_BOUNDS = frozenset({"before", "after", "by", "until", "till", "no", "later", "earlier", "latest", "earliest"})
+
+
+def _when(side: Side) -> set[str]:
+    """The days a history says: its dates, and "today" (a request is about now; a history that says
+    "today's weather" says which day, as "tomorrow's forecast" does)."""
+    return dates(side) | ({"today"} & set(side.tokens))
+
+
+def _deadline(side: Side) -> bool:
+    """A day ``side`` sets as a bound: a bounding word right before it ("before noon", "by next friday")."""
+    toks = side.tokens
+    return any(tok in _BOUNDS and dates(Side(" ".join(toks[i + 1:i + 3]), toks[i + 1:i + 3], toks[i + 1:i + 3]))
+               for i, tok in enumerate(toks))
+
+
+def history_dates(a: Side, b: Side) -> bool:
+    """The date rule for histories: both sides say when, and say another day ("in june" / "in july");
+    or one side alone sets a deadline ("i need to land before noon"). A day only one side tells
+    ("interviewing on thursday", "moving next month") is told around the facts."""
+    mine, theirs = _when(a), _when(b)
+    if mine and theirs:
+        return mine != theirs
+    return _deadline(a) != _deadline(b)
+
+
+_READ_APART = {"number": RuleCheck("number", history_numbers), "date": RuleCheck("date", history_dates)}
 HISTORY_RULES = Pipeline([_READ_APART.get(name, name) for name in DEFAULT_RULES])
