@@ -123,3 +123,49 @@ def test_a_fact_a_history_adds_in_a_clause_of_its_own_refuses():
                  "email my team lead asking for friday off")
     assert _context(stored, asked) == "context"
     assert _context(asked, stored) == "context"
+
+
+def _both_ways(first: str, second: str) -> tuple[str | None, str | None]:
+    stored, asked = conv(first, "Okay.", "what should I do next?"), conv(second, "Okay.", "what should I do next?")
+    return _context(stored, asked), _context(asked, stored)
+
+
+@pytest.mark.parametrize("first, second", [
+    ("I'm hosting a dinner for 8 people.", "having 8 guests over for dinner"),  # the thing counted, reworded
+    ("I have $20,000 saved.", "got 20k saved up"),  # a currency on one side only
+    ("My daughter is in 4th grade.", "my daughter is a fourth grader"),  # an ordinal in words
+    ("Our dog is a 30 lb beagle.", "our beagle weighs about 30 pounds"),  # a unit's other name
+    ("I want to lose 4 kg.", "trying to drop 4 kilos"),
+])
+def test_a_history_retelling_its_numbers_in_other_words_passes(first, second):
+    assert _both_ways(first, second) == (None, None)
+
+
+@pytest.mark.parametrize("first, second", [
+    ("I'm hosting a dinner for 8 people.", "I'm hosting a dinner for 10 people."),
+    ("I'm cooking a 5 kg turkey.", "I'm cooking a 5 lb turkey."),  # another unit of measure
+    ("My puppy is 3 months old.", "My puppy is 3 years old."),  # another length of time
+    ("My budget is $50.", "My budget is 50 euros."),  # another currency
+    ("We'll be 2 adults.", "We'll be 2 adults and 3 kids."),  # a number added
+    ("We live on the third floor.", "We live on the fourth floor."),
+])
+def test_a_history_with_another_number_or_unit_still_refuses(first, second):
+    assert _both_ways(first, second) == ("context", "context")
+
+
+@pytest.mark.parametrize("first, second", [
+    ("I'm interviewing at a bank for an analyst job.", "interviewing for an analyst job at a bank on monday"),
+    ("We're moving from Leeds to Bristol.", "moving leeds -> bristol next month"),
+])
+def test_a_day_only_one_history_tells_around_its_facts_passes(first, second):
+    assert _both_ways(first, second) == (None, None)
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Summarize today's sales.", "Summarize tomorrow's sales."),
+    ("We're moving in June.", "We're moving in July."),
+    ("Book a flight to Rome.", "Book a flight to Rome, I must land before noon."),  # a deadline
+    ("I need the report by friday.", "I need the report."),
+])
+def test_another_day_or_a_deadline_in_a_history_still_refuses(first, second):
+    assert _both_ways(first, second) == ("context", "context")

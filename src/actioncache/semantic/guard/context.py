@@ -7,7 +7,9 @@ character:
 * the user's turns that ask or state something (greetings, thanks and small talk left out) are
   joined into one text on each side; both sides have one or neither does; the default rules find
   no contradiction between the two (another city, another amount, a negation, a command for a
-  question...) and their embeddings are at least as similar as the cache's threshold asks;
+  question...), reading them as histories (``history.py``: a number retold in other words, "12
+  people" / "12 guests", is the same fact), and their embeddings are at least as similar as the
+  cache's threshold asks, less ``CONTEXT_SLACK``;
 * the assistant's turns state facts and ask what the user answers: their numbers, dates, names
   and code agree, and the last one (the question the request answers) has no opposite word or
   swapped word ("freeze it?" / "cancel it?");
@@ -22,7 +24,8 @@ from collections.abc import Callable, Sequence
 
 from .chatter import strip_chatter, without_chatter
 from .code import exact_form
-from .pipeline import Pipeline, contrast
+from .history import HISTORY_RULES
+from .pipeline import Pipeline
 from .registry import CONTEXT, Pair, register
 
 USER, ASSISTANT = "user", "assistant"
@@ -85,14 +88,14 @@ def _other_option(mine: Sequence[tuple[str, str]], theirs: Sequence[tuple[str, s
 
 def _facts_differ(a: str, b: str) -> bool:
     """A history states its facts in clauses of their own ("my team lead is sarah, but she's on leave,
-    so omar is covering"): a name or a day that only one history states is a fact it adds, never a
-    story around the request (which the rules let a single request tell)."""
-    from .date import dates
+    so omar is covering"): a name that only one history states is a fact it adds, never a story
+    around the request (which the rules let a single request tell). A day only one history tells is
+    read by ``history.py``'s date rule: a deadline is a fact, "on thursday" the story."""
     from .entity import missing_names
     from .text import align, side
 
     x, y = align(side(a), side(b))
-    return bool(missing_names(x, y) or missing_names(y, x) or dates(x) != dates(y))
+    return bool(missing_names(x, y) or missing_names(y, x))
 
 
 def _open_question(turn: str) -> bool:
@@ -129,7 +132,7 @@ class ContextGate:
         if bool(user_a) != bool(user_b):
             return self.name
         if user_a and user_a != user_b:
-            if contrast(user_a, user_b) is not None or _facts_differ(user_a, user_b):
+            if HISTORY_RULES.rules(Pair(user_a, user_b)) is not None or _facts_differ(user_a, user_b):
                 return self.name
             if similar is not None and not similar(user_a, user_b, CONTEXT_SLACK):
                 return self.name
