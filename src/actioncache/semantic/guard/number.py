@@ -457,7 +457,9 @@ def rates(side: Side) -> set[str]:
 
 
 # Unit symbols and their common written forms read as one unit ("5 %" / "5 percent", "$5" / "5 dollars").
-_UNIT_ALIASES = {**UNIT_SYMBOLS, **UNIT_WORDS, "yens": "yen"}
+# "g" after a number is grams ("350 g of flour"), a letter too short for WordNet's abbreviations
+# (kept out of the shared unit words: alone, "the G train" is a name).
+_UNIT_ALIASES = {**UNIT_SYMBOLS, **UNIT_WORDS, "yens": "yen", "g": "gram"}
 # Symbols whose presence decides what a number is: "raise the price by 5" is not "by 5 %".
 _DECISIVE = frozenset({"percent", "dollar", "euro", "pound", "yen"})
 
