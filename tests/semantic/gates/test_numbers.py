@@ -174,3 +174,16 @@ def test_a_number_ends_at_the_punctuation_after_it(a, b, same):
     """The class: a comma after a number ends it ("$1,200," is one number, not 1 and 200) and its
     unit (the word after the comma starts another phrase: "for 4, patio" counts no patios)."""
     assert tuple(reason is None for reason in _both(a, b)) == (same, same)
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("how many cups is 250 g of sugar", "convert 250 grams of sugar to cups", True),
+    ("weigh out 40 g of butter", "weigh out 40 grams of butter", True),
+    ("weigh out 40 g of butter", "weigh out 40 kg of butter", False),
+    ("weigh out 40 g of butter", "weigh out 40 mg of butter", False),
+    ("weigh out 40 g of butter", "weigh out 4 grams of butter", False),
+])
+def test_g_after_a_number_is_grams(a, b, same):
+    """The class: "g" is the gram's symbol after a number (one letter, too short for the abbreviation
+    rule); another unit or another amount is still another request."""
+    assert tuple(reason is None for reason in (GATES["number"](Pair(a, b)), GATES["number"](Pair(b, a)))) == (same, same)

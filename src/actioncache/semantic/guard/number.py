@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from .. import lexicon
 from .registry import SPELLINGS, rule
+from .story import request_part
 from .text import (
     CARDINALS,
     NUMBER_WORDS,
@@ -313,6 +314,50 @@ def _spelt_durations(side: Side) -> Side:
 
 @rule("number")
 def numbers(a: Side, b: Side) -> bool:
+    """The digits, the number words, a shared number's unit or a rate's unit differ, in the requests
+    (a number in a sentence that tells the story around one request, and that the other leaves out,
+    is background: "my 8-year-old is getting her shots 💉 explain how vaccines work")."""
+    if not numbers_differ(a, b):
+        return False
+    mine, theirs = digit_groups(a), digit_groups(b)
+    if mine == theirs or not (mine < theirs or theirs < mine):
+        return True  # numbers on both sides that the other lacks: one slot, two values ("3 replicas" / "5 replicas")
+    more, fewer = (a, b) if theirs < mine else (b, a)
+    told = _request_of(more, fewer)
+    return told is more or numbers_differ(told, fewer)
+
+
+@lru_cache(maxsize=4096)
+def _request_of(side: Side, other: Side) -> Side:
+    theirs = digit_groups(other)
+    return request_part(side, other, lambda part: bool(digit_groups(part) - theirs) and _only_counts(part, theirs))
+
+
+def _only_counts(sentence: Side, theirs: frozenset[str]) -> bool:
+    """Each number of ``sentence`` the other side lacks counts or measures something of the story
+    ("he's 4", "after 35 years", "eaten two hubcaps"): none names a thing ("flight UA 512", "PR
+    #428": a word before it that is no function word nor verb, or letters around its digits), none
+    counts the speakers themselves ("we're a party of 6", "6 of us")."""
+    toks = sentence.tokens
+    if "us" in toks and "of" in toks or toks[:2] == ("we", "are"):
+        return False
+    for start, _, value in number_spans(toks):
+        before = toks[start - 1] if start else ""
+        if value in theirs or not before:
+            continue
+        if before not in lexicon.FUNCTION_WORDS and "v" not in lexicon.pos(lexicon.lemma(before)) + lexicon.pos(before):
+            return False
+    named = {t for t in toks if re.search(r"\d", t) and not is_number(t) and not _hyphen_count(t)}
+    return not named
+
+
+def _hyphen_count(tok: str) -> bool:
+    """A count joined to its noun ("8-year-old", "two-hour")."""
+    head = tok.split("-")[0]
+    return "-" in tok and (is_number(head) or head in CARDINALS)
+
+
+def numbers_differ(a: Side, b: Side) -> bool:
     """The digits, the number words, a shared number's unit or a rate's unit differ."""
     if digit_groups(a) != digit_groups(b):
         return True
@@ -412,7 +457,9 @@ def rates(side: Side) -> set[str]:
 
 
 # Unit symbols and their common written forms read as one unit ("5 %" / "5 percent", "$5" / "5 dollars").
-_UNIT_ALIASES = {**UNIT_SYMBOLS, **UNIT_WORDS, "yens": "yen"}
+# "g" after a number is grams ("350 g of flour"), a letter too short for WordNet's abbreviations
+# (kept out of the shared unit words: alone, "the G train" is a name).
+_UNIT_ALIASES = {**UNIT_SYMBOLS, **UNIT_WORDS, "yens": "yen", "g": "gram"}
 # Symbols whose presence decides what a number is: "raise the price by 5" is not "by 5 %".
 _DECISIVE = frozenset({"percent", "dollar", "euro", "pound", "yen"})
 
