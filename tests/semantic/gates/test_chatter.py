@@ -43,3 +43,32 @@ def test_only_whole_phrases_of_chatter_go(text, kept):
 def test_chatter_does_not_hide_a_real_difference():
     assert contrast("hi! turn on the lights, thanks", "hey, turn off the lights please") is not None
     assert contrast("good morning, what's on my calendar for friday", "what's on my calendar for monday") == "date"
+
+
+@pytest.mark.parametrize("chatty, plain", [
+    # An outside user: a hedge that opens the request was read as a negation ("not too much trouble"),
+    # though the docs name it as chatter; set off by punctuation, it asks for nothing.
+    ("Good morning! If it's not too much trouble, show my calendar for Friday, thanks so much :)",
+     "Show my calendar for Friday."),
+    ("If it is not too much trouble, show my calendar for Friday.", "show my calendar for friday"),
+    ("If you can, restart the staging server.", "restart the staging server"),
+    ("when you get a chance: send me the q3 report", "send me the q3 report"),
+])
+def test_a_hedge_that_opens_the_request_is_no_difference(chatty, plain):
+    assert contrast(chatty, plain) is None
+    assert contrast(plain, chatty) is None
+
+
+@pytest.mark.parametrize("text", [
+    "If you can restart the server, tell me",  # no stop after the words: they ask whether
+    "If possible book the 9am slot",
+])
+def test_an_opening_if_without_a_stop_after_it_stays(text):
+    assert strip_chatter(text) == text
+
+
+def test_an_opening_hedge_does_not_hide_a_real_difference():
+    assert contrast("If it's not too much trouble, show my calendar for Friday.",
+                    "If it's not too much trouble, show my calendar for Monday.") == "date"
+    assert contrast("If you can, restart the staging server.", "If you can, don't restart the staging server.") \
+        is not None

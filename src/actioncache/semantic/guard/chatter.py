@@ -49,6 +49,9 @@ _STOP = r"[\s,.;:!?~\-–—]"  # what may separate chatter from the rest
 _LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_COURTESY}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.IGNORECASE)
 _TRAILING = re.compile(rf"{_STOP}+(?:(?:{_THANKS}|{_PLEASANTRY}|{_HEDGE})(?:{_STOP}+|$))+$", re.IGNORECASE)
 _INSIDE = re.compile(rf"(?:,\s*(?:{_HEDGE})\s*(?=,|$)|\s+(?:real\s+quick|quickly\s+please)(?=\W|$))", re.IGNORECASE)
+# A hedge that opens the request, set off by punctuation ("If it's not too much trouble, show ..."):
+# without it ("if you can restart the server, ...") the words ask whether, and stay.
+_OPENING_HEDGE = re.compile(rf"^{_STOP}*(?:{_HEDGE})\s*[,;:!.\-–—]+\s*", re.IGNORECASE)
 
 
 def _pictograph(c: str) -> bool:
@@ -86,6 +89,7 @@ def without_chatter(text: str, breaks: bool = False) -> str:
         out = _LEADING.sub("", out)
         out = _TRAILING.sub("", out)
         out = _INSIDE.sub("", out)
+        out = _OPENING_HEDGE.sub("", out)
         if out == before:
             break
     out = " ".join(out.split())
