@@ -45,7 +45,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .._lean import make_dirs
 from .readset import UNSEEN, place, stat_text
@@ -405,22 +405,49 @@ _STAT_STRUCT = {"stat": 1, "stat64": 1, "lstat": 1, "lstat64": 1, "newfstatat": 
 
 
 _STATX_CTIME = 0x80
-_STATX_WITH_CTIME = ("STATX_CTIME", "STATX_BASIC_STATS", "STATX_ALL")
+# The statx request bits beyond the type, permissions and owner: NLINK, MTIME, CTIME, INO, SIZE,
+# BLOCKS, BTIME (not ATIME, which no record keeps, nor MNT_ID and later bits, which stat data lacks).
+_STATX_DETAILS = 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+_STATX_BITS = {"STATX_TYPE": 0x1, "STATX_MODE": 0x2, "STATX_NLINK": 0x4, "STATX_UID": 0x8, "STATX_GID": 0x10,
+               "STATX_ATIME": 0x20, "STATX_MTIME": 0x40, "STATX_CTIME": 0x80, "STATX_INO": 0x100,
+               "STATX_SIZE": 0x200, "STATX_BLOCKS": 0x400, "STATX_BASIC_STATS": 0x7ff, "STATX_BTIME": 0x800,
+               "STATX_ALL": 0xfff}
+
+
+def _mask_asks(mask: str, bits: int, unnamed: bool) -> bool:
+    """Whether a ``statx`` request mask, as strace printed it (``STATX_MODE|STATX_MTIME``, with any
+    bits it has no name for as a number), asks for any of ``bits``; a name strace has that
+    ``_STATX_BITS`` lacks counts as ``unnamed``."""
+    for part in mask.split("|"):
+        part = part.strip()
+        if not part:
+            continue
+        asked = _STATX_BITS.get(part)
+        if asked is None:
+            try:
+                asked = int(part, 0)
+            except ValueError:
+                if unnamed:
+                    return True
+                continue
+        if asked & bits:
+            return True
+    return False
 
 
 def asks_ctime(mask: str) -> bool:
-    """Whether a ``statx`` request mask, as strace printed it (``STATX_MODE|STATX_MTIME``, with any
-    bits it has no name for as a number), asks for the ctime."""
-    for part in mask.split("|"):
-        part = part.strip()
-        if part in _STATX_WITH_CTIME:
-            return True
-        try:
-            if int(part, 0) & _STATX_CTIME:
-                return True
-        except ValueError:
-            continue
-    return False
+    """Whether a ``statx`` request mask asks for the ctime (a name not known here does not)."""
+    return _mask_asks(mask, _STATX_CTIME, unnamed=False)
+
+
+def asks_details(mask: str) -> bool:
+    """Whether a ``statx`` request mask asks for more than the type, permissions and owner (a name
+    strace has that is not known here counts as asking)."""
+    return _mask_asks(mask, _STATX_DETAILS, unnamed=True)
+
+
+def _statx_asks(call: _Call, asks: Callable[[str], bool]) -> bool:
+    return call.name == "statx" and len(call.args) > 3 and asks(call.args[3])
 
 
 def _plain_file(observed: str | None) -> bool:
@@ -432,41 +459,6 @@ def _plain_file(observed: str | None) -> bool:
     except ValueError:
         return False
     return kind in (0o100000, 0o040000)
-
-
-def _statx_asks_ctime(call: _Call) -> bool:
-    return call.name == "statx" and len(call.args) > 3 and asks_ctime(call.args[3])
-
-
-# The statx request bits beyond the type, permissions and owner: NLINK, MTIME, CTIME, INO, SIZE,
-# BLOCKS, BTIME (not ATIME, which no record keeps, nor MNT_ID and later bits, which stat data lacks).
-_STATX_DETAILS = 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-_STATX_BITS = {"STATX_TYPE": 0x1, "STATX_MODE": 0x2, "STATX_NLINK": 0x4, "STATX_UID": 0x8, "STATX_GID": 0x10,
-               "STATX_ATIME": 0x20, "STATX_MTIME": 0x40, "STATX_CTIME": 0x80, "STATX_INO": 0x100,
-               "STATX_SIZE": 0x200, "STATX_BLOCKS": 0x400, "STATX_BASIC_STATS": 0x7ff, "STATX_BTIME": 0x800,
-               "STATX_ALL": 0xfff}
-
-
-def asks_details(mask: str) -> bool:
-    """Whether a ``statx`` request mask, as strace printed it, asks for more than the type,
-    permissions and owner (a name strace has that is not listed here counts as asking)."""
-    for part in mask.split("|"):
-        part = part.strip()
-        if not part:
-            continue
-        bits = _STATX_BITS.get(part)
-        if bits is None:
-            try:
-                bits = int(part, 0)
-            except ValueError:
-                return True  # a bit strace names that this list does not: assume it asks
-        if bits & _STATX_DETAILS:
-            return True
-    return False
-
-
-def _statx_asks_details(call: _Call) -> bool:
-    return call.name == "statx" and len(call.args) > 3 and asks_details(call.args[3])
 
 
 def observed_stat(struct: str) -> str | None:
@@ -862,8 +854,8 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
                     continue  # a pseudo-file's stat data says nothing; a device's read or write decides
                     # (a file or directory under /dev, in /dev/shm say, counts as any other does)
                 kind = "stat" if observed is None or observed.startswith("40") else "fstat"
-                yield Touch(kind, path, None, observed, ctime_asked=_statx_asks_ctime(call),
-                            details_asked=_statx_asks_details(call)) \
+                yield Touch(kind, path, None, observed, ctime_asked=_statx_asks(call, asks_ctime),
+                            details_asked=_statx_asks(call, asks_details)) \
                     if observed is not None else _uncacheable(
                     f"the command called {name} on {path} and the trace could not read what it returned")
             continue
@@ -898,8 +890,8 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
         needs = "present content" if name == "truncate" else {"create": "absent", "remove": "present",
                                                               "write": "present"}.get(kind)
         yield _touch(call, kind, fd_i, path_i, here, failed, observed, needs,
-                     ctime_asked=kind in ("stat", "lstat") and _statx_asks_ctime(call),
-                     details_asked=kind in ("stat", "lstat") and _statx_asks_details(call))
+                     ctime_asked=kind in ("stat", "lstat") and _statx_asks(call, asks_ctime),
+                     details_asked=kind in ("stat", "lstat") and _statx_asks(call, asks_details))
 
 
 def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | None, error: str | None,
