@@ -196,11 +196,13 @@ def end_to_end(embedders: dict[str, object], n: int, pairs: list[dict], rounds: 
         for text in stored_texts:
             sc.store(text, ["plan", text])
         caches[label] = (sc, table)
-        if any(g.name == "learned" for g in sc.pipeline.gates):
+        verifiers = [g.name for g in sc.pipeline.gates if g.kind == "verifier"]
+        if verifiers:
             # Its own table: a new request is embedded by each row, not read from the row before it.
+            # Its threshold stays the default's, so the row differs by the verifier's run alone.
             own = TableEmbedder(model.name, dict(stored), model.dim, fallback=model)
-            caches[f"{label}, learned verifier off"] = (SemanticCache(store, embedder=own, namespace="e2e",
-                                                                      verifier=None), own)
+            caches[f"{label}, verifier ({', '.join(verifiers)}) off"] = (
+                SemanticCache(store, embedder=own, namespace="e2e", verifier=None, threshold=sc.threshold), own)
         if first_vectors is None:
             first_model, first_vectors = model, np.stack(list(stored.values()))
     runs = {label: (sc.lookup, sc.lookup) for label, (sc, _) in caches.items()}
@@ -514,7 +516,7 @@ def verifier_report(model) -> list[str]:
     sets = {"families dev (tuning)": FAMILIES["dev"], "families holdout (held out)": FAMILIES["holdout"]}
     for name, path in sets.items():
         pairs = semantic_pairs.load_pairs(path)
-        for label, option in (("off", None), ("on", "auto")):
+        for label, option in (("off", None), ("on", "learned")):
             def served(a, b, option=option) -> bool:
                 sc = SemanticCache(MemoryStore(), embedder=model, namespace="q", verifier=option)
                 sc.store(a, ["plan"])

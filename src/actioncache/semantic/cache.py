@@ -122,6 +122,12 @@ def _is_default_model(embedder: Any) -> bool:
     return getattr(embedder, "name", "") == "onnx-qint8:all-MiniLM-L6-v2" and hasattr(embedder, "embed_with_states")
 
 
+def _reads_with_cross(gates: Sequence[str | Gate] | None, verifier: Verifier | str | None) -> bool:
+    """The cross-encoder is among this cache's gates (by name or as a gate object)."""
+    chosen = list(gates) if gates is not None and not isinstance(gates, str) else [verifier]
+    return any(g == "cross" or isinstance(g, CrossEncoderVerifier) for g in chosen)
+
+
 def _turns(value: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((str(role), str(text)) for role, text in value.get("turns") or ())
 
@@ -173,8 +179,12 @@ class SemanticCache:
         if not isinstance(namespace, str) or not namespace or ":" in namespace:
             raise ValueError(f"namespace must be a non-empty string without ':', got {namespace!r}")
         self.embedder: Embedder = embedder if embedder is not None else default_embedder()
+        if verifier == "auto" and gates is None:
+            verifier = self._auto_verifier()
         if threshold is None:
-            threshold = calibration.default_threshold(self.embedder.name)
+            # With the cross-encoder judging every candidate, the cosine only picks what it reads:
+            # its own calibrated threshold, lower than the one that must keep traps out alone.
+            threshold = calibration.default_threshold(self.embedder.name, cross=_reads_with_cross(gates, verifier))
         self.threshold = _check_unit_range("threshold", threshold, -1.0, calibration.EXACT_ONLY)
         self.error_bound = _check_unit_range("error_bound", error_bound, 0.0, 1.0)
         self.alpha = _check_unit_range("alpha", alpha, 0.0, 1.0)
@@ -363,11 +373,7 @@ class SemanticCache:
             chosen += [*DEFAULT_RULES, "context"]
         elif guard is not None:
             chosen.append(GuardGate(guard))
-        if verifier == "auto":
-            # On by default where it costs no second model run: the default int8 embedder gives the states.
-            if _is_default_model(self.embedder) and learned.available():
-                chosen.append(self._learned_verifier())
-        elif verifier == "learned":
+        if verifier == "learned":
             chosen.append(self._learned_verifier())
         elif verifier == "cross":
             chosen.append(self._cross_verifier())
@@ -379,6 +385,18 @@ class SemanticCache:
             chosen.append(VerifierGate(verifier, threshold=self.threshold, margin=self.verify_margin))
         return Pipeline(chosen)
 
+    def _auto_verifier(self) -> str | None:
+        """What ``verifier="auto"`` means here: the cross-encoder with the packaged model, else the learned head.
+
+        Only for the packaged model, whose threshold was calibrated with it (docs/semantic.md, "The
+        learned verifier"); the token-state head where the cross-encoder's files or ``tokenizers`` are
+        missing (it reads the int8 embedder's own run); no verifier for an embedder of yours."""
+        if not _is_default_model(self.embedder):
+            return None
+        if cross.available():
+            return "cross"
+        return "learned" if learned.available() else None
+
     def _learned_verifier(self) -> LearnedVerifier:
         if not learned.available():
             raise ValueError("the learned verifier needs onnxruntime and its model files: pip install 'actioncache[semantic]'")
@@ -386,8 +404,6 @@ class SemanticCache:
 
     @staticmethod
     def _cross_verifier() -> CrossEncoderVerifier:
-        # Opt-in: on the blind set it serves more and answers fewer traps wrongly than the default
-        # head, but it runs a second language model per new candidate (~4 ms) and ships 23 MB.
         if not cross.available():
             raise ValueError("the cross-encoder verifier needs onnxruntime, tokenizers and its model files: "
                              "pip install 'actioncache[semantic]'")

@@ -1,4 +1,4 @@
-"""The cross-encoder verifier (opt-in, verifier="cross"): shipped as int8 ONNX with its tokenizer, reading
+"""The cross-encoder verifier (the default with the packaged model, verifier="cross" by name): shipped as int8 ONNX with its tokenizer, reading
 both key texts in one input; it refuses the small edits it learned, serves a
 free rewording, and a broken model file refuses rather than serves."""
 
@@ -34,9 +34,14 @@ def test_it_ships_with_its_operating_point_and_loads(cross):
     assert 0.0 <= verifier.probability("restart the api", "restart the api service") <= 1.0
 
 
-def test_it_is_chosen_by_name_with_any_embedder_and_the_default_stays_the_head(model, cross):
-    gates = [g for g in SemanticCache(MemoryStore(), embedder=model).pipeline.gates if g.kind == VERIFIER]
-    assert [type(g).__name__ for g in gates] == ["LearnedVerifier"]           # the default is unchanged
+def test_it_is_the_default_with_the_packaged_model_and_chosen_by_name_with_any_embedder(model, cross):
+    default = SemanticCache(MemoryStore(), embedder=model)
+    assert [type(g).__name__ for g in default.pipeline.gates if g.kind == VERIFIER] == ["CrossEncoderVerifier"]
+    # the cosine only chooses what the cross-encoder reads: its own calibrated threshold, lower than alone
+    assert default.threshold == 0.55
+    assert SemanticCache(MemoryStore(), embedder=model, verifier="learned").threshold == 0.70
+    assert SemanticCache(MemoryStore(), embedder=model, verifier=None).threshold == 0.70
+    assert SemanticCache(MemoryStore(), embedder=model, threshold=0.8).threshold == 0.8  # yours stays
     chosen = [g for g in SemanticCache(MemoryStore(), embedder=model, verifier="cross").pipeline.gates
               if g.kind == VERIFIER]
     assert [type(g).__name__ for g in chosen] == ["CrossEncoderVerifier"] and chosen[0].name == "cross"
@@ -92,3 +97,11 @@ def test_a_broken_model_file_refuses_rather_than_serves(model, cross, monkeypatc
 def test_a_bad_operating_point_is_a_clear_error(cross):
     with pytest.raises(ValueError, match="min_score"):
         cross.CrossEncoderVerifier(min_score=1.5)
+
+
+def test_without_its_files_the_default_falls_back_to_the_token_state_head(model, cross, monkeypatch):
+    monkeypatch.setattr(cross, "available", lambda: False)
+    sc = SemanticCache(MemoryStore(), embedder=model)
+    assert [g.name for g in sc.pipeline.gates if g.kind == VERIFIER] == ["learned"] and sc.threshold == 0.70
+    with pytest.raises(ValueError, match="cross-encoder verifier needs"):
+        SemanticCache(MemoryStore(), embedder=model, verifier="cross")

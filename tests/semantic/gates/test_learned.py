@@ -1,4 +1,4 @@
-"""The learned verifier: shipped as ONNX, on by default with the default embedder, reading the token
+"""The learned verifier (the token-state head, verifier="learned"): shipped as ONNX, reading the token
 states of the embedding's own run and the features an entry stores; off with verifier=None."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def test_the_model_ships_small_with_its_operating_point(learned):
     assert 0.0 < meta["min_score"] < 1.0 and meta["embedder"] == "onnx-qint8:all-MiniLM-L6-v2"
 
 
-def test_it_is_on_by_default_with_the_default_embedder_and_off_when_asked(model, learned):
-    sc = SemanticCache(MemoryStore(), embedder=model)
+def test_it_is_on_when_asked_with_any_embedder_and_off_by_default_with_another(model, learned):
+    sc = SemanticCache(MemoryStore(), embedder=model, verifier="learned")
     gates = [g for g in sc.pipeline.gates if g.kind == VERIFIER]
     assert [g.name for g in gates] == ["learned"]
     assert not [g for g in SemanticCache(MemoryStore(), embedder=model, verifier=None).pipeline.gates if g.kind == VERIFIER]
@@ -44,7 +44,7 @@ def test_it_is_on_by_default_with_the_default_embedder_and_off_when_asked(model,
 
 
 def test_an_entry_keeps_its_features_and_a_lookup_reads_them(model, learned):
-    sc = SemanticCache(MemoryStore(), embedder=model)
+    sc = SemanticCache(MemoryStore(), embedder=model, verifier="learned")
     entry = sc.store("restart the payments service in production", ["restart"])
     stored = sc.get(entry)
     value, _ = sc._records.get(f"semantic:default:{entry}")

@@ -160,3 +160,25 @@ SAME_COMMAND = [
 @pytest.mark.parametrize("a, b", SAME_COMMAND)
 def test_a_pronoun_object_keeps_the_command(a, b):
     assert GATES["speech_act"](Pair(a, b)) is None and GATES["speech_act"](Pair(b, a)) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("how do i undo a git rebase", "how can i undo a git rebase"),
+    ("How to rotate the API keys?", "how should I rotate the api keys"),
+    ("how would we migrate the database", "how do we migrate the database"),
+])
+def test_a_how_question_reads_as_one_however_its_auxiliary_is_spelt(a, b):
+    mine, theirs = Pair(a, b).sides
+    assert mine.tokens == theirs.tokens  # every check, and the verifiers' "same words" test, read one request
+    assert contrast(a, b) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("how can you help me", "how can i help you"),        # the subject stays
+    ("how did i break the build", "how do i break the build"),  # a past tense asks what happened
+    ("how do i undo a git rebase", "undo a git rebase"),   # the question is still not the command
+    ("how can i cancel my order", "how can i cancel my subscription"),
+])
+def test_the_how_spelling_keeps_what_differs(a, b):
+    mine, theirs = Pair(a, b).sides
+    assert mine.tokens != theirs.tokens

@@ -35,7 +35,7 @@ import re
 
 from .. import lexicon
 from .chatter import SENTENCE_MARK
-from .registry import rule
+from .registry import SPELLINGS, rule
 from .text import WH_WORDS, Side, words_of
 
 ACT, ASK, LOOK, PHRASE, HOW, MAY, STATE = "act", "ask", "look", "phrase", "how", "may", "state"
@@ -222,3 +222,45 @@ def speech_act(a: Side, b: Side) -> bool:
     to judge whether one may, or to say whether something is so."""
     x, y = act(a), act(b)
     return x != y and frozenset((x, y)) not in _COMPATIBLE
+
+
+# The auxiliary of a first-person how-question says nothing about the way asked for: "how do I",
+# "how can I", "how could I", "how would I", "how should I" and "how to" ask for the same steps. The
+# subject stays ("how can you help me" is not "how can I help you"), and so does a past tense ("how
+# did I ...": what happened).
+_HOW_AUXILIARIES = frozenset({"do", "can", "could", "would", "should"})
+
+
+def _how_frames(tokens: tuple[str, ...]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Each how-question frame in ``tokens``: (start, end, its one spelling "how do i" / "how do we")."""
+    found = []
+    for i, word in enumerate(tokens[:-1]):
+        if word != "how":
+            continue
+        if tokens[i + 1] == "to":
+            found.append((i, i + 2, ("how", "do", "i")))
+        elif tokens[i + 1] in _HOW_AUXILIARIES and i + 2 < len(tokens) and tokens[i + 2] in _SUBJECT_PRONOUNS:
+            found.append((i, i + 3, ("how", "do", tokens[i + 2])))
+    return found
+
+
+def _spelt_how(side: Side) -> Side:
+    tokens, raw = list(side.tokens), list(side.raw)
+    for start, end, spelling in reversed(_how_frames(side.tokens)):
+        tokens[start:end] = spelling
+        raw[start:end] = spelling
+    text = re.sub(r"\bhow (?:to|(?:do|can|could|would|should) (i|we))\b",
+                  lambda m: f"how do {m.group(1) or 'i'}", side.text)
+    return Side(text, tuple(tokens), tuple(raw) if len(side.raw) == len(side.tokens) else tuple(tokens))
+
+
+def spell_how_questions(a: Side, b: Side) -> tuple[Side, Side]:
+    """Both sides with each first-person how-question spelt "how do i" / "how do we", when both ask one:
+    "how can i undo a git rebase" / "how do i undo a git rebase" read as the same words by every check
+    and by the verifiers. Else as they are."""
+    if not (_how_frames(a.tokens) and _how_frames(b.tokens)):
+        return a, b
+    return _spelt_how(a), _spelt_how(b)
+
+
+SPELLINGS.append(spell_how_questions)
