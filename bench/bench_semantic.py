@@ -205,6 +205,16 @@ def end_to_end(embedders: dict[str, object], n: int, pairs: list[dict], rounds: 
                 SemanticCache(store, embedder=own, namespace="e2e", verifier=None, threshold=sc.threshold), own)
         if first_vectors is None:
             first_model, first_vectors = model, np.stack(list(stored.values()))
+            if "cross" in verifiers and type(model).__name__ == "OnnxEmbedder":
+                # The cheaper verifier beside the default, on its own store (it keeps features per entry).
+                head_store, head_table = MemoryStore(), TableEmbedder(model.name, dict(stored), model.dim, fallback=model)
+                head_filler = SemanticCache(head_store, embedder=head_table, namespace="e2e", verifier=None)
+                for text in list(stored)[len(stored_texts):]:
+                    head_filler.store(text, ["plan", text])
+                head = SemanticCache(head_store, embedder=head_table, namespace="e2e", verifier="learned")
+                for text in stored_texts:
+                    head.store(text, ["plan", text])
+                caches[f"{label}, verifier='learned' (the token-state head, threshold {head.threshold:.2f})"] = (head, head_table)
     runs = {label: (sc.lookup, sc.lookup) for label, (sc, _) in caches.items()}
     if chroma_label is not None:
         import chromadb
@@ -555,7 +565,10 @@ def pair_sets(args: argparse.Namespace) -> None:
         print(semantic_pairs.run_own(path, served, args.errors), end="")
         print(f"(verifier={args.verifier!r})\n" if args.verifier != "auto" else "")
     if args.blind:
-        settings = f"defaults ({model.name}, threshold {default_threshold(model.name):.2f})"
+        probe = SemanticCache(MemoryStore(), embedder=model, namespace="q", verifier=verifier)
+        gates = [g.name for g in probe.pipeline.gates if g.kind == "verifier"]
+        settings = (f"defaults ({model.name}, threshold {probe.threshold:.2f}, "
+                    f"verifier {', '.join(gates) or 'none'})")
         if args.verifier != "auto":
             settings += f", verifier={args.verifier!r}"
         print(semantic_pairs.run_blind(args.blind, served, BLIND_RESULTS, args.note, settings))
