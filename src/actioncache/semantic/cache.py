@@ -144,12 +144,15 @@ class SemanticCache:
     ``store`` is a :class:`CacheStore`, a store URL or a :class:`~actioncache.Cache` (its store is
     used); it is kept as ``self.backend`` because ``store()`` is the method that saves a plan. ``embedder=None`` takes the best local embedder installed. ``threshold`` is a cosine
     similarity in ``[-1, 1]`` (0 is valid; above 1 serves exact matches only); ``None`` takes the
-    embedder's calibrated one, and exact matches only for the hashing fallback. ``error_bound`` is the
+    embedder's calibrated one (lower when the cross-encoder judges after it: ``calibration.py``), and exact
+    matches only for the hashing fallback. ``error_bound`` is the
     wrong-hit rate each entry's learned threshold keeps to (``calibration.py``). ``index`` is ``"auto"`` (pgvector when the store is
     PostgreSQL, else NumPy in process), ``"numpy"`` (exact), ``"hnsw"`` (usearch's approximate graph,
     for large namespaces), ``"pgvector"`` or a :class:`VectorIndex`.
     ``guard`` (default :func:`literal_guard`) vetoes vector hits whose numbers, dates, negation
-    or names differ; ``None`` turns it off. ``verifier(prompt, hit) -> bool`` is asked about hits
+    or names differ; ``None`` turns it off. ``verifier="auto"`` (the default) is the cross-encoder with the
+    packaged model (the token-state head where its files are missing, none with an embedder of yours);
+    ``"cross"``, ``"learned"`` or ``None`` choose; ``verifier(prompt, hit) -> bool`` is asked about hits
     with ``similarity < threshold + verify_margin``. When the two best trusted candidates hold
     different plans and are within ``ambiguity_margin`` of each other, the lookup misses rather
     than guess between them (0 turns that off).

@@ -233,7 +233,7 @@ _HOW_AUXILIARIES = frozenset({"do", "can", "could", "would", "should"})
 
 def _how_frames(tokens: tuple[str, ...]) -> list[tuple[int, int, tuple[str, ...]]]:
     """Each how-question frame in ``tokens``: (start, end, its one spelling "how do i" / "how do we")."""
-    found = []
+    found: list[tuple[int, int, tuple[str, ...]]] = []
     for i, word in enumerate(tokens[:-1]):
         if word != "how":
             continue
