@@ -583,7 +583,7 @@ def probe_pairs(model, pairs: list[dict]) -> list:
     from actioncache.semantic import cross
     from actioncache.semantic.guard import DEFAULT_RULES, GATES, RULE
 
-    tau = default_threshold(model.name)
+    tau = default_threshold(model.name, cross=cross.available())  # the default cache's
     verifier = cross.CrossEncoderVerifier(min_score=0.0) if cross.available() else None
     seen: list = []
 
@@ -625,7 +625,7 @@ def stages_report(model, path: Path, show_errors: bool = False) -> str:
 
     pairs = semantic_pairs.load_pairs(path)
     probes = probe_pairs(model, pairs)
-    tau = default_threshold(model.name)
+    tau = default_threshold(model.name, cross=cross.available())  # the default cache's
     shipped = cross.CrossEncoderVerifier().min_score if cross.available() else None
     points = [None, shipped, 0.05, 0.1, 0.2, 0.3, 0.5]
     if show_errors:  # every should-hit lost and every trap served at the defaults, with the stage that decided
@@ -637,7 +637,7 @@ def stages_report(model, path: Path, show_errors: bool = False) -> str:
     lines = [f"# {path.name} ({len(pairs)} pairs): where pairs are stopped", "",
              *semantic_pairs.stage_table(pairs, probes, tau, shipped), "",
              "Sweep (the same probes; verifier None: off):", "",
-             *semantic_pairs.sweep_table(pairs, probes, [0.55, 0.60, 0.65, 0.70], points)]
+             *semantic_pairs.sweep_table(pairs, probes, [0.50, 0.55, 0.60, 0.65, 0.70], points)]
     return "\n".join(lines) + "\n"
 
 
