@@ -223,8 +223,14 @@ def stage(probe: Probe, threshold: float, min_score: float | None, skip_rules: f
         return "served"
     if not probe.similarity >= threshold:
         return "threshold"
+    from actioncache.semantic.cross import SETTLES_DOUBTS_AT
+    from actioncache.semantic.guard.pipeline import DOUBTS
+
     rules = [r for r in probe.rules if r not in skip_rules]
-    if rules:
+    # Doubts alone (guard.pipeline.DOUBTS) are settled by a sure verifier, as a lookup settles them.
+    settled = (min_score is not None and probe.learned is not None and probe.learned >= SETTLES_DOUBTS_AT
+               and all(r in DOUBTS for r in rules))
+    if rules and not settled:
         return f"rule:{rules[0]}"
     if probe.context is not None:
         return "context"

@@ -37,6 +37,9 @@ from .guard.registry import VERIFIER, Pair
 from .numpy_required import np
 
 _MEMORY = 4096  # pairs whose probability is kept: an agent repeats its requests
+# Sure enough to settle a rule's doubt (guard.pipeline.DOUBTS): on the tuning sets no trap refused by
+# one of them scored this high, while 4-9% of the should-hits did (docs/semantic.md, "Doubts").
+SETTLES_DOUBTS_AT = 0.9
 FILES = ("verifier_cross.json", "verifier_cross.onnx", "tokenizer.json")
 
 
@@ -78,6 +81,12 @@ def available() -> bool:
         return all(resources.files("actioncache.semantic").joinpath(f"data/{name}").is_file() for name in FILES)
     except (ModuleNotFoundError, OSError):
         return False
+
+
+def _texts(pair: Pair) -> tuple[str, str]:
+    """The stored key text and the request's, as the model was trained to read them (a conversation: its story)."""
+    mine, theirs = pair.story or (key_text((), pair.request), key_text((), pair.candidate))
+    return theirs, mine
 
 
 def _alike(pair: Pair) -> bool:
@@ -132,10 +141,13 @@ class CrossEncoderVerifier:
     def __call__(self, pair: Pair) -> str | None:
         if _alike(pair):
             return None  # the same words once normalised ("to-do" / "todo", "whats" / "what's"): nothing to judge
-        mine, theirs = pair.story or (key_text((), pair.request), key_text((), pair.candidate))
-        score = self.score(theirs, mine)
+        score = self.score(*_texts(pair))
         pair.extras["learned_score"] = score
         return None if score >= self.min_score else self.name
+
+    def settles(self, pair: Pair) -> bool:
+        """Sure that one plan answers both requests, enough to overrule a rule's doubt about a detail."""
+        return self.score(*_texts(pair)) >= SETTLES_DOUBTS_AT
 
     def __repr__(self) -> str:
         return f"CrossEncoderVerifier(id={self.id!r}, min_score={self.min_score})"

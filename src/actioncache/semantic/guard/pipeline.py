@@ -3,6 +3,14 @@
 The rule gates (the contrast checks, which read the two texts alone) come first and are
 remembered for the last 4,096 pairs of texts: an agent asks the same request again and again.
 :func:`contrast` is the default rules' answer for two texts.
+
+Two kinds of rule finding. Most rules find a small edit that turns the meaning (a negation, an
+antonym, two roles traded, a name or a code token swapped, a question for a command): a model that
+reads both texts together is known to miss exactly those, so they refuse, whatever follows. The
+:data:`DOUBTS` find a detail said differently that may or may not change the plan (a number, a
+date, a modal, an extra clause, a condition, a person, a comparison): a verifier that can settle a
+doubt (the cross-encoder, when it is sure: ``settles(pair)``) lets the candidate through after
+reading both requests; with no such verifier a doubt refuses as any rule does.
 """
 
 from __future__ import annotations
@@ -36,6 +44,11 @@ from .registry import RULE, VERIFIER, Gate, Pair, lookup
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "relative", "quantifier", "comparison",
                  "bound", "relation", "modality", "speech_act", "entity", "code_exact", "command_line", "role",
                  "substitution", "clause", "condition")
+# Findings a sure cross-encoder may settle. Chosen on the tuning sets (v4a, v4b, v3a, v3b; `python
+# bench/bench_semantic.py --pairs PATH --stages`): letting the cross-encoder at 0.9 or more overrule
+# each of these served 4-9 points more should-hits and not one more trap on any set; overruling
+# negation, opposite, role, entity, quantifier, substitution, speech_act or code_exact served traps.
+DOUBTS = frozenset({"number", "date", "person", "comparison", "modality", "clause", "condition"})
 _MEMORY = 4096
 log = logging.getLogger("actioncache.semantic")
 
@@ -50,53 +63,84 @@ class Pipeline:
         self.gates: tuple[Gate, ...] = tuple(lookup(g) if isinstance(g, str) else g for g in gates)
         self._rules = tuple(g for g in self.gates if g.kind == RULE)
         self._others = tuple(g for g in self.gates if g.kind != RULE)
-        self._memo: OrderedDict[tuple[str, str, tuple[str, str] | None], str | None] = OrderedDict()
+        # Verifiers that may settle a rule's doubt (``settles(pair) -> bool``): the cross-encoder.
+        self._settlers = tuple(g for g in self._others if g.kind == VERIFIER and callable(getattr(g, "settles", None)))
+        self._memo: OrderedDict[tuple[str, str, tuple[str, str] | None], tuple[str | None, tuple[str, ...]]] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(g.name for g in self.gates)
 
-    def rules(self, pair: Pair) -> str | None:
-        """The first rule gate's reason for the two texts (remembered), or ``None``."""
+    def findings(self, pair: Pair) -> tuple[str | None, tuple[str, ...]]:
+        """The rule gates' findings for the two texts (remembered): the first refusal that is not a
+        doubt, or ``None``, and the doubts found before it (every doubt when nothing else refuses)."""
         key = (pair.request, pair.candidate, pair.story)
         with self._lock:
             if key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-        reason = None
+        found: tuple[str | None, tuple[str, ...]] = (None, ())
+        doubts: list[str] = []
         for gate in self._rules:
             reason = _ask(gate, pair)
-            if reason is not None:
+            if reason is None:
+                continue
+            if reason not in DOUBTS or not self._settlers:
+                found = (reason, tuple(doubts))
                 break
+            doubts.append(reason)
+        else:
+            found = (None, tuple(doubts))
         with self._lock:
-            self._memo[key] = reason
+            self._memo[key] = found
             if len(self._memo) > _MEMORY:
                 self._memo.popitem(last=False)
-        return reason
+        return found
+
+    def rules(self, pair: Pair) -> str | None:
+        """The first rule gate's reason for the two texts (a doubt included), or ``None``."""
+        reason, doubts = self.findings(pair)
+        return doubts[0] if doubts else reason
 
     def check(self, pair: Pair, *, verify: bool = True) -> tuple[str, Gate] | None:
         """The first refusal: the rules, then the other gates in order (with ``verify=False``, the
-        verifiers left out: a lookup screens every candidate, then verifies only the one it would serve)."""
-        reason = self.rules(pair)
+        verifiers left out: a lookup screens every candidate, then verifies only the one it would serve).
+        A candidate with doubts only passes the screen when a verifier may settle them."""
+        reason, doubts = self.findings(pair)
         if reason is not None:
-            return reason, next(g for g in self._rules if g.name == reason)
+            return self._rule(doubts[0] if doubts else reason)
         for gate in self._others:
             if not verify and gate.kind == VERIFIER:
                 continue
             reason = _ask(gate, pair)
             if reason is not None:
                 return reason, gate
-        return None
+        return self._settle(pair, doubts) if verify else None
 
     def verify(self, pair: Pair) -> tuple[str, Gate] | None:
-        """The first refusal among the verifier gates alone."""
+        """The first refusal among the verifier gates alone, then the rules' doubts unless settled."""
         for gate in self._others:
             if gate.kind == VERIFIER:
                 reason = _ask(gate, pair)
                 if reason is not None:
                     return reason, gate
-        return None
+        return self._settle(pair, self.findings(pair)[1])
+
+    def _settle(self, pair: Pair, doubts: tuple[str, ...]) -> tuple[str, Gate] | None:
+        """``None`` when there is no doubt or a settling verifier is sure; else the first doubt refuses."""
+        if not doubts:
+            return None
+        for gate in self._settlers:
+            try:
+                if gate.settles(pair):  # type: ignore[attr-defined]
+                    return None
+            except Exception as exc:  # noqa: BLE001 - a broken verifier settles nothing
+                log.warning("semantic gate %r raised %s while settling: %s", gate.name, type(exc).__name__, exc)
+        return self._rule(doubts[0])
+
+    def _rule(self, reason: str) -> tuple[str, Gate]:
+        return reason, next((g for g in self._rules if g.name == reason), self._rules[0])
 
     def __repr__(self) -> str:
         return f"Pipeline({list(self.names)!r})"
