@@ -342,8 +342,6 @@ def command_ms(lines: Iterable[str]) -> float | None:
     under the tracer: the median call (``-T``) plus the median time from one call's end to the same
     process's next call. The span less that for each traced call, never below zero; the run that
     measures the command untraced (``runner.ExecRun._measure``) replaces the figure."""
-    from statistics import median
-
     first: float | None = None
     last = 0.0
     ends: dict[str, float] = {}
@@ -368,8 +366,17 @@ def command_ms(lines: Iterable[str]) -> float | None:
         ends[pid] = at + (took or 0.0)
     if first is None or not durations:
         return None
-    per_call = median(durations) + (median(gaps) if gaps else 0.0)
+    per_call = _median(durations) + (_median(gaps) if gaps else 0.0)
     return max(0.0, last - first - len(durations) * per_call) * 1000.0
+
+
+def _median(values: list[float]) -> float:
+    """``statistics.median`` (the same figure, the two middle values' mean for an even count), here:
+    every traced miss calls it, and importing ``statistics`` (``fractions``, ``decimal``) cost a
+    miss ~11 M instructions (bench/bench_miss_instructions.py)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
