@@ -44,10 +44,10 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from .._lean import make_dirs
+from .._record import record
 from .readset import UNSEEN, place, stat_text
 
 TRACE_ENV = "ACTIONCACHE_TRACE"
@@ -106,7 +106,7 @@ METADATA_WRITES = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown"
 CONSTANT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Touch:
     kind: str  # read | list | stat | fstat | lstat | access | readlink | exec | write | create | remove | unresolved
     path: str  # absolute, not resolved through symlinks (what the command asked for)
@@ -275,7 +275,7 @@ def _join(base: str | None, path: str) -> str | None:
     return base.rstrip("/") + "/" + path if path else base
 
 
-@dataclass
+@record()
 class _Call:
     pid: str
     name: str
