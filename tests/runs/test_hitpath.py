@@ -34,6 +34,24 @@ def test_a_plain_hit_imports_only_what_it_needs(ex, strace):
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
 
 
+# What a traced miss does not need, and once cost each one (bench/bench_miss_instructions.py):
+# dataclasses with inspect, ast, dis and tokenize (~43 M instructions, and ~4 M per class it builds:
+# the miss path's records are actioncache._record's), statistics with fractions and decimal (~11 M:
+# one median of the trace's call times).
+MISS_HEAVY = ("dataclasses", "inspect", "ast", "dis", "tokenize", "statistics", "fractions", "decimal")
+
+
+def test_a_traced_miss_leaves_the_heavy_modules_alone(ex, strace):
+    args = ("--mode", "use", "--", "cat", "good.sh")
+    miss = subprocess.run([PY, "-X", "importtime", "-m", "actioncache", "exec", "--explain", *args], cwd=ex.work,
+                          env={**ex.env, "ACTIONCACHE_CHEAP_MS": "0"}, capture_output=True, timeout=60)
+    assert miss.returncode == 0 and miss.stdout == (ex.work / "good.sh").read_bytes()
+    assert b"recorded read-set" in miss.stderr  # traced and stored: the whole miss path ran
+    modules = imported(miss)
+    assert "actioncache.runs.trace" in modules and "actioncache.runs.runner" in modules
+    assert not modules & set(MISS_HEAVY), sorted(modules & set(MISS_HEAVY))
+
+
 # Everything a hit through the `actioncache` command may import beyond what `python -S -c pass` loads.
 # An allow-list, not a deny-list: a new import on the hit path (a module body to unmarshal and run,
 # an extension module to load) fails here until it is shown to be worth its cost.

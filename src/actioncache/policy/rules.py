@@ -6,10 +6,10 @@ from is ``sources``, and how the core consults it is ``hook``. See the package d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from .._glob import glob_matches
+from .._record import field, record, replace
 from ..decision import ALWAYS, Decision
 from ..errors import PolicyError
 
@@ -22,7 +22,7 @@ DEFAULT_MAX_AGE_HOURS = 168.0
 PHASE_GUARD = "phase guard"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Policy:
     """One resolved policy. ``decide(scope, action)`` is pure; the hook adds logging and counting."""
 

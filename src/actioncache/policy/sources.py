@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from .._record import field, record, replace
 from ..config import file_url
 from ..errors import PolicyError
 from .rules import DEFAULT_SCOPES, Policy, parse_bool, parse_fields
@@ -37,7 +37,7 @@ ENV_VARS = tuple(name for names in ENV_NAMES.values() for name in names) + ("CAC
 # --- the config file -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LoopConfig:
     """What a config file says. ``fields`` are policy fields; the rest is for ``actioncache exec``."""
 

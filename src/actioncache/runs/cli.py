@@ -19,9 +19,9 @@ import argparse
 import os
 import sys
 import time
-from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from .._record import record, replace
 from .._usage import HelpfulParser
 
 PROG = "actioncache exec"
@@ -181,8 +181,6 @@ def _in_deleted_cwd(args: argparse.Namespace, command: list[str], inherited: Seq
     """Run the command in a working directory that was deleted (``mkdir d; cd d; rmdir ../d``): a
     directory that no longer exists cannot be keyed (nor a config file found from it), so the
     command runs uncached, as it would without the cache. Mode off says nothing."""
-    from dataclasses import replace as with_fields
-
     from ..policy import Policy, PolicyError
     from ..policy.sources import env_fields
     from .keys import command_env
@@ -190,7 +188,7 @@ def _in_deleted_cwd(args: argparse.Namespace, command: list[str], inherited: Seq
 
     try:
         fields, _ = env_fields()
-        policy = _resolve(args, with_fields(Policy(), **fields))
+        policy = _resolve(args, replace(Policy(), **fields))
     except PolicyError as exc:
         _say(f"error: {exc}")
         return 2
@@ -211,7 +209,7 @@ def _resolve(args: argparse.Namespace, base: Any) -> Any:
                                audit_rate=args.audit_rate, max_age_hours=args.max_age_hours)
 
 
-@dataclass
+@record()
 class _Counted:
     """What recording a run let through needs (``_passthrough``)."""
 

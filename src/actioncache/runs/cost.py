@@ -61,10 +61,10 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import _lean as lean
+from .._record import record
 
 if TYPE_CHECKING:
     from ..cache import Cache
@@ -157,7 +157,7 @@ def load_stretch() -> float | None:
     return max(1.0, wall / cpu)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Probe:
     """A hit-shaped process started and reaped just now (``probe``): the load it met and its end."""
 
@@ -165,7 +165,7 @@ class Probe:
     end_ms: float  # from its last instant until its end was seen (``settle``)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HitCost:
     """What a hit is expected to cost now, and where that figure comes from (for ``--explain``)."""
 

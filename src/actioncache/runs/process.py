@@ -12,8 +12,9 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import IO, Mapping, Sequence
+
+from .._record import record
 
 #: The most output (stdout and stderr together) a run keeps for recording. A command that prints
 #: more still runs to the end with its output streamed, but nothing is kept and nothing is stored.
@@ -30,7 +31,7 @@ def max_capture_bytes() -> int:
     return value if value >= 0 else MAX_CAPTURE_BYTES
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Outcome:
     exit_code: int
     stdout: bytes

@@ -18,10 +18,10 @@ import random
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .._lean import make_dirs, process_ms, settle_own_writes, which
+from .._record import field, record
 from ..cache import Cache
 from ..decision import Decision
 from ..policy import LoopConfig, Policy
@@ -171,7 +171,7 @@ def _let_go(cache: Cache) -> None:
         pass
 
 
-@dataclass
+@record()
 class ExecOptions:
     """What one run needs besides the command and the policy (the CLI's flags, or an action's kwargs)."""
 
@@ -196,7 +196,7 @@ class ExecOptions:
     own_store: bool = False  # the cache is this run's alone (the CLI's): let go of it while the command runs (_let_go)
 
 
-@dataclass
+@record()
 class ExecRun:
     command: list[str]
     policy: Policy

@@ -44,10 +44,10 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from .._lean import make_dirs
+from .._record import record
 from .readset import UNSEEN, place, stat_text
 
 TRACE_ENV = "ACTIONCACHE_TRACE"
@@ -106,7 +106,7 @@ METADATA_WRITES = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown"
 CONSTANT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Touch:
     kind: str  # read | list | stat | fstat | lstat | access | readlink | exec | write | create | remove | unresolved
     path: str  # absolute, not resolved through symlinks (what the command asked for)
@@ -275,7 +275,7 @@ def _join(base: str | None, path: str) -> str | None:
     return base.rstrip("/") + "/" + path if path else base
 
 
-@dataclass
+@record()
 class _Call:
     pid: str
     name: str
@@ -342,8 +342,6 @@ def command_ms(lines: Iterable[str]) -> float | None:
     under the tracer: the median call (``-T``) plus the median time from one call's end to the same
     process's next call. The span less that for each traced call, never below zero; the run that
     measures the command untraced (``runner.ExecRun._measure``) replaces the figure."""
-    from statistics import median
-
     first: float | None = None
     last = 0.0
     ends: dict[str, float] = {}
@@ -368,8 +366,17 @@ def command_ms(lines: Iterable[str]) -> float | None:
         ends[pid] = at + (took or 0.0)
     if first is None or not durations:
         return None
-    per_call = median(durations) + (median(gaps) if gaps else 0.0)
+    per_call = _median(durations) + (_median(gaps) if gaps else 0.0)
     return max(0.0, last - first - len(durations) * per_call) * 1000.0
+
+
+def _median(values: list[float]) -> float:
+    """``statistics.median`` (the same figure, the two middle values' mean for an even count), here:
+    every traced miss calls it, and importing ``statistics`` (``fractions``, ``decimal``) cost a
+    miss ~11 M instructions (bench/bench_miss_instructions.py)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")

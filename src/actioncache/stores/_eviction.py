@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from .._record import record
 from ..errors import EntryTooLargeError, StoreURLError
 
 POLICIES = ("lru", "lfu", "ttl")
@@ -34,7 +34,7 @@ ACCESS_FLUSH_S = 1.0
 ACCESS_FLUSH_KEYS = 1000
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EvictionConfig:
     max_size_bytes: int
     policy: str = "lru"

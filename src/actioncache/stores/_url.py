@@ -9,7 +9,6 @@ naming the field and the fix.
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import os
 from pathlib import Path
@@ -34,6 +33,8 @@ def check_fields(store: str, fields: Mapping[str, Any], allowed: Iterable[str],
     given = {name: value for name, value in fields.items() if value is not None and value != ""}
     for name in sorted(given):
         if name not in allowed:
+            import difflib  # only for this message: every process that opens a store imports this module
+
             close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             takes = ", ".join(allowed) if allowed else "no fields"
