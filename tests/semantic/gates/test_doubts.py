@@ -101,3 +101,77 @@ def test_a_candidate_passes_only_without_a_turned_meaning_and_with_every_doubt_s
     if verified is not None:
         assert verified[0] == fired[0]
     assert pipeline.rules(Pair("a", "b")) == (fired[0] if fired else None)
+
+
+# Conversations of the outside writers' tuning set v4b whose user turns differ only in details said
+# otherwise ("since yesterday's deploy" / "ever since we deployed yesterday").
+SETTLED_HISTORIES = [
+    ([{"role": "user", "content": "Our website has been slow since yesterday's deploy."},
+      {"role": "assistant", "content": "Do you have monitoring in place?"},
+      {"role": "user", "content": "Yes, Datadog. Which metrics should I look at first?"}],
+     [{"role": "user", "content": "site's been sluggish ever since we deployed yesterday"},
+      {"role": "assistant", "content": "Are you running any monitoring?"},
+      {"role": "user", "content": "yep we use datadog — what metrics should I check first?"}]),
+    ([{"role": "user", "content": "My team's offsite is in October in Denver."},
+      {"role": "assistant", "content": "Sounds fun. How many people?"},
+      {"role": "user", "content": "Twelve. Suggest some team activities."}],
+     [{"role": "user", "content": "we're doing a team offsite in denver this october"},
+      {"role": "assistant", "content": "How many attendees?"},
+      {"role": "user", "content": "12 people. activity suggestions?"}]),
+]
+
+
+@pytest.mark.parametrize("stored, request_messages", SETTLED_HISTORIES)
+def test_histories_that_differ_only_in_doubts_are_settled_by_a_sure_cross_encoder(model, stored, request_messages):
+    sure = _cache(model)
+    sure.store(stored, ["plan"])
+    assert sure.lookup(request_messages) is not None
+    plain = _cache(model, verifier="learned", threshold=sure.threshold)
+    plain.store(stored, ["plan"])
+    assert plain.lookup(request_messages) is None
+    assert plain.stats()["rejections"].get("context") == 1  # nothing settles the doubt: the context gate refuses
+
+
+@pytest.mark.parametrize("change", [
+    ("Do you have monitoring in place?", "Do you have monitoring in place? We only keep 2 days of metrics."),
+    ("Yes, Datadog.", "No, nothing yet."),
+    ("since yesterday's deploy", "since last month's deploy"),
+])
+def test_a_history_with_a_fact_changed_still_refuses_whatever_the_cross_encoder_says(model, change):
+    stored, _ = SETTLED_HISTORIES[0]
+    old, new = change
+    changed = [dict(m, content=m["content"].replace(old, new)) for m in stored]
+    assert changed != stored
+    cache = _cache(model)
+    cache.store(stored, ["plan"])
+    assert cache.lookup(changed) is None
+
+
+class _Doubting:
+    """A gate after the rules that doubts (as the context gate does), or refuses outright."""
+
+    kind, name = "context", "context"
+
+    def __init__(self, answer: str | None) -> None:
+        self.answer = answer
+
+    def __call__(self, pair: Pair) -> str | None:
+        from actioncache.semantic.guard.pipeline import Doubt
+
+        return {"doubt": Doubt("context"), "refuse": "context", None: None}[self.answer]
+
+
+@given(st.sampled_from(["doubt", "refuse", None]), st.sampled_from(["none", "sure", "unsure"]),
+       st.sampled_from([None, "number", "negation"]))
+def test_a_later_gate_s_doubt_is_settled_like_a_rule_s_and_its_refusal_is_final(answer, settler, rule):
+    gates = ([_Finding(rule, True)] if rule else []) + [_Doubting(answer)] + (
+        [] if settler == "none" else [_Settler(settler == "sure")])
+    pipeline = Pipeline(gates)
+    vetoed = rule == "negation" or answer == "refuse" or ((answer == "doubt" or rule == "number") and settler == "none")
+    doubted = answer == "doubt" or rule == "number"
+    served = not vetoed and (not doubted or settler == "sure")
+    assert (pipeline.check(Pair("a", "b")) is None) == served
+    screened = pipeline.check(Pair("a", "b"), verify=False)
+    assert (screened is None) == (not vetoed)
+    if screened is None:  # the lookup then verifies the candidate it would serve
+        assert (pipeline.verify(Pair("a", "b")) is None) == served

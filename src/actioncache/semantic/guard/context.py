@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from .chatter import strip_chatter, without_chatter
 from .code import exact_form
 from .history import HISTORY_RULES
-from .pipeline import Pipeline
+from .pipeline import Doubt, Pipeline
 from .registry import CONTEXT, Pair, register
 
 USER, ASSISTANT = "user", "assistant"
@@ -131,9 +131,14 @@ class ContextGate:
         user_a, user_b = " . ".join(said(mine)), " . ".join(said(theirs))
         if bool(user_a) != bool(user_b):
             return self.name
+        doubted = False
         if user_a and user_a != user_b:
-            if HISTORY_RULES.rules(Pair(user_a, user_b)) is not None or _facts_differ(user_a, user_b):
+            # The user's turns differ only in details said otherwise (a number, a date, a modal...):
+            # a doubt, which a verifier that reads those turns may settle; anything else refuses.
+            found = HISTORY_RULES.doubts(Pair(user_a, user_b))
+            if found is None or _facts_differ(user_a, user_b):
                 return self.name
+            doubted = bool(found)
             if similar is not None and not similar(user_a, user_b, CONTEXT_SLACK):
                 return self.name
         agent_a, agent_b = said(mine, ASSISTANT), said(theirs, ASSISTANT)
@@ -144,7 +149,7 @@ class ContextGate:
             return self.name
         if agent_a and agent_b and _AGENT_QUESTION.rules(Pair(agent_a[-1], agent_b[-1])) is not None:
             return self.name
-        return None
+        return Doubt(self.name) if doubted else None
 
 
 register(ContextGate())

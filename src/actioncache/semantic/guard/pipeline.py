@@ -49,6 +49,17 @@ DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person"
 # each of these served 4-9 points more should-hits and not one more trap on any set; overruling
 # negation, opposite, role, entity, quantifier, substitution, speech_act or code_exact served traps.
 DOUBTS = frozenset({"number", "date", "person", "comparison", "modality", "clause", "condition"})
+
+
+class Doubt(str):
+    """A reason a gate after the rules gives for a doubt a sure verifier may settle (the context
+    gate: two user histories that differ only in :data:`DOUBTS`)."""
+
+    __slots__ = ()
+
+
+def _is_doubt(reason: str) -> bool:
+    return isinstance(reason, Doubt) or reason in DOUBTS
 _MEMORY = 4096
 log = logging.getLogger("actioncache.semantic")
 
@@ -86,7 +97,7 @@ class Pipeline:
             reason = _ask(gate, pair)
             if reason is None:
                 continue
-            if reason not in DOUBTS or not self._settlers:
+            if not _is_doubt(reason) or not self._settlers:
                 found = (reason, tuple(doubts))
                 break
             doubts.append(reason)
@@ -110,26 +121,39 @@ class Pipeline:
         reason, doubts = self.findings(pair)
         if reason is not None:
             return self._rule(doubts[0] if doubts else reason)
+        gated: list[tuple[str, Gate]] = []
         for gate in self._others:
             if not verify and gate.kind == VERIFIER:
                 continue
             reason = _ask(gate, pair)
-            if reason is not None:
-                return reason, gate
-        return self._settle(pair, doubts) if verify else None
+            if reason is None:
+                continue
+            if not (self._settlers and gate.kind != VERIFIER and isinstance(reason, Doubt)):
+                return self._rule(doubts[0]) if doubts else (reason, gate)
+            gated.append((reason, gate))
+        return self._settle(pair, doubts, gated) if verify else None
 
     def verify(self, pair: Pair) -> tuple[str, Gate] | None:
-        """The first refusal among the verifier gates alone, then the rules' doubts unless settled."""
+        """The first refusal among the verifier gates, then the doubts (the rules', and those of the
+        gates after them, asked again) unless a verifier settles them."""
         for gate in self._others:
             if gate.kind == VERIFIER:
                 reason = _ask(gate, pair)
                 if reason is not None:
                     return reason, gate
-        return self._settle(pair, self.findings(pair)[1])
+        gated: list[tuple[str, Gate]] = []
+        if self._settlers:
+            for gate in self._others:
+                if gate.kind != VERIFIER and (reason := _ask(gate, pair)) is not None:
+                    if not isinstance(reason, Doubt):
+                        return reason, gate  # the screen let it through; it never serves on a refusal
+                    gated.append((reason, gate))
+        return self._settle(pair, self.findings(pair)[1], gated)
 
-    def _settle(self, pair: Pair, doubts: tuple[str, ...]) -> tuple[str, Gate] | None:
+    def _settle(self, pair: Pair, doubts: tuple[str, ...],
+                gated: Sequence[tuple[str, Gate]] = ()) -> tuple[str, Gate] | None:
         """``None`` when there is no doubt or a settling verifier is sure; else the first doubt refuses."""
-        if not doubts:
+        if not doubts and not gated:
             return None
         for gate in self._settlers:
             try:
@@ -137,7 +161,18 @@ class Pipeline:
                     return None
             except Exception as exc:  # noqa: BLE001 - a broken verifier settles nothing
                 log.warning("semantic gate %r raised %s while settling: %s", gate.name, type(exc).__name__, exc)
-        return self._rule(doubts[0])
+        return self._rule(doubts[0]) if doubts else (str(gated[0][0]), gated[0][1])
+
+    def doubts(self, pair: Pair) -> tuple[str, ...] | None:
+        """Every finding of the rule gates when each is a doubt (``()``: none), ``None`` when one is not."""
+        found = []
+        for gate in self._rules:
+            reason = _ask(gate, pair)
+            if reason is not None:
+                if not _is_doubt(reason):
+                    return None
+                found.append(reason)
+        return tuple(found)
 
     def _rule(self, reason: str) -> tuple[str, Gate]:
         return reason, next((g for g in self._rules if g.name == reason), self._rules[0])
