@@ -582,6 +582,7 @@ def probe_pairs(model, pairs: list[dict]) -> list:
 
     from actioncache.semantic import cross
     from actioncache.semantic.guard import DEFAULT_RULES, GATES, RULE
+    from actioncache.semantic.guard.registry import Doubt
 
     tau = default_threshold(model.name, cross=cross.available())  # the default cache's
     verifier = cross.CrossEncoderVerifier(min_score=0.0) if cross.available() else None
@@ -591,16 +592,20 @@ def probe_pairs(model, pairs: list[dict]) -> list:
         name, kind = "probe", RULE
 
         def __call__(self, pair):
-            rules = tuple(n for n in DEFAULT_RULES if GATES[n](pair) is not None)
+            found = {n: GATES[n](pair) for n in DEFAULT_RULES}
+            rules = tuple(n for n, reason in found.items() if reason is not None)
+            doubts = tuple(n for n, reason in found.items() if isinstance(reason, Doubt))
             similar = pair.extras["similar"]
             pair.extras["similar"] = lambda a, b, slack=0.0: similar(a, b, slack - 1.0 - tau)  # the default threshold
             context = GATES["context"](pair)
+            context_doubt = isinstance(context, Doubt)
             pair.extras["similar"] = similar
             score = None
             if verifier is not None:
                 verifier(pair)
                 score = pair.extras.get("learned_score", 1.0)
-            seen.append(semantic_pairs.Probe(pair.similarity, rules, context, score))
+            seen.append(semantic_pairs.Probe(pair.similarity, rules, context, score, doubts=doubts,
+                                             context_doubt=context_doubt))
             return None
 
     out = []

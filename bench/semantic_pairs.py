@@ -215,6 +215,8 @@ class Probe:
     context: str | None = None
     learned: float | None = None
     exact: bool = False
+    doubts: tuple[str, ...] = ()  # the rules whose finding is a Doubt (a sure verifier may settle it)
+    context_doubt: bool = False  # the context gate's finding is a Doubt
 
 
 def stage(probe: Probe, threshold: float, min_score: float | None, skip_rules: frozenset[str] = frozenset()) -> str:
@@ -223,18 +225,20 @@ def stage(probe: Probe, threshold: float, min_score: float | None, skip_rules: f
         return "served"
     if not probe.similarity >= threshold:
         return "threshold"
+    from actioncache.semantic.calibration import CALIBRATED
     from actioncache.semantic.cross import SETTLES_DOUBTS_AT
-    from actioncache.semantic.guard.pipeline import DOUBTS
 
     rules = [r for r in probe.rules if r not in skip_rules]
-    # Doubts alone (guard.pipeline.DOUBTS) are settled by a sure verifier, as a lookup settles them.
-    settled = (min_score is not None and probe.learned is not None and probe.learned >= SETTLES_DOUBTS_AT
-               and all(r in DOUBTS for r in rules))
-    if rules and not settled:
+    # Doubts alone (Doubt findings) are settled by a sure verifier, as a lookup settles them.
+    sure = min_score is not None and probe.learned is not None and probe.learned >= SETTLES_DOUBTS_AT
+    if rules and not (sure and all(r in probe.doubts for r in rules)):
         return f"rule:{rules[0]}"
-    if probe.context is not None:
+    if probe.context is not None and not (sure and probe.context_doubt):
         return "context"
     if min_score is not None and probe.learned is not None and probe.learned < min_score:
+        return "learned"
+    # Below the embedding's own calibrated threshold only a sure reading serves (cross.py).
+    if min_score is not None and probe.learned is not None and not sure and probe.similarity < CALIBRATED["onnx-qint8:all-MiniLM-L6-v2"]:
         return "learned"
     return "served"
 

@@ -167,9 +167,13 @@ def test_threshold_zero_is_valid_and_accepts_any_non_negative_similarity():
     sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder(), threshold=0.0, guard=None)
     entry_id = sc.store("Water the plants", ["Tool: Garden"])
     assert sc.lookup("Summarize quarterly revenue by region") in ((entry_id, ["Tool: Garden"]), None)
-    # Zero similarity passes a zero threshold: an all-zero embedding (no words at all) has similarity 0.
+    # A request with no words embeds as all zeros (similarity 0 to everything), so even a zero
+    # threshold would serve it anything: it is answered by its exact form only.
+    assert sc.lookup_hit("??? !!!") is None
+    sc.store("??? !!!", ["Tool: Ask"])
     hit = sc.lookup_hit("??? !!!")
-    assert hit is not None and hit.similarity == pytest.approx(0.0)
+    assert hit is not None and hit.exact and hit.actions == ["Tool: Ask"]
+    assert sc.lookup_hit("!!! ???") is None
 
 
 @pytest.mark.parametrize("bad", [1.5, -1.5, "0.8", True])

@@ -49,6 +49,7 @@ from .embedders import Embedder, EmbedderError, default_embedder
 from .guard import DEFAULT_RULES, VERIFIER, Gate, Pair, Pipeline, literal_guard
 from .guard.adapters import GuardGate, VerifierGate
 from .guard.context import key_text
+from .guard.text import side
 from .index import NumpyIndex, VectorIndex
 from .learned import LearnedVerifier
 from .numpy_required import np
@@ -189,6 +190,9 @@ class SemanticCache:
             # its own calibrated threshold, lower than the one that must keep traps out alone.
             threshold = calibration.default_threshold(self.embedder.name, cross=_reads_with_cross(gates, verifier))
         self.threshold = _check_unit_range("threshold", threshold, -1.0, calibration.EXACT_ONLY)
+        # Where the embedding alone would serve from: a candidate below it is a doubt a verifier
+        # must be sure about (the cross-encoder reads it so; see cross.py).
+        self._sure_above = calibration.default_threshold(self.embedder.name)
         self.error_bound = _check_unit_range("error_bound", error_bound, 0.0, 1.0)
         self.alpha = _check_unit_range("alpha", alpha, 0.0, 1.0)
         self.floor = _check_unit_range("floor", floor, 0.0, 1.0)
@@ -522,6 +526,10 @@ class SemanticCache:
                 return hit
         if self.threshold > 1.0:
             return None  # exact matches only
+        if not side(request.text).tokens:
+            # Nothing a rule or a model can read ("👍" / "👎", "🔥🔥🔥", "hi"): every such request
+            # embeds alike and reads alike, so only its exact form may answer it.
+            return None
         vector = self._embed_request(request.key_text)
         trusted: list[SemanticHit] = []
         # Entries of other conversations share the index: look further when a context must match.
@@ -563,7 +571,8 @@ class SemanticCache:
         # "a flight to paris"): the rules of sentence structure read both stories, the context gate the histories.
         story = None if not (request.turns or hit.turns) else (request.key_text, key_text(hit.turns, hit.prompt))
         pair = Pair(request.text, hit.prompt, hit.similarity, request.turns, hit.turns, hit=hit,
-                    extras={"similar": self._similar, "cosine": hit.similarity}, story=story)
+                    extras={"similar": self._similar, "cosine": hit.similarity, "sure_above": self._sure_above},
+                    story=story)
         refused = self.pipeline.verify(pair) if verify else self.pipeline.check(pair, verify=False)
         if refused is None:
             return True

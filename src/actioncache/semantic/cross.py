@@ -37,8 +37,8 @@ from .guard.registry import VERIFIER, Pair
 from .numpy_required import np
 
 _MEMORY = 4096  # pairs whose probability is kept: an agent repeats its requests
-# Sure enough to settle a rule's doubt (guard.pipeline.DOUBTS): on the tuning sets no trap refused by
-# one of them scored this high, while 4-9% of the should-hits did (docs/semantic.md, "Doubts").
+# Sure enough to settle a doubt (a rule's Doubt, or a candidate below the embedder's own calibrated
+# threshold): on the tuning sets no trap that only a doubt refused scored this high (docs/semantic.md, "Doubts").
 SETTLES_DOUBTS_AT = 0.9
 FILES = ("verifier_cross.json", "verifier_cross.onnx", "tokenizer.json")
 
@@ -143,7 +143,14 @@ class CrossEncoderVerifier:
             return None  # the same words once normalised ("to-do" / "todo", "whats" / "what's"): nothing to judge
         score = self.score(*_texts(pair))
         pair.extras["learned_score"] = score
-        return None if score >= self.min_score else self.name
+        if score < self.min_score:
+            return self.name
+        # Below the similarity the embedding alone would serve from (the embedder's own calibrated
+        # threshold), the candidate is itself a doubt: only a sure reading serves it.
+        unsure_below = pair.extras.get("sure_above")
+        if unsure_below is not None and pair.similarity < unsure_below and score < SETTLES_DOUBTS_AT:
+            return self.name
+        return None
 
     def settles(self, pair: Pair) -> bool:
         """Sure that one plan answers both requests, enough to overrule a rule's doubt about a detail."""

@@ -1,7 +1,8 @@
-"""Doubts: a rule that finds a detail said differently (a number, a date, a modal, an extra clause, a
-condition, a person, a comparison) refuses unless the cross-encoder, reading both requests, is sure
-they are one; a rule that finds the meaning turned (negation, antonym, roles, names, code) refuses
-whatever the cross-encoder says."""
+"""Doubts: a finding that may not change the plan (a number or a day that only one side tells: the
+story around the request) refuses unless the cross-encoder, reading both requests, is sure they are
+one; so does a candidate below the embedder's own calibrated threshold. Every other finding (another
+value on both sides, a negation, an antonym, roles, names, code, a new clause) refuses whatever the
+cross-encoder says, and a request with no words is answered by its exact form only."""
 
 from __future__ import annotations
 
@@ -11,18 +12,18 @@ from hypothesis import strategies as st
 
 from actioncache.semantic import SemanticCache
 from actioncache.semantic.guard import RULE, VERIFIER, Pair, Pipeline, contrast
-from actioncache.semantic.guard.pipeline import DOUBTS
+from actioncache.semantic.guard.registry import Doubt
 from actioncache.stores.memory import MemoryStore
 
-# Should-hit pairs of the outside writers' tuning sets that a doubt alone refused.
+# Should-hit pairs of the outside writers' tuning sets that a one-sided number or day alone refused.
 SETTLED = [
-    ("Create a Grafana alert when CPU usage stays above 90% for 5 minutes.",
-     "Set up an alert in Grafana that fires if CPU is over ninety percent for five straight minutes.", "number"),
-    ("Book a massage for Saturday afternoon.",
-     "This week has been absolutely brutal 😮‍💨 Could you book me a massage for Saturday afternoon?", "date"),
-    ("Rewrite this email to sound less angry.",
-     "lol ok I wrote this email while I was fuming and now I realise it's... a lot. can you rewrite it so it "
-     "sounds less angry? 😬", "modality"),
+    ("Find the nearest EV charging station.",
+     "Battery's at 12% and I'm getting anxious 😅 where's the closest EV charger?", "number"),
+    ("Write a haiku about autumn.",
+     "Feeling a bit poetic this rainy morning ☔ — would you write me a haiku about autumn?", "date"),
+    ("Find a cheap flight to Orlando for Thanksgiving.",
+     "Thanksgiving at my in-laws this year, yay... 😬 anyway could you find me a cheap flight to Orlando for it?",
+     "date"),
 ]
 
 
@@ -49,6 +50,14 @@ def test_a_doubt_the_cross_encoder_is_sure_of_is_settled_and_without_it_refuses(
     ("book a table for 4 at 7pm", "book a table for 5 at 7pm"),
     ("delete the staging database", "don't delete the staging database"),
     ("send $500 to Alice", "send $500 to Bob"),
+    # another day on both sides: never a doubt, though the cross-encoder scores these 0.9 and more
+    ("schedule the standup for tomorrow at 9am", "schedule the standup for today at 9am"),
+    ("cancel today's standup", "cancel tomorrow's standup"),
+    ("what's the weather in Paris today", "what's the weather in Paris tomorrow"),
+    # another modal on both sides
+    ("we must patch the servers tonight", "we could patch the servers tonight"),
+    # below the embedding's own threshold (0.67) and not a sure reading: a look is not an act
+    ("check the status of nginx", "restart nginx"),
 ])
 def test_a_turned_meaning_or_a_doubt_it_is_not_sure_of_still_refuses(model, stored, request_text):
     cache = _cache(model)
@@ -63,7 +72,9 @@ class _Finding:
         self.name, self.fires = name, fires
 
     def __call__(self, pair: Pair) -> str | None:
-        return self.name if self.fires else None
+        if not self.fires:
+            return None
+        return Doubt(self.name) if self.name in _DOUBTING else self.name
 
 
 class _Settler:
@@ -79,7 +90,8 @@ class _Settler:
         return self.sure
 
 
-_NAMES = sorted(DOUBTS) + ["negation", "opposite", "role", "entity", "code_exact"]
+_DOUBTING = ("number", "date")  # the stand-in rules that answer a Doubt
+_NAMES = [*_DOUBTING, "negation", "opposite", "role", "entity", "code_exact"]
 
 
 @given(st.lists(st.tuples(st.sampled_from(_NAMES), st.booleans()), min_size=1, max_size=6, unique_by=lambda t: t[0]),
@@ -89,7 +101,7 @@ def test_a_candidate_passes_only_without_a_turned_meaning_and_with_every_doubt_s
     gates = rules + ([] if settler == "none" else [_Settler(settler == "sure")])
     pipeline = Pipeline(gates)
     fired = [name for name, fires in findings if fires]
-    vetoed = any(name not in DOUBTS for name in fired)
+    vetoed = any(name not in _DOUBTING for name in fired)
     settled = settler == "sure"
     screened = pipeline.check(Pair("a", "b"), verify=False)
     verified = pipeline.check(Pair("a", "b"))
@@ -103,33 +115,35 @@ def test_a_candidate_passes_only_without_a_turned_meaning_and_with_every_doubt_s
     assert pipeline.rules(Pair("a", "b")) == (fired[0] if fired else None)
 
 
-# Conversations of the outside writers' tuning set v4b whose user turns differ only in details said
-# otherwise ("since yesterday's deploy" / "ever since we deployed yesterday").
-SETTLED_HISTORIES = [
-    ([{"role": "user", "content": "Our website has been slow since yesterday's deploy."},
-      {"role": "assistant", "content": "Do you have monitoring in place?"},
-      {"role": "user", "content": "Yes, Datadog. Which metrics should I look at first?"}],
-     [{"role": "user", "content": "site's been sluggish ever since we deployed yesterday"},
-      {"role": "assistant", "content": "Are you running any monitoring?"},
-      {"role": "user", "content": "yep we use datadog — what metrics should I check first?"}]),
-    ([{"role": "user", "content": "My team's offsite is in October in Denver."},
-      {"role": "assistant", "content": "Sounds fun. How many people?"},
-      {"role": "user", "content": "Twelve. Suggest some team activities."}],
-     [{"role": "user", "content": "we're doing a team offsite in denver this october"},
-      {"role": "assistant", "content": "How many attendees?"},
-      {"role": "user", "content": "12 people. activity suggestions?"}]),
+def _conversation(history: str, asked: str, request: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": history}, {"role": "assistant", "content": asked},
+            {"role": "user", "content": request}]
+
+
+SETTLED_HISTORIES = [  # a reworded history whose request is the same (tuning set v4b's own rewording)
+    (_conversation("I'm moving from London to Berlin next month.", "Big move! What do you need help with?",
+                   "What do I need to do to register my address there?"),
+     _conversation("relocating london -> berlin in a few weeks", "Exciting. How can I help?",
+                   "how do I do the address registration thing in Berlin?")),
 ]
 
 
 @pytest.mark.parametrize("stored, request_messages", SETTLED_HISTORIES)
-def test_histories_that_differ_only_in_doubts_are_settled_by_a_sure_cross_encoder(model, stored, request_messages):
-    sure = _cache(model)
-    sure.store(stored, ["plan"])
-    assert sure.lookup(request_messages) is not None
-    plain = _cache(model, verifier="learned", threshold=sure.threshold)
-    plain.store(stored, ["plan"])
-    assert plain.lookup(request_messages) is None
-    assert plain.stats()["rejections"].get("context") == 1  # nothing settles the doubt: the context gate refuses
+def test_a_reworded_history_with_the_same_facts_is_served(model, stored, request_messages):
+    cache = _cache(model)
+    cache.store(stored, ["plan"])
+    assert cache.lookup(request_messages) is not None
+
+
+def test_a_history_that_tells_a_number_the_other_leaves_out_is_a_doubt_for_the_cross_encoder(model):
+    stored = _conversation("We have 3 kids and a dog.", "What do you need?", "Suggest a family car.")
+    asked = _conversation("we have kids and a dog", "How can I help?", "suggest a family car")
+    for verifier, reason in (("auto", "cross"), (None, "context")):
+        cache = _cache(model, verifier=verifier, threshold=0.55)
+        cache.store(stored, ["plan"])
+        assert cache.lookup(asked) is None
+        # with the cross-encoder the doubt reaches it (not sure: 3 kids may matter); without it the context gate refuses
+        assert cache.stats()["rejections"] == {reason: 1}
 
 
 @pytest.mark.parametrize("change", [
@@ -138,7 +152,8 @@ def test_histories_that_differ_only_in_doubts_are_settled_by_a_sure_cross_encode
     ("since yesterday's deploy", "since last month's deploy"),
 ])
 def test_a_history_with_a_fact_changed_still_refuses_whatever_the_cross_encoder_says(model, change):
-    stored, _ = SETTLED_HISTORIES[0]
+    stored = _conversation("Our website has been slow since yesterday's deploy.", "Do you have monitoring in place?",
+                           "Yes, Datadog. Which metrics should I look at first?")
     old, new = change
     changed = [dict(m, content=m["content"].replace(old, new)) for m in stored]
     assert changed != stored
@@ -156,8 +171,6 @@ class _Doubting:
         self.answer = answer
 
     def __call__(self, pair: Pair) -> str | None:
-        from actioncache.semantic.guard.pipeline import Doubt
-
         return {"doubt": Doubt("context"), "refuse": "context", None: None}[self.answer]
 
 
@@ -175,3 +188,16 @@ def test_a_later_gate_s_doubt_is_settled_like_a_rule_s_and_its_refusal_is_final(
     assert (screened is None) == (not vetoed)
     if screened is None:  # the lookup then verifies the candidate it would serve
         assert (pipeline.verify(Pair("a", "b")) is None) == served
+
+
+@pytest.mark.parametrize("stored, other", [("👍", "👎"), ("🔥🔥🔥", "💧💧💧"), ("✅", "❌")])
+def test_a_request_with_no_words_is_answered_by_its_exact_form_only(model, stored, other):
+    cache = _cache(model)
+    cache.store(stored, ["plan"])
+    assert cache.lookup(stored) is not None
+    assert cache.lookup(other) is None
+    asked = [{"role": "user", "content": "delete the stale branches"},
+             {"role": "assistant", "content": "Found 14 stale branches. Delete them all?"}]
+    cache.store([*asked, {"role": "user", "content": stored}], ["delete"])
+    assert cache.lookup([*asked, {"role": "user", "content": stored}]) is not None
+    assert cache.lookup([*asked, {"role": "user", "content": other}]) is None

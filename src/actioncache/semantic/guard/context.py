@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from .chatter import strip_chatter, without_chatter
 from .code import exact_form
 from .history import HISTORY_RULES
-from .pipeline import Doubt, Pipeline
-from .registry import CONTEXT, Pair, register
+from .pipeline import Pipeline
+from .registry import CONTEXT, Doubt, Pair, register
 
 USER, ASSISTANT = "user", "assistant"
 # Histories reword more freely than requests ("my order hasn't arrived" / "my package never showed

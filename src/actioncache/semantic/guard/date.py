@@ -38,7 +38,20 @@ def dates(side: Side) -> set[str]:
     return out
 
 
-@rule("date")
+def days_told(side: Side) -> set[str]:
+    """The days a text says: its dates, and "today" (which a request leaves unsaid as often as not,
+    so the date rule does not count it; but "today's standup" does say which day)."""
+    return dates(side) | ({"today"} & set(side.tokens))
+
+
+def dates_on_one_side(a: Side, b: Side) -> bool:
+    """Only one side says when, "today" included: the finding may be a day told around the request
+    ("big interview tomorrow, eek! set an alarm for 6:30"), a doubt. Two sides that each say a day
+    ("today's standup" / "tomorrow's standup") never are."""
+    return not days_told(a) or not days_told(b)
+
+
+@rule("date", doubt=dates_on_one_side)
 def date(a: Side, b: Side) -> bool:
     """The dates, days, times of day or their modifiers differ: on both sides ("this friday" / "next
     friday"), or on one side only, unless it stands in the story told around the request (see

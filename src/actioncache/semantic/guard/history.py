@@ -22,8 +22,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import lexicon
-from .date import dates
-from .number import counted, decisive_units, digit_groups, durations, rates, same_unit
+from .date import dates, dates_on_one_side, days_told
+from .number import counted, decisive_units, digit_groups, durations, numbers_on_one_side, rates, same_unit
 from .pipeline import DEFAULT_RULES, Pipeline
 from .registry import RuleCheck
 from .text import CARDINALS, NUMBER_WORDS, Side
@@ -93,12 +93,6 @@ def history_numbers(a: Side, b: Side) -> bool:
 _BOUNDS = frozenset({"before", "after", "by", "until", "till", "no", "later", "earlier", "latest", "earliest"})
 
 
-def _when(side: Side) -> set[str]:
-    """The days a history says: its dates, and "today" (a request is about now; a history that says
-    "today's weather" says which day, as "tomorrow's forecast" does)."""
-    return dates(side) | ({"today"} & set(side.tokens))
-
-
 def _deadline(side: Side) -> bool:
     """A day ``side`` sets as a bound: a bounding word right before it ("before noon", "by next friday")."""
     toks = side.tokens
@@ -110,11 +104,12 @@ def history_dates(a: Side, b: Side) -> bool:
     """The date rule for histories: both sides say when, and say another day ("in june" / "in july");
     or one side alone sets a deadline ("i need to land before noon"). A day only one side tells
     ("interviewing on thursday", "moving next month") is told around the facts."""
-    mine, theirs = _when(a), _when(b)
+    mine, theirs = days_told(a), days_told(b)
     if mine and theirs:
         return mine != theirs
     return _deadline(a) != _deadline(b)
 
 
-_READ_APART = {"number": RuleCheck("number", history_numbers), "date": RuleCheck("date", history_dates)}
+_READ_APART = {"number": RuleCheck("number", history_numbers, doubt=numbers_on_one_side),
+               "date": RuleCheck("date", history_dates, doubt=dates_on_one_side)}
 HISTORY_RULES = Pipeline([_READ_APART.get(name, name) for name in DEFAULT_RULES])

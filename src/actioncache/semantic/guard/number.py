@@ -312,7 +312,13 @@ def _spelt_durations(side: Side) -> Side:
     return Side(text, tuple(toks), tuple(raw) if keep_raw else tuple(toks))
 
 
-@rule("number")
+def numbers_on_one_side(a: Side, b: Side) -> bool:
+    """Only one side says a number: the finding may be a count told around the request ("battery's at
+    12% 😅 where's the closest EV charger?"), a doubt. Numbers on both sides that differ never are."""
+    return not digit_groups(a) or not digit_groups(b)
+
+
+@rule("number", doubt=numbers_on_one_side)
 def numbers(a: Side, b: Side) -> bool:
     """The digits, the number words, a shared number's unit or a rate's unit differ, in the requests
     (a number in a sentence that tells the story around one request, and that the other leaves out,

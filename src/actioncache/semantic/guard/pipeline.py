@@ -6,11 +6,13 @@ remembered for the last 4,096 pairs of texts: an agent asks the same request aga
 
 Two kinds of rule finding. Most rules find a small edit that turns the meaning (a negation, an
 antonym, two roles traded, a name or a code token swapped, a question for a command): a model that
-reads both texts together is known to miss exactly those, so they refuse, whatever follows. The
-:data:`DOUBTS` find a detail said differently that may or may not change the plan (a number, a
-date, a modal, an extra clause, a condition, a person, a comparison): a verifier that can settle a
-doubt (the cross-encoder, when it is sure: ``settles(pair)``) lets the candidate through after
-reading both requests; with no such verifier a doubt refuses as any rule does.
+reads both texts together is known to miss exactly those, so they refuse, whatever follows. A few
+findings are *doubts* (:class:`~.registry.Doubt`): the number rule's when both sides say the same
+values or one side says none (a count told in the story around the request), the date rule's when
+one side says no day at all. A verifier that can settle a doubt (the cross-encoder, when it is sure:
+``settles(pair)``) lets the candidate through after reading both requests; with no such verifier a
+doubt refuses as any rule does. Another value on both sides ("today" / "tomorrow", "5" / "50") is
+never a doubt.
 """
 
 from __future__ import annotations
@@ -38,28 +40,12 @@ from . import (  # noqa: F401 - importing a check module registers its gate
     speech_act,
     substitution,
 )
-from .registry import RULE, VERIFIER, Gate, Pair, lookup
+from .registry import RULE, VERIFIER, Doubt, Gate, Pair, lookup
 
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "relative", "quantifier", "comparison",
                  "bound", "relation", "modality", "speech_act", "entity", "code_exact", "command_line", "role",
                  "substitution", "clause", "condition")
-# Findings a sure cross-encoder may settle. Chosen on the tuning sets (v4a, v4b, v3a, v3b; `python
-# bench/bench_semantic.py --pairs PATH --stages`): letting the cross-encoder at 0.9 or more overrule
-# each of these served 4-9 points more should-hits and not one more trap on any set; overruling
-# negation, opposite, role, entity, quantifier, substitution, speech_act or code_exact served traps.
-DOUBTS = frozenset({"number", "date", "person", "comparison", "modality", "clause", "condition"})
-
-
-class Doubt(str):
-    """A reason a gate after the rules gives for a doubt a sure verifier may settle (the context
-    gate: two user histories that differ only in :data:`DOUBTS`)."""
-
-    __slots__ = ()
-
-
-def _is_doubt(reason: str) -> bool:
-    return isinstance(reason, Doubt) or reason in DOUBTS
 _MEMORY = 4096
 log = logging.getLogger("actioncache.semantic")
 
@@ -97,7 +83,7 @@ class Pipeline:
             reason = _ask(gate, pair)
             if reason is None:
                 continue
-            if not _is_doubt(reason) or not self._settlers:
+            if not isinstance(reason, Doubt) or not self._settlers:
                 found = (reason, tuple(doubts))
                 break
             doubts.append(reason)
@@ -169,7 +155,7 @@ class Pipeline:
         for gate in self._rules:
             reason = _ask(gate, pair)
             if reason is not None:
-                if not _is_doubt(reason):
+                if not isinstance(reason, Doubt):
                     return None
                 found.append(reason)
         return tuple(found)

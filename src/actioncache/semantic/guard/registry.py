@@ -64,6 +64,14 @@ def _alike(a: Side, b: Side) -> tuple[Side, Side]:
     return a, b
 
 
+class Doubt(str):
+    """A gate's reason for a finding that may not change the plan: a detail said otherwise, or told
+    on one side only (a number or a day of the story around the request). A verifier that reads both
+    requests may settle it when it is sure (``guard.pipeline``); a plain ``str`` reason never is."""
+
+    __slots__ = ()
+
+
 @runtime_checkable
 class Gate(Protocol):
     name: str
@@ -76,21 +84,25 @@ class RuleCheck:
     """A gate over the two texts alone: ``test(request_side, candidate_side)`` is true when they contradict.
 
     ``whole``: the check reads a sentence's structure (which words stand where), so for a conversation
-    it reads the whole story, where an elliptical answer ("market", "next friday") has its sentence."""
+    it reads the whole story, where an elliptical answer ("market", "next friday") has its sentence.
+    ``doubt(a, b)``: true when a finding of this check may not change the plan (the same values said
+    otherwise, or told by one side only); the reason is then a :class:`Doubt`."""
 
     kind = RULE
 
-    def __init__(self, name: str, test: Callable[[Side, Side], bool], *, whole: bool = False) -> None:
+    def __init__(self, name: str, test: Callable[[Side, Side], bool], *, whole: bool = False,
+                 doubt: Callable[[Side, Side], bool] | None = None) -> None:
         self.name = name
         self.test = test
         self.whole = whole
+        self.doubt = doubt
         self.__doc__ = test.__doc__
 
     def __call__(self, pair: Pair) -> str | None:
         a, b = pair.story_sides if self.whole else pair.sides
-        if a.tokens == b.tokens:
+        if a.tokens == b.tokens or not self.test(a, b):
             return None
-        return self.name if self.test(a, b) else None
+        return Doubt(self.name) if self.doubt is not None and self.doubt(a, b) else self.name
 
     def __repr__(self) -> str:
         return f"RuleCheck({self.name!r})"
@@ -109,11 +121,12 @@ def register(gate: Gate) -> Gate:
     return gate
 
 
-def rule(name: str, *, whole: bool = False) -> Callable[[Callable[[Side, Side], bool]], Callable[[Side, Side], bool]]:
-    """Decorator: register ``test(a, b) -> bool`` as the rule gate ``name`` (``whole``: see :class:`RuleCheck`)."""
+def rule(name: str, *, whole: bool = False, doubt: Callable[[Side, Side], bool] | None = None
+         ) -> Callable[[Callable[[Side, Side], bool]], Callable[[Side, Side], bool]]:
+    """Decorator: register ``test(a, b) -> bool`` as the rule gate ``name`` (``whole``, ``doubt``: see :class:`RuleCheck`)."""
 
     def wrap(test: Callable[[Side, Side], bool]) -> Callable[[Side, Side], bool]:
-        register(RuleCheck(name, test, whole=whole))
+        register(RuleCheck(name, test, whole=whole, doubt=doubt))
         return test
 
     return wrap
