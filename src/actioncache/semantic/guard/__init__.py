@@ -19,6 +19,7 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ``quantifier``          all / some / only / first ... (:mod:`.quantifier`)
 ``comparison``          cheaper / more expensive (:mod:`.comparison`)
 ``modality``            did / will / should / can I (:mod:`.modality`)
+``obligation``          must / may / should of what is stated, on both sides (:mod:`.modality`)
 ``entity``              a name, identifier or quoted string missing (:mod:`.entity`)
 ``role``                who does what to whom (:mod:`.role`)
 ``substitution``        one content word swapped in an otherwise identical request (:mod:`.substitution`)
