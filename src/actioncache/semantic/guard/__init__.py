@@ -24,6 +24,7 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ``role``                who does what to whom (:mod:`.role`)
 ``substitution``        one content word swapped in an otherwise identical request (:mod:`.substitution`)
 ``clause``              an added or dropped action (:mod:`.clause`)
+``extra_action``        "X" / "X and send it", "X and my driver's license" (:mod:`.clause`)
 ``condition``           a stated condition or a scoping adjunct on one side only (:mod:`.condition`)
 ``speech_act``          a command, a question about it, or about its state (:mod:`.speech_act`)
 ``code_exact``          flags, paths, identifiers, operators, quoted strings as typed (:mod:`.code`)
