@@ -21,6 +21,7 @@ The gates are registered by name in one registry (:mod:`.registry`), one module 
 ``modality``            did / will / should / can I (:mod:`.modality`)
 ``obligation``          must / may / should of what is stated, on both sides (:mod:`.modality`)
 ``entity``              a name, identifier or quoted string missing (:mod:`.entity`)
+``environment``         production / staging / dev / my laptop: another target (:mod:`.environment`)
 ``role``                who does what to whom (:mod:`.role`)
 ``substitution``        one content word swapped in an otherwise identical request (:mod:`.substitution`)
 ``clause``              an added or dropped action (:mod:`.clause`)

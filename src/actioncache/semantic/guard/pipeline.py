@@ -29,6 +29,7 @@ from . import (  # noqa: F401 - importing a check module registers its gate
     date,
     direction,
     entity,
+    environment,
     modality,
     number,
     person,
@@ -42,7 +43,7 @@ from .registry import RULE, VERIFIER, Gate, Pair, lookup
 
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "relative", "quantifier", "comparison",
-                 "bound", "relation", "modality", "obligation", "speech_act", "entity", "code_exact", "command_line", "role",
+                 "bound", "relation", "modality", "obligation", "speech_act", "entity", "environment", "code_exact", "command_line", "role",
                  "substitution", "clause", "extra_action", "condition")
 # Findings a sure cross-encoder may settle. Chosen on the tuning sets (v4a, v4b, v3a, v3b; `python
 # bench/bench_semantic.py --pairs PATH --stages`): letting the cross-encoder at 0.9 or more overrule
