@@ -52,7 +52,7 @@ TRAPS = [
     ("who merged the pull request", "merge the pull request", "modality"),
     # agent tool arguments
     ("create a ticket titled 'disk full'", "create a ticket titled 'cpu high'", "entity"),
-    ("deploy the api to canary", "deploy the api to production", "role"),
+    ("deploy the api to canary", "deploy the api to production", "environment"),
     ("share the deck with the hiring team", "share the deck with the sales team", "substitution"),
 ]
 

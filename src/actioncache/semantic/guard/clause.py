@@ -9,7 +9,7 @@ import re
 
 from .. import lexicon
 from .registry import rule
-from .text import TOKEN, Side, content_word, uncovered
+from .text import NUMBER_WORDS, TOKEN, Side, content_word, is_number, uncovered, words_of
 
 # Where one clause of a request ends and another begins: sentence punctuation, a comma or a
 # coordinating word (a closed class of English).
@@ -110,3 +110,122 @@ def _adverb(word: str, *, loosely: bool = False) -> bool:
     if loosely:
         return "r" in kinds and "v" not in kinds
     return bool(kinds) and set(kinds) <= {"r"}
+
+
+_PUNCTUATION = re.compile(r"[.;:!?,]+(?:\s|$)")
+# Words that join a request to the next thing it asks (a closed class of English).
+_JOINS = frozenset({"and", "then", "plus"})
+# Words a second conjunct may open with before what it adds ("and then", "then also", "and please").
+_OPENERS = frozenset({"and", "then", "also", "please", "afterwards", "after", "that", "next"})
+_PRONOUN_SUBJECTS = frozenset({"i", "it", "he", "she", "they", "we", "you", "this", "that", "there", "which", "who",
+                               "what", "where", "when", "how", "why"})
+
+
+@rule("extra_action", whole=True)
+def extra_action(a: Side, b: Side) -> bool:
+    """One side says all the other says, then joins ("and", "then", "plus") something more to it:
+    another verb ("draft an email to the landlord" / "... and send it", "stop the web container and
+    remove it", "add the item to my cart and check out") or another object of the same command ("renew
+    my passport" / "renew my passport and my driver's license", "order a pizza and a salad"). An object
+    that is a pronoun adds no content words the ``clause`` check could read, yet the action is another:
+    so this is no doubt, and no verifier settles it. What the join adds must be new to the other side:
+    "find a hotel and book it" / "find and book a hotel" says the same two actions, and a clause that
+    states ("and it keeps crashing") tells why."""
+    return _joined_more(a, b) or _joined_more(b, a)
+
+
+def _joined_more(mine: Side, theirs: Side) -> bool:
+    toks: list[str] = []
+    stops: set[int] = set()  # the tokens a punctuation mark follows: a clause ends there
+    for part in _PUNCTUATION.split(mine.text):
+        toks += words_of(part)
+        if toks:
+            stops.add(len(toks) - 1)
+    mine = Side(mine.text, tuple(toks), tuple(toks))
+    their_words = [t for t in theirs.tokens if content_word(t)]
+    if not their_words:
+        return False
+    for i, tok in enumerate(toks):
+        if tok not in _JOINS or i == 0:
+            continue
+        if i + 1 < len(toks) and _numeral(toks[i - 1]) and _numeral(toks[i + 1]):
+            continue  # "two hundred and fifty": one number
+        head = tuple(toks[:i])
+        if uncovered(their_words, Side(" ".join(head), head, head)):
+            continue  # the other side is not all said before the join
+        j = i
+        while j < len(toks) and (toks[j] in _OPENERS or _adverb(toks[j], loosely=True)) and j not in stops:
+            j += 1
+        tail: list[str] = []
+        for k in range(j, len(toks)):
+            if toks[k] in _JOINS:
+                break
+            tail.append(toks[k])
+            if k in stops:
+                break
+        if not tail or not _adds(tail, mine, theirs):
+            continue
+        if _verb_first(tail[0]) and not statement(tail):
+            return True  # another action: "and send it", "then wipe it", "and check out"
+        said_last = head[max((k + 1 for k in stops if k < i), default=0):]  # the clause the join follows
+        if _noun_phrase(tail) and _command_head(said_last):
+            return True  # another object of the same command: "and my driver's license", "and a salad"
+    return False
+
+
+def _numeral(word: str) -> bool:
+    return word in NUMBER_WORDS or is_number(word)
+
+
+def _adds(tail: list[str], mine: Side, theirs: Side) -> bool:
+    """A content word of ``tail`` that ``theirs`` does not say as often as ``mine`` does (by its base
+    form): the other side, said all before the join, has no place of its own for it ("write a commit
+    message" / "... and commit them": the second "commit" is new)."""
+    def count(side: Side, lemma: str) -> int:
+        return sum(1 for t in side.tokens if lexicon.lemma(t) == lemma)
+
+    said = [t for t in tail if content_word(t)]
+    if _verb_first(tail[0]):
+        said.append(tail[0])  # a light verb is the action too: "and check out", "and get it"
+    return any(count(theirs, lexicon.lemma(t)) < count(mine, lexicon.lemma(t)) for t in said)
+
+
+# Light verbs (function words to the lexicon) that still do something to what follows ("check out",
+# "get it", "make it private", "put it in the shared drive", "set it to public", "find one").
+_LIGHT_VERBS = frozenset({"get", "give", "find", "make", "put", "go", "set", "check"})
+# Verbs that report back to the speaker what the request did or found: no other action ("and tell
+# me", "and show me", "and let me know", "and see"); a closed class.
+_REPORTING = frozenset({"tell", "show", "let", "know", "see", "look", "want", "like"})
+
+
+def _noun_phrase(words: list[str]) -> bool:
+    """A noun phrase and nothing more: it opens with a determiner, a possessive or a word that is no
+    verb ("a salad", "my driver's license", "hotel near shibuya"), and has no finite verb."""
+    first = words[0]
+    if first in _PRONOUN_SUBJECTS or any(t in _FINITE for t in words):
+        return False
+    return first in _DETERMINERS or (first.isalpha() and "v" not in lexicon.pos(first) and first not in lexicon.FUNCTION_WORDS)
+
+
+_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "his", "her", "their", "its", "some", "another",
+                          "two", "three", "four", "five"})
+
+
+def _verb_first(word: str) -> bool:
+    """A clause opens as a command does: a word that is a verb's base form to WordNet ("send",
+    "merge", "wipe"), not a past or a participle, nor the speaker's own state ("need it")."""
+    if not word.isalpha() or word in _SPEAKER_STATES or word in _REPORTING:
+        return False
+    if word in lexicon.FUNCTION_WORDS and word not in _LIGHT_VERBS:
+        return False
+    return "v" in lexicon.pos(word) and not (word.endswith(("ed", "ing"))
+                                             and any(b != word and "v" in lexicon.pos(b) for b in lexicon.lemmas(word)))
+
+
+def _command_head(head: tuple[str, ...] | list[str]) -> bool:
+    """The words before the join are a command: past "please", "can you" and adverbs, a verb first."""
+    rest = list(head)
+    while rest and (rest[0] in ("please", "can", "could", "would", "will", "you", "just", "hey", "now")
+                    or _adverb(rest[0], loosely=True)):
+        rest.pop(0)
+    return bool(rest) and _verb_first(rest[0])

@@ -1,5 +1,12 @@
 """``modality``: tense or modality of the request differs: past (did, was, has), future (will),
-possibility (can I, may I), obligation (should, must); "can you ..." is politeness and does not count."""
+possibility or permission (can I, may I, might), obligation (must, have to, need to, required to),
+advice (should, ought to); "can you ..." is politeness and does not count.
+
+A modal that opens the request or stands by a pronoun subject is the request's own ("should I",
+"I must"). One after any other subject, before its verb ("the report must include", "employees can
+wear", "you need to sign"), is the modal of what the request states: it counts when the other side
+says another modal there ("all PRs must have a reviewer" / "... should have ..."), never alone, so
+that "I need to book a flight" stays "book a flight". Such a swap is the ``obligation`` rule's."""
 
 from __future__ import annotations
 
@@ -11,7 +18,7 @@ _MODALITY = {
     "did": "past", "was": "past", "were": "past", "had": "past", "has": "past", "have": "past",
     "will": "future", "shall": "future", "won't": "future", "gonna": "future",
     "can": "possibility", "could": "possibility", "may": "possibility", "might": "possibility",
-    "should": "obligation", "must": "obligation", "ought": "obligation", "shouldn't": "obligation",
+    "must": "obligation", "should": "advice", "ought": "advice", "shouldn't": "advice",
     "would": "conditional",
 }
 _SUBJECTS = {"i", "we", "you", "he", "she", "it", "they", "the", "my", "our", "this", "that", "there"}
@@ -80,6 +87,47 @@ _IRREGULAR_PARTICIPLES = frozenset({"done", "gone", "sent", "made", "paid", "see
                                     "built", "bought", "sold", "won", "lost", "written", "run", "put", "set"})
 
 
+# Verbs that with "to" say an obligation ("need to", "have to", "is required to"); a closed class.
+_OBLIGING = frozenset({"need", "needs", "have", "has", "required", "obliged", "got"})
+_POLITE = frozenset({"you", "ya"})
+
+
+def stated_modals(side: Side) -> set[str]:
+    """The modals of what the request states, wherever their subject stands: a modal verb before a
+    verb's base form, "be", "have" or "not" ("the report must include", "passwords should be",
+    "employees can wear"), or an obliging verb and "to" before one ("you need to sign", "I have to
+    file"). "can you", "could you", "would you" ask politely; "how can I" asks the way (both
+    excluded as in :func:`modalities`); "would" and "will" are the request's tense, not its content."""
+    toks = side.tokens
+    out = set()
+    for i, tok in enumerate(toks):
+        prev = toks[i - 1] if i else ""
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if tok in _OBLIGING and nxt == "to" and i + 2 < len(toks) and _bare_verb(toks[i + 2]):
+            out.add("obligation")
+            continue
+        kind = _MODALITY.get(tok)
+        if kind not in ("possibility", "obligation", "advice") or nxt in _POLITE:
+            continue
+        if kind == "possibility" and prev in WH_WORDS:
+            continue  # "how can I": the way, as "how do I"
+        after = toks[i + 2] if nxt in ("not", "also", "always", "only", "still") and i + 2 < len(toks) else nxt
+        if tok == "ought" and after == "to" and i + 2 < len(toks):
+            after = toks[i + 2]
+        if after in ("be", "have", "not") or _bare_verb(after):
+            out.add(kind)
+    return out
+
+
+def _bare_verb(tok: str) -> bool:
+    """A verb's base form ("include", "wear", "bring"): WordNet knows it as a verb, and it is no
+    "-s", "-ed" or "-ing" form of another verb ("includes", "wearing")."""
+    if not tok.isalpha() or "v" not in lexicon.pos(tok):
+        return False
+    return not (tok.endswith(("s", "ed", "ing"))
+                and any(b != tok and "v" in lexicon.pos(b) for b in lexicon.lemmas(tok)))
+
+
 @rule("modality")
 def modality(a: Side, b: Side) -> bool:
     """The tense or modality differs, or the same verb stands in another tense. A future against the
@@ -114,3 +162,17 @@ def _tense_shift(a: Side, b: Side) -> bool:
         if any(base in b_set and "v" in lexicon.pos(base) for base in bases):
             return True
     return False
+
+
+_MODALS = frozenset({"possibility", "obligation", "advice"})
+
+
+@rule("obligation")
+def obligation(a: Side, b: Side) -> bool:
+    """Each side says a modal and they differ: what must be against what may, can or should be ("the
+    report must include the appendix" / "... may include ...", "should I pay" / "must I pay", "you
+    need to sign" / "you may sign"). Not a detail said another way but another rule or question, so
+    no verifier settles it (unlike ``modality``'s doubts)."""
+    sa = (modalities(a, simple_past=False) | stated_modals(a)) & _MODALS
+    sb = (modalities(b, simple_past=False) | stated_modals(b)) & _MODALS
+    return bool(sa and sb and sa != sb)

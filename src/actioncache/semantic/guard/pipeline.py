@@ -31,6 +31,7 @@ from . import (  # noqa: F401 - importing a check module registers its gate
     date,
     direction,
     entity,
+    environment,
     modality,
     number,
     person,
@@ -44,8 +45,8 @@ from .registry import RULE, VERIFIER, Doubt, Gate, Pair, lookup
 
 # The contrast checks in the order they are asked (the reason reported is the first that fires).
 DEFAULT_RULES = ("number", "date", "negation", "opposite", "direction", "person", "relative", "quantifier", "comparison",
-                 "bound", "relation", "modality", "speech_act", "entity", "code_exact", "command_line", "role",
-                 "substitution", "clause", "condition")
+                 "bound", "relation", "modality", "obligation", "speech_act", "entity", "environment", "code_exact",
+                 "command_line", "role", "substitution", "clause", "extra_action", "condition")
 _MEMORY = 4096
 log = logging.getLogger("actioncache.semantic")
 
