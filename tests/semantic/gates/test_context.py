@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from actioncache.semantic import SemanticCache
-from actioncache.semantic.guard import ContextGate, Pair
+from actioncache.semantic.guard import GATES, ContextGate, Pair
 from actioncache.semantic.guard.context import key_text, said
 from actioncache.stores.memory import MemoryStore
 
@@ -169,3 +169,36 @@ def test_a_day_only_one_history_tells_around_its_facts_passes(first, second):
 ])
 def test_another_day_or_a_deadline_in_a_history_still_refuses(first, second):
     assert _both_ways(first, second) == ("context", "context")
+
+
+def _asked(question: str, answer: str, opening: str = "The deploy failed") -> list[dict[str, str]]:
+    return [{"role": "user", "content": opening}, {"role": "assistant", "content": question},
+            {"role": "user", "content": answer}]
+
+
+@pytest.mark.parametrize("question, other", [
+    ("Shall I roll back or retry?", "Shall I retry or roll back?"),                  # the options' order
+    ("I'll merge main into develop, ok?", "I'll merge develop into main, ok?"),        # two roles traded
+    ("Should I also delete the remote branches?", "Should I keep the remote branches?"),
+    ("Should I delete the zip files now?", "Should I keep the zip files?"),
+])
+@pytest.mark.parametrize("answer", ["the first one", "ok", "yes", "the latter please", "option 1", "A"])
+def test_an_answer_that_only_points_needs_the_same_question(question, other, answer):
+    from actioncache.semantic.guard.context import points_at_the_question
+
+    assert points_at_the_question(answer)
+    pair = Pair(answer, answer, request_turns=tuple((m["role"], m["content"]) for m in _asked(question, answer)[:-1]),
+                candidate_turns=tuple((m["role"], m["content"]) for m in _asked(other, answer)[:-1]))
+    assert GATES["context"](pair) == "context"
+
+
+@pytest.mark.parametrize("answer", ["yes, roll it back", "retry it please", "roll back to 2.3.1"])
+def test_an_answer_that_says_what_it_wants_is_not_only_pointing(answer):
+    from actioncache.semantic.guard.context import points_at_the_question
+
+    assert not points_at_the_question(answer)
+
+
+def test_the_same_question_answered_by_pointing_still_serves():
+    turns = tuple((m["role"], m["content"]) for m in _asked("Shall I roll back or retry?", "x")[:-1])
+    assert GATES["context"](Pair("the first one", "the first one", request_turns=turns, candidate_turns=turns)) is None

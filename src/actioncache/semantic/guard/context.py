@@ -65,6 +65,32 @@ def _content_lemmas(text: str) -> set[str]:
     return {lexicon.lemma(t) for t in side(text).tokens if content_word(t)}
 
 
+# Words an answer uses to point at what the assistant just said instead of saying something of its
+# own: yes and no, position words, "option", "that one", "go ahead", single letters and small numbers.
+_POINTING = frozenset({
+    "yes", "yeah", "yep", "yup", "sure", "ok", "okay", "fine", "no", "nope", "nah", "please", "pls", "thanks",
+    "the", "a", "an", "that", "this", "it", "one", "ones", "first", "second", "third", "fourth", "fifth", "last",
+    "former", "latter", "earlier", "later", "listed", "top", "bottom", "option", "choice", "number", "both",
+    "neither", "either", "go", "ahead", "do", "sounds", "good", "great", "perfect", "correct", "right", "exactly",
+    "lets", "let's", "let", "us", "b", "c", "d"})
+
+
+def points_at_the_question(request: str) -> bool:
+    """The request only points at the assistant's last turn ("yes", "ok", "the first one", "option 2",
+    "A", "the latter please"): it means whatever that turn offered, in that turn's words and order."""
+    from .text import side
+
+    toks = side(request).tokens
+    return bool(toks) and all(t in _POINTING or (t.isdigit() and len(t) <= 2) for t in toks)
+
+
+def _last_turn(turns: Sequence[tuple[str, str]], role: str) -> str | None:
+    for who, text in reversed(turns):
+        if who.strip().casefold() == role:
+            return text
+    return None
+
+
 _YES = frozenset({"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "absolutely", "definitely", "correct", "go"})
 _NO = frozenset({"no", "nope", "nah", "don't", "dont", "never", "not", "cancel"})
 
@@ -128,6 +154,13 @@ class ContextGate:
             return self.name
         if _others(mine) != _others(theirs):
             return self.name
+        # An answer that only points ("the first one", "ok", "yes") means what the assistant's last
+        # turn offered, in its order: that turn must be the same, word for word, on both sides.
+        if points_at_the_question(pair.request) or points_at_the_question(pair.candidate):
+            asked_a, asked_b = _last_turn(mine, ASSISTANT), _last_turn(theirs, ASSISTANT)
+            if (asked_a is None) != (asked_b is None) or (
+                    asked_a is not None and asked_b is not None and exact_form(asked_a) != exact_form(asked_b)):
+                return self.name
         user_a, user_b = " . ".join(said(mine)), " . ".join(said(theirs))
         if bool(user_a) != bool(user_b):
             return self.name
