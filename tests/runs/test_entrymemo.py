@@ -471,3 +471,24 @@ def test_absences_in_a_directory_changed_within_a_tick_are_not_vouched_for(tmp_p
     os.utime(tmp_path / "dir", ns=(past, past))
     time.sleep(0.05)
     assert manifest.vouch_absences(records)[0][0] == "v"
+
+
+def test_names_under_a_missing_folder_another_name_went_through_are_vouched_for(tmp_path):
+    """The loader probes ``lib/tls/x86_64/libc.so.6``, then ``lib/tls/x86_64``, then ``lib/tls/libc.so.6``:
+    every one of them is vouched for by ``lib``, not only the first (the folders that did not open
+    for an earlier name are passed through, not the end of the search)."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    paths = [str(lib / "tls" / "x86_64" / "libc.so.6"), str(lib / "tls" / "x86_64"), str(lib / "tls" / "libc.so.6"),
+             str(lib / "tls"), str(lib / "glibc-hwcaps" / "x86-64-v3" / "libc.so.6")]
+    records = [[kind, path, manifest.look(kind, path)[0], None] for path in paths for kind in ("s", "f")]
+    assert all(record[2] == "!ENOENT" for record in records)
+    past = time.time_ns() - 5_000_000_000
+    os.utime(lib, ns=(past, past))
+    time.sleep(0.05)
+    vouched = manifest.vouch_absences(records)
+    assert [record[0] for record in vouched] == ["v"] * len(records)
+    assert {record[3][0] for record in vouched} == {str(lib)}
+    assert manifest.first_change(vouched) is None
+    (lib / "tls").mkdir()
+    assert manifest.first_change(vouched) == manifest.first_change(records) is not None

@@ -427,15 +427,19 @@ def vouch_absences(records: "list[list[Any]]") -> "list[list[Any]]":
     try:
         for directory, indexes in absent.items():
             # Up to the deepest ancestor that opens as a directory: "/a/b/../c" tries "/a/b/.." (the
-            # lookup's own prefix), then "/a/b", then "/a".
-            while directory not in opened:
+            # lookup's own prefix), then "/a/b", then "/a". One that did not open for an earlier name
+            # is passed through, not the end of the search (``/x/tls/a`` and ``/x/tls/b/c``, with no
+            # ``/x/tls``, are both vouched for by ``/x``).
+            while True:
+                if directory in opened:
+                    if opened[directory] is not None or directory == "/":
+                        break
+                    directory = directory.rpartition("/")[0] or "/"
+                    continue
                 try:
                     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
                 except OSError:
                     opened[directory] = None
-                    if directory == "/":
-                        break
-                    directory = directory.rpartition("/")[0] or "/"
                     continue
                 opened[directory] = (fd, os.fstat(fd))
             found = opened.get(directory)
