@@ -348,7 +348,9 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 # it again: any write to the memo since (a damaged or rewritten one, a replaced file) moved its
 # ctime or its inode. Hashing the payload cost a hit of the bench's ``llm_ro`` script (a 26 kB memo)
 # 1.2 M instructions, ``cat`` 0.26 M; reading the vouch costs ~0.01 M.
-MEMO_MAGIC = b"actioncache-entry-memo 5 %x %d\n" % (sys.hexversion, __import__("marshal").version)
+# Format 6: the read-set as ``manifest.plan`` keeps it (one comparison per path, the records
+# themselves in marshal's format inside, loaded only when a path differs).
+MEMO_MAGIC = b"actioncache-entry-memo 6 %x %d\n" % (sys.hexversion, __import__("marshal").version)
 VOUCH_SUFFIX = ".ok"  # beside a memo: its full stat signature, once its hash was checked while it was settled
 _STORE_FILES = ("", "-wal", "-journal")
 

@@ -103,7 +103,7 @@ def memo_form(candidates: "list[dict[str, Any]]") -> "list[dict[str, Any]]":
     from binascii import a2b_base64
 
     return [{**c, "stdout": a2b_base64(c.get("stdout", "")), "stderr": a2b_base64(c.get("stderr", "")),
-             "readset": vouch_absences(in_numbers(c["readset"]))} for c in candidates]
+             "readset": plan(vouch_absences(in_numbers(c["readset"])))} for c in candidates]
 
 
 def _output_bytes(value: "str | bytes") -> bytes:
@@ -317,6 +317,8 @@ def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | N
     call to ``look`` (an ``llm_ro`` script's read-set holds ~140 such records, the paths the
     loader and the import system probed, and the two calls each cost its hit ~0.3 M instructions).
     The stat looks of the memo's form are compared as tuples built here, not by ``_numbers``."""
+    if records.__class__ is tuple:  # the entry memo's plan (``plan``)
+        return _plan_change(records)
     followed: dict[str, Any] = {}  # os.stat of each path, or the text of its error
     holds: dict[str, bool] = {}  # each vouching directory: whether it is as it was (vouch_absences)
     stat_ = os.stat
@@ -522,6 +524,160 @@ def in_numbers(readset: "list[list[Any]]") -> "list[list[Any]]":
                 sig = (int(parts[0], 8), *(one(int(p)) for p in parts[1:]))
         converted.append([one(kind), one(record[1]), seen, sig, *record[4:]])
     return converted
+
+
+# --- the entry memo's plan: one comparison per path -------------------------------------------------
+#
+# ``first_change`` takes a record at a time: an ``llm_ro`` script's read-set holds ~260 of them on
+# ~150 paths (a ``.pyc`` as read, with its signature, and as stat'ed open; a directory as stat'ed,
+# searched and listed; a directory vouching for absent names), and the records, not the stats, were
+# most of its check (~2.3 M instructions). The memo keeps the read-set as a plan instead (``plan``):
+# the records grouped by the path they stat, and for each path what all of them ask of its
+# ``os.stat`` at once, one tuple of numbers, or the error text every one of them saw. A path whose
+# stat gives exactly that tuple (or that error) holds every one of its records, each by the rule it
+# is checked by one at a time: a stat look by its eight numbers, an open look by five of them, a read
+# file or a listed directory by its signature (a file read and not changed since), a search (``a``)
+# by its type, permissions and owner, an absent name by the directory that vouched for it
+# (``vouch_absences``). Anything else (a path that differs in any way, a record that needs a further
+# look: a link, a file with no signature, the store's own directory) is checked by ``first_change``
+# record by record as before, and when one of them no longer holds, the answer is that of the whole
+# read-set in its own order: the same record found changed, in the same words, as from the stored text.
+
+_STAT_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino", "st_nlink", "st_uid", "st_gid", "st_dev")
+_OPEN_FIELDS = ("st_mode", "st_size", "st_nlink", "st_uid", "st_gid")  # _numbers("o"), open_view
+_SIGNATURE_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ino", "st_ctime_ns")  # signature(with_ctime=True)
+_VOUCH_FIELDS = ("st_dev", "st_ino", "st_mtime_ns", "st_ctime_ns", "st_mode")  # vouch_absences
+_SEARCH_FIELDS = ("st_mode", "st_uid", "st_gid")  # look("a"): S_IFMT and S_IMODE are the whole mode
+
+# The shapes a path's fields come to, each with the function that takes them from a stat; a path
+# whose records ask for another set of fields is checked record by record.
+_SHAPES = (_STAT_FIELDS[:8], _STAT_FIELDS, _SIGNATURE_FIELDS, _OPEN_FIELDS, _VOUCH_FIELDS,
+           (*_VOUCH_FIELDS, "st_uid", "st_gid"), _SEARCH_FIELDS)
+_SHAPE_OF = {frozenset(fields): index for index, fields in enumerate(_SHAPES)}
+_TAKE = (
+    lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink, s.st_uid, s.st_gid),
+    lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink, s.st_uid, s.st_gid,
+               s.st_dev),
+    lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns),
+    lambda s: (s.st_mode, s.st_size, s.st_nlink, s.st_uid, s.st_gid),
+    lambda s: (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_ctime_ns, s.st_mode),
+    lambda s: (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_ctime_ns, s.st_mode, s.st_uid, s.st_gid),
+    lambda s: (s.st_mode, s.st_uid, s.st_gid),
+)
+_ERROR = 254  # a path every record of which saw the same error of its stat: its expectation is that text
+_RECORDS = 255  # a path checked record by record (``first_change``)
+
+
+def _needs(record: "list[Any]") -> "tuple[tuple[str, ...], tuple[Any, ...]] | str | None":
+    """What one record (the memo's form) asks of its path's ``os.stat`` to hold with no further look:
+    fields and their values, or the error text (every look but ``l`` and ``r`` sees a failed stat's
+    error); None when a stat alone cannot tell (``first_change`` checks it)."""
+    kind, seen, sig = record[0], record[2], record[3]
+    if kind == "v":
+        return _VOUCH_FIELDS, sig[1]  # of the directory (``sig[0]``), not of the name
+    if len(record) > 4 or kind in ("l", "r", "h"):
+        return None
+    if seen.__class__ is str and seen[:1] == "!":
+        return seen
+    if sig is not None:  # a signature that holds: the record holds (first_change's rule)
+        return (_SIGNATURE_FIELDS, sig) if sig.__class__ is tuple and len(sig) == 5 else None
+    if seen.__class__ is tuple:
+        if kind in _STAT_LOOKS and len(seen) == 8:
+            return _STAT_FIELDS[:8], seen
+        if kind == "o" and len(seen) == 5:
+            return _OPEN_FIELDS, seen
+        return None
+    if kind == "a":
+        fields = seen.split(":")
+        if len(fields) == 5 and fields[0] == "a" and fields[1].isdigit() and fields[2].isdigit() \
+                and fields[3].isdigit() and fields[4].isdigit():
+            return _SEARCH_FIELDS, (int(fields[1], 8) | int(fields[2], 8), int(fields[3]), int(fields[4]))
+    return None
+
+
+def _stat_path(record: "Sequence[Any]") -> "str | None":
+    """The path whose ``os.stat`` a record (the memo's form) is judged by: a vouched name's directory;
+    None for the looks that take no ``os.stat`` (``l``: ``os.lstat``, ``r``: ``os.readlink``)."""
+    kind = record[0]
+    return record[3][0] if kind == "v" else None if kind in ("l", "r") else record[1]
+
+
+def plan(records: "list[list[Any]]") -> "tuple[Any, ...]":
+    """``records`` (the memo's form: ``in_numbers``, ``vouch_absences``) as the entry memo's plan,
+    ``("plan", paths, shapes, expected, records)``: for each path one ``os.stat`` is judged by, its
+    shape (a byte: an index in ``_SHAPES``, whose fields' values ``expected`` holds; ``_ERROR``, the
+    error text; ``_RECORDS``, its records); ``records`` as they were, in ``marshal``'s format (loaded
+    only for the records of a path that differs, and for an answer in their own order: loading them
+    all cost a hit of an ``llm_ro`` script ~0.6 M instructions). The records of no stat (path None)
+    are one entry."""
+    grouped: dict[Any, Any] = {}  # a path: what its records need of its stat (False: not one stat's matter)
+    for record in records:
+        key = _stat_path(record)
+        need = _needs(record) if key is not None else None
+        if key not in grouped:
+            grouped[key] = False if need is None else need
+            continue
+        have = grouped[key]
+        if have is False or need is None:
+            grouped[key] = False
+        elif have.__class__ is str or need.__class__ is str:
+            grouped[key] = have if have == need else False
+        elif have != need:  # both fields: one dict, unless two records need a field to be two values (never both hold)
+            have = dict(zip(*have)) if have.__class__ is tuple else have
+            merged = {**have, **dict(zip(*need))}
+            grouped[key] = merged if have.items() <= merged.items() else False
+    shapes = bytearray()
+    expected = []
+    wants: Any
+    for key, wants in grouped.items():
+        value: Any = None
+        shape = _RECORDS
+        if wants.__class__ is str:
+            shape, value = _ERROR, wants
+        elif wants.__class__ is tuple and wants[0] in _SHAPES:  # one record's fields (or records' same ones)
+            shape, value = _SHAPES.index(wants[0]), wants[1]
+        elif wants is not False:
+            wants = dict(zip(*wants)) if wants.__class__ is tuple else wants
+            shape = _SHAPE_OF.get(frozenset(wants), _RECORDS)
+            if shape != _RECORDS:
+                value = tuple(map(wants.__getitem__, _SHAPES[shape]))
+        if shape == _RECORDS:
+            value = [record for record in records if _stat_path(record) == key]
+        shapes.append(shape)
+        expected.append(value)
+    from marshal import dumps
+
+    return ("plan", tuple(grouped), bytes(shapes), tuple(expected), dumps(records))
+
+
+def _plan_change(the_plan: "tuple[Any, ...]") -> tuple[str, str, str] | None:
+    """``first_change`` of a plan (``plan``): one ``os.stat`` and one comparison per path, the
+    records of a path that differs checked one at a time, and the whole read-set's answer in its
+    own order when one of them no longer holds."""
+    _, paths, shapes, expected, packed = the_plan
+    stat_ = os.stat
+    take = _TAKE
+    for path, shape, wanted in zip(paths, shapes, expected):
+        if shape < _ERROR:
+            try:
+                if take[shape](stat_(path)) == wanted:
+                    continue
+            except OSError:
+                pass
+        elif shape == _ERROR:
+            try:
+                stat_(path)
+            except OSError as exc:
+                if error_of(exc) == wanted:
+                    continue
+        elif first_change(wanted) is None:
+            continue
+        from marshal import loads
+
+        records = loads(packed)
+        if shape == _RECORDS or first_change([record for record in records if _stat_path(record) == path]) is not None:
+            return first_change(records)
+    return None
 
 
 def describe(seen: str) -> str:
