@@ -376,7 +376,7 @@ def test_the_memos_numbers_judge_every_change_as_the_stored_text_does(tmp_path_f
     records = _records(root)
     order.shuffle(records)
     the_plan = manifest.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
-    numbers = marshal.loads(the_plan[4])  # the plan's records, one by one
+    numbers = manifest._in_order(the_plan[4])  # the plan's records, one by one
     assert any(isinstance(record[2], tuple) for record in numbers)  # the memo's form is not the text
     assert len(the_plan[1]) < len(numbers)  # a comparison per path, not per record
     assert marshal.loads(marshal.dumps(the_plan)) == the_plan
@@ -453,7 +453,7 @@ def test_absences_vouched_for_by_their_directory_judge_every_change_as_the_store
         os.utime(folder, ns=(past, past))  # settled: older than the timestamp granularity
     time.sleep(0.05)  # and the ctime the utime moved, too
     the_plan = manifest.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
-    numbers = marshal.loads(the_plan[4])  # the plan's records, one by one
+    numbers = manifest._in_order(the_plan[4])  # the plan's records, one by one
     vouched = [r for r in numbers if r[0] == "v"]
     assert vouched, numbers  # the absent names of dir and of root are vouched for by them
     assert not any("dangling" in str(r[1]) for r in vouched)  # a dangling link answers ENOENT, but is an entry

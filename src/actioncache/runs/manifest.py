@@ -604,19 +604,21 @@ def _stat_path(record: "Sequence[Any]") -> "str | None":
 
 def plan(records: "list[list[Any]]") -> "tuple[Any, ...]":
     """``records`` (the memo's form: ``in_numbers``, ``vouch_absences``) as the entry memo's plan,
-    ``("plan", paths, shapes, expected, records)``: for each path one ``os.stat`` is judged by, its
+    ``("plan", paths, shapes, expected, packs)``: for each path one ``os.stat`` is judged by, its
     shape (a byte: an index in ``_SHAPES``, whose fields' values ``expected`` holds; ``_ERROR``, the
-    error text; ``_RECORDS``, its records); ``records`` as they were, in ``marshal``'s format (loaded
-    only for the records of a path that differs, and for an answer in their own order: loading them
-    all cost a hit of an ``llm_ro`` script ~0.6 M instructions). The records of no stat (path None)
-    are one entry."""
+    error text; ``_RECORDS``, its records) and its records with their places in ``records``, in
+    ``marshal``'s format (loaded only when the path differs: loading every record cost a hit of an
+    ``llm_ro`` script ~0.6 M instructions). The records of no stat (path None) are one entry."""
     grouped: dict[Any, Any] = {}  # a path: what its records need of its stat (False: not one stat's matter)
-    for record in records:
+    places: dict[Any, list[int]] = {}
+    for place, record in enumerate(records):
         key = _stat_path(record)
         need = _needs(record) if key is not None else None
         if key not in grouped:
             grouped[key] = False if need is None else need
+            places[key] = [place]
             continue
+        places[key].append(place)
         have = grouped[key]
         if have is False or need is None:
             grouped[key] = False
@@ -626,8 +628,11 @@ def plan(records: "list[list[Any]]") -> "tuple[Any, ...]":
             have = dict(zip(*have)) if have.__class__ is tuple else have
             merged = {**have, **dict(zip(*need))}
             grouped[key] = merged if have.items() <= merged.items() else False
+    from marshal import dumps
+
     shapes = bytearray()
     expected = []
+    packs = []
     wants: Any
     for key, wants in grouped.items():
         value: Any = None
@@ -641,23 +646,23 @@ def plan(records: "list[list[Any]]") -> "tuple[Any, ...]":
             shape = _SHAPE_OF.get(frozenset(wants), _RECORDS)
             if shape != _RECORDS:
                 value = tuple(map(wants.__getitem__, _SHAPES[shape]))
+        own = [records[place] for place in places[key]]
         if shape == _RECORDS:
-            value = [record for record in records if _stat_path(record) == key]
+            value = own
         shapes.append(shape)
         expected.append(value)
-    from marshal import dumps
-
-    return ("plan", tuple(grouped), bytes(shapes), tuple(expected), dumps(records))
+        packs.append(dumps((places[key], own)))
+    return ("plan", tuple(grouped), bytes(shapes), tuple(expected), tuple(packs))
 
 
 def _plan_change(the_plan: "tuple[Any, ...]") -> tuple[str, str, str] | None:
     """``first_change`` of a plan (``plan``): one ``os.stat`` and one comparison per path, the
     records of a path that differs checked one at a time, and the whole read-set's answer in its
     own order when one of them no longer holds."""
-    _, paths, shapes, expected, packed = the_plan
+    _, paths, shapes, expected, packs = the_plan
     stat_ = os.stat
     take = _TAKE
-    for path, shape, wanted in zip(paths, shapes, expected):
+    for path, shape, wanted, pack in zip(paths, shapes, expected, packs):
         if shape < _ERROR:
             try:
                 if take[shape](stat_(path)) == wanted:
@@ -674,10 +679,21 @@ def _plan_change(the_plan: "tuple[Any, ...]") -> tuple[str, str, str] | None:
             continue
         from marshal import loads
 
-        records = loads(packed)
-        if shape == _RECORDS or first_change([record for record in records if _stat_path(record) == path]) is not None:
-            return first_change(records)
+        if shape == _RECORDS or first_change(loads(pack)[1]) is not None:
+            return first_change(_in_order(packs))
     return None
+
+
+def _in_order(packs: "Sequence[bytes]") -> "list[Any]":
+    """The records of a plan's ``packs`` in the read-set's own order."""
+    from marshal import loads
+
+    records: list[Any] = []
+    for pack in packs:
+        for place, record in zip(*loads(pack)):
+            records.extend([None] * (place + 1 - len(records)))
+            records[place] = record
+    return records
 
 
 def describe(seen: str) -> str:
