@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actioncache.runs import hitpath, manifest
+from actioncache.runs import hitpath, manifest, memoform
 
 PY = sys.executable
 ARGS = ("--mode", "use", "--", "cat", "good.sh")
@@ -168,7 +168,7 @@ def test_a_memo_is_vouched_for_only_when_settled_and_only_as_it_is(ex, tmp_path)
     signature is exactly the one it names."""
     store = str(ex.db)
     stored = {"at": 1.0, "readset": [], "stdout": base64.b64encode(b"out\n").decode(), "stderr": ""}
-    row = (manifest.memo_form([stored]), None)  # as the memo keeps it
+    row = (memoform.memo_form([stored]), None)  # as the memo keeps it
     key = "exec:cat:" + "a" * 64
     hitpath._memo_write(store, key, "sig", ([stored], None))
     memo = next(ex.sidecar("memo").glob("*/" + "a" * 64))
@@ -310,7 +310,7 @@ def test_sidecars_replaced_by_symlinks_are_never_followed(ex, strace, tmp_path):
     assert project.read_text() == "the project file\n"
 
 
-# --- the memo's numeric read-set (manifest.memo_form) judges as the stored text does --------------
+# --- the memo's numeric read-set (memoform.memo_form) judges as the stored text does --------------
 
 _CHANGES = ("none", "chmod", "same size, times kept", "append", "new inode", "remove", "hard link", "touch",
             "retarget link", "create the missing name")
@@ -375,17 +375,20 @@ def test_the_memos_numbers_judge_every_change_as_the_stored_text_does(tmp_path_f
     (root / "link").symlink_to("file")
     records = _records(root)
     order.shuffle(records)
-    numbers = manifest.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
+    the_plan = memoform.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
+    numbers = manifest._in_order(the_plan[4])  # the plan's records, one by one
     assert any(isinstance(record[2], tuple) for record in numbers)  # the memo's form is not the text
-    assert marshal.loads(marshal.dumps(numbers)) == numbers
+    assert len(the_plan[1]) < len(numbers)  # a comparison per path, not per record
+    assert marshal.loads(marshal.dumps(the_plan)) == the_plan
     time.sleep(0.03)  # past the timestamp granularity: a change moves the times it moves
     _change(root, what)
     from_text, from_numbers = manifest.first_change(records), manifest.first_change(numbers)
     assert from_numbers == from_text  # the same record found changed, shown in the same words
+    assert manifest.first_change(the_plan) == from_text
     assert (from_text is None) == (what == "none")
 
 
-# --- absent names vouched for by their directory (manifest.vouch_absences) -------------------------
+# --- absent names vouched for by their directory (memoform.vouch_absences) -------------------------
 
 _DIRECTORY_CHANGES = ("none", "create a missing name", "create another name", "remove a name", "rename in",
                       "chmod the directory", "replace the directory", "retarget a dangling link", "utime back",
@@ -449,15 +452,17 @@ def test_absences_vouched_for_by_their_directory_judge_every_change_as_the_store
     for folder in (root, root / "dir", root / "target"):
         os.utime(folder, ns=(past, past))  # settled: older than the timestamp granularity
     time.sleep(0.05)  # and the ctime the utime moved, too
-    numbers = manifest.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
+    the_plan = memoform.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
+    numbers = manifest._in_order(the_plan[4])  # the plan's records, one by one
     vouched = [r for r in numbers if r[0] == "v"]
     assert vouched, numbers  # the absent names of dir and of root are vouched for by them
     assert not any("dangling" in str(r[1]) for r in vouched)  # a dangling link answers ENOENT, but is an entry
-    assert marshal.loads(marshal.dumps(numbers)) == numbers
+    assert marshal.loads(marshal.dumps(the_plan)) == the_plan
     time.sleep(0.03)
     _change_directory(root, what)
     from_text, from_numbers = manifest.first_change(records), manifest.first_change(numbers)
     assert from_numbers == from_text  # the same record found changed, shown in the same words
+    assert manifest.first_change(the_plan) == from_text
     assert (from_text is None) == (what in ("none", "create another name", "remove a name", "chmod the directory"))
 
 
@@ -466,8 +471,63 @@ def test_absences_in_a_directory_changed_within_a_tick_are_not_vouched_for(tmp_p
     path = str(tmp_path / "dir" / "missing")
     records = [["s", path, manifest.look("s", path)[0], None]]
     assert records[0][2] == "!ENOENT"
-    assert manifest.vouch_absences(records) == records  # just made: a create in the same tick could hide
+    assert memoform.vouch_absences(records) == records  # just made: a create in the same tick could hide
     past = time.time_ns() - 5_000_000_000
     os.utime(tmp_path / "dir", ns=(past, past))
     time.sleep(0.05)
-    assert manifest.vouch_absences(records)[0][0] == "v"
+    assert memoform.vouch_absences(records)[0][0] == "v"
+
+
+def test_names_under_a_missing_folder_another_name_went_through_are_vouched_for(tmp_path):
+    """The loader probes ``lib/tls/x86_64/libc.so.6``, then ``lib/tls/x86_64``, then ``lib/tls/libc.so.6``:
+    every one of them is vouched for by ``lib``, not only the first (the folders that did not open
+    for an earlier name are passed through, not the end of the search)."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    paths = [str(lib / "tls" / "x86_64" / "libc.so.6"), str(lib / "tls" / "x86_64"), str(lib / "tls" / "libc.so.6"),
+             str(lib / "tls"), str(lib / "glibc-hwcaps" / "x86-64-v3" / "libc.so.6")]
+    records = [[kind, path, manifest.look(kind, path)[0], None] for path in paths for kind in ("s", "f")]
+    assert all(record[2] == "!ENOENT" for record in records)
+    past = time.time_ns() - 5_000_000_000
+    os.utime(lib, ns=(past, past))
+    time.sleep(0.05)
+    vouched = memoform.vouch_absences(records)
+    assert [record[0] for record in vouched] == ["v"] * len(records)
+    assert {record[3][0] for record in vouched} == {str(lib)}
+    assert manifest.first_change(vouched) is None
+    (lib / "tls").mkdir()
+    assert manifest.first_change(vouched) == manifest.first_change(records) is not None
+
+
+def test_each_shape_of_the_plan_takes_its_fields_in_order(tmp_path):
+    """``manifest._TAKE[i]`` returns exactly ``manifest._SHAPES[i]``'s fields of a stat, in that order."""
+    info = os.stat(tmp_path)
+    assert len(manifest._TAKE) == len(manifest._SHAPES) < manifest._ERROR
+    for take, fields in zip(manifest._TAKE, manifest._SHAPES):
+        assert take(info) == tuple(getattr(info, name) for name in fields)
+
+
+def test_a_plan_checks_a_touched_file_by_its_content_and_its_other_records(tmp_path):
+    """A path whose stat differs from the plan's numbers is judged record by record: a file read
+    (``f``) and opened (``o``) whose content is the same after a touch still holds; one stat'ed
+    (``s``) as well does not, and the answer is the first record in the read-set's order."""
+    path = tmp_path / "file"
+    path.write_bytes(b"x" * 100)
+    past = time.time_ns() - 5_000_000_000
+    os.utime(path, ns=(past, past))
+    time.sleep(0.05)
+    text = str(path)
+    info = os.stat(text)
+    read = [["f", text, manifest.look("f", text)[0], manifest.signature(info, with_ctime=True)],
+            ["o", text, manifest.open_view(manifest.look("s", text)[0]), None]]
+    stated = [["s", text, manifest.look("s", text)[0], None], *read]
+    plans = [memoform.memo_form([{"readset": records, "stdout": "", "stderr": ""}])[0]["readset"]
+             for records in (read, stated)]
+    assert [the_plan[2] for the_plan in plans] == [bytes([0]), bytes([0])]  # one comparison: all eight numbers
+    assert manifest.first_change(plans[0]) is None and manifest.first_change(plans[1]) is None
+    os.utime(path, ns=(past + 1_000_000_000, past + 1_000_000_000))
+    assert manifest.first_change(plans[0]) is None  # the same content
+    assert manifest.first_change(plans[1]) == manifest.first_change(stated) is not None
+    assert manifest.first_change(plans[1])[0] == text
+    path.write_bytes(b"y" * 100)
+    assert manifest.first_change(plans[0]) == manifest.first_change(read) is not None

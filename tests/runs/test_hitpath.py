@@ -62,7 +62,7 @@ HIT_MODULES = frozenset({
     "_actioncache_launch", "actioncache", "actioncache._os", "actioncache.__main__", "actioncache.runs",
     "actioncache.runs.hitpath", "actioncache._lean",
     "actioncache.runs.configmemo", "actioncache.runs.naming",
-    "actioncache.runs.manifest", "actioncache.runs.keys"})
+    "actioncache.runs.manifest", "actioncache.runs.memoform", "actioncache.runs.keys"})
 
 
 def test_a_hit_through_the_command_imports_only_the_hit_modules(ex, strace):

@@ -334,7 +334,7 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 # is judged on every hit as the query judges it; the read-set check and everything after it are
 # the same for a memo and a query.
 # The memo holds the candidates as ``manifest.decode`` returned them (so they passed its
-# ``well_formed``), their outputs decoded to bytes and their stat looks as numbers (``manifest.memo_form``), in ``marshal``'s
+# ``well_formed``), their outputs decoded to bytes and their stat looks as numbers (``memoform.memo_form``), in ``marshal``'s
 # format: loading them costs a fraction of decoding the JSON and checking its shape again (~1.2 M
 # instructions for a read-set of 325 records), and a hit from a memo loads neither SQLite nor
 # ``binascii``. marshal's format belongs to one Python version: the magic line names it, and a memo
@@ -348,7 +348,9 @@ def _select(path: str, key: str, before: "tuple[str, bool] | None") -> "tuple[li
 # it again: any write to the memo since (a damaged or rewritten one, a replaced file) moved its
 # ctime or its inode. Hashing the payload cost a hit of the bench's ``llm_ro`` script (a 26 kB memo)
 # 1.2 M instructions, ``cat`` 0.26 M; reading the vouch costs ~0.01 M.
-MEMO_MAGIC = b"actioncache-entry-memo 5 %x %d\n" % (sys.hexversion, __import__("marshal").version)
+# Format 6: the read-set as ``memoform.plan`` keeps it (one comparison per path, the records
+# themselves in marshal's format inside, loaded only when a path differs).
+MEMO_MAGIC = b"actioncache-entry-memo 6 %x %d\n" % (sys.hexversion, __import__("marshal").version)
 VOUCH_SUFFIX = ".ok"  # beside a memo: its full stat signature, once its hash was checked while it was settled
 _STORE_FILES = ("", "-wal", "-journal")
 
@@ -485,7 +487,7 @@ def _memo_write(path: str, key: str, signature: str, row: "tuple[list[dict[str, 
     directory = _signature_directory(signature)
     from marshal import dumps
 
-    from .manifest import memo_form
+    from .memoform import memo_form
 
     candidates, expires = row
     try:

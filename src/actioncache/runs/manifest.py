@@ -96,16 +96,6 @@ def candidate(result: "dict[str, Any]", readset: "list[list[Any]]", at: float, t
             **({"stdin_offset": result["stdin_offset"]} if result.get("stdin_offset") is not None else {})}
 
 
-def memo_form(candidates: "list[dict[str, Any]]") -> "list[dict[str, Any]]":
-    """The candidates as the hit path's entry memo keeps them: stdout and stderr as bytes rather than
-    base64 (``output`` then needs no ``binascii``, whose load cost a hit ~0.2 ms), the read-set's
-    stat looks as numbers (``in_numbers``)."""
-    from binascii import a2b_base64
-
-    return [{**c, "stdout": a2b_base64(c.get("stdout", "")), "stderr": a2b_base64(c.get("stderr", "")),
-             "readset": vouch_absences(in_numbers(c["readset"]))} for c in candidates]
-
-
 def _output_bytes(value: "str | bytes") -> bytes:
     if isinstance(value, bytes):  # decoded already (``memo_form``)
         return value
@@ -317,6 +307,8 @@ def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | N
     call to ``look`` (an ``llm_ro`` script's read-set holds ~140 such records, the paths the
     loader and the import system probed, and the two calls each cost its hit ~0.3 M instructions).
     The stat looks of the memo's form are compared as tuples built here, not by ``_numbers``."""
+    if records.__class__ is tuple:  # the entry memo's plan (``plan``)
+        return _plan_change(records)
     followed: dict[str, Any] = {}  # os.stat of each path, or the text of its error
     holds: dict[str, bool] = {}  # each vouching directory: whether it is as it was (vouch_absences)
     stat_ = os.stat
@@ -384,87 +376,6 @@ def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | N
     return None
 
 
-# --- absences vouched for by their directory (the entry memo only) --------------------------------
-#
-# An ``llm_ro`` script's read-set holds ~60 names that were absent (``!ENOENT``: the loader's and the
-# import system's probes), each a failed stat on every hit, and a failed stat costs its exception:
-# ~10 us each, more than half the read-set check. In a directory whose entries are unchanged none
-# of them can have appeared, and every change to a directory's entries (a name created, removed,
-# renamed or linked in or out) moves its mtime and ctime, which cannot be set back together (a
-# utime moves the ctime). So the memo keeps, for the absent names of one directory, that
-# directory's device, inode, mtime, ctime and mode as they were when the names were seen absent,
-# and a hit that finds the directory exactly so needs no look at the names; when it differs in
-# any way, each name is looked at as its own record would be.
-#
-# Sound only as it is taken (``vouch_absences``): the directory is opened by the path its names'
-# lookups resolve (the names' own text up to the last slash), its stat taken first, then each name
-# must have no entry at all there (``lstat``: a dangling symbolic link answers a stat with ENOENT
-# too, and its target could appear without this directory changing: such a name is not vouched
-# for), and its times must be older than the timestamp granularity before the stat (a change in
-# the same tick could leave them as they were). Written into the memo only, which is rebuilt from
-# the store's entry whenever the store changes; never stored.
-
-
-def vouch_absences(records: "list[list[Any]]") -> "list[list[Any]]":
-    """``records`` (the memo's form) with each absent name (``!ENOENT``) that a directory can vouch for
-    as a ``v`` record: ``["v", path, seen, (directory, (dev, ino, mtime_ns, ctime_ns, mode), kind)]``,
-    at its own place (``first_change`` checks the directory once, and the name only if it changed).
-    The directory is the path's deepest ancestor that opens as one (its text up to a slash); the
-    component after it must have no entry there, and the path's lookup fails at that component
-    whatever follows it (``..`` too)."""
-    import time  # builtin
-
-    started = time.time_ns()
-    absent: dict[str, list[int]] = {}  # a directory to try: the indexes of the absent names under it
-    for index, record in enumerate(records):
-        path = record[1]
-        if record[2] == "!ENOENT" and len(record) == 4 and record[0] != "v" and path[:1] == "/":
-            absent.setdefault(path.rpartition("/")[0] or "/", []).append(index)
-    if not absent:
-        return records
-    vouched = list(records)
-    opened: dict[str, tuple[int, os.stat_result] | None] = {}
-    try:
-        for directory, indexes in absent.items():
-            # Up to the deepest ancestor that opens as a directory: "/a/b/../c" tries "/a/b/.." (the
-            # lookup's own prefix), then "/a/b", then "/a".
-            while directory not in opened:
-                try:
-                    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-                except OSError:
-                    opened[directory] = None
-                    if directory == "/":
-                        break
-                    directory = directory.rpartition("/")[0] or "/"
-                    continue
-                opened[directory] = (fd, os.fstat(fd))
-            found = opened.get(directory)
-            if found is None:
-                continue
-            fd, info = found
-            if max(info.st_mtime_ns, info.st_ctime_ns) >= started - granularity(info):
-                continue  # changed within a tick of now: a change after this look could leave its times
-            expected = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_mode)
-            for index in indexes:
-                kind, path, seen = records[index][0], records[index][1], records[index][2]
-                rest = path[len(directory.rstrip("/")) + 1:]
-                name = rest.partition("/")[0]
-                if name in ("", ".", ".."):
-                    continue
-                try:
-                    os.lstat(name, dir_fd=fd)
-                except FileNotFoundError:  # no entry by that name: the lookup fails there
-                    vouched[index] = ["v", path, seen, (directory, expected, kind)]
-                except OSError:
-                    pass  # it could not be told: not vouched for
-                # (an entry by that name, a dangling link say: not vouched for)
-    finally:
-        for found in opened.values():
-            if found is not None:
-                os.close(found[0])
-    return vouched
-
-
 # --- the entry memo's form of a read-set -----------------------------------------------------------
 #
 # The hit path's entry memo (``hitpath``) keeps a read-set with each stat look (``s``, ``l``, ``x``,
@@ -490,34 +401,86 @@ def _as_text(kind: str, numbers: "tuple[int, ...]") -> str:
     return stat_text(*numbers)
 
 
-def in_numbers(readset: "list[list[Any]]") -> "list[list[Any]]":
-    """``readset`` with its stat looks and signatures as numbers (the memo's form, read by
-    ``first_change``); a record whose text is not a stat look's (an error, another kind) is kept.
+# --- the entry memo's plan: one comparison per path -------------------------------------------------
+#
+# ``first_change`` takes a record at a time: an ``llm_ro`` script's read-set holds ~260 of them on
+# ~150 paths (a ``.pyc`` as read, with its signature, and as stat'ed open; a directory as stat'ed,
+# searched and listed; a directory vouching for absent names), and the records, not the stats, were
+# most of its check (~2.3 M instructions). The memo keeps the read-set as a plan instead (``memoform.plan``):
+# the records grouped by the path they stat, and for each path what all of them ask of its
+# ``os.stat`` at once, one tuple of numbers, or the error text every one of them saw. A path whose
+# stat gives exactly that tuple (or that error) holds every one of its records, each by the rule it
+# is checked by one at a time: a stat look by its eight numbers, an open look by five of them, a read
+# file or a listed directory by its signature (a file read and not changed since), a search (``a``)
+# by its type, permissions and owner, an absent name by the directory that vouched for it
+# (``vouch_absences``). Anything else (a path that differs in any way, a record that needs a further
+# look: a link, a file with no signature, the store's own directory) is checked by ``first_change``
+# record by record as before, and when one of them no longer holds, the answer is that of the whole
+# read-set in its own order: the same record found changed, in the same words, as from the stored text.
 
-    Equal values become one object (a path in several records, ``!ENOENT``, the times of files
-    installed together), which ``marshal`` writes once and then refers to: an ``llm_ro`` script's
-    memo shrank by a fifth, and a hit hashes (``hitpath._memo_row``) and loads every byte of it."""
-    shared: dict[Any, Any] = {}
+_STAT_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino", "st_nlink", "st_uid", "st_gid", "st_dev")
+_OPEN_FIELDS = ("st_mode", "st_size", "st_nlink", "st_uid", "st_gid")  # _numbers("o"), open_view
+_SIGNATURE_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ino", "st_ctime_ns")  # signature(with_ctime=True)
+_VOUCH_FIELDS = ("st_dev", "st_ino", "st_mtime_ns", "st_ctime_ns", "st_mode")  # vouch_absences
+_SEARCH_FIELDS = ("st_mode", "st_uid", "st_gid")  # look("a"): S_IFMT and S_IMODE are the whole mode
 
-    def one(value: "Any") -> "Any":
-        return shared.setdefault((value.__class__, value), value)
+# The shapes a path's fields come to, each with the function that takes them from a stat; a path
+# whose records ask for another set of fields is checked record by record.
+_SHAPES = (_STAT_FIELDS[:8], _STAT_FIELDS, _SIGNATURE_FIELDS, _OPEN_FIELDS, _VOUCH_FIELDS,
+           (*_VOUCH_FIELDS, "st_uid", "st_gid"), _SEARCH_FIELDS)
+_TAKE = (
+    lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink, s.st_uid, s.st_gid),
+    lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink, s.st_uid, s.st_gid,
+               s.st_dev),
+    lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns),
+    lambda s: (s.st_mode, s.st_size, s.st_nlink, s.st_uid, s.st_gid),
+    lambda s: (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_ctime_ns, s.st_mode),
+    lambda s: (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_ctime_ns, s.st_mode, s.st_uid, s.st_gid),
+    lambda s: (s.st_mode, s.st_uid, s.st_gid),
+)
+_ERROR = 254  # a path every record of which saw the same error of its stat: its expectation is that text
+_RECORDS = 255  # a path checked record by record (``first_change``)
 
-    converted = []
-    for record in readset:
-        kind, seen, sig = record[0], record[2], record[3]
-        fields = seen.split(":")
-        if kind in _STAT_LOOKS and len(fields) == 8 and all(f.isdigit() for f in fields):
-            seen = (int(fields[0], 8), *(one(int(f)) for f in fields[1:]))
-        elif kind == "o" and len(fields) == 6 and fields[0] == "o" and all(f.isdigit() for f in fields[1:]):
-            seen = (int(fields[1], 8), *(one(int(f)) for f in fields[2:]))
-        else:
-            seen = one(seen)
-        if sig is not None:
-            parts = sig.split(":")
-            if len(parts) == 5 and all(p.isdigit() for p in parts):
-                sig = (int(parts[0], 8), *(one(int(p)) for p in parts[1:]))
-        converted.append([one(kind), one(record[1]), seen, sig, *record[4:]])
-    return converted
+
+def _plan_change(the_plan: "tuple[Any, ...]") -> tuple[str, str, str] | None:
+    """``first_change`` of a plan (``memoform.plan``): one ``os.stat`` and one comparison per path, the
+    records of a path that differs checked one at a time, and the whole read-set's answer in its
+    own order when one of them no longer holds."""
+    _, paths, shapes, expected, packs = the_plan
+    stat_ = os.stat
+    take = _TAKE
+    for path, shape, wanted, pack in zip(paths, shapes, expected, packs):
+        if shape < _ERROR:
+            try:
+                if take[shape](stat_(path)) == wanted:
+                    continue
+            except OSError:
+                pass
+        elif shape == _ERROR:
+            try:
+                stat_(path)
+            except OSError as exc:
+                if error_of(exc) == wanted:
+                    continue
+        elif first_change(wanted) is None:
+            continue
+        from marshal import loads
+
+        if shape == _RECORDS or first_change(loads(pack)[1]) is not None:
+            return first_change(_in_order(packs))
+    return None
+
+
+def _in_order(packs: "Sequence[bytes]") -> "list[Any]":
+    """The records of a plan's ``packs`` in the read-set's own order."""
+    from marshal import loads
+
+    records: list[Any] = []
+    for pack in packs:
+        for place, record in zip(*loads(pack)):
+            records.extend([None] * (place + 1 - len(records)))
+            records[place] = record
+    return records
 
 
 def describe(seen: str) -> str:
