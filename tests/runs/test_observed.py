@@ -697,3 +697,37 @@ def test_an_unsorted_listing_replays_the_order_the_directory_lists_now(ex, strac
         assert outcome(honest(ex, *run, cwd=root)) != "hit"
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("script", ["cd L && cat f",                          # the shell's chdir
+                                    "cd L; ls",                               # and a listing there
+                                    "cd L && (cat g 2>/dev/null || echo none)",  # an absent name there
+                                    "env -C L cat f"])
+def test_a_directory_reached_through_a_link_is_keyed_by_the_link(ex, strace, script):
+    # An outside tester: after `cd L` the kernel names the working directory by its real path (A), so
+    # the file read was keyed as A/f and L only as a directory there; `ln -sfn B L` replayed A's output.
+    # The way to a directory the command works in is keyed by each component's readlink.
+    for name, text in (("A", "fromA\n"), ("B", "fromB\n")):
+        (ex.work / name).mkdir()
+        (ex.work / name / "f").write_text(text)
+    (ex.work / "B" / "g").write_text("G\n")
+    (ex.work / "L").symlink_to("A")
+    run = ("sh", "-c", script)
+    outcomes = [outcome(honest(ex, *run)) for _ in range(3)]
+    assert outcomes[-1] == "hit", outcomes  # the link unchanged: a hit
+    (ex.work / "L").unlink()
+    (ex.work / "L").symlink_to("B")
+    assert outcome(honest(ex, *run)) != "hit"
+
+
+def test_a_directory_opened_through_a_link_and_worked_in_is_keyed_by_the_link(ex, strace):
+    for name, text in (("A", "fromA\n"), ("B", "fromB\n")):
+        (ex.work / name).mkdir()
+        (ex.work / name / "f").write_text(text)
+    (ex.work / "L").symlink_to("A")
+    run = (PY, "-c", "import os; os.fchdir(os.open('L', os.O_RDONLY | os.O_DIRECTORY)); print(open('f').read())")
+    outcomes = [outcome(honest(ex, *run)) for _ in range(3)]
+    assert outcomes[-1] == "hit", outcomes
+    (ex.work / "L").unlink()
+    (ex.work / "L").symlink_to("B")
+    assert outcome(honest(ex, *run)) != "hit"

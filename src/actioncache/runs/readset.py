@@ -12,7 +12,9 @@ and kind of observation:
   (directories too: ``ls -la`` shows their times and link counts);
 * ``l`` the same without following a final symlink (``lstat``, ``AT_SYMLINK_NOFOLLOW``);
 * ``a`` an ``access``/``chdir``/directory open: the type, permissions and owner that decide it;
-* ``r`` a ``readlink``: the link's target text, or that the path is not a link;
+* ``r`` a ``readlink``: the link's target text, or that the path is not a link (also made for each
+  component of the way to a directory the command changed into or opened through a link:
+  ``trace._route``);
 * ``x`` a program that was executed: its stat data, wherever it lives.
 
 A failed lookup records its error (``ENOENT``, ``ENOTDIR``, ``EACCES``), as the trace reported it: a

@@ -896,9 +896,25 @@ def _touches(calls: list[_Call], cwds: _Cwds) -> Iterator[Touch]:
             observed = observed_stat(call.args[_STAT_STRUCT[name]])
         needs = "present content" if name == "truncate" else {"create": "absent", "remove": "present",
                                                               "write": "present"}.get(kind)
-        yield _touch(call, kind, fd_i, path_i, here, failed, observed, needs,
-                     ctime_asked=kind in ("stat", "lstat") and _statx_asks(call, asks_ctime),
-                     details_asked=kind in ("stat", "lstat") and _statx_asks(call, asks_details))
+        touch = _touch(call, kind, fd_i, path_i, here, failed, observed, needs,
+                       ctime_asked=kind in ("stat", "lstat") and _statx_asks(call, asks_ctime),
+                       details_asked=kind in ("stat", "lstat") and _statx_asks(call, asks_details))
+        yield touch
+        if name == "chdir" and not failed and touch.kind == "access":
+            yield from _route(touch.path)
+
+
+def _route(path: str) -> Iterator[Touch]:
+    """The way to a directory the command then works in (a ``chdir``, a directory opened through a
+    link): a ``readlink`` of each component, its target or that it is no link. Later paths name the
+    directory it led to (the kernel reports the working directory and a descriptor by their real
+    paths), so without these a link pointed elsewhere would go unseen: ``cd current && cat f`` after
+    ``current`` moved from ``releases/1`` to ``releases/2``. System and pseudo paths keep their own rule."""
+    parts = path.split("/")
+    for end in range(2, len(parts) + 1):
+        prefix = "/".join(parts[:end])
+        if prefix and place(prefix) == "user":
+            yield Touch("readlink", prefix)
 
 
 def _touch(call: _Call, kind: str, fd_i: int | None, path_i: int, here: str | None, error: str | None,
@@ -994,6 +1010,8 @@ def _open_touch(call: _Call, here: str | None) -> Iterator[Touch]:
         return
     if "O_DIRECTORY" in flags and not writes:
         yield Touch("access", path)  # opening a directory reads nothing; getdents on it is the listing
+        if opened.startswith("/") and opened != path:
+            yield from _route(path)  # reached through a link: what the descriptor leads to depends on it
         return
     if writes:
         if "O_RDWR" in flags and "O_TRUNC" not in flags and "O_EXCL" not in flags:
