@@ -80,8 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..policy import PolicyError, default_policy, load_config
     from . import configmemo
 
-    if command and _cwd_deleted():
-        return _in_deleted_cwd(args, command, inherited)
+    unkeyable = _cwd_unkeyable() if command else None
+    if unkeyable is not None:
+        return _in_unkeyable_cwd(args, command, inherited, unkeyable)
     try:
         config = load_config()
         policy = _resolve(args, default_policy())
@@ -169,18 +170,22 @@ def _isatty(fd: int) -> bool:
         return False
 
 
-def _cwd_deleted() -> bool:
+def _cwd_unkeyable() -> str | None:
+    """Why the working directory cannot be keyed, or None: it was deleted, or its path cannot be
+    looked up (longer than the system's PATH_MAX: ``ENAMETOOLONG``)."""
     try:
-        os.getcwd()
+        os.stat(os.getcwd())
     except FileNotFoundError:
-        return True
-    return False
+        return "the working directory was deleted"
+    except OSError as exc:
+        return f"the working directory cannot be looked up by its path ({os.strerror(exc.errno or 0)})"
+    return None
 
 
-def _in_deleted_cwd(args: argparse.Namespace, command: list[str], inherited: Sequence[int]) -> int:
-    """Run the command in a working directory that was deleted (``mkdir d; cd d; rmdir ../d``): a
-    directory that no longer exists cannot be keyed (nor a config file found from it), so the
-    command runs uncached, as it would without the cache. Mode off says nothing."""
+def _in_unkeyable_cwd(args: argparse.Namespace, command: list[str], inherited: Sequence[int], why: str) -> int:
+    """Run the command in a working directory that cannot be keyed: deleted (``mkdir d; cd d; rmdir
+    ../d``) or past the system's path length. Neither it nor a config file found from it can be
+    looked up, so the command runs uncached, as it would without the cache. Mode off says nothing."""
     from ..policy import Policy, PolicyError
     from ..policy.sources import env_fields
     from .keys import command_env
@@ -194,9 +199,10 @@ def _in_deleted_cwd(args: argparse.Namespace, command: list[str], inherited: Seq
         return 2
     tool = tool_name(command)
     if policy.mode != "off":
-        _say(f"{tool}: runs uncached: its working directory was deleted (a deleted directory cannot be keyed)")
+        _say(f"{tool}: runs uncached: {why.replace('the working directory', 'its working directory')} "
+             "(a directory that cannot be looked up cannot be keyed)")
     env = command_env(os.environ, args.env_mode, args.env) if args.env_mode != "all" else None
-    return _passthrough(command, tool, args.summary, "the working directory was deleted", inherited, env)
+    return _passthrough(command, tool, args.summary, why, inherited, env)
 
 
 def _resolve(args: argparse.Namespace, base: Any) -> Any:
