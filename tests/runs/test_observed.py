@@ -325,6 +325,9 @@ def process_trees(draw):
                 mine.append([f"{pid} {call}){err}"])
             if op == "chdir" and not failed:
                 cwd = target
+                # the way there: a readlink of each component (trace._route)
+                parts = target.split("/")
+                expected.extend(("readlink", "/".join(parts[:end]), None) for end in range(2, len(parts) + 1))
 
     process(100, "/w <odd> dir", 0)
     # Merge the processes' lines in a random order that keeps each process's own order (what strace

@@ -80,6 +80,25 @@ def test_deleted_working_directory_runs_the_command(ex, mode):
     assert not Path(gone).exists()
 
 
+@pytest.mark.parametrize("mode", ["off", "use"])
+def test_a_working_directory_past_path_max_runs_the_command(ex, mode):
+    # An outside tester: in a directory whose path is longer than PATH_MAX, mode use died with a
+    # traceback (ENAMETOOLONG while looking for a config file) before the command ran.
+    segment = "d" * 200
+    deep = "/".join([segment] * 22)  # ~4,400 characters below the work directory
+    exec_cmd = shlex.join([PY, "-m", "actioncache", "exec", "--mode", mode, "--", "cat", "f"])
+    line = (f"for i in $(seq 22); do mkdir {segment} && cd {segment} || exit 9; done; echo v1 > f; "
+            f"{exec_cmd}; {exec_cmd}")
+    env = {**ex.env, "PYTHONPATH": ":".join(p for p in ex.env.get("PYTHONPATH", "").split(":") if p)}
+    done = subprocess.run(["bash", "-c", line], cwd=ex.work, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"v1\nv1\n"
+    assert b"Traceback" not in done.stderr
+    if mode == "use":
+        assert b"cannot be looked up by its path" in done.stderr
+    assert len(str(ex.work / deep)) > 4096
+
+
 def test_explain_says_the_output_goes_through_a_pipe_when_stdout_is_a_terminal(ex):
     import os
 
