@@ -14,6 +14,9 @@ all the other says and more, and the more is one of two things:
   scope the action applies to ("on the remote", "in the test database", "for the admin account"),
   or an added word marked as additional ("too", "also", "as well").
 
+Or the two sides say the action happens on another event: a trigger ("when i get home", "once ci
+passes", "if the backup fails") on one side only, or another trigger on each side (``triggers``).
+
 What is told around a request without changing it passes, and the form of the clause says which:
 a feeling ("i'm so stressed", "i'm nervous": WordNet's adjectives of feeling and verbs of emotion),
 what one is doing, has done or will do (a progressive, a past, a perfect: "i'm writing a report",
@@ -339,9 +342,102 @@ def _adjunct(gap: list[str], theirs: Side, ends: bool) -> bool:
     return False
 
 
+# Words that open a clause saying *when* the action is to happen (a trigger), by what they say of it:
+# on or after the event, before it, up to it, unless it happens (closed classes of English).
+_TRIGGERS = {"when": "on", "whenever": "on", "once": "on", "if": "on", "after": "on", "as soon as": "on",
+             "soon as": "on", "the moment": "on", "until": "until", "till": "until",
+             "unless": "unless"}
+# "before" is none: "back it up before we migrate" says to do it now (and "before 5pm" is the date check's).
+_TRIGGER = re.compile(r"\b(as soon as|soon as|the moment|when|whenever|once|if|after|until|till|unless)\b")
+# Words that are prepositions or adverbs as well: they open a trigger only before a clause (a subject).
+_CLAUSE_ONLY = frozenset({"once", "after", "until", "till", "the moment"})
+_SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "he", "she", "they", "it", "someone", "somebody", "anyone",
+                               "anybody", "everyone", "nobody", "there"})
+_SUBJECT_DETERMINERS = frozenset({"the", "my", "our", "your", "his", "her", "their", "its", "this", "that"})
+# What a trigger says when it names no event, only the addressee's time or leave ("when you get a
+# chance", "if you have a minute", "if possible", "if that's ok", "if needed"): chat, not a trigger.
+_LEAVE = frozenset({"chance", "time", "minute", "minutes", "moment", "sec", "second", "min", "free", "possible",
+                    "fine", "alright", "cool", "convenient", "needed", "necessary", "applicable", "appropriate",
+                    "feasible", "available", "mind", "prefer", "wish", "able", "bandwidth", "spare",
+                    "opportunity", "sure", "interested", "busy", "around"})
+_QUESTION_AUX = frozenset({"is", "are", "am", "was", "were", "do", "does", "did", "will", "would", "can", "could",
+                           "should", "shall", "may", "might", "must", "to", "exactly"})
+_ASKING = frozenset({"can", "could", "would", "will", "pls", "plz"})
+_QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "where", "whats", "hows"})
+_OBJECT_PRONOUNS = frozenset({"me", "us", "him", "her", "them", "you"})
+
+
+def triggers(side: Side) -> list[tuple[str, list[str]]]:
+    """The triggers of ``side``: for each clause that says when the action is to happen ("when i get
+    home", "if the backup fails"), what it says of the event ("on", "before", "until", "unless") and
+    its content words. An indirect question ("check if it is up", "tell me when it opens"), a question
+    word ("when does it open"), a preposition ("after lunch", "run it once") and chat ("when you get a
+    chance", "if possible") are none."""
+    out: list[tuple[str, list[str]]] = []
+    if _QUESTION_WORDS & set(side.tokens):
+        return out  # "what should i do if ...", "how do i lower it when it's high": the condition of a
+        # question, which the other side may state as a fact (the stated conditions' check)
+    for part in _CLAUSE.split(side.text):
+        low = part.strip()
+        for m in _TRIGGER.finditer(low):
+            before = words_of(low[:m.start()])
+            after = words_of(low[m.end():])
+            if not after or after[0] in _QUESTION_AUX:
+                continue  # "when does it open", "when to plant": a question, not a trigger
+            if not (after[0] in _SUBJECT_PRONOUNS or (after[0] in _SUBJECT_DETERMINERS and len(after) > 2)
+                    or (len(after) > 1 and _noun_phrase(after[0]) and not _adverb(after[0]))):
+                continue  # "null if active", "when saving", "after lunch": no clause, no event of its own
+            if before and (before[-1] in DATE_WORDS or before[-1] in ("time", "times", "moment", "day", "days")):
+                continue  # "a time when both are free": a relative clause of the time, what is asked for
+            k = len(before) - 1
+            while k >= 0 and before[k] in _OBJECT_PRONOUNS:
+                k -= 1
+            told = k < len(before) - 1 and before[k] not in ("ask", "tell", "show") or before[k - 2:k] in (
+                ["let", "me"], ["let", "us"])
+            if k >= 0 and lexicon.mental(before[k]) and not told:
+                continue  # "check if it is up", "tell me when it opens": whether, or a question of time;
+                # "email me if it fails", "let me know when it is done" are told on the event
+            if k >= 0 and before[k] in ("even", "what", "as", "only"):
+                continue  # "even if", "what if", "as if", "only if" reworded: not a plain trigger
+            if m.group(1) in _CLAUSE_ONLY and not (after[0] in _SUBJECT_PRONOUNS | _SUBJECT_DETERMINERS or (
+                    content_word(after[0]) and not _adverb(after[0]))):
+                continue  # "after lunch", "run it once", "before pushing": a time or a count, the date check's
+            cut = next((n for n in range(1, len(after)) if after[n] == "please" or (
+                after[n] in _ASKING and after[n + 1:n + 2] in (["you"], ["u"]))), len(after))
+            after = after[:cut]  # "whenever u have a min can u bump ...": the request starts at "can u"
+            if m.group(1) in _CLAUSE_ONLY and not any(_verb(w) for w in after[2 if after[0] in _SUBJECT_DETERMINERS else 1:]):
+                continue  # "after this miami conference", "after the deploy": a time, not an event told as a clause
+            words = [w for w in after if content_word(w) and w not in DATE_WORDS]
+            if not [w for w in words if w not in _LEAVE]:
+                continue  # "if possible", "when you get a chance", "if that's ok"
+            out.append((_TRIGGERS[m.group(1)], words))
+    return out
+
+
+def _other_trigger(a: Side, b: Side) -> bool:
+    """A trigger of ``a`` that ``b`` does not say in its own words (with the same sense), nor as an
+    action of its own ("send it after you convert it to pdf" / "convert it to pdf, then send it")."""
+    theirs = triggers(b)
+    for kind, words in triggers(a):
+        left = uncovered(words, b)
+        told = len(_clauses(b)) > 1 and len(left) < len(words) and all(_verb(w) for w in left)
+        if not theirs and (told or _TRIGGER.search(b.text)):
+            continue  # the event told as a clause of its own ("my flight lands at 6pm; book a taxi"), or
+            # a trigger word the other side says in a form not read here ("when stock (col c) is under")
+        if theirs and not set(left) < set(words):
+            continue  # two triggers worded apart ("once ci passes" / "as soon as the checks go green")
+        if not any(kind == k and not uncovered(words, Side(" ".join(w), tuple(w), tuple(w)))
+                   and not uncovered(w, Side(" ".join(words), tuple(words), tuple(words))) for k, w in theirs):
+            return True
+    return False
+
+
 @rule("condition", whole=True)
 def condition(a: Side, b: Side) -> bool:
-    """One side says all the other says and states a condition or adds an adjunct the other lacks."""
+    """One side says all the other says and states a condition or adds an adjunct the other lacks,
+    or the two say the action happens on another event (a trigger on one side only, or two)."""
+    if _other_trigger(a, b) or _other_trigger(b, a):
+        return True
     for mine, theirs in ((a, b), (b, a)):
         slack = uncovered(theirs.tokens, mine)
         if len(slack) > 1 or any(_states(theirs, w) for w in slack):

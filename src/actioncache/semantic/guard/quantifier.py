@@ -1,5 +1,6 @@
 """``quantifier``: different quantifiers (all / some / none / only / first / at least ...), or a
-restricting one on one side only ("only the unread messages"), in requests worded alike."""
+restricting one on one side only ("only the unread messages"), in requests worded alike; or a scope
+widened from one item to all ("lock the front door" / "lock all the doors", "... globally")."""
 
 from __future__ import annotations
 
@@ -94,9 +95,71 @@ def _mass(word: str) -> bool:
     return word.isalpha() and lexicon.lemma(word) == word and "n" in lexicon.pos(word) and not word.endswith("s")
 
 
+# Adverbs that widen an action to the whole machine ("install lodash globally"): a scope of their own.
+_WHOLE_SCOPE = frozenset({"globally", "systemwide", "system-wide", "machine-wide"})
+# What "all" / "every" stand before in the plural or the singular: skipped to find the noun counted.
+_BEFORE_NOUN = frozenset({"the", "my", "our", "your", "their", "his", "her", "its", "of", "these", "those"})
+
+
+def _counted(side: Side) -> list[tuple[str, bool]]:
+    """The nouns "all" / "every" / "each" count in ``side``, and whether each stands in the plural
+    ("all the doors": ("doors", True); "every test": ("test", False))."""
+    out = []
+    toks = side.tokens
+    for i, tok in enumerate(toks):
+        if tok not in ("all", "every", "each"):
+            continue
+        for w in toks[i + 1:i + 5]:
+            if w in _BEFORE_NOUN:
+                continue
+            if not w.isalpha() or w in lexicon.FUNCTION_WORDS:
+                break
+            if tok == "all" and any(base != w and "n" in lexicon.pos(base) for base in lexicon.lemmas(w)):
+                out.append((w, True))  # "all the doors", "all my appointments"
+                break
+            if tok != "all" and "n" in lexicon.pos(w):
+                if w not in DATE_WORDS and toks[i - 1:i] != ("for",):
+                    out.append((w, False))  # "every test", "each thread"; not "every sunday", "for each customer"
+                break
+    return out
+
+
+def _widened(a: Side, b: Side) -> bool:
+    """``a`` counts all of what ``b`` names one of: "lock all the doors" / "lock the front door",
+    "cancel all my appointments" / "cancel my next appointment", "every email" / "this email". A
+    plural without "all" asks for all of them already ("show all my open prs" / "show my open prs"),
+    a mass noun counts nothing ("delete all the data" / "delete the data"), and "all" on both sides
+    is the other checks'."""
+    if {"all", "every", "each"} & set(b.tokens):
+        return False
+    theirs = set(b.tokens)
+    for noun, plural in _counted(a):
+        if plural and {base for base in lexicon.lemmas(noun) if base != noun} & theirs and noun not in theirs:
+            return True
+        if not plural and any(t == noun and _one_of(b.tokens[max(0, n - 2):n]) for n, t in enumerate(b.tokens)):
+            return True
+    return False
+
+
+_SINGULAR = frozenset({"this", "that", "the", "a", "an", "my", "our", "your", "their", "his", "her", "its"})
+
+
+def _one_of(before: tuple[str, ...]) -> bool:
+    """The words before a noun single one out ("this email", "the oldest backup"), not "per customer"."""
+    return bool(before) and before[-1] not in ("per", "by") and bool(_SINGULAR & set(before))
+
+
+def _whole_scope(a: Side, b: Side) -> bool:
+    """One side widens the action to the whole machine ("install lodash globally") and the other does not."""
+    return bool(_WHOLE_SCOPE & set(a.tokens)) and not _WHOLE_SCOPE & set(b.tokens)
+
+
 @rule("quantifier")
 def quantifier(a: Side, b: Side) -> bool:
-    """Quantifiers differ, or a narrowing one stands on one side only."""
+    """Quantifiers differ, or a narrowing one stands on one side only, or one side counts all of
+    what the other names one of, or widens the action to the whole machine."""
+    if _widened(a, b) or _widened(b, a) or _whole_scope(a, b) or _whole_scope(b, a):
+        return True
     qa, qb = quantifiers(a), quantifiers(b)
     if qa == qb:
         return _scope_of_owner(a, b, qa, qb)
