@@ -500,10 +500,10 @@ def test_names_under_a_missing_folder_another_name_went_through_are_vouched_for(
 
 
 def test_each_shape_of_the_plan_takes_its_fields_in_order(tmp_path):
-    """``manifest._TAKE[i]`` returns exactly ``manifest._SHAPES[i]``'s fields of a stat, in that order."""
+    """``manifest._TAKE[i]`` returns exactly ``manifest.PLAN_SHAPES[i]``'s fields of a stat, in that order."""
     info = os.stat(tmp_path)
-    assert len(manifest._TAKE) == len(manifest._SHAPES) < manifest._ERROR
-    for take, fields in zip(manifest._TAKE, manifest._SHAPES):
+    assert len(manifest._TAKE) == len(manifest.PLAN_SHAPES) < manifest.PLAN_ERROR
+    for take, fields in zip(manifest._TAKE, manifest.PLAN_SHAPES):
         assert take(info) == tuple(getattr(info, name) for name in fields)
 
 

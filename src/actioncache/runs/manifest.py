@@ -384,7 +384,7 @@ def first_change(records: "Sequence[Sequence[Any]]") -> tuple[str, str, str] | N
 # script's read-set holds ~170 of them, and the text cost its hit ~1 M instructions. The text stays
 # the stored form (JSON, what ``--explain`` shows); a look that no longer holds is reported as text.
 
-_STAT_LOOKS = ("s", "l", "x")
+STAT_LOOKS = ("s", "l", "x")
 
 
 def _numbers(kind: str, info: "os.stat_result") -> "tuple[int, ...]":
@@ -418,16 +418,16 @@ def _as_text(kind: str, numbers: "tuple[int, ...]") -> str:
 # record by record as before, and when one of them no longer holds, the answer is that of the whole
 # read-set in its own order: the same record found changed, in the same words, as from the stored text.
 
-_STAT_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino", "st_nlink", "st_uid", "st_gid", "st_dev")
-_OPEN_FIELDS = ("st_mode", "st_size", "st_nlink", "st_uid", "st_gid")  # _numbers("o"), open_view
-_SIGNATURE_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ino", "st_ctime_ns")  # signature(with_ctime=True)
-_VOUCH_FIELDS = ("st_dev", "st_ino", "st_mtime_ns", "st_ctime_ns", "st_mode")  # vouch_absences
-_SEARCH_FIELDS = ("st_mode", "st_uid", "st_gid")  # look("a"): S_IFMT and S_IMODE are the whole mode
+STAT_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino", "st_nlink", "st_uid", "st_gid", "st_dev")
+OPEN_FIELDS = ("st_mode", "st_size", "st_nlink", "st_uid", "st_gid")  # _numbers("o"), open_view
+SIGNATURE_FIELDS = ("st_mode", "st_size", "st_mtime_ns", "st_ino", "st_ctime_ns")  # signature(with_ctime=True)
+VOUCH_FIELDS = ("st_dev", "st_ino", "st_mtime_ns", "st_ctime_ns", "st_mode")  # vouch_absences
+SEARCH_FIELDS = ("st_mode", "st_uid", "st_gid")  # look("a"): S_IFMT and S_IMODE are the whole mode
 
 # The shapes a path's fields come to, each with the function that takes them from a stat; a path
 # whose records ask for another set of fields is checked record by record.
-_SHAPES = (_STAT_FIELDS[:8], _STAT_FIELDS, _SIGNATURE_FIELDS, _OPEN_FIELDS, _VOUCH_FIELDS,
-           (*_VOUCH_FIELDS, "st_uid", "st_gid"), _SEARCH_FIELDS)
+PLAN_SHAPES = (STAT_FIELDS[:8], STAT_FIELDS, SIGNATURE_FIELDS, OPEN_FIELDS, VOUCH_FIELDS,
+           (*VOUCH_FIELDS, "st_uid", "st_gid"), SEARCH_FIELDS)
 _TAKE = (
     lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink, s.st_uid, s.st_gid),
     lambda s: (s.st_mode, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_nlink, s.st_uid, s.st_gid,
@@ -438,8 +438,8 @@ _TAKE = (
     lambda s: (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_ctime_ns, s.st_mode, s.st_uid, s.st_gid),
     lambda s: (s.st_mode, s.st_uid, s.st_gid),
 )
-_ERROR = 254  # a path every record of which saw the same error of its stat: its expectation is that text
-_RECORDS = 255  # a path checked record by record (``first_change``)
+PLAN_ERROR = 254  # a path every record of which saw the same error of its stat: its expectation is that text
+PLAN_RECORDS = 255  # a path checked record by record (``first_change``)
 
 
 def _plan_change(the_plan: "tuple[Any, ...]") -> tuple[str, str, str] | None:
@@ -450,13 +450,13 @@ def _plan_change(the_plan: "tuple[Any, ...]") -> tuple[str, str, str] | None:
     stat_ = os.stat
     take = _TAKE
     for path, shape, wanted, pack in zip(paths, shapes, expected, packs):
-        if shape < _ERROR:
+        if shape < PLAN_ERROR:
             try:
                 if take[shape](stat_(path)) == wanted:
                     continue
             except OSError:
                 pass
-        elif shape == _ERROR:
+        elif shape == PLAN_ERROR:
             try:
                 stat_(path)
             except OSError as exc:
@@ -466,7 +466,7 @@ def _plan_change(the_plan: "tuple[Any, ...]") -> tuple[str, str, str] | None:
             continue
         from marshal import loads
 
-        if shape == _RECORDS or first_change(loads(pack)[1]) is not None:
+        if shape == PLAN_RECORDS or first_change(loads(pack)[1]) is not None:
             return first_change(_in_order(packs))
     return None
 

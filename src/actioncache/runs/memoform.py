@@ -6,15 +6,15 @@ these functions in it cost each one ~0.3 M instructions (its bytecode, unmarshal
 """
 
 from .manifest import (
-    _ERROR,
-    _OPEN_FIELDS,
-    _RECORDS,
-    _SEARCH_FIELDS,
-    _SHAPES,
-    _SIGNATURE_FIELDS,
-    _STAT_FIELDS,
-    _STAT_LOOKS,
-    _VOUCH_FIELDS,
+    OPEN_FIELDS,
+    PLAN_ERROR,
+    PLAN_RECORDS,
+    PLAN_SHAPES,
+    SEARCH_FIELDS,
+    SIGNATURE_FIELDS,
+    STAT_FIELDS,
+    STAT_LOOKS,
+    VOUCH_FIELDS,
     granularity,
 )
 
@@ -137,7 +137,7 @@ def in_numbers(readset: "list[list[Any]]") -> "list[list[Any]]":
     for record in readset:
         kind, seen, sig = record[0], record[2], record[3]
         fields = seen.split(":")
-        if kind in _STAT_LOOKS and len(fields) == 8 and all(f.isdigit() for f in fields):
+        if kind in STAT_LOOKS and len(fields) == 8 and all(f.isdigit() for f in fields):
             seen = (int(fields[0], 8), *(one(int(f)) for f in fields[1:]))
         elif kind == "o" and len(fields) == 6 and fields[0] == "o" and all(f.isdigit() for f in fields[1:]):
             seen = (int(fields[1], 8), *(one(int(f)) for f in fields[2:]))
@@ -151,7 +151,7 @@ def in_numbers(readset: "list[list[Any]]") -> "list[list[Any]]":
     return converted
 
 
-_SHAPE_OF = {frozenset(fields): index for index, fields in enumerate(_SHAPES)}
+_SHAPE_OF = {frozenset(fields): index for index, fields in enumerate(PLAN_SHAPES)}
 
 
 def _needs(record: "list[Any]") -> "tuple[tuple[str, ...], tuple[Any, ...]] | str | None":
@@ -160,24 +160,24 @@ def _needs(record: "list[Any]") -> "tuple[tuple[str, ...], tuple[Any, ...]] | st
     error); None when a stat alone cannot tell (``first_change`` checks it)."""
     kind, seen, sig = record[0], record[2], record[3]
     if kind == "v":
-        return _VOUCH_FIELDS, sig[1]  # of the directory (``sig[0]``), not of the name
+        return VOUCH_FIELDS, sig[1]  # of the directory (``sig[0]``), not of the name
     if len(record) > 4 or kind in ("l", "r", "h"):
         return None
     if seen.__class__ is str and seen[:1] == "!":
         return seen
     if sig is not None:  # a signature that holds: the record holds (first_change's rule)
-        return (_SIGNATURE_FIELDS, sig) if sig.__class__ is tuple and len(sig) == 5 else None
+        return (SIGNATURE_FIELDS, sig) if sig.__class__ is tuple and len(sig) == 5 else None
     if seen.__class__ is tuple:
-        if kind in _STAT_LOOKS and len(seen) == 8:
-            return _STAT_FIELDS[:8], seen
+        if kind in STAT_LOOKS and len(seen) == 8:
+            return STAT_FIELDS[:8], seen
         if kind == "o" and len(seen) == 5:
-            return _OPEN_FIELDS, seen
+            return OPEN_FIELDS, seen
         return None
     if kind == "a":
         fields = seen.split(":")
         if len(fields) == 5 and fields[0] == "a" and fields[1].isdigit() and fields[2].isdigit() \
                 and fields[3].isdigit() and fields[4].isdigit():
-            return _SEARCH_FIELDS, (int(fields[1], 8) | int(fields[2], 8), int(fields[3]), int(fields[4]))
+            return SEARCH_FIELDS, (int(fields[1], 8) | int(fields[2], 8), int(fields[3]), int(fields[4]))
     return None
 
 
@@ -191,8 +191,8 @@ def _stat_path(record: "Sequence[Any]") -> "str | None":
 def plan(records: "list[list[Any]]") -> "tuple[Any, ...]":
     """``records`` (the memo's form: ``in_numbers``, ``vouch_absences``) as the entry memo's plan,
     ``("plan", paths, shapes, expected, packs)``: for each path one ``os.stat`` is judged by, its
-    shape (a byte: an index in ``_SHAPES``, whose fields' values ``expected`` holds; ``_ERROR``, the
-    error text; ``_RECORDS``, its records) and its records with their places in ``records``, in
+    shape (a byte: an index in ``PLAN_SHAPES``, whose fields' values ``expected`` holds; ``PLAN_ERROR``, the
+    error text; ``PLAN_RECORDS``, its records) and its records with their places in ``records``, in
     ``marshal``'s format (loaded only when the path differs: loading every record cost a hit of an
     ``llm_ro`` script ~0.6 M instructions). The records of no stat (path None) are one entry."""
     grouped: dict[Any, Any] = {}  # a path: what its records need of its stat (False: not one stat's matter)
@@ -222,18 +222,18 @@ def plan(records: "list[list[Any]]") -> "tuple[Any, ...]":
     wants: Any
     for key, wants in grouped.items():
         value: Any = None
-        shape = _RECORDS
+        shape = PLAN_RECORDS
         if wants.__class__ is str:
-            shape, value = _ERROR, wants
-        elif wants.__class__ is tuple and wants[0] in _SHAPES:  # one record's fields (or records' same ones)
-            shape, value = _SHAPES.index(wants[0]), wants[1]
+            shape, value = PLAN_ERROR, wants
+        elif wants.__class__ is tuple and wants[0] in PLAN_SHAPES:  # one record's fields (or records' same ones)
+            shape, value = PLAN_SHAPES.index(wants[0]), wants[1]
         elif wants is not False:
             wants = dict(zip(*wants)) if wants.__class__ is tuple else wants
-            shape = _SHAPE_OF.get(frozenset(wants), _RECORDS)
-            if shape != _RECORDS:
-                value = tuple(map(wants.__getitem__, _SHAPES[shape]))
+            shape = _SHAPE_OF.get(frozenset(wants), PLAN_RECORDS)
+            if shape != PLAN_RECORDS:
+                value = tuple(map(wants.__getitem__, PLAN_SHAPES[shape]))
         own = [records[place] for place in places[key]]
-        if shape == _RECORDS:
+        if shape == PLAN_RECORDS:
             value = own
         shapes.append(shape)
         expected.append(value)
