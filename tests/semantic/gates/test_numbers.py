@@ -187,3 +187,21 @@ def test_g_after_a_number_is_grams(a, b, same):
     """The class: "g" is the gram's symbol after a number (one letter, too short for the abbreviation
     rule); another unit or another amount is still another request."""
     assert tuple(reason is None for reason in (GATES["number"](Pair(a, b)), GATES["number"](Pair(b, a)))) == (same, same)
+
+
+@pytest.mark.parametrize("text, value", [("order twenty-one candles", "21"), ("twenty one of them", "21"),
+                                         ("buy one hundred shares", "100"), ("one thousand five hundred", "1500"),
+                                         ("seventy-one degrees", "71")])
+def test_one_inside_a_composed_number_counts(text, value):
+    # An outside tester: "twenty-one" / 21 was refused: "one" (also a pronoun) was never a number.
+    assert digit_groups(side(text)) == {value}
+
+
+@pytest.mark.parametrize("text", ["pick the first one", "this one and that one", "one of the files"])
+def test_one_as_a_pronoun_is_no_number(text):
+    assert not digit_groups(side(text))
+
+
+def test_twenty_one_is_21_and_not_20():
+    assert GATES["number"](Pair("order twenty-one candles", "order 21 candles")) is None
+    assert contrast("order twenty-one candles", "order 20 candles") == "number"

@@ -80,6 +80,17 @@ def number_spans(toks: tuple[str, ...] | list[str]) -> list[tuple[int, int, str]
     return list(_number_spans(tuple(toks)))  # every gate asks for the same requests' numbers
 
 
+def _one_is_a_number(parts: list[str], j: int, current: int, started: bool, following: str) -> bool:
+    """"one" (also a pronoun: "the first one", "this one") is a number inside a composed one: after a
+    tens word ("twenty-one", "forty one") or before a multiplier ("one hundred", "one-thousand")."""
+    before = parts[j - 1] if j else None
+    tens = (before is not None and before in CARDINALS and int(CARDINALS[before]) % 10 == 0
+            and int(CARDINALS[before]) >= 20) or (before is None and started and current % 100 >= 20
+                                                 and current % 10 == 0)
+    after = parts[j + 1] if j + 1 < len(parts) else following
+    return tens or after in _MULTIPLIERS
+
+
 @lru_cache(maxsize=8192)
 def _number_spans(toks: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
     """The numbers of a request as ``(start, end, value)``: a run of number words composes into one
@@ -112,7 +123,10 @@ def _number_spans(toks: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
         k = i
         while k < n:
             parts = toks[k].split("-")
-            if not all(p in CARDINALS or p in _MULTIPLIERS for p in parts):
+            following = toks[k + 1] if k + 1 < n else ""
+            parts = ["1" if p == "one" and _one_is_a_number(parts, j, current, started, following) else p
+                     for j, p in enumerate(parts)]
+            if not all(p in CARDINALS or p in _MULTIPLIERS or p == "1" for p in parts):
                 # "two hundred and fifty": "and" inside a run, after a multiplier, before a cardinal
                 if toks[k] == "and" and started and toks[k - 1] in _MULTIPLIERS and k + 1 < n \
                         and toks[k + 1].split("-")[0] in CARDINALS and toks[k + 1] not in _MULTIPLIERS:
@@ -125,7 +139,7 @@ def _number_spans(toks: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
                     if _MULTIPLIERS[p] >= 1000:
                         total, current = total + current, 0
                 else:
-                    current += int(CARDINALS[p])
+                    current += 1 if p == "1" else int(CARDINALS[p])
             started = True
             k += 1
         if started:
