@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import lexicon
 from .registry import rule
-from .text import DATE_WORDS, NOW, Side, only_in
+from .text import DATE_WORDS, NOW, Side, only_in, shared_ends
 
 # Possessive determiners and object pronouns, a closed class ("you" is left out: it is also the
 # subject of "can you", and politeness is no difference).
@@ -43,12 +43,7 @@ def _named_owner(a: Side, b: Side) -> bool:
     An article alone ("my alarm" / "the alarm") or an adjective ("my orders" / "the recent orders")
     names no owner."""
     x, y = a.tokens, b.tokens
-    start = 0
-    while start < min(len(x), len(y)) and x[start] == y[start]:
-        start += 1
-    end = 0
-    while end < min(len(x), len(y)) - start and x[len(x) - 1 - end] == y[len(y) - 1 - end]:
-        end += 1
+    start, end = shared_ends(x, y)
     if start + end == 0:
         return False
     mine, theirs = x[start:len(x) - end], y[start:len(y) - end]

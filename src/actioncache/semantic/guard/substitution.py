@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import lexicon
 from .entity import abbreviates
 from .registry import rule
-from .text import NOW, RELATIONS, Side, edit_distance_le1
+from .text import NOW, RELATIONS, Side, edit_distance_le1, shared_ends
 
 
 @rule("substitution", whole=True)
@@ -17,12 +17,7 @@ def substitution(a: Side, b: Side) -> bool:
 
 
 def _swapped(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
-    start = 0
-    while start < min(len(x), len(y)) and x[start] == y[start]:
-        start += 1
-    end = 0
-    while end < min(len(x), len(y)) - start and x[len(x) - 1 - end] == y[len(y) - 1 - end]:
-        end += 1
+    start, end = shared_ends(x, y)
     # Articles and prepositions go with their nouns ("an alarm" / "a timer", "main" / "the release
     # branch", "a flight to" / "a hotel in"): the swap is in the content words.
     raw_a = [w for w in x[start:len(x) - end] if w not in _ARTICLES]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -280,6 +280,18 @@ def typo_of(word: str, others: set[str]) -> bool:
         if abs(len(other) - len(word)) <= 1 and len(other) >= 5 and edit_distance_le1(word, other):
             return True
     return False
+
+
+def shared_ends(x: Sequence[str], y: Sequence[str]) -> tuple[int, int]:
+    """How many tokens the two share at the start, and then at the end (not counting the start's
+    again): what lies between is the span in which they differ."""
+    start = 0
+    while start < min(len(x), len(y)) and x[start] == y[start]:
+        start += 1
+    end = 0
+    while end < min(len(x), len(y)) - start and x[len(x) - 1 - end] == y[len(y) - 1 - end]:
+        end += 1
+    return start, end
 
 
 def edit_distance_le1(a: str, b: str) -> bool:
