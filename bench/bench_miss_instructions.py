@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import sqlite3
 import statistics
@@ -38,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from bench_hit_instructions import callgrind  # one run's instructions under callgrind (children not followed)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -47,16 +48,6 @@ REPORT = """import time
 time.sleep(0.05)
 print("ok")
 """
-
-
-def callgrind(argv: list[str], env: dict[str, str], cwd: Path, out: Path) -> tuple[int, bytes, int]:
-    """Total instructions (Ir) of one run (children not followed), its stdout and exit code."""
-    proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
-                          env=env, cwd=cwd, capture_output=True, check=False)
-    match = re.search(rb"Collected : (\d+)", proc.stderr)
-    if match is None:
-        raise SystemExit(f"valgrind gave no total for {argv}: {proc.stderr[-500:].decode(errors='replace')}")
-    return int(match.group(1)), proc.stdout, proc.returncode
 
 
 def entries(store: Path) -> int:
