@@ -90,6 +90,7 @@ def _read(text: str) -> str:
 _CHAT = frozenset({"w/", "w/o", "b/c", "b4", "a/c", "n/a"})  # chat spellings with a slash: words
 
 
+@lru_cache(maxsize=16384)  # asked for every token of both requests, by several checks
 def kind(token: str) -> str | None:
     """``"exact"`` (compared as typed), ``"name"`` (a name, compared up to case by the entity check)
     or ``None`` (prose, a number)."""

@@ -46,6 +46,7 @@ _VERSION = re.compile(r"v\d+(?:\.\d+)+")  # "v2.4.1": the version 2.4.1, the num
 _ELONGATED = re.compile(r"([a-z])\1{2,}")  # "heyyy", "pleeease": one letter typed on and on
 
 
+@lru_cache(maxsize=16384)  # asked for every token of both requests, by several checks
 def is_entity(raw: str, low: str, position: int) -> bool:
     if low in lexicon.FUNCTION_WORDS or low in RELATIONS or low in NUMBER_WORDS or low in DATE_WORDS or low in NOW:
         return False

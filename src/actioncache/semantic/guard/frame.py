@@ -77,10 +77,12 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=16384)  # a word's parts of speech: asked for every word of every phrase
 def _verb(tok: str) -> bool:
     return tok not in lexicon.FUNCTION_WORDS and "v" in lexicon.pos(lexicon.lemma(tok))
 
 
+@lru_cache(maxsize=16384)  # a word's parts of speech: asked for every word of every phrase
 def _only_noun(tok: str) -> bool:
     kinds = "".join(lexicon.pos(w) for w in lexicon.lemmas(tok) | {tok})
     return bool(kinds) and "v" not in kinds and ("n" in kinds or "a" in kinds) and not tok.endswith("ing")
@@ -153,6 +155,7 @@ def _participant(tok: str, i: int) -> str | None:
     return noun(tok) if "n" in lexicon.pos(noun(tok)) else None
 
 
+@lru_cache(maxsize=16384)  # a word's parts of speech: asked for every word of every phrase
 def noun(tok: str) -> str:
     """The base form of a noun ("owners" -> "owner"; ``lexicon.lemma`` may give a verb: "manager" -> "manage")."""
     forms = [w for w in lexicon.lemmas(tok) if "n" in lexicon.pos(w)]

@@ -135,6 +135,11 @@ def _contraction(low: str) -> tuple[str, str] | None:
     return None
 
 
+_TAILED = re.compile(r"\w+'(s|re|ll|ve|d|m)")
+_POSSESSIVE = re.compile(r"\S*[^\W_]\S*'s")
+_CLOCK = re.compile(r"\d+(am|pm)")
+
+
 def split_contractions(tokens: list[str]) -> list[str]:
     out: list[str] = []
     for tok in tokens:
@@ -148,13 +153,13 @@ def split_contractions(tokens: list[str]) -> list[str]:
             out += [tok[: len(split[0])] if tok[: len(split[0])].lower() == split[0] else split[0], split[1]]
         elif low.endswith("n't") and len(low) > 3:
             out += [tok[:-3], "not"]
-        elif re.fullmatch(r"\w+'(s|re|ll|ve|d|m)", low):
+        elif _TAILED.fullmatch(low):
             head, tail = tok.split("'", 1)
             # a possessive "'s" is dropped ("Madrid's station" ~ "Madrid station").
             out += [head] + ([CONTRACTION_TAILS[tail.lower()]] if tail.lower() != "s" else [])
-        elif re.fullmatch(r"\S*[^\W_]\S*'s", low) and not low[:-2].replace("'", "").isalpha():
+        elif _POSSESSIVE.fullmatch(low) and not low[:-2].replace("'", "").isalpha():
             out.append(tok[:-2])  # the possessive of a name or identifier: "draft.docx's name" ~ "draft.docx"
-        elif re.fullmatch(r"\d+(am|pm)", low):  # "7am" is "7 am"
+        elif _CLOCK.fullmatch(low):  # "7am" is "7 am"
             out += [tok[:-2], tok[-2:]]
         else:
             out.append(tok)
@@ -184,7 +189,12 @@ def stops_after(side: Side) -> frozenset[int]:
 
 def words_of(text: str) -> list[str]:
     """The words of ``text``, lower-case, contractions split ("don't": "do", "not")."""
-    return [t.lower() for t in split_contractions(TOKEN.findall(text))]
+    return list(_words(text))
+
+
+@lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:  # every gate asks again for the same two texts
+    return tuple(t.lower() for t in split_contractions(TOKEN.findall(text)))
 
 
 def is_number(tok: str) -> bool:
