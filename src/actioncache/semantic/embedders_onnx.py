@@ -161,12 +161,18 @@ def _write_atomically(target: Path, write: Callable[[str], object]) -> None:
             os.unlink(tmp)
 
 
+# From this many word pieces a second thread makes a run quicker; below it, slower (the hand-over costs
+# more than half of a short run): one thread 1.4 ms, two 1.7 ms at 8-15 pieces (most requests), 2.8 /
+# 3.1 ms at 24-31, 5.2 / 4.7 ms at 40-47, 10.1 / 7.8 ms at 88-95 (int8, 2 cores, load 0.5).
+WIDE_FROM = 32
+
+
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 on ONNX Runtime, on the CPU.
 
     ``threads`` is ONNX Runtime's intra-op thread count, or ``"auto"`` (the default): two threads
-    while the machine has a core to spare (:class:`~actioncache.semantic.spare_core.SpareCore`),
-    one otherwise. Both give the same vectors, bit for bit (each thread takes whole blocks of a
+    for an input of ``WIDE_FROM`` word pieces or more while the machine has a core to spare
+    (:class:`~actioncache.semantic.spare_core.SpareCore`), one otherwise. Both give the same vectors, bit for bit (each thread takes whole blocks of a
     product; checked on 450 requests): the choice changes only the time.
 
     ``precision`` is ``"int8"`` (the default: signed int8 weights, faster, vectors at cosine about
@@ -247,7 +253,7 @@ class OnnxEmbedder:
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
             with self._lock:
-                hidden = self._pick().run(None, {"input_ids": ids, "attention_mask": mask,
+                hidden = self._pick(ids.size).run(None, {"input_ids": ids, "attention_mask": mask,
                                                  "token_type_ids": np.zeros_like(ids)})[0]
             weights = mask[..., None].astype(np.float32)
             out.append((hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9))
@@ -263,8 +269,8 @@ class OnnxEmbedder:
         included (the embedding is their mean). The learned verifier reads these."""
         ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
         with self._lock:
-            hidden = self._pick().run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                                             "token_type_ids": np.zeros_like(ids)})[0]
+            hidden = self._pick(ids.shape[1]).run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                                         "token_type_ids": np.zeros_like(ids)})[0]
         states: np.ndarray = hidden[0]
         return states
 
@@ -273,9 +279,12 @@ class OnnxEmbedder:
         states = self.token_states(text)
         return normalize_rows(states.mean(axis=0))[0], states
 
-    def _pick(self) -> Any:
-        """The two-thread session while a core is spare (threads="auto"), else the one fixed at construction."""
-        return self._wide if self._wide is not None and self._spare_core() else self._session
+    def _pick(self, word_pieces: int) -> Any:
+        """The two-thread session for a long input while a core is spare (threads="auto"), else the one
+        fixed at construction: below ``WIDE_FROM`` word pieces a second thread costs more than it shares."""
+        if self._wide is None or word_pieces < WIDE_FROM:
+            return self._session
+        return self._wide if self._spare_core() else self._session
 
 
 _EXPORT_LOCK = threading.Lock()
