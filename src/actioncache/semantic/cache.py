@@ -537,6 +537,7 @@ class SemanticCache:
         # Only candidates at or above the threshold can be served: an index that can skip the rest does.
         search_above = getattr(self.index, "search_above", None)
         found = search_above(vector, k, self.threshold) if search_above is not None else self.index.search(vector, k)
+        read_ahead = False
         for key, similarity in found:
             if similarity < self.threshold:
                 break  # results come best first
@@ -544,7 +545,11 @@ class SemanticCache:
                 # Too far below the best to make the lookup ambiguous: reading and checking it changes nothing.
                 break
             hit = self._candidate(key, similarity, exact=False, request=request)
-            if hit is None or not self._gates_allow(request, hit, verify=False):
+            # The first candidate read is the likeliest to be served: its verifier may start now (one
+            # read ahead per lookup: for a candidate the rules refuse it only costs an idle core).
+            prepare = hit is not None and not read_ahead
+            read_ahead = read_ahead or prepare
+            if hit is None or not self._gates_allow(request, hit, verify=False, prepare=prepare):
                 continue
             trusted.append(hit)
             if len(trusted) == self.top_k:
@@ -564,7 +569,7 @@ class SemanticCache:
                 self._served.pop(next(iter(self._served)))
         return best
 
-    def _gates_allow(self, request: Request, hit: SemanticHit, *, verify: bool) -> bool:
+    def _gates_allow(self, request: Request, hit: SemanticHit, *, verify: bool, prepare: bool = False) -> bool:
         """Screen a candidate (``verify=False``: every gate but the verifiers) or verify the one to be
         served (``verify=True``: the verifiers alone); count a refusal under its gate's kind and reason."""
         # A conversation's request is judged with what its history makes it mean ("next friday" after
@@ -573,6 +578,8 @@ class SemanticCache:
         pair = Pair(request.text, hit.prompt, hit.similarity, request.turns, hit.turns, hit=hit,
                     extras={"similar": self._similar, "cosine": hit.similarity, "sure_above": self._sure_above},
                     story=story)
+        if prepare:
+            self.pipeline.prepare(pair)
         refused = self.pipeline.verify(pair) if verify else self.pipeline.check(pair, verify=False)
         if refused is None:
             return True

@@ -17,7 +17,9 @@ packaged model's tokenizer's (``tokenizer.json``, shipped beside it). A probabil
 refuses too (the pipeline's rule for a broken gate), never serves.
 
 It runs once per lookup at most, on the one candidate about to be served, after every cheaper gate
-let it through; it reads only the two texts, so it works with any embedder. It is the default
+let it through; it reads only the two texts, so it works with any embedder. While a core is spare
+it starts on the lookup's first candidate before the rules have read it (``prepare``, on one worker
+thread): the lookup waits for the longer of the two instead of their sum, and decides the same. It is the default
 (``verifier="auto"``) with the packaged model, whose threshold was calibrated under it (0.55,
 ``calibration.CALIBRATED_UNDER_CROSS``): on the tuning and blind sets it serves more and answers
 fewer traps wrongly than the token-state head (``learned.py``), for a second language-model run per
@@ -27,20 +29,26 @@ new candidate (about 3 ms on one core) and 23 MB of weights. docs/semantic.md co
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from typing import Any
 
 from .guard.context import key_text
 from .guard.registry import VERIFIER, Pair
 from .numpy_required import np
+from .spare_core import SpareCore
 
 _MEMORY = 4096  # pairs whose probability is kept: an agent repeats its requests
 # Sure enough to settle a doubt (a rule's Doubt, or a candidate below the embedder's own calibrated
 # threshold): on the tuning sets no trap that only a doubt refused scored this high (docs/semantic.md, "Doubts").
 SETTLES_DOUBTS_AT = 0.9
 FILES = ("verifier_cross.json", "verifier_cross.onnx", "tokenizer.json")
+# How long a lookup waits for a read started ahead (``prepare``) before it runs the model itself:
+# far above a model run (~2-3 ms), there only so that a lost worker can never stall a lookup.
+_AHEAD_PATIENCE = 1.0
 
 
 def _data(name: str) -> bytes:
@@ -68,6 +76,27 @@ def _loaded(name: str, max_tokens: int) -> tuple[Any, Any]:
             tokenizer.enable_truncation(max_tokens, strategy="longest_first")
             _LOADED[name] = (session, tokenizer)
         return _LOADED[name]
+
+
+_WORKER: ThreadPoolExecutor | None = None
+
+
+def _worker() -> ThreadPoolExecutor:
+    """One thread that runs the model ahead of the rules (``CrossEncoderVerifier.prepare``)."""
+    global _WORKER
+    with _LOCK:
+        if _WORKER is None:
+            _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="actioncache-cross")
+        return _WORKER
+
+
+def _forget_worker() -> None:
+    global _WORKER
+    _WORKER = None  # a forked child has no such thread: it makes its own on its first read ahead
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_worker)
 
 
 def available() -> bool:
@@ -109,19 +138,27 @@ class CrossEncoderVerifier:
         if not 0.0 <= self.min_score <= 1.0:
             raise ValueError(f"min_score must be a probability in [0, 1], got {min_score!r}")
         self._scores: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._ahead: dict[tuple[str, str], Future[float]] = {}
+        self._spare_core = SpareCore()
         self._lock = threading.Lock()
 
-    def probability(self, stored: str, request: str) -> float:
-        """The model's probability that one plan answers both key texts."""
-        session, tokenizer = _loaded(self.meta["file"], int(self.meta["max_tokens"]))
+    def _feeds(self, stored: str, request: str) -> dict[str, Any]:
+        _, tokenizer = _loaded(self.meta["file"], int(self.meta["max_tokens"]))
         encoded = tokenizer.encode(stored, request)
-        feeds = {"input_ids": np.array([encoded.ids], np.int64),
-                 "attention_mask": np.array([encoded.attention_mask], np.int64),
-                 "token_type_ids": np.array([encoded.type_ids], np.int64)}
+        return {"input_ids": np.array([encoded.ids], np.int64),
+                "attention_mask": np.array([encoded.attention_mask], np.int64),
+                "token_type_ids": np.array([encoded.type_ids], np.int64)}
+
+    def _run(self, feeds: dict[str, Any]) -> float:
+        session, _ = _loaded(self.meta["file"], int(self.meta["max_tokens"]))
         score = float(np.asarray(session.run(None, feeds)[0]).reshape(-1)[0])
         if not 0.0 <= score <= 1.0:  # NaN or out of range: a damaged model, which never serves
             raise ValueError(f"the cross-encoder answered {score!r}, not a probability")
         return score
+
+    def probability(self, stored: str, request: str) -> float:
+        """The model's probability that one plan answers both key texts."""
+        return self._run(self._feeds(stored, request))
 
     def score(self, stored: str, request: str) -> float:
         """``probability``, remembered for the last few thousand pairs (a repeated request costs no model run)."""
@@ -131,12 +168,55 @@ class CrossEncoderVerifier:
             if known is not None:
                 self._scores.move_to_end(key)
                 return known
+            ahead = self._ahead.get(key)
+        if ahead is not None:
+            try:
+                return ahead.result(timeout=_AHEAD_PATIENCE)
+            except Exception:  # noqa: BLE001 - late or failed on the worker: run it here, where a failure is the caller's
+                pass
         score = self.probability(stored, request)
+        self._remember(key, score)
+        return score
+
+    def _remember(self, key: tuple[str, str], score: float) -> None:
         with self._lock:
             self._scores[key] = score
             if len(self._scores) > _MEMORY:
                 self._scores.popitem(last=False)
-        return score
+
+    def prepare(self, pair: Pair) -> None:
+        """Start the model on ``pair`` on a second core while the rules read it (a lookup calls this
+        for its first candidate): the lookup then waits for the longer of the two, not their sum.
+
+        Only while a core is spare (:class:`~actioncache.semantic.spare_core.SpareCore`). It decides
+        nothing: ``score`` takes the result, or runs the model itself if the read ahead failed; a
+        candidate the rules refuse leaves its score remembered, unread."""
+        if _alike(pair) or not self._spare_core():
+            return
+        key = _texts(pair)
+        with self._lock:
+            if key in self._scores or key in self._ahead:
+                return
+        feeds = self._feeds(*key)  # the tokenizer holds the GIL: here, before the hand-over
+        started = threading.Event()
+
+        def run() -> float:
+            started.set()
+            return self._run(feeds)  # ONNX Runtime lets go of the GIL while it computes
+
+        def finished(future: Future[float]) -> None:
+            with self._lock:
+                self._ahead.pop(key, None)
+            if not future.cancelled() and future.exception() is None:
+                self._remember(key, future.result())
+
+        future = _worker().submit(run)
+        with self._lock:
+            self._ahead[key] = future
+        future.add_done_callback(finished)
+        # Wait (without the GIL) until the worker is inside the model: otherwise it would wait for
+        # the GIL until the rules are done, Python's switch interval being longer than they take.
+        started.wait(0.005)
 
     def __call__(self, pair: Pair) -> str | None:
         if _alike(pair):

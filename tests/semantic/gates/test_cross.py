@@ -105,3 +105,75 @@ def test_without_its_files_the_default_falls_back_to_the_token_state_head(model,
     assert [g.name for g in sc.pipeline.gates if g.kind == VERIFIER] == ["learned"] and sc.threshold == 0.70
     with pytest.raises(ValueError, match="cross-encoder verifier needs"):
         SemanticCache(MemoryStore(), embedder=model, verifier="cross")
+
+
+# A lookup starts the model on its first candidate on a spare core while the rules read it
+# (CrossEncoderVerifier.prepare): only the time may change, never a decision.
+READ_AHEAD_PAIRS = [
+    ("restart the payments service in production", "could you restart the payments service in production for me?"),
+    ("Email everyone on the team about the outage", "Email everyone on the team about the outage except Jake"),
+    ("archive all of the old invoices", "archive only the oldest invoice"),
+    ("list the open pull requests in acme/api", "show me the open pull requests in acme/api"),
+    ("book a table for two at 7pm", "book a table for two at 8pm"),
+]
+
+
+def _cross_gate(sc):
+    return next(g for g in sc.pipeline.gates if g.kind == VERIFIER)
+
+
+def _lookups(model, spare: bool, runs_on: list[str]):
+    import threading
+
+    out = []
+    for stored, asked in READ_AHEAD_PAIRS:
+        sc = SemanticCache(MemoryStore(), embedder=model)
+        gate = _cross_gate(sc)
+        gate._spare_core = lambda: spare  # as if the load average said so
+        real_run = gate._run
+
+        def run(feeds, real_run=real_run):
+            runs_on.append(threading.current_thread().name)
+            return real_run(feeds)
+
+        gate._run = run
+        sc.store(stored, ["plan", stored])
+        hit = sc.lookup_hit(asked)
+        out.append((hit is not None and hit.actions, sc.stats()["rejections"], sc.stats()["verifier_rejections"]))
+    return out
+
+
+def test_reading_ahead_on_a_spare_core_decides_as_reading_after(model, cross):
+    ahead_threads: list[str] = []
+    after_threads: list[str] = []
+    ahead = _lookups(model, True, ahead_threads)
+    after = _lookups(model, False, after_threads)
+    assert ahead == after
+    assert any(served for served, _, _ in after) and any(not served for served, _, _ in after)  # both kinds asked
+    assert ahead_threads and all(name.startswith("actioncache-cross") for name in ahead_threads)
+    assert after_threads and not any(name.startswith("actioncache-cross") for name in after_threads)
+
+
+def test_a_read_ahead_that_fails_or_never_ends_leaves_the_lookup_to_run_the_model_itself(model, cross, monkeypatch):
+    from concurrent.futures import Future
+
+    class NeverRuns:
+        def submit(self, fn):
+            return Future()  # a worker lost (say, to a fork): never done
+
+    class Fails:
+        def submit(self, fn):
+            future: Future = Future()
+            future.set_exception(RuntimeError("the worker's model run failed"))
+            return future
+
+    monkeypatch.setattr(cross, "_AHEAD_PATIENCE", 0.05)
+    for worker in (NeverRuns(), Fails()):
+        monkeypatch.setattr(cross, "_worker", lambda worker=worker: worker)
+        sc = SemanticCache(MemoryStore(), embedder=model)
+        _cross_gate(sc)._spare_core = lambda: True
+        sc.store("restart the payments service in production", ["restart"])
+        assert sc.lookup("could you restart the payments service in production for me?") == (
+            sc.entry_ids()[0], ["restart"])
+        sc.store("Email everyone on the team about the outage", ["email"])
+        assert sc.lookup("Email everyone on the team about the outage except Jake") is None

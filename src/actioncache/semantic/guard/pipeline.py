@@ -101,6 +101,18 @@ class Pipeline:
         reason, doubts = self.findings(pair)
         return doubts[0] if doubts else reason
 
+    def prepare(self, pair: Pair) -> None:
+        """Let the verifiers that can (``prepare(pair)``: the cross-encoder) start on ``pair`` while the
+        rules read it; decides nothing, and a failure here only loses the head start."""
+        for gate in self._others:
+            start = getattr(gate, "prepare", None) if gate.kind == VERIFIER else None
+            if start is None:
+                continue
+            try:
+                start(pair)
+            except Exception as exc:  # noqa: BLE001 - the verifier runs again when asked, and fails there if it must
+                log.warning("semantic gate %r raised %s while preparing: %s", gate.name, type(exc).__name__, exc)
+
     def check(self, pair: Pair, *, verify: bool = True) -> tuple[str, Gate] | None:
         """The first refusal: the rules, then the other gates in order (with ``verify=False``, the
         verifiers left out: a lookup screens every candidate, then verifies only the one it would serve).
