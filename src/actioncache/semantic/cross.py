@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
@@ -90,9 +91,19 @@ def _worker() -> ThreadPoolExecutor:
         return _WORKER
 
 
+_VERIFIERS: weakref.WeakSet[CrossEncoderVerifier] = weakref.WeakSet()
+
+
 def _forget_worker() -> None:
-    global _WORKER
-    _WORKER = None  # a forked child has no such thread: it makes its own on its first read ahead
+    """In a forked child: only the forking thread lives on, so the worker, its unfinished reads and
+    any lock another thread held at the fork are gone; each is made anew (a lock copied held would
+    stall the child's first lookup forever)."""
+    global _WORKER, _LOCK
+    _WORKER = None  # the child makes its own on its first read ahead
+    _LOCK = threading.Lock()
+    for verifier in list(_VERIFIERS):
+        verifier._lock = threading.Lock()
+        verifier._ahead = {}
 
 
 if hasattr(os, "register_at_fork"):
@@ -141,6 +152,7 @@ class CrossEncoderVerifier:
         self._ahead: dict[tuple[str, str], Future[float]] = {}
         self._spare_core = SpareCore()
         self._lock = threading.Lock()
+        _VERIFIERS.add(self)
 
     def _feeds(self, stored: str, request: str) -> dict[str, Any]:
         _, tokenizer = _loaded(self.meta["file"], int(self.meta["max_tokens"]))
@@ -191,8 +203,10 @@ class CrossEncoderVerifier:
         Only while a core is spare (:class:`~actioncache.semantic.spare_core.SpareCore`). It decides
         nothing: ``score`` takes the result, or runs the model itself if the read ahead failed; a
         candidate the rules refuse leaves its score remembered, unread."""
-        if _alike(pair) or not self._spare_core():
+        if not self._spare_core():
             return
+        # (Not asked whether the two read alike, which needs both sides read: the rules read them
+        # next. Such a pair, rare past the exact match, only costs the worker a run it did not need.)
         key = _texts(pair)
         with self._lock:
             if key in self._scores or key in self._ahead:

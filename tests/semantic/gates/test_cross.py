@@ -177,3 +177,46 @@ def test_a_read_ahead_that_fails_or_never_ends_leaves_the_lookup_to_run_the_mode
             sc.entry_ids()[0], ["restart"])
         sc.store("Email everyone on the team about the outage", ["email"])
         assert sc.lookup("Email everyone on the team about the outage except Jake") is None
+
+
+def test_a_child_forked_while_another_thread_held_the_verifiers_locks_still_looks_up(model, cross):
+    """Only the forking thread lives on in a child: a lock another thread held at the fork would stay
+    held there forever. The verifier's locks and its worker are made anew in the child."""
+    import os
+    import threading
+    import time
+
+    sc = SemanticCache(MemoryStore(), embedder=model)
+    gate = _cross_gate(sc)
+    gate._spare_core = lambda: True
+    sc.store("restart the payments service in production", ["restart"])
+    assert sc.lookup("could you restart the payments service in production for me?") is not None
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with gate._lock, cross._LOCK:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the child: a new request, so the model runs (ahead, then for the verdict)
+        try:
+            os._exit(0 if sc.lookup("please restart the payments service in production") is not None else 1)
+        except BaseException:  # noqa: BLE001 - any failure is the child's exit code
+            os._exit(2)
+    release.set()
+    holder.join()
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's lookup hung on a lock held at the fork")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
