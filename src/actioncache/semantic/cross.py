@@ -31,8 +31,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from typing import Any
@@ -50,6 +51,11 @@ FILES = ("verifier_cross.json", "verifier_cross.onnx", "tokenizer.json")
 # How long a lookup waits for a read started ahead (``prepare``) before it runs the model itself:
 # far above a model run (~2-3 ms), there only so that a lost worker can never stall a lookup.
 _AHEAD_PATIENCE = 1.0
+# A hand-over to the worker comes back in 0.1-0.3 ms where the scheduler runs the two threads on two
+# cores; where it wakes the caller on the worker's core, only after the model run (~2 ms). Past this
+# median of the last nine, the read ahead stays off for a minute, then is tried again.
+_SLOW_HANDOVER = 0.001
+_AHEAD_OFF_FOR = 60.0
 
 
 def _data(name: str) -> bytes:
@@ -80,6 +86,7 @@ def _loaded(name: str, max_tokens: int) -> tuple[Any, Any]:
 
 
 _WORKER: ThreadPoolExecutor | None = None
+_IN_FLIGHT = threading.Lock()  # held from a read ahead's hand-over to its end: one at a time per process
 
 
 def _worker() -> ThreadPoolExecutor:
@@ -98,9 +105,10 @@ def _forget_worker() -> None:
     """In a forked child: only the forking thread lives on, so the worker, its unfinished reads and
     any lock another thread held at the fork are gone; each is made anew (a lock copied held would
     stall the child's first lookup forever)."""
-    global _WORKER, _LOCK
+    global _WORKER, _LOCK, _IN_FLIGHT
     _WORKER = None  # the child makes its own on its first read ahead
     _LOCK = threading.Lock()
+    _IN_FLIGHT = threading.Lock()
     for verifier in list(_VERIFIERS):
         verifier._lock = threading.Lock()
         verifier._ahead = {}
@@ -151,6 +159,8 @@ class CrossEncoderVerifier:
         self._scores: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._ahead: dict[tuple[str, str], Future[float]] = {}
         self._spare_core = SpareCore()
+        self._handovers: deque[float] = deque(maxlen=9)
+        self._ahead_off_until = float("-inf")
         self._lock = threading.Lock()
         _VERIFIERS.add(self)
 
@@ -200,10 +210,13 @@ class CrossEncoderVerifier:
         """Start the model on ``pair`` on a second core while the rules read it (a lookup calls this
         for its first candidate): the lookup then waits for the longer of the two, not their sum.
 
-        Only while a core is spare (:class:`~actioncache.semantic.spare_core.SpareCore`). It decides
-        nothing: ``score`` takes the result, or runs the model itself if the read ahead failed; a
-        candidate the rules refuse leaves its score remembered, unread."""
-        if not self._spare_core():
+        Only while a core is spare (:class:`~actioncache.semantic.spare_core.SpareCore`), only when
+        no other read ahead of this process is still running (one in flight: lookups from many
+        threads never queue behind reads whose candidates the rules refused), and only while the
+        hand-over comes back at once (``_slow_handovers``). It decides nothing: ``score`` takes the
+        result, or runs the model itself if the read ahead failed; a candidate the rules refuse
+        leaves its score remembered, unread."""
+        if not self._spare_core() or time.monotonic() < self._ahead_off_until:
             return
         # (Not asked whether the two read alike, which needs both sides read: the rules read them
         # next. Such a pair, rare past the exact match, only costs the worker a run it did not need.)
@@ -212,6 +225,9 @@ class CrossEncoderVerifier:
             if key in self._scores or key in self._ahead:
                 return
         feeds = self._feeds(*key)  # the tokenizer holds the GIL: here, before the hand-over
+        busy = _IN_FLIGHT
+        if not busy.acquire(blocking=False):
+            return  # the worker is still on an earlier read: this lookup runs its model itself
         started = threading.Event()
 
         def run() -> float:
@@ -219,18 +235,36 @@ class CrossEncoderVerifier:
             return self._run(feeds)  # ONNX Runtime lets go of the GIL while it computes
 
         def finished(future: Future[float]) -> None:
+            busy.release()
             with self._lock:
                 self._ahead.pop(key, None)
             if not future.cancelled() and future.exception() is None:
                 self._remember(key, future.result())
 
-        future = _worker().submit(run)
+        handed = time.perf_counter()
+        try:
+            future = _worker().submit(run)
+        except RuntimeError:  # the interpreter is shutting down: no new threads, and nothing to say
+            busy.release()
+            return
         with self._lock:
             self._ahead[key] = future
         future.add_done_callback(finished)
         # Wait (without the GIL) until the worker is inside the model: otherwise it would wait for
         # the GIL until the rules are done, Python's switch interval being longer than they take.
         started.wait(0.005)
+        self._note_handover(time.perf_counter() - handed)
+
+    def _note_handover(self, seconds: float) -> None:
+        """Turn the read ahead off for a while where the hand-over does not come back at once: on some
+        machines the scheduler wakes this thread on the worker's core, after the model run, so the
+        rules start late and a lookup they refuse takes the model's time for nothing."""
+        with self._lock:
+            self._handovers.append(seconds)
+            if len(self._handovers) == self._handovers.maxlen and \
+                    sorted(self._handovers)[len(self._handovers) // 2] > _SLOW_HANDOVER:
+                self._ahead_off_until = time.monotonic() + _AHEAD_OFF_FOR
+                self._handovers.clear()
 
     def __call__(self, pair: Pair) -> str | None:
         if _alike(pair):

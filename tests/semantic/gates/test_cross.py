@@ -150,7 +150,8 @@ def test_reading_ahead_on_a_spare_core_decides_as_reading_after(model, cross):
     after = _lookups(model, False, after_threads)
     assert ahead == after
     assert any(served for served, _, _ in after) and any(not served for served, _, _ in after)  # both kinds asked
-    assert ahead_threads and all(name.startswith("actioncache-cross") for name in ahead_threads)
+    # (a lookup whose read ahead found the worker still on the last one runs its model itself)
+    assert any(name.startswith("actioncache-cross") for name in ahead_threads)
     assert after_threads and not any(name.startswith("actioncache-cross") for name in after_threads)
 
 
@@ -167,9 +168,12 @@ def test_a_read_ahead_that_fails_or_never_ends_leaves_the_lookup_to_run_the_mode
             future.set_exception(RuntimeError("the worker's model run failed"))
             return future
 
+    import threading
+
     monkeypatch.setattr(cross, "_AHEAD_PATIENCE", 0.05)
     for worker in (NeverRuns(), Fails()):
         monkeypatch.setattr(cross, "_worker", lambda worker=worker: worker)
+        monkeypatch.setattr(cross, "_IN_FLIGHT", threading.Lock())  # (a lost read stays in flight for good)
         sc = SemanticCache(MemoryStore(), embedder=model)
         _cross_gate(sc)._spare_core = lambda: True
         sc.store("restart the payments service in production", ["restart"])
@@ -205,7 +209,7 @@ def test_a_child_forked_while_another_thread_held_the_verifiers_locks_still_look
     if pid == 0:  # the child: a new request, so the model runs (ahead, then for the verdict)
         try:
             os._exit(0 if sc.lookup("please restart the payments service in production") is not None else 1)
-        except BaseException:  # noqa: BLE001 - any failure is the child's exit code
+        except BaseException:  # any failure is the child's exit code
             os._exit(2)
     release.set()
     holder.join()
@@ -220,3 +224,56 @@ def test_a_child_forked_while_another_thread_held_the_verifiers_locks_still_look
             pytest.fail("the forked child's lookup hung on a lock held at the fork")
         time.sleep(0.05)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_read_ahead_never_queues_behind_another_and_a_shutdown_refuses_it_quietly(model, cross, monkeypatch, caplog):
+    """One read ahead in flight per process: lookups from many threads never wait behind reads whose
+    candidates the rules refused. After the interpreter began to shut down the worker takes no work:
+    the lookup runs its model itself and says nothing."""
+    import threading
+
+    busy = threading.Lock()
+    monkeypatch.setattr(cross, "_IN_FLIGHT", busy)
+    runs_on: list[str] = []
+    assert busy.acquire()  # another read ahead is running
+    try:
+        assert _lookups(model, True, runs_on) == _lookups(model, False, [])
+    finally:
+        busy.release()
+    assert runs_on and not any(name.startswith("actioncache-cross") for name in runs_on)
+
+    class ShutDown:
+        def submit(self, fn):
+            raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+
+    monkeypatch.setattr(cross, "_worker", lambda: ShutDown())
+    with caplog.at_level("WARNING", logger="actioncache.semantic"):
+        assert _lookups(model, True, []) == _lookups(model, False, [])
+    assert not [r for r in caplog.records if "preparing" in r.getMessage()]
+    assert busy.acquire(blocking=False)  # each refused hand-over let go of it
+    busy.release()
+
+
+def test_the_read_ahead_turns_itself_off_where_the_hand_over_is_slow(model, cross, monkeypatch):
+    """Where the scheduler wakes the caller only after the worker's model run, the read ahead only
+    costs time: past a slow median of nine hand-overs it stays off for a while."""
+    import threading
+
+    monkeypatch.setattr(cross, "_SLOW_HANDOVER", 0.0)  # every hand-over counts as slow
+    monkeypatch.setattr(cross, "_IN_FLIGHT", threading.Lock())
+    sc = SemanticCache(MemoryStore(), embedder=model)
+    gate = _cross_gate(sc)
+    gate._spare_core = lambda: True
+    runs_on: list[str] = []
+    real_run = gate._run
+    gate._run = lambda feeds: (runs_on.append(threading.current_thread().name), real_run(feeds))[1]
+    sc.store("restart the payments service in production", ["restart"])
+    asked = [f"could you restart the payments service in production {tail}" for tail in
+             ("for me", "now", "please", "today", "asap", "right away", "for us", "quickly", "again", "soon", "tonight")]
+    for text in asked:
+        sc.lookup(text)
+        assert cross._IN_FLIGHT.acquire(timeout=5)  # (each read ahead over before the next lookup)
+        cross._IN_FLIGHT.release()
+    on_worker = [name.startswith("actioncache-cross") for name in runs_on]
+    assert on_worker[:9] == [True] * 9  # nine read ahead, then off
+    assert not any(on_worker[9:]) and len(on_worker) > 9
