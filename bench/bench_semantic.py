@@ -254,13 +254,12 @@ def forget_read_texts() -> None:
     that every row reads a request as new: the rows share the process, and the first row's reading
     would otherwise be the next rows' memory. WordNet's own lookups (``lexicon``) stay, as in any
     process that has served a while."""
-    import functools
     import sys as _sys
 
     for name, module in list(_sys.modules.items()):
         if name.startswith("actioncache.semantic.guard"):
             for value in vars(module).values():
-                if isinstance(value, functools._lru_cache_wrapper):
+                if callable(getattr(value, "cache_clear", None)):
                     value.cache_clear()
 
 

@@ -101,7 +101,7 @@ def _worker() -> ThreadPoolExecutor:
 _VERIFIERS: weakref.WeakSet[CrossEncoderVerifier] = weakref.WeakSet()
 
 
-def _forget_worker() -> None:
+def _renew_in_child() -> None:
     """In a forked child: only the forking thread lives on, so the worker, its unfinished reads and
     any lock another thread held at the fork are gone; each is made anew (a lock copied held would
     stall the child's first lookup forever)."""
@@ -115,7 +115,7 @@ def _forget_worker() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_worker)
+    os.register_at_fork(after_in_child=_renew_in_child)
 
 
 def available() -> bool:
@@ -213,7 +213,7 @@ class CrossEncoderVerifier:
         Only while a core is spare (:class:`~actioncache.semantic.spare_core.SpareCore`), only when
         no other read ahead of this process is still running (one in flight: lookups from many
         threads never queue behind reads whose candidates the rules refused), and only while the
-        hand-over comes back at once (``_slow_handovers``). It decides nothing: ``score`` takes the
+        hand-over comes back at once (``_note_handover``). It decides nothing: ``score`` takes the
         result, or runs the model itself if the read ahead failed; a candidate the rules refuse
         leaves its score remembered, unread."""
         if not self._spare_core() or time.monotonic() < self._ahead_off_until:

@@ -172,8 +172,9 @@ class OnnxEmbedder:
 
     ``threads`` is ONNX Runtime's intra-op thread count, or ``"auto"`` (the default): two threads
     for an input of ``WIDE_FROM`` word pieces or more while the machine has a core to spare
-    (:class:`~actioncache.semantic.spare_core.SpareCore`), one otherwise. Both give the same vectors, bit for bit (each thread takes whole blocks of a
-    product; checked on 450 requests): the choice changes only the time.
+    (:class:`~actioncache.semantic.spare_core.SpareCore`), one otherwise. Both give the same
+    vectors, bit for bit (each thread takes whole blocks of a product; checked on 450 requests):
+    the choice changes only the time.
 
     ``precision`` is ``"int8"`` (the default: signed int8 weights, faster, vectors at cosine about
     0.99 to the float ones, its own ``name``) or ``"fp32"`` (the model's own vectors).

@@ -63,6 +63,8 @@ class Pipeline:
         self._others = tuple(g for g in self.gates if g.kind != RULE)
         # Verifiers that may settle a rule's doubt (``settles(pair) -> bool``): the cross-encoder.
         self._settlers = tuple(g for g in self._others if g.kind == VERIFIER and callable(getattr(g, "settles", None)))
+        # Verifiers that may start on a candidate before the rules read it (``prepare(pair)``: the cross-encoder).
+        self._preparers = tuple(g for g in self._others if g.kind == VERIFIER and callable(getattr(g, "prepare", None)))
         self._memo: OrderedDict[tuple[str, str, tuple[str, str] | None], tuple[str | None, tuple[str, ...]]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -104,12 +106,9 @@ class Pipeline:
     def prepare(self, pair: Pair) -> None:
         """Let the verifiers that can (``prepare(pair)``: the cross-encoder) start on ``pair`` while the
         rules read it; decides nothing, and a failure here only loses the head start."""
-        for gate in self._others:
-            start = getattr(gate, "prepare", None) if gate.kind == VERIFIER else None
-            if start is None:
-                continue
+        for gate in self._preparers:
             try:
-                start(pair)
+                gate.prepare(pair)  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - the verifier runs again when asked, and fails there if it must
                 log.warning("semantic gate %r raised %s while preparing: %s", gate.name, type(exc).__name__, exc)
 
