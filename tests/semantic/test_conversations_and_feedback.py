@@ -37,9 +37,15 @@ def test_the_same_last_message_after_another_conversation_misses(sc):
 def test_an_identical_conversation_hits_exactly_and_a_reworded_last_message_by_similarity(sc):
     entry_id = sc.store(GYM, ["cancel gym"])
     same = [dict(m) for m in GYM]
-    same[1]["content"] = "  i can CANCEL your gym membership at fitlife.   shall I go ahead? "  # normalization only
+    same[1]["content"] = "  i can CANCEL your gym membership at FitLife.   shall I go ahead? "  # normalization only
     hit = sc.lookup_hit(same)
     assert hit is not None and hit.exact and hit.entry_id == entry_id
+    # A word typed with a deliberate case ("FitLife", "getUserID") keeps it in the exact-match form, so
+    # the brand typed in lower case is no exact match; the checks find no difference, and it is served.
+    lower = [dict(m) for m in same]
+    lower[1]["content"] = same[1]["content"].replace("FitLife", "fitlife")
+    hit = sc.lookup_hit(lower)
+    assert hit is not None and not hit.exact and hit.entry_id == entry_id
     reworded = GYM[:2] + [{"role": "user", "content": "Yes, please cancel it"}]
     hit = sc.lookup_hit(reworded)
     assert hit is not None and not hit.exact and hit.entry_id == entry_id

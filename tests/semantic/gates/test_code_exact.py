@@ -85,3 +85,78 @@ def test_a_settings_key_before_its_value_is_code(a, b, same):
     """The class: "key: value" with a key of joined words (YAML, a config line) names one setting as
     typed; a plain word before a colon may be prose."""
     assert (contrast(a, b) is None, contrast(b, a) is None) == (same, same)
+
+
+# Written for these tests: an identifier typed with a deliberate case on both sides, in another case.
+RECASED = [
+    ("call getUserId on the client", "call getUserID on the client"),
+    ("use the XmlParser class for the feed", "use the XMLParser class for the feed"),
+    ("check isValidURL before saving", "check isValidUrl before saving"),
+    ("rename maxRetries in the settings", "rename MaxRetries in the settings"),
+]
+
+
+@pytest.mark.parametrize("a, b", RECASED)
+def test_an_identifier_in_another_deliberate_case_is_another_request(a, b):
+    assert contrast(a, b) == "code_exact" and contrast(b, a) == "code_exact"
+    assert normalize_prompt(a) != normalize_prompt(b)  # nor one exact match, where no check runs
+    sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder())
+    sc.store(a, ["plan a"])
+    assert sc.lookup(b) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("deploy to GitHub Pages", "deploy to github pages"),
+    ("deploy to GitHub Pages", "Deploy to Github Pages"),  # one capital in front: typed casually
+    ("open my iPhone settings", "open my iphone settings"),
+    ("cancel my FitLife membership", "cancel my Fitlife membership"),
+    ("CALL getUserId ON THE CLIENT", "call getUserId on the client"),
+])
+def test_a_name_typed_casually_is_no_difference(a, b):
+    assert contrast(a, b) is None and contrast(b, a) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("rename getUserId to getUserID", "rename getUserID to getUserId"),
+    ("change `a < b` to `a <= b` in the loop", "change `a <= b` to `a < b` in the loop"),
+    ("move config.yaml to backup.yaml", "move backup.yaml to config.yaml"),
+    ("replace HttpClient with HTTPClient", "replace HTTPClient with HttpClient"),
+])
+def test_code_traded_between_the_slots_of_one_sentence_is_another_request(a, b):
+    """The same sentence word for word, the same code, in other places: the direction of a rename,
+    a change or a move is the request."""
+    assert contrast(a, b) == "code_exact" and contrast(b, a) == "code_exact"
+
+
+@pytest.mark.parametrize("a, b", [
+    ("in bash, what does `$?` hold?", "in bash, what does `$!` hold?"),  # a shell's special parameters
+    ("write the output to out.txt with >.", "write the output to out.txt with >>."),  # a full stop is not the operator's
+    ("what does `>>` do in a redirect?", "what does `>` do in a redirect?"),  # backticks are not part of it
+    ("evaluate `2 ** 8` in Python", "evaluate `2 ^ 8` in Python"),
+    ("style the `ul > li` items", "style the `ul li` items"),  # in backticks, even on one side only
+    ("split the string on ','", "split the string on ', '"),  # a quoted string's spaces are part of it
+])
+def test_symbols_and_spaces_in_code_are_compared_as_typed(a, b):
+    assert contrast(a, b) == "code_exact" and contrast(b, a) == "code_exact"
+
+
+@pytest.mark.parametrize("a, b", [
+    ("rename getUserId to getUserID", "rename getUserId to getUserID, please"),
+    ("move config.yaml to backup.yaml", "move config.yaml into backup.yaml"),
+    ("timeout = 30 seconds on the worker", "set the worker's timeout to 30 seconds"),  # an operator on one side, prose
+])
+def test_the_same_code_in_the_same_places_is_no_difference(a, b):
+    assert GATES["code_exact"](Pair(a, b)) is None and GATES["code_exact"](Pair(b, a)) is None
+
+
+_CODEISH = st.text(alphabet=st.sampled_from("abXY `'\"<>=$?!*^.-_/"), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_CODEISH, _CODEISH)
+def test_the_new_readings_are_symmetric_and_never_part_a_text_from_itself(a, b):
+    from actioncache.semantic.guard.code import recased, swapped
+
+    assert recased(a, b) == recased(b, a) and swapped(a, b) == swapped(b, a)
+    assert not recased(a, a) and not swapped(a, a)
+    assert GATES["code_exact"](Pair(a, a)) is None

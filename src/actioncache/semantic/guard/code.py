@@ -10,14 +10,23 @@ are the chunks between spaces (edge punctuation trimmed) that are not prose:
 * paths and file names: anything with ``/`` or ``\\``, ``~/notes``, ``deploy.sh``, ``logs.tar.gz``;
 * identifiers and assignments: ``API_TIMEOUT=30``, ``user_id``, ``requests==2.31.0``, ``os.path``,
   ``$HOME``, ``a::b``, ``f()``;
-* quoted or backticked strings, whole;
-* operators typed between spaces (``=``, ``!=``, ``>=``, ``|``, ``&&``), compared when both sides
-  have some (one on one side only may be prose: "timeout = 30 seconds").
+* quoted strings, whole and with their spaces (``','`` is not ``', '``); backticked code chunk by chunk;
+* operators and shell symbols typed between spaces (``=``, ``!=``, ``>=``, ``|``, ``&&``, ``>>``, ``**``,
+  ``$?``), without the sentence's own punctuation after them ("with >."), compared when both sides
+  have some (one on one side only may be prose: "timeout = 30 seconds"), or when one stands in
+  backticks ("`ul > li`" / "`ul li`").
 
 * camel case that starts in lower case: ``getUserById``, ``maxRetries`` (not ``iPhone``, ``FitLife``:
   brands, names in any case);
 * in a command line (a request with a flag or a path), any word with a capital past its first
   letter or inside the line: ``git checkout -b Feature`` is not ``... feature``.
+
+Two more readings of the same kind: a word each side types with a deliberate case (a capital past
+its first letter and lower-case letters too) in another case ("getUserId" / "getUserID", "XmlParser" /
+"XMLParser": :func:`recased`; a side typing it in lower case, in capitals or with one capital in front,
+"github" / "Github", types casually); and one sentence, word for word, with its code in other places
+("rename getUserId to getUserID" / "rename getUserID to getUserId": :func:`swapped`), the direction
+of a rename, a change or a move.
 
 These must be the same on both sides, character for character, unless the other side says them
 in prose: a path, file name or quoted string on one side only whose every word and number the
@@ -61,7 +70,9 @@ _LOWER_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z0-9]*)+")  # "getUser", "maxRet
 _ALNUM = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # letters and digits, hyphens between: "EC2", "OPS-142"
 # A comparison or a pipe, typed between spaces: "id = 5" is not "id != 5", "a | b" not "a || b".
 _OPERATOR = re.compile(r"&&|[!=<>|&≠≤≥]*[=<>|≠≤≥][!=<>|&≠≤≥]*")
-_ARITHMETIC = frozenset({"+", "-", "*", "/", "×", "÷", "−"})
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "×", "÷", "−", "**", "^", "%", "//"})
+# Symbols only a program reads: a shell's special parameters and the like ("$?", "$!", "$@", "$#").
+_SHELL_SYMBOL = re.compile(r"\$[?!@#*$0-9-]|\$\{[^}\s]*\}")
 # The closed classes of English that make a sentence prose: articles and possessives, pronouns,
 # question words, auxiliaries and modals, prepositions, conjunctions. A request with none of them
 # ("git checkout Main", "docker rmi web", "drop table Users") is a line typed for a program.
@@ -119,7 +130,7 @@ def code_tokens(text: str) -> Counter[str]:
     text = _read(text)
     exact: Counter[str] = Counter()
     for quoted in _QUOTED.findall(text):
-        exact["«" + " ".join(quoted[1:-1].split()) + "»"] += 1
+        exact["«" + quoted[1:-1] + "»"] += 1  # as typed, its spaces too: "split on ','" is not "split on ', '"
     starts = True
     chunks = _QUOTED.sub(" ", text).split()
     command_line = _command_line(chunks)
@@ -191,16 +202,33 @@ def line_words(text: str) -> Counter[str]:
 
 @lru_cache(maxsize=8192)
 def operators(text: str) -> Counter[str]:
-    """The comparisons, pipes and arithmetic typed between spaces ("id = 5", "a || b", "size > 5 GB",
-    "balance + 50"; a hyphen between spaces is a dash in prose, so it counts only against a side
-    that has operators too)."""
-    return Counter(c for c in unicodedata.normalize("NFKC", text).split() if _OPERATOR.fullmatch(c) or c in _ARITHMETIC)
+    """The comparisons, pipes, redirections, arithmetic and shell symbols typed between spaces ("id = 5",
+    "a || b", "size > 5 GB", "balance + 50", "with >>", "`$?`", "`2 ** 10`"; a hyphen between spaces
+    is a dash in prose, so it counts only against a side that has operators too). Backticks and the
+    sentence's own punctuation after a chunk ("with >.") are not part of it."""
+    return Counter(c for c, _ in _symbol_chunks(text))
+
+
+def _symbol_chunks(text: str) -> list[tuple[str, bool]]:
+    """Each operator or symbol chunk of ``text`` and whether it stands inside backticks (code for sure)."""
+    out: list[tuple[str, bool]] = []
+    for n, span in enumerate(unicodedata.normalize("NFKC", text).split("`")):
+        for chunk in span.split():
+            chunk = chunk.rstrip(".,;:") if len(chunk.rstrip(".,;:")) else chunk
+            if _OPERATOR.fullmatch(chunk) or chunk in _ARITHMETIC or _SHELL_SYMBOL.fullmatch(chunk):
+                out.append((chunk, n % 2 == 1))
+    return out
+
+
+def _coded_operators(text: str) -> Counter[str]:
+    """The operators and symbols ``text`` writes inside backticks."""
+    return Counter(c for c, coded in _symbol_chunks(text) if coded)
 
 
 def exact_form(text: str) -> str:
     """The exact-match form of a request: Unicode NFKC, whitespace collapsed, prose case-folded,
-    code (flags, paths, identifiers, operators, quoted strings, a command line's capitals past its
-    first letter) as typed; backticks only mark code and go. An exact match is served with no check
+    code (flags, paths, identifiers, operators, quoted strings, words typed with a deliberate case
+    such as "DataFrame", a command line's capitals past its first letter) as typed; backticks only mark code and go. An exact match is served with no check
     at all: it folds only what the checks would fold."""
     text = unicodedata.normalize("NFKC", text).replace("`", " ")
     chunks = ARROW.sub(" to ", _QUOTED.sub(" ", text)).split()
@@ -208,11 +236,15 @@ def exact_form(text: str) -> str:
     out: list[str] = []
     last = 0
     for match in _QUOTED.finditer(text):
-        out.append(_fold_prose(text[last:match.start()], starts=not text[:match.start()].strip(), command_line=command_line))
-        out.append(match.group(0))
+        prose = _fold_prose(text[last:match.start()], starts=not text[:match.start()].strip(), command_line=command_line)
+        out.append(_SPACES.sub(" ", prose))
+        out.append(match.group(0))  # a quoted string as typed, its spaces too
         last = match.end()
-    out.append(_fold_prose(text[last:], starts=not text[:last].strip(), command_line=command_line))
-    return " ".join("".join(out).split())
+    out.append(_SPACES.sub(" ", _fold_prose(text[last:], starts=not text[:last].strip(), command_line=command_line)))
+    return "".join(out).strip()
+
+
+_SPACES = re.compile(r"\s+")
 
 
 def _fold_prose(text: str, *, starts: bool, command_line: bool) -> str:
@@ -226,10 +258,53 @@ def _fold_prose(text: str, *, starts: bool, command_line: bool) -> str:
             chunk = chunk.replace(token, token[0].lower() + token[1:], 1)
         starts = chunk[-1:] in ".!?:"
         token = _token(chunk)
-        keep = kind(token) == "exact" or (command_line and any(c.isupper() for c in token))
+        keep = kind(token) == "exact" or _cased(token) or (command_line and any(c.isupper() for c in token))
         return chunk if keep else chunk.casefold()
 
     return re.sub(r"\S+", fold, text)
+
+
+def _cased(token: str) -> bool:
+    """A word typed with a deliberate case: a capital past its first letter and lower-case letters too
+    ("DataFrame", "getUserID", "HTTPClient", "iPhone"); not "Restart", "RESTART", "restart"."""
+    letters = [c for c in token if c.isalpha()]
+    return any(c.isupper() for c in letters[1:]) and any(c.islower() for c in letters)
+
+
+@lru_cache(maxsize=8192)
+def recased(a: str, b: str) -> bool:
+    """A word each side types with a deliberate case (:func:`_cased`), in another case: "getUserId" /
+    "getUserID", "HttpClient" / "HTTPClient", "isValidURL" / "isValidUrl" name other things in code.
+    A side that types it in lower case ("github"), in capitals or with one capital in front
+    ("Github", "Fitlife": brands are often typed so) is typing casually, and is no difference."""
+    cased_a = {t for t in map(_token, _read(a).split()) if t and _cased(t)}
+    cased_b = {t for t in map(_token, _read(b).split()) if t and _cased(t)}
+    return any(x.casefold() == y.casefold() for x in cased_a - cased_b for y in cased_b - cased_a)
+
+
+def _slots(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``text`` as a frame and what fills it: each code token, operator or deliberately cased word
+    becomes a slot ("rename ◊ to ◊"), the rest is case-folded prose; and the slots' fillers in order."""
+    frame: list[str] = []
+    fillers: list[str] = []
+    for chunk in _QUOTED.sub(lambda m: " " + m.group(0).replace(" ", "\u00a0") + " ", _read(text)).split():
+        token = _token(chunk)
+        if chunk[:1] in "\"'“" and len(chunk) > 1 or _OPERATOR.fullmatch(chunk) or kind(token) == "exact" or _cased(token):
+            frame.append("◊")
+            fillers.append(token)
+        else:
+            frame.append(chunk.casefold())
+    return tuple(frame), tuple(fillers)
+
+
+@lru_cache(maxsize=8192)
+def swapped(a: str, b: str) -> bool:
+    """The same sentence with its code in other slots: "rename getUserId to getUserID" / "rename
+    getUserID to getUserId", "change `i < n` to `i <= n`" / the other way round. The frames around
+    the code are the same word for word, the fillers are the same, and their order is not."""
+    frame_a, fill_a = _slots(a)
+    frame_b, fill_b = _slots(b)
+    return len(fill_a) > 1 and frame_a == frame_b and fill_a != fill_b and sorted(fill_a) == sorted(fill_b)
 
 
 class CodeExact:
@@ -242,6 +317,10 @@ class CodeExact:
         mine_ops, their_ops = operators(pair.request), operators(pair.candidate)
         if mine_ops and their_ops and mine_ops != their_ops:
             return self.name  # "id = 5" / "id != 5"; an operator on one side only may be prose ("timeout = 30s")
+        if _coded_operators(pair.request) - their_ops or _coded_operators(pair.candidate) - mine_ops:
+            return self.name  # inside backticks an operator is code, even on one side only ("`.nav > li`" / "`.nav li`")
+        if recased(pair.request, pair.candidate) or swapped(pair.request, pair.candidate):
+            return self.name
         mine, theirs = code_tokens(pair.request), code_tokens(pair.candidate)
         if mine == theirs:
             return None
