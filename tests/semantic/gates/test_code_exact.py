@@ -51,12 +51,21 @@ def test_the_exact_match_path_keeps_code_apart(a, b):
     ("Git branch -d feature/login", "git branch -d feature/login"),
     ("RESTART the payments service", "restart the payments service"),
     ("Deploy.sh failed, rerun it", "deploy.sh failed, rerun it"),  # a capital that only opens the sentence
-    ("run `ls -la` now", "run ls -la now"),  # backticks mark code, they are not part of it
     ("restart the EC2 instance", "restart the ec2 instance"),  # a name, in any case
 ])
 def test_prose_case_is_no_difference(a, b):
     assert contrast(a, b) is None
     assert exact_form(a).casefold() == exact_form(b).casefold()
+
+
+def test_backticks_mark_code_that_the_exact_form_keeps_as_typed():
+    """The same code bare and in backticks is the same request to the checks; the exact-match form
+    keeps backticked code verbatim (its case and spaces are the code's), so the two are no exact
+    match and the checks decide."""
+    assert contrast("run `ls -la` now", "run ls -la now") is None
+    assert exact_form("Run  `ls -la`   now") == "run `ls -la` now"
+    assert exact_form("search for `TODO`") != exact_form("search for `todo`")
+    assert exact_form("replace `a  b`") != exact_form("replace `a b`")
 
 
 def test_code_tokens_read_flags_paths_identifiers_and_quotes():
@@ -135,6 +144,18 @@ def test_code_traded_between_the_slots_of_one_sentence_is_another_request(a, b):
     ("evaluate `2 ** 8` in Python", "evaluate `2 ^ 8` in Python"),
     ("style the `ul > li` items", "style the `ul li` items"),  # in backticks, even on one side only
     ("split the string on ','", "split the string on ', '"),  # a quoted string's spaces are part of it
+    ("search for `TODO` in src", "search for `todo` in src"),  # backticked code keeps its case
+    ("call `Parse` on the input", "call parse on the input"),
+    ("replace `a  b` with `c`", "replace `a b` with `c`"),  # and its spaces
+    ("use the -> operator", "use the => operator"),  # any chunk of symbols, not only comparisons
+    ("replace :) with :( in the chat log", "replace :( with :) in the chat log"),
+    ("use [] instead of ()", "use () instead of []"),
+    ("check whether a < b", "check whether b < a"),  # an operator's operands are its slots
+    ("cd ..", "cd ."),  # a directory said in dots, a tilde or a slash
+    ("move notes.txt to ~", "move notes.txt to /"),
+    ("run ./start.sh &", "run ./start.sh"),  # in a command line every symbol is an argument
+    ("source .env before starting", "source env before starting"),  # the dot of a dotfile is the name
+    ("style the .card elements", "style the #card elements"),
 ])
 def test_symbols_and_spaces_in_code_are_compared_as_typed(a, b):
     assert contrast(a, b) == "code_exact" and contrast(b, a) == "code_exact"
@@ -144,6 +165,10 @@ def test_symbols_and_spaces_in_code_are_compared_as_typed(a, b):
     ("rename getUserId to getUserID", "rename getUserId to getUserID, please"),
     ("move config.yaml to backup.yaml", "move config.yaml into backup.yaml"),
     ("timeout = 30 seconds on the worker", "set the worker's timeout to 30 seconds"),  # an operator on one side, prose
+    ("call `parse` on the input", "call parse on the input"),  # backticks only mark the code
+    ("copy notes.txt into the backup folder", "copy notes.txt to ./backup"),  # a relative path said in prose
+    ("Tom & Jerry episode list", "Tom and Jerry episode list"),  # "&" in prose
+    ("wait - deploy it first", "deploy it first"),  # a dash
 ])
 def test_the_same_code_in_the_same_places_is_no_difference(a, b):
     assert GATES["code_exact"](Pair(a, b)) is None and GATES["code_exact"](Pair(b, a)) is None

@@ -21,12 +21,20 @@ are the chunks between spaces (edge punctuation trimmed) that are not prose:
 * in a command line (a request with a flag or a path), any word with a capital past its first
   letter or inside the line: ``git checkout -b Feature`` is not ``... feature``.
 
+Backticked code is compared as typed, case and spaces included, unless the other side says it bare
+as typed (:func:`_unsaid_code`); in a command line every chunk of symbols is an argument ("run
+./start.sh &"); a directory said in dots or a tilde ("..", "~") is a path, and a dotfile's dot is part
+of its name (".env" is not "env"); superscripts, subscripts and circled characters keep their form
+(:func:`nfkc`: "x²" is not "x2").
+
 Two more readings of the same kind: a word each side types with a deliberate case (a capital past
 its first letter and lower-case letters too) in another case ("getUserId" / "getUserID", "XmlParser" /
 "XMLParser": :func:`recased`; a side typing it in lower case, in capitals or with one capital in front,
 "github" / "Github", types casually); and one sentence, word for word, with its code in other places
 ("rename getUserId to getUserID" / "rename getUserID to getUserId": :func:`swapped`), the direction
-of a rename, a change or a move.
+of a rename, a change or a move; a word the request itself types in two cases is code there
+(:func:`case_pairs`: "rename Parse to parse"), and so are an operator's operands that are no English
+words ("a < b" / "b < a").
 
 These must be the same on both sides, character for character, unless the other side says them
 in prose: a path, file name or quoted string on one side only whose every word and number the
@@ -49,6 +57,7 @@ another request; and the exact-match form keeps such a line's capitals.
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections import Counter
 from functools import lru_cache
@@ -67,6 +76,9 @@ _NUMBER = re.compile(r"#?\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|am|pm|k|m|s|h)?|[$€£
 _VERSION = re.compile(r"[vV]\d+(?:\.\d+)+")  # "v2.4.1" is the version 2.4.1
 _NAME = re.compile(r"[#@][^\W\d_][\w-]*")  # a channel or a handle: the entity check's
 _LOWER_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z0-9]*)+")  # "getUser", "maxRetries"; not "iPhone", "eBay"
+# "..", "~", "~/", "./", "../..": directories. Not a lone "." nor "/": a sentence's full stop left
+# alone when quotes or backticks are read away ("from `orders`."), a slash between words ("this / that").
+_BARE_PATH = re.compile(r"~/?|\.\./?|\./|(?:\.\./)+(?:\.\.)?")
 _ALNUM = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # letters and digits, hyphens between: "EC2", "OPS-142"
 # A comparison or a pipe, typed between spaces: "id = 5" is not "id != 5", "a | b" not "a || b".
 _OPERATOR = re.compile(r"&&|[!=<>|&≠≤≥]*[=<>|≠≤≥][!=<>|&≠≤≥]*")
@@ -85,7 +97,7 @@ def _capitalised(token: str) -> bool:
 
 def _token(chunk: str) -> str:
     """A chunk between spaces without the punctuation around it; an operator stays whole."""
-    return chunk if _OPERATOR.fullmatch(chunk) else _trim(chunk)
+    return chunk if _OPERATOR.fullmatch(chunk) or _BARE_PATH.fullmatch(chunk) else _trim(chunk)
 
 
 def _trim(chunk: str) -> str:
@@ -93,9 +105,24 @@ def _trim(chunk: str) -> str:
 
 
 def _read(text: str) -> str:
-    """``text`` as the code checks read it: Unicode NFKC, backticks gone (they only mark code), an
-    arrow said as "to"."""
-    return ARROW.sub(" to ", unicodedata.normalize("NFKC", text).replace("`", " "))
+    """``text`` as the code checks read it: Unicode NFKC (:func:`nfkc`), backticks gone (they only mark
+    code), an arrow said as "to"."""
+    return ARROW.sub(" to ", nfkc(text).replace("`", " "))
+
+
+# Compatibility forms that NFKC would fold into other characters of another meaning in code and
+# formulas: "x²" is not "x2", "x₁" not "x1", "file①" not "file1", "½" not "1/2".
+_KEPT_FORMS = ("<super>", "<sub>", "<circle>", "<fraction>")
+
+
+@lru_cache(maxsize=8192)
+def nfkc(text: str) -> str:
+    """Unicode NFKC (full-width letters, ligatures and the like as their plain forms), but for
+    superscripts, subscripts, circled characters and fractions, which keep their form."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", "".join(
+        ch if unicodedata.decomposition(ch).startswith(_KEPT_FORMS) else unicodedata.normalize("NFKC", ch) for ch in text))
 
 
 _CHAT = frozenset({"w/", "w/o", "b/c", "b4", "a/c", "n/a"})  # chat spellings with a slash: words
@@ -109,6 +136,10 @@ def kind(token: str) -> str | None:
         return None
     if token.endswith(("'s", "’s")) and len(token) > 2:
         token = token[:-2]  # a possessive: "draft.docx's name"
+    if _BARE_PATH.fullmatch(token):
+        return "exact"  # ".", "..", "~", "/", "../..": a directory, as a command's argument
+    if not token.isascii() and any(unicodedata.decomposition(c).startswith(_KEPT_FORMS) for c in token):
+        return "exact"  # "x²", "x₁", "file①": a formula's or a name's own characters
     if not any(c.isalnum() for c in token) or _NUMBER.fullmatch(token) or _VERSION.fullmatch(token) or _NAME.fullmatch(token):
         return None
     if _ABBREVIATION.fullmatch(token):
@@ -209,15 +240,61 @@ def operators(text: str) -> Counter[str]:
     return Counter(c for c, _ in _symbol_chunks(text))
 
 
-def _symbol_chunks(text: str) -> list[tuple[str, bool]]:
+@lru_cache(maxsize=8192)
+def _symbol_chunks(text: str) -> tuple[tuple[str, bool], ...]:
     """Each operator or symbol chunk of ``text`` and whether it stands inside backticks (code for sure)."""
     out: list[tuple[str, bool]] = []
-    for n, span in enumerate(unicodedata.normalize("NFKC", text).split("`")):
+    for n, span in enumerate(nfkc(text).split("`")):
         for chunk in span.split():
-            chunk = chunk.rstrip(".,;:") if len(chunk.rstrip(".,;:")) else chunk
-            if _OPERATOR.fullmatch(chunk) or chunk in _ARITHMETIC or _SHELL_SYMBOL.fullmatch(chunk):
+            chunk = chunk.rstrip(".,;:") if len(chunk.rstrip(".,;:")) > 1 or chunk[-1:] not in ".,;:" else chunk
+            if symbolic(chunk):
                 out.append((chunk, n % 2 == 1))
-    return out
+    return tuple(out)
+
+
+# Chunks of symbols only that prose writes between spaces: a dash, an ellipsis, a lone question or
+# exclamation mark ("&" in prose, "Tom & Jerry", is compared only against a side with symbols of its own).
+_PROSE_SYMBOLS = frozenset({"–", "—", "...", "…", "?", "!", "?!", "!?", ".", ",", ";", ":"})
+
+
+def symbolic(chunk: str) -> bool:
+    """An operator, a shell symbol or a chunk of ASCII symbols only that is not prose's: "->", "=>",
+    "??", ":=", "|", "..", "~", "/", ".*", "[]", ":)"; a hyphen between spaces counts as arithmetic;
+    a lone full stop, comma, colon or semicolon is a sentence's, an emoji no symbol."""
+    if _OPERATOR.fullmatch(chunk) or chunk in _ARITHMETIC or _SHELL_SYMBOL.fullmatch(chunk):
+        return True
+    return bool(chunk) and all(c in _SYMBOL_CHARS for c in chunk) and chunk not in _PROSE_SYMBOLS
+
+
+_SYMBOL_CHARS = frozenset(string.punctuation) | frozenset("≠≤≥×÷−")
+
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+
+
+def _unsaid_code(mine: str, other: str) -> bool:
+    """A span ``mine`` writes in backticks that ``other`` neither writes in backticks nor says bare,
+    exactly as typed (case, spaces, symbols): backticks mark code, and code is compared as typed
+    ("search for `TODO`" / "search for `todo`", "`a  b`" / "`a b`")."""
+    spans = Counter(_BACKTICKED.findall(mine)) - Counter(_BACKTICKED.findall(other))
+    bare = other.replace("`", " ")
+    return any(not span.strip() or not re.search(rf"(?<![\w`]){re.escape(span)}(?![\w`])", bare) for span in spans)
+
+
+def _line_symbols(text: str) -> Counter[str]:
+    """The chunks of symbols only of ``text``, "&" and a lone "!" included (a command line's arguments), a dash or an ellipsis not."""
+    chunks = (c.rstrip(".,;:") if len(c.rstrip(".,;:")) > 1 or c[-1:] not in ".,;:" else c
+              for c in nfkc(text).replace("`", " ").split())
+    return Counter(c for c in chunks if c and all(ch in _SYMBOL_CHARS for ch in c) and c not in _PUNCTUATION)
+
+
+_PUNCTUATION = frozenset({"–", "—", "...", "…", ".", ",", ";", ":"})  # a sentence's, in a command line too
+
+
+def _program_line(text: str) -> bool:
+    """A command line: a request with a flag or a path ("run ./start.sh &", "git checkout ."; not
+    "timeout = 30 seconds", where an operator may be prose)."""
+    return _command_line(_QUOTED.sub(" ", _read(text)).split())
 
 
 def _coded_operators(text: str) -> Counter[str]:
@@ -230,24 +307,54 @@ def exact_form(text: str) -> str:
     code (flags, paths, identifiers, operators, quoted strings, words typed with a deliberate case
     such as "DataFrame", a command line's capitals past its first letter) as typed; backticks only mark code and go. An exact match is served with no check
     at all: it folds only what the checks would fold."""
-    text = unicodedata.normalize("NFKC", text).replace("`", " ")
-    chunks = ARROW.sub(" to ", _QUOTED.sub(" ", text)).split()
+    spans: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:  # backticked code, as typed: no case folded, no space collapsed
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    whole = nfkc(text).replace("`", " ")
+    chunks = ARROW.sub(" to ", _QUOTED.sub(" ", whole)).split()
+    text = nfkc(_BACKTICKED.sub(hold, text)).replace("`", " ")
     command_line = _command_line(chunks) or _bare(chunks)  # the command_line gate compares bare lines' case
+    paired = case_pairs(whole)
     out: list[str] = []
     last = 0
     for match in _QUOTED.finditer(text):
-        prose = _fold_prose(text[last:match.start()], starts=not text[:match.start()].strip(), command_line=command_line)
+        prose = _fold_prose(text[last:match.start()], starts=not text[:match.start()].strip(),
+                            command_line=command_line, paired=paired)
         out.append(_SPACES.sub(" ", prose))
         out.append(match.group(0))  # a quoted string as typed, its spaces too
         last = match.end()
-    out.append(_SPACES.sub(" ", _fold_prose(text[last:], starts=not text[:last].strip(), command_line=command_line)))
-    return "".join(out).strip()
+    out.append(_SPACES.sub(" ", _fold_prose(text[last:], starts=not text[:last].strip(), command_line=command_line,
+                                            paired=paired)))
+    return _HELD.sub(lambda m: spans[int(m.group(1))], "".join(out).strip())
+
+
+_HELD = re.compile(r"\x00(\d+)\x00")
 
 
 _SPACES = re.compile(r"\s+")
 
 
-def _fold_prose(text: str, *, starts: bool, command_line: bool) -> str:
+@lru_cache(maxsize=8192)
+def case_pairs(text: str) -> frozenset[str]:
+    """The words ``text`` itself types in two cases or more ("rename Parse to parse", "return None
+    instead of none", "from Path to PATH"): the request makes the case a difference, so each keeps it.
+    A capital that only opens a sentence is not a case of its own."""
+    seen: dict[str, set[str]] = {}
+    starts = True
+    for chunk in text.split():
+        token = _token(chunk)
+        if starts and _capitalised(token):
+            token = token[0].lower() + token[1:]
+        starts = chunk[-1:] in ".!?:"
+        if any(c.isalpha() for c in token):
+            seen.setdefault(token.casefold(), set()).add(token)
+    return frozenset(t for spellings in seen.values() if len(spellings) > 1 for t in spellings)
+
+
+def _fold_prose(text: str, *, starts: bool, command_line: bool, paired: frozenset[str] = frozenset()) -> str:
     """Case-fold the chunks of ``text`` that are not code, keeping the spaces between them."""
 
     def fold(match: re.Match[str]) -> str:
@@ -258,7 +365,8 @@ def _fold_prose(text: str, *, starts: bool, command_line: bool) -> str:
             chunk = chunk.replace(token, token[0].lower() + token[1:], 1)
         starts = chunk[-1:] in ".!?:"
         token = _token(chunk)
-        keep = kind(token) == "exact" or _cased(token) or (command_line and any(c.isupper() for c in token))
+        keep = kind(token) == "exact" or _cased(token) or token in paired or \
+            (command_line and any(c.isupper() for c in token))
         return chunk if keep else chunk.casefold()
 
     return re.sub(r"\S+", fold, text)
@@ -285,16 +393,19 @@ def recased(a: str, b: str) -> bool:
 def _slots(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``text`` as a frame and what fills it: each code token, operator or deliberately cased word
     becomes a slot ("rename ◊ to ◊"), the rest is case-folded prose; and the slots' fillers in order."""
-    frame: list[str] = []
-    fillers: list[str] = []
-    for chunk in _QUOTED.sub(lambda m: " " + m.group(0).replace(" ", "\u00a0") + " ", _read(text)).split():
-        token = _token(chunk)
-        if chunk[:1] in "\"'“" and len(chunk) > 1 or _OPERATOR.fullmatch(chunk) or kind(token) == "exact" or _cased(token):
-            frame.append("◊")
-            fillers.append(token)
-        else:
-            frame.append(chunk.casefold())
-    return tuple(frame), tuple(fillers)
+    read = _read(text)
+    paired = case_pairs(read)
+    chunks = _QUOTED.sub(lambda m: " " + m.group(0).replace(" ", "\u00a0") + " ", read).split()
+    slot = [chunk[:1] in "\"'“" and len(chunk) > 1 or symbolic(chunk) or kind(_token(chunk)) == "exact"
+            or _cased(_token(chunk)) or _token(chunk) in paired for chunk in chunks]
+    for i, chunk in enumerate(chunks):  # an operator's operands are slots too: "a < b" / "b < a"
+        operands = chunks[i - 1:i] + chunks[i + 1:i + 2]
+        if (_OPERATOR.fullmatch(chunk) or chunk in _ARITHMETIC) and len(operands) == 2 \
+                and not any(_token(o).isalpha() and len(_token(o)) > 2 and lexicon.known(_token(o).lower()) for o in operands):
+            slot[i - 1] = slot[i + 1] = True
+    frame = tuple("◊" if is_slot else chunk.casefold() for chunk, is_slot in zip(chunks, slot))
+    fillers = tuple(chunk if symbolic(chunk) else _token(chunk) or chunk for chunk, is_slot in zip(chunks, slot) if is_slot)
+    return frame, fillers
 
 
 @lru_cache(maxsize=8192)
@@ -319,6 +430,11 @@ class CodeExact:
             return self.name  # "id = 5" / "id != 5"; an operator on one side only may be prose ("timeout = 30s")
         if _coded_operators(pair.request) - their_ops or _coded_operators(pair.candidate) - mine_ops:
             return self.name  # inside backticks an operator is code, even on one side only ("`.nav > li`" / "`.nav li`")
+        if (_program_line(pair.request) or _program_line(pair.candidate)) and \
+                _line_symbols(pair.request) != _line_symbols(pair.candidate):
+            return self.name  # in a command line every symbol is an argument ("run ./start.sh &", "git checkout .")
+        if _unsaid_code(pair.request, pair.candidate) or _unsaid_code(pair.candidate, pair.request):
+            return self.name
         if recased(pair.request, pair.candidate) or swapped(pair.request, pair.candidate):
             return self.name
         mine, theirs = code_tokens(pair.request), code_tokens(pair.candidate)
@@ -351,12 +467,16 @@ def prose_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_DOTTED_NAME = re.compile(r"\.[^\W\d_]")  # ".env", ".git", ".header": not "./data", "../src"
+
+
 def _restated(token: str, other: str) -> bool:
     """``token`` (a code token of one side only) is a quoted string, a relative path or a file name, and the other side says each of
     its words and numbers in prose (a plural or other form of the word counts; a word with a capital
     past its first letter only as typed)."""
-    if not (token.startswith("«") or _PATH.fullmatch(token)) or token[:1] in "/+-":
-        return False  # only a quoted string, a relative path or a file name; never a flag, a sign, ":main", "$HOME"
+    if not (token.startswith("«") or _PATH.fullmatch(token)) or token[:1] in "/+-#" or _DOTTED_NAME.match(token):
+        return False  # only a quoted string, a relative path or a file name; never a flag, a sign, ":main",
+        # "$HOME", nor a name whose leading dot is the point (".env", ".git", ".header")
     # a part with a capital past its first letter ("userID") is said only as typed
     parts = [p if any(c.isupper() for c in p[1:]) else p.lower() for p in _PARTS.findall(token.strip("«»"))]
     if not parts:
