@@ -48,6 +48,7 @@ from .cross import CrossEncoderVerifier
 from .embedders import Embedder, EmbedderError, default_embedder
 from .guard import DEFAULT_RULES, VERIFIER, Gate, Pair, Pipeline, literal_guard
 from .guard.adapters import GuardGate, VerifierGate
+from .guard.code import exact_alike
 from .guard.context import key_text
 from .guard.text import side
 from .index import NumpyIndex, VectorIndex
@@ -521,7 +522,10 @@ class SemanticCache:
         exact_key = self.index.exact(_request_hash(request))
         if exact_key is not None:
             hit = self._candidate(exact_key, 1.0, exact=True, request=request)
-            if hit is not None and normalize_prompt(hit.prompt) == normalize_prompt(request.text):
+            # The same exact-match form, and the code checks (which read some case the form folds:
+            # "PATH" / "Path") find no difference either.
+            if hit is not None and normalize_prompt(hit.prompt) == normalize_prompt(request.text) \
+                    and exact_alike(request.text, hit.prompt):
                 self._count("exact_hits")
                 return hit
         if self.threshold > 1.0:

@@ -185,3 +185,20 @@ def test_the_new_readings_are_symmetric_and_never_part_a_text_from_itself(a, b):
     assert recased(a, b) == recased(b, a) and swapped(a, b) == swapped(b, a)
     assert not recased(a, a) and not swapped(a, a)
     assert GATES["code_exact"](Pair(a, a)) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("unset the PATH variable", "unset the Path variable"),  # an environment variable
+    ("find the word ERROR in the log", "find the word Error in the log"),  # a log level
+])
+def test_a_word_in_capitals_against_one_capital_in_front_is_another_request(a, b):
+    """Inside a sentence, capitals against one capital in front are two spellings someone chose;
+    lower case is casual typing. The exact-match form folds capitals as prose, so its match is
+    served only when the code checks agree."""
+    assert contrast(a, b) == "code_exact" and contrast(b, a) == "code_exact"
+    assert contrast(a, b.lower()) is None
+    sc = SemanticCache(MemoryStore(), embedder=HashingEmbedder())  # exact matches only
+    sc.store(a, ["plan a"])
+    assert sc.lookup(b) is None
+    assert sc.lookup(b.lower()) is not None
+    assert sc.lookup(a.upper()[0] + a[1:]) is not None  # a capital that opens the sentence

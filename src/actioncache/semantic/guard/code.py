@@ -63,7 +63,7 @@ from collections import Counter
 from functools import lru_cache
 
 from .. import lexicon
-from .registry import RULE, Pair, register
+from .registry import GATES, RULE, Pair, register
 from .text import ARROW, CARDINALS, CHAT_SPELLINGS
 
 # A quoted string is compared whole; backticks only mark code, whose chunks are read one by one.
@@ -381,13 +381,44 @@ def _cased(token: str) -> bool:
 
 @lru_cache(maxsize=8192)
 def recased(a: str, b: str) -> bool:
-    """A word each side types with a deliberate case (:func:`_cased`), in another case: "getUserId" /
-    "getUserID", "HttpClient" / "HTTPClient", "isValidURL" / "isValidUrl" name other things in code.
-    A side that types it in lower case ("github"), in capitals or with one capital in front
-    ("Github", "Fitlife": brands are often typed so) is typing casually, and is no difference."""
-    cased_a = {t for t in map(_token, _read(a).split()) if t and _cased(t)}
-    cased_b = {t for t in map(_token, _read(b).split()) if t and _cased(t)}
-    return any(x.casefold() == y.casefold() for x in cased_a - cased_b for y in cased_b - cased_a)
+    """A word each side types with a deliberate case, in another case: both with a capital past the
+    first letter and lower-case letters too (:func:`_cased`: "getUserId" / "getUserID", "HttpClient" /
+    "HTTPClient"), or one in capitals and the other with one in front, inside a sentence ("PATH" /
+    "Path", "ERROR" / "Error": an environment variable, a log level). A side that types it in lower
+    case ("github", "path") is typing casually, and so is one with a capital in front against one
+    with a capital past it ("Github" / "GitHub": brands are often typed so)."""
+    words_a, words_b = set(_sentence_words(a)), set(_sentence_words(b))
+    return any(_deliberately_apart(x, y) for x in words_a - words_b for y in words_b - words_a
+               if x.casefold() == y.casefold())
+
+
+def _deliberately_apart(x: str, y: str) -> bool:
+    if _cased(x) and _cased(y):
+        return True
+    for caps, other in ((x, y), (y, x)):
+        if _capitals(caps) and _capitalised(other) and sum(c.isalpha() for c in other) > 1:
+            return True
+    return False
+
+
+def _capitals(token: str) -> bool:
+    """A word in capitals: two letters or more, none in lower case ("PATH", "ERROR", "NULL")."""
+    letters = [c for c in token if c.isalpha()]
+    return len(letters) > 1 and all(c.isupper() for c in letters)
+
+
+def _sentence_words(text: str) -> list[str]:
+    """The words of ``text`` as typed, but for a capital that only opens a sentence."""
+    out = []
+    starts = True
+    for chunk in _read(text).split():
+        token = _token(chunk)
+        if starts and _capitalised(token):
+            token = token[0].lower() + token[1:]
+        starts = chunk[-1:] in ".!?:"
+        if token:
+            out.append(token)
+    return out
 
 
 def _slots(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -416,6 +447,14 @@ def swapped(a: str, b: str) -> bool:
     frame_a, fill_a = _slots(a)
     frame_b, fill_b = _slots(b)
     return len(fill_a) > 1 and frame_a == frame_b and fill_a != fill_b and sorted(fill_a) == sorted(fill_b)
+
+
+def exact_alike(request: str, candidate: str) -> bool:
+    """Whether two requests of one exact-match form are one request to the code checks too. The form
+    folds a word in capitals as prose ("STOCK" is "stock"), where the checks tell "PATH" from "Path"
+    inside a sentence: an exact match is served only when these agree (``SemanticCache``)."""
+    return request == candidate or (GATES["code_exact"](Pair(request, candidate)) is None
+                                    and GATES["command_line"](Pair(request, candidate)) is None)
 
 
 class CodeExact:
