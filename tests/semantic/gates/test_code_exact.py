@@ -70,7 +70,7 @@ def test_backticks_mark_code_that_the_exact_form_keeps_as_typed():
 
 def test_code_tokens_read_flags_paths_identifiers_and_quotes():
     tokens = code_tokens('grep -i "Timeout" ./logs/app.log --color=auto for user_id')
-    assert tokens == {"-i": 1, "«Timeout»": 1, "./logs/app.log": 1, "--color=auto": 1, "user_id": 1}
+    assert tokens == {"-i": 1, '«"Timeout"»': 1, "./logs/app.log": 1, "--color=auto": 1, "user_id": 1}
     assert not code_tokens("book 2 tickets for $40 at 7:30pm, 5% off, order #4821, v2.4.1")
 
 
@@ -156,6 +156,8 @@ def test_code_traded_between_the_slots_of_one_sentence_is_another_request(a, b):
     ("run ./start.sh &", "run ./start.sh"),  # in a command line every symbol is an argument
     ("source .env before starting", "source env before starting"),  # the dot of a dotfile is the name
     ("style the .card elements", "style the #card elements"),
+    ("change the arrow -> to =>", "change the arrow => to ->"),
+    ('grep -r "TODO" src/', "grep -r 'TODO' src/"),  # in a command line a string keeps its quotes
 ])
 def test_symbols_and_spaces_in_code_are_compared_as_typed(a, b):
     assert contrast(a, b) == "code_exact" and contrast(b, a) == "code_exact"

@@ -160,11 +160,13 @@ def code_tokens(text: str) -> Counter[str]:
     """The tokens of ``text`` compared as typed, quoted strings included whole."""
     text = _read(text)
     exact: Counter[str] = Counter()
-    for quoted in _QUOTED.findall(text):
-        exact["«" + quoted[1:-1] + "»"] += 1  # as typed, its spaces too: "split on ','" is not "split on ', '"
-    starts = True
     chunks = _QUOTED.sub(" ", text).split()
     command_line = _command_line(chunks)
+    for quoted in _QUOTED.findall(text):
+        # As typed, its spaces too ("split on ','" is not "split on ', '"); in a command line its
+        # quotes too: a shell expands "$HOME" and not '$HOME'.
+        exact["«" + (quoted if command_line else quoted[1:-1]) + "»"] += 1
+    starts = True
     for i, chunk in enumerate(chunks):
         token = _token(chunk)
         if token.endswith(("'s", "’s")) and len(token) > 2:
@@ -424,7 +426,7 @@ def _sentence_words(text: str) -> list[str]:
 def _slots(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``text`` as a frame and what fills it: each code token, operator or deliberately cased word
     becomes a slot ("rename ◊ to ◊"), the rest is case-folded prose; and the slots' fillers in order."""
-    read = _read(text)
+    read = nfkc(text).replace("`", " ")  # an arrow stays a symbol here: "-> to =>" is not "=> to ->"
     paired = case_pairs(read)
     chunks = _QUOTED.sub(lambda m: " " + m.group(0).replace(" ", "\u00a0") + " ", read).split()
     slot = [chunk[:1] in "\"'“" and len(chunk) > 1 or symbolic(chunk) or kind(_token(chunk)) == "exact"
