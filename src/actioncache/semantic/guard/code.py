@@ -284,7 +284,8 @@ def _unsaid_code(mine: str, other: str) -> bool:
 
 
 def _line_symbols(text: str) -> Counter[str]:
-    """The chunks of symbols only of ``text``, "&" and a lone "!" included (a command line's arguments), a dash or an ellipsis not."""
+    """The chunks of ASCII symbols only of ``text``, "&" and a lone "!" included (a command line's
+    arguments); a dash, an ellipsis and a lone full stop, comma, colon or semicolon (a sentence's) not."""
     chunks = (c.rstrip(".,;:") if len(c.rstrip(".,;:")) > 1 or c[-1:] not in ".,;:" else c
               for c in nfkc(text).replace("`", " ").split())
     return Counter(c for c in chunks if c and all(ch in _SYMBOL_CHARS for ch in c) and c not in _PUNCTUATION)
@@ -294,7 +295,7 @@ _PUNCTUATION = frozenset({"–", "—", "...", "…", ".", ",", ";", ":"})  # a 
 
 
 def _program_line(text: str) -> bool:
-    """A command line: a request with a flag or a path ("run ./start.sh &", "git checkout ."; not
+    """A command line: a request with a flag or a path ("run ./start.sh &", "cd ../src"; not
     "timeout = 30 seconds", where an operator may be prose)."""
     return _command_line(_QUOTED.sub(" ", _read(text)).split())
 
@@ -305,10 +306,12 @@ def _coded_operators(text: str) -> Counter[str]:
 
 
 def exact_form(text: str) -> str:
-    """The exact-match form of a request: Unicode NFKC, whitespace collapsed, prose case-folded,
-    code (flags, paths, identifiers, operators, quoted strings, words typed with a deliberate case
-    such as "DataFrame", a command line's capitals past its first letter) as typed; backticks only mark code and go. An exact match is served with no check
-    at all: it folds only what the checks would fold."""
+    """The exact-match form of a request: Unicode NFKC (:func:`nfkc`), whitespace collapsed, prose
+    case-folded, code as typed: flags, paths, identifiers, operators, quoted strings with their
+    spaces, words typed with a deliberate case ("DataFrame") or in two cases by the request itself
+    ("rename Parse to parse"), a command line's capitals past its first letter, and backticked code
+    verbatim, backticks included. An exact match is served with no check at all once
+    :func:`exact_alike` agrees: the form folds a word in capitals, which the checks may not."""
     spans: list[str] = []
 
     def hold(match: re.Match[str]) -> str:  # backticked code, as typed: no case folded, no space collapsed
