@@ -104,3 +104,22 @@ def test_closed_class_words_are_not_names(a, b):
 def test_names_beside_closed_class_words_are_still_refused(a, b, reason):
     assert contrast(a, b) is not None
     assert contrast(b, a) is not None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("I got a parking ticket in San Francisco, help me contest it", "got a parking ticket in SF, help me contest it"),
+    ("email Tom Smith the weekly report", "email TS the weekly report"),
+])
+def test_a_name_spelt_out_on_one_side_and_in_initials_on_the_other_is_one_name(a, b):
+    """The short form was read one way only ("prs" abbreviates "pull requests"); the words it stands
+    for, on the other side, read as names the short side lacked."""
+    assert contrast(a, b) is None and contrast(b, a) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("book a flight to Los Angeles", "book a flight to LV"),
+    ("email Tom Smith the weekly report", "email Tom Jones the weekly report"),
+    ("find a hotel in San Francisco", "find a hotel in SD"),
+])
+def test_initials_of_other_words_are_another_name(a, b):
+    assert contrast(a, b) == "entity" and contrast(b, a) == "entity"

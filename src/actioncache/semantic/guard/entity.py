@@ -231,5 +231,18 @@ def missing_names(mine: Side, other: Side) -> list[str]:
             continue
         if abbreviates(name, _words(theirs_text)) or any(abbreviates(w, _words(name)) for w in theirs):
             continue
+        if _initialled(name, _words(mine.text), theirs):
+            continue
         out.append(name)
     return out
+
+
+def _initialled(name: str, words: list[str], theirs: set[str]) -> bool:
+    """``name`` is one of two to four consecutive words whose initials the other side writes as one
+    word ("san francisco" / "sf", "los angeles" / "la"): the name spelt out, not another name."""
+    for size in range(2, 5):
+        for start in range(len(words) - size + 1):
+            run = words[start:start + size]
+            if name in run and all(w.isalpha() for w in run) and "".join(w[0] for w in run) in theirs:
+                return True
+    return False
