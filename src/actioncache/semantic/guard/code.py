@@ -310,8 +310,8 @@ def exact_form(text: str) -> str:
     case-folded, code as typed: flags, paths, identifiers, operators, quoted strings with their
     spaces, words typed with a deliberate case ("DataFrame") or in two cases by the request itself
     ("rename Parse to parse"), a command line's capitals past its first letter, and backticked code
-    verbatim, backticks included. An exact match is served with no check at all once
-    :func:`exact_alike` agrees: the form folds a word in capitals, which the checks may not."""
+    verbatim, backticks included. An exact match is served with no other check once
+    :func:`exact_alike` agrees."""
     spans: list[str] = []
 
     def hold(match: re.Match[str]) -> str:  # backticked code, as typed: no case folded, no space collapsed
@@ -388,28 +388,12 @@ def _cased(token: str) -> bool:
 def recased(a: str, b: str) -> bool:
     """A word each side types with a deliberate case, in another case: both with a capital past the
     first letter and lower-case letters too (:func:`_cased`: "getUserId" / "getUserID", "HttpClient" /
-    "HTTPClient"), or one in capitals and the other with one in front, inside a sentence ("PATH" /
-    "Path", "ERROR" / "Error": an environment variable, a log level). A side that types it in lower
-    case ("github", "path") is typing casually, and so is one with a capital in front against one
-    with a capital past it ("Github" / "GitHub": brands are often typed so)."""
+    "HTTPClient"). A side that types it in lower case ("github") is typing casually, and so is one
+    with one capital in front against one with capitals past it: brands and acronyms are often
+    typed so ("Github" / "GitHub", "Json" / "JSON"), which leaves "Path" / "PATH" unread."""
     words_a, words_b = set(_sentence_words(a)), set(_sentence_words(b))
-    return any(_deliberately_apart(x, y) for x in words_a - words_b for y in words_b - words_a
+    return any(_cased(x) and _cased(y) for x in words_a - words_b for y in words_b - words_a
                if x.casefold() == y.casefold())
-
-
-def _deliberately_apart(x: str, y: str) -> bool:
-    if _cased(x) and _cased(y):
-        return True
-    for caps, other in ((x, y), (y, x)):
-        if _capitals(caps) and _capitalised(other) and sum(c.isalpha() for c in other) > 1:
-            return True
-    return False
-
-
-def _capitals(token: str) -> bool:
-    """A word in capitals: two letters or more, none in lower case ("PATH", "ERROR", "NULL")."""
-    letters = [c for c in token if c.isalpha()]
-    return len(letters) > 1 and all(c.isupper() for c in letters)
 
 
 def _sentence_words(text: str) -> list[str]:
@@ -455,9 +439,9 @@ def swapped(a: str, b: str) -> bool:
 
 
 def exact_alike(request: str, candidate: str) -> bool:
-    """Whether two requests of one exact-match form are one request to the code checks too. The form
-    folds a word in capitals as prose ("STOCK" is "stock"), where the checks tell "PATH" from "Path"
-    inside a sentence: an exact match is served only when these agree (``SemanticCache``)."""
+    """Whether two requests of one exact-match form are one request to the code checks too: an exact
+    match is served only when these agree (``SemanticCache``), so that a reading the form does not
+    keep (it folds prose's case, "STOCK" is "stock") can never serve a pair the checks would refuse."""
     return request == candidate or (GATES["code_exact"](Pair(request, candidate)) is None
                                     and GATES["command_line"](Pair(request, candidate)) is None)
 
