@@ -522,8 +522,8 @@ class SemanticCache:
         exact_key = self.index.exact(_request_hash(request))
         if exact_key is not None:
             hit = self._candidate(exact_key, 1.0, exact=True, request=request)
-            # The same exact-match form, and the code checks (which read some case the form folds:
-            # "PATH" / "Path") find no difference either.
+            # The same exact-match form, and the code checks find no difference either: a guard, so
+            # that the form can never fold what a check reads.
             if hit is not None and normalize_prompt(hit.prompt) == normalize_prompt(request.text) \
                     and exact_alike(request.text, hit.prompt):
                 self._count("exact_hits")

@@ -248,15 +248,24 @@ def _symbol_chunks(text: str) -> tuple[tuple[str, bool], ...]:
     out: list[tuple[str, bool]] = []
     for n, span in enumerate(nfkc(text).split("`")):
         for chunk in span.split():
-            chunk = chunk.rstrip(".,;:") if len(chunk.rstrip(".,;:")) > 1 or chunk[-1:] not in ".,;:" else chunk
+            chunk = _without_stop(chunk)
             if symbolic(chunk):
                 out.append((chunk, n % 2 == 1))
     return tuple(out)
 
 
-# Chunks of symbols only that prose writes between spaces: a dash, an ellipsis, a lone question or
+def _without_stop(chunk: str) -> str:
+    """``chunk`` without the sentence's full stop, comma, colon or semicolon after it, where two
+    characters or more are left ("with >>." is ">>")."""
+    stripped = chunk.rstrip(".,;:")
+    return stripped if len(stripped) > 1 else chunk
+
+
+# A sentence's own punctuation standing alone: a dash, an ellipsis, a full stop, comma, colon or semicolon.
+_PUNCTUATION = frozenset({"–", "—", "...", "…", ".", ",", ";", ":"})
+# Chunks of symbols only that prose writes between spaces: that punctuation, a lone question or
 # exclamation mark ("&" in prose, "Tom & Jerry", is compared only against a side with symbols of its own).
-_PROSE_SYMBOLS = frozenset({"–", "—", "...", "…", "?", "!", "?!", "!?", ".", ",", ";", ":"})
+_PROSE_SYMBOLS = _PUNCTUATION | {"?", "!", "?!", "!?"}
 
 
 def symbolic(chunk: str) -> bool:
@@ -286,14 +295,11 @@ def _unsaid_code(mine: str, other: str) -> bool:
 def _line_symbols(text: str) -> Counter[str]:
     """The chunks of ASCII symbols only of ``text``, "&" and a lone "!" included (a command line's
     arguments); a dash, an ellipsis and a lone full stop, comma, colon or semicolon (a sentence's) not."""
-    chunks = (c.rstrip(".,;:") if len(c.rstrip(".,;:")) > 1 or c[-1:] not in ".,;:" else c
-              for c in nfkc(text).replace("`", " ").split())
+    chunks = (_without_stop(c) for c in nfkc(text).replace("`", " ").split())
     return Counter(c for c in chunks if c and all(ch in _SYMBOL_CHARS for ch in c) and c not in _PUNCTUATION)
 
 
-_PUNCTUATION = frozenset({"–", "—", "...", "…", ".", ",", ";", ":"})  # a sentence's, in a command line too
-
-
+@lru_cache(maxsize=8192)
 def _program_line(text: str) -> bool:
     """A command line: a request with a flag or a path ("run ./start.sh &", "cd ../src"; not
     "timeout = 30 seconds", where an operator may be prose)."""
@@ -348,12 +354,7 @@ def case_pairs(text: str) -> frozenset[str]:
     instead of none", "from Path to PATH"): the request makes the case a difference, so each keeps it.
     A capital that only opens a sentence is not a case of its own."""
     seen: dict[str, set[str]] = {}
-    starts = True
-    for chunk in text.split():
-        token = _token(chunk)
-        if starts and _capitalised(token):
-            token = token[0].lower() + token[1:]
-        starts = chunk[-1:] in ".!?:"
+    for token in _sentence_words(text):
         if any(c.isalpha() for c in token):
             seen.setdefault(token.casefold(), set()).add(token)
     return frozenset(t for spellings in seen.values() if len(spellings) > 1 for t in spellings)
@@ -391,16 +392,16 @@ def recased(a: str, b: str) -> bool:
     "HTTPClient"). A side that types it in lower case ("github") is typing casually, and so is one
     with one capital in front against one with capitals past it: brands and acronyms are often
     typed so ("Github" / "GitHub", "Json" / "JSON"), which leaves "Path" / "PATH" unread."""
-    words_a, words_b = set(_sentence_words(a)), set(_sentence_words(b))
+    words_a, words_b = set(_sentence_words(_read(a))), set(_sentence_words(_read(b)))
     return any(_cased(x) and _cased(y) for x in words_a - words_b for y in words_b - words_a
                if x.casefold() == y.casefold())
 
 
 def _sentence_words(text: str) -> list[str]:
-    """The words of ``text`` as typed, but for a capital that only opens a sentence."""
+    """The words of ``text`` (as read already) as typed, but for a capital that only opens a sentence."""
     out = []
     starts = True
-    for chunk in _read(text).split():
+    for chunk in text.split():
         token = _token(chunk)
         if starts and _capitalised(token):
             token = token[0].lower() + token[1:]

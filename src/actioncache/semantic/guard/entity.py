@@ -222,6 +222,7 @@ def _naming(names: frozenset[str]) -> Callable[[Side], bool]:
 def missing_names(mine: Side, other: Side) -> list[str]:
     """The names of ``mine`` that ``other`` does not have, in any spelling or short form."""
     theirs, theirs_text = set(other.tokens), other.text
+    mine_words = _words(mine.text)
     out = []
     for name in entities(mine):
         bare = name.lstrip("#@")  # "#support" and "support" name the same channel
@@ -231,7 +232,7 @@ def missing_names(mine: Side, other: Side) -> list[str]:
             continue
         if abbreviates(name, _words(theirs_text)) or any(abbreviates(w, _words(name)) for w in theirs):
             continue
-        if _initialled(name, _words(mine.text), theirs):
+        if _initialled(name, mine_words, theirs):
             continue
         out.append(name)
     return out
