@@ -25,10 +25,12 @@ import json
 import shutil
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
+
+from .loopback_port import serve_on_loopback
 
 USER, PASSWORD, PIN = "alice", "Pw-shown-7f3!Kq", "4817"
 CARD, CVC = "4242424242424242", "737"
@@ -153,7 +155,7 @@ class Shop:
 
     def __post_init__(self) -> None:
         handler = type("Handler", (_Handler,), {"shop": self})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = serve_on_loopback(handler, avoiding=(PASSWORD, PIN, CARD, CVC))
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.lock = threading.Lock()
 

@@ -10,7 +10,7 @@ that user's values, never the first user's.
 from __future__ import annotations
 
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from actioncache import open_store
 from actioncache.replay import PlanCache
 
 from .browser_support import sync_chromium
+from .loopback_port import serve_on_loopback
 from .test_secrets_by_history import forms_of
 
 pytestmark = pytest.mark.xdist_group(name="replay_shown")
@@ -73,7 +74,7 @@ class _Site:
                 site.posts.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 self._send(303, location="/saved")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = serve_on_loopback(Handler, avoiding=[*ALICE.values(), *BOB.values()])
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_port}/settings"
 

@@ -167,6 +167,18 @@ def _failover_held(refused: tuple[str, ...]):
                 assert time.monotonic() < deadline, f"redis-server on port {port} did not start; log: {run_dir}"
                 time.sleep(0.05)
         deadline = time.monotonic() + 30
+        for port in (promoted, other):  # each replica is in sync with the master, by its own account
+            while True:
+                client = redis.Redis(port=port, socket_timeout=2)
+                link = client.info("replication").get("master_link_status")
+                client.close()
+                if link == "up":
+                    break
+                assert time.monotonic() < deadline, f"replica {port} not in sync within 30 s ({link}); log: {run_dir}"
+                time.sleep(0.1)
+        # The Sentinel reads a replica's state every 10 s (a fixed period of Redis), so it may learn
+        # of a sync up to 10 s after it happened, and later on a loaded machine: 60 s, not 30.
+        deadline = time.monotonic() + 60
         while True:  # the Sentinel has found both replicas, and both are in sync
             client = redis.Redis(port=sentinel, socket_timeout=2)
             replicas = client.sentinel_slaves("actioncache")
