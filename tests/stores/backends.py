@@ -33,8 +33,8 @@ def sqlite_store(tmp_path: Path) -> CacheStore:
 # bench/bench_hung_store.py exercise the defaults).
 PATIENT = "read_timeout_s=1&"
 # ... and a new PostgreSQL connection (a server process forked, authentication) can take longer
-# than the 0.2 s a call waits for it by default.
-PATIENT_CONNECT = {"postgres": "connect_timeout_s=2&"}
+# than the 0.2 s a call waits for it by default: 2 s was once too short with both cores busy.
+PATIENT_CONNECT = {"postgres": "connect_timeout_s=5&"}
 
 
 def _server_store(name: str, base_url: str, option: str) -> CacheStore:
