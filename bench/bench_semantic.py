@@ -530,7 +530,8 @@ def verifier_report(model) -> list[str]:
     meta = json.loads((data / "verifier.json").read_text())  # the default verifier's (the cross-encoder's: verifier_cross.json)
     size = sum((data / name).stat().st_size for name in ("verifier_project.onnx", "verifier_pair.onnx"))
     lines = ["", "## What the learned verifier adds (per pair, defaults; verifier off / on)", "",
-             f"The verifier (the default, `learned`): a head over the packaged model's token states, {meta['parameters']:,} "
+             f"The verifier (`verifier=\"learned\"`, opt-in: the default is the cross-encoder): a head over the packaged "
+             f"model's token states, {meta['parameters']:,} "
              f"parameters, {size / 1e6:.2f} MB of ONNX, operating point "
              f"{meta['min_score']:.3f} (chosen on the dev split); trained by bench/train_semantic_verifier.py "
              f"(seed {meta['seed']}, {meta['epochs']} epochs) on {meta['trained_on']['train']:,} pairs. The families' "

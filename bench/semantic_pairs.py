@@ -227,6 +227,7 @@ def stage(probe: Probe, threshold: float, min_score: float | None, skip_rules: f
         return "threshold"
     from actioncache.semantic.calibration import CALIBRATED
     from actioncache.semantic.cross import SETTLES_DOUBTS_AT
+    from actioncache.semantic.learned import ENCODER
 
     rules = [r for r in probe.rules if r not in skip_rules]
     # Doubts alone (Doubt findings) are settled by a sure verifier, as a lookup settles them.
@@ -238,7 +239,7 @@ def stage(probe: Probe, threshold: float, min_score: float | None, skip_rules: f
     if min_score is not None and probe.learned is not None and probe.learned < min_score:
         return "learned"
     # Below the embedding's own calibrated threshold only a sure reading serves (cross.py).
-    if min_score is not None and probe.learned is not None and not sure and probe.similarity < CALIBRATED["onnx-qint8:all-MiniLM-L6-v2"]:
+    if min_score is not None and probe.learned is not None and not sure and probe.similarity < CALIBRATED[ENCODER]:
         return "learned"
     return "served"
 

@@ -52,6 +52,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from actioncache.semantic import learned  # noqa: E402
 from actioncache.semantic.conversation import as_request  # noqa: E402 - after the path insert
 
 DATA = ROOT / "bench/data"
@@ -452,7 +453,7 @@ def main() -> None:
     digest = hashlib.sha256((OUT / "verifier_project.onnx").read_bytes() + (OUT / "verifier_pair.onnx").read_bytes())
     meta = {
         "id": digest.hexdigest()[:16], "features": D, "states": dim, "min_score": round(threshold, 4),
-        "embedder": "onnx-qint8:all-MiniLM-L6-v2", "seed": SEED, "epochs": args.epochs, "noise": args.noise,
+        "embedder": learned.ENCODER, "seed": SEED, "epochs": args.epochs, "noise": args.noise,
         "parameters": sum(p.numel() for p in model.parameters()), "trained_on": {k: len(v) for k, v in splits.items()},
         "report": report,
     }

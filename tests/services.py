@@ -112,15 +112,3 @@ def require_module(module: str, extra: str) -> None:
         if in_ci():
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
-
-
-def cpu_has_vnni() -> bool:
-    """Whether this CPU has the VNNI instructions (``avx512_vnni`` or ``avx_vnni``) on which the shipped
-    int8 models were trained, calibrated and measured. Without them ONNX Runtime's int8 products take
-    another kernel, which sums pairs of u8 x s8 products in 16 bits and saturates (a known behaviour of
-    ONNX Runtime's x86 int8 kernels), so a score near an operating point may land on its other side."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return True  # not Linux: nothing known against it
-    return "avx512_vnni" in flags or "avx_vnni" in flags

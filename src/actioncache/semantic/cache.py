@@ -121,7 +121,7 @@ def _request_hash(request: Request) -> str:
 
 def _is_default_model(embedder: Any) -> bool:
     """The packaged model with int8 weights on ONNX Runtime: the learned verifier reads its token states."""
-    return getattr(embedder, "name", "") == "onnx-qint8:all-MiniLM-L6-v2" and hasattr(embedder, "embed_with_states")
+    return getattr(embedder, "name", "") == learned.ENCODER and hasattr(embedder, "embed_with_states")
 
 
 def _reads_with_cross(gates: Sequence[str | Gate] | None, verifier: Verifier | str | None) -> bool:

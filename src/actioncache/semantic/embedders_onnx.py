@@ -8,12 +8,19 @@ the layer normalizations and GELU into single operators: on first use only, seco
 (two threads while a core is spare, else one) and the model's own fast tokenizer.
 
 ``precision="int8"`` (the default) quantizes the fused model's weights once more (ONNX Runtime's
-dynamic quantization: signed int8 weights, one scale per output channel; the embedding tables stay
-float): about 0.7x the fused float model's time per prompt, vectors at cosine about 0.99 to the float
-ones. They are not the float vectors, so they carry their own ``name`` (``onnx-qint8:...``) and
-their own calibrated threshold; entries written with another precision are re-embedded, never
-compared across the two. On the project's quality sets its decisions match the float model's
-within the noise of a perturbation that size (docs/semantic.md, "Embedders").
+dynamic quantization: signed int8 weights on 7 bits, one scale per output channel; the embedding
+tables stay float): about 0.7x the fused float model's time per prompt, vectors at cosine about 0.99
+to the float ones. They are not the float vectors, so they carry their own ``name``
+(``onnx-qint7:...``) and their own calibrated threshold; entries written with another precision are
+re-embedded, never compared across the two. On the project's quality sets its decisions match the
+float model's within the noise of a perturbation that size (docs/semantic.md, "Embedders").
+
+Why 7 bits: ONNX Runtime multiplies unsigned 8-bit activations by signed 8-bit weights, and a CPU
+without AVX-512 VNNI (AVX2: many AMD EPYC and older Xeon machines) sums pairs of those products in
+16 bits first, where two products of full 8-bit weights can saturate; with VNNI they never do. A
+weight within [-64, 64] cannot saturate (255 x 64 x 2 = 32,640 < 32,767), so every x86 CPU computes
+the same vectors (``reduce_range``, ONNX Runtime's own remedy; the full 8 bits, an earlier recipe,
+were ``onnx-qint8:...`` and gave vectors that depended on the CPU).
 
 ``precision="fp32"``: the model's own vectors (equal to sentence-transformers' to about 1e-7), so
 the same ``name`` as :class:`~actioncache.semantic.SentenceTransformerEmbedder`.
@@ -46,6 +53,8 @@ from .spare_core import SpareCore
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 PRECISIONS = ("int8", "fp32")
 DEFAULT_PRECISION = "int8"  # measured against fp32 in docs/semantic.md ("Embedders")
+#: The int8 embedder's name before the model's: its weights on 7 bits (the module's doc).
+QUANTIZED_NAME = "onnx-qint7"
 
 
 def _cache_dir() -> Path:
@@ -130,8 +139,9 @@ def _quiet_root_logger() -> Iterator[None]:
 def _quantize(source: Path, target: Path) -> None:
     """Write ``source`` with int8 weights to ``target``: ONNX Runtime's dynamic quantization, one
     scale per output channel, SIGNED weights (its fast u8 x s8 kernels on AVX2; unsigned weights take
-    a slower path and, measured here, answered more lookups wrongly). The matrix products and the
-    fused attention's projections are quantized; the embedding tables stay float."""
+    a slower path and, measured here, answered more lookups wrongly) on 7 bits (``reduce_range``: the
+    same vectors on every x86 CPU, the module's doc). The matrix products and the fused attention's
+    projections are quantized; the embedding tables stay float."""
     try:
         import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -140,7 +150,8 @@ def _quantize(source: Path, target: Path) -> None:
                             "pip install 'actioncache[semantic]'") from exc
     with _quiet_root_logger():
         _write_atomically(target, lambda tmp: quantize_dynamic(
-            source, tmp, per_channel=True, weight_type=QuantType.QInt8, op_types_to_quantize=list(_QUANTIZED_OPS),
+            source, tmp, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
+            op_types_to_quantize=list(_QUANTIZED_OPS),
             # The fused operators are outside ONNX's type inference; their outputs are float.
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT}))
 
@@ -200,7 +211,7 @@ class OnnxEmbedder:
         stat = weights.stat()
         # The file name follows the weights: a new model version exports afresh.
         fused = _cache_dir() / f"{model_dir.name}-{stat.st_size}-{int(stat.st_mtime)}-fused.onnx"
-        quantized = fused.with_name(f"{fused.stem}-{precision}.onnx")
+        quantized = fused.with_name(f"{fused.stem}-{precision}-7bit.onnx")  # (8-bit weights, an earlier recipe: "-int8")
         with _export_lock(_cache_dir()):
             if not fused.is_file():
                 exported = fused.with_name(f"{fused.stem}.export-{os.getpid()}.onnx")
@@ -236,8 +247,9 @@ class OnnxEmbedder:
         self.dim = int(self._session.get_outputs()[0].shape[-1] or 384)
         base = os.path.basename(str(model).rstrip('/'))
         # fp32: the same vectors as SentenceTransformerEmbedder, so the same name (stored entries stay comparable).
-        # int8: signed weights quantized from the fused model (unsigned weights, an earlier recipe, were "onnx-int8").
-        self.name = f"st:{base}" if precision == "fp32" else f"onnx-qint8:{base}"
+        # int8: signed weights on 7 bits quantized from the fused model (earlier recipes: unsigned weights were
+        # "onnx-int8", signed weights on 8 bits, whose vectors depended on the CPU, "onnx-qint8").
+        self.name = f"st:{base}" if precision == "fp32" else f"{QUANTIZED_NAME}:{base}"
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -32,12 +32,16 @@ from collections import OrderedDict
 from importlib import resources
 from typing import Any
 
+from .embedder_contract import DEFAULT_LOCAL_MODEL
+from .embedders_onnx import QUANTIZED_NAME
 from .guard.context import key_text
 from .guard.number import spelt
 from .guard.registry import VERIFIER, Pair
 from .numpy_required import np
 
 _MEMORY = 4096  # texts whose features are kept
+#: The embedder whose token states the head reads (``verifier.json``'s "embedder"): the default int8 model.
+ENCODER = f"{QUANTIZED_NAME}:{DEFAULT_LOCAL_MODEL}"
 
 
 def _data(name: str) -> bytes:
@@ -99,6 +103,10 @@ class LearnedVerifier:
     def __init__(self, *, min_score: float | None = None, encoder: Any = None) -> None:
         self.meta: dict[str, Any] = json.loads(_data("verifier.json"))
         self.id: str = self.meta["id"]
+        # Stored features are this head's projection of one encoder's states: both name them, so that
+        # features projected from another encoder's states (an earlier recipe of the int8 model) are
+        # projected again, never compared with this one's.
+        self._features_id = f"{self.id}/{self.meta['embedder']}"
         self.min_score = float(self.meta["min_score"] if min_score is None else min_score)
         if not 0.0 <= self.min_score <= 1.0:
             raise ValueError(f"min_score must be a probability in [0, 1], got {min_score!r}")
@@ -160,14 +168,15 @@ class LearnedVerifier:
         return self.remember_states(text, self.encoder.token_states(text))
 
     def encode(self, features: np.ndarray) -> dict[str, Any]:
-        """Features as stored in an entry: this model's id, the shape, float16 bytes in base64."""
+        """Features as stored in an entry: this model's id and its encoder's name, the shape, float16 bytes in base64."""
         rows = np.asarray(features, np.float16)
-        return {"id": self.id, "shape": list(rows.shape), "data": base64.b64encode(rows.tobytes()).decode("ascii")}
+        return {"id": self._features_id, "shape": list(rows.shape),
+                "data": base64.b64encode(rows.tobytes()).decode("ascii")}
 
     def decode(self, stored: Any) -> np.ndarray | None:
-        """Stored features, or ``None`` when they are another model's or unreadable."""
+        """Stored features, or ``None`` when they are another model's or another encoder's, or unreadable."""
         try:
-            if stored.get("id") != self.id:
+            if stored.get("id") != self._features_id:
                 return None
             rows = np.frombuffer(base64.b64decode(stored["data"]), dtype=np.float16).astype(np.float32)
             return rows.reshape(stored["shape"])

@@ -5,7 +5,6 @@ default model (before: any difference in the history was a miss, so none of the 
 from __future__ import annotations
 
 import pytest
-from services import cpu_has_vnni
 
 from actioncache.semantic import SemanticCache
 from actioncache.semantic.guard import GATES, ContextGate, Pair
@@ -51,15 +50,15 @@ def _served(model, stored, asked) -> bool:
     return sc.lookup(asked) is not None
 
 
-# Measured 2026-11-29 on an AMD EPYC with AVX2 and no VNNI: the cross-encoder scores the card's
-# story one way 0.172 and the other 0.037, under its operating point 0.094 (services.cpu_has_vnni).
-_CARD_ON_THIS_CPU = pytest.mark.xfail(not cpu_has_vnni(), strict=False, reason=(
-    "machine-dependent: without VNNI, ONNX Runtime's int8 kernels score the card's reworded story 0.037 one way "
-    "(operating point 0.094); open (issue 30)"))
+# The cross-encoder's weights on 7 bits (the same scores on every CPU) score the card's reworded story
+# 0.233 one way and 0.064 the other, under the operating point 0.094 (with 8 bits: 0.133 and 0.141 on a
+# CPU with VNNI, 0.172 and 0.037 on one without): a miss one way.
+_CARD_MISSED_ONE_WAY = pytest.mark.xfail(strict=True, reason=(
+    "the cross-encoder on 7 bits scores the card's reworded story 0.064 one way (operating point 0.094); open (issue 30)"))
 
 
 @pytest.mark.parametrize("stored, same", [(FLIGHT, s) for s in SAME_FLIGHT]
-                         + [pytest.param(CARD, s, marks=_CARD_ON_THIS_CPU) for s in SAME_CARD])
+                         + [pytest.param(CARD, s, marks=_CARD_MISSED_ONE_WAY) for s in SAME_CARD])
 def test_a_reworded_or_chattier_history_with_the_same_facts_hits(model, stored, same):
     assert _served(model, stored, same)
     assert _served(model, same, stored)
