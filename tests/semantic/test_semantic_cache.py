@@ -18,8 +18,8 @@ from actioncache.stores.memory import MemoryStore
 class CountingEmbedder(HashingEmbedder):
     """The real HashingEmbedder, counting which texts it was asked to embed."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, dim: int = 256) -> None:
+        super().__init__(dim=dim)
         self.calls: list[str] = []
 
     def embed(self, texts):
@@ -321,6 +321,45 @@ def test_entries_of_another_embedder_are_reembedded(sqlite_url):
     SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64)).store("Water the plants", ["garden"])
     other = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=128), threshold=0.5)
     assert other.lookup("Please water the plants")[1] == ["garden"]
+
+
+def test_an_entry_re_embedded_once_keeps_the_new_vector_for_the_next_process(sqlite_url):
+    """An upgraded embedder (another name: the int8 recipe on 7 bits, say) re-embeds a store's entries
+    once: the first cache to load them writes its vector into each, the next ones only read it."""
+    created = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64))
+    entry_id = created.store("Water the plants", ["garden"])
+    before = created._records.get(f"semantic:default:{entry_id}")
+    first = CountingEmbedder(dim=128)
+    assert SemanticCache(open_store(sqlite_url), embedder=first, threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
+    assert "Water the plants" in first.calls
+    value, entry = SemanticCache(open_store(sqlite_url), embedder=first)._records.get(f"semantic:default:{entry_id}")
+    assert value["embedder"] == entry.metadata["embedder"] == first.name
+    assert entry.created_at == before.entry.created_at and entry.metadata["score"] == before.entry.metadata["score"]
+    later = CountingEmbedder(dim=128)
+    assert SemanticCache(open_store(sqlite_url), embedder=later, threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
+    assert later.calls == ["Please water the plants"]  # the request only: the entry's vector was read
+    # The first embedder again: its own vectors are not the stored ones any more, so it re-embeds (once).
+    again = CountingEmbedder(dim=64)
+    assert SemanticCache(open_store(sqlite_url), embedder=again, threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
+    assert "Water the plants" in again.calls
+
+
+def test_a_store_that_refuses_the_new_vector_still_serves(tmp_path):
+    """Keeping a re-embedded vector is an optimisation: a store whose writes fail still answers the lookup."""
+
+    refused = []
+
+    class NoWrites(MemoryStore):
+        def put(self, entry):
+            if entry.key.startswith("semantic:default:") and HashingEmbedder(dim=128).name.encode() in bytes(entry.value):
+                refused.append(entry.key)
+                raise StoreError("read-only")
+            return super().put(entry)
+
+    store = NoWrites()
+    SemanticCache(store, embedder=HashingEmbedder(dim=64)).store("Water the plants", ["garden"])
+    assert SemanticCache(store, embedder=HashingEmbedder(dim=128), threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
+    assert refused  # the vector was offered, and the store refused it
 
 
 def test_a_cache_object_shares_its_store(sqlite_url):

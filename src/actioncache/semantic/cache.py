@@ -457,6 +457,8 @@ class SemanticCache:
                 vector = self._vector_of(value)
                 if vector is not None:
                     self.index.add(key, vector, str(entry.metadata.get("prompt_hash", "")))
+                    if value.get("embedder") != self.embedder.name:
+                        self._keep_vector(key, vector)
             self._seen_generation = generation
 
     def _vector_of(self, value: dict[str, Any]) -> np.ndarray | None:
@@ -466,6 +468,24 @@ class SemanticCache:
         raw = base64.b64decode(value["embedding"])
         vector = np.frombuffer(raw, dtype=np.float32)
         return vector if vector.shape[0] == self._dim else None
+
+    def _keep_vector(self, key: str, vector: np.ndarray) -> None:
+        """Write ``vector`` (this embedder's, of an entry another embedder wrote) into the entry, so that
+        the next process to load it does not embed it again: an upgraded embedder re-embeds a store
+        once, not at every start. Under the entry's lease, taken without waiting; an entry another
+        writer holds, changed or removed meanwhile is left as it is, and a store that fails only
+        leaves the work to the next load (the lookup goes on)."""
+        try:
+            with self._records.lease(f"{LOCK_PREFIX}{key}", 5.0) as held:
+                current = self._read(key) if held else None
+                if current is None or current[1].get("embedder") == self.embedder.name:
+                    return
+                entry, value = current
+                value = {**value, "embedder": self.embedder.name,
+                         "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")}
+                self._records.rewrite(entry, value, metadata={**entry.metadata, "embedder": self.embedder.name})
+        except Exception as exc:  # noqa: BLE001 - keeping the vector is an optimisation: never fail a lookup for it
+            log.debug("could not keep the re-embedded vector of %s: %s: %s", key, type(exc).__name__, exc)
 
     def _read(self, key: str) -> tuple[Entry, dict[str, Any]] | None:
         found = self._records.get(key)  # expired: None; corrupt: None, and removed
