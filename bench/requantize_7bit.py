@@ -1,4 +1,4 @@
-"""Rewrite an int8 ONNX model's matrix weights on 7 bits, so that every x86 CPU computes it alike.
+"""Rewrite an int8 ONNX model's matrix weights on 7 bits, so that no x86 CPU saturates its integer products.
 
 ONNX Runtime multiplies unsigned 8-bit activations by signed 8-bit weights. With AVX-512 VNNI each
 product is summed in 32 bits; without it (AVX2, AVX-512 without VNNI: many AMD EPYC and older Xeon

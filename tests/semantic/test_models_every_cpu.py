@@ -1,14 +1,16 @@
-"""The int8 models compute the same on every x86 CPU: no weight they multiply an activation by can
-saturate ONNX Runtime's integer products.
+"""The int8 models' integer products are the same on every x86 CPU: no weight they multiply an
+activation by can saturate ONNX Runtime's 16-bit pair sums.
 
 ONNX Runtime multiplies unsigned 8-bit activations (0-255) by signed 8-bit weights. On a CPU with
 AVX-512 VNNI each product is summed in 32 bits; without it (AVX2, and AVX-512 without VNNI) the
 kernels sum pairs of products in 16 bits first, and a pair above 32,767 saturates. Measured before
 the weights went to 7 bits: the cross-encoder scored one reworded conversation 0.037 on an AMD EPYC
 and 0.141 on a Xeon with VNNI, on either side of its operating point. A weight within [-64, 64]
-keeps any pair within 255 x 64 x 2 = 32,640, so both kinds of kernel compute the same integers.
-This machine cannot run the other kernel; the tests check the property that makes the two agree,
-and show with the kernel's own arithmetic (written out in NumPy) that it is the one that matters.
+keeps any pair within 255 x 64 x 2 = 32,640, so both kinds of kernel compute the same integers (the
+float parts, softmax, GELU and the normalizations, run other kernels per instruction set and may
+differ in the last bits, as float code does). This machine cannot run the other kernel; the tests
+check the property that makes the two agree, and show with the kernel's own arithmetic (written out
+in NumPy) that it is the one that matters.
 """
 
 from __future__ import annotations
@@ -21,19 +23,32 @@ from services import require_module
 INT16_MAX = 32767
 
 
+# The integer operators whose second input is a weight matrix multiplied by quantized activations.
+_PRODUCTS = frozenset({"MatMulInteger", "QAttention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat"})
+
+
 def _multiplied_weights(path) -> dict[str, np.ndarray]:
-    """The signed 8-bit weights of ``path``'s integer matrix products and attention, by name."""
+    """The weights of every integer matrix product and attention of ``path``, by name: from the
+    initializers or from Constant nodes. An integer operator of another kind, or a weight found
+    neither way, fails the test: what it cannot read, it does not pass."""
     import onnx
     from onnx import numpy_helper
 
     model = onnx.load(str(path))
-    initializers = {t.name: t for t in model.graph.initializer}
+    tensors = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            value = next((a.t for a in node.attribute if a.name == "value"), None)
+            if value is not None:
+                tensors[node.output[0]] = numpy_helper.to_array(value)
     out = {}
     for node in model.graph.node:
-        if node.op_type in ("MatMulInteger", "QAttention", "DynamicQuantizeMatMul"):
-            weight = node.input[1]
-            if weight in initializers:
-                out[weight] = numpy_helper.to_array(initializers[weight])
+        integer = node.op_type in _PRODUCTS or "Integer" in node.op_type or node.op_type.startswith(("QLinear", "QGemm"))
+        if not integer:
+            continue
+        assert node.op_type in _PRODUCTS, f"{path}: an integer operator this test does not read: {node.op_type}"
+        assert node.input[1] in tensors, f"{path}: the weight of {node.name or node.op_type} is not a constant"
+        out[node.input[1]] = tensors[node.input[1]]
     return out
 
 
@@ -71,6 +86,7 @@ def models():
 def test_no_weight_of_an_integer_product_can_saturate_a_pair_sum(models, name):
     weights = models[name]
     assert len(weights) >= 24, f"{name}: expected the six layers' attention and matrix products, found {len(weights)}"
+    # (every integer product's weight is among them: _multiplied_weights fails on one it cannot find)
     for weight_name, w in weights.items():
         assert w.dtype == np.int8, f"{name}: {weight_name} is {w.dtype}, not signed 8-bit"
         assert int(np.abs(w.astype(np.int16)).max()) <= 64, f"{name}: {weight_name} uses more than 7 bits"

@@ -344,6 +344,28 @@ def test_an_entry_re_embedded_once_keeps_the_new_vector_for_the_next_process(sql
     assert "Water the plants" in again.calls
 
 
+def test_a_plan_rejected_under_one_embedder_is_not_served_again_under_another(sqlite_url):
+    """Feedback is a similarity one embedder measured: another embedder's similarity for the same two
+    requests differs (the int8 recipe on 7 bits against 8: by up to 0.06), so after an embedder
+    change a wrong answer counts at 1.0, and the rejected plan is not served again by vector."""
+    stored, asked = "Water the plants in the garden", "water the garden plants please"
+    old = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=128), threshold=0.3)
+    old.store(stored, ["water"])
+    hit = old.lookup_hit(asked)
+    old.update_reward(hit.entry_id, success=False)
+    assert old.lookup(asked) is None  # the entry's threshold rose above the similarity it was wrong at
+    new = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
+    probe = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3, namespace="probe")
+    probe.store(stored, ["water"])
+    assert probe.lookup_hit(asked).similarity > hit.similarity  # on this scale the pair reads closer
+    assert new.lookup(asked) is None  # ... yet the rejection holds
+    assert new.lookup(stored) is not None  # the exact request is still answered
+    # Right answers on the new scale bring the entry back, as on one scale.
+    for _ in range(15):
+        new.update_reward(hit.entry_id, success=True, similarity=0.99)
+    assert new.lookup(asked) is not None
+
+
 def test_a_store_that_refuses_the_new_vector_still_serves(tmp_path):
     """Keeping a re-embedded vector is an optimisation: a store whose writes fail still answers the lookup."""
 

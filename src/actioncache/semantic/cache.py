@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -61,6 +61,7 @@ CACHE_TYPE = "semantic_plan"
 KEY_PREFIX = "semantic:"
 GENERATION_PREFIX = "semantic-gen:"  # a store counter per namespace, bumped on every change
 LOCK_PREFIX = "semantic-lock:"  # a store lease per entry, held for a reward update
+_OBSERVED_BY = "observed_by"  # metadata: the embedder whose similarities an entry's observations are
 # The default model's calibrated threshold (every embedder has its own: calibration.CALIBRATED),
 # chosen on the tuning half of bench/data/semantic_eval.json (docs/semantic.md, "Choosing the threshold").
 DEFAULT_THRESHOLD = calibration.CALIBRATED["st:all-MiniLM-L6-v2"]
@@ -469,6 +470,20 @@ class SemanticCache:
         vector = np.frombuffer(raw, dtype=np.float32)
         return vector if vector.shape[0] == self._dim else None
 
+    def _observations(self, metadata: Mapping[str, Any]) -> list[tuple[float, bool]]:
+        """The entry's feedback, ``[similarity, was_right]``, on this embedder's scale of similarity.
+
+        Observations are similarities one embedder measured (``observed_by``; before it was recorded,
+        the embedder that wrote the entry). Another embedder's similarity for the same two requests
+        differs (the int8 recipe on 8 and on 7 bits by up to 0.06), so a threshold learned on one scale
+        would let the other serve a plan the user rejected. Read on another scale, a wrong answer
+        counts as wrong at similarity 1.0, the most cautious reading (the entry serves by vector again
+        once enough right answers outweigh it), and a right one is dropped (it vouches for nothing)."""
+        observed = [(float(similarity), bool(right)) for similarity, right in json.loads(metadata.get("observations") or "[]")]
+        if metadata.get(_OBSERVED_BY, metadata.get("embedder")) == self.embedder.name:
+            return observed
+        return [(1.0, False) for _, right in observed if not right]
+
     def _keep_vector(self, key: str, vector: np.ndarray) -> None:
         """Write ``vector`` (this embedder's, of an entry another embedder wrote) into the entry, so that
         the next process to load it does not embed it again: an upgraded embedder re-embeds a store
@@ -483,7 +498,10 @@ class SemanticCache:
                 entry, value = current
                 value = {**value, "embedder": self.embedder.name,
                          "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")}
-                self._records.rewrite(entry, value, metadata={**entry.metadata, "embedder": self.embedder.name})
+                metadata = {**entry.metadata, "embedder": self.embedder.name}
+                if "observations" in metadata:  # measured on the writer's scale: it says so from now on
+                    metadata.setdefault(_OBSERVED_BY, entry.metadata.get("embedder"))
+                self._records.rewrite(entry, value, metadata=metadata)
         except Exception as exc:  # noqa: BLE001 - keeping the vector is an optimisation: never fail a lookup for it
             log.debug("could not keep the re-embedded vector of %s: %s: %s", key, type(exc).__name__, exc)
 
@@ -508,7 +526,7 @@ class SemanticCache:
         if value.get("context", "") != request.context and not (self._contexts_by_meaning and "turns" in value):
             return None  # without the context gate (or for an entry stored before it), histories must be identical
         if not exact:
-            observed = json.loads(entry.metadata.get("observations") or "[]")
+            observed = self._observations(entry.metadata)
             if similarity < calibration.learned_threshold(self.threshold, observed, self.error_bound):
                 self._count("learned_threshold_rejections")
                 return None
@@ -733,9 +751,10 @@ class SemanticCache:
             metadata["score"] = new
             if similarity is not None and similarity < 1.0:
                 # A JSON string: store metadata stays flat.
-                observed = json.loads(metadata.get("observations") or "[]")
-                observed.append([round(float(similarity), 6), success])
+                observed = self._observations(metadata)
+                observed.append((round(float(similarity), 6), success))
                 metadata["observations"] = json.dumps(observed[-calibration.MAX_OBSERVATIONS:])
+                metadata[_OBSERVED_BY] = self.embedder.name
             metadata["updated_at_iso"] = iso_utc(time.time())
             self._records.rewrite(entry, metadata=metadata)
             return True

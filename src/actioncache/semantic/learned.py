@@ -103,10 +103,6 @@ class LearnedVerifier:
     def __init__(self, *, min_score: float | None = None, encoder: Any = None) -> None:
         self.meta: dict[str, Any] = json.loads(_data("verifier.json"))
         self.id: str = self.meta["id"]
-        # Stored features are this head's projection of one encoder's states: both name them, so that
-        # features projected from another encoder's states (an earlier recipe of the int8 model) are
-        # projected again, never compared with this one's.
-        self._features_id = f"{self.id}/{self.meta['embedder']}"
         self.min_score = float(self.meta["min_score"] if min_score is None else min_score)
         if not 0.0 <= self.min_score <= 1.0:
             raise ValueError(f"min_score must be a probability in [0, 1], got {min_score!r}")
@@ -127,6 +123,13 @@ class LearnedVerifier:
 
             self._encoder = OnnxEmbedder(precision="int8")
         return self._encoder
+
+    @property
+    def _features_id(self) -> str:
+        """What stored features are: this head's projection of its encoder's states. Both are named,
+        the encoder by the name it gives itself, so that features projected from another encoder's
+        states (an earlier recipe of the int8 model) are projected again, never compared with these."""
+        return f"{self.id}/{getattr(self.encoder, 'name', type(self.encoder).__name__)}"
 
     def project(self, states: np.ndarray) -> np.ndarray:
         """Token states (tokens x 384) -> features (tokens x D)."""

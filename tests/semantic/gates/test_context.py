@@ -50,7 +50,7 @@ def _served(model, stored, asked) -> bool:
     return sc.lookup(asked) is not None
 
 
-# The cross-encoder's weights on 7 bits (the same scores on every CPU) score the card's reworded story
+# The cross-encoder's weights on 7 bits (no integer product saturates on any CPU) score the card's reworded story
 # 0.233 one way and 0.064 the other, under the operating point 0.094 (with 8 bits: 0.133 and 0.141 on a
 # CPU with VNNI, 0.172 and 0.037 on one without): a miss one way.
 _CARD_MISSED_ONE_WAY = pytest.mark.xfail(strict=True, reason=(
