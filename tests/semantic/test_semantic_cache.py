@@ -12,6 +12,7 @@ import pytest
 from actioncache import Cache, open_store
 from actioncache.errors import StoreError
 from actioncache.semantic import HashingEmbedder, SemanticCache, literal_guard, prompt_hash
+from actioncache.stores.base import Entry
 from actioncache.stores.memory import MemoryStore
 
 
@@ -366,6 +367,40 @@ def test_a_plan_rejected_under_one_embedder_is_not_served_again_under_another(sq
     assert new.lookup(asked) is not None
 
 
+def test_feedback_another_version_appends_untagged_after_an_upgrade_is_read_with_caution(sqlite_url):
+    """A rolling upgrade: a process of the earlier version appends an observation without its scale
+    to an entry whose observations name theirs. Its wrong answer counts at 1.0: the plan it rejected
+    is not served by vector; the exact request still is."""
+    stored, asked = "Water the plants in the garden", "water the garden plants please"
+    sc = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
+    entry_id = sc.store(stored, ["water"])
+    hit = sc.lookup_hit(asked)
+    sc.update_reward(entry_id, success=True)  # an observation with its scale: the entry's are tagged now
+    key = f"semantic:default:{entry_id}"
+    entry = sc.backend.get(key)
+    observed = json.loads(entry.metadata["observations"])
+    assert len(observed) == 1 and len(observed[0]) == 3
+    planted = dict(entry.metadata, observations=json.dumps([*observed, [round(hit.similarity - 0.01, 6), False]]))
+    sc.backend.put(Entry(key, entry.value, planted, entry.created_at, entry.expires_at))
+    fresh = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
+    assert fresh.lookup(asked) is None
+    assert fresh.lookup(stored) is not None
+
+
+@pytest.mark.parametrize("observations", ["not json", "{}", "[[\"x\", true], [0.5], 7, null]", "[[0.5, true, 3, 4]]"])
+def test_unreadable_feedback_neither_fails_a_lookup_nor_widens_it(sqlite_url, observations):
+    sc = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
+    entry_id = sc.store("Water the plants in the garden", ["water"])
+    key = f"semantic:default:{entry_id}"
+    entry = sc.backend.get(key)
+    sc.backend.put(Entry(key, entry.value, dict(entry.metadata, observations=observations), entry.created_at,
+                         entry.expires_at))
+    fresh = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
+    assert fresh.lookup("water the garden plants please") is not None  # nothing readable says it was wrong
+    assert fresh.update_reward(entry_id, success=False)
+    assert fresh.lookup("water the garden plants please") is None
+
+
 def test_a_store_that_refuses_the_new_vector_still_serves(tmp_path):
     """Keeping a re-embedded vector is an optimisation: a store whose writes fail still answers the lookup."""
 
@@ -479,4 +514,6 @@ def test_update_reward_refuses_a_success_that_is_not_a_bool_or_a_similarity_out_
     assert entry["score"] == 1.0 and "observations" not in entry["metadata"]  # nothing recorded
     assert sc.update_reward(entry_id, False, similarity=0.85) is True
     assert sc.update_reward(entry_id, True, similarity=-1) is True
-    assert json.loads(sc.get(entry_id)["metadata"]["observations"]) == [[0.85, False], [-1.0, True]]
+    observed = json.loads(sc.get(entry_id)["metadata"]["observations"])
+    assert [o[:2] for o in observed] == [[0.85, False], [-1.0, True]]
+    assert len({o[2] for o in observed}) == 1  # each names the scale it was measured on: this embedder's

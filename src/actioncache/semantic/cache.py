@@ -61,7 +61,8 @@ CACHE_TYPE = "semantic_plan"
 KEY_PREFIX = "semantic:"
 GENERATION_PREFIX = "semantic-gen:"  # a store counter per namespace, bumped on every change
 LOCK_PREFIX = "semantic-lock:"  # a store lease per entry, held for a reward update
-_OBSERVED_BY = "observed_by"  # metadata: the embedder whose similarities an entry's observations are
+# Metadata: set once an entry's observations each name the embedder that measured them (below).
+_TAGGED = "observations_tagged"
 # The default model's calibrated threshold (every embedder has its own: calibration.CALIBRATED),
 # chosen on the tuning half of bench/data/semantic_eval.json (docs/semantic.md, "Choosing the threshold").
 DEFAULT_THRESHOLD = calibration.CALIBRATED["st:all-MiniLM-L6-v2"]
@@ -118,6 +119,37 @@ def _request_hash(request: Request) -> str:
     if not request.context_hash:
         return digest
     return hashlib.sha256(f"{request.context_hash}:{digest}".encode("ascii")).hexdigest()
+
+
+def _scale_tag(embedder_name: str) -> str:
+    """A short name for one embedder's scale of similarity, stored with each feedback observation."""
+    return hashlib.sha256(embedder_name.encode("utf-8")).hexdigest()[:8]
+
+
+def _tagged_observations(metadata: Mapping[str, Any]) -> list[tuple[float, bool, str]]:
+    """An entry's observations as ``(similarity, was_right, scale)``. One without a scale was written
+    before scales were: on the scale of the embedder that wrote the entry while none has one yet, and
+    of an unknown one ("?", another embedder's at best) once some have, when a process of an earlier
+    version appended it (a rolling upgrade). Unreadable observations are left out."""
+    untagged = "?" if metadata.get(_TAGGED) else _scale_tag(str(metadata.get("embedder", "")))
+    out = []
+    try:
+        raw = json.loads(metadata.get("observations") or "[]")
+    except (TypeError, ValueError):
+        return []
+    for item in raw if isinstance(raw, list) else []:
+        try:
+            similarity, right = float(item[0]), bool(item[1])
+            scale = str(item[2]) if len(item) > 2 else untagged
+        except (TypeError, ValueError, IndexError, KeyError):
+            continue
+        out.append((similarity, right, scale))
+    return out
+
+
+def _observations_field(observed: Sequence[tuple[float, bool, str]]) -> dict[str, str]:
+    """The metadata that stores ``observed`` (a JSON string: store metadata stays flat)."""
+    return {"observations": json.dumps([list(item) for item in observed]), _TAGGED: "1"}
 
 
 def _is_default_model(embedder: Any) -> bool:
@@ -471,18 +503,21 @@ class SemanticCache:
         return vector if vector.shape[0] == self._dim else None
 
     def _observations(self, metadata: Mapping[str, Any]) -> list[tuple[float, bool]]:
-        """The entry's feedback, ``[similarity, was_right]``, on this embedder's scale of similarity.
+        """The entry's feedback, ``(similarity, was_right)``, on this embedder's scale of similarity.
 
-        Observations are similarities one embedder measured (``observed_by``; before it was recorded,
-        the embedder that wrote the entry). Another embedder's similarity for the same two requests
-        differs (the int8 recipe on 8 and on 7 bits by up to 0.06), so a threshold learned on one scale
-        would let the other serve a plan the user rejected. Read on another scale, a wrong answer
-        counts as wrong at similarity 1.0, the most cautious reading (the entry serves by vector again
-        once enough right answers outweigh it), and a right one is dropped (it vouches for nothing)."""
-        observed = [(float(similarity), bool(right)) for similarity, right in json.loads(metadata.get("observations") or "[]")]
-        if metadata.get(_OBSERVED_BY, metadata.get("embedder")) == self.embedder.name:
-            return observed
-        return [(1.0, False) for _, right in observed if not right]
+        A similarity is one embedder's: another's for the same two requests differs (the int8 recipe
+        on 8 and on 7 bits by up to 0.06), so a threshold learned on one scale would let another
+        serve a plan the user rejected. Read on another scale, a wrong answer counts as wrong at
+        similarity 1.0, the most cautious reading (the entry serves by vector again once enough right
+        answers on this scale outweigh it), and a right one is dropped (it vouches for nothing)."""
+        mine = _scale_tag(self.embedder.name)
+        out = []
+        for similarity, right, scale in _tagged_observations(metadata):
+            if scale == mine:
+                out.append((similarity, right))
+            elif not right:
+                out.append((1.0, False))
+        return out
 
     def _keep_vector(self, key: str, vector: np.ndarray) -> None:
         """Write ``vector`` (this embedder's, of an entry another embedder wrote) into the entry, so that
@@ -499,8 +534,8 @@ class SemanticCache:
                 value = {**value, "embedder": self.embedder.name,
                          "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")}
                 metadata = {**entry.metadata, "embedder": self.embedder.name}
-                if "observations" in metadata:  # measured on the writer's scale: it says so from now on
-                    metadata.setdefault(_OBSERVED_BY, entry.metadata.get("embedder"))
+                if "observations" in metadata:  # measured on the writer's scale: each says so from now on
+                    metadata.update(_observations_field(_tagged_observations(entry.metadata)))
                 self._records.rewrite(entry, value, metadata=metadata)
         except Exception as exc:  # noqa: BLE001 - keeping the vector is an optimisation: never fail a lookup for it
             log.debug("could not keep the re-embedded vector of %s: %s: %s", key, type(exc).__name__, exc)
@@ -751,10 +786,9 @@ class SemanticCache:
             metadata["score"] = new
             if similarity is not None and similarity < 1.0:
                 # A JSON string: store metadata stays flat.
-                observed = self._observations(metadata)
-                observed.append((round(float(similarity), 6), success))
-                metadata["observations"] = json.dumps(observed[-calibration.MAX_OBSERVATIONS:])
-                metadata[_OBSERVED_BY] = self.embedder.name
+                observed = _tagged_observations(metadata)
+                observed.append((round(float(similarity), 6), bool(success), _scale_tag(self.embedder.name)))
+                metadata.update(_observations_field(observed[-calibration.MAX_OBSERVATIONS:]))
             metadata["updated_at_iso"] = iso_utc(time.time())
             self._records.rewrite(entry, metadata=metadata)
             return True
