@@ -24,8 +24,6 @@ SETTLED = [
     ("Find a cheap flight to Orlando for Thanksgiving.",
      "Thanksgiving at my in-laws this year, yay... 😬 anyway could you find me a cheap flight to Orlando for it?",
      "date"),
-    # the same amount, its currency named by one side only
-    ("Find weekend getaways under $300 round trip.", "any weekend trips with return fares below 300?", "number"),
 ]
 
 
@@ -58,11 +56,6 @@ def test_a_doubt_the_cross_encoder_is_sure_of_is_settled_and_without_it_refuses(
     ("what's the weather in Paris today", "what's the weather in Paris tomorrow"),
     # another modal on both sides
     ("we must patch the servers tonight", "we could patch the servers tonight"),
-    # a percentage on one side only is another quantity, never a doubt; a currency on one side only is
-    # one, and these readings are not sure (a count of shares against an amount of money)
-    ("Return the top 10 customers by revenue.", "Return the top 10% of customers by revenue."),
-    ("Buy 100 of AAPL", "Buy $100 of AAPL"),
-    ("Order 30 of the blue widgets", "Order $30 of the blue widgets"),
     # below the embedding's own threshold (0.67) and not a sure reading: a look is not an act
     ("check the status of nginx", "restart nginx"),
 ])
@@ -208,17 +201,3 @@ def test_a_request_with_no_words_is_answered_by_its_exact_form_only(model, store
     cache.store([*asked, {"role": "user", "content": stored}], ["delete"])
     assert cache.lookup([*asked, {"role": "user", "content": stored}]) is not None
     assert cache.lookup([*asked, {"role": "user", "content": other}]) is None
-
-
-@pytest.mark.parametrize("a, b, doubt", [
-    ("find flights under $300", "find flights under 300", True),  # the currency told by one side only
-    ("transfer €50 to savings", "transfer 50 to savings", True),
-    ("return the top 10 customers", "return the top 10% of customers", False),  # a percentage: another quantity
-    ("send $20 to Mom", "send 20 euros to Mom", False),  # two currencies
-    ("send $20 to Mom", "send $25 to Mom", False),  # another value
-    ("book 2 rooms at $300", "book 3 rooms at 300", False),  # another count beside it
-])
-def test_a_currency_named_by_one_side_only_is_the_number_rules_doubt(a, b, doubt):
-    for x, y in ((a, b), (b, a)):
-        reason = contrast(x, y)
-        assert reason == "number" and isinstance(reason, Doubt) is doubt, (x, y, reason)

@@ -332,19 +332,7 @@ def numbers_on_one_side(a: Side, b: Side) -> bool:
     return not digit_groups(a) or not digit_groups(b)
 
 
-def told_by_one_side(a: Side, b: Side) -> bool:
-    """The number rule's doubt: what one side alone tells. A number the other leaves out
-    (:func:`numbers_on_one_side`), or the same numbers where only one side names their currency
-    ("under $300" / "below 300", "$39.99" / "39.99"): a bare amount is most often the currency the
-    user means, and only a sure reading of both requests serves it ("buy 100 of AAPL" / "buy $100
-    of AAPL" is not sure). Another value, another unit on both sides, a percentage on one side only
-    ("top 10" / "top 10 %"), a rate or another count never are."""
-    if numbers_on_one_side(a, b):
-        return True
-    return digit_groups(a) == digit_groups(b) and not numbers_differ(a, b, currency_on_one_side=False)
-
-
-@rule("number", doubt=told_by_one_side)
+@rule("number", doubt=numbers_on_one_side)
 def numbers(a: Side, b: Side) -> bool:
     """The digits, the number words, a shared number's unit or a rate's unit differ, in the requests
     (a number in a sentence that tells the story around one request, and that the other leaves out,
@@ -389,9 +377,8 @@ def _hyphen_count(tok: str) -> bool:
     return "-" in tok and (is_number(head) or head in CARDINALS)
 
 
-def numbers_differ(a: Side, b: Side, *, currency_on_one_side: bool = True) -> bool:
-    """The digits, the number words, a shared number's unit or a rate's unit differ
-    (``currency_on_one_side=False``: a currency named on one side only is no difference)."""
+def numbers_differ(a: Side, b: Side) -> bool:
+    """The digits, the number words, a shared number's unit or a rate's unit differ."""
     if digit_groups(a) != digit_groups(b):
         return True
     mine, theirs = _duration_keys(a), _duration_keys(b)
@@ -412,8 +399,6 @@ def numbers_differ(a: Side, b: Side, *, currency_on_one_side: bool = True) -> bo
         return True
     # A percentage or an amount of money on one side is not a bare number on the other.
     da, db = decisive_units(a), decisive_units(b)
-    if not currency_on_one_side:
-        da, db = ({n: u for n, u in units.items() if u not in _CURRENCIES} for units in (da, db))
     if any(n not in b_units for n in da) or any(n not in a_units for n in db):
         return True
     # A rate's unit ("per second", "100 requests a minute") must agree when both sides give one.
@@ -497,7 +482,6 @@ def rates(side: Side) -> set[str]:
 _UNIT_ALIASES = {**UNIT_SYMBOLS, **UNIT_WORDS, "yens": "yen", "g": "gram"}
 # Symbols whose presence decides what a number is: "raise the price by 5" is not "by 5 %".
 _DECISIVE = frozenset({"percent", "dollar", "euro", "pound", "yen"})
-_CURRENCIES = _DECISIVE - {"percent"}
 
 
 def _unit_name(tok: str) -> str:

@@ -7,9 +7,9 @@ remembered for the last 4,096 pairs of texts: an agent asks the same request aga
 Two kinds of rule finding. Most rules find a small edit that turns the meaning (a negation, an
 antonym, two roles traded, a name or a code token swapped, a question for a command): a model that
 reads both texts together is known to miss exactly those, so they refuse, whatever follows. A few
-findings are *doubts* (:class:`~.registry.Doubt`): the number rule's when one side says no number
-(a count told in the story around the request) or both say the same amounts and one alone names
-their currency, the date rule's when one side says no day at all. A verifier that can settle a doubt (the cross-encoder, when it is sure:
+findings are *doubts* (:class:`~.registry.Doubt`): the number rule's when both sides say the same
+values or one side says none (a count told in the story around the request), the date rule's when
+one side says no day at all. A verifier that can settle a doubt (the cross-encoder, when it is sure:
 ``settles(pair)``) lets the candidate through after reading both requests; with no such verifier a
 doubt refuses as any rule does. Another value on both sides ("today" / "tomorrow", "5" / "50") is
 never a doubt.
