@@ -145,6 +145,39 @@ def test_pgvector_index_backs_the_semantic_cache(pg_namespace):
     other.index.close()
 
 
+class RenamedHashing(HashingEmbedder):
+    """Another embedder of the same dimension (a stand-in for the int8 recipe on 7 bits after 8): the
+    same hashing vectors under another name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "renamed-hashing-256"
+
+
+def test_pgvector_keeps_each_embedders_vectors_and_an_exact_match_finds_any(pg_namespace):
+    from actioncache import open_store
+
+    url = f"{POSTGRES_URL}?table={pg_namespace}"
+    before = SemanticCache(open_store(url), embedder=HashingEmbedder(), namespace=pg_namespace, threshold=0.5,
+                           index="pgvector")
+    entry_id = before.store("Cancel my dentist appointment on Friday", ["cancel"])
+    after = SemanticCache(open_store(url), embedder=RenamedHashing(), namespace=pg_namespace, threshold=0.5,
+                          index="pgvector")
+    assert after.lookup("Cancel my dentist appointment on Friday") == (entry_id, ["cancel"])  # exact: any embedder's
+    assert after.lookup("Please cancel my dentist appointment on Friday") is None  # its vectors: not yet
+    assert after.rebuild_index() == 1
+    assert after.lookup("Please cancel my dentist appointment on Friday") == (entry_id, ["cancel"])
+    assert before.lookup("Please cancel my dentist appointment on Friday") == (entry_id, ["cancel"])  # its own row stays
+    # The request stored again by the new embedder replaces the entry for both: no stale plan answers.
+    replaced = after.store("Cancel my dentist appointment on Friday", ["cancel", "v2"])
+    assert replaced != entry_id
+    for sc in (before, after):
+        assert sc.lookup("Cancel my dentist appointment on Friday") == (replaced, ["cancel", "v2"])
+    assert before.lookup("Please cancel my dentist appointment on Friday") is None  # the old entry's rows are gone
+    for sc in (before, after):
+        sc.index.close()
+
+
 class TestLocalModel:
     """The real all-MiniLM-L6-v2 from the offline package (the [semantic] extra)."""
 

@@ -6,6 +6,14 @@ keyed by the store's URL, and needs the ``vector`` extension (``CREATE EXTENSION
 from the pgvector package). Distances are pgvector's cosine distance ``<=>``; similarity is
 ``1 - distance``, the same cosine scale as :class:`~actioncache.semantic.index.NumpyIndex`.
 Every statement is parameterized; the table name is fixed by the vector dimension.
+
+A row is one entry's vector by one embedder (the key is the entry's and the embedder's name): two
+embedders of one dimension on one store (an upgrade of the default's int8 recipe, a fleet in the
+middle of one) each keep their own vector of an entry, and each searches its own. The exact match
+is the prompt's hash and no vector, so it finds an entry whichever embedder wrote it (a request
+stored again replaces the entry another embedder wrote, never leaving that one to answer). Tables
+of an earlier version (``actioncache_semantic_vec{dim}``, keyed by the entry alone) are left as
+they are: ``SemanticCache.rebuild_index()`` fills the new one from the store.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ class PgVectorIndex:
         self.dim = dim
         self.namespace = namespace
         self.embedder = embedder
-        self.table = f"actioncache_semantic_vec{dim}"
+        self.table = f"actioncache_semantic_vectors{dim}"
         self._psycopg = psycopg
         self._url = url.replace("postgres://", "postgresql://", 1)
         self._conn: Any = None
@@ -69,11 +77,12 @@ class PgVectorIndex:
                 "or scripts/install.d/60-semantic.sh builds it)"
             ) from exc
         self._run(
-            f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
+            f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT NOT NULL, namespace TEXT NOT NULL, "
             f"embedder TEXT NOT NULL, prompt_hash TEXT NOT NULL, added_at TIMESTAMPTZ NOT NULL DEFAULT now(), "
-            f"embedding vector({self.dim}) NOT NULL)"
+            f"embedding vector({self.dim}) NOT NULL, PRIMARY KEY (key, embedder))"
         )
-        self._run(f"CREATE INDEX IF NOT EXISTS {self.table}_ns ON {self.table} (namespace, embedder, prompt_hash)")
+        self._run(f"CREATE INDEX IF NOT EXISTS {self.table}_ns ON {self.table} (namespace, embedder)")
+        self._run(f"CREATE INDEX IF NOT EXISTS {self.table}_exact ON {self.table} (namespace, prompt_hash)")
 
     def __len__(self) -> int:
         rows = self._run(
@@ -91,8 +100,8 @@ class PgVectorIndex:
     def add(self, key: str, vector: np.ndarray, prompt_hash: str) -> None:
         self._run(
             f"INSERT INTO {self.table} (key, namespace, embedder, prompt_hash, embedding) VALUES (%s, %s, %s, %s, %s::vector) "
-            "ON CONFLICT (key) DO UPDATE SET embedding = excluded.embedding, prompt_hash = excluded.prompt_hash, "
-            "added_at = now()",
+            "ON CONFLICT (key, embedder) DO UPDATE SET embedding = excluded.embedding, "
+            "prompt_hash = excluded.prompt_hash, added_at = now()",
             (key, self.namespace, self.embedder, prompt_hash, _literal(vector)),
         )
 
@@ -100,10 +109,10 @@ class PgVectorIndex:
         self._run(f"DELETE FROM {self.table} WHERE key = %s", (key,))
 
     def exact(self, prompt_hash: str) -> str | None:
+        """The newest entry of this prompt, whichever embedder indexed it (the module's doc)."""
         rows = self._run(
-            f"SELECT key FROM {self.table} WHERE namespace = %s AND embedder = %s AND prompt_hash = %s "
-            "ORDER BY added_at DESC LIMIT 1",
-            (self.namespace, self.embedder, prompt_hash), fetch=True,
+            f"SELECT key FROM {self.table} WHERE namespace = %s AND prompt_hash = %s ORDER BY added_at DESC LIMIT 1",
+            (self.namespace, prompt_hash), fetch=True,
         )
         return rows[0][0] if rows else None
 
