@@ -71,6 +71,8 @@ KEYSPACE: Mapping[str, Space] = {
     "semantic:": Space("semantic", "semantic cache entries"),
     "semantic-gen:": Space("semantic", "per-namespace generation counters (in-memory indexes refresh on a change)"),
     "semantic-lock:": Space("semantic", "reward-update leases"),
+    "semantic-vector:": Space("semantic", "vectors of entries another embedder wrote, as this one re-embedded them "
+                                          "(one per entry and embedder, expiring with the entry)"),
     "plan:": Space("replay", "recorded plans and their signatures"),
     "replay:": Space("replay", "plan-cache counters"),
     "runs:log:": Space("runs", "the exec run log"),

@@ -326,23 +326,57 @@ def test_entries_of_another_embedder_are_reembedded(sqlite_url):
 
 def test_an_entry_re_embedded_once_keeps_the_new_vector_for_the_next_process(sqlite_url):
     """An upgraded embedder (another name: the int8 recipe on 7 bits, say) re-embeds a store's entries
-    once: the first cache to load them writes its vector into each, the next ones only read it."""
+    once: the first cache to load them keeps its vector beside each, the next ones only read it."""
     created = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64))
     entry_id = created.store("Water the plants", ["garden"])
-    before = created._records.get(f"semantic:default:{entry_id}")
+    key = f"semantic:default:{entry_id}"
+    before = created.backend.get(key)
     first = CountingEmbedder(dim=128)
     assert SemanticCache(open_store(sqlite_url), embedder=first, threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
     assert "Water the plants" in first.calls
-    value, entry = SemanticCache(open_store(sqlite_url), embedder=first)._records.get(f"semantic:default:{entry_id}")
-    assert value["embedder"] == entry.metadata["embedder"] == first.name
-    assert entry.created_at == before.entry.created_at and entry.metadata["score"] == before.entry.metadata["score"]
+    assert created.backend.get(key) == before  # the entry itself is never written by a load
     later = CountingEmbedder(dim=128)
     assert SemanticCache(open_store(sqlite_url), embedder=later, threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
     assert later.calls == ["Please water the plants"]  # the request only: the entry's vector was read
-    # The first embedder again: its own vectors are not the stored ones any more, so it re-embeds (once).
+    # The first embedder reads its own vector in the entry; a third keeps its own beside the second's.
     again = CountingEmbedder(dim=64)
     assert SemanticCache(open_store(sqlite_url), embedder=again, threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
-    assert "Water the plants" in again.calls
+    assert again.calls == ["Please water the plants"]
+    third = CountingEmbedder(dim=96)
+    assert SemanticCache(open_store(sqlite_url), embedder=third, threshold=0.5).lookup("Please water the plants")[1] == ["garden"]
+    assert "Water the plants" in third.calls
+    assert len(created.backend.find("semantic-vector:default:*")) == 2
+
+
+def test_a_load_never_writes_an_entry_so_a_deleted_plan_stays_deleted(sqlite_url):
+    """Loading another embedder's entries writes only the vectors beside them: an entry another
+    process deletes or replaces meanwhile can never come back by that write."""
+    store = open_store(sqlite_url)
+    writer = SemanticCache(store, embedder=HashingEmbedder(dim=64))
+    entry_ids = [writer.store(f"Water the plants in bed {n}", [n]) for n in range(3)]
+    written = []
+
+    class Watching(SemanticCache):
+        def _read(self, key):
+            loaded = super()._read(key)
+            if loaded is not None and key.endswith(entry_ids[0]):
+                writer.delete(entry_ids[0])  # another process deletes it right after this load read it
+            return loaded
+
+    original_put = store.put
+
+    def put(entry):
+        written.append(entry.key)
+        return original_put(entry)
+
+    store.put = put
+    reader = Watching(store, embedder=HashingEmbedder(dim=128), threshold=0.5)
+    reader.rebuild_index()
+    assert not [k for k in written if k.startswith("semantic:")]
+    assert len([k for k in written if k.startswith("semantic-vector:")]) == 3
+    fresh = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=128), threshold=0.5)
+    assert sorted(fresh.entry_ids()) == sorted(entry_ids[1:])
+    assert fresh.lookup("Water the plants in bed 0") is None  # deleted, and never brought back
 
 
 def test_a_plan_rejected_under_one_embedder_is_not_served_again_under_another(sqlite_url):
@@ -408,7 +442,7 @@ def test_a_store_that_refuses_the_new_vector_still_serves(tmp_path):
 
     class NoWrites(MemoryStore):
         def put(self, entry):
-            if entry.key.startswith("semantic:default:") and HashingEmbedder(dim=128).name.encode() in bytes(entry.value):
+            if entry.key.startswith("semantic-vector:"):
                 refused.append(entry.key)
                 raise StoreError("read-only")
             return super().put(entry)

@@ -61,6 +61,9 @@ CACHE_TYPE = "semantic_plan"
 KEY_PREFIX = "semantic:"
 GENERATION_PREFIX = "semantic-gen:"  # a store counter per namespace, bumped on every change
 LOCK_PREFIX = "semantic-lock:"  # a store lease per entry, held for a reward update
+# The vectors of entries another embedder wrote, as this one re-embedded them (SemanticCache._ours).
+_VECTOR_PREFIX = "semantic-vector:"
+_VECTOR_TYPE = "semantic_vector"
 # Metadata: set once an entry's observations each name the embedder that measured them (below).
 _TAGGED = "observations_tagged"
 # The default model's calibrated threshold (every embedder has its own: calibration.CALIBRATED),
@@ -487,11 +490,9 @@ class SemanticCache:
                 if loaded is None:
                     continue
                 entry, value = loaded
-                vector = self._vector_of(value)
+                vector = self._vector_of(value) if value.get("embedder") == self.embedder.name else self._ours(entry, value)
                 if vector is not None:
                     self.index.add(key, vector, str(entry.metadata.get("prompt_hash", "")))
-                    if value.get("embedder") != self.embedder.name:
-                        self._keep_vector(key, vector)
             self._seen_generation = generation
 
     def _vector_of(self, value: dict[str, Any]) -> np.ndarray | None:
@@ -519,26 +520,38 @@ class SemanticCache:
                 out.append((1.0, False))
         return out
 
-    def _keep_vector(self, key: str, vector: np.ndarray) -> None:
-        """Write ``vector`` (this embedder's, of an entry another embedder wrote) into the entry, so that
-        the next process to load it does not embed it again: an upgraded embedder re-embeds a store
-        once, not at every start. Under the entry's lease, taken without waiting; an entry another
-        writer holds, changed or removed meanwhile is left as it is, and a store that fails only
-        leaves the work to the next load (the lookup goes on)."""
+    def _ours(self, entry: Entry, value: dict[str, Any]) -> np.ndarray | None:
+        """This embedder's vector of an entry another embedder wrote (another model, or an earlier
+        recipe of the default's int8 weights): the one kept beside the entry by the first process
+        that re-embedded it, else embedded now and kept there, so that an upgrade re-embeds a store
+        once, not at every process start.
+
+        Kept under a key of its own (``semantic-vector:``), never in the entry: a write can then never
+        bring back an entry another process deleted or replaced meanwhile, and it serves only the
+        entry it was made of (the entry's key, creation time and prompt hash are in it). It expires
+        with the entry; a store that fails or refuses it only leaves the work to the next load."""
+        side = f"{_VECTOR_PREFIX}{self.namespace}:{_scale_tag(self.embedder.name)}:{entry.key[len(self._prefix):]}"
+        made_of = {"created_at": entry.created_at, "prompt_hash": str(entry.metadata.get("prompt_hash", ""))}
         try:
-            with self._records.lease(f"{LOCK_PREFIX}{key}", 5.0) as held:
-                current = self._read(key) if held else None
-                if current is None or current[1].get("embedder") == self.embedder.name:
-                    return
-                entry, value = current
-                value = {**value, "embedder": self.embedder.name,
-                         "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")}
-                metadata = {**entry.metadata, "embedder": self.embedder.name}
-                if "observations" in metadata:  # measured on the writer's scale: each says so from now on
-                    metadata.update(_observations_field(_tagged_observations(entry.metadata)))
-                self._records.rewrite(entry, value, metadata=metadata)
-        except Exception as exc:  # noqa: BLE001 - keeping the vector is an optimisation: never fail a lookup for it
-            log.debug("could not keep the re-embedded vector of %s: %s: %s", key, type(exc).__name__, exc)
+            kept = self._records.get(side)
+            if kept is not None and isinstance(kept.value, dict) and all(kept.value.get(k) == v for k, v in made_of.items()):
+                found = np.frombuffer(base64.b64decode(kept.value["embedding"]), dtype=np.float32)
+                if found.shape[0] == self._dim:
+                    return found
+        except Exception as exc:  # noqa: BLE001 - a kept vector is an optimisation: never fail a load for it
+            log.debug("could not read the kept vector %s: %s: %s", side, type(exc).__name__, exc)
+        vector = self._vector_of(value)
+        if vector is None:
+            return None
+        ttl = None if entry.expires_at is None else entry.expires_at - time.time()
+        if ttl is None or ttl > 0:
+            try:
+                self._records.put(side, {**made_of, "embedding": base64.b64encode(
+                    np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")},
+                    kind=_VECTOR_TYPE, action="semantic", ttl_s=ttl)
+            except Exception as exc:  # noqa: BLE001 - see above
+                log.debug("could not keep the re-embedded vector %s: %s: %s", side, type(exc).__name__, exc)
+        return vector
 
     def _read(self, key: str) -> tuple[Entry, dict[str, Any]] | None:
         found = self._records.get(key)  # expired: None; corrupt: None, and removed
