@@ -201,3 +201,38 @@ def test_a_request_with_no_words_is_answered_by_its_exact_form_only(model, store
     cache.store([*asked, {"role": "user", "content": stored}], ["delete"])
     assert cache.lookup([*asked, {"role": "user", "content": stored}]) is not None
     assert cache.lookup([*asked, {"role": "user", "content": other}]) is None
+
+
+# A number or a day that one side simply leaves out of the same request, the rest alike, wrapped in
+# chatter both share: the cross-encoder scores such pairs up to 0.95 (an outside tester's finding),
+# so they are no doubts at all. Said in the story around the request, or said otherwise by the other
+# side, they still are.
+LEFT_OUT = [
+    ("hey quick favor, buy 100 shares of AAPL in my brokerage account at market open tomorrow. thanks a ton!",
+     "hey quick favor, buy shares of AAPL in my brokerage account at market open tomorrow. thanks a ton!"),
+    ("hey quick favor, restart the 3 web servers in staging. thanks a ton!",
+     "hey quick favor, restart the web servers in staging. thanks a ton!"),
+    ("hey can you remind me to call mom on Friday. thanks!", "hey can you remind me to call mom. thanks!"),
+    ("ok so basically pick up 12 cupcakes from the bakery for the party, you're the best",
+     "ok so basically pick up cupcakes from the bakery for the party, you're the best"),
+]
+
+
+@pytest.mark.parametrize("with_detail, without", LEFT_OUT)
+def test_a_detail_left_out_of_the_same_request_is_no_doubt_and_refuses(model, with_detail, without):
+    for stored, asked in ((with_detail, without), (without, with_detail)):
+        reason = contrast(asked, stored)
+        assert reason in ("number", "date") and not isinstance(reason, Doubt), (stored, asked, reason)
+        cache = _cache(model)
+        cache.store(stored, ["plan"])
+        assert cache.lookup(asked) is None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Battery's at 12% and I'm getting anxious 😅 where's the closest EV charger?", "Find the nearest EV charging station."),
+    ("yo can u pull up git log for like the past 7 days", "Show the git log for the last week."),  # said otherwise
+    ("so excited, we fly to Lisbon next week 🎉 what is a good phrasebook app?", "what is a good phrasebook app?"),
+])
+def test_a_detail_told_around_the_request_or_said_otherwise_is_a_doubt(a, b):
+    reason = contrast(a, b)
+    assert isinstance(reason, Doubt), (a, b, reason)

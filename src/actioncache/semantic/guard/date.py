@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .number import clock
 from .registry import rule
+from .story import detail_may_be_the_same
 from .text import DATE_WORDS, Side, backstory, is_number
 
 _DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past", "current"}
@@ -51,7 +52,18 @@ def dates_on_one_side(a: Side, b: Side) -> bool:
     return not days_told(a) or not days_told(b)
 
 
-@rule("date", doubt=dates_on_one_side)
+def date_doubt(a: Side, b: Side) -> bool:
+    """The date rule's doubt in a request: only one side says when (:func:`dates_on_one_side`) and it
+    may still be the same request (``story.detail_may_be_the_same``: told in the story around it, or
+    said otherwise by the other side, "right now" / "today"). A day the other side simply leaves out of
+    the same request ("remind me to call mom on friday" / "remind me to call mom") never is."""
+    if not dates_on_one_side(a, b):
+        return False
+    detailed, other = (a, b) if days_told(a) else (b, a)
+    return detail_may_be_the_same(detailed, other, lambda sentence: bool(days_told(sentence) - days_told(other)))
+
+
+@rule("date", doubt=date_doubt)
 def date(a: Side, b: Side) -> bool:
     """The dates, days, times of day or their modifiers differ: on both sides ("this friday" / "next
     friday"), or on one side only, unless it stands in the story told around the request (see

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from .. import lexicon
 from .registry import SPELLINGS, rule
-from .story import request_part
+from .story import detail_may_be_the_same, request_part
 from .text import (
     CARDINALS,
     NUMBER_WORDS,
@@ -332,7 +332,18 @@ def numbers_on_one_side(a: Side, b: Side) -> bool:
     return not digit_groups(a) or not digit_groups(b)
 
 
-@rule("number", doubt=numbers_on_one_side)
+def number_doubt(a: Side, b: Side) -> bool:
+    """The number rule's doubt in a request: only one side says a number (:func:`numbers_on_one_side`)
+    and it may still be the same request (``story.detail_may_be_the_same``: told in the story around
+    it, or said otherwise by the other side). A number the other side simply leaves out of the same
+    request ("buy 100 shares of AAPL" / "buy shares of AAPL") never is, whatever a model says."""
+    if not numbers_on_one_side(a, b):
+        return False
+    detailed, other = (a, b) if digit_groups(a) else (b, a)
+    return detail_may_be_the_same(detailed, other, lambda sentence: bool(digit_groups(sentence) - digit_groups(other)))
+
+
+@rule("number", doubt=number_doubt)
 def numbers(a: Side, b: Side) -> bool:
     """The digits, the number words, a shared number's unit or a rate's unit differ, in the requests
     (a number in a sentence that tells the story around one request, and that the other leaves out,

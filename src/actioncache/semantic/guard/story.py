@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .. import lexicon
 from .chatter import SENTENCE_MARK
 from .clause import statement
-from .text import Side, uncovered, words_of
+from .text import DATE_WORDS, NOW, NUMBER_WORDS, Side, content_word, uncovered, words_of
 
 _SENTENCE = re.compile(rf"[.;!?]+(?:\s|$)|{SENTENCE_MARK}|\s[-–—]+\s|[()–—]")
 # Who a story is about: the speaker, the people and things around them (closed classes of English).
@@ -26,6 +27,13 @@ _OPENERS = frozenset({"so", "and", "but", "well", "also", "anyway"})
 # meant pr #428", "i want to learn jazz chords", "i'd rather leave at 9"), not its story.
 _WILL = frozenset({"want", "wants", "wanted", "wanna", "need", "needs", "mean", "meant", "prefer", "would", "rather",
                    "wish", "hope"})
+
+
+# Words that say an amount or a time without digits (closed classes of English): what another side
+# may say instead of a number or a day ("a week" for "7 days", "right now" for "today").
+AMOUNT_OR_TIME = NUMBER_WORDS | DATE_WORDS | NOW | frozenset({
+    "first", "couple", "pair", "few", "several", "minute", "hour", "day", "fortnight", "decade", "quarter",
+    "daily", "weekly", "monthly", "yearly", "annual", "hourly", "overnight", "weekday"})
 
 
 def sentences(side: Side) -> list[Side]:
@@ -57,6 +65,35 @@ def request_part(detailed: Side, other: Side, has_detail: Callable[[Side], bool]
         return detailed
     tokens = tuple(t for p in rest for t in p.tokens)
     return Side(" . ".join(p.text for p in rest), tokens, tokens)
+
+
+def detail_may_be_the_same(detailed: Side, other: Side, has_detail: Callable[[Side], bool]) -> bool:
+    """Whether a detail (a number, a day) that only ``detailed`` says may still leave the request as
+    ``other`` asks it, for a model that reads both to judge: the detail stands outside the sentence
+    that is the request (the one sharing most words with ``other``, the last of equals), in the
+    story told around it ("Battery's at 12% and I'm getting anxious 😅 where's the closest EV
+    charger?"), or ``other`` says an amount or a time in words of its own ("the last week" / "the
+    past 7 days", "right now" / "today"). A detail the other side simply leaves out of the request
+    ("hey quick favor, buy 100 shares of AAPL" / "... buy shares of AAPL") changes what is asked,
+    whatever such a model says: what both sides share can talk it into anything."""
+    parts = sentences(detailed)
+    if len(parts) > 1:
+        theirs = _content_lemmas(other)
+        request = max(reversed(parts), key=lambda part: len(_content_lemmas(part) & theirs))
+        if not has_detail(request):
+            return True
+    mine = {w for t in detailed.tokens for w in _words_and_lemmas(t)}
+    return any(w in AMOUNT_OR_TIME and not _words_and_lemmas(t) & mine for t in other.tokens for w in _words_and_lemmas(t))
+
+
+def _content_lemmas(side: Side) -> set[str]:
+    return {lexicon.lemma(t) for t in side.tokens if content_word(t)}
+
+
+def _words_and_lemmas(tok: str) -> set[str]:
+    """A word, its base form, and the parts of a hyphenated word with theirs ("week-long": week)."""
+    words = {tok, *tok.split("-")}
+    return words | {lexicon.lemma(w) for w in words if w}
 
 
 def _tells_another(other: Side, detailed: Side) -> bool:
