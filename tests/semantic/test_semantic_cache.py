@@ -409,11 +409,12 @@ def test_feedback_another_version_appends_untagged_after_an_upgrade_is_read_with
     sc = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
     entry_id = sc.store(stored, ["water"])
     hit = sc.lookup_hit(asked)
-    sc.update_reward(entry_id, success=True)  # an observation with its scale: the entry's are tagged now
+    sc.update_reward(entry_id, success=True)  # an observation with its scale
     key = f"semantic:default:{entry_id}"
     entry = sc.backend.get(key)
-    observed = json.loads(entry.metadata["observations"])
-    assert len(observed) == 1 and len(observed[0]) == 3
+    assert len(json.loads(entry.metadata["scaled_observations"])) == 1
+    observed = json.loads(entry.metadata["observations"])  # what an earlier version reads, then appends to
+    assert observed == []
     planted = dict(entry.metadata, observations=json.dumps([*observed, [round(hit.similarity - 0.01, 6), False]]))
     sc.backend.put(Entry(key, entry.value, planted, entry.created_at, entry.expires_at))
     fresh = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
@@ -548,6 +549,9 @@ def test_update_reward_refuses_a_success_that_is_not_a_bool_or_a_similarity_out_
     assert entry["score"] == 1.0 and "observations" not in entry["metadata"]  # nothing recorded
     assert sc.update_reward(entry_id, False, similarity=0.85) is True
     assert sc.update_reward(entry_id, True, similarity=-1) is True
-    observed = json.loads(sc.get(entry_id)["metadata"]["observations"])
+    metadata = sc.get(entry_id)["metadata"]
+    observed = json.loads(metadata["scaled_observations"])
     assert [o[:2] for o in observed] == [[0.85, False], [-1.0, True]]
     assert len({o[2] for o in observed}) == 1  # each names the scale it was measured on: this embedder's
+    # What earlier versions read (pairs, no scale): each wrong answer at 1.0, the cautious reading.
+    assert json.loads(metadata["observations"]) == [[1.0, False]]

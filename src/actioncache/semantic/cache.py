@@ -64,7 +64,9 @@ LOCK_PREFIX = "semantic-lock:"  # a store lease per entry, held for a reward upd
 # The vectors of entries another embedder wrote, as this one re-embedded them (SemanticCache._ours).
 _VECTOR_PREFIX = "semantic-vector:"
 _VECTOR_TYPE = "semantic_vector"
-# Metadata: set once an entry's observations each name the embedder that measured them (below).
+# Metadata of an entry's feedback (SemanticCache._observations): each observation with the tag of the
+# embedder that measured it, and a marker that this version wrote the entry or its feedback.
+_SCALED = "scaled_observations"
 _TAGGED = "observations_tagged"
 # The default model's calibrated threshold (every embedder has its own: calibration.CALIBRATED),
 # chosen on the tuning half of bench/data/semantic_eval.json (docs/semantic.md, "Choosing the threshold").
@@ -130,29 +132,49 @@ def _scale_tag(embedder_name: str) -> str:
 
 
 def _tagged_observations(metadata: Mapping[str, Any]) -> list[tuple[float, bool, str]]:
-    """An entry's observations as ``(similarity, was_right, scale)``. One without a scale was written
-    before scales were: on the scale of the embedder that wrote the entry while none has one yet, and
-    of an unknown one ("?", another embedder's at best) once some have, when a process of an earlier
-    version appended it (a rolling upgrade). Unreadable observations are left out."""
-    untagged = "?" if metadata.get(_TAGGED) else _scale_tag(str(metadata.get("embedder", "")))
-    out = []
+    """An entry's observations as ``(similarity, was_right, scale)``.
+
+    ``scaled_observations`` holds them with their scale. ``observations`` is what earlier versions
+    read and write, pairs without a scale: in an entry this version never touched, they are on the
+    scale of the embedder that wrote it; in one it did, this version keeps there only each wrong
+    answer at 1.0 (what an earlier version reads: cautious, and never a value it cannot unpack), and
+    any other pair was appended by an earlier version (a rolling upgrade): an unknown scale ("?").
+    Unreadable observations are left out."""
+    touched = bool(metadata.get(_TAGGED))
+    writer = _scale_tag(str(metadata.get("embedder", "")))
+    out = [(s, right, str(rest[0])) for s, right, rest in _readable(metadata.get(_SCALED)) if rest]
+    for s, right, _ in _readable(metadata.get("observations")):
+        if not touched:
+            out.append((s, right, writer))
+        elif not (s >= 1.0 and not right):  # (1.0, wrong): this version's cautious copy for earlier ones
+            out.append((s, right, "?"))
+    return out
+
+
+def _readable(field: Any) -> list[tuple[float, bool, list[Any]]]:
+    """``[similarity, was_right, ...]`` items of a JSON field, the unreadable ones left out."""
     try:
-        raw = json.loads(metadata.get("observations") or "[]")
+        raw = json.loads(field or "[]")
     except (TypeError, ValueError):
         return []
+    out = []
     for item in raw if isinstance(raw, list) else []:
-        try:
-            similarity, right = float(item[0]), bool(item[1])
-            scale = str(item[2]) if len(item) > 2 else untagged
-        except (TypeError, ValueError, IndexError, KeyError):
+        if not isinstance(item, list) or len(item) < 2 or isinstance(item[0], bool) or not isinstance(item[1], bool):
             continue
-        out.append((similarity, right, scale))
+        try:
+            similarity = float(item[0])
+        except (TypeError, ValueError):
+            continue
+        if similarity == similarity:  # not NaN
+            out.append((similarity, item[1], item[2:]))
     return out
 
 
 def _observations_field(observed: Sequence[tuple[float, bool, str]]) -> dict[str, str]:
-    """The metadata that stores ``observed`` (a JSON string: store metadata stays flat)."""
-    return {"observations": json.dumps([list(item) for item in observed]), _TAGGED: "1"}
+    """The metadata that stores ``observed``, and for earlier versions, which cannot read a scale, each
+    wrong answer at 1.0 (JSON strings: store metadata stays flat)."""
+    return {_SCALED: json.dumps([list(item) for item in observed]),
+            "observations": json.dumps([[1.0, False] for _, right, _ in observed if not right]), _TAGGED: "1"}
 
 
 def _is_default_model(embedder: Any) -> bool:
@@ -767,6 +789,7 @@ class SemanticCache:
             "embedder": self.embedder.name,
             "created_at_iso": iso_utc(now),
             "updated_at_iso": iso_utc(now),
+            _TAGGED: "1",  # feedback an earlier version appends here is on a scale of its own
         }
         self._refresh()
         replaced = self.index.exact(digest)
