@@ -129,8 +129,10 @@ def test_a_moved_button_is_found_and_a_removed_one_stops_the_replay(page, site, 
 
     site.version = 3  # the Save button is gone
     page.goto(site.url + "/settings")
-    outcome = replay_plan(plans, page, "subscribe to the newsletter", wait_s=0.5)
-    assert outcome.reason == FallbackReason.ELEMENT_MISSING and "action 1 (click)" in outcome.message
+    # wait_s bounds each action too (the click on the checkbox, which is there): 0.5 s once timed out
+    # on a machine with both cores busy (execution_error); 2 s keeps the missing button's stop quick.
+    outcome = replay_plan(plans, page, "subscribe to the newsletter", wait_s=2.0)
+    assert outcome.reason == FallbackReason.ELEMENT_MISSING and "action 1 (click)" in outcome.message, outcome.message
     assert outcome.served == 1 and not outcome.finished and len(site.saved) == 2
     assert page.is_checked("input[name=newsletter]")  # the agent takes over from here
     metrics = plans.metrics(shared=True)
