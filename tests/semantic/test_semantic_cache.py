@@ -436,6 +436,28 @@ def test_unreadable_feedback_neither_fails_a_lookup_nor_widens_it(sqlite_url, ob
     assert fresh.lookup("water the garden plants please") is None
 
 
+def test_feedback_after_several_hits_is_read_cautiously(sqlite_url):
+    """Feedback without ``similarity`` answers one of the hits since the entry's last feedback, which
+    one unknown: a wrong answer is taken at the highest of them, a right one only after a single hit
+    (an outside tester's order: a right answer for the first hit recorded the second's similarity,
+    a trap's, as right, and the rejection that followed recorded nothing)."""
+    sc = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
+    entry_id = sc.store("Water the plants in the garden", ["water"])
+    near = sc.lookup_hit("water the plants in the garden please")
+    far = sc.lookup_hit("water the garden plants please")
+    assert near and far and near.similarity > far.similarity
+    sc.update_reward(entry_id, success=True)  # two hits: which one worked is unknown, nothing is recorded
+    assert "scaled_observations" not in sc.get(entry_id)["metadata"]
+    sc.lookup_hit("water the garden plants please")
+    sc.lookup_hit("water the plants in the garden please")
+    sc.update_reward(entry_id, success=False)  # a rejection after two hits: taken at the higher
+    observed = json.loads(sc.get(entry_id)["metadata"]["scaled_observations"])
+    assert [o[:2] for o in observed] == [[round(near.similarity, 6), False]]
+    fresh = SemanticCache(open_store(sqlite_url), embedder=HashingEmbedder(dim=64), threshold=0.3)
+    assert fresh.lookup("water the garden plants please") is None
+    assert fresh.lookup("water the plants in the garden please") is None
+
+
 def test_a_store_that_refuses_the_new_vector_still_serves(tmp_path):
     """Keeping a re-embedded vector is an optimisation: a store whose writes fail still answers the lookup."""
 

@@ -287,7 +287,7 @@ class SemanticCache:
         self._tally = Tally(self.backend, names=(
             "lookups", "hits", "exact_hits", "misses", "stores", "evictions", "guard_rejections",
             "ambiguous", "verifier_rejections", "learned_threshold_rejections", "long_prompt_rejections", "errors"))
-        self._served: dict[str, float] = {}  # entry id -> similarity of its latest vector hit
+        self._served: dict[str, list[float]] = {}  # entry id -> similarities of its vector hits since its feedback
         self._recent_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         # The row length every vector must have: the embedder's dim when the cache was made (the index's too).
         self._dim = int(self.embedder.dim)
@@ -337,7 +337,8 @@ class SemanticCache:
         """EMA update of the entry's score; evicts it below ``floor``. ``False`` if not found or on error.
 
         Feedback on a vector hit also teaches the entry its own threshold: ``similarity`` is the
-        hit's (default: the entry's latest vector hit in this process; exact hits teach nothing).
+        hit's (default: the entry's vector hits in this process since its last feedback: a wrong answer
+        at the highest of them, a right one only after a single hit; exact hits teach nothing).
         ``success`` must be a bool and ``similarity`` a number in [-1, 1] or ``None``: anything else
         raises ``TypeError`` (a wrong type) or ``ValueError`` (out of range)."""
         if not isinstance(success, (bool, np.bool_)):
@@ -355,7 +356,11 @@ class SemanticCache:
             return False
         if similarity is None:
             with self._lock:
-                similarity = self._served.pop(key[len(self._prefix):], None)
+                pending = self._served.pop(key[len(self._prefix):], [])
+            # Which of several hits since the last feedback it answers is unknown: a wrong answer is
+            # taken at the highest of them (the cautious reading: the threshold rises above each), a
+            # right one is recorded only when there was a single hit (it vouches for nothing else).
+            similarity = (max(pending) if not success else pending[0] if len(pending) == 1 else None) if pending else None
         try:
             return self._update_reward(key, bool(success), similarity)
         except (ActionCacheError, OSError) as exc:
@@ -676,7 +681,8 @@ class SemanticCache:
         if not self._gates_allow(request, best, verify=True):
             return None
         with self._lock:
-            self._served[best.entry_id] = best.similarity
+            self._served.setdefault(best.entry_id, []).append(best.similarity)
+            del self._served[best.entry_id][:-_SERVED_MEMORY]
             if len(self._served) > _SERVED_MEMORY:
                 self._served.pop(next(iter(self._served)))
         return best

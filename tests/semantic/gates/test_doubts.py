@@ -215,6 +215,11 @@ LEFT_OUT = [
     ("hey can you remind me to call mom on Friday. thanks!", "hey can you remind me to call mom. thanks!"),
     ("ok so basically pick up 12 cupcakes from the bakery for the party, you're the best",
      "ok so basically pick up cupcakes from the bakery for the party, you're the best"),
+    # the detail in a sentence of its own that says little else goes on with the request
+    ("buy shares of AAPL. 10 please", "buy shares of AAPL"),
+    ("set an alarm for tomorrow. 5:30 please", "set an alarm for tomorrow"),
+    ("schedule a meeting with Bob - 8pm please", "schedule a meeting with Bob"),
+    ("hey quick favor, buy shares of AAPL. for 6. thanks a ton!", "hey quick favor, buy shares of AAPL thanks a ton!"),
 ]
 
 

@@ -80,7 +80,10 @@ def detail_may_be_the_same(detailed: Side, other: Side, has_detail: Callable[[Si
     if len(parts) > 1:
         theirs = _content_lemmas(other)
         request = max(reversed(parts), key=lambda part: len(_content_lemmas(part) & theirs))
-        if not has_detail(request):
+        # A story says something of its own: a sentence of the detail and little else ("10 please",
+        # "for 6.", "- 8pm please") goes on with the request.
+        if not has_detail(request) and all(len(_content_lemmas(p) - AMOUNT_OR_TIME) >= 2 for p in parts
+                                           if has_detail(p)):
             return True
     mine = {w for t in detailed.tokens for w in _words_and_lemmas(t)}
     return any(w in AMOUNT_OR_TIME and not _words_and_lemmas(t) & mine for t in other.tokens for w in _words_and_lemmas(t))
