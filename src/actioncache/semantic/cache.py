@@ -126,6 +126,11 @@ def _request_hash(request: Request) -> str:
     return hashlib.sha256(f"{request.context_hash}:{digest}".encode("ascii")).hexdigest()
 
 
+def _encoded(vector: np.ndarray) -> str:
+    """A vector as stored: float32 bytes in base64."""
+    return base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")
+
+
 def _scale_tag(embedder_name: str) -> str:
     """A short name for one embedder's scale of similarity, stored with each feedback observation."""
     return hashlib.sha256(embedder_name.encode("utf-8")).hexdigest()[:8]
@@ -360,7 +365,10 @@ class SemanticCache:
             # Which of several hits since the last feedback it answers is unknown: a wrong answer is
             # taken at the highest of them (the cautious reading: the threshold rises above each), a
             # right one is recorded only when there was a single hit (it vouches for nothing else).
-            similarity = (max(pending) if not success else pending[0] if len(pending) == 1 else None) if pending else None
+            if not success and pending:
+                similarity = max(pending)
+            elif len(pending) == 1:
+                similarity = pending[0]
         try:
             return self._update_reward(key, bool(success), similarity)
         except (ActionCacheError, OSError) as exc:
@@ -517,17 +525,21 @@ class SemanticCache:
                 if loaded is None:
                     continue
                 entry, value = loaded
-                vector = self._vector_of(value) if value.get("embedder") == self.embedder.name else self._ours(entry, value)
+                vector = self._vector_of(entry, value)
                 if vector is not None:
                     self.index.add(key, vector, str(entry.metadata.get("prompt_hash", "")))
             self._seen_generation = generation
 
-    def _vector_of(self, value: dict[str, Any]) -> np.ndarray | None:
+    def _vector_of(self, entry: Entry, value: dict[str, Any]) -> np.ndarray | None:
+        """The entry's vector on this embedder's scale: the stored one, or, for an entry another
+        embedder wrote (vectors of two models are not comparable), ours (:meth:`_ours`)."""
         if value.get("embedder") != self.embedder.name:
-            # Vectors of two models are not comparable; re-embed the stored request with ours.
-            return self._embed_uncached(key_text(_turns(value), value["prompt"]))
-        raw = base64.b64decode(value["embedding"])
-        vector = np.frombuffer(raw, dtype=np.float32)
+            return self._ours(entry, value)
+        return self._decoded(value["embedding"])
+
+    def _decoded(self, embedding: str) -> np.ndarray | None:
+        """A stored vector (float32 bytes in base64), or ``None`` if it is not of this cache's dimension."""
+        vector = np.frombuffer(base64.b64decode(embedding), dtype=np.float32)
         return vector if vector.shape[0] == self._dim else None
 
     def _observations(self, metadata: Mapping[str, Any]) -> list[tuple[float, bool]]:
@@ -562,20 +574,17 @@ class SemanticCache:
         try:
             kept = self._records.get(side)
             if kept is not None and isinstance(kept.value, dict) and all(kept.value.get(k) == v for k, v in made_of.items()):
-                found = np.frombuffer(base64.b64decode(kept.value["embedding"]), dtype=np.float32)
-                if found.shape[0] == self._dim:
+                found = self._decoded(kept.value["embedding"])
+                if found is not None:
                     return found
         except Exception as exc:  # noqa: BLE001 - a kept vector is an optimisation: never fail a load for it
             log.debug("could not read the kept vector %s: %s: %s", side, type(exc).__name__, exc)
-        vector = self._vector_of(value)
-        if vector is None:
-            return None
+        vector = self._embed_uncached(key_text(_turns(value), value["prompt"]))
         ttl = None if entry.expires_at is None else entry.expires_at - time.time()
         if ttl is None or ttl > 0:
             try:
-                self._records.put(side, {**made_of, "embedding": base64.b64encode(
-                    np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")},
-                    kind=_VECTOR_TYPE, action="semantic", ttl_s=ttl)
+                self._records.put(side, {**made_of, "embedding": _encoded(vector)}, kind=_VECTOR_TYPE, action="semantic",
+                                  ttl_s=ttl)
             except Exception as exc:  # noqa: BLE001 - see above
                 log.debug("could not keep the re-embedded vector %s: %s: %s", side, type(exc).__name__, exc)
         return vector
@@ -781,7 +790,7 @@ class SemanticCache:
             "turns": [list(turn) for turn in request.turns],
             "actions": actions,
             "embedder": self.embedder.name,
-            "embedding": base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii"),
+            "embedding": _encoded(vector),
         }
         if self._learned is not None:
             # The verifier's features of this request, so that a lookup never re-reads it with the model.

@@ -19,8 +19,9 @@ Why 7 bits: ONNX Runtime multiplies unsigned 8-bit activations by signed 8-bit w
 without AVX-512 VNNI (AVX2: many AMD EPYC and older Xeon machines) sums pairs of those products in
 16 bits first, where two products of full 8-bit weights can saturate; with VNNI they never do. A
 weight within [-64, 64] cannot saturate (255 x 64 x 2 = 32,640 < 32,767), so every x86 CPU computes
-the same integer products (the float parts may differ in their last bits, as float code does) (``reduce_range``, ONNX Runtime's own remedy; the full 8 bits, an earlier recipe,
-were ``onnx-qint8:...`` and gave vectors that depended on the CPU).
+the same integer products (``reduce_range``, ONNX Runtime's own remedy; the float parts may still
+differ in their last bits, as float code does). The full 8 bits, an earlier recipe, were
+``onnx-qint8:...`` and gave vectors that depended on the CPU.
 
 ``precision="fp32"``: the model's own vectors (equal to sentence-transformers' to about 1e-7), so
 the same ``name`` as :class:`~actioncache.semantic.SentenceTransformerEmbedder`.
@@ -140,8 +141,8 @@ def _quantize(source: Path, target: Path) -> None:
     """Write ``source`` with int8 weights to ``target``: ONNX Runtime's dynamic quantization, one
     scale per output channel, SIGNED weights (its fast u8 x s8 kernels on AVX2; unsigned weights take
     a slower path and, measured here, answered more lookups wrongly) on 7 bits (``reduce_range``: the
-    same integer products on every x86 CPU, the module's doc). The matrix products and the fused attention's
-    projections are quantized; the embedding tables stay float."""
+    same integer products on every x86 CPU, the module's doc). The matrix products and the fused
+    attention's projections are quantized; the embedding tables stay float."""
     try:
         import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .number import clock
 from .registry import rule
-from .story import detail_may_be_the_same
+from .story import one_sided_doubt
 from .text import DATE_WORDS, Side, backstory, is_number
 
 _DATE_MODIFIERS = {"this", "next", "last", "previous", "coming", "following", "past", "current"}
@@ -57,10 +57,7 @@ def date_doubt(a: Side, b: Side) -> bool:
     may still be the same request (``story.detail_may_be_the_same``: told in the story around it, or
     said otherwise by the other side, "right now" / "today"). A day the other side simply leaves out of
     the same request ("remind me to call mom on friday" / "remind me to call mom") never is."""
-    if not dates_on_one_side(a, b):
-        return False
-    detailed, other = (a, b) if days_told(a) else (b, a)
-    return detail_may_be_the_same(detailed, other, lambda sentence: bool(days_told(sentence) - days_told(other)))
+    return one_sided_doubt(a, b, days_told)
 
 
 @rule("date", doubt=date_doubt)

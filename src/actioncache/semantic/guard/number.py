@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from .. import lexicon
 from .registry import SPELLINGS, rule
-from .story import detail_may_be_the_same, request_part
+from .story import one_sided_doubt, request_part
 from .text import (
     CARDINALS,
     NUMBER_WORDS,
@@ -337,10 +337,7 @@ def number_doubt(a: Side, b: Side) -> bool:
     and it may still be the same request (``story.detail_may_be_the_same``: told in the story around
     it, or said otherwise by the other side). A number the other side simply leaves out of the same
     request ("buy 100 shares of AAPL" / "buy shares of AAPL") never is, whatever a model says."""
-    if not numbers_on_one_side(a, b):
-        return False
-    detailed, other = (a, b) if digit_groups(a) else (b, a)
-    return detail_may_be_the_same(detailed, other, lambda sentence: bool(digit_groups(sentence) - digit_groups(other)))
+    return one_sided_doubt(a, b, digit_groups)
 
 
 @rule("number", doubt=number_doubt)

@@ -11,7 +11,7 @@ at a comma or an "and" (which join the parts of one request).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .. import lexicon
 from .chatter import SENTENCE_MARK
@@ -67,6 +67,17 @@ def request_part(detailed: Side, other: Side, has_detail: Callable[[Side], bool]
     return Side(" . ".join(p.text for p in rest), tokens, tokens)
 
 
+def one_sided_doubt(a: Side, b: Side, told: Callable[[Side], Collection[str]]) -> bool:
+    """A rule's doubt about details (numbers, days: ``told``) only one side says: the other says none,
+    and the request may still be the same (:func:`detail_may_be_the_same`). Details on both sides that
+    differ never are one."""
+    if told(a) and told(b):
+        return False
+    detailed, other = (a, b) if told(a) else (b, a)
+    theirs = set(told(other))
+    return detail_may_be_the_same(detailed, other, lambda sentence: bool(set(told(sentence)) - theirs))
+
+
 def detail_may_be_the_same(detailed: Side, other: Side, has_detail: Callable[[Side], bool]) -> bool:
     """Whether a detail (a number, a day) that only ``detailed`` says may still leave the request as
     ``other`` asks it, for a model that reads both to judge: the detail stands outside the sentence
@@ -86,7 +97,7 @@ def detail_may_be_the_same(detailed: Side, other: Side, has_detail: Callable[[Si
                                            if has_detail(p)):
             return True
     mine = {w for t in detailed.tokens for w in _words_and_lemmas(t)}
-    return any(w in AMOUNT_OR_TIME and not _words_and_lemmas(t) & mine for t in other.tokens for w in _words_and_lemmas(t))
+    return any((words := _words_and_lemmas(t)) & AMOUNT_OR_TIME and not words & mine for t in other.tokens)
 
 
 def _content_lemmas(side: Side) -> set[str]:
