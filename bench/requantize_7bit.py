@@ -4,7 +4,7 @@ ONNX Runtime multiplies unsigned 8-bit activations by signed 8-bit weights. With
 product is summed in 32 bits; without it (AVX2, AVX-512 without VNNI: many AMD EPYC and older Xeon
 machines) pairs of products are summed in 16 bits first (``vpmaddubsw``), and a pair above 32,767
 saturates. The same model then answers differently by CPU: the cross-encoder scored one pair 0.037
-on an AMD EPYC and 0.094 on a Xeon with VNNI, on either side of its operating point. Weights in
+on an AMD EPYC and 0.141 on a Xeon with VNNI, on either side of its operating point 0.094. Weights in
 [-64, 64] cannot saturate (255 x 64 x 2 = 32,640), which is what ONNX Runtime's ``reduce_range``
 does when it quantizes from float; ``bench/train_semantic_crossencoder.py`` and the embedder
 (``embedders_onnx._quantize``) quantize that way.
