@@ -88,6 +88,9 @@ SAME_ACT_WITH_BACKGROUND = [
     ("delete the file old.pdf", "pls delete old.pdf, don't need it anymore"),
     ("unzip the reports folder", "got the reports from finance, could ya unzip the reports folder"),
     ("what time does the pharmacy open", "hi! do you happen to know what time the pharmacy opens? thank you kindly."),
+    # "but" inside what is asked leaves the act as it was
+    ("list all files except the hidden ones", "list all files but the hidden ones"),
+    ("archive the old logs instead of deleting them", "don't delete the old logs but archive them"),
 ]
 
 
@@ -103,6 +106,10 @@ def test_background_sentences_carry_no_act(a, b):
     ("restart the runner", "the build broke again. is the runner restarted?"),
     ("turn off autocorrect", "turn off autocorrect - how?"),
     ("bulk insert the rows", "fastest way to bulk insert rows?"),
+    # A lead-in joined by "but" asks nothing, whatever its words: the clause after it is what is asked.
+    ("restart the web server", "sorry if this is a silly one but how do I restart the web server"),
+    ("clear the build cache", "tried everything already but is the build cache cleared?"),
+    ("rotate the api keys", "i know you're busy but should we rotate the api keys"),
 ])
 def test_the_asking_sentence_still_differs_from_the_command(a, b):
     assert GATES["speech_act"](Pair(a, b)) == "speech_act"

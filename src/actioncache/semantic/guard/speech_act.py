@@ -65,8 +65,10 @@ _HOW_NOUNS = frozenset({"steps", "step", "way", "ways", "process", "procedure", 
 # Nouns that name a way of doing something: a phrase about one asks the way.
 _WAY_NOUNS = frozenset({"steps", "step", "way", "ways", "procedure", "instructions", "instruction", "guide",
                         "tutorial", "tips", "tip"})
-# Where one sentence of a request ends: a stop, comma, colon or dash before a space, or an emoji.
-_SENTENCE_BREAK = re.compile(r"[.!?;,:]+(?=\s|$)|\s[-—–]+\s|[—–]|" + SENTENCE_MARK)
+# Where one sentence of a request ends: a stop, comma, colon or dash before a space, or an emoji; and
+# where "but" opens a clause of its own ("sorry if this is dumb but how do I restart it": what is asked
+# follows it; a lead-in before it asks nothing, whatever its words, and only a clause that asks counts).
+_SENTENCE_BREAK = re.compile(r"[.!?;,:]+(?=\s|$)|\s[-—–]+\s|[—–]|\sbut\s|" + SENTENCE_MARK, re.IGNORECASE)
 
 
 def _verb(word: str) -> bool:
