@@ -56,6 +56,15 @@ SEED = 30
 MAX_TOKENS = 128  # both sides together; the cache's requests are short (v3a: 99% under 84 word pieces)
 V3A_REPEAT = 2
 V4_REPEAT = 1
+# Chatter for the wrapped copies (``chatter_wrapped``): openers and closers people put around a
+# request. Written for training only; the sets that measure it were written apart, by others.
+_OPENERS = ("hey quick favor, ", "ok so ", "sorry to bother you again but ", "hi there! ", "yo, ",
+            "morning! ", "real quick - ", "when you get a sec, ", "hey hey, can you ", "um so basically ",
+            "hello! hope you're well. ", "ugh ok, ", "need a hand: ", "alright, next thing: ",
+            "hiya, mind helping? ", "so I was wondering, could you ", "heyyy ", "good evening. ")
+_CLOSERS = (" thanks a ton!", " thx!!", " ty", " appreciate it", " lol", " if that's ok", " no rush.",
+            ". cheers", " please and thank you", " :)", "... thanks in advance", ", you're the best",
+            " asap pls", ". much obliged!", " (sorry, long day)", ", thank you so much")
 
 
 def v4_rows() -> list[tuple[str, str, int, str]]:
@@ -66,7 +75,36 @@ def v4_rows() -> list[tuple[str, str, int, str]]:
     return rows
 
 
-def training_rows(rng: random.Random, rule_pairs: int) -> tuple[list, list, dict]:
+def _wrapped(text: str, opener: str, closer: str) -> str:
+    body = text.rstrip("?.! ")
+    if opener and body[:1].isupper() and not body[:2].isupper():
+        body = body[0].lower() + body[1:]
+    return f"{opener}{body}{closer}"
+
+
+def chatter_wrapped(rows: list[tuple[str, str, int, str]], rng: random.Random, count: int) -> list[tuple[str, str, int, str]]:
+    """Copies of single-request pairs wrapped in chatter: a trap with the same chatter on both sides
+    (shared small talk must not make two requests one), or on one side only; a should-hit with
+    different chatter on each side, or on one. Without them the model learned that chatter belongs
+    to should-hits (the rule-made rewordings wrap only those): "hey quick favor, ..." on both sides
+    of a swapped-amounts trap moved its score from 0.005 to 0.98."""
+    singles = [r for r in rows if "\n" not in r[0] and "\n" not in r[1]]
+    out: list[tuple[str, str, int, str]] = []
+    for a, b, label, source in rng.sample(singles, min(count, len(singles))):
+        opener, closer = rng.choice(_OPENERS), rng.choice(_CLOSERS)
+        if rng.random() < 0.3:
+            opener, closer = (opener, "") if rng.random() < 0.5 else ("", closer)
+        if label == 0 and rng.random() < 0.5:
+            out.append((_wrapped(a, opener, closer), _wrapped(b, opener, closer), 0, f"chatter-shared:{source}"))
+        elif label == 0 or rng.random() < 0.5:
+            out.append((a, _wrapped(b, opener, closer), label, f"chatter-one:{source}"))
+        else:
+            other = (rng.choice(_OPENERS), rng.choice(_CLOSERS))
+            out.append((_wrapped(a, opener, closer), _wrapped(b, *other), label, f"chatter-both:{source}"))
+    return out
+
+
+def training_rows(rng: random.Random, rule_pairs: int, chatter_pairs: int = 0) -> tuple[list, list, dict]:
     splits = head.gather(rng)
     gpt = splits.pop("gptcache_origins", [])
     splits.pop("v3b", None)  # never trained on, nor used to choose anything here
@@ -86,6 +124,7 @@ def training_rows(rng: random.Random, rule_pairs: int) -> tuple[list, list, dict
     train += rng.sample(ruled, min(rule_pairs, len(ruled)))
     for r in v4_rows():
         train += [r] * V4_REPEAT
+    train += chatter_wrapped(train, rng, chatter_pairs)
     dev = list(splits["dev"])
     if gpt:  # each GPTCache origin's nearest other origin (by the default embedder): a negative
         from actioncache.semantic.embedders_onnx import OnnxEmbedder
@@ -99,7 +138,7 @@ def training_rows(rng: random.Random, rule_pairs: int) -> tuple[list, list, dict
             (dev if i % 5 == 0 else train).append(row)
     counts = {"train": len(train), "dev": len(dev), "holdout": len(splits["holdout"]),
               "v4": sum(1 for r in train if r[3].startswith("v4:")) // V4_REPEAT,
-              "v3a": len(seen_v3a)}
+              "v3a": len(seen_v3a), "chatter": sum(1 for r in train if r[3].startswith("chatter-"))}
     return train, dev, {"holdout": splits["holdout"], "counts": counts}
 
 
@@ -218,6 +257,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--rule-pairs", type=int, default=4000, help="how many of the rewordings made by rule to train on")
+    parser.add_argument("--chatter-pairs", type=int, default=5000,
+                        help="how many training pairs to copy wrapped in chatter (chatter_wrapped); 0 for none")
     parser.add_argument("--keep", type=float, default=0.95,
                         help="the share of the development split's should-hit pairs the operating point keeps")
     parser.add_argument("--checkpoint", default=None, help="save (or, with --export-only, load) the torch weights here")
@@ -230,7 +271,7 @@ def main() -> None:
     torch.manual_seed(SEED)
     torch.set_num_threads(2)
     rng = random.Random(SEED)
-    train, dev, extra = training_rows(rng, args.rule_pairs)
+    train, dev, extra = training_rows(rng, args.rule_pairs, args.chatter_pairs)
     print(f"pairs: train {len(train)}, dev {len(dev)}; {extra['counts']}", flush=True)
     tok = tokenizer()
     model = build(torch, args.layers)
@@ -284,6 +325,7 @@ def main() -> None:
         "kind": "cross-encoder", "id": hashlib.sha256(target.read_bytes()).hexdigest()[:16], "file": target.name,
         "min_score": round(threshold, 4), "max_tokens": MAX_TOKENS, "base": "all-MiniLM-L6-v2", "layers": args.layers,
         "seed": SEED, "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "rule_pairs": args.rule_pairs,
+        "chatter_pairs": args.chatter_pairs,
         "parameters": sum(p.numel() for p in model.parameters()), "bytes": target.stat().st_size,
         "trained_on": extra["counts"], "report": report,
     }

@@ -67,6 +67,33 @@ def test_it_refuses_a_small_edit_by_itself(model, cross, stored, asked):
     assert verifier.probability(stored, asked) < verifier.min_score
 
 
+# The same small talk around two different requests makes them no more alike: the model is trained
+# with chatter-wrapped copies of its pairs (bench/train_semantic_crossencoder.py, chatter_wrapped).
+# Before, it had seen chatter only around should-hits, and scored the first pair 0.92 and the last 0.91.
+# Pairs written for this test, asked of the model alone (the rules refuse them too).
+SHARED_CHATTER_TRAPS = [
+    ("hey quick favor, transfer $200 from checking to savings, thanks a ton!",
+     "hey quick favor, transfer $200 from savings to checking, thanks a ton!"),
+    ("sorry to be a pain but could you email Dana the slides? ty!!",
+     "sorry to be a pain but could you email Omar the slides? ty!!"),
+    ("morning :) add eggs to the shopping list, much obliged",
+     "morning :) remove eggs from the shopping list, much obliged"),
+]
+
+
+@pytest.mark.parametrize(("stored", "asked"), SHARED_CHATTER_TRAPS)
+def test_shared_small_talk_does_not_make_two_requests_one(cross, stored, asked):
+    verifier = cross.CrossEncoderVerifier()
+    assert verifier.probability(stored, asked) < verifier.min_score
+    assert verifier.probability(asked, stored) < verifier.min_score
+
+
+def test_different_small_talk_around_one_request_is_one_request(cross):
+    verifier = cross.CrossEncoderVerifier()
+    stored, asked = "hey quick favor, archive the Q3 invoices, thanks a ton!", "ok so basically, archive the Q3 invoices pls, cheers"
+    assert min(verifier.probability(stored, asked), verifier.probability(asked, stored)) >= verifier.min_score
+
+
 def test_it_serves_a_free_rewording(model, cross):
     sc = SemanticCache(MemoryStore(), embedder=model, verifier="cross")
     sc.store("restart the payments service in production", ["k8s.rollout_restart('payments', env='prod')"])
