@@ -20,6 +20,9 @@ CHATTY = [
     ("hope you're well! please archive the unread newsletters 🙏", "archive the unread newsletters"),
     ("ok so, turn off the kitchen lights, no rush", "turn off the kitchen lights"),
     ("evening! book a table for two at 8", "book a table for two at 8"),
+    # a smiley or pictograph after a greeting ends it as a stop would
+    ("morning :) add eggs to the shopping list, much obliged", "add eggs to the shopping list"),
+    ("evening 🙂 dim the living room lights", "dim the living room lights"),
 ]
 
 

@@ -15,11 +15,11 @@ import re
 
 _GREETING = (r"(?:(?:hi+|hel+o+|he+y+|heya|hiya|howdy|yo+|greetings|good\s+(?:morning|afternoon|evening|day))"
              r"(?:\s+(?:there|all|team|everyone|folks|guys|bot|assistant|buddy|mate|friend))?"
-             r"|(?:morning|evening)(?=\s*(?:[,.!]|$)))")  # a bare "morning" greets only before a stop
+             r"|(?:morning|evening)(?=\s*(?:[,.!\x1f¶]|$)))")  # a bare "morning" greets only before a stop (or a smiley)
 # Longer phrases first: an alternation takes the first that fits.
 _THANKS = (r"(?:thanks?\s+(?:a\s+lot|so\s+much|a\s+bunch|a\s+ton|in\s+advance|again)"
            r"|thank\s+you\s+(?:so\s+much|very\s+much|in\s+advance)|you(?:'re|\s+are|re)\s+(?:the\s+best|a\s+star|awesome)"
-           r"|many\s+thanks|much\s+appreciated|(?:i\s+)?appreciate\s+it|you\s+rock|k\s+thx|ok(?:ay)?\s+thanks"
+           r"|many\s+thanks|much\s+appreciated|much\s+obliged|(?:i\s+)?appreciate\s+it|you\s+rock|k\s+thx|ok(?:ay)?\s+thanks"
            r"|thanks|thank\s+you|thx|ty|tysm|cheers)")
 _PLEASANTRY = (r"(?:(?:i\s+)?hope\s+you(?:'re|\s+are|re)\s+(?:well|doing\s+well|good)|(?:i\s+)?hope\s+(?:your|the)\s+"
                r"(?:day|week|weekend)(?:'s|\s+is)\s+going\s+well|how\s+are\s+you(?:\s+doing)?(?:\s+today)?"
@@ -45,7 +45,10 @@ _COURTESY = (r"(?:(?:i'?m|i\s+am|so|very)\s+sorry(?:\s+(?:to\s+hear\s+(?:that|it
 # Emoticons and pictographs (emoji and dingbats; not arrows, degrees or currency signs, which say something).
 _EMOTICON = re.compile(r"(?<!\w)(?:[:;=]-?[)(/\\|DPp]+|<3|\^_\^|xD)(?!\w)")
 
-_STOP = r"[\s,.;:!?~\-–—]"  # what may separate chatter from the rest
+# A smiley or pictograph typed between words ends a phrase as a stop does ("morning :) add eggs ...");
+# it stands as _SEP while the chatter is taken off, and as a space after.
+_SEP = "\x1f"
+_STOP = r"[\s,.;:!?~\-–—\x1f¶]"  # what may separate chatter from the rest
 _LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_COURTESY}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.IGNORECASE)
 _TRAILING = re.compile(rf"{_STOP}+(?:(?:{_THANKS}|{_PLEASANTRY}|{_HEDGE})(?:{_STOP}+|$))+$", re.IGNORECASE)
 _INSIDE = re.compile(rf"(?:,\s*(?:{_HEDGE})\s*(?=,|$)|\s+(?:real\s+quick|quickly\s+please)(?=\W|$))", re.IGNORECASE)
@@ -67,11 +70,11 @@ def _symbols_out(text: str, breaks: bool = False) -> str:
     """``text`` without emoticons and pictographs; with ``breaks``, a pictograph typed between two
     sentences ends the first ("my mac is full 🙃 how do i free up space": two sentences), marked by
     :data:`SENTENCE_MARK` (no word, no clause break: only the checks that read sentences see it)."""
-    text = _EMOTICON.sub(" ", text)
+    text = _EMOTICON.sub(f" {_SEP} ", text)
     if breaks:
-        text = _PICTOGRAPHS.sub(lambda m: " " if not m.string[:m.start()].strip() or m.string[:m.start()].rstrip()[-1] in ".!?,;:"
+        text = _PICTOGRAPHS.sub(lambda m: f" {_SEP} " if not m.string[:m.start()].strip() or m.string[:m.start()].rstrip()[-1] in ".!?,;:"
                                 else f" {SENTENCE_MARK} ", text)
-    return "".join(" " if _pictograph(c) else c for c in text)
+    return "".join(f" {_SEP} " if _pictograph(c) else c for c in text)
 
 
 def strip_chatter(text: str, breaks: bool = False) -> str:
@@ -92,5 +95,5 @@ def without_chatter(text: str, breaks: bool = False) -> str:
         out = _OPENING_HEDGE.sub("", out)
         if out == before:
             break
-    out = " ".join(out.split())
+    out = " ".join(out.replace(_SEP, " ").split())
     return out if any(c.isalnum() for c in out) else ""
