@@ -55,12 +55,6 @@ def test_an_entry_keeps_its_features_and_a_lookup_reads_them(model, learned):
     assert sc.lookup("please restart the payments service in production") is not None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the head was trained on the token states of the embedder's 8-bit weights as a CPU with VNNI computes them; with "
-    "the weights on 7 bits (no integer product saturates on any CPU) it scores the swap 0.039 and the paraphrase 0.005, as it "
-    "scored 0.131 and 0.025 on AMD EPYC machines without VNNI before: the paraphrase is refused at its operating point "
-    "0.011, the swap passes it (the environment rule refuses it). Open (issue 30): retraining the head on the 7-bit "
-    "states"))
 def test_its_probability_orders_a_paraphrase_above_a_swap(model, learned):
     verifier = learned.LearnedVerifier(encoder=model)
 
