@@ -61,6 +61,15 @@ def test_a_word_changed_in_a_command_line_is_another_request(a, b):
     assert contrast(a, b) is not None and contrast(b, a) is not None
 
 
+# A lead-in set off by a comma or colon leaves the line what it is (an outside tester: "pls, " or
+# "sorry to ask again, " before one side turned the comparison off and both were served).
+@pytest.mark.parametrize("lead_in", ["pls, ", "sorry to ask again, ", "quick one: ", "ok so, ", "hmm, "])
+@pytest.mark.parametrize("a, b", WORD_IN_A_LINE[:4] + WORD_IN_A_LINE[6:8])
+def test_a_lead_in_before_a_command_line_changes_nothing(lead_in, a, b):
+    assert contrast(lead_in + a, b) is not None and contrast(b, lead_in + a) is not None
+    assert contrast(lead_in + a, a) is None
+
+
 OPERATORS = [
     ("select * from users where id = 5", "select * from users where id != 5"),
     ("SELECT * FROM users WHERE age > 18;", "SELECT * FROM users WHERE age >= 18;"),

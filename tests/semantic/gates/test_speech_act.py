@@ -110,6 +110,12 @@ def test_background_sentences_carry_no_act(a, b):
     ("restart the web server", "sorry if this is a silly one but how do I restart the web server"),
     ("clear the build cache", "tried everything already but is the build cache cleared?"),
     ("rotate the api keys", "i know you're busy but should we rotate the api keys"),
+    # a conjunction that opens the request joins it to what came before and asks nothing itself
+    ("restart nginx", "but how do I restart nginx"),
+    ("restart nginx", "and how do I restart nginx?"),
+    # what the speaker says they do not know is what they ask
+    ("cancel my order", "idk how to cancel my order"),
+    ("unsubscribe me from this list", "i don't know how to unsubscribe from this list"),
 ])
 def test_the_asking_sentence_still_differs_from_the_command(a, b):
     assert GATES["speech_act"](Pair(a, b)) == "speech_act"

@@ -226,7 +226,12 @@ def line_words(text: str) -> Counter[str]:
     other checks' business."""
     chunks = _QUOTED.sub(" ", _read(text)).split()
     if not _bare(chunks):
-        return Counter()
+        # A line after a lead-in set off by a comma or colon ("pls, git checkout main", "sorry to ask
+        # again: docker rm web") is that line: what comes before it never changes what it runs.
+        ends = [i for i, c in enumerate(chunks[:-1]) if c[-1] in ",:;" and kind(_token(c)) != "exact"]
+        chunks = chunks[ends[-1] + 1:] if ends else []
+        if not _bare(chunks):
+            return Counter()
     words = [t for t in map(_token, chunks) if t and t.lower() not in CHAT_SPELLINGS and t.lower() not in _POLITE]
     if words and _capitalised(words[0]):
         words[0] = words[0].lower()

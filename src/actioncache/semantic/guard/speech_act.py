@@ -46,7 +46,9 @@ _INFO_VERBS = frozenset(["get", "show", "list", "tell", "find", "fetch", "check"
 _GIVING = frozenset({"give", "bring", "pull", "send"})  # retrieve only when "me"/"us" follows
 _SAYING = frozenset({"say", "pronounce", "spell"})  # "how do you say X": what X is called
 _GOING = frozenset({"get", "go", "reach", "travel", "drive", "walk", "commute"})  # "how do I get to X": the route
-_POLITE = frozenset({"please", "pls", "plz", "kindly", "just", "now", "then", "also", "so", "ok", "okay"})
+# Words before a request that ask nothing themselves: politeness, and a conjunction that joins it to
+# what came before ("and how do I restart it", "but is it safe").
+_POLITE = frozenset({"please", "pls", "plz", "kindly", "just", "now", "then", "also", "so", "ok", "okay", "and", "but"})
 _SUBJECT_PRONOUNS = frozenset({"i", "we"})
 _MODAL_ASK = frozenset({"can", "could", "may", "might"})
 _MODAL_ADVICE = frozenset({"should", "must", "shall", "ought"})
@@ -57,6 +59,7 @@ _AMOUNT = frozenset({"many", "much", "long", "often", "far", "old", "big", "larg
 _MAY_ADJECTIVES = frozenset({"possible", "ok", "okay", "safe", "allowed", "legal", "worth", "wise", "advisable",
                              "better", "fine", "alright", "permitted", "necessary", "required", "smart"})
 _LEARN = frozenset({"know", "learn", "understand", "find", "figure", "wonder", "wondering", "ask", "asking", "see"})
+_NOT_KNOWING = frozenset({"idk", "dunno"})  # "idk how to cancel my order": I don't know how to
 # Verbs that introduce what is asked ("tell me how ...", "check whether ...", "explain how ...").
 _ASKING = frozenset({"tell", "show", "explain", "teach", "check", "confirm", "verify", "describe"})
 _WHETHER = frozenset({"if", "whether"})
@@ -68,7 +71,7 @@ _WAY_NOUNS = frozenset({"steps", "step", "way", "ways", "procedure", "instructio
 # Where one sentence of a request ends: a stop, comma, colon or dash before a space, or an emoji; and
 # where "but" opens a clause of its own ("sorry if this is dumb but how do I restart it": what is asked
 # follows it; a lead-in before it asks nothing, whatever its words, and only a clause that asks counts).
-_SENTENCE_BREAK = re.compile(r"[.!?;,:]+(?=\s|$)|\s[-—–]+\s|[—–]|\sbut\s|" + SENTENCE_MARK, re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"[.!?;,:]+(?=\s|$)|\s[-—–]+\s|[—–]|(?:^|\s)but\s|" + SENTENCE_MARK, re.IGNORECASE)
 
 
 def _verb(word: str) -> bool:
@@ -150,8 +153,10 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
         if tuple(toks[:len(start)]) == start and len(toks) > len(start):
             return act_of(_after(toks, len(start)), wrapped=True)
     # "tell me how to / I want to know whether / check if ...": what follows says what is asked.
-    if first in _LEARN | _ASKING or (first == "i" and second in ("wonder", "am", "was")):
-        for i, tok in enumerate(toks[:5]):
+    # ... and "i don't know / i'm not sure / idk how to ...": what the speaker does not know is asked.
+    if (first in _LEARN | _ASKING | _NOT_KNOWING or (first == "i" and second in ("wonder", "am", "was"))
+            or (first == "i" and _LEARN & set(toks[1:4]))):
+        for i, tok in enumerate(toks[:6]):
             if tok in _WHETHER and i:
                 return STATE
             if tok == "how" and i:
