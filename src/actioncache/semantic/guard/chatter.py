@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import re
 
+# A smiley or pictograph typed between words ends a phrase as a stop does ("morning :) add eggs ...");
+# it stands as _SEP while the chatter is taken off, and as a space after. SENTENCE_MARK marks where a
+# pictograph ends a sentence (_symbols_out with breaks): the checks that read sentences see it.
+_SEP = "\x1f"
+SENTENCE_MARK = "¶"
+
 _GREETING = (r"(?:(?:hi+|hel+o+|he+y+|heya|hiya|howdy|yo+|greetings|good\s+(?:morning|afternoon|evening|day))"
              r"(?:\s+(?:there|all|team|everyone|folks|guys|bot|assistant|buddy|mate|friend))?"
-             r"|(?:morning|evening)(?=\s*(?:[,.!\x1f¶]|$)))")  # a bare "morning" greets only before a stop (or a smiley)
+             rf"|(?:morning|evening)(?=\s*(?:[,.!{_SEP}{SENTENCE_MARK}]|$)))")  # a bare "morning" greets only before a stop (or a smiley)
 # Longer phrases first: an alternation takes the first that fits.
 _THANKS = (r"(?:thanks?\s+(?:a\s+lot|so\s+much|a\s+bunch|a\s+ton|in\s+advance|again)"
            r"|thank\s+you\s+(?:so\s+much|very\s+much|in\s+advance)|you(?:'re|\s+are|re)\s+(?:the\s+best|a\s+star|awesome)"
@@ -45,10 +51,7 @@ _COURTESY = (r"(?:(?:i'?m|i\s+am|so|very)\s+sorry(?:\s+(?:to\s+hear\s+(?:that|it
 # Emoticons and pictographs (emoji and dingbats; not arrows, degrees or currency signs, which say something).
 _EMOTICON = re.compile(r"(?<!\w)(?:[:;=]-?[)(/\\|DPp]+|<3|\^_\^|xD)(?!\w)")
 
-# A smiley or pictograph typed between words ends a phrase as a stop does ("morning :) add eggs ...");
-# it stands as _SEP while the chatter is taken off, and as a space after.
-_SEP = "\x1f"
-_STOP = r"[\s,.;:!?~\-–—\x1f¶]"  # what may separate chatter from the rest
+_STOP = rf"[\s,.;:!?~\-–—{_SEP}{SENTENCE_MARK}]"  # what may separate chatter from the rest
 _LEADING = re.compile(rf"^(?:{_STOP}*(?:{_GREETING}|{_COURTESY}|{_FILLER}|{_PLEASANTRY}|{_THANKS})(?={_STOP}|$))+{_STOP}*", re.IGNORECASE)
 _TRAILING = re.compile(rf"{_STOP}+(?:(?:{_THANKS}|{_PLEASANTRY}|{_HEDGE})(?:{_STOP}+|$))+$", re.IGNORECASE)
 _INSIDE = re.compile(rf"(?:,\s*(?:{_HEDGE})\s*(?=,|$)|\s+(?:real\s+quick|quickly\s+please)(?=\W|$))", re.IGNORECASE)
@@ -62,7 +65,6 @@ def _pictograph(c: str) -> bool:
     return code >= 0x1F000 or 0x2600 <= code <= 0x27BF or code in (0xFE0F, 0x200D)
 
 
-SENTENCE_MARK = "¶"
 _PICTOGRAPHS = re.compile(r"\s*[\U0001F000-\U0010FFFF\u2600-\u27BF\uFE0F\u200D]+\s*")
 
 

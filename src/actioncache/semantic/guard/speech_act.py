@@ -46,9 +46,9 @@ _INFO_VERBS = frozenset(["get", "show", "list", "tell", "find", "fetch", "check"
 _GIVING = frozenset({"give", "bring", "pull", "send"})  # retrieve only when "me"/"us" follows
 _SAYING = frozenset({"say", "pronounce", "spell"})  # "how do you say X": what X is called
 _GOING = frozenset({"get", "go", "reach", "travel", "drive", "walk", "commute"})  # "how do I get to X": the route
-# Words before a request that ask nothing themselves: politeness, and a conjunction that joins it to
-# what came before ("and how do I restart it", "but is it safe").
-_POLITE = frozenset({"please", "pls", "plz", "kindly", "just", "now", "then", "also", "so", "ok", "okay", "and", "but"})
+# Words before a request that ask nothing themselves: politeness, and an "and" that joins it to what
+# came before ("and how do I restart it"; a "but" opens a sentence of its own: _SENTENCE_BREAK).
+_POLITE = frozenset({"please", "pls", "plz", "kindly", "just", "now", "then", "also", "so", "ok", "okay", "and"})
 _SUBJECT_PRONOUNS = frozenset({"i", "we"})
 _MODAL_ASK = frozenset({"can", "could", "may", "might"})
 _MODAL_ADVICE = frozenset({"should", "must", "shall", "ought"})
@@ -154,8 +154,7 @@ def act_of(toks: list[str], wrapped: bool = False) -> str:
             return act_of(_after(toks, len(start)), wrapped=True)
     # "tell me how to / I want to know whether / check if ...": what follows says what is asked.
     # ... and "i don't know / i'm not sure / idk how to ...": what the speaker does not know is asked.
-    if (first in _LEARN | _ASKING | _NOT_KNOWING or (first == "i" and second in ("wonder", "am", "was"))
-            or (first == "i" and _LEARN & set(toks[1:4]))):
+    if first in _LEARN | _ASKING | _NOT_KNOWING or (first == "i" and (second in ("am", "was") or _LEARN & set(toks[1:4]))):
         for i, tok in enumerate(toks[:6]):
             if tok in _WHETHER and i:
                 return STATE
