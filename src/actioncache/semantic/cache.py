@@ -83,7 +83,8 @@ _REJECTION = "rejection:"  # counter name prefix of one contrast check's rejecti
 Verifier = Callable[[str, "SemanticHit"], bool]
 Guard = Callable[[str, str], bool]
 Prompt = str | Sequence[dict[str, str]]
-_SERVED_MEMORY = 4096  # recent vector hits remembered for update_reward's similarity
+_SERVED_MEMORY = 4096  # entries whose recent vector hits are remembered for update_reward's similarity
+_SERVED_PER_ENTRY = 4096  # an entry's vector hits since its last feedback, kept for update_reward
 _RECENT_VECTORS = 1024  # texts whose embedding is kept for reuse
 
 
@@ -691,7 +692,7 @@ class SemanticCache:
             return None
         with self._lock:
             self._served.setdefault(best.entry_id, []).append(best.similarity)
-            del self._served[best.entry_id][:-_SERVED_MEMORY]
+            del self._served[best.entry_id][:-_SERVED_PER_ENTRY]
             if len(self._served) > _SERVED_MEMORY:
                 self._served.pop(next(iter(self._served)))
         return best
